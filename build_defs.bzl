@@ -1,0 +1,81 @@
+"""Project macros: every BUILD file uses these instead of copying flags around."""
+
+# Warnings for the project's own code (third-party code is reached through system headers).
+TESSEL_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-Wno-sign-compare",
+    "-Wno-missing-field-initializers",
+]
+
+# Flags per instruction-set extension. Kernels for one ISA live in their own library so that only
+# those files are built with the extension enabled; the registry checks CPU features at run time.
+_ISA_COPTS = {
+    "neon": ["-march=armv8-a"],
+    "dotprod": ["-march=armv8.2-a+dotprod"],
+    "i8mm": ["-march=armv8.2-a+dotprod+i8mm"],
+    "sve": ["-march=armv8.2-a+sve"],
+    "sve2": ["-march=armv8.5-a+sve2"],
+    "avx2": ["-mavx2", "-mfma", "-mf16c"],
+    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mfma", "-mf16c"],
+    "avx512vnni": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],
+}
+
+_ARM_ISAS = ["neon", "dotprod", "i8mm", "sve", "sve2"]
+
+def tessel_cc_library(name, copts = [], **kwargs):
+    native.cc_library(name = name, copts = TESSEL_COPTS + copts, **kwargs)
+
+def tessel_cc_binary(name, copts = [], **kwargs):
+    native.cc_binary(name = name, copts = TESSEL_COPTS + copts, **kwargs)
+
+def tessel_cc_test(name, copts = [], deps = [], host_only = False, tags = [], **kwargs):
+    """A GoogleTest test. host_only tests (ONNX, Python references) are skipped by --config=aarch64."""
+    native.cc_test(
+        name = name,
+        copts = TESSEL_COPTS + copts,
+        deps = deps + ["//third_party:gtest_main"],
+        tags = tags + (["host_only"] if host_only else []),
+        **kwargs
+    )
+
+def tessel_isa_cc_library(name, isa, srcs = [], copts = [], **kwargs):
+    """A kernel library built with one ISA extension; empty when the target CPU family differs."""
+    arm = isa in _ARM_ISAS
+    native.cc_library(
+        name = name,
+        srcs = select({
+            "//:aarch64": srcs if arm else [],
+            "//conditions:default": [] if arm else srcs,
+        }),
+        copts = TESSEL_COPTS + copts + select({
+            "//:aarch64": _ISA_COPTS[isa] if arm else [],
+            "//conditions:default": [] if arm else _ISA_COPTS[isa],
+        }),
+        **kwargs
+    )
+
+def tessel_sve_test(name, vector_lengths = [128, 256, 512], args = [], tags = [], **kwargs):
+    """One test per emulated SVE vector length (the qemu wrapper reads --tessel_sve_vl)."""
+    tests = []
+    for vl in vector_lengths:
+        test_name = "%s_vl%d" % (name, vl)
+        tessel_cc_test(
+            name = test_name,
+            args = args + ["--tessel_sve_vl=%d" % vl],
+            tags = tags + ["sve"],
+            **kwargs
+        )
+        tests.append(test_name)
+    native.test_suite(name = name, tests = tests, tags = tags)
+
+def tessel_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
+    """A Google Benchmark binary (run by hand or by scripts; never a timed unit test)."""
+    native.cc_binary(
+        name = name,
+        copts = TESSEL_COPTS + copts,
+        deps = deps + ["//third_party:benchmark_main"],
+        tags = tags,
+        **kwargs
+    )

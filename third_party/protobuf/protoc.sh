@@ -1,0 +1,3 @@
+#!/bin/sh
+# The system protoc, so proto_library compiles offline with the same version as libprotobuf.
+exec /usr/bin/protoc "$@"

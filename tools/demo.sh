@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "demo: not built yet"
