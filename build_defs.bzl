@@ -79,3 +79,34 @@ def tessel_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
         tags = tags,
         **kwargs
     )
+
+def _py_testdata_impl(ctx):
+    out = ctx.actions.declare_directory(ctx.attr.name)
+    ctx.actions.run_shell(
+        inputs = ctx.files.script + ctx.files.srcs + ctx.files.data,
+        outputs = [out],
+        command = "HOME=$(mktemp -d) PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=. /usr/bin/python3 %s --out %s %s" % (
+            ctx.file.script.path,
+            out.path,
+            " ".join(ctx.attr.args),
+        ),
+        mnemonic = "PyTestdata",
+        progress_message = "Generating %s with %s" % (ctx.label, ctx.file.script.short_path),
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+_py_testdata = rule(
+    implementation = _py_testdata_impl,
+    attrs = {
+        "script": attr.label(allow_single_file = [".py"], mandatory = True),
+        "srcs": attr.label_list(allow_files = [".py"]),
+        "data": attr.label_list(allow_files = True),
+        "args": attr.string_list(),
+    },
+)
+
+def tessel_py_testdata(name, script, srcs = [], data = [], args = [], tags = []):
+    """A directory of generated test data: `/usr/bin/python3 SCRIPT --out DIR ARGS` (Debian's PyTorch,
+    onnx and numpy). Host only: the aarch64 configuration skips it and the tests that use it."""
+    _py_testdata(name = name, script = script, srcs = srcs, data = data, args = args, tags = tags + ["host_only"])

@@ -1,0 +1,73 @@
+// Element types of Tessel tensors and their sizes and names.
+#ifndef TESSEL_GRAPH_DTYPE_H_
+#define TESSEL_GRAPH_DTYPE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+
+namespace tessel {
+
+enum class DType : uint8_t {
+  kF32,
+  kF16,
+  kBF16,
+  kI8,
+  kU8,
+  kI32,
+  kI64,
+  kBool,
+  kI4,  // packed two per byte, low nibble first
+};
+
+// Short name used by the text IR ("f32", "i64", ...).
+absl::string_view DTypeName(DType t);
+absl::StatusOr<DType> ParseDType(absl::string_view name);
+
+// Storage bits per element (4 for kI4, 8 for kBool).
+int DTypeBits(DType t);
+
+// Bytes needed for `count` elements (rounds packed types up).
+size_t DTypeStorageBytes(DType t, int64_t count);
+
+bool IsFloat(DType t);
+bool IsInteger(DType t);
+
+template <typename T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kF32;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kI8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kU8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kI32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kI64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
+
+// IEEE half and bfloat16 conversions (round to nearest even).
+float HalfToFloat(uint16_t h);
+uint16_t FloatToHalf(float f);
+float BFloat16ToFloat(uint16_t b);
+uint16_t FloatToBFloat16(float f);
+
+}  // namespace tessel
+
+#endif  // TESSEL_GRAPH_DTYPE_H_

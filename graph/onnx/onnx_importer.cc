@@ -1,0 +1,617 @@
+// ONNX import: file reading and parsing, structural validation, the supported-operator check, graph
+// building with older operator forms rewritten to their opset-18 form, type inference, verification.
+#include "graph/onnx/onnx_importer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/onnx/internal/tensor_proto.h"
+#include "graph/op_registry.h"
+
+namespace tessel {
+namespace {
+
+#define TESSEL_RETURN_IF_ERROR(expr)     \
+  do {                                   \
+    const absl::Status status_ = (expr); \
+    if (!status_.ok()) return status_;   \
+  } while (0)
+
+using onnx_internal::DTypeFromOnnx;
+using onnx_internal::TensorFromProto;
+
+bool IsStandardDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+absl::Status Prefixed(const std::string& label, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
+}
+
+// An operator whose attribute became an input in opset `since`. Older nodes get the attribute's
+// value as a constant input so that the IR holds one form of each operator.
+struct AttrToInput {
+  const char* op_type;
+  int since;
+  const char* attr;
+  int input_index;
+  bool float_scalar;  // Dropout's ratio; every other moved attribute is a list of int64.
+};
+
+constexpr AttrToInput kAttrToInput[] = {
+    {"Squeeze", 13, "axes", 1, false},         {"Unsqueeze", 13, "axes", 1, false},
+    {"Split", 13, "split", 1, false},          {"ReduceSum", 13, "axes", 1, false},
+    {"ReduceMean", 18, "axes", 1, false},      {"ReduceMax", 18, "axes", 1, false},
+    {"ReduceMin", 18, "axes", 1, false},       {"ReduceProd", 18, "axes", 1, false},
+    {"ReduceL1", 18, "axes", 1, false},        {"ReduceL2", 18, "axes", 1, false},
+    {"ReduceLogSum", 18, "axes", 1, false},    {"ReduceLogSumExp", 18, "axes", 1, false},
+    {"ReduceSumSquare", 18, "axes", 1, false}, {"Dropout", 12, "ratio", 1, true},
+};
+
+// Before opset 13 these flattened their input to 2-D at `axis` (default 1) and normalized each row;
+// from 13 on they normalize along the single axis `axis` (default -1).
+bool IsLegacyFlattenOp(const std::string& op_type) {
+  return op_type == "Softmax" || op_type == "LogSoftmax" || op_type == "Hardmax";
+}
+
+std::string NodeDesc(const std::string& op_type, const std::string& name) {
+  return absl::StrCat(op_type, " '", name, "'");
+}
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, std::string base_dir, const OnnxImportOptions& options)
+      : model_(model), graph_proto_(model.graph()), base_dir_(std::move(base_dir)), options_(options) {}
+
+  absl::StatusOr<std::unique_ptr<Graph>> Run() {
+    if (!model_.has_graph()) {
+      return absl::InvalidArgumentError("not a valid ONNX model (it has no graph)");
+    }
+    TESSEL_RETURN_IF_ERROR(ReadOpset());
+    if (graph_proto_.sparse_initializer_size() > 0) {
+      return absl::UnimplementedError(absl::StrCat("sparse initializers are not supported (first: '",
+                                                   graph_proto_.sparse_initializer(0).values().name(), "')"));
+    }
+    NameNodes();
+    TESSEL_RETURN_IF_ERROR(CheckSupportedOps());
+    TESSEL_RETURN_IF_ERROR(CollectDefinitions());
+    graph_ = std::make_unique<Graph>();
+    if (!graph_proto_.name().empty()) graph_->set_name(graph_proto_.name());
+    TESSEL_RETURN_IF_ERROR(AddInitializers());
+    TESSEL_RETURN_IF_ERROR(AddInputs());
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_proto_.node(i);
+      if (IsStandardDomain(node.domain()) && node.op_type() == "Constant") {
+        TESSEL_RETURN_IF_ERROR(AddConstantNode(node, node_names_[i]));
+      } else {
+        TESSEL_RETURN_IF_ERROR(AddOpNode(node, node_names_[i]));
+      }
+    }
+    TESSEL_RETURN_IF_ERROR(AddOutputs());
+    // Types were inferred node by node while building (the opset-11 Softmax rewrite needs input
+    // ranks), so the whole-graph InferShapes would only repeat that; Verify re-infers and compares.
+    TESSEL_RETURN_IF_ERROR(graph_->Verify());
+    return std::move(graph_);
+  }
+
+ private:
+  absl::Status ReadOpset() {
+    opset_ = -1;
+    for (const onnx::OperatorSetIdProto& op : model_.opset_import()) {
+      if (!IsStandardDomain(op.domain())) continue;
+      if (opset_ >= 0 && op.version() != opset_) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the default ONNX domain is imported twice, at opsets ", opset_, " and ", op.version()));
+      }
+      opset_ = op.version();
+    }
+    if (opset_ < 0) {
+      return absl::InvalidArgumentError("not a valid ONNX model (no opset_import for the default domain)");
+    }
+    if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
+      return absl::UnimplementedError(
+          absl::StrCat("default-domain opset ", opset_, " is not supported; Tessel imports opsets ", kMinOnnxOpset,
+                       " to ", kMaxOnnxOpset, " (convert the model with onnx.version_converter.convert_version)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Keeps ONNX node names; an empty or repeated name becomes "<op type>_<node index>".
+  void NameNodes() {
+    absl::flat_hash_set<std::string> onnx_names;
+    for (const onnx::NodeProto& node : graph_proto_.node()) {
+      if (!node.name().empty()) onnx_names.insert(node.name());
+    }
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_proto_.node(i);
+      std::string name = node.name();
+      if (name.empty() || used_node_names_.contains(name)) {
+        const std::string base = absl::StrCat(node.op_type().empty() ? "node" : node.op_type(), "_", i);
+        name = base;
+        for (int k = 1; onnx_names.contains(name) || used_node_names_.contains(name); ++k) {
+          name = absl::StrCat(base, "_", k);
+        }
+      }
+      used_node_names_.insert(name);
+      node_names_.push_back(std::move(name));
+    }
+  }
+
+  // One error listing every unsupported operator type, so a user sees the whole gap at once.
+  absl::Status CheckSupportedOps() const {
+    std::vector<std::pair<std::string, std::string>> missing;  // (type, first node)
+    absl::flat_hash_set<std::string> seen;
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_proto_.node(i);
+      const bool standard = IsStandardDomain(node.domain());
+      if (standard && node.op_type() == "Constant") continue;  // becomes constant data, not a node
+      if (standard && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
+      std::string type = standard ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
+      if (seen.insert(type).second) missing.emplace_back(std::move(type), node_names_[i]);
+    }
+    if (missing.empty()) return absl::OkStatus();
+    return absl::UnimplementedError(
+        absl::StrCat(missing.size(), " unsupported operator type", missing.size() == 1 ? "" : "s", ": ",
+                     absl::StrJoin(missing, ", ", [](std::string* out, const std::pair<std::string, std::string>& m) {
+                       absl::StrAppend(out, m.first, " (first at node '", m.second, "')");
+                     })));
+  }
+
+  // Records where each ONNX value name is defined and rejects names defined twice (ONNX is SSA). An
+  // initializer may share its name with a graph input: it is then a constant, as for inference.
+  absl::Status CollectDefinitions() {
+    for (const onnx::TensorProto& init : graph_proto_.initializer()) {
+      if (init.name().empty()) return absl::InvalidArgumentError("an initializer has no name");
+      if (!definitions_.emplace(init.name(), absl::StrCat("initializer '", init.name(), "'")).second) {
+        return absl::InvalidArgumentError(absl::StrCat("initializer '", init.name(), "' is defined twice"));
+      }
+      initializer_names_.insert(init.name());
+    }
+    absl::flat_hash_set<std::string> input_names;
+    for (int i = 0; i < graph_proto_.input_size(); ++i) {
+      const std::string& name = graph_proto_.input(i).name();
+      if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("graph input ", i, " has no name"));
+      if (!input_names.insert(name).second) {
+        return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' is listed twice"));
+      }
+      definitions_.emplace(name, absl::StrCat("graph input '", name, "'"));
+    }
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_proto_.node(i);
+      for (const std::string& out : node.output()) {
+        if (out.empty()) continue;
+        const std::string desc = absl::StrCat("node ", NodeDesc(node.op_type(), node_names_[i]));
+        auto [it, inserted] = definitions_.emplace(out, desc);
+        if (!inserted) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("value '", out, "' is produced by ", desc, " but is already defined by ", it->second));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddInitializers() {
+    for (const onnx::TensorProto& init : graph_proto_.initializer()) {
+      absl::StatusOr<Tensor> t = TensorFromProto(init, base_dir_, absl::StrCat("initializer '", init.name(), "'"));
+      if (!t.ok()) return t.status();
+      values_[init.name()] = graph_->AddConstant(init.name(), std::move(*t));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Dim> InputDim(const onnx::TensorShapeProto::Dimension& d, const std::string& what) const {
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " has negative dimension ", d.dim_value()));
+      }
+      return Dim(d.dim_value());
+    }
+    if (d.has_dim_param() && !d.dim_param().empty()) {
+      auto it = options_.dim_values.find(d.dim_param());
+      if (it == options_.dim_values.end()) return Dim::Symbol(d.dim_param());
+      if (it->second < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("dim_values gives symbol '", it->first, "' the negative value ", it->second));
+      }
+      return Dim(it->second);
+    }
+    return UnknownDim();
+  }
+
+  absl::Status AddInputs() {
+    for (const onnx::ValueInfoProto& input : graph_proto_.input()) {
+      if (initializer_names_.contains(input.name())) continue;
+      const std::string what = absl::StrCat("graph input '", input.name(), "'");
+      if (!input.type().has_tensor_type()) {
+        return absl::UnimplementedError(
+            absl::StrCat(what, " is not a tensor (sequence, map and optional inputs are not supported)"));
+      }
+      const onnx::TypeProto::Tensor& tt = input.type().tensor_type();
+      absl::StatusOr<DType> dtype = DTypeFromOnnx(tt.elem_type(), what);
+      if (!dtype.ok()) return dtype.status();
+      if (!tt.has_shape()) {
+        return absl::UnimplementedError(
+            absl::StrCat(what, " has no shape (unknown rank); export the model with input shapes"));
+      }
+      std::vector<Dim> dims;
+      int64_t elements = 1;
+      for (const onnx::TensorShapeProto::Dimension& d : tt.shape().dim()) {
+        absl::StatusOr<Dim> dim = InputDim(d, what);
+        if (!dim.ok()) return dim.status();
+        if (dim->is_static() && dim->value() > 0) {
+          if (elements > (int64_t{1} << 48) / dim->value()) {
+            return absl::InvalidArgumentError(absl::StrCat(what, " has too many elements"));
+          }
+          elements *= dim->value();
+        }
+        dims.push_back(std::move(*dim));
+      }
+      values_[input.name()] = graph_->AddInput(input.name(), TensorType(*dtype, std::move(dims)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Value*> LookupInput(const std::string& name, const std::string& node_desc) const {
+    auto it = values_.find(name);
+    if (it != values_.end()) return it->second;
+    auto def = definitions_.find(name);
+    if (def != definitions_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", node_desc, " reads '", name, "', which ", def->second,
+                                                     " defines later; ONNX nodes must be in topological order"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("node ", node_desc, " reads '", name, "', which no node, initializer or graph input defines"));
+  }
+
+  static absl::Status CheckAttrType(const onnx::AttributeProto& a, onnx::AttributeProto::AttributeType want,
+                                    const std::string& what) {
+    if (a.type() == want) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(what, " has type ",
+                                                   onnx::AttributeProto_AttributeType_Name(a.type()), ", expected ",
+                                                   onnx::AttributeProto_AttributeType_Name(want)));
+  }
+
+  absl::Status AddConstantNode(const onnx::NodeProto& node, const std::string& name) {
+    const std::string desc = absl::StrCat("node ", NodeDesc("Constant", name));
+    if (node.input_size() != 0 || node.output_size() != 1 || node.output(0).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(desc, " must have no inputs and one named output"));
+    }
+    if (node.attribute_size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(desc, " must have exactly one of value, value_float(s), value_int(s); it has ",
+                       node.attribute_size(), " attributes"));
+    }
+    const onnx::AttributeProto& a = node.attribute(0);
+    const std::string what = absl::StrCat("attribute '", a.name(), "' of ", desc);
+    Tensor t;
+    if (a.name() == "value") {
+      TESSEL_RETURN_IF_ERROR(CheckAttrType(a, onnx::AttributeProto::TENSOR, what));
+      absl::StatusOr<Tensor> decoded = TensorFromProto(a.t(), base_dir_, what);
+      if (!decoded.ok()) return decoded.status();
+      t = std::move(*decoded);
+    } else if (a.name() == "value_float") {
+      TESSEL_RETURN_IF_ERROR(CheckAttrType(a, onnx::AttributeProto::FLOAT, what));
+      t = Tensor::Scalar(a.f());
+    } else if (a.name() == "value_floats") {
+      TESSEL_RETURN_IF_ERROR(CheckAttrType(a, onnx::AttributeProto::FLOATS, what));
+      t = Tensor::FromVector<float>({a.floats_size()}, std::vector<float>(a.floats().begin(), a.floats().end()));
+    } else if (a.name() == "value_int") {
+      TESSEL_RETURN_IF_ERROR(CheckAttrType(a, onnx::AttributeProto::INT, what));
+      t = Tensor::FromVector<int64_t>({}, {a.i()});
+    } else if (a.name() == "value_ints") {
+      TESSEL_RETURN_IF_ERROR(CheckAttrType(a, onnx::AttributeProto::INTS, what));
+      t = Tensor::FromVector<int64_t>({a.ints_size()}, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    } else if (a.name() == "value_string" || a.name() == "value_strings" || a.name() == "sparse_value") {
+      return absl::UnimplementedError(absl::StrCat(what, ": string and sparse constants are not supported"));
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(desc, " has unknown attribute '", a.name(), "'"));
+    }
+    values_[node.output(0)] = graph_->AddConstant(node.output(0), std::move(t));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::string& node_desc) const {
+    const std::string what = absl::StrCat("attribute '", a.name(), "' of node ", node_desc);
+    switch (a.type()) {
+      case onnx::AttributeProto::FLOAT:
+        return Attribute::Float(a.f());
+      case onnx::AttributeProto::INT:
+        return Attribute::Int(a.i());
+      case onnx::AttributeProto::STRING:
+        return Attribute::String(a.s());
+      case onnx::AttributeProto::FLOATS:
+        return Attribute::Floats(std::vector<float>(a.floats().begin(), a.floats().end()));
+      case onnx::AttributeProto::INTS:
+        return Attribute::Ints(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+      case onnx::AttributeProto::STRINGS:
+        return Attribute::Strings(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+      case onnx::AttributeProto::TENSOR: {
+        absl::StatusOr<Tensor> t = TensorFromProto(a.t(), base_dir_, what);
+        if (!t.ok()) return t.status();
+        return Attribute::TensorValue(std::move(*t));
+      }
+      case onnx::AttributeProto::GRAPH:
+      case onnx::AttributeProto::GRAPHS:
+        return absl::UnimplementedError(
+            absl::StrCat(what, ": subgraph attributes (If, Loop and Scan bodies) are not supported"));
+      case onnx::AttributeProto::UNDEFINED:
+        return absl::InvalidArgumentError(absl::StrCat(what, " has no type"));
+      default:
+        return absl::UnimplementedError(absl::StrCat(
+            what, ": attributes of type ", onnx::AttributeProto_AttributeType_Name(a.type()), " are not supported"));
+    }
+  }
+
+  // A value or node name that no ONNX name and no earlier generated name uses.
+  std::string FreshValueName(const std::string& prefix) const {
+    std::string name = prefix;
+    for (int k = 1; definitions_.contains(name) || graph_->FindValue(name) != nullptr; ++k) {
+      name = absl::StrCat(prefix, "_", k);
+    }
+    return name;
+  }
+  std::string FreshNodeName(const std::string& prefix) {
+    std::string name = prefix;
+    for (int k = 1; used_node_names_.contains(name); ++k) name = absl::StrCat(prefix, "_", k);
+    used_node_names_.insert(name);
+    return name;
+  }
+
+  static absl::Status Infer(Node* n) {
+    std::vector<const TensorType*> types;
+    std::vector<const Tensor*> constants;
+    for (Value* in : n->inputs()) {
+      types.push_back(in ? &in->type() : nullptr);
+      constants.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
+    }
+    absl::StatusOr<std::vector<TensorType>> out = InferOutputTypes(*n, std::move(types), std::move(constants));
+    if (!out.ok()) return out.status();
+    for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*out)[i]);
+    return absl::OkStatus();
+  }
+
+  Node* AddStandardNode(const std::string& op_type, std::vector<Value*> inputs, int num_outputs,
+                        const std::string& name, std::vector<std::string> output_names) {
+    Node* n = graph_->AddNode(op_type, std::move(inputs), num_outputs, name, std::move(output_names));
+    n->set_domain("");
+    return n;
+  }
+
+  absl::Status AddOpNode(const onnx::NodeProto& node, const std::string& name) {
+    const std::string desc = NodeDesc(node.op_type(), name);
+    std::vector<Value*> inputs;
+    for (const std::string& in : node.input()) {
+      if (in.empty()) {  // an omitted optional input
+        inputs.push_back(nullptr);
+        continue;
+      }
+      absl::StatusOr<Value*> v = LookupInput(in, desc);
+      if (!v.ok()) return v.status();
+      inputs.push_back(*v);
+    }
+    // Trailing empty output names are how ONNX omits optional outputs; inner ones still exist.
+    int num_outputs = node.output_size();
+    while (num_outputs > 0 && node.output(num_outputs - 1).empty()) --num_outputs;
+    std::vector<std::string> output_names;
+    for (int i = 0; i < num_outputs; ++i) {
+      output_names.push_back(node.output(i).empty() ? FreshValueName(absl::StrCat(name, "_out", i)) : node.output(i));
+    }
+    std::map<std::string, Attribute> attrs;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      absl::StatusOr<Attribute> attr = ConvertAttribute(a, desc);
+      if (!attr.ok()) return attr.status();
+      if (!attrs.emplace(a.name(), std::move(*attr)).second) {
+        return absl::InvalidArgumentError(absl::StrCat("node ", desc, " has attribute '", a.name(), "' twice"));
+      }
+    }
+
+    if (opset_ < 13 && IsLegacyFlattenOp(node.op_type())) {
+      return AddLegacyFlattenOp(node.op_type(), name, inputs, output_names, std::move(attrs));
+    }
+    Node* n = AddStandardNode(node.op_type(), std::move(inputs), num_outputs, name, std::move(output_names));
+    for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
+    TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
+    TESSEL_RETURN_IF_ERROR(Infer(n));
+    for (Value* out : n->outputs()) values_[out->name()] = out;
+    return absl::OkStatus();
+  }
+
+  absl::Status MoveAttributesToInputs(Node* n) {
+    for (const AttrToInput& u : kAttrToInput) {
+      if (n->op_type() != u.op_type || opset_ >= u.since) continue;
+      if (n->num_inputs() > u.input_index) {
+        return absl::InvalidArgumentError(absl::StrCat("node ", n->DebugName(), ": at opset ", opset_, ", ", u.op_type,
+                                                       " takes '", u.attr, "' as an attribute and has ", u.input_index,
+                                                       " input(s), not ", n->num_inputs()));
+      }
+      const Attribute* a = n->FindAttr(u.attr);
+      if (a == nullptr) continue;
+      const Attribute::Kind want = u.float_scalar ? Attribute::Kind::kFloat : Attribute::Kind::kInts;
+      if (a->kind != want) {
+        return absl::InvalidArgumentError(absl::StrCat("node ", n->DebugName(), ": attribute '", u.attr, "' must be ",
+                                                       u.float_scalar ? "a float" : "a list of ints"));
+      }
+      Tensor value = u.float_scalar ? Tensor::Scalar(a->f)
+                                    : Tensor::FromVector<int64_t>({static_cast<int64_t>(a->ints.size())}, a->ints);
+      Value* c = graph_->AddConstant(FreshValueName(absl::StrCat(n->name(), "_", u.attr)), std::move(value));
+      while (n->num_inputs() < u.input_index) n->AddInput(nullptr);
+      n->AddInput(c);
+      n->RemoveAttr(u.attr);
+    }
+    // Opset 18 Split takes either a split input or num_outputs; older Splits without sizes meant
+    // equal parts, one per output.
+    if (n->op_type() == "Split" && opset_ < 18 && n->input(1) == nullptr && !n->HasAttr("num_outputs")) {
+      n->SetAttr("num_outputs", Attribute::Int(n->num_outputs()));
+    }
+    return absl::OkStatus();
+  }
+
+  // Softmax, LogSoftmax or Hardmax below opset 13. When `axis` is not the last axis the old meaning
+  // (normalize over all axes from `axis` on) becomes Flatten(axis) -> op(axis=-1) -> Reshape back.
+  absl::Status AddLegacyFlattenOp(const std::string& op_type, const std::string& name,
+                                  const std::vector<Value*>& inputs, const std::vector<std::string>& output_names,
+                                  std::map<std::string, Attribute> attrs) {
+    const std::string desc = NodeDesc(op_type, name);
+    if (inputs.size() != 1 || inputs[0] == nullptr || output_names.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, " must have one input and one output"));
+    }
+    Value* x = inputs[0];
+    const int rank = x->type().rank();
+    auto axis_it = attrs.find("axis");
+    int64_t axis = 1;
+    if (axis_it != attrs.end()) {
+      if (axis_it->second.kind != Attribute::Kind::kInt) {
+        return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": attribute 'axis' must be an int"));
+      }
+      axis = axis_it->second.i;
+    }
+    if (axis < -rank || axis >= rank) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": axis ", axis, " is out of range for input '",
+                                                     x->name(), "' of type ", x->type().ToString()));
+    }
+    if (axis < 0) axis += rank;
+    attrs["axis"] = Attribute::Int(-1);
+    if (axis == rank - 1) {
+      Node* n = AddStandardNode(op_type, {x}, 1, name, output_names);
+      for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
+      TESSEL_RETURN_IF_ERROR(Infer(n));
+      values_[output_names[0]] = n->output(0);
+      return absl::OkStatus();
+    }
+    Node* flatten = AddStandardNode("Flatten", {x}, 1, FreshNodeName(absl::StrCat(name, "_flatten")),
+                                    {FreshValueName(absl::StrCat(x->name(), "_2d"))});
+    flatten->SetAttr("axis", Attribute::Int(axis));
+    TESSEL_RETURN_IF_ERROR(Infer(flatten));
+    Node* op =
+        AddStandardNode(op_type, {flatten->output(0)}, 1, name, {FreshValueName(absl::StrCat(output_names[0], "_2d"))});
+    for (auto& [k, v] : attrs) op->SetAttr(k, std::move(v));
+    TESSEL_RETURN_IF_ERROR(Infer(op));
+    Value* shape;
+    if (x->type().is_static()) {
+      const std::vector<int64_t> dims = x->type().StaticShape();
+      shape =
+          graph_->AddConstant(FreshValueName(absl::StrCat(name, "_shape")), Tensor::FromVector<int64_t>({rank}, dims));
+    } else {
+      Node* shape_node = AddStandardNode("Shape", {x}, 1, FreshNodeName(absl::StrCat(name, "_shape")),
+                                         {FreshValueName(absl::StrCat(name, "_shape"))});
+      TESSEL_RETURN_IF_ERROR(Infer(shape_node));
+      shape = shape_node->output(0);
+    }
+    Node* reshape = AddStandardNode("Reshape", {op->output(0), shape}, 1, FreshNodeName(absl::StrCat(name, "_reshape")),
+                                    output_names);
+    TESSEL_RETURN_IF_ERROR(Infer(reshape));
+    values_[output_names[0]] = reshape->output(0);
+    return absl::OkStatus();
+  }
+
+  absl::Status AddOutputs() {
+    if (graph_proto_.output_size() == 0) return absl::InvalidArgumentError("the graph has no outputs");
+    for (const onnx::ValueInfoProto& out : graph_proto_.output()) {
+      auto it = values_.find(out.name());
+      if (it == values_.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph output '", out.name(), "' is not defined by any node, initializer or graph input"));
+      }
+      graph_->AddOutput(it->second);
+    }
+    return absl::OkStatus();
+  }
+
+  const onnx::ModelProto& model_;
+  const onnx::GraphProto& graph_proto_;
+  const std::string base_dir_;
+  const OnnxImportOptions& options_;
+  int opset_ = -1;
+  std::vector<std::string> node_names_;  // per ONNX node, unique
+  absl::flat_hash_set<std::string> used_node_names_;
+  absl::flat_hash_map<std::string, std::string> definitions_;  // ONNX value name -> what defines it
+  absl::flat_hash_set<std::string> initializer_names_;
+  absl::flat_hash_map<std::string, Value*> values_;  // ONNX value name -> value built so far
+  std::unique_ptr<Graph> graph_;
+};
+
+#undef TESSEL_RETURN_IF_ERROR
+
+absl::Status ReadFile(const std::string& path, std::string* bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string msg = absl::StrCat(path, ": cannot open: ", std::strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    if (err == EACCES) return absl::PermissionDeniedError(msg);
+    return absl::InvalidArgumentError(msg);
+  }
+  absl::Status status = absl::OkStatus();
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file (expected an .onnx model file)"));
+  } else if (st.st_size > INT_MAX) {
+    status = absl::InvalidArgumentError(absl::StrCat(path, ": ", st.st_size,
+                                                     " bytes is over protobuf's 2 GiB limit; save the model with "
+                                                     "its weights as external data"));
+  } else {
+    bytes->resize(st.st_size);
+    size_t done = 0;
+    while (done < bytes->size()) {
+      const ssize_t got = read(fd, &(*bytes)[done], bytes->size() - done);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        status = absl::DataLossError(absl::StrCat(path, ": read failed at byte ", done, ": ",
+                                                  got == 0 ? "unexpected end of file" : std::strerror(errno)));
+        break;
+      }
+      done += got;
+    }
+  }
+  close(fd);
+  return status;
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  std::string bytes;
+  absl::Status read = ReadFile(path, &bytes);
+  if (!read.ok()) return read;
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid ONNX model (the file is empty)"));
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid ONNX model (protobuf parse failed on ",
+                                                   bytes.size(), " bytes; the file is truncated or corrupt)"));
+  }
+  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(model, DirName(path), options).Run();
+  if (!graph.ok()) return Prefixed(path, graph.status());
+  return graph;
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model, const std::string& base_dir,
+                                                       const OnnxImportOptions& options) {
+  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(model, base_dir, options).Run();
+  if (!graph.ok()) {
+    const std::string& name = model.graph().name();
+    return Prefixed(name.empty() ? "ONNX model" : absl::StrCat("ONNX model '", name, "'"), graph.status());
+  }
+  return graph;
+}
+
+}  // namespace tessel

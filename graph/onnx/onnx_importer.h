@@ -1,0 +1,39 @@
+// ONNX importer (host side): reads an ONNX model (default-domain opsets 11 to 18) into a Tessel
+// Graph whose operators all take their opset-18 form, with types inferred and the graph verified.
+#ifndef TESSEL_GRAPH_ONNX_ONNX_IMPORTER_H_
+#define TESSEL_GRAPH_ONNX_ONNX_IMPORTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "onnx/onnx_pb.h"
+
+namespace tessel {
+
+inline constexpr int kMinOnnxOpset = 11;
+inline constexpr int kMaxOnnxOpset = 18;
+
+struct OnnxImportOptions {
+  // Values for symbolic input dims (e.g. {"batch", 1}); unlisted symbols stay symbolic. Names that
+  // no input uses are ignored, so one setting can serve several models.
+  std::map<std::string, int64_t> dim_values;
+};
+
+// Reads, parses and imports the model at `path`; external data files are looked up beside it.
+// Errors start with the path: NotFound for a missing file, InvalidArgument for a file that is not a
+// well-formed ONNX model, Unimplemented for operators, types or features Tessel does not support
+// (all unsupported operator types are listed in one error).
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
+
+// Imports an already parsed model; external data locations are relative to `base_dir` ("" means the
+// current directory). Errors start with "ONNX model 'GRAPH_NAME'".
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model, const std::string& base_dir,
+                                                       const OnnxImportOptions& options = {});
+
+}  // namespace tessel
+
+#endif  // TESSEL_GRAPH_ONNX_ONNX_IMPORTER_H_

@@ -1,0 +1,215 @@
+// Type inference for elementwise operators: activations, unary math, broadcasting binary arithmetic,
+// Where, Cast, Identity and (inference-mode) Dropout.
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
+#include "graph/ops/shape_util.h"
+
+namespace tessel {
+namespace {
+
+using Types = absl::StatusOr<std::vector<TensorType>>;
+
+const std::string& Op(const InferenceContext& ctx) { return ctx.node.op_type(); }
+
+absl::Status RequireFloat(const InferenceContext& ctx, int i, absl::string_view what) {
+  if (!IsFloat(ctx.type(i).dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": ", what, " must be a float tensor, got ",
+                                                   ctx.type(i).ToString()));
+  }
+  return absl::OkStatus();
+}
+
+// Float or integer (arithmetic is not defined on bool).
+absl::Status RequireNumeric(const InferenceContext& ctx, int i, absl::string_view what) {
+  const DType t = ctx.type(i).dtype;
+  if (!IsFloat(t) && !IsInteger(t)) {
+    return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": ", what, " must be a numeric tensor, got ",
+                                                   ctx.type(i).ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireSameDType(const InferenceContext& ctx, int i, int j) {
+  if (ctx.type(i).dtype != ctx.type(j).dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": input ", i, " is ", ctx.type(i).ToString(),
+                                                   " but input ", j, " is ", ctx.type(j).ToString(),
+                                                   "; insert a Cast so the element types match"));
+  }
+  return absl::OkStatus();
+}
+
+// A scalar operand such as Clip's min/max: rank 0, or one element when the exporter used shape [1].
+absl::Status RequireScalar(const InferenceContext& ctx, int i, absl::string_view what) {
+  const TensorType& t = ctx.type(i);
+  if (t.rank() != 0 && t.NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": ", what, " must be a scalar, got ", t.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+Types InferUnaryFloat(const InferenceContext& ctx) {
+  if (absl::Status s = RequireFloat(ctx, 0, "input"); !s.ok()) return s;
+  return std::vector<TensorType>{ctx.type(0)};
+}
+
+Types InferUnaryNumeric(const InferenceContext& ctx) {
+  if (absl::Status s = RequireNumeric(ctx, 0, "input"); !s.ok()) return s;
+  return std::vector<TensorType>{ctx.type(0)};
+}
+
+Types InferIdentity(const InferenceContext& ctx) { return std::vector<TensorType>{ctx.type(0)}; }
+
+Types InferGelu(const InferenceContext& ctx) {
+  const std::string approximate = ctx.node.GetString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Gelu: attribute approximate is '", approximate, "'; expected \"none\" or \"tanh\""));
+  }
+  return InferUnaryFloat(ctx);
+}
+
+Types InferClip(const InferenceContext& ctx) {
+  if (absl::Status s = RequireNumeric(ctx, 0, "input"); !s.ok()) return s;
+  for (int i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i)) continue;
+    const char* what = i == 1 ? "min" : "max";
+    if (absl::Status s = RequireScalar(ctx, i, what); !s.ok()) return s;
+    if (absl::Status s = RequireSameDType(ctx, 0, i); !s.ok()) return s;
+  }
+  return std::vector<TensorType>{ctx.type(0)};
+}
+
+// Output layout survives only when both operands agree on it.
+Layout MergedLayout(const TensorType& a, const TensorType& b) {
+  return a.layout == b.layout && a.rank() == b.rank() ? a.layout : Layout::kAny;
+}
+
+Types InferBinaryArithmetic(const InferenceContext& ctx) {
+  if (absl::Status s = RequireNumeric(ctx, 0, "input A"); !s.ok()) return s;
+  if (absl::Status s = RequireSameDType(ctx, 0, 1); !s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> dims = BroadcastDims(ctx.type(0).dims, ctx.type(1).dims, Op(ctx));
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *dims, MergedLayout(ctx.type(0), ctx.type(1)))};
+}
+
+// Comparisons broadcast like arithmetic and produce bool.
+Types InferCompare(const InferenceContext& ctx) {
+  if (absl::Status s = RequireSameDType(ctx, 0, 1); !s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> dims = BroadcastDims(ctx.type(0).dims, ctx.type(1).dims, Op(ctx));
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(DType::kBool, *dims)};
+}
+
+// Pow lets the exponent have its own element type; the result has the base's.
+Types InferPow(const InferenceContext& ctx) {
+  if (absl::Status s = RequireNumeric(ctx, 0, "base X"); !s.ok()) return s;
+  if (absl::Status s = RequireNumeric(ctx, 1, "exponent Y"); !s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> dims = BroadcastDims(ctx.type(0).dims, ctx.type(1).dims, Op(ctx));
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *dims, MergedLayout(ctx.type(0), ctx.type(1)))};
+}
+
+Types InferWhere(const InferenceContext& ctx) {
+  if (ctx.type(0).dtype != DType::kBool) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Where: condition must be a bool tensor, got ", ctx.type(0).ToString()));
+  }
+  if (absl::Status s = RequireSameDType(ctx, 1, 2); !s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> dims = BroadcastDims(ctx.type(0).dims, ctx.type(1).dims, "Where");
+  if (!dims.ok()) return dims.status();
+  dims = BroadcastDims(*dims, ctx.type(2).dims, "Where");
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(ctx.type(1).dtype, *dims)};
+}
+
+absl::StatusOr<DType> DTypeFromOnnx(int64_t to) {
+  // Values of onnx.TensorProto.DataType.
+  switch (to) {
+    case 1: return DType::kF32;
+    case 2: return DType::kU8;
+    case 3: return DType::kI8;
+    case 6: return DType::kI32;
+    case 7: return DType::kI64;
+    case 9: return DType::kBool;
+    case 10: return DType::kF16;
+    case 16: return DType::kBF16;
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "Cast: target type ", to,
+      " (onnx.TensorProto.DataType) is not supported; supported: FLOAT=1, UINT8=2, INT8=3, INT32=6, INT64=7, "
+      "BOOL=9, FLOAT16=10, BFLOAT16=16"));
+}
+
+Types InferCast(const InferenceContext& ctx) {
+  const Attribute* to = ctx.node.FindAttr("to");
+  if (to == nullptr || to->kind != Attribute::Kind::kInt) {
+    return absl::InvalidArgumentError("Cast: missing integer attribute 'to'");
+  }
+  absl::StatusOr<DType> dtype = DTypeFromOnnx(to->i);
+  if (!dtype.ok()) return dtype.status();
+  TensorType out = ctx.type(0);
+  out.dtype = *dtype;
+  return std::vector<TensorType>{out};
+}
+
+Types InferDropout(const InferenceContext& ctx) {
+  if (ctx.has_input(1)) {
+    if (absl::Status s = RequireFloat(ctx, 1, "ratio"); !s.ok()) return s;
+    if (absl::Status s = RequireScalar(ctx, 1, "ratio"); !s.ok()) return s;
+  }
+  if (ctx.has_input(2)) {
+    if (ctx.type(2).dtype != DType::kBool) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Dropout: training_mode must be a bool scalar, got ", ctx.type(2).ToString()));
+    }
+    if (absl::Status s = RequireScalar(ctx, 2, "training_mode"); !s.ok()) return s;
+    const Tensor* mode = ctx.value(2);
+    if (mode != nullptr && mode->GetAsInt64(0) != 0) {
+      return absl::UnimplementedError(
+          "Dropout: training_mode is true; Tessel runs inference only (export the model in eval mode)");
+    }
+  }
+  TensorType mask = ctx.type(0);
+  mask.dtype = DType::kBool;
+  return std::vector<TensorType>{ctx.type(0), mask};
+}
+
+void Reg(OpRegistry& r, const char* op, int min_in, int max_in, int min_out, int max_out, InferFn fn,
+         const char* summary) {
+  r.Register(OpSchema{op, "", min_in, max_in, min_out, max_out, RequireInputs(min_in, std::move(fn)), summary});
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(OpRegistry& r) {
+  Reg(r, "Relu", 1, 1, 1, 1, InferUnaryNumeric, "max(x, 0)");
+  Reg(r, "Neg", 1, 1, 1, 1, InferUnaryNumeric, "-x");
+  Reg(r, "Clip", 1, 3, 1, 1, InferClip, "min(max(x, min), max) with optional scalar bounds");
+  Reg(r, "Sigmoid", 1, 1, 1, 1, InferUnaryFloat, "1 / (1 + exp(-x))");
+  Reg(r, "HardSigmoid", 1, 1, 1, 1, InferUnaryFloat, "max(0, min(1, alpha * x + beta))");
+  Reg(r, "HardSwish", 1, 1, 1, 1, InferUnaryFloat, "x * max(0, min(1, x / 6 + 0.5))");
+  Reg(r, "Tanh", 1, 1, 1, 1, InferUnaryFloat, "hyperbolic tangent");
+  Reg(r, "Erf", 1, 1, 1, 1, InferUnaryFloat, "Gauss error function");
+  Reg(r, "Gelu", 1, 1, 1, 1, InferGelu, "Gaussian error linear unit (exact, or tanh approximation)");
+  Reg(r, "Sqrt", 1, 1, 1, 1, InferUnaryFloat, "square root");
+  Reg(r, "Reciprocal", 1, 1, 1, 1, InferUnaryFloat, "1 / x");
+  Reg(r, "Exp", 1, 1, 1, 1, InferUnaryFloat, "e^x");
+  Reg(r, "Add", 2, 2, 1, 1, InferBinaryArithmetic, "a + b with broadcasting");
+  Reg(r, "Sub", 2, 2, 1, 1, InferBinaryArithmetic, "a - b with broadcasting");
+  Reg(r, "Mul", 2, 2, 1, 1, InferBinaryArithmetic, "a * b with broadcasting");
+  Reg(r, "Div", 2, 2, 1, 1, InferBinaryArithmetic, "a / b with broadcasting (integers truncate toward zero)");
+  Reg(r, "Pow", 2, 2, 1, 1, InferPow, "x ^ y with broadcasting");
+  Reg(r, "Equal", 2, 2, 1, 1, InferCompare, "a == b elementwise with broadcasting (bool)");
+  Reg(r, "Less", 2, 2, 1, 1, InferCompare, "a < b elementwise with broadcasting (bool)");
+  Reg(r, "Greater", 2, 2, 1, 1, InferCompare, "a > b elementwise with broadcasting (bool)");
+  Reg(r, "Where", 3, 3, 1, 1, InferWhere, "condition ? x : y with three-way broadcasting");
+  Reg(r, "Cast", 1, 1, 1, 1, InferCast, "element type conversion");
+  Reg(r, "Identity", 1, 1, 1, 1, InferIdentity, "copy");
+  Reg(r, "Dropout", 1, 3, 1, 2, InferDropout, "identity at inference; the optional mask is all true");
+}
+
+}  // namespace tessel

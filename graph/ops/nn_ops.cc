@@ -1,0 +1,432 @@
+// Schemas and type inference for the neural-network operators (Conv, BatchNormalization, pooling,
+// MatMul, Gemm, Softmax, LayerNormalization, ReduceMean/ReduceSum, Pad, Resize) in their opset-18 forms.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
+#include "graph/ops/nn_params.h"
+
+namespace tessel {
+namespace {
+
+using InferResult = absl::StatusOr<std::vector<TensorType>>;
+
+// "input W ('conv1.weight')" for messages.
+std::string Label(const InferenceContext& ctx, int i, const char* role) {
+  const Value* v = ctx.node.input(i);
+  return v == nullptr ? absl::StrCat("input ", role) : absl::StrCat("input ", role, " ('", v->name(), "')");
+}
+
+absl::Status RequireFloat(const InferenceContext& ctx, int i, const char* role) {
+  const DType t = ctx.type(i).dtype;
+  if (IsFloat(t)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(Label(ctx, i, role), " has dtype ", DTypeName(t), "; expected f32, f16 or bf16"));
+}
+
+absl::Status RequireDType(const InferenceContext& ctx, int i, const char* role, DType want) {
+  const DType t = ctx.type(i).dtype;
+  if (t == want) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(Label(ctx, i, role), " has dtype ", DTypeName(t), "; expected ", DTypeName(want)));
+}
+
+absl::Status RequireRank(const InferenceContext& ctx, int i, const char* role, int rank) {
+  const TensorType& t = ctx.type(i);
+  if (t.rank() == rank) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(), "; expected rank ", rank));
+}
+
+// A 1-D per-channel input (bias, BatchNormalization statistics) of `channels` elements.
+absl::Status RequireVector(const InferenceContext& ctx, int i, const char* role, const Dim& channels, DType dtype) {
+  absl::Status s = RequireDType(ctx, i, role, dtype);
+  if (!s.ok()) return s;
+  s = RequireRank(ctx, i, role, 1);
+  if (!s.ok()) return s;
+  const Dim& d = ctx.type(i).dims[0];
+  if (d.is_static() && channels.is_static() && d.value() != channels.value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, i, role), " has ", d.value(), " elements, expected ", channels.value()));
+  }
+  return absl::OkStatus();
+}
+
+// Numpy broadcasting of one pair of dims. A symbol against a static extent other than 1 resolves to the
+// extent (the symbol must equal it, or be 1); two different symbols give an unknown extent.
+absl::StatusOr<Dim> BroadcastDim(const Dim& a, const Dim& b) {
+  if (a.is_static() && a.value() == 1) return b;
+  if (b.is_static() && b.value() == 1) return a;
+  if (a == b) return a;
+  if (a.is_static() && b.is_static()) {
+    return absl::InvalidArgumentError(absl::StrCat("extents ", a.value(), " and ", b.value(), " do not broadcast"));
+  }
+  if (a.is_static()) return a;
+  if (b.is_static()) return b;
+  return UnknownDim();
+}
+
+// Checks that `from` broadcasts to `to` without changing it (right-aligned; each extent 1 or equal).
+absl::Status RequireUnidirectional(const InferenceContext& ctx, int i, const char* role, const std::vector<Dim>& to) {
+  const std::vector<Dim>& from = ctx.type(i).dims;
+  bool ok = from.size() <= to.size();
+  for (size_t k = 0; ok && k < from.size(); ++k) {
+    const Dim& f = from[from.size() - 1 - k];
+    const Dim& t = to[to.size() - 1 - k];
+    if (f.is_static() && f.value() != 1 && t.is_static() && f.value() != t.value()) ok = false;
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, role), " has type ", ctx.type(i).ToString(),
+                                                 ", which does not broadcast to ",
+                                                 TensorType(ctx.type(i).dtype, to).ToString()));
+}
+
+// Checks that inputs 0..count-1 are present before running `fn`: arity counts only up to the last
+// given input, so an omitted input in the middle could otherwise leave a required one missing.
+InferFn WithRequiredInputs(int count, InferResult (*fn)(const InferenceContext&)) {
+  return [count, fn](const InferenceContext& ctx) -> InferResult {
+    for (int i = 0; i < count; ++i) {
+      if (!ctx.has_input(i)) return absl::InvalidArgumentError(absl::StrCat("required input ", i, " is missing"));
+    }
+    return fn(ctx);
+  };
+}
+
+// Whether an optional input is given and not an empty tensor (opset 11 writes an empty scales tensor
+// beside sizes).
+bool HasNonEmptyInput(const InferenceContext& ctx, int i) {
+  if (!ctx.has_input(i)) return false;
+  return !(ctx.type(i).is_static() && ctx.type(i).NumElements() == 0);
+}
+
+InferResult InferConv(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  const TensorType& w = ctx.type(1);
+  s = RequireDType(ctx, 1, "W", x.dtype);
+  if (!s.ok()) return s;
+  absl::StatusOr<ConvParams> p = ResolveConvParams(ctx.node, x.dims, w.dims);
+  if (!p.ok()) return p.status();
+  if (ctx.has_input(2)) {
+    s = RequireVector(ctx, 2, "B", w.dims[0], x.dtype);
+    if (!s.ok()) return s;
+  }
+  std::vector<Dim> dims = {x.dims[0], w.dims[0]};
+  dims.insert(dims.end(), p->output.begin(), p->output.end());
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+InferResult InferBatchNorm(const InferenceContext& ctx) {
+  if (ctx.node.num_outputs() > 1 || ctx.node.GetInt("training_mode", 0) != 0) {
+    return absl::InvalidArgumentError(
+        "training mode not supported: BatchNormalization must have training_mode=0 and one output (Y)");
+  }
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  if (x.rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("input X has type ", x.ToString(), "; expected [N, C, ...]"));
+  }
+  const char* roles[] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i <= 4; ++i) {
+    s = RequireFloat(ctx, i, roles[i - 1]);
+    if (!s.ok()) return s;
+    s = RequireVector(ctx, i, roles[i - 1], x.dims[1], ctx.type(i).dtype);
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, x.dims)};
+}
+
+InferResult InferPool(const InferenceContext& ctx) {
+  if (ctx.node.num_outputs() > 1) {
+    return absl::UnimplementedError("the MaxPool Indices output is not supported (only Y)");
+  }
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  absl::StatusOr<PoolParams> p = ResolvePoolParams(ctx.node, x.dims);
+  if (!p.ok()) return p.status();
+  std::vector<Dim> dims = {x.dims[0], x.dims[1]};
+  dims.insert(dims.end(), p->output.begin(), p->output.end());
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+InferResult InferGlobalAveragePool(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  if (x.rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("input X has type ", x.ToString(), "; expected [N, C, ...]"));
+  }
+  std::vector<Dim> dims(x.dims.begin(), x.dims.begin() + 2);
+  dims.resize(x.rank(), Dim(1));
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+absl::Status RequireMatMulType(const InferenceContext& ctx, int i, const char* role) {
+  const DType t = ctx.type(i).dtype;
+  if (IsFloat(t) || t == DType::kI32 || t == DType::kI64) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(Label(ctx, i, role), " has dtype ", DTypeName(t), "; expected f32, f16, bf16, i32 or i64"));
+}
+
+InferResult InferMatMul(const InferenceContext& ctx) {
+  absl::Status s = RequireMatMulType(ctx, 0, "A");
+  if (!s.ok()) return s;
+  s = RequireDType(ctx, 1, "B", ctx.type(0).dtype);
+  if (!s.ok()) return s;
+  const TensorType& a = ctx.type(0);
+  const TensorType& b = ctx.type(1);
+  if (a.rank() < 1 || b.rank() < 1) return absl::InvalidArgumentError("MatMul operands must have rank at least 1");
+  // Numpy: a 1-D A is a row vector and a 1-D B a column vector; the added dimension is dropped again.
+  std::vector<Dim> ad = a.dims;
+  std::vector<Dim> bd = b.dims;
+  if (a.rank() == 1) ad.insert(ad.begin(), Dim(1));
+  if (b.rank() == 1) bd.push_back(Dim(1));
+  const Dim& ka = ad[ad.size() - 1];
+  const Dim& kb = bd[bd.size() - 2];
+  if (ka.is_static() && kb.is_static() && ka.value() != kb.value()) {
+    return absl::InvalidArgumentError(absl::StrCat("A ", a.ToString(), " and B ", b.ToString(),
+                                                   " disagree on the contracted dimension (", ka.value(), " vs ",
+                                                   kb.value(), ")"));
+  }
+  const size_t abatch = ad.size() - 2;
+  const size_t bbatch = bd.size() - 2;
+  const size_t batch = std::max(abatch, bbatch);
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < batch; ++i) {
+    const Dim x = i + abatch >= batch ? ad[i + abatch - batch] : Dim(1);
+    const Dim y = i + bbatch >= batch ? bd[i + bbatch - batch] : Dim(1);
+    absl::StatusOr<Dim> d = BroadcastDim(x, y);
+    if (!d.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("batch dimensions of A ", a.ToString(), " and B ", b.ToString(),
+                                                     " do not broadcast: ", d.status().message()));
+    }
+    dims.push_back(*d);
+  }
+  if (a.rank() > 1) dims.push_back(ad[ad.size() - 2]);
+  if (b.rank() > 1) dims.push_back(bd[bd.size() - 1]);
+  return std::vector<TensorType>{TensorType(a.dtype, std::move(dims))};
+}
+
+InferResult InferGemm(const InferenceContext& ctx) {
+  absl::Status s = RequireMatMulType(ctx, 0, "A");
+  if (!s.ok()) return s;
+  const DType dt = ctx.type(0).dtype;
+  s = RequireDType(ctx, 1, "B", dt);
+  if (!s.ok()) return s;
+  for (int i = 0; i < 2; ++i) {
+    s = RequireRank(ctx, i, i == 0 ? "A" : "B", 2);
+    if (!s.ok()) return s;
+  }
+  const std::vector<Dim>& a = ctx.type(0).dims;
+  const std::vector<Dim>& b = ctx.type(1).dims;
+  const bool ta = ctx.node.GetInt("transA", 0) != 0;
+  const bool tb = ctx.node.GetInt("transB", 0) != 0;
+  const Dim& m = a[ta ? 1 : 0];
+  const Dim& ka = a[ta ? 0 : 1];
+  const Dim& kb = b[tb ? 1 : 0];
+  const Dim& n = b[tb ? 0 : 1];
+  if (ka.is_static() && kb.is_static() && ka.value() != kb.value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("A ", ctx.type(0).ToString(), " (transA=", ta, ") and B ", ctx.type(1).ToString(), " (transB=", tb,
+                     ") disagree on the contracted dimension (", ka.value(), " vs ", kb.value(), ")"));
+  }
+  std::vector<Dim> dims = {m, n};
+  if (ctx.has_input(2)) {
+    s = RequireDType(ctx, 2, "C", dt);
+    if (!s.ok()) return s;
+    s = RequireUnidirectional(ctx, 2, "C", dims);
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{TensorType(dt, std::move(dims))};
+}
+
+InferResult InferSoftmax(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "input");
+  if (!s.ok()) return s;
+  absl::StatusOr<int> axis = ResolveAxisAttr(ctx.node, "axis", -1, ctx.type(0).rank());
+  if (!axis.ok()) return axis.status();
+  return std::vector<TensorType>{TensorType(ctx.type(0).dtype, ctx.type(0).dims)};
+}
+
+InferResult InferLayerNorm(const InferenceContext& ctx) {
+  if (ctx.node.num_outputs() > 1) {
+    return absl::UnimplementedError("the LayerNormalization Mean and InvStdDev outputs are not supported (only Y)");
+  }
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  absl::StatusOr<int> axis = ResolveAxisAttr(ctx.node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  const std::vector<Dim> normalized(x.dims.begin() + *axis, x.dims.end());
+  for (int i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i)) continue;
+    const char* role = i == 1 ? "Scale" : "B";
+    s = RequireDType(ctx, i, role, x.dtype);
+    if (!s.ok()) return s;
+    s = RequireUnidirectional(ctx, i, role, normalized);
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, x.dims)};
+}
+
+InferResult InferReduce(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (!IsFloat(x.dtype) && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 0, "data"), " has dtype ", DTypeName(x.dtype), "; expected a float, i32 or i64"));
+  }
+  const Tensor* axes = nullptr;
+  if (HasNonEmptyInput(ctx, 1)) {
+    absl::Status s = RequireDType(ctx, 1, "axes", DType::kI64);
+    if (!s.ok()) return s;
+    s = RequireRank(ctx, 1, "axes", 1);
+    if (!s.ok()) return s;
+    axes = ctx.value(1);
+    if (axes == nullptr) {
+      // Which axes shrink is unknown until run time; so is the output rank unless keepdims is set.
+      if (ctx.node.GetInt("keepdims", 1) == 0) {
+        return absl::UnimplementedError("axes must be a constant when keepdims=0 (the output rank depends on it)");
+      }
+      std::vector<Dim> dims;
+      for (int i = 0; i < x.rank(); ++i)
+        dims.push_back(x.dims[i].is_static() && x.dims[i].value() == 1 ? Dim(1) : UnknownDim());
+      return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+    }
+  }
+  absl::StatusOr<ReduceParams> p = ResolveReduceParams(ctx.node, x.rank(), axes);
+  if (!p.ok()) return p.status();
+  std::vector<Dim> dims;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (!p->reduced[i]) {
+      dims.push_back(x.dims[i]);
+    } else if (p->keepdims) {
+      dims.push_back(Dim(1));
+    }
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+InferResult InferPad(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype == DType::kI4) return absl::UnimplementedError("Pad of packed i4 data is not supported");
+  absl::Status s = RequireDType(ctx, 1, "pads", DType::kI64);
+  if (!s.ok()) return s;
+  s = RequireRank(ctx, 1, "pads", 1);
+  if (!s.ok()) return s;
+  if (ctx.has_input(2)) {
+    s = RequireDType(ctx, 2, "constant_value", x.dtype);
+    if (!s.ok()) return s;
+    const int64_t n = ctx.type(2).NumElements();
+    if (ctx.type(2).rank() > 1 || (n >= 0 && n != 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Label(ctx, 2, "constant_value"), " has type ", ctx.type(2).ToString(), "; expected a scalar"));
+    }
+  }
+  const Tensor* axes_value = nullptr;
+  if (ctx.has_input(3)) {
+    const DType t = ctx.type(3).dtype;
+    if (t != DType::kI32 && t != DType::kI64) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Label(ctx, 3, "axes"), " has dtype ", DTypeName(t), "; expected i32 or i64"));
+    }
+    s = RequireRank(ctx, 3, "axes", 1);
+    if (!s.ok()) return s;
+    axes_value = ctx.value(3);
+  }
+  absl::StatusOr<PadMode> mode = ResolvePadMode(ctx.node);
+  if (!mode.ok()) return mode.status();
+  std::vector<Dim> dims = x.dims;
+  const bool axes_known = !ctx.has_input(3) || axes_value != nullptr;
+  if (ctx.value(1) == nullptr || !axes_known) {
+    if (!axes_known) {
+      for (Dim& d : dims) d = UnknownDim();
+    } else {
+      absl::StatusOr<std::vector<int>> axes = ResolvePadAxes(x.rank(), axes_value);
+      if (!axes.ok()) return axes.status();
+      for (int a : *axes) dims[a] = UnknownDim();
+    }
+    return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+  }
+  absl::StatusOr<PadParams> p = ResolvePadParams(ctx.node, x.rank(), *ctx.value(1), axes_value);
+  if (!p.ok()) return p.status();
+  for (int i = 0; i < x.rank(); ++i) {
+    const int64_t b = p->begin[i];
+    const int64_t e = p->end[i];
+    if (b == 0 && e == 0) continue;
+    if (!x.dims[i].is_static()) {
+      dims[i] = UnknownDim();
+      continue;
+    }
+    const int64_t in = x.dims[i].value();
+    if (in + b + e < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pads ", b, ",", e, " crop axis ", i, " of extent ", in, " below zero"));
+    }
+    if (p->mode != PadMode::kConstant && in == 0 && (b > 0 || e > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot ", p->mode == PadMode::kEdge ? "edge" : "reflect", "-pad axis ", i, ", which is empty"));
+    }
+    dims[i] = in + b + e;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+InferResult InferResize(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype == DType::kI4) return absl::UnimplementedError("Resize of packed i4 data is not supported");
+  const bool has_scales = HasNonEmptyInput(ctx, 2);
+  const bool has_sizes = HasNonEmptyInput(ctx, 3);
+  if (has_scales) {
+    absl::Status s = RequireDType(ctx, 2, "scales", DType::kF32);
+    if (!s.ok()) return s;
+  }
+  if (has_sizes) {
+    absl::Status s = RequireDType(ctx, 3, "sizes", DType::kI64);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<ResizeParams> p =
+      ResolveResizeParams(ctx.node, x.dims, has_scales, ctx.value(2), has_sizes, ctx.value(3));
+  if (!p.ok()) return p.status();
+  if (p->mode == ResizeParams::Mode::kLinear) {
+    absl::Status s = RequireFloat(ctx, 0, "X");
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, p->output)};
+}
+
+}  // namespace
+
+void RegisterNnOps(OpRegistry& r) {
+  r.Register({"Conv", "", 2, 3, 1, 1, WithRequiredInputs(2, InferConv),
+              "N-d convolution with optional bias, groups, strides, dilations, pads or auto_pad"});
+  r.Register({"BatchNormalization", "", 5, 5, 1, 3, WithRequiredInputs(5, InferBatchNorm),
+              "inference-mode batch normalization with running statistics"});
+  r.Register(
+      {"MaxPool", "", 1, 1, 1, 2, WithRequiredInputs(1, InferPool), "N-d max pooling (without the Indices output)"});
+  r.Register({"AveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferPool),
+              "N-d average pooling with count_include_pad and ceil_mode"});
+  r.Register({"GlobalAveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalAveragePool),
+              "mean over all spatial dimensions"});
+  r.Register({"MatMul", "", 2, 2, 1, 1, WithRequiredInputs(2, InferMatMul),
+              "numpy matmul: 1-D operands and broadcast batch dimensions"});
+  r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),
+              "alpha * op(A) * op(B) + beta * C with optional transposes"});
+  r.Register({"Softmax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferSoftmax), "softmax along one axis (opset 13)"});
+  r.Register({"LayerNormalization", "", 2, 3, 1, 3, WithRequiredInputs(2, InferLayerNorm),
+              "normalization over the trailing dimensions from axis, with scale and optional bias"});
+  r.Register({"ReduceMean", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
+              "mean over the axes given as input (opset 18)"});
+  r.Register({"ReduceSum", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "sum over the axes given as input"});
+  r.Register({"Pad", "", 2, 4, 1, 1, WithRequiredInputs(2, InferPad),
+              "constant, reflect or edge padding (negative pads crop)"});
+  r.Register({"Resize", "", 1, 4, 1, 1, WithRequiredInputs(1, InferResize),
+              "nearest or N-linear resize to scales or sizes, with ONNX coordinate transforms"});
+}
+
+}  // namespace tessel

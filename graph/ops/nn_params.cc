@@ -1,0 +1,401 @@
+// Attribute decoding for the neural-network operators; see nn_params.h.
+#include "graph/ops/nn_params.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/op_registry.h"
+
+namespace tessel {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+// A per-spatial-dimension list attribute: `count` values, each at least `min_value`; `def` when absent.
+absl::StatusOr<std::vector<int64_t>> SpatialInts(const Node& node, const std::string& name, int count, int64_t def,
+                                                 int64_t min_value) {
+  const Attribute* a = node.FindAttr(name);
+  if (a == nullptr) return std::vector<int64_t>(count, def);
+  if (a->kind != Attribute::Kind::kInts) {
+    return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' must be a list of ints"));
+  }
+  if (static_cast<int>(a->ints.size()) != count) {
+    return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' has ", a->ints.size(), " values [",
+                                                   absl::StrJoin(a->ints, ","), "], expected ", count));
+  }
+  for (int64_t v : a->ints) {
+    if (v < min_value) {
+      return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' = [", absl::StrJoin(a->ints, ","),
+                                                     "]: every value must be at least ", min_value));
+    }
+  }
+  return a->ints;
+}
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+
+absl::StatusOr<AutoPad> ParseAutoPad(const Node& node) {
+  const std::string s = node.GetString("auto_pad", "NOTSET");
+  if (s == "NOTSET") return AutoPad::kNotSet;
+  if (s == "SAME_UPPER") return AutoPad::kSameUpper;
+  if (s == "SAME_LOWER") return AutoPad::kSameLower;
+  if (s == "VALID") return AutoPad::kValid;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown auto_pad '", s, "' (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)"));
+}
+
+// Reads strides, dilations, pads and auto_pad (p->kernel already set) and computes padding and output
+// extents following the ONNX Conv/MaxPool output-shape formulas.
+absl::Status ResolveWindow(const Node& node, absl::Span<const Dim> x_dims, bool ceil_mode, WindowParams* p) {
+  const int ns = p->num_spatial();
+  absl::StatusOr<std::vector<int64_t>> strides = SpatialInts(node, "strides", ns, 1, 1);
+  if (!strides.ok()) return strides.status();
+  absl::StatusOr<std::vector<int64_t>> dilations = SpatialInts(node, "dilations", ns, 1, 1);
+  if (!dilations.ok()) return dilations.status();
+  absl::StatusOr<std::vector<int64_t>> pads = SpatialInts(node, "pads", 2 * ns, 0, 0);
+  if (!pads.ok()) return pads.status();
+  absl::StatusOr<AutoPad> auto_pad = ParseAutoPad(node);
+  if (!auto_pad.ok()) return auto_pad.status();
+  const bool explicit_pads = std::any_of(pads->begin(), pads->end(), [](int64_t v) { return v != 0; });
+  if (*auto_pad != AutoPad::kNotSet && explicit_pads) {
+    return absl::InvalidArgumentError(absl::StrCat("auto_pad '", node.GetString("auto_pad", ""),
+                                                   "' cannot be combined with explicit pads [",
+                                                   absl::StrJoin(*pads, ","), "]"));
+  }
+  p->strides = *strides;
+  p->dilations = *dilations;
+  p->pads_begin.assign(pads->begin(), pads->begin() + ns);
+  p->pads_end.assign(pads->begin() + ns, pads->end());
+  p->output.clear();
+  for (int i = 0; i < ns; ++i) {
+    const Dim& in = x_dims[2 + i];
+    const int64_t s = p->strides[i];
+    const int64_t keff = (p->kernel[i] - 1) * p->dilations[i] + 1;
+    int64_t& pb = p->pads_begin[i];
+    int64_t& pe = p->pads_end[i];
+    if (*auto_pad == AutoPad::kSameUpper || *auto_pad == AutoPad::kSameLower) {
+      // ONNX: output = ceil(input / stride), padding split evenly with the odd element at the end (UPPER)
+      // or the beginning (LOWER). ceil_mode does not apply.
+      if (!in.is_static()) {
+        p->output.push_back(s == 1 ? in : UnknownDim());
+        continue;
+      }
+      const int64_t out = CeilDiv(in.value(), s);
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + keff - in.value());
+      const int64_t half = total / 2;
+      pb = *auto_pad == AutoPad::kSameUpper ? half : total - half;
+      pe = total - pb;
+      p->output.push_back(out);
+      continue;
+    }
+    // VALID is NOTSET with zero padding; the ONNX formula for it ignores ceil_mode.
+    const bool ceil = ceil_mode && *auto_pad == AutoPad::kNotSet;
+    if (!in.is_static()) {
+      p->output.push_back(s == 1 && pb + pe == keff - 1 ? in : UnknownDim());
+      continue;
+    }
+    const int64_t span = in.value() + pb + pe - keff;
+    if (span < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "window of extent ", keff, " (kernel ", p->kernel[i], ", dilation ", p->dilations[i],
+          ") does not fit spatial dimension ", i, " of extent ", in.value(), " with padding ", pb, "+", pe));
+    }
+    int64_t out = (ceil ? CeilDiv(span, s) : span / s) + 1;
+    // A window that would start in the end padding is dropped (as PyTorch and the ONNX spec do).
+    if (ceil && (out - 1) * s >= in.value() + pb) --out;
+    p->output.push_back(out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSpatialRank(absl::Span<const Dim> x_dims) {
+  if (x_dims.size() < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input has rank ", x_dims.size(), ", expected [N, C, spatial...] with at least one spatial dim"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, const std::string& what) {
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", axis, " is out of range for rank ", rank, " (expected ", -rank, " to ", rank - 1, ")"));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Normalizes a list of axes and rejects duplicates.
+absl::StatusOr<std::vector<int>> NormalizeAxes(const std::vector<int64_t>& axes, int rank, const std::string& what) {
+  std::vector<int> out;
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    absl::StatusOr<int> n = NormalizeAxis(a, rank, what);
+    if (!n.ok()) return n.status();
+    if (seen[*n]) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "s [", absl::StrJoin(axes, ","), "] repeat axis ", *n));
+    }
+    seen[*n] = true;
+    out.push_back(*n);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Dim> DimsOf(absl::Span<const int64_t> shape) { return std::vector<Dim>(shape.begin(), shape.end()); }
+
+absl::StatusOr<int> ResolveAxisAttr(const Node& node, const std::string& name, int64_t def, int rank) {
+  return NormalizeAxis(node.GetInt(name, def), rank, name);
+}
+
+absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const Dim> x_dims,
+                                             absl::Span<const Dim> w_dims) {
+  absl::Status s = CheckSpatialRank(x_dims);
+  if (!s.ok()) return s;
+  if (w_dims.size() != x_dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("weight has rank ", w_dims.size(), " but input has rank ",
+                                                   x_dims.size(), " (expected [M, C/group, kernel...])"));
+  }
+  const int ns = static_cast<int>(x_dims.size()) - 2;
+  ConvParams p;
+  p.group = node.GetInt("group", 1);
+  if (p.group < 1) return absl::InvalidArgumentError(absl::StrCat("group must be at least 1, got ", p.group));
+  const Dim& c = x_dims[1];
+  const Dim& m = w_dims[0];
+  const Dim& cg = w_dims[1];
+  if (c.is_static() && cg.is_static() && c.value() != cg.value() * p.group) {
+    return absl::InvalidArgumentError(absl::StrCat("weight has ", cg.value(),
+                                                   " input channels per group but input has ", c.value(),
+                                                   " channels and group=", p.group));
+  }
+  if (m.is_static() && m.value() % p.group != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("weight has ", m.value(), " output channels, which group=", p.group, " does not divide"));
+  }
+  if (node.HasAttr("kernel_shape")) {
+    absl::StatusOr<std::vector<int64_t>> k = SpatialInts(node, "kernel_shape", ns, 1, 1);
+    if (!k.ok()) return k.status();
+    p.kernel = *k;
+  }
+  for (int i = 0; i < ns; ++i) {
+    const Dim& wk = w_dims[2 + i];
+    if (p.kernel.size() == static_cast<size_t>(ns)) {
+      if (wk.is_static() && wk.value() != p.kernel[i]) {
+        return absl::InvalidArgumentError(absl::StrCat("kernel_shape [", absl::StrJoin(p.kernel, ","),
+                                                       "] disagrees with weight kernel dimension ", i, " = ",
+                                                       wk.value()));
+      }
+    } else if (!wk.is_static()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("weight kernel dimension ", i, " is symbolic (", wk.symbol(), ") and there is no kernel_shape"));
+    }
+  }
+  if (p.kernel.empty()) {
+    for (int i = 0; i < ns; ++i) p.kernel.push_back(w_dims[2 + i].value());
+  }
+  for (int64_t k : p.kernel) {
+    if (k < 1) return absl::InvalidArgumentError(absl::StrCat("weight has an empty kernel dimension"));
+  }
+  s = ResolveWindow(node, x_dims, /*ceil_mode=*/false, &p);
+  if (!s.ok()) return s;
+  return p;
+}
+
+absl::StatusOr<PoolParams> ResolvePoolParams(const Node& node, absl::Span<const Dim> x_dims) {
+  absl::Status s = CheckSpatialRank(x_dims);
+  if (!s.ok()) return s;
+  const int ns = static_cast<int>(x_dims.size()) - 2;
+  if (!node.HasAttr("kernel_shape")) return absl::InvalidArgumentError("missing required attribute 'kernel_shape'");
+  absl::StatusOr<std::vector<int64_t>> k = SpatialInts(node, "kernel_shape", ns, 1, 1);
+  if (!k.ok()) return k.status();
+  PoolParams p;
+  p.kernel = *k;
+  p.ceil_mode = node.GetInt("ceil_mode", 0) != 0;
+  p.count_include_pad = node.GetInt("count_include_pad", 0) != 0;
+  s = ResolveWindow(node, x_dims, p.ceil_mode, &p);
+  if (!s.ok()) return s;
+  return p;
+}
+
+absl::StatusOr<ReduceParams> ResolveReduceParams(const Node& node, int rank, const Tensor* axes) {
+  if (node.HasAttr("axes")) {
+    return absl::InvalidArgumentError(
+        "has an 'axes' attribute (the pre-opset-18 form); the IR takes axes as the optional second input");
+  }
+  ReduceParams p;
+  p.keepdims = node.GetInt("keepdims", 1) != 0;
+  const bool noop_with_empty_axes = node.GetInt("noop_with_empty_axes", 0) != 0;
+  if (axes == nullptr || axes->num_elements() == 0) {
+    p.noop = noop_with_empty_axes;
+    p.reduced.assign(rank, !p.noop);
+    return p;
+  }
+  absl::StatusOr<std::vector<int>> norm = NormalizeAxes(axes->ToInt64Vector(), rank, "axis");
+  if (!norm.ok()) return norm.status();
+  p.reduced.assign(rank, false);
+  for (int a : *norm) p.reduced[a] = true;
+  return p;
+}
+
+absl::StatusOr<PadMode> ResolvePadMode(const Node& node) {
+  const std::string mode = node.GetString("mode", "constant");
+  if (mode == "constant") return PadMode::kConstant;
+  if (mode == "reflect") return PadMode::kReflect;
+  if (mode == "edge") return PadMode::kEdge;
+  if (mode == "wrap") return absl::UnimplementedError("Pad mode 'wrap' is not supported");
+  return absl::InvalidArgumentError(absl::StrCat("unknown Pad mode '", mode, "' (expected constant, reflect or edge)"));
+}
+
+absl::StatusOr<std::vector<int>> ResolvePadAxes(int rank, const Tensor* axes) {
+  if (axes == nullptr) {
+    std::vector<int> all(rank);
+    for (int i = 0; i < rank; ++i) all[i] = i;
+    return all;
+  }
+  return NormalizeAxes(axes->ToInt64Vector(), rank, "pad axis");
+}
+
+absl::StatusOr<PadParams> ResolvePadParams(const Node& node, int rank, const Tensor& pads, const Tensor* axes) {
+  PadParams p;
+  absl::StatusOr<PadMode> mode = ResolvePadMode(node);
+  if (!mode.ok()) return mode.status();
+  p.mode = *mode;
+  absl::StatusOr<std::vector<int>> ax = ResolvePadAxes(rank, axes);
+  if (!ax.ok()) return ax.status();
+  const std::vector<int64_t> v = pads.ToInt64Vector();
+  if (v.size() != 2 * ax->size()) {
+    return absl::InvalidArgumentError(absl::StrCat("pads has ", v.size(), " values [", absl::StrJoin(v, ","),
+                                                   "], expected ", 2 * ax->size(), " (begin and end for each of ",
+                                                   ax->size(), " axes)"));
+  }
+  p.begin.assign(rank, 0);
+  p.end.assign(rank, 0);
+  for (size_t j = 0; j < ax->size(); ++j) {
+    p.begin[(*ax)[j]] = v[j];
+    p.end[(*ax)[j]] = v[j + ax->size()];
+  }
+  return p;
+}
+
+absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<const Dim> x_dims, bool has_scales,
+                                                 const Tensor* scales, bool has_sizes, const Tensor* sizes) {
+  ResizeParams p;
+  const std::string mode = node.GetString("mode", "nearest");
+  if (mode == "nearest") {
+    p.mode = ResizeParams::Mode::kNearest;
+  } else if (mode == "linear") {
+    p.mode = ResizeParams::Mode::kLinear;
+  } else if (mode == "cubic") {
+    return absl::UnimplementedError("Resize mode 'cubic' is not supported (use nearest or linear)");
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown Resize mode '", mode, "' (expected nearest or linear)"));
+  }
+  const std::string coord = node.GetString("coordinate_transformation_mode", "half_pixel");
+  if (coord == "half_pixel") {
+    p.coordinate_mode = ResizeParams::CoordinateMode::kHalfPixel;
+  } else if (coord == "pytorch_half_pixel") {
+    p.coordinate_mode = ResizeParams::CoordinateMode::kPytorchHalfPixel;
+  } else if (coord == "align_corners") {
+    p.coordinate_mode = ResizeParams::CoordinateMode::kAlignCorners;
+  } else if (coord == "asymmetric") {
+    p.coordinate_mode = ResizeParams::CoordinateMode::kAsymmetric;
+  } else if (coord == "tf_crop_and_resize" || coord == "half_pixel_symmetric" || coord == "tf_half_pixel_for_nn") {
+    return absl::UnimplementedError(absl::StrCat("Resize coordinate_transformation_mode '", coord,
+                                                 "' is not supported (use half_pixel, pytorch_half_pixel, "
+                                                 "align_corners or asymmetric)"));
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown coordinate_transformation_mode '", coord, "'"));
+  }
+  const std::string nearest = node.GetString("nearest_mode", "round_prefer_floor");
+  if (nearest == "round_prefer_floor") {
+    p.nearest_mode = ResizeParams::NearestMode::kRoundPreferFloor;
+  } else if (nearest == "round_prefer_ceil") {
+    p.nearest_mode = ResizeParams::NearestMode::kRoundPreferCeil;
+  } else if (nearest == "floor") {
+    p.nearest_mode = ResizeParams::NearestMode::kFloor;
+  } else if (nearest == "ceil") {
+    p.nearest_mode = ResizeParams::NearestMode::kCeil;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown nearest_mode '", nearest, "' (expected round_prefer_floor, round_prefer_ceil, floor or ceil)"));
+  }
+  if (node.GetInt("antialias", 0) != 0) return absl::UnimplementedError("Resize with antialias=1 is not supported");
+  const std::string policy = node.GetString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown keep_aspect_ratio_policy '", policy, "' (expected stretch, not_larger or not_smaller)"));
+  }
+  if (has_scales == has_sizes) {
+    return absl::InvalidArgumentError(has_scales ? "has both scales and sizes; give exactly one"
+                                                 : "needs scales or sizes (neither is given)");
+  }
+  const int rank = static_cast<int>(x_dims.size());
+  std::vector<int> axes;
+  if (node.HasAttr("axes")) {
+    absl::StatusOr<std::vector<int>> a = NormalizeAxes(node.GetInts("axes"), rank, "axis");
+    if (!a.ok()) return a.status();
+    axes = *a;
+  } else {
+    for (int i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  p.output.assign(x_dims.begin(), x_dims.end());
+  p.scales.assign(rank, 1.0);
+  const Tensor* given = has_scales ? scales : sizes;
+  if (given == nullptr) {
+    for (int a : axes) p.output[a] = UnknownDim();
+    return p;
+  }
+  if (given->num_elements() != static_cast<int64_t>(axes.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(has_scales ? "scales" : "sizes", " has ", given->num_elements(),
+                                                   " values, expected ", axes.size(), " (one per resized axis)"));
+  }
+  if (has_scales) {
+    for (size_t j = 0; j < axes.size(); ++j) {
+      const int a = axes[j];
+      const float s = static_cast<float>(given->GetAsDouble(j));
+      if (!(s > 0)) return absl::InvalidArgumentError(absl::StrCat("scales[", j, "] = ", s, " must be positive"));
+      p.scales[a] = s;
+      if (x_dims[a].is_static()) {
+        // Single-precision product, as ONNX Runtime computes it: floor(7 * 0.7f) is 7 here but 6 in double.
+        p.output[a] = static_cast<int64_t>(std::floor(static_cast<float>(x_dims[a].value()) * s));
+      } else if (s != 1.0f) {
+        p.output[a] = UnknownDim();
+      }
+    }
+    return p;
+  }
+  std::vector<int64_t> sz = given->ToInt64Vector();
+  for (size_t j = 0; j < sz.size(); ++j) {
+    if (sz[j] < 0) return absl::InvalidArgumentError(absl::StrCat("sizes[", j, "] = ", sz[j], " is negative"));
+  }
+  if (policy != "stretch") {
+    // One scale for every resized axis, the largest (not_larger) or smallest (not_smaller) that fits.
+    double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+    for (size_t j = 0; j < axes.size(); ++j) {
+      const Dim& in = x_dims[axes[j]];
+      if (!in.is_static()) {
+        for (int a : axes) p.output[a] = UnknownDim();
+        return p;
+      }
+      if (in.value() == 0) return absl::InvalidArgumentError("cannot keep the aspect ratio of an empty input");
+      const double r = static_cast<double>(sz[j]) / in.value();
+      scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+    }
+    for (size_t j = 0; j < axes.size(); ++j) sz[j] = std::llround(scale * x_dims[axes[j]].value());
+  }
+  for (size_t j = 0; j < axes.size(); ++j) {
+    const int a = axes[j];
+    p.output[a] = sz[j];
+    if (x_dims[a].is_static() && x_dims[a].value() > 0) {
+      p.scales[a] = static_cast<double>(sz[j]) / x_dims[a].value();
+    }
+  }
+  return p;
+}
+
+}  // namespace tessel

@@ -1,0 +1,389 @@
+// Reference kernels for elementwise operators. Float math is done in double and rounded once, so that
+// these stay an accurate oracle; integer arithmetic wraps (two's complement) instead of overflowing.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/ops/shape_util.h"
+#include "kernels/reference/reference.h"
+
+namespace tessel {
+namespace {
+
+using Inputs = absl::Span<const Tensor* const>;
+using Outputs = absl::Span<Tensor>;
+
+absl::Status Unsupported(const Node& node, DType t) {
+  return absl::UnimplementedError(
+      absl::StrCat(node.op_type(), ": the reference kernel does not support ", DTypeName(t), " tensors"));
+}
+
+// ---- Unary float operators -------------------------------------------------------------------
+
+struct SigmoidOp {
+  explicit SigmoidOp(const Node&) {}
+  double operator()(double x) const { return 1.0 / (1.0 + std::exp(-x)); }
+};
+struct HardSigmoidOp {
+  explicit HardSigmoidOp(const Node& n) : alpha(n.GetFloat("alpha", 0.2f)), beta(n.GetFloat("beta", 0.5f)) {}
+  double operator()(double x) const { return std::fmax(0.0, std::fmin(1.0, alpha * x + beta)); }
+  double alpha, beta;
+};
+struct HardSwishOp {
+  explicit HardSwishOp(const Node&) {}
+  double operator()(double x) const { return x * std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5)); }
+};
+struct TanhOp {
+  explicit TanhOp(const Node&) {}
+  double operator()(double x) const { return std::tanh(x); }
+};
+struct ErfOp {
+  explicit ErfOp(const Node&) {}
+  double operator()(double x) const { return std::erf(x); }
+};
+struct GeluOp {
+  explicit GeluOp(const Node& n) : tanh_approx(n.GetString("approximate", "none") == "tanh") {}
+  double operator()(double x) const {
+    if (tanh_approx) {
+      constexpr double kSqrt2OverPi = 0.79788456080286535588;
+      return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+    }
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  }
+  bool tanh_approx;
+};
+struct SqrtOp {
+  explicit SqrtOp(const Node&) {}
+  double operator()(double x) const { return std::sqrt(x); }
+};
+struct ReciprocalOp {
+  explicit ReciprocalOp(const Node&) {}
+  double operator()(double x) const { return 1.0 / x; }
+};
+struct ExpOp {
+  explicit ExpOp(const Node&) {}
+  double operator()(double x) const { return std::exp(x); }
+};
+
+template <typename OpT>
+absl::Status UnaryFloat(const Node& node, Inputs in, Outputs out) {
+  if (in[0]->dtype() != DType::kF32) return Unsupported(node, in[0]->dtype());
+  const OpT op(node);
+  const float* x = in[0]->data<float>();
+  float* y = out[0].data<float>();
+  for (int64_t i = 0, n = in[0]->num_elements(); i < n; ++i) y[i] = static_cast<float>(op(x[i]));
+  return absl::OkStatus();
+}
+
+// ---- Relu, Neg and Clip: float or integer ----------------------------------------------------
+
+template <typename T>
+T WrapNeg(T x) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(U{0} - static_cast<U>(x));
+}
+
+template <typename T>
+void ReluLoop(const Tensor& x, Tensor& y) {
+  const T* a = x.data<T>();
+  T* b = y.data<T>();
+  // `a < 0 ? 0 : a` keeps NaN as NaN, as numpy's maximum does.
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) b[i] = a[i] < T{0} ? T{0} : a[i];
+}
+
+absl::Status Relu(const Node& node, Inputs in, Outputs out) {
+  switch (in[0]->dtype()) {
+    case DType::kF32: ReluLoop<float>(*in[0], out[0]); break;
+    case DType::kI32: ReluLoop<int32_t>(*in[0], out[0]); break;
+    case DType::kI64: ReluLoop<int64_t>(*in[0], out[0]); break;
+    default: return Unsupported(node, in[0]->dtype());
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void NegLoop(const Tensor& x, Tensor& y) {
+  const T* a = x.data<T>();
+  T* b = y.data<T>();
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      b[i] = WrapNeg(a[i]);
+    } else {
+      b[i] = -a[i];
+    }
+  }
+}
+
+absl::Status Neg(const Node& node, Inputs in, Outputs out) {
+  switch (in[0]->dtype()) {
+    case DType::kF32: NegLoop<float>(*in[0], out[0]); break;
+    case DType::kI32: NegLoop<int32_t>(*in[0], out[0]); break;
+    case DType::kI64: NegLoop<int64_t>(*in[0], out[0]); break;
+    default: return Unsupported(node, in[0]->dtype());
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void ClipLoop(Inputs in, Tensor& y) {
+  const T lo = in.size() > 1 && in[1] ? in[1]->data<T>()[0] : std::numeric_limits<T>::lowest();
+  const T hi = in.size() > 2 && in[2] ? in[2]->data<T>()[0] : std::numeric_limits<T>::max();
+  const T* a = in[0]->data<T>();
+  T* b = y.data<T>();
+  // max then min: when min > max every element becomes max, as ONNX specifies.
+  for (int64_t i = 0, n = in[0]->num_elements(); i < n; ++i) {
+    const T v = a[i] < lo ? lo : a[i];
+    b[i] = v > hi ? hi : v;
+  }
+}
+
+absl::Status Clip(const Node& node, Inputs in, Outputs out) {
+  switch (in[0]->dtype()) {
+    case DType::kF32: ClipLoop<float>(in, out[0]); break;
+    case DType::kI32: ClipLoop<int32_t>(in, out[0]); break;
+    case DType::kI64: ClipLoop<int64_t>(in, out[0]); break;
+    default: return Unsupported(node, in[0]->dtype());
+  }
+  return absl::OkStatus();
+}
+
+// ---- Broadcasting binary arithmetic ----------------------------------------------------------
+
+// Float-to-integer conversion without undefined behaviour: truncate toward zero, NaN gives 0, values
+// beyond int64 saturate, then two's-complement wrap to T (what numpy's astype does in range).
+template <typename T>
+T FloatToInt(double v) {
+  if (std::isnan(v)) return T{0};
+  v = std::trunc(v);
+  int64_t i;
+  if (v >= 9223372036854775807.0) {
+    i = std::numeric_limits<int64_t>::max();
+  } else if (v <= -9223372036854775808.0) {
+    i = std::numeric_limits<int64_t>::min();
+  } else {
+    i = static_cast<int64_t>(v);
+  }
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(i));
+}
+
+enum class BinOp { kAdd, kSub, kMul, kDiv };
+
+template <typename T>
+T Apply(BinOp op, T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case BinOp::kAdd: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case BinOp::kSub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+      case BinOp::kMul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      case BinOp::kDiv:
+        // min / -1 overflows; it wraps back to min. Zero divisors were rejected before the loop.
+        return b == T{-1} ? WrapNeg(a) : static_cast<T>(a / b);
+    }
+  } else {
+    switch (op) {
+      case BinOp::kAdd: return a + b;
+      case BinOp::kSub: return a - b;
+      case BinOp::kMul: return a * b;
+      case BinOp::kDiv: return a / b;
+    }
+  }
+  return T{0};
+}
+
+template <typename T>
+absl::Status BinaryLoop(const Node& node, BinOp op, const Tensor& a, const Tensor& b, Tensor& y) {
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  if constexpr (std::is_integral_v<T>) {
+    if (op == BinOp::kDiv) {
+      for (int64_t i = 0, n = b.num_elements(); i < n; ++i) {
+        if (pb[i] == 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("integer division by zero (element ", i, " of divisor ", ShapeToString(b.shape()), ")"));
+        }
+      }
+    }
+  }
+  T* py = y.data<T>();
+  BroadcastIndexer it(y.shape(), {a.shape(), b.shape()});
+  for (int64_t i = 0, n = y.num_elements(); i < n; ++i, it.Next()) py[i] = Apply(op, pa[it.offset(0)], pb[it.offset(1)]);
+  return absl::OkStatus();
+}
+
+template <BinOp kOp>
+absl::Status Binary(const Node& node, Inputs in, Outputs out) {
+  switch (in[0]->dtype()) {
+    case DType::kF32: return BinaryLoop<float>(node, kOp, *in[0], *in[1], out[0]);
+    case DType::kI32: return BinaryLoop<int32_t>(node, kOp, *in[0], *in[1], out[0]);
+    case DType::kI64: return BinaryLoop<int64_t>(node, kOp, *in[0], *in[1], out[0]);
+    default: return Unsupported(node, in[0]->dtype());
+  }
+}
+
+template <typename T>
+void PowLoop(const Tensor& a, const Tensor& b, Tensor& y) {
+  T* py = y.data<T>();
+  BroadcastIndexer it(y.shape(), {a.shape(), b.shape()});
+  for (int64_t i = 0, n = y.num_elements(); i < n; ++i, it.Next()) {
+    const double v = std::pow(a.GetAsDouble(it.offset(0)), b.GetAsDouble(it.offset(1)));
+    if constexpr (std::is_integral_v<T>) {
+      py[i] = FloatToInt<T>(v);
+    } else {
+      py[i] = static_cast<T>(v);
+    }
+  }
+}
+
+absl::Status Pow(const Node& node, Inputs in, Outputs out) {
+  const DType e = in[1]->dtype();
+  if (e != DType::kF32 && e != DType::kI32 && e != DType::kI64) return Unsupported(node, e);
+  switch (in[0]->dtype()) {
+    case DType::kF32: PowLoop<float>(*in[0], *in[1], out[0]); break;
+    case DType::kI32: PowLoop<int32_t>(*in[0], *in[1], out[0]); break;
+    case DType::kI64: PowLoop<int64_t>(*in[0], *in[1], out[0]); break;
+    default: return Unsupported(node, in[0]->dtype());
+  }
+  return absl::OkStatus();
+}
+
+// ---- Comparisons ------------------------------------------------------------------------------
+
+enum class CmpOp { kEqual, kLess, kGreater };
+
+template <CmpOp kOp>
+absl::Status Compare(const Node& node, Inputs in, Outputs out) {
+  const Tensor& a = *in[0];
+  const Tensor& b = *in[1];
+  if (a.dtype() == DType::kI4) return Unsupported(node, a.dtype());
+  uint8_t* py = out[0].data<uint8_t>();
+  BroadcastIndexer it(out[0].shape(), {a.shape(), b.shape()});
+  const bool is_int = !IsFloat(a.dtype());
+  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i, it.Next()) {
+    bool r;
+    if (is_int) {  // exact for int64, which doubles are not
+      const int64_t x = a.GetAsInt64(it.offset(0)), y = b.GetAsInt64(it.offset(1));
+      r = kOp == CmpOp::kEqual ? x == y : kOp == CmpOp::kLess ? x < y : x > y;
+    } else {
+      const double x = a.GetAsDouble(it.offset(0)), y = b.GetAsDouble(it.offset(1));
+      r = kOp == CmpOp::kEqual ? x == y : kOp == CmpOp::kLess ? x < y : x > y;
+    }
+    py[i] = r ? 1 : 0;
+  }
+  return absl::OkStatus();
+}
+
+// ---- Where, Cast, Identity, Dropout ----------------------------------------------------------
+
+absl::Status Where(const Node& node, Inputs in, Outputs out) {
+  const DType t = in[1]->dtype();
+  if (t == DType::kI4) return Unsupported(node, t);
+  const size_t bytes = DTypeBits(t) / 8;
+  const uint8_t* cond = in[0]->data<uint8_t>();
+  const char* x = static_cast<const char*>(in[1]->raw_data());
+  const char* y = static_cast<const char*>(in[2]->raw_data());
+  char* o = static_cast<char*>(out[0].raw_data());
+  BroadcastIndexer it(out[0].shape(), {in[0]->shape(), in[1]->shape(), in[2]->shape()});
+  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i, it.Next()) {
+    const char* src = cond[it.offset(0)] ? x + it.offset(1) * bytes : y + it.offset(2) * bytes;
+    std::memcpy(o + i * bytes, src, bytes);
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void StoreInt(Tensor& out, int64_t i, int64_t v) {
+  out.data<T>()[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
+}
+
+// One element, converted as numpy's astype does (integers wrap, floats truncate toward zero).
+void CastElement(const Tensor& in, Tensor& out, int64_t i) {
+  const bool from_float = IsFloat(in.dtype());
+  const double f = from_float ? in.GetAsDouble(i) : 0.0;
+  const int64_t v = from_float ? 0 : in.GetAsInt64(i);
+  switch (out.dtype()) {
+    case DType::kF32: out.data<float>()[i] = from_float ? static_cast<float>(f) : static_cast<float>(v); break;
+    case DType::kF16:
+      out.data<uint16_t>()[i] = FloatToHalf(from_float ? static_cast<float>(f) : static_cast<float>(v));
+      break;
+    case DType::kBF16:
+      out.data<uint16_t>()[i] = FloatToBFloat16(from_float ? static_cast<float>(f) : static_cast<float>(v));
+      break;
+    case DType::kBool: out.data<uint8_t>()[i] = from_float ? f != 0.0 : v != 0; break;
+    case DType::kI8:
+      if (from_float) {
+        out.data<int8_t>()[i] = FloatToInt<int8_t>(f);
+      } else {
+        StoreInt<int8_t>(out, i, v);
+      }
+      break;
+    case DType::kU8:
+      if (from_float) {
+        out.data<uint8_t>()[i] = FloatToInt<uint8_t>(f);
+      } else {
+        StoreInt<uint8_t>(out, i, v);
+      }
+      break;
+    case DType::kI32:
+      if (from_float) {
+        out.data<int32_t>()[i] = FloatToInt<int32_t>(f);
+      } else {
+        StoreInt<int32_t>(out, i, v);
+      }
+      break;
+    case DType::kI64: out.data<int64_t>()[i] = from_float ? FloatToInt<int64_t>(f) : v; break;
+    case DType::kI4: break;  // rejected by Cast() before the loop
+  }
+}
+
+absl::Status Cast(const Node& node, Inputs in, Outputs out) {
+  if (in[0]->dtype() == DType::kI4) return Unsupported(node, in[0]->dtype());
+  if (out[0].dtype() == DType::kI4) return Unsupported(node, out[0].dtype());
+  for (int64_t i = 0, n = in[0]->num_elements(); i < n; ++i) CastElement(*in[0], out[0], i);
+  return absl::OkStatus();
+}
+
+absl::Status Identity(const Node& node, Inputs in, Outputs out) {
+  if (in[0]->byte_size() > 0) std::memcpy(out[0].raw_data(), in[0]->raw_data(), in[0]->byte_size());
+  return absl::OkStatus();
+}
+
+absl::Status Dropout(const Node& node, Inputs in, Outputs out) {
+  if (in[0]->byte_size() > 0) std::memcpy(out[0].raw_data(), in[0]->raw_data(), in[0]->byte_size());
+  if (out.size() > 1 && out[1].byte_size() > 0) std::memset(out[1].raw_data(), 1, out[1].byte_size());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
+  r.Register("", "Relu", Relu);
+  r.Register("", "Neg", Neg);
+  r.Register("", "Clip", Clip);
+  r.Register("", "Sigmoid", UnaryFloat<SigmoidOp>);
+  r.Register("", "HardSigmoid", UnaryFloat<HardSigmoidOp>);
+  r.Register("", "HardSwish", UnaryFloat<HardSwishOp>);
+  r.Register("", "Tanh", UnaryFloat<TanhOp>);
+  r.Register("", "Erf", UnaryFloat<ErfOp>);
+  r.Register("", "Gelu", UnaryFloat<GeluOp>);
+  r.Register("", "Sqrt", UnaryFloat<SqrtOp>);
+  r.Register("", "Reciprocal", UnaryFloat<ReciprocalOp>);
+  r.Register("", "Exp", UnaryFloat<ExpOp>);
+  r.Register("", "Add", Binary<BinOp::kAdd>);
+  r.Register("", "Sub", Binary<BinOp::kSub>);
+  r.Register("", "Mul", Binary<BinOp::kMul>);
+  r.Register("", "Div", Binary<BinOp::kDiv>);
+  r.Register("", "Pow", Pow);
+  r.Register("", "Equal", Compare<CmpOp::kEqual>);
+  r.Register("", "Less", Compare<CmpOp::kLess>);
+  r.Register("", "Greater", Compare<CmpOp::kGreater>);
+  r.Register("", "Where", Where);
+  r.Register("", "Cast", Cast);
+  r.Register("", "Identity", Identity);
+  r.Register("", "Dropout", Dropout);
+}
+
+}  // namespace tessel

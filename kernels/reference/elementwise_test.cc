@@ -1,0 +1,349 @@
+// Elementwise reference kernels and their type inference, checked against hand-computed values
+// (tolerance 1e-6 absolute for transcendental functions, exact otherwise).
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "graph/graph.h"
+#include "graph/op_registry.h"
+#include "kernels/reference/reference.h"
+
+namespace tessel {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+// One node fed by graph inputs; std::nullopt leaves an optional input out.
+class OneNode {
+ public:
+  OneNode(const std::string& op, std::vector<std::optional<Tensor>> inputs, int num_outputs = 1)
+      : inputs_(std::move(inputs)) {
+    std::vector<Value*> values;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      values.push_back(inputs_[i] ? graph_.AddInput("in" + std::to_string(i), inputs_[i]->type()) : nullptr);
+    }
+    node_ = graph_.AddNode(op, values, num_outputs, "n");
+  }
+  Node& node() { return *node_; }
+  absl::StatusOr<std::vector<Tensor>> Run() {
+    std::vector<const Tensor*> ptrs;
+    for (const auto& t : inputs_) ptrs.push_back(t ? &*t : nullptr);
+    std::vector<Tensor> outs;
+    absl::Status s = RunReferenceNode(*node_, ptrs, &outs);
+    if (!s.ok()) return s;
+    return outs;
+  }
+
+ private:
+  Graph graph_;
+  Node* node_;
+  std::vector<std::optional<Tensor>> inputs_;
+};
+
+Tensor F32(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::FromVector<float>(shape, v); }
+Tensor I64(std::vector<int64_t> shape, std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(shape, v); }
+Tensor I32(std::vector<int64_t> shape, std::vector<int32_t> v) { return Tensor::FromVector<int32_t>(shape, v); }
+Tensor Bool(std::vector<int64_t> shape, std::vector<bool> v) {
+  std::vector<uint8_t> bytes(v.begin(), v.end());
+  Tensor t(DType::kBool, shape);
+  for (size_t i = 0; i < bytes.size(); ++i) t.data<uint8_t>()[i] = bytes[i];
+  return t;
+}
+
+std::vector<float> RunUnary(const std::string& op, std::vector<float> x,
+                            std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+  OneNode n(op, {F32({static_cast<int64_t>(x.size())}, x)});
+  for (auto& [k, a] : attrs) n.node().SetAttr(k, a);
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? (*out)[0].ToFloatVector() : std::vector<float>{};
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, double tol = 1e-6) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+TEST(ElementwiseTest, Activations) {
+  EXPECT_THAT(RunUnary("Relu", {-2, -0.5f, 0, 3}), ElementsAre(0, 0, 0, 3));
+  ExpectNear(RunUnary("Sigmoid", {0, 2, -2}), {0.5, 0.8807970779778823, 0.11920292202211755});
+  ExpectNear(RunUnary("Tanh", {0, 1, -1}), {0, 0.7615941559557649, -0.7615941559557649});
+  // HardSigmoid defaults alpha 0.2, beta 0.5: 0.2 * 1 + 0.5 = 0.7; clamps at 0 and 1.
+  ExpectNear(RunUnary("HardSigmoid", {1, -5, 5}), {0.7, 0, 1});
+  ExpectNear(RunUnary("HardSigmoid", {1}, {{"alpha", Attribute::Float(0.5f)}, {"beta", Attribute::Float(0.0f)}}),
+             {0.5});
+  // x * clamp(x / 6 + 0.5, 0, 1): 1 -> 2/3, 3 -> 3, -3 -> 0, -1 -> -1/3.
+  ExpectNear(RunUnary("HardSwish", {1, 3, -3, -1, 4}), {2.0 / 3, 3, 0, -1.0 / 3, 4});
+}
+
+TEST(ElementwiseTest, ErfAndGelu) {
+  // erf(1), erf(0.5) from tables.
+  ExpectNear(RunUnary("Erf", {0, 1, -0.5f}), {0, 0.8427007929497149, -0.5204998778130465});
+  // Exact Gelu: x * Phi(x); Phi(1) = 0.8413447460685429.
+  ExpectNear(RunUnary("Gelu", {0, 1, -1}), {0, 0.8413447460685429, -0.15865525393145707});
+  // Tanh form: 0.5 * (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.8411919906082768.
+  ExpectNear(RunUnary("Gelu", {1}, {{"approximate", Attribute::String("tanh")}}), {0.8411919906082768});
+}
+
+TEST(ElementwiseTest, GeluRejectsUnknownApproximation) {
+  OneNode n("Gelu", {F32({1}, {1})});
+  n.node().SetAttr("approximate", Attribute::String("fast"));
+  EXPECT_THAT(n.Run().status().message(), HasSubstr("approximate"));
+}
+
+TEST(ElementwiseTest, UnaryMath) {
+  ExpectNear(RunUnary("Sqrt", {4, 2, 0}), {2, 1.4142135623730951, 0});
+  ExpectNear(RunUnary("Reciprocal", {4, -0.5f}), {0.25, -2});
+  ExpectNear(RunUnary("Exp", {0, 1, -1}), {1, 2.718281828459045, 0.36787944117144233});
+  EXPECT_THAT(RunUnary("Neg", {1, -2, 0}), ElementsAre(-1, 2, 0));
+}
+
+TEST(ElementwiseTest, UnaryFloatOpRejectsIntegers) {
+  OneNode n("Sigmoid", {I64({2}, {1, 2})});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("float"));
+}
+
+TEST(ElementwiseTest, ReluAndNegOnIntegers) {
+  OneNode relu("Relu", {I64({3}, {-4, 0, 9})});
+  absl::StatusOr<std::vector<Tensor>> out = relu.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(0, 0, 9));
+  OneNode neg("Neg", {I32({2}, {5, INT32_MIN})});
+  out = neg.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  // -INT32_MIN wraps to itself.
+  EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(-5, INT32_MIN));
+}
+
+TEST(ElementwiseTest, ClipWithOptionalBounds) {
+  const Tensor x = F32({5}, {-3, -1, 0, 2, 5});
+  {
+    OneNode n("Clip", {x, Tensor::Scalar(-1.5f), Tensor::Scalar(2.5f)});
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(-1.5f, -1, 0, 2, 2.5f));
+  }
+  {
+    OneNode n("Clip", {x, std::nullopt, Tensor::Scalar(1.0f)});  // only max
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(-3, -1, 0, 1, 1));
+  }
+  {
+    OneNode n("Clip", {x, Tensor::Scalar(0.0f)});  // only min
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(0, 0, 0, 2, 5));
+  }
+  {
+    OneNode n("Clip", {x});
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(-3, -1, 0, 2, 5));
+  }
+  {
+    OneNode n("Clip", {x, Tensor::Scalar(3.0f), Tensor::Scalar(1.0f)});  // min > max: everything is max
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(1, 1, 1, 1, 1));
+  }
+  {
+    OneNode n("Clip", {I64({3}, {-7, 3, 70}), I64({}, {0}), I64({}, {10})});
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(0, 3, 10));
+  }
+}
+
+TEST(ElementwiseTest, BroadcastingAddAcrossRanks) {
+  // [2,1,3] + [4,1] -> [2,4,3]; out[i][j][k] = a[i][0][k] + b[j][0].
+  std::vector<float> a = {1, 2, 3, 10, 20, 30};
+  std::vector<float> b = {100, 200, 300, 400};
+  OneNode n("Add", {F32({2, 1, 3}, a), F32({4, 1}, b)});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].shape(), ElementsAre(2, 4, 3));
+  std::vector<float> want;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 3; ++k) want.push_back(a[i * 3 + k] + b[j]);
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAreArray(want));
+}
+
+TEST(ElementwiseTest, ScalarOperands) {
+  OneNode n("Mul", {Tensor::Scalar(3), F32({2, 2}, {1, 2, 3, 4})});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].shape(), ElementsAre(2, 2));
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(3, 6, 9, 12));
+  OneNode s("Sub", {Tensor::Scalar(3), Tensor::Scalar(5)});
+  out = s.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE((*out)[0].shape().empty());
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(-2));
+}
+
+TEST(ElementwiseTest, Int64Arithmetic) {
+  const Tensor a = I64({4}, {7, -7, 1LL << 40, INT64_MAX});
+  const Tensor b = I64({4}, {2, 2, 3, 1});
+  auto run = [&](const std::string& op) {
+    OneNode n(op, {a, b});
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    EXPECT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].dtype(), DType::kI64);
+    return (*out)[0].ToInt64Vector();
+  };
+  EXPECT_THAT(run("Add"), ElementsAre(9, -5, (1LL << 40) + 3, INT64_MIN));  // INT64_MAX + 1 wraps
+  EXPECT_THAT(run("Sub"), ElementsAre(5, -9, (1LL << 40) - 3, INT64_MAX - 1));
+  EXPECT_THAT(run("Mul"), ElementsAre(14, -14, 3LL << 40, INT64_MAX));
+  // Integer division truncates toward zero (-7 / 2 = -3), as C and ONNX Runtime do.
+  EXPECT_THAT(run("Div"), ElementsAre(3, -3, (1LL << 40) / 3, INT64_MAX));
+}
+
+TEST(ElementwiseTest, IntegerDivisionByZeroIsAnError) {
+  OneNode n("Div", {I32({2}, {1, 2}), I32({2}, {1, 0})});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("division by zero"));
+}
+
+TEST(ElementwiseTest, MismatchedDTypesAndShapesAreRejected) {
+  OneNode dt("Add", {F32({2}, {1, 2}), I64({2}, {1, 2})});
+  EXPECT_THAT(dt.Run().status().message(), HasSubstr("Cast"));
+  OneNode sh("Add", {F32({2, 3}, {}), F32({4}, {})});
+  absl::StatusOr<std::vector<Tensor>> out = sh.Run();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("do not broadcast"));
+}
+
+TEST(ElementwiseTest, PowWithIntegerExponent) {
+  OneNode n("Pow", {F32({2, 2}, {2, 3, 4, 0.5f}), I64({2}, {2, 3})});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), DType::kF32);
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(4, 27, 16, 0.125f));
+}
+
+TEST(ElementwiseTest, WhereBroadcastsThreeWays) {
+  // cond [2,1], x [1,3], y scalar -> [2,3].
+  OneNode n("Where", {Bool({2, 1}, {true, false}), F32({1, 3}, {1, 2, 3}), Tensor::Scalar(-1)});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].shape(), ElementsAre(2, 3));
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(1, 2, 3, -1, -1, -1));
+  OneNode bad("Where", {F32({1}, {1}), F32({1}, {1}), F32({1}, {1})});
+  EXPECT_THAT(bad.Run().status().message(), HasSubstr("condition must be a bool"));
+}
+
+TEST(ElementwiseTest, CastToEveryTarget) {
+  const Tensor x = F32({4}, {-1.75f, 0, 2.5f, 300.1f});
+  auto cast = [&](int to) {
+    OneNode n("Cast", {x});
+    n.node().SetAttr("to", Attribute::Int(to));
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    EXPECT_TRUE(out.ok()) << out.status();
+    return *out;
+  };
+  EXPECT_THAT(cast(7)[0].ToInt64Vector(), ElementsAre(-1, 0, 2, 300));  // int64 truncates toward zero
+  EXPECT_THAT(cast(6)[0].ToInt64Vector(), ElementsAre(-1, 0, 2, 300));
+  EXPECT_THAT(cast(3)[0].ToInt64Vector(), ElementsAre(-1, 0, 2, 44));   // int8: 300 wraps to 44
+  EXPECT_THAT(cast(2)[0].ToInt64Vector(), ElementsAre(255, 0, 2, 44));  // uint8: -1 wraps to 255
+  std::vector<Tensor> b = cast(9);
+  EXPECT_EQ(b[0].dtype(), DType::kBool);
+  EXPECT_THAT(b[0].ToInt64Vector(), ElementsAre(1, 0, 1, 1));
+  std::vector<Tensor> h = cast(10);
+  EXPECT_EQ(h[0].dtype(), DType::kF16);
+  // -1.75 and 2.5 are exact in half; 300.1 rounds to 300 (half spacing is 0.25 there).
+  EXPECT_THAT(h[0].ToFloatVector(), ElementsAre(-1.75f, 0, 2.5f, 300));
+  std::vector<Tensor> bf = cast(16);
+  EXPECT_EQ(bf[0].dtype(), DType::kBF16);
+  // bfloat16 spacing is 2 there: 300.1 -> 300.
+  EXPECT_THAT(bf[0].ToFloatVector(), ElementsAre(-1.75f, 0, 2.5f, 300));
+  EXPECT_THAT(cast(1)[0].ToFloatVector(), ElementsAre(-1.75f, 0, 2.5f, 300.1f));
+}
+
+TEST(ElementwiseTest, CastFromIntegersAndBool) {
+  OneNode n("Cast", {I64({3}, {-1, 1LL << 33, 5})});
+  n.node().SetAttr("to", Attribute::Int(6));
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(-1, 0, 5));  // 2^33 wraps to 0 in int32
+  OneNode b("Cast", {Bool({2}, {true, false})});
+  b.node().SetAttr("to", Attribute::Int(1));
+  out = b.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(1, 0));
+}
+
+TEST(ElementwiseTest, CastToUnsupportedTypeIsUnimplemented) {
+  OneNode n("Cast", {F32({1}, {1})});
+  n.node().SetAttr("to", Attribute::Int(11));  // DOUBLE
+  EXPECT_EQ(n.Run().status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(ElementwiseTest, DropoutIsIdentityWithTrueMask) {
+  OneNode n("Dropout", {F32({2}, {1.5f, -2}), Tensor::Scalar(0.3f)}, 2);
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(1.5f, -2));
+  EXPECT_EQ((*out)[1].dtype(), DType::kBool);
+  EXPECT_THAT((*out)[1].ToInt64Vector(), ElementsAre(1, 1));
+  OneNode train("Dropout", {F32({2}, {1.5f, -2}), std::nullopt, Bool({}, {true})});
+  EXPECT_EQ(train.Run().status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(ElementwiseTest, IdentityCopiesAnyDType) {
+  OneNode n("Identity", {I64({2}, {3, -4})});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(3, -4));
+}
+
+// ---- Inference with symbolic dimensions ------------------------------------------------------
+
+absl::StatusOr<std::vector<TensorType>> Infer(const std::string& op, const std::vector<TensorType>& types) {
+  Graph g;
+  std::vector<Value*> ins;
+  for (size_t i = 0; i < types.size(); ++i) ins.push_back(g.AddInput("in" + std::to_string(i), types[i]));
+  Node* n = g.AddNode(op, ins, 1, "n");
+  std::vector<const TensorType*> ptrs;
+  for (const TensorType& t : types) ptrs.push_back(&t);
+  return InferOutputTypes(*n, ptrs, {});
+}
+
+TEST(ElementwiseInferenceTest, BroadcastPropagatesSymbols) {
+  const Dim n = Dim::Symbol("N");
+  absl::StatusOr<std::vector<TensorType>> t =
+      Infer("Add", {TensorType(DType::kF32, {n, 1, 4}), TensorType(DType::kF32, {3, 1})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kF32, {n, 3, 4}));
+  // N against 1 keeps N, N against N keeps N, N against 5 gives 5.
+  t = Infer("Mul", {TensorType(DType::kF32, {n, n, n}), TensorType(DType::kF32, {1, n, 5})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kF32, {n, n, 5}));
+  // Two different symbols give an unknown extent.
+  t = Infer("Sub", {TensorType(DType::kF32, {n}), TensorType(DType::kF32, {Dim::Symbol("M")})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ((*t)[0].rank(), 1);
+  EXPECT_FALSE((*t)[0].dims[0].is_static());
+  EXPECT_NE((*t)[0].dims[0], n);
+}
+
+TEST(ElementwiseInferenceTest, WhereAndCastTypes) {
+  const Dim s = Dim::Symbol("S");
+  absl::StatusOr<std::vector<TensorType>> t = Infer(
+      "Where", {TensorType(DType::kBool, {1, s}), TensorType(DType::kI64, {2, 1}), TensorType(DType::kI64, {})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kI64, {2, s}));
+}
+
+}  // namespace
+}  // namespace tessel

@@ -1,0 +1,676 @@
+// Reference kernels for the neural-network operators: plain f32 loops with double accumulation. The
+// innermost loops run over contiguous memory so that whole CNNs (ResNet-18 at 224x224) take seconds.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/ops/nn_params.h"
+#include "kernels/reference/reference.h"
+
+namespace tessel {
+namespace {
+
+using Inputs = absl::Span<const Tensor* const>;
+
+const Tensor* In(Inputs inputs, int i) { return i < static_cast<int>(inputs.size()) ? inputs[i] : nullptr; }
+
+absl::Status RequireF32(const Node& node, Inputs inputs, std::initializer_list<int> which) {
+  for (int i : which) {
+    const Tensor* t = In(inputs, i);
+    if (t == nullptr || t->dtype() == DType::kF32) continue;
+    const Value* v = node.input(i);
+    return absl::UnimplementedError(absl::StrCat("the reference ", node.op_type(), " kernel supports f32 only; input ",
+                                                 i, v ? absl::StrCat(" '", v->name(), "'") : "", " is ",
+                                                 DTypeName(t->dtype())));
+  }
+  return absl::OkStatus();
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+int64_t Product(const std::vector<int64_t>& v, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= v[i];
+  return n;
+}
+
+// Window geometry with the spatial dimensions padded to three (leading extent-1 dimensions), so that
+// 1-D, 2-D and 3-D windows share one loop nest.
+struct Window3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+};
+
+absl::StatusOr<Window3> ToWindow3(const Node& node, const WindowParams& p, const Tensor& x, const Tensor& y) {
+  const int ns = p.num_spatial();
+  if (ns > 3) {
+    return absl::UnimplementedError(
+        absl::StrCat("the reference ", node.op_type(), " kernel supports 1 to 3 spatial dimensions, got ", ns));
+  }
+  Window3 w;
+  const int lead = 3 - ns;
+  for (int j = 0; j < 3; ++j) {
+    const int i = j - lead;
+    const bool real = i >= 0;
+    w.in[j] = real ? x.dim(2 + i) : 1;
+    w.out[j] = real ? y.dim(2 + i) : 1;
+    w.k[j] = real ? p.kernel[i] : 1;
+    w.s[j] = real ? p.strides[i] : 1;
+    w.d[j] = real ? p.dilations[i] : 1;
+    w.pb[j] = real ? p.pads_begin[i] : 0;
+    w.pe[j] = real ? p.pads_end[i] : 0;
+  }
+  return w;
+}
+
+absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[1];
+  const Tensor* bias = In(inputs, 2);
+  Tensor& y = outputs[0];
+  absl::StatusOr<ConvParams> p = ResolveConvParams(node, DimsOf(x.shape()), DimsOf(w.shape()));
+  if (!p.ok()) return p.status();
+  absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
+  if (!g.ok()) return g.status();
+  const int64_t n_batch = x.dim(0);
+  const int64_t c_in = x.dim(1);
+  const int64_t m_out = w.dim(0);
+  const int64_t cg = c_in / p->group;
+  const int64_t mg = m_out / p->group;
+  const int64_t in_plane = g->in_size();
+  const int64_t out_plane = g->out_size();
+  const int64_t k_vol = g->k[0] * g->k[1] * g->k[2];
+  // For each kernel column, the output columns whose input column lies inside the input (the rest read
+  // padding, which contributes zero).
+  std::vector<int64_t> lo(g->k[2]), hi(g->k[2]);
+  for (int64_t k2 = 0; k2 < g->k[2]; ++k2) {
+    const int64_t base = k2 * g->d[2] - g->pb[2];
+    lo[k2] = base >= 0 ? 0 : std::min(g->out[2], CeilDiv(-base, g->s[2]));
+    hi[k2] = g->in[2] - 1 - base < 0 ? 0 : std::min(g->out[2], (g->in[2] - 1 - base) / g->s[2] + 1);
+    hi[k2] = std::max(hi[k2], lo[k2]);
+  }
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  float* yd = y.data<float>();
+  std::vector<double> acc(out_plane);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t oc = 0; oc < m_out; ++oc) {
+      const int64_t grp = oc / mg;
+      std::fill(acc.begin(), acc.end(), bias ? static_cast<double>(bias->data<float>()[oc]) : 0.0);
+      for (int64_t icg = 0; icg < cg; ++icg) {
+        const float* xp = xd + (n * c_in + grp * cg + icg) * in_plane;
+        const float* wp = wd + (oc * cg + icg) * k_vol;
+        for (int64_t k0 = 0; k0 < g->k[0]; ++k0) {
+          for (int64_t k1 = 0; k1 < g->k[1]; ++k1) {
+            for (int64_t k2 = 0; k2 < g->k[2]; ++k2) {
+              const double wv = wp[(k0 * g->k[1] + k1) * g->k[2] + k2];
+              const int64_t base2 = k2 * g->d[2] - g->pb[2];
+              for (int64_t o0 = 0; o0 < g->out[0]; ++o0) {
+                const int64_t i0 = o0 * g->s[0] - g->pb[0] + k0 * g->d[0];
+                if (i0 < 0 || i0 >= g->in[0]) continue;
+                for (int64_t o1 = 0; o1 < g->out[1]; ++o1) {
+                  const int64_t i1 = o1 * g->s[1] - g->pb[1] + k1 * g->d[1];
+                  if (i1 < 0 || i1 >= g->in[1]) continue;
+                  const float* xrow = xp + (i0 * g->in[1] + i1) * g->in[2];
+                  double* arow = acc.data() + (o0 * g->out[1] + o1) * g->out[2];
+                  const int64_t s2 = g->s[2];
+                  for (int64_t o2 = lo[k2]; o2 < hi[k2]; ++o2) arow[o2] += wv * xrow[o2 * s2 + base2];
+                }
+              }
+            }
+          }
+        }
+      }
+      float* yp = yd + (n * m_out + oc) * out_plane;
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Per spatial dimension and output index: the input positions a pooling window reads and how many
+// window positions fall inside the padded extent (the count_include_pad divisor).
+struct PoolTaps {
+  std::vector<std::vector<int64_t>> positions;
+  std::vector<int64_t> padded_count;
+};
+
+PoolTaps ComputeTaps(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+  PoolTaps t;
+  t.positions.resize(out);
+  t.padded_count.resize(out);
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t padded = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t pos = o * s - pb + j * d;
+      if (pos >= -pb && pos < in + pe) ++padded;
+      if (pos >= 0 && pos < in) t.positions[o].push_back(pos);
+    }
+    t.padded_count[o] = padded;
+  }
+  return t;
+}
+
+absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  Tensor& y = outputs[0];
+  absl::StatusOr<PoolParams> p = ResolvePoolParams(node, DimsOf(x.shape()));
+  if (!p.ok()) return p.status();
+  absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
+  if (!g.ok()) return g.status();
+  const bool is_max = node.op_type() == "MaxPool";
+  PoolTaps taps[3];
+  for (int j = 0; j < 3; ++j) taps[j] = ComputeTaps(g->in[j], g->out[j], g->k[j], g->s[j], g->d[j], g->pb[j], g->pe[j]);
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t in_plane = g->in_size();
+  const int64_t out_plane = g->out_size();
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const float* xp = x.data<float>() + pl * in_plane;
+    float* yp = y.data<float>() + pl * out_plane;
+    for (int64_t o0 = 0; o0 < g->out[0]; ++o0) {
+      for (int64_t o1 = 0; o1 < g->out[1]; ++o1) {
+        for (int64_t o2 = 0; o2 < g->out[2]; ++o2) {
+          const std::vector<int64_t>& t0 = taps[0].positions[o0];
+          const std::vector<int64_t>& t1 = taps[1].positions[o1];
+          const std::vector<int64_t>& t2 = taps[2].positions[o2];
+          float result;
+          if (is_max) {
+            // A window entirely in padding yields the lowest float, as ONNX Runtime does.
+            float m = std::numeric_limits<float>::lowest();
+            for (int64_t i0 : t0) {
+              for (int64_t i1 : t1) {
+                const float* row = xp + (i0 * g->in[1] + i1) * g->in[2];
+                for (int64_t i2 : t2) {
+                  const float v = row[i2];
+                  if (v > m || std::isnan(v)) m = v;
+                }
+              }
+            }
+            result = m;
+          } else {
+            double sum = 0;
+            for (int64_t i0 : t0) {
+              for (int64_t i1 : t1) {
+                const float* row = xp + (i0 * g->in[1] + i1) * g->in[2];
+                for (int64_t i2 : t2) sum += row[i2];
+              }
+            }
+            const int64_t count = p->count_include_pad
+                                      ? taps[0].padded_count[o0] * taps[1].padded_count[o1] * taps[2].padded_count[o2]
+                                      : static_cast<int64_t>(t0.size() * t1.size() * t2.size());
+            result = count == 0 ? 0.0f : static_cast<float>(sum / count);
+          }
+          yp[(o0 * g->out[1] + o1) * g->out[2] + o2] = result;
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GlobalAveragePoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t plane = Product(x.shape(), 2, x.shape().size());
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const float* xp = x.data<float>() + pl * plane;
+    double sum = 0;
+    for (int64_t i = 0; i < plane; ++i) sum += xp[i];
+    outputs[0].data<float>()[pl] = plane == 0 ? NAN : static_cast<float>(sum / plane);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BatchNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2, 3, 4});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const double eps = node.GetFloat("epsilon", 1e-5f);
+  const int64_t n_batch = x.dim(0);
+  const int64_t channels = x.dim(1);
+  const int64_t plane = Product(x.shape(), 2, x.shape().size());
+  for (int64_t c = 0; c < channels; ++c) {
+    const double scale = inputs[1]->data<float>()[c];
+    const double shift = inputs[2]->data<float>()[c];
+    const double mean = inputs[3]->data<float>()[c];
+    const double var = inputs[4]->data<float>()[c];
+    const double a = scale / std::sqrt(var + eps);
+    const double b = shift - mean * a;
+    for (int64_t n = 0; n < n_batch; ++n) {
+      const float* xp = x.data<float>() + (n * channels + c) * plane;
+      float* yp = outputs[0].data<float>() + (n * channels + c) * plane;
+      for (int64_t i = 0; i < plane; ++i) yp[i] = static_cast<float>(xp[i] * a + b);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// out[i, :] = sum_k a(i, k) * b[k, :] for row-major b (k x n), accumulated in double (i-k-j order).
+void MatMulRows(int64_t m, int64_t k, int64_t n, const float* a, int64_t a_row_stride, int64_t a_col_stride,
+                const float* b, std::vector<double>* acc_rows) {
+  acc_rows->assign(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    double* acc = acc_rows->data() + i * n;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const double av = a[i * a_row_stride + kk * a_col_stride];
+      const float* brow = b + kk * n;
+      for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
+    }
+  }
+}
+
+absl::Status MatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1});
+  if (!s.ok()) return s;
+  const Tensor& a = *inputs[0];
+  const Tensor& b = *inputs[1];
+  std::vector<int64_t> as = a.shape();
+  std::vector<int64_t> bs = b.shape();
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t m = as[as.size() - 2];
+  const int64_t k = as.back();
+  const int64_t n = bs.back();
+  // Batch dimensions, right-aligned and broadcast; a stride of 0 repeats a broadcast operand.
+  const size_t abatch = as.size() - 2;
+  const size_t bbatch = bs.size() - 2;
+  const size_t batch_rank = std::max(abatch, bbatch);
+  std::vector<int64_t> batch(batch_rank), astride(batch_rank, 0), bstride(batch_rank, 0);
+  int64_t astep = m * k;
+  int64_t bstep = k * n;
+  for (size_t r = batch_rank; r-- > 0;) {
+    const int64_t ad = r + abatch >= batch_rank ? as[r + abatch - batch_rank] : 1;
+    const int64_t bd = r + bbatch >= batch_rank ? bs[r + bbatch - batch_rank] : 1;
+    batch[r] = std::max(ad, bd);
+    if (ad != 1) astride[r] = astep;
+    if (bd != 1) bstride[r] = bstep;
+    astep *= ad;
+    bstep *= bd;
+  }
+  const int64_t batches = Product(batch, 0, batch.size());
+  std::vector<double> acc;
+  float* y = outputs[0].data<float>();
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t aoff = 0, boff = 0, rem = bi;
+    for (size_t r = batch_rank; r-- > 0;) {
+      const int64_t idx = rem % batch[r];
+      rem /= batch[r];
+      aoff += idx * astride[r];
+      boff += idx * bstride[r];
+    }
+    MatMulRows(m, k, n, a.data<float>() + aoff, k, 1, b.data<float>() + boff, &acc);
+    float* yp = y + bi * m * n;
+    for (int64_t i = 0; i < m * n; ++i) yp[i] = static_cast<float>(acc[i]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GemmKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& a = *inputs[0];
+  const Tensor& b = *inputs[1];
+  const Tensor* c = In(inputs, 2);
+  const bool ta = node.GetInt("transA", 0) != 0;
+  const bool tb = node.GetInt("transB", 0) != 0;
+  const double alpha = node.GetFloat("alpha", 1.0f);
+  const double beta = node.GetFloat("beta", 1.0f);
+  const int64_t m = outputs[0].dim(0);
+  const int64_t n = outputs[0].dim(1);
+  const int64_t k = ta ? a.dim(0) : a.dim(1);
+  std::vector<double> acc;
+  if (tb) {
+    // B is stored n x k: dot products along contiguous rows of B.
+    acc.assign(m * n, 0.0);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float* brow = b.data<float>() + j * k;
+        double sum = 0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          sum += static_cast<double>(a.data<float>()[ta ? kk * m + i : i * k + kk]) * brow[kk];
+        acc[i * n + j] = sum;
+      }
+    }
+  } else {
+    MatMulRows(m, k, n, a.data<float>(), ta ? 1 : k, ta ? m : 1, b.data<float>(), &acc);
+  }
+  // C broadcasts unidirectionally to [m, n]: a leading 1 or a missing dimension repeats it.
+  int64_t c_rows = 1, c_cols = 1;
+  if (c != nullptr && c->rank() >= 1) c_cols = c->dim(c->rank() - 1);
+  if (c != nullptr && c->rank() == 2) c_rows = c->dim(0);
+  float* y = outputs[0].data<float>();
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double v = alpha * acc[i * n + j];
+      if (c != nullptr) v += beta * c->data<float>()[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)];
+      y[i * n + j] = static_cast<float>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SoftmaxKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<int> axis = ResolveAxisAttr(node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  const int64_t outer = Product(x.shape(), 0, *axis);
+  const int64_t len = x.dim(*axis);
+  const int64_t inner = Product(x.shape(), *axis + 1, x.shape().size());
+  // Each [len, inner] block is processed row by row so that the inner loops stay contiguous.
+  std::vector<double> mx(inner), sum(inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xp = x.data<float>() + o * len * inner;
+    float* yp = outputs[0].data<float>() + o * len * inner;
+    std::fill(mx.begin(), mx.end(), -std::numeric_limits<double>::infinity());
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (int64_t i = 0; i < len; ++i) {
+      for (int64_t j = 0; j < inner; ++j) mx[j] = std::max<double>(mx[j], xp[i * inner + j]);
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      for (int64_t j = 0; j < inner; ++j) sum[j] += std::exp(xp[i * inner + j] - mx[j]);
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      for (int64_t j = 0; j < inner; ++j)
+        yp[i * inner + j] = static_cast<float>(std::exp(xp[i * inner + j] - mx[j]) / sum[j]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Offsets into a tensor of shape `from` (right-aligned, extents 1 or equal) for every element of `to`.
+std::vector<int64_t> BroadcastOffsets(const std::vector<int64_t>& to, const std::vector<int64_t>& from) {
+  const int64_t total = Product(to, 0, to.size());
+  std::vector<int64_t> offsets(total);
+  const size_t lead = to.size() - from.size();
+  const std::vector<int64_t> from_strides = RowMajorStrides(from);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t r = to.size(); r-- > 0;) {
+      const int64_t idx = rem % to[r];
+      rem /= to[r];
+      if (r >= lead && from[r - lead] != 1) off += idx * from_strides[r - lead];
+    }
+    offsets[i] = off;
+  }
+  return offsets;
+}
+
+absl::Status LayerNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const Tensor& scale = *inputs[1];
+  const Tensor* bias = In(inputs, 2);
+  absl::StatusOr<int> axis = ResolveAxisAttr(node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  const double eps = node.GetFloat("epsilon", 1e-5f);
+  const std::vector<int64_t> normalized(x.shape().begin() + *axis, x.shape().end());
+  const int64_t outer = Product(x.shape(), 0, *axis);
+  const int64_t inner = Product(normalized, 0, normalized.size());
+  const std::vector<int64_t> scale_off = BroadcastOffsets(normalized, scale.shape());
+  const std::vector<int64_t> bias_off = bias ? BroadcastOffsets(normalized, bias->shape()) : std::vector<int64_t>();
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xp = x.data<float>() + o * inner;
+    float* yp = outputs[0].data<float>() + o * inner;
+    double mean = 0;
+    for (int64_t i = 0; i < inner; ++i) mean += xp[i];
+    mean /= inner;
+    double var = 0;
+    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mean) * (xp[i] - mean);
+    var /= inner;
+    const double inv_std = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = (xp[i] - mean) * inv_std * scale.data<float>()[scale_off[i]];
+      if (bias) v += bias->data<float>()[bias_off[i]];
+      yp[i] = static_cast<float>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const Tensor* axes = In(inputs, 1);
+  absl::StatusOr<ReduceParams> p = ResolveReduceParams(node, x.rank(), axes);
+  if (!p.ok()) return p.status();
+  const bool mean = node.op_type() == "ReduceMean";
+  // Accumulate into the keepdims-shaped output: reduced axes contribute stride 0.
+  std::vector<int64_t> out_shape = x.shape();
+  int64_t count = 1;
+  for (int r = 0; r < x.rank(); ++r) {
+    if (p->reduced[r]) {
+      count *= out_shape[r];
+      out_shape[r] = 1;
+    }
+  }
+  const std::vector<int64_t> out_strides = RowMajorStrides(out_shape);
+  std::vector<int64_t> step(x.rank());
+  for (int r = 0; r < x.rank(); ++r) step[r] = p->reduced[r] ? 0 : out_strides[r];
+  std::vector<double> acc(Product(out_shape, 0, out_shape.size()), 0.0);
+  std::vector<int64_t> index(x.rank(), 0);
+  int64_t off = 0;
+  const float* xd = x.data<float>();
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    acc[off] += xd[i];
+    for (int r = x.rank() - 1; r >= 0; --r) {
+      off += step[r];
+      if (++index[r] < x.dim(r)) break;
+      off -= step[r] * index[r];
+      index[r] = 0;
+    }
+  }
+  float* y = outputs[0].data<float>();
+  for (size_t i = 0; i < acc.size(); ++i) y[i] = static_cast<float>(mean ? acc[i] / count : acc[i]);
+  return absl::OkStatus();
+}
+
+// Copies y[o] = x[src(o)] for every output element, where src maps each output coordinate per axis to
+// an input coordinate, or to -1 for "use `fill`" (Pad's constant). Works on raw elements of any
+// byte-aligned dtype.
+void GatherByAxisMaps(const Tensor& x, const std::vector<std::vector<int64_t>>& maps, const void* fill, Tensor* y) {
+  const size_t elem = DTypeBits(x.dtype()) / 8;
+  const int rank = y->rank();
+  const char* xd = static_cast<const char*>(x.raw_data());
+  char* yd = static_cast<char*>(y->raw_data());
+  if (rank == 0) {
+    std::memcpy(yd, xd, elem);
+    return;
+  }
+  if (y->num_elements() == 0) return;
+  const std::vector<int64_t> xs = RowMajorStrides(x.shape());
+  const std::vector<int64_t>& last = maps[rank - 1];
+  const int64_t row_len = y->dim(rank - 1);
+  const int64_t rows = y->num_elements() / row_len;
+  std::vector<int64_t> index(rank - 1, 0);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = 0;
+    bool filled = false;
+    for (int r = 0; r < rank - 1; ++r) {
+      const int64_t src = maps[r][index[r]];
+      if (src < 0) filled = true;
+      base += src * xs[r];
+    }
+    char* out = yd + row * row_len * elem;
+    for (int64_t j = 0; j < row_len; ++j) {
+      const bool fill_here = filled || last[j] < 0;
+      std::memcpy(out + j * elem, fill_here ? fill : xd + (base + last[j]) * elem, elem);
+    }
+    for (int r = rank - 2; r >= 0; --r) {
+      if (++index[r] < y->dim(r)) break;
+      index[r] = 0;
+    }
+  }
+}
+
+absl::Status PadKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<PadParams> p = ResolvePadParams(node, x.rank(), *inputs[1], In(inputs, 3));
+  if (!p.ok()) return p.status();
+  std::vector<std::vector<int64_t>> maps(x.rank());
+  for (int r = 0; r < x.rank(); ++r) {
+    const int64_t in = x.dim(r);
+    const int64_t out = outputs[0].dim(r);
+    maps[r].resize(out);
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t i = o - p->begin[r];
+      int64_t src = i;
+      if (p->mode == PadMode::kConstant) {
+        if (i < 0 || i >= in) src = -1;
+      } else if (p->mode == PadMode::kEdge) {
+        src = std::clamp<int64_t>(i, 0, in - 1);
+      } else if (in == 1) {
+        src = 0;
+      } else {
+        // Reflection without repeating the edge, as numpy's "reflect": period 2 * (in - 1).
+        const int64_t period = 2 * (in - 1);
+        const int64_t m = ((i % period) + period) % period;
+        src = m < in ? m : period - m;
+      }
+      maps[r][o] = src;
+    }
+  }
+  std::vector<char> fill(DTypeBits(x.dtype()) / 8, 0);
+  const Tensor* value = In(inputs, 2);
+  if (value != nullptr) std::memcpy(fill.data(), value->raw_data(), fill.size());
+  GatherByAxisMaps(x, maps, fill.data(), &outputs[0]);
+  return absl::OkStatus();
+}
+
+// The input coordinate an output index maps to along one axis (ONNX coordinate_transformation_mode).
+double ResizeSource(const ResizeParams& p, int64_t o, int64_t in, int64_t out, double scale) {
+  switch (p.coordinate_mode) {
+    case ResizeParams::CoordinateMode::kHalfPixel:
+      return (o + 0.5) / scale - 0.5;
+    case ResizeParams::CoordinateMode::kPytorchHalfPixel:
+      return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    case ResizeParams::CoordinateMode::kAlignCorners:
+      return out == 1 ? 0.0 : static_cast<double>(o * (in - 1)) / (out - 1);
+    case ResizeParams::CoordinateMode::kAsymmetric:
+      return o / scale;
+  }
+  return 0.0;
+}
+
+int64_t NearestIndex(ResizeParams::NearestMode mode, double x, int64_t in) {
+  const double f = std::floor(x);
+  double r = f;
+  switch (mode) {
+    case ResizeParams::NearestMode::kRoundPreferFloor:
+      r = x - f <= 0.5 ? f : f + 1;
+      break;
+    case ResizeParams::NearestMode::kRoundPreferCeil:
+      r = x - f < 0.5 ? f : f + 1;
+      break;
+    case ResizeParams::NearestMode::kFloor:
+      r = f;
+      break;
+    case ResizeParams::NearestMode::kCeil:
+      r = std::ceil(x);
+      break;
+  }
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  Tensor& y = outputs[0];
+  const Tensor* scales = In(inputs, 2);
+  const Tensor* sizes = In(inputs, 3);
+  const bool has_scales = scales != nullptr && scales->num_elements() > 0;
+  const bool has_sizes = sizes != nullptr && sizes->num_elements() > 0;
+  absl::StatusOr<ResizeParams> p = ResolveResizeParams(node, DimsOf(x.shape()), has_scales, scales, has_sizes, sizes);
+  if (!p.ok()) return p.status();
+  const int rank = x.rank();
+  if (p->mode == ResizeParams::Mode::kNearest) {
+    std::vector<std::vector<int64_t>> maps(rank);
+    for (int r = 0; r < rank; ++r) {
+      for (int64_t o = 0; o < y.dim(r); ++o) {
+        const double src = ResizeSource(*p, o, x.dim(r), y.dim(r), p->scales[r]);
+        maps[r].push_back(NearestIndex(p->nearest_mode, src, x.dim(r)));
+      }
+    }
+    if (x.num_elements() == 0 && y.num_elements() > 0) {
+      return absl::InvalidArgumentError("cannot resize an empty input to a non-empty output");
+    }
+    GatherByAxisMaps(x, maps, nullptr, &y);
+    return absl::OkStatus();
+  }
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  if (x.num_elements() == 0 && y.num_elements() > 0) {
+    return absl::InvalidArgumentError("cannot resize an empty input to a non-empty output");
+  }
+  // N-linear interpolation is separable: interpolate along one axis at a time, in double.
+  std::vector<int64_t> shape = x.shape();
+  std::vector<double> cur(x.data<float>(), x.data<float>() + x.num_elements());
+  for (int r = 0; r < rank; ++r) {
+    const int64_t in = shape[r];
+    const int64_t out = y.dim(r);
+    std::vector<int64_t> i0(out), i1(out);
+    std::vector<double> w1(out);
+    bool identity = in == out;
+    for (int64_t o = 0; o < out; ++o) {
+      // Clamping the coordinate into the input equals ONNX's edge replication of out-of-range neighbors.
+      const double src = std::clamp(ResizeSource(*p, o, in, out, p->scales[r]), 0.0, static_cast<double>(in - 1));
+      i0[o] = static_cast<int64_t>(std::floor(src));
+      i1[o] = std::min(i0[o] + 1, in - 1);
+      w1[o] = src - i0[o];
+      identity = identity && i0[o] == o && w1[o] == 0.0;
+    }
+    if (identity) continue;
+    const int64_t outer = Product(shape, 0, r);
+    const int64_t inner = Product(shape, r + 1, shape.size());
+    std::vector<double> next(outer * out * inner);
+    for (int64_t a = 0; a < outer; ++a) {
+      for (int64_t o = 0; o < out; ++o) {
+        const double* lo_row = cur.data() + (a * in + i0[o]) * inner;
+        const double* hi_row = cur.data() + (a * in + i1[o]) * inner;
+        double* dst = next.data() + (a * out + o) * inner;
+        const double w = w1[o];
+        for (int64_t j = 0; j < inner; ++j) dst[j] = lo_row[j] * (1.0 - w) + hi_row[j] * w;
+      }
+    }
+    cur = std::move(next);
+    shape[r] = out;
+  }
+  float* yd = y.data<float>();
+  for (size_t i = 0; i < cur.size(); ++i) yd[i] = static_cast<float>(cur[i]);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
+  r.Register("", "Conv", ConvKernel);
+  r.Register("", "BatchNormalization", BatchNormKernel);
+  r.Register("", "MaxPool", PoolKernel);
+  r.Register("", "AveragePool", PoolKernel);
+  r.Register("", "GlobalAveragePool", GlobalAveragePoolKernel);
+  r.Register("", "MatMul", MatMulKernel);
+  r.Register("", "Gemm", GemmKernel);
+  r.Register("", "Softmax", SoftmaxKernel);
+  r.Register("", "LayerNormalization", LayerNormKernel);
+  r.Register("", "ReduceMean", ReduceKernel);
+  r.Register("", "ReduceSum", ReduceKernel);
+  r.Register("", "Pad", PadKernel);
+  r.Register("", "Resize", ResizeKernel);
+}
+
+}  // namespace tessel

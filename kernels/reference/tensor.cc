@@ -1,0 +1,261 @@
+// Reference kernels for tensor-manipulation operators. Output shapes come from inference; these
+// kernels only move bytes, so they work for every dtype of whole bytes (packed i4 is rejected where
+// elements are addressed one by one).
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/ops/shape_util.h"
+#include "kernels/reference/reference.h"
+
+namespace tessel {
+namespace {
+
+using Inputs = absl::Span<const Tensor* const>;
+using Outputs = absl::Span<Tensor>;
+
+// Element size in bytes; an error for i4, whose elements do not start on byte boundaries.
+absl::StatusOr<size_t> ElementBytes(const Node& node, DType t) {
+  if (DTypeBits(t) % 8 != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(node.op_type(), ": the reference kernel does not support packed ", DTypeName(t), " tensors"));
+  }
+  return static_cast<size_t>(DTypeBits(t) / 8);
+}
+
+// Copies the strided view of `src` starting at element `base` (one element stride per output
+// dimension) into the contiguous `dst` of shape `shape`.
+void StridedCopy(const char* src, int64_t base, const std::vector<int64_t>& strides,
+                 const std::vector<int64_t>& shape, size_t elem, char* dst) {
+  const int64_t n = NumElements(shape);
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = base;
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(dst + i * elem, src + offset * elem, elem);
+    for (int d = rank - 1; d >= 0; --d) {
+      ++index[d];
+      offset += strides[d];
+      if (index[d] < shape[d]) break;
+      offset -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// Reshape, Flatten, Squeeze and Unsqueeze keep the row-major element order.
+absl::Status CopyData(const Node& node, Inputs in, Outputs out) {
+  if (in[0]->byte_size() > 0) std::memcpy(out[0].raw_data(), in[0]->raw_data(), in[0]->byte_size());
+  return absl::OkStatus();
+}
+
+absl::Status Transpose(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const int rank = in[0]->rank();
+  std::vector<int64_t> perm = node.GetInts("perm");
+  if (!node.HasAttr("perm")) {
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  }
+  const std::vector<int64_t> in_strides = RowMajorStrides(in[0]->shape());
+  std::vector<int64_t> strides;
+  for (int64_t p : perm) strides.push_back(in_strides[p]);
+  StridedCopy(static_cast<const char*>(in[0]->raw_data()), 0, strides, out[0].shape(), *elem,
+              static_cast<char*>(out[0].raw_data()));
+  return absl::OkStatus();
+}
+
+absl::Status Slice(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  std::vector<int64_t> v[5];
+  for (int i = 1; i < 5; ++i) {
+    if (i >= static_cast<int>(in.size()) || in[i] == nullptr) continue;
+    absl::StatusOr<std::vector<int64_t>> ints = ReadIntValues(*in[i], "Slice input");
+    if (!ints.ok()) return ints.status();
+    v[i] = std::move(*ints);
+  }
+  const bool has_axes = in.size() > 3 && in[3] != nullptr;
+  const bool has_steps = in.size() > 4 && in[4] != nullptr;
+  absl::StatusOr<SliceSpec> spec =
+      ResolveSliceInputs(in[0]->rank(), v[1], v[2], has_axes ? &v[3] : nullptr, has_steps ? &v[4] : nullptr);
+  if (!spec.ok()) return spec.status();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in[0]->shape());
+  std::vector<int64_t> strides(in[0]->rank());
+  int64_t base = 0;
+  for (int d = 0; d < in[0]->rank(); ++d) {
+    const SliceRange r = ClampSlice(in[0]->dim(d), spec->starts[d], spec->ends[d], spec->steps[d]);
+    base += r.start * in_strides[d];
+    strides[d] = spec->steps[d] * in_strides[d];
+  }
+  StridedCopy(static_cast<const char*>(in[0]->raw_data()), base, strides, out[0].shape(), *elem,
+              static_cast<char*>(out[0].raw_data()));
+  return absl::OkStatus();
+}
+
+absl::Status Expand(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const std::vector<int64_t>& out_shape = out[0].shape();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in[0]->shape());
+  std::vector<int64_t> strides(out_shape.size(), 0);
+  const size_t lead = out_shape.size() - in[0]->rank();
+  for (int d = 0; d < in[0]->rank(); ++d) strides[lead + d] = in[0]->dim(d) == 1 ? 0 : in_strides[d];
+  StridedCopy(static_cast<const char*>(in[0]->raw_data()), 0, strides, out_shape, *elem,
+              static_cast<char*>(out[0].raw_data()));
+  return absl::OkStatus();
+}
+
+// The node's axis attribute mapped to [0, rank) (inference has checked its range).
+int AxisAttr(const Node& node, int rank) {
+  const int64_t axis = node.GetInt("axis", 0);
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Row-major split of a shape around `axis`: elements before it and after it.
+struct AxisSplit {
+  int64_t outer;
+  int64_t inner;
+};
+AxisSplit SplitAt(const std::vector<int64_t>& shape, int axis) {
+  return {NumElements(absl::MakeConstSpan(shape).subspan(0, axis)),
+          NumElements(absl::MakeConstSpan(shape).subspan(axis + 1))};
+}
+
+absl::Status Concat(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, out[0].dtype());
+  if (!elem.ok()) return elem.status();
+  const int axis = AxisAttr(node, out[0].rank());
+  const AxisSplit s = SplitAt(out[0].shape(), axis);
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (const Tensor* t : in) {
+      const size_t chunk = t->dim(axis) * s.inner * *elem;
+      std::memcpy(dst, static_cast<const char*>(t->raw_data()) + o * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Split(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const int axis = AxisAttr(node, in[0]->rank());
+  const AxisSplit s = SplitAt(in[0]->shape(), axis);
+  const char* src = static_cast<const char*>(in[0]->raw_data());
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (Tensor& t : out) {
+      const size_t chunk = t.dim(axis) * s.inner * *elem;
+      std::memcpy(static_cast<char*>(t.raw_data()) + o * chunk, src, chunk);
+      src += chunk;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Gather(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& data = *in[0];
+  const Tensor& indices = *in[1];
+  const int axis = AxisAttr(node, data.rank());
+  const int64_t extent = data.dim(axis);
+  const AxisSplit s = SplitAt(data.shape(), axis);
+  const int64_t count = indices.num_elements();
+  std::vector<int64_t> rows(count);
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t idx = indices.GetAsInt64(j);
+    if (idx < -extent || idx >= extent) {
+      return absl::OutOfRangeError(absl::StrCat("Gather: index ", idx, " (element ", j, " of indices ",
+                                                ShapeToString(indices.shape()), ") is out of range for axis ", axis,
+                                                " of size ", extent, " (expected ", -extent, " to ", extent - 1,
+                                                ")"));
+    }
+    rows[j] = idx < 0 ? idx + extent : idx;
+  }
+  const size_t row_bytes = s.inner * *elem;
+  const char* src = static_cast<const char*>(data.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t j = 0; j < count; ++j) {
+      std::memcpy(dst, src + (o * extent + rows[j]) * row_bytes, row_bytes);
+      dst += row_bytes;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Shape(const Node& node, Inputs in, Outputs out) {
+  const int64_t rank = in[0]->rank();
+  int64_t start = node.GetInt("start", 0);
+  if (start < 0) start += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  int64_t* dst = out[0].data<int64_t>();
+  for (int64_t i = 0; i < out[0].num_elements(); ++i) dst[i] = in[0]->dim(static_cast<int>(start + i));
+  return absl::OkStatus();
+}
+
+absl::Status ConstantOfShape(const Node& node, Inputs in, Outputs out) {
+  const Attribute* value = node.FindAttr("value");
+  if (value == nullptr) {
+    if (out[0].byte_size() > 0) std::memset(out[0].raw_data(), 0, out[0].byte_size());
+    return absl::OkStatus();
+  }
+  absl::StatusOr<size_t> elem = ElementBytes(node, out[0].dtype());
+  if (!elem.ok()) return elem.status();
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i) std::memcpy(dst + i * *elem, value->t->raw_data(), *elem);
+  return absl::OkStatus();
+}
+
+template <typename T>
+void RangeLoop(Inputs in, Tensor& out) {
+  const T start = in[0]->data<T>()[0];
+  const T delta = in[2]->data<T>()[0];
+  T* dst = out.data<T>();
+  // start + i * delta (not repeated addition), as the ONNX specification and numpy compute it.
+  // Integers go through unsigned arithmetic: i * delta may overflow although the sum does not.
+  for (int64_t i = 0, n = out.num_elements(); i < n; ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      dst[i] = static_cast<T>(static_cast<U>(start) + static_cast<U>(i) * static_cast<U>(delta));
+    } else {
+      dst[i] = start + static_cast<T>(i) * delta;
+    }
+  }
+}
+
+absl::Status Range(const Node& node, Inputs in, Outputs out) {
+  switch (out[0].dtype()) {
+    case DType::kF32: RangeLoop<float>(in, out[0]); break;
+    case DType::kI32: RangeLoop<int32_t>(in, out[0]); break;
+    case DType::kI64: RangeLoop<int64_t>(in, out[0]); break;
+    default:
+      return absl::UnimplementedError(absl::StrCat("Range: dtype ", DTypeName(out[0].dtype()), " is not supported"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
+  r.Register("", "Flatten", CopyData);
+  r.Register("", "Reshape", CopyData);
+  r.Register("", "Squeeze", CopyData);
+  r.Register("", "Unsqueeze", CopyData);
+  r.Register("", "Transpose", Transpose);
+  r.Register("", "Concat", Concat);
+  r.Register("", "Split", Split);
+  r.Register("", "Slice", Slice);
+  r.Register("", "Gather", Gather);
+  r.Register("", "Expand", Expand);
+  r.Register("", "Shape", Shape);
+  r.Register("", "ConstantOfShape", ConstantOfShape);
+  r.Register("", "Range", Range);
+}
+
+}  // namespace tessel

@@ -1,0 +1,455 @@
+"""Writes the single-operator cases for elementwise and tensor-manipulation operators (see optest_lib.py
+for the format). Expected outputs come from numpy and PyTorch, never from Tessel.
+
+Tolerances: atol = rtol = 1e-5 throughout. The float reference kernels evaluate in double and round once,
+while numpy/PyTorch evaluate in float32 (erf, tanh, exp, pow within a few ulp), so 1e-5 leaves a wide
+margin; integer and data-movement cases are exact in practice.
+
+Usage: /usr/bin/python3 gen_elementwise_cases.py --out DIR
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from onnx import TensorProto, numpy_helper  # noqa: E402
+
+from optest_lib import CaseWriter  # noqa: E402
+
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+
+class Gen:
+    def __init__(self, out_dir):
+        self.w = CaseWriter(out_dir)
+        self.rng = np.random.default_rng(20240611)
+
+    def add(self, name, op_type, inputs, outputs, **kw):
+        """CaseWriter.add with every array made C-ordered (transposes and slices give views that np.save
+        would write in Fortran order or copy oddly); np.asarray keeps 0-d arrays 0-d."""
+        inputs = [None if i is None else (i[0], np.asarray(i[1], order="C"), i[2]) for i in inputs]
+        outputs = [(o[0], np.asarray(o[1], order="C")) for o in outputs]
+        self.w.add(name, op_type, inputs, outputs, **kw)
+
+    def f32(self, *shape, lo=-3.0, hi=3.0):
+        return self.rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+    def i64(self, *shape, lo=-50, hi=50):
+        return self.rng.integers(lo, hi, size=shape, dtype=np.int64)
+
+    def i32(self, *shape, lo=-50, hi=50):
+        return self.rng.integers(lo, hi, size=shape, dtype=np.int32)
+
+    def unary(self, name, op, x, y, attrs=None, opset=13):
+        self.add(name, op, [("x", x, False)], [("y", y)], attrs=attrs, opset=opset)
+
+    def binary(self, name, op, a, b, y, opset=13):
+        self.add(name, op, [("a", a, False), ("b", b, False)], [("y", y)], opset=opset)
+
+
+def torch_f32(fn, x, **kw):
+    return fn(torch.from_numpy(x), **kw).numpy().astype(np.float32)
+
+
+def activations(g):
+    x = g.f32(2, 3, 4)
+    g.unary("relu_f32", "Relu", x, np.maximum(x, 0))
+    xi = g.i64(7)
+    g.unary("relu_i64", "Relu", xi, np.maximum(xi, 0), opset=14)
+    x = g.f32(3, 5, lo=-8, hi=8)
+    g.unary("sigmoid", "Sigmoid", x, torch_f32(torch.sigmoid, x))
+    g.unary("tanh", "Tanh", x, np.tanh(x))
+    # ONNX HardSigmoid defaults (alpha 0.2, beta 0.5) differ from PyTorch's (1/6, 0.5): numpy.
+    g.unary("hardsigmoid_default", "HardSigmoid", x, np.clip(np.float32(0.2) * x + np.float32(0.5), 0, 1))
+    g.unary("hardsigmoid_attrs", "HardSigmoid", x, np.clip(np.float32(0.3) * x - np.float32(0.1), 0, 1),
+            attrs={"alpha": 0.3, "beta": -0.1})
+    g.unary("hardswish", "HardSwish", x, torch_f32(F.hardswish, x), opset=14)
+    g.unary("erf", "Erf", x, torch_f32(torch.erf, x))
+    # Gelu is an opset-20 operator; opset 18 is the newest Tessel imports, where the IR takes the same form.
+    g.unary("gelu_exact", "Gelu", x, torch_f32(F.gelu, x), opset=18)
+    g.unary("gelu_tanh", "Gelu", x, torch_f32(F.gelu, x, approximate="tanh"), attrs={"approximate": "tanh"},
+            opset=18)
+
+
+def unary_math(g):
+    x = g.f32(4, 6, lo=0.0, hi=9.0)
+    g.unary("sqrt", "Sqrt", x, np.sqrt(x))
+    x = g.f32(2, 8, lo=0.25, hi=4.0) * np.where(g.rng.random((2, 8)) < 0.5, -1, 1).astype(np.float32)
+    g.unary("reciprocal", "Reciprocal", x, np.float32(1) / x)
+    x = g.f32(3, 4)
+    g.unary("neg_f32", "Neg", x, -x)
+    xi = g.i64(9)
+    g.unary("neg_i64", "Neg", xi, -xi)
+    x = g.f32(5, 5, lo=-6, hi=6)
+    g.unary("exp", "Exp", x, np.exp(x))
+
+
+def clip(g):
+    x = g.f32(3, 7, lo=-4, hi=4)
+    lo, hi = np.float32(-1.5), np.float32(2.0)
+    g.add("clip_min_max", "Clip", [("x", x, False), ("min", np.array(lo), True), ("max", np.array(hi), True)],
+            [("y", np.clip(x, lo, hi))])
+    g.add("clip_min_only", "Clip", [("x", x, False), ("min", np.array(lo), True)], [("y", np.maximum(x, lo))])
+    g.add("clip_max_only", "Clip", [("x", x, False), None, ("max", np.array(hi), True)],
+            [("y", np.minimum(x, hi))])
+    g.add("clip_none", "Clip", [("x", x, False)], [("y", x.copy())])
+    g.add("clip_bounds_as_inputs", "Clip",
+            [("x", x, False), ("min", np.array(lo), False), ("max", np.array(hi), False)],
+            [("y", np.clip(x, lo, hi))])
+    # min > max: every element becomes max (numpy.clip applies max last, as ONNX specifies).
+    g.add("clip_min_above_max", "Clip",
+            [("x", x, False), ("min", np.array(np.float32(1)), True), ("max", np.array(np.float32(-1)), True)],
+            [("y", np.full_like(x, -1))])
+    xi = g.i64(12)
+    g.add("clip_i64", "Clip",
+            [("x", xi, False), ("min", np.array(-10, dtype=np.int64), True), ("max", np.array(20, dtype=np.int64), True)],
+            [("y", np.clip(xi, -10, 20))])
+
+
+def trunc_div(a, b):
+    """Integer division truncating toward zero (C, ONNX Runtime and the ONNX reference), unlike numpy's //."""
+    q = np.abs(a) // np.abs(b)
+    return (np.sign(a) * np.sign(b) * q).astype(a.dtype)
+
+
+def binary(g):
+    # Broadcasting of different ranks and size-1 dims.
+    shapes = [
+        ("same", (2, 3, 4), (2, 3, 4)),
+        ("rank3_rank1", (2, 3, 4), (4,)),
+        ("size1_dims", (2, 1, 4), (3, 1)),
+        ("both_size1", (1, 3, 1), (2, 1, 5)),
+        ("scalar_rhs", (3, 4), ()),
+        ("scalar_lhs", (), (2, 3)),
+        ("scalars", (), ()),
+        ("rank4_rank3", (2, 1, 3, 1), (4, 1, 5)),
+    ]
+    for tag, sa, sb in shapes:
+        a, b = g.f32(*sa), g.f32(*sb)
+        g.binary("add_" + tag, "Add", a, b, np.add(a, b))
+    a, b = g.f32(2, 3, 1), g.f32(4)
+    g.binary("sub_broadcast", "Sub", a, b, np.subtract(a, b))
+    a, b = g.f32(3, 1, 2), g.f32(1, 4, 1)
+    g.binary("mul_broadcast", "Mul", a, b, np.multiply(a, b))
+    a = g.f32(2, 5)
+    b = g.f32(5, lo=0.5, hi=3.0) * np.array([1, -1, 1, -1, 1], dtype=np.float32)
+    g.binary("div_broadcast", "Div", a, b, np.divide(a, b))
+
+    # Integer arithmetic as in shape computations (i64) and i32.
+    a, b = g.i64(3, 4, lo=-1000, hi=1000), g.i64(4, lo=-1000, hi=1000)
+    g.binary("add_i64", "Add", a, b, a + b)
+    g.binary("sub_i64", "Sub", a, b, a - b)
+    g.binary("mul_i64", "Mul", a, b, a * b)
+    big = np.array([1 << 40, -(1 << 41), 3, 7], dtype=np.int64)
+    g.binary("mul_i64_large", "Mul", big, np.array(1000, dtype=np.int64), big * 1000)
+    num = g.i64(3, 4, lo=-100, hi=100)
+    den = g.i64(4, lo=1, hi=9) * np.array([1, -1, 1, -1], dtype=np.int64)
+    g.binary("div_i64_truncates", "Div", num, den, trunc_div(num, den))
+    a32, b32 = g.i32(2, 3), g.i32(3)
+    g.binary("add_i32", "Add", a32, b32, a32 + b32)
+    g.binary("mul_i32", "Mul", a32, b32, a32 * b32)
+    den32 = g.i32(1, 3, lo=1, hi=7) * np.array([[-1, 1, 1]], dtype=np.int32)
+    g.binary("div_i32", "Div", a32, den32, trunc_div(a32, den32))
+    # Shape arithmetic: a shape vector times a scalar.
+    shape = np.array([1, 8, 64], dtype=np.int64)
+    g.binary("mul_i64_shape_scalar", "Mul", shape, np.array(2, dtype=np.int64), shape * 2)
+
+
+def pow_cases(g):
+    base = g.f32(3, 4, lo=0.1, hi=3.0)
+    expo = g.f32(3, 4, lo=-2.0, hi=2.0)
+    g.binary("pow_f32", "Pow", base, expo, np.power(base, expo))
+    x = g.f32(2, 5)
+    g.binary("pow_scalar_exponent", "Pow", x, np.array(2.0, dtype=np.float32), np.square(x))
+    e = np.array([0, 1, 2, 3, 2], dtype=np.int64)
+    g.binary("pow_i64_exponent", "Pow", x, e, np.power(x, e.astype(np.float32)).astype(np.float32))
+
+
+def where_cases(g):
+    cond = g.rng.random((2, 1, 4)) < 0.5
+    x, y = g.f32(3, 1), g.f32(4)
+    g.add("where_broadcast3", "Where", [("c", cond, False), ("x", x, False), ("y", y, False)],
+            [("z", np.where(cond, x, y))])
+    cond = g.rng.random((3, 5)) < 0.5
+    x = g.i64(3, 5)
+    g.add("where_i64_scalar_y", "Where",
+            [("c", cond, False), ("x", x, False), ("y", np.array(-1, dtype=np.int64), True)],
+            [("z", np.where(cond, x, np.int64(-1)))])
+    cond = np.array([True, False, True])
+    x, y = g.f32(2, 3), g.f32(2, 1)
+    g.add("where_f32", "Where", [("c", cond, False), ("x", x, False), ("y", y, False)],
+            [("z", np.where(cond, x, y))])
+
+
+def compare_cases(g):
+    a, b = g.f32(2, 3, 4), g.f32(3, 1)
+    b[0, 0] = a[0, 0, 0]  # at least one equal pair
+    g.binary("equal_f32_broadcast", "Equal", a, b, np.equal(a, b))
+    g.binary("less_f32_broadcast", "Less", a, b, np.less(a, b))
+    g.binary("greater_f32_broadcast", "Greater", a, b, np.greater(a, b))
+    x, y = g.i64(4, 5, lo=-3, hi=3), g.i64(5, lo=-3, hi=3)
+    g.binary("equal_i64", "Equal", x, y, np.equal(x, y))
+    g.binary("less_i64", "Less", x, y, np.less(x, y))
+    g.binary("greater_i64_scalar", "Greater", x, np.array(0, dtype=np.int64), np.greater(x, 0))
+
+
+def cast_cases(g):
+    # Values chosen so that every conversion is well defined (numpy's astype is implementation-defined
+    # out of range): truncation toward zero, and halves that test it.
+    x = np.array([[-2.75, -1.5, -0.5, 0.0, 0.5, 1.5], [2.25, 7.0, 100.9, -100.9, 3.0, -0.0]], dtype=np.float32)
+    xu = np.abs(x)
+    targets = [
+        ("float16", TensorProto.FLOAT16, np.float16, x),
+        ("int32", TensorProto.INT32, np.int32, x),
+        ("int64", TensorProto.INT64, np.int64, x),
+        ("int8", TensorProto.INT8, np.int8, x),
+        ("uint8", TensorProto.UINT8, np.uint8, xu),
+        ("bool", TensorProto.BOOL, np.bool_, x),
+        ("float", TensorProto.FLOAT, np.float32, x),
+    ]
+    for tag, to, dt, src in targets:
+        g.unary("cast_f32_to_" + tag, "Cast", src, src.astype(dt), attrs={"to": to})
+    xf = g.f32(3, 4, lo=-1000, hi=1000)
+    g.unary("cast_f32_to_float16_rounding", "Cast", xf, xf.astype(np.float16), attrs={"to": TensorProto.FLOAT16})
+    xi = g.i64(2, 5, lo=-100000, hi=100000)
+    g.unary("cast_i64_to_f32", "Cast", xi, xi.astype(np.float32), attrs={"to": TensorProto.FLOAT})
+    g.unary("cast_i64_to_i32", "Cast", xi, xi.astype(np.int32), attrs={"to": TensorProto.INT32})
+    xi32 = g.i32(6)
+    g.unary("cast_i32_to_i64", "Cast", xi32, xi32.astype(np.int64), attrs={"to": TensorProto.INT64})
+    xb = g.rng.random((2, 3)) < 0.5
+    g.unary("cast_bool_to_f32", "Cast", xb, xb.astype(np.float32), attrs={"to": TensorProto.FLOAT})
+    g.unary("cast_bool_to_i64", "Cast", xb, xb.astype(np.int64), attrs={"to": TensorProto.INT64})
+    xh = g.f32(4, 3).astype(np.float16)
+    g.unary("cast_f16_to_f32", "Cast", xh, xh.astype(np.float32), attrs={"to": TensorProto.FLOAT})
+    xu8 = g.rng.integers(0, 256, size=(8,), dtype=np.uint8)
+    g.unary("cast_u8_to_f32", "Cast", xu8, xu8.astype(np.float32), attrs={"to": TensorProto.FLOAT})
+    xi8 = g.rng.integers(-128, 128, size=(8,), dtype=np.int8)
+    g.unary("cast_i8_to_i32", "Cast", xi8, xi8.astype(np.int32), attrs={"to": TensorProto.INT32})
+
+
+def identity_dropout(g):
+    x = g.f32(2, 3)
+    g.unary("identity_f32", "Identity", x, x.copy())
+    xi = g.i64(4)
+    g.unary("identity_i64", "Identity", xi, xi.copy())
+    x = g.f32(3, 4)
+    g.add("dropout_plain", "Dropout", [("x", x, False)], [("y", x.copy())])
+    g.add("dropout_ratio_mask", "Dropout",
+            [("x", x, False), ("ratio", np.array(0.3, dtype=np.float32), True),
+             ("training_mode", np.array(False), True)],
+            [("y", x.copy()), ("mask", np.ones(x.shape, dtype=np.bool_))])
+
+
+def flatten_reshape(g):
+    x = g.f32(2, 3, 4, 5)
+    for axis in [0, 1, 2, 4, -1]:
+        n = axis if axis >= 0 else axis + 4
+        want = x.reshape(int(np.prod(x.shape[:n])), -1) if n < 4 else x.reshape(-1, 1)
+        g.unary("flatten_axis_%s" % str(axis).replace("-", "m"), "Flatten", x, want, attrs={"axis": axis})
+    g.unary("flatten_default", "Flatten", x, x.reshape(2, 60))
+
+    x = g.f32(2, 3, 4)
+    cases = [
+        ("reshape_zero_minus1", [0, -1], (2, 12)),
+        ("reshape_minus1_only", [-1], (24,)),
+        ("reshape_zero_copies", [0, 0, 2, 2], (2, 3, 2, 2)),
+        ("reshape_minus1_middle", [4, -1, 2], (4, 3, 2)),
+        ("reshape_add_ones", [1, 2, 1, 12, 1], (1, 2, 1, 12, 1)),
+    ]
+    for name, shape, want in cases:
+        g.add(name, "Reshape", [("x", x, False), ("shape", np.array(shape, dtype=np.int64), True)],
+                [("y", x.reshape(want))])
+    g.add("reshape_allowzero", "Reshape",
+            [("x", x, False), ("shape", np.array([4, 6], dtype=np.int64), True)], [("y", x.reshape(4, 6))],
+            attrs={"allowzero": 1}, opset=14)
+    empty = np.zeros((0, 3), dtype=np.float32)
+    g.add("reshape_allowzero_empty", "Reshape",
+            [("x", empty, False), ("shape", np.array([3, 0], dtype=np.int64), True)], [("y", empty.reshape(3, 0))],
+            attrs={"allowzero": 1}, opset=14)
+    # Shape known only at run time: inference gives unknown extents, execution resolves them.
+    g.add("reshape_runtime_shape", "Reshape",
+            [("x", x, False), ("shape", np.array([6, -1], dtype=np.int64), False)], [("y", x.reshape(6, 4))])
+    xi = g.i64(2, 3)
+    g.add("reshape_i64", "Reshape", [("x", xi, False), ("shape", np.array([-1], dtype=np.int64), True)],
+            [("y", xi.reshape(-1))])
+
+
+def transpose_concat(g):
+    x = g.f32(2, 3, 4)
+    g.unary("transpose_default_perm", "Transpose", x, np.transpose(x))
+    x4 = g.f32(2, 3, 4, 5)
+    g.unary("transpose_nchw_to_nhwc", "Transpose", x4, np.transpose(x4, (0, 2, 3, 1)), attrs={"perm": [0, 2, 3, 1]})
+    g.unary("transpose_2d", "Transpose", x[0], np.transpose(x[0]), attrs={"perm": [1, 0]})
+    xi = g.i64(3, 2)
+    g.unary("transpose_i64", "Transpose", xi, xi.T.copy())
+
+    a, b = g.f32(1, 3, 4), g.f32(2, 3, 4)
+    g.add("concat_axis0", "Concat", [("a", a, False), ("b", b, False)], [("y", np.concatenate([a, b], 0))],
+            attrs={"axis": 0})
+    a, b, c = g.f32(2, 3, 1), g.f32(2, 3, 4), g.f32(2, 3, 2)
+    g.add("concat_axis_m1_three", "Concat", [("a", a, False), ("b", b, False), ("c", c, False)],
+            [("y", np.concatenate([a, b, c], -1))], attrs={"axis": -1})
+    s1, s2 = np.array([1, 8], dtype=np.int64), np.array([-1], dtype=np.int64)
+    g.add("concat_i64_shape", "Concat", [("a", s1, False), ("b", s2, True)], [("y", np.concatenate([s1, s2]))],
+            attrs={"axis": 0})
+
+
+def split_cases(g):
+    x = g.f32(4, 6)
+    parts = np.split(x, 2, axis=1)
+    g.add("split_equal", "Split", [("x", x, False)], [("y%d" % i, p) for i, p in enumerate(parts)],
+            attrs={"axis": 1})
+    x = g.f32(6, 3)
+    sizes = [2, 3, 1]
+    parts = np.split(x, np.cumsum(sizes)[:-1], axis=0)
+    g.add("split_uneven", "Split", [("x", x, False), ("split", np.array(sizes, dtype=np.int64), True)],
+            [("y%d" % i, p) for i, p in enumerate(parts)])
+    x = g.f32(2, 7)
+    # Opset 18 num_outputs: chunks of ceil(7 / 3) = 3, the last one smaller.
+    parts = [x[:, 0:3], x[:, 3:6], x[:, 6:7]]
+    g.add("split_num_outputs_uneven", "Split", [("x", x, False)], [("y%d" % i, p) for i, p in enumerate(parts)],
+            attrs={"axis": -1, "num_outputs": 3}, opset=18)
+    x = g.f32(3, 8)
+    parts = np.split(x, 4, axis=1)
+    g.add("split_num_outputs_even", "Split", [("x", x, False)], [("y%d" % i, p) for i, p in enumerate(parts)],
+            attrs={"axis": 1, "num_outputs": 4}, opset=18)
+
+
+def slice_cases(g):
+    x = g.f32(5, 6, 4)
+
+    def add(name, starts, ends, axes=None, steps=None, dtype=np.int64, const=True):
+        axes_list = axes if axes is not None else list(range(len(starts)))
+        steps_list = steps if steps is not None else [1] * len(starts)
+        sl = [slice(None)] * x.ndim
+        for s, e, a, st in zip(starts, ends, axes_list, steps_list):
+            sl[a] = slice(int(s), int(e), int(st))  # Python slicing clamps exactly as ONNX Slice does
+        inputs = [("x", x, False), ("starts", np.array(starts, dtype=dtype), const),
+                  ("ends", np.array(ends, dtype=dtype), const)]
+        if axes is not None or steps is not None:
+            inputs.append(("axes", np.array(axes_list, dtype=dtype), const) if axes is not None else None)
+        if steps is not None:
+            inputs.append(("steps", np.array(steps, dtype=dtype), const))
+        g.add(name, "Slice", inputs, [("y", x[tuple(sl)])])
+
+    add("slice_basic", [1, 0], [4, 3])
+    add("slice_negative_starts", [-3, -4], [-1, 6])
+    add("slice_negative_step", [4, -1], [0, -7], axes=[0, 1], steps=[-1, -2])
+    add("slice_reverse_all", [-1], [INT64_MIN], axes=[2], steps=[-1])
+    add("slice_clamp_out_of_range", [-100, 2], [100, INT64_MAX], axes=[0, 1])
+    add("slice_axes_subset_negative", [1], [3], axes=[-1])
+    add("slice_steps_2", [0, 1], [5, 6], axes=[0, 1], steps=[2, 3])
+    add("slice_empty", [4], [2], axes=[1])
+    add("slice_no_axes_with_steps", [0, 5], [5, 0], steps=[2, -2])
+    add("slice_int32_inputs", [1], [-1], axes=[1], dtype=np.int32)
+    add("slice_runtime_starts", [1, 2], [3, 6], axes=[0, 2], const=False)
+
+
+def gather_cases(g):
+    data = g.f32(5, 4)
+    idx = np.array([4, -1, 0, -5, 2], dtype=np.int64)
+    g.add("gather_axis0_negative", "Gather", [("d", data, False), ("i", idx, True)],
+            [("y", np.take(data, idx, axis=0))])
+    idx2 = np.array([[3, -4], [0, 1], [-1, 2]], dtype=np.int64)
+    g.add("gather_axis1_2d_indices", "Gather", [("d", data, False), ("i", idx2, True)],
+            [("y", np.take(data, idx2, axis=1))], attrs={"axis": 1})
+    data3 = g.f32(2, 3, 4)
+    g.add("gather_scalar_index", "Gather", [("d", data3, False), ("i", np.array(-2, dtype=np.int64), True)],
+            [("y", np.take(data3, -2, axis=1))], attrs={"axis": 1})
+    idx32 = np.array([[1, 0], [2, 2]], dtype=np.int32)
+    g.add("gather_int32_indices_runtime", "Gather", [("d", data3, False), ("i", idx32, False)],
+            [("y", np.take(data3, idx32, axis=-1))], attrs={"axis": -1})
+    # Shape -> Gather chains pick dims out of an int64 shape vector.
+    shape = np.array([1, 197, 768], dtype=np.int64)
+    g.add("gather_i64_shape_dim", "Gather", [("d", shape, False), ("i", np.array(1, dtype=np.int64), True)],
+            [("y", np.take(shape, 1))])
+
+
+def squeeze_unsqueeze(g):
+    x = g.f32(1, 3, 1, 2, 1)
+    g.unary("squeeze_all", "Squeeze", x, np.squeeze(x))
+    g.add("squeeze_axes", "Squeeze", [("x", x, False), ("axes", np.array([0, -1], dtype=np.int64), True)],
+            [("y", np.squeeze(x, axis=(0, 4)))])
+    x = g.f32(3, 4)
+    g.add("unsqueeze_axes", "Unsqueeze", [("x", x, False), ("axes", np.array([0, 3], dtype=np.int64), True)],
+            [("y", x.reshape(1, 3, 4, 1))])
+    g.add("unsqueeze_negative", "Unsqueeze", [("x", x, False), ("axes", np.array([-1], dtype=np.int64), True)],
+            [("y", x.reshape(3, 4, 1))])
+    s = np.array(7, dtype=np.int64)
+    g.add("unsqueeze_scalar", "Unsqueeze", [("x", s, False), ("axes", np.array([0], dtype=np.int64), True)],
+            [("y", s.reshape(1))])
+
+
+def expand_cases(g):
+    x = g.f32(3, 1)
+    g.add("expand_higher_rank", "Expand", [("x", x, False), ("shape", np.array([2, 3, 4], dtype=np.int64), True)],
+            [("y", x * np.ones((2, 3, 4), dtype=np.float32))])
+    x = g.f32(2, 3, 4)
+    # A target shorter than the input and holding 1s: bidirectional broadcasting keeps the input's extents.
+    g.add("expand_shorter_shape", "Expand", [("x", x, False), ("shape", np.array([3, 1], dtype=np.int64), True)],
+            [("y", x * np.ones((3, 1), dtype=np.float32))])
+    xi = g.i64(1, 4)
+    g.add("expand_i64", "Expand", [("x", xi, False), ("shape", np.array([3, 1], dtype=np.int64), True)],
+            [("y", np.broadcast_to(xi, (3, 4)).copy())])
+    g.add("expand_runtime_shape", "Expand", [("x", x, False), ("shape", np.array([2, 2, 3, 4], dtype=np.int64), False)],
+            [("y", np.broadcast_to(x, (2, 2, 3, 4)).copy())])
+
+
+def shape_cases(g):
+    x = g.f32(2, 3, 4, 5)
+    g.unary("shape_plain", "Shape", x, np.array(x.shape, dtype=np.int64))
+    g.unary("shape_start", "Shape", x, np.array(x.shape[1:], dtype=np.int64), attrs={"start": 1}, opset=15)
+    g.unary("shape_start_end_negative", "Shape", x, np.array(x.shape[-3:-1], dtype=np.int64),
+            attrs={"start": -3, "end": -1}, opset=15)
+    g.unary("shape_clamped", "Shape", x, np.array(x.shape[0:4], dtype=np.int64), attrs={"start": -10, "end": 10},
+            opset=15)
+    g.unary("shape_empty_range", "Shape", x, np.zeros((0,), dtype=np.int64), attrs={"start": 3, "end": 1}, opset=15)
+
+
+def constant_of_shape_cases(g):
+    shape = np.array([2, 3], dtype=np.int64)
+    g.unary("constantofshape_default", "ConstantOfShape", shape, np.zeros((2, 3), dtype=np.float32))
+    g.unary("constantofshape_f32", "ConstantOfShape", shape, np.full((2, 3), 1.25, dtype=np.float32),
+            attrs={"value": numpy_helper.from_array(np.array([1.25], dtype=np.float32), "value")})
+    g.unary("constantofshape_i64", "ConstantOfShape", np.array([4], dtype=np.int64), np.full((4,), -7, dtype=np.int64),
+            attrs={"value": numpy_helper.from_array(np.array([-7], dtype=np.int64), "value")})
+    g.unary("constantofshape_scalar", "ConstantOfShape", np.zeros((0,), dtype=np.int64),
+            np.array(3, dtype=np.int32), attrs={"value": numpy_helper.from_array(np.array([3], dtype=np.int32), "value")})
+
+
+def range_cases(g):
+    def add(name, start, limit, delta, dtype, const=True):
+        s, l, d = (np.array(v, dtype=dtype) for v in (start, limit, delta))
+        g.add(name, "Range", [("start", s, const), ("limit", l, const), ("delta", d, const)],
+                [("y", np.arange(s, l, d, dtype=dtype))])
+
+    add("range_f32", 0.5, 3.0, 0.25, np.float32)
+    add("range_f32_negative_delta", 2.0, -1.0, -0.75, np.float32)
+    add("range_i64", 3, 20, 4, np.int64)
+    add("range_i64_negative_delta", 10, -5, -3, np.int64)
+    add("range_i32", -4, 4, 1, np.int32)
+    add("range_i64_empty", 5, 5, 1, np.int64)
+    add("range_i64_runtime", 0, 7, 2, np.int64, const=False)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    g = Gen(args.out)
+    for section in (activations, unary_math, clip, binary, pow_cases, where_cases, compare_cases, cast_cases, identity_dropout,
+                    flatten_reshape, transpose_concat, split_cases, slice_cases, gather_cases, squeeze_unsqueeze,
+                    expand_cases, shape_cases, constant_of_shape_cases, range_cases):
+        section(g)
+    g.w.finish()
+    print("wrote %d cases to %s" % (len(g.w.lines), args.out))
+
+
+if __name__ == "__main__":
+    main()

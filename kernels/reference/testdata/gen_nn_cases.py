@@ -1,0 +1,623 @@
+"""Writes the single-operator test cases for the neural-network operators (Conv, BatchNormalization,
+MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization, ReduceMean,
+ReduceSum, Pad, Resize). Expected outputs come from PyTorch (torch.nn.functional) or numpy, never from
+Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX formulas, which the
+script first checks against PyTorch on the modes both have.
+
+Usage: /usr/bin/python3 gen_nn_cases.py --out DIR
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest_lib  # noqa: E402
+
+ATOL = 1e-4
+RTOL = 1e-4
+
+_rng = np.random.default_rng(20240611)
+
+
+def rand(*shape, scale=1.0):
+    return (_rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def t(a):
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def n(x):
+    return x.detach().numpy().astype(np.float32)
+
+
+class Writer:
+    """CaseWriter that also has onnx.checker validate each model and ONNX's own shape inference
+    confirm the expected output shapes (for opsets the installed onnx knows)."""
+
+    def __init__(self, out_dir):
+        self.w = optest_lib.CaseWriter(out_dir)
+        self.out_dir = out_dir
+
+    def add(self, name, op_type, inputs, outputs, attrs=None, opset=13, atol=ATOL, rtol=RTOL, shape_check=True):
+        self.w.add(name, op_type, inputs, outputs, attrs=attrs, opset=opset, atol=atol, rtol=rtol)
+        if opset > onnx.defs.onnx_opset_version():
+            return  # Debian's onnx 1.12 knows opsets up to 17 and cannot check newer forms.
+        model = onnx.load(os.path.join(self.out_dir, name + ".onnx"))
+        # The case files leave output shapes open; the checked copy declares the expected ones, so that
+        # strict shape inference rejects a disagreement.
+        del model.graph.output[:]
+        for oname, arr in outputs:
+            arr = np.asarray(arr)
+            model.graph.output.append(
+                onnx.helper.make_tensor_value_info(oname, optest_lib._NP_TO_ONNX[arr.dtype], list(arr.shape)))
+        onnx.checker.check_model(model, full_check=shape_check)
+
+    def finish(self):
+        self.w.finish()
+
+
+# ONNX pads [b1..bk, e1..ek] for spatial dims -> F.pad's (last-dim begin, last-dim end, ...).
+def torch_pad_order(pads):
+    k = len(pads) // 2
+    out = []
+    for i in reversed(range(k)):
+        out += [pads[i], pads[i + k]]
+    return out
+
+
+def same_pads(in_sizes, kernel, strides, dilations, upper):
+    """ONNX auto_pad SAME_*: output = ceil(in / stride); the odd pad goes to the end (UPPER) or begin."""
+    begins, ends = [], []
+    for size, k, s, d in zip(in_sizes, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small = total // 2
+        b = small if upper else total - small
+        begins.append(b)
+        ends.append(total - b)
+    return begins + ends
+
+
+def conv_ref(x, w, b, strides, pads, dilations, group):
+    nd = x.ndim - 2
+    xt = F.pad(t(x), torch_pad_order(pads)) if any(pads) else t(x)
+    fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+    return n(fn(xt.double(), t(w).double(), None if b is None else t(b).double(), stride=strides,
+                dilation=dilations, groups=group))
+
+
+def add_conv(cw, name, x_shape, w_shape, bias=True, strides=None, pads=None, dilations=None, group=1,
+             auto_pad=None, kernel_shape_attr=False):
+    nd = len(x_shape) - 2
+    x = rand(*x_shape)
+    w = rand(*w_shape, scale=0.5)
+    b = rand(w_shape[0]) if bias else None
+    s = strides or [1] * nd
+    d = dilations or [1] * nd
+    attrs = {}
+    if strides:
+        attrs["strides"] = strides
+    if dilations:
+        attrs["dilations"] = dilations
+    if group != 1:
+        attrs["group"] = group
+    if kernel_shape_attr:
+        attrs["kernel_shape"] = list(w_shape[2:])
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        p = same_pads(x_shape[2:], w_shape[2:], s, d, auto_pad == "SAME_UPPER")
+        attrs["auto_pad"] = auto_pad
+    elif auto_pad == "VALID":
+        p = [0] * (2 * nd)
+        attrs["auto_pad"] = auto_pad
+    else:
+        p = pads or [0] * (2 * nd)
+        if pads:
+            attrs["pads"] = pads
+    y = conv_ref(x, w, b, s, p, d, group)
+    inputs = [("x", x, False), ("w", w, True)] + ([("b", b, True)] if bias else [])
+    cw.add(name, "Conv", inputs, [("y", y)], attrs)
+
+
+def conv_cases(cw):
+    add_conv(cw, "conv2d_basic", [2, 3, 7, 8], [4, 3, 3, 3], pads=[1, 1, 1, 1])
+    add_conv(cw, "conv2d_nobias_stride2", [1, 3, 9, 10], [5, 3, 3, 3], bias=False, strides=[2, 2])
+    add_conv(cw, "conv2d_group2", [1, 4, 6, 6], [6, 2, 3, 3], pads=[1, 1, 1, 1], group=2)
+    add_conv(cw, "conv2d_depthwise_stride2", [2, 8, 7, 7], [8, 1, 3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+             group=8)
+    add_conv(cw, "conv2d_depthwise_multiplier", [1, 3, 6, 5], [6, 1, 3, 3], pads=[1, 1, 1, 1], group=3)
+    add_conv(cw, "conv2d_dilation2", [1, 2, 9, 9], [3, 2, 3, 3], pads=[2, 2, 2, 2], dilations=[2, 2])
+    add_conv(cw, "conv2d_dilation_stride_mixed", [1, 2, 11, 10], [3, 2, 3, 2], strides=[2, 3],
+             dilations=[1, 2], pads=[1, 0, 2, 1])
+    add_conv(cw, "conv2d_asymmetric_pads", [1, 3, 6, 7], [2, 3, 3, 3], pads=[0, 1, 2, 0])
+    add_conv(cw, "conv2d_same_upper_stride2", [1, 3, 7, 8], [4, 3, 4, 3], strides=[2, 2], auto_pad="SAME_UPPER")
+    add_conv(cw, "conv2d_same_lower_stride2", [1, 3, 7, 8], [4, 3, 4, 3], strides=[2, 2], auto_pad="SAME_LOWER")
+    add_conv(cw, "conv2d_same_upper_even_kernel", [1, 2, 5, 6], [3, 2, 2, 4], auto_pad="SAME_UPPER")
+    add_conv(cw, "conv2d_same_lower_even_kernel", [1, 2, 5, 6], [3, 2, 2, 4], auto_pad="SAME_LOWER")
+    add_conv(cw, "conv2d_valid", [1, 3, 8, 9], [2, 3, 3, 2], strides=[2, 1], auto_pad="VALID")
+    add_conv(cw, "conv2d_pointwise", [2, 16, 5, 5], [8, 16, 1, 1])
+    add_conv(cw, "conv2d_rect_kernel", [1, 3, 6, 12], [4, 3, 1, 5], strides=[1, 2], pads=[0, 2, 0, 2],
+             kernel_shape_attr=True)
+    add_conv(cw, "conv2d_resnet_stem", [1, 3, 32, 32], [8, 3, 7, 7], strides=[2, 2], pads=[3, 3, 3, 3])
+    add_conv(cw, "conv1d_stride2_pads", [2, 3, 11], [4, 3, 3], strides=[2], pads=[1, 2])
+    add_conv(cw, "conv1d_dilated_group", [1, 4, 12], [4, 2, 3], dilations=[3], group=2, bias=False)
+    add_conv(cw, "conv1d_same_upper", [1, 2, 9], [3, 2, 4], strides=[2], auto_pad="SAME_UPPER")
+    add_conv(cw, "conv3d_small", [1, 2, 4, 5, 5], [3, 2, 2, 3, 3], pads=[1, 1, 1, 0, 1, 1])
+
+
+def bn_cases(cw):
+    for name, shape, eps in [("batchnorm_4d", [2, 3, 4, 5], 1e-3), ("batchnorm_2d", [4, 3], None),
+                             ("batchnorm_3d", [2, 3, 7], 1e-5)]:
+        c = shape[1]
+        x = rand(*shape)
+        scale, bias, mean = rand(c), rand(c), rand(c)
+        var = (_rng.random(c) + 0.5).astype(np.float32)
+        y = n(F.batch_norm(t(x).double(), t(mean).double(), t(var).double(), t(scale).double(), t(bias).double(),
+                           training=False, eps=1e-5 if eps is None else eps))
+        attrs = {} if eps is None else {"epsilon": eps}
+        cw.add(name, "BatchNormalization",
+               [("x", x, False), ("scale", scale, True), ("bias", bias, True), ("mean", mean, True),
+                ("var", var, True)], [("y", y)], attrs, opset=15)
+
+
+def pool_fn(nd, kind):
+    if kind == "max":
+        return {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[nd]
+    return {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[nd]
+
+
+def pool_ref(x, kind, kernel, strides, pads, dilations, ceil_mode, count_include_pad):
+    """Explicit (possibly asymmetric) pads: pad first, then pool without padding. Max pads with -inf;
+    average divides the zero-padded window sum by the window count of real (or padded) elements."""
+    nd = x.ndim - 2
+    fn = pool_fn(nd, kind)
+    order = torch_pad_order(pads)
+    xt = t(x).double()
+    if kind == "max":
+        xp = F.pad(xt, order, value=-math.inf)
+        return n(fn(xp, kernel, stride=strides, dilation=dilations, ceil_mode=ceil_mode))
+    assert all(d == 1 for d in dilations)
+    xp = F.pad(xt, order)
+    # avg_pool over padded tensors (padding=0) averages what it covers; ratios of two such averages
+    # over the same windows give sum / count.
+    if count_include_pad:
+        ones = F.pad(torch.ones_like(xt), order, value=1.0)
+    else:
+        ones = F.pad(torch.ones_like(xt), order, value=0.0)
+    num = fn(xp, kernel, stride=strides, ceil_mode=ceil_mode)
+    den = fn(ones, kernel, stride=strides, ceil_mode=ceil_mode)
+    return n(num / den)
+
+
+def add_pool(cw, name, kind, x_shape, kernel, strides=None, pads=None, dilations=None, ceil_mode=False,
+             count_include_pad=None, auto_pad=None, torch_direct=False, shape_check=True):
+    nd = len(x_shape) - 2
+    x = rand(*x_shape)
+    s = strides or [1] * nd
+    d = dilations or [1] * nd
+    attrs = {"kernel_shape": kernel}
+    if strides:
+        attrs["strides"] = strides
+    if dilations:
+        attrs["dilations"] = dilations
+    if ceil_mode:
+        attrs["ceil_mode"] = 1
+    if count_include_pad is not None:
+        attrs["count_include_pad"] = int(count_include_pad)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        p = same_pads(x_shape[2:], kernel, s, d, auto_pad == "SAME_UPPER")
+        attrs["auto_pad"] = auto_pad
+    else:
+        p = pads or [0] * (2 * nd)
+        if pads:
+            attrs["pads"] = pads
+    if torch_direct:
+        # Symmetric pads handed to PyTorch itself (its own ceil_mode and count_include_pad rules).
+        assert p[:nd] == p[nd:]
+        fn = pool_fn(nd, kind)
+        if kind == "max":
+            y = n(fn(t(x).double(), kernel, stride=s, padding=p[:nd], dilation=d, ceil_mode=ceil_mode))
+        else:
+            y = n(fn(t(x).double(), kernel, stride=s, padding=p[:nd], ceil_mode=ceil_mode,
+                     count_include_pad=bool(count_include_pad)))
+    else:
+        y = pool_ref(x, kind, kernel, s, p, d, ceil_mode, bool(count_include_pad))
+    cw.add(name, "MaxPool" if kind == "max" else "AveragePool", [("x", x, False)], [("y", y)], attrs,
+           shape_check=shape_check)
+
+
+def pool_cases(cw):
+    add_pool(cw, "maxpool2d_k3s2p1", "max", [1, 2, 9, 9], [3, 3], [2, 2], [1, 1, 1, 1], torch_direct=True)
+    add_pool(cw, "maxpool2d_k2s2", "max", [2, 3, 8, 6], [2, 2], [2, 2], torch_direct=True)
+    add_pool(cw, "maxpool2d_ceil", "max", [1, 2, 8, 8], [3, 3], [2, 2], ceil_mode=True, torch_direct=True)
+    # The last ceil_mode window would start in the end padding and is dropped (PyTorch's rule, in the
+    # ONNX spec since onnx PR 5741; the onnx 1.12 shape inference here predates it).
+    add_pool(cw, "maxpool2d_ceil_drops_pad_window", "max", [1, 1, 9, 9], [2, 2], [2, 2], [1, 1, 1, 1],
+             ceil_mode=True, torch_direct=True, shape_check=False)
+    add_pool(cw, "maxpool2d_dilation2", "max", [1, 2, 9, 8], [3, 2], [1, 2], dilations=[2, 3], torch_direct=True)
+    add_pool(cw, "maxpool2d_asymmetric_pads", "max", [1, 2, 7, 7], [3, 3], [2, 2], [1, 0, 0, 2])
+    add_pool(cw, "maxpool2d_same_upper", "max", [1, 2, 7, 8], [3, 2], [2, 2], auto_pad="SAME_UPPER")
+    add_pool(cw, "maxpool2d_same_lower", "max", [1, 2, 7, 8], [3, 2], [2, 2], auto_pad="SAME_LOWER")
+    add_pool(cw, "maxpool1d", "max", [2, 3, 10], [3], [2], torch_direct=True)
+    add_pool(cw, "maxpool3d", "max", [1, 2, 5, 6, 6], [2, 3, 3], [1, 2, 2], [0, 1, 1, 0, 1, 1], torch_direct=True)
+    add_pool(cw, "avgpool2d_k2s2", "avg", [2, 3, 8, 6], [2, 2], [2, 2], torch_direct=True)
+    add_pool(cw, "avgpool2d_pad_include", "avg", [1, 2, 9, 9], [3, 3], [2, 2], [1, 1, 1, 1],
+             count_include_pad=True, torch_direct=True)
+    add_pool(cw, "avgpool2d_pad_exclude", "avg", [1, 2, 9, 9], [3, 3], [2, 2], [1, 1, 1, 1],
+             count_include_pad=False, torch_direct=True)
+    add_pool(cw, "avgpool2d_ceil_include", "avg", [1, 2, 8, 8], [3, 3], [2, 2], [1, 1, 1, 1], ceil_mode=True,
+             count_include_pad=True, torch_direct=True)
+    add_pool(cw, "avgpool2d_ceil_exclude", "avg", [1, 2, 8, 8], [3, 3], [2, 2], [1, 1, 1, 1], ceil_mode=True,
+             count_include_pad=False, torch_direct=True)
+    add_pool(cw, "avgpool2d_ceil_nopad", "avg", [1, 2, 7, 7], [2, 2], [2, 2], ceil_mode=True, torch_direct=True)
+    add_pool(cw, "avgpool2d_asymmetric_include", "avg", [1, 2, 7, 6], [3, 3], [2, 2], [0, 1, 2, 0],
+             count_include_pad=True)
+    add_pool(cw, "avgpool2d_asymmetric_exclude", "avg", [1, 2, 7, 6], [3, 3], [2, 2], [0, 1, 2, 0],
+             count_include_pad=False)
+    add_pool(cw, "avgpool2d_same_upper_exclude", "avg", [1, 2, 7, 8], [3, 4], [2, 2], auto_pad="SAME_UPPER")
+    add_pool(cw, "avgpool2d_same_lower_include", "avg", [1, 2, 7, 8], [3, 4], [2, 2], auto_pad="SAME_LOWER",
+             count_include_pad=True)
+    add_pool(cw, "avgpool1d_pad_exclude", "avg", [2, 3, 10], [4], [3], [2, 2], count_include_pad=False,
+             torch_direct=True)
+
+    for name, shape in [("globalavgpool_2d", [2, 3, 5, 6]), ("globalavgpool_1d", [2, 3, 7]),
+                        ("globalavgpool_3d", [1, 2, 3, 4, 5])]:
+        x = rand(*shape)
+        axes = tuple(range(2, len(shape)))
+        y = n(t(x).double().mean(dim=axes, keepdim=True))
+        cw.add(name, "GlobalAveragePool", [("x", x, False)], [("y", y)])
+
+
+def matmul_ref(a, b):
+    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+
+
+def matmul_cases(cw):
+    for name, ashape, bshape, b_const in [
+        ("matmul_2d", [3, 4], [4, 5], False),
+        ("matmul_1d_2d", [4], [4, 5], False),
+        ("matmul_2d_1d", [3, 4], [4], False),
+        ("matmul_1d_1d", [6], [6], False),
+        ("matmul_3d_2d_weight", [2, 3, 4], [4, 5], True),
+        ("matmul_2d_3d", [3, 4], [2, 4, 5], False),
+        ("matmul_batch_broadcast", [2, 1, 3, 4], [5, 4, 6], False),
+        ("matmul_4d_1d", [2, 3, 4, 5], [5], False),
+        ("matmul_1d_3d", [4], [2, 4, 3], False),
+        ("matmul_long_k", [2, 257], [257, 3], False),
+    ]:
+        a = rand(*ashape)
+        b = rand(*bshape)
+        cw.add(name, "MatMul", [("a", a, False), ("b", b, b_const)], [("y", matmul_ref(a, b))])
+
+
+def gemm_cases(cw):
+    m, k, nn = 3, 4, 5
+    for name, trans_a, trans_b, alpha, beta, c_shape, b_const in [
+        ("gemm_basic_bias_row", 0, 0, None, None, [nn], False),
+        ("gemm_transA", 1, 0, None, None, [m, nn], False),
+        ("gemm_transB_linear", 0, 1, None, None, [nn], True),
+        ("gemm_transA_transB", 1, 1, None, None, [1, nn], False),
+        ("gemm_alpha_beta", 0, 0, 0.5, 2.0, [m, 1], False),
+        ("gemm_scalar_c", 0, 1, 1.5, -1.0, [], False),
+        ("gemm_c_1", 0, 0, None, 0.25, [1], False),
+        ("gemm_no_c", 1, 0, 2.0, None, None, False),
+    ]:
+        a = rand(*([k, m] if trans_a else [m, k]))
+        b = rand(*([nn, k] if trans_b else [k, nn]))
+        a2 = a.T if trans_a else a
+        b2 = b.T if trans_b else b
+        y = (1.0 if alpha is None else alpha) * (a2.astype(np.float64) @ b2.astype(np.float64))
+        inputs = [("a", a, False), ("b", b, b_const)]
+        if c_shape is not None:
+            c = rand(*c_shape)
+            y = y + (1.0 if beta is None else beta) * c.astype(np.float64)
+            inputs.append(("c", c, b_const))
+        attrs = {}
+        if trans_a:
+            attrs["transA"] = 1
+        if trans_b:
+            attrs["transB"] = 1
+        if alpha is not None:
+            attrs["alpha"] = alpha
+        if beta is not None:
+            attrs["beta"] = beta
+        cw.add(name, "Gemm", inputs, [("y", y.astype(np.float32))], attrs)
+
+
+def softmax_cases(cw):
+    for name, shape, axis, scale in [("softmax_axis0", [3, 4, 5], 0, 1.0), ("softmax_axis1", [3, 4, 5], 1, 1.0),
+                                     ("softmax_axis_neg1", [3, 4, 5], -1, 1.0),
+                                     ("softmax_default_axis", [2, 7], None, 1.0),
+                                     ("softmax_large_values", [4, 6], 1, 60.0),
+                                     ("softmax_1d", [9], 0, 3.0)]:
+        x = rand(*shape, scale=scale)
+        y = n(torch.softmax(t(x).double(), dim=-1 if axis is None else axis))
+        cw.add(name, "Softmax", [("x", x, False)], [("y", y)], {} if axis is None else {"axis": axis})
+
+
+def layernorm_cases(cw):
+    for name, shape, axis, bias, eps, scale_shape in [
+        ("layernorm_last_axis", [2, 3, 8], -1, True, None, None),
+        ("layernorm_axis1", [2, 3, 4, 5], 1, True, 1e-3, None),
+        ("layernorm_no_bias", [2, 4, 5], -2, False, None, None),
+        ("layernorm_scale_broadcast", [3, 4, 5], 1, True, None, [1, 5]),
+    ]:
+        x = rand(*shape, scale=2.0)
+        ax = axis % len(shape)
+        norm_shape = shape[ax:]
+        scale = rand(*(scale_shape or norm_shape))
+        b = rand(*norm_shape) if bias else None
+        normed = F.layer_norm(t(x).double(), norm_shape, eps=1e-5 if eps is None else eps)
+        y = normed * t(scale).double()
+        if bias:
+            y = y + t(b).double()
+        inputs = [("x", x, False), ("scale", scale, True)] + ([("b", b, True)] if bias else [])
+        attrs = {"axis": axis}
+        if eps is not None:
+            attrs["epsilon"] = eps
+        cw.add(name, "LayerNormalization", inputs, [("y", n(y))], attrs, opset=17)
+
+
+def reduce_cases(cw):
+    x3 = rand(2, 3, 4)
+    x4 = rand(2, 3, 5, 6)
+    cases = [
+        ("axes1_keepdims", x3, [1], 1, 0),
+        ("axes02_nokeepdims", x3, [0, 2], 0, 0),
+        ("negative_axis", x3, [-1], 1, 0),
+        ("negative_axes_nokeepdims", x4, [-2, -1], 0, 0),
+        ("spatial_keepdims", x4, [2, 3], 1, 0),
+        ("all_nokeepdims", x3, None, 0, 0),
+        ("all_keepdims", x3, None, 1, 0),
+        ("empty_axes_reduces_all", x3, [], 1, 0),
+        ("noop_with_empty_axes", x3, None, 1, 1),
+    ]
+    for op, fn in [("ReduceMean", np.mean), ("ReduceSum", np.sum)]:
+        for suffix, x, axes, keepdims, noop in cases:
+            name = "%s_%s" % (op.lower().replace("reduce", "reduce_"), suffix)
+            if axes is None and noop:
+                y = x
+            else:
+                ax = None if not axes else tuple(axes)
+                y = fn(x.astype(np.float64), axis=ax, keepdims=bool(keepdims)).astype(np.float32)
+            inputs = [("x", x, False)]
+            if axes is not None:
+                inputs.append(("axes", np.array(axes, dtype=np.int64), True))
+            attrs = {"keepdims": keepdims}
+            if noop:
+                attrs["noop_with_empty_axes"] = 1
+            # ReduceSum takes axes as an input since opset 13, ReduceMean since 18.
+            cw.add(name, op, inputs, [("y", np.asarray(y, dtype=np.float32))], attrs,
+                   opset=18 if op == "ReduceMean" else 13)
+    # Axes known only at run time (keepdims=1 keeps the output rank known at compile time).
+    y = np.mean(x4.astype(np.float64), axis=(1, 3), keepdims=True).astype(np.float32)
+    cw.add("reduce_mean_runtime_axes", "ReduceMean",
+           [("x", x4, False), ("axes", np.array([1, -1], dtype=np.int64), False)], [("y", y)], {"keepdims": 1},
+           opset=18)
+    # The opset-13 ReduceMean form (axes attribute), which the importer upgrades to an input.
+    y = np.mean(x3.astype(np.float64), axis=1, keepdims=False).astype(np.float32)
+    cw.add("reduce_mean_opset13_axes_attribute", "ReduceMean", [("x", x3, False)], [("y", y)],
+           {"axes": [1], "keepdims": 0}, opset=13)
+
+
+def np_pad(x, pads, mode, value=0):
+    """ONNX pads [b0..bk, e0..ek] with numpy (negative pads crop)."""
+    k = x.ndim
+    begins, ends = pads[:k], pads[k:]
+    crop = tuple(slice(max(-b, 0), x.shape[i] - max(-e, 0)) for i, (b, e) in enumerate(zip(begins, ends)))
+    x = x[crop]
+    width = [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends)]
+    if mode == "constant":
+        return np.pad(x, width, mode="constant", constant_values=value)
+    return np.pad(x, width, mode={"reflect": "reflect", "edge": "edge"}[mode])
+
+
+def pad_cases(cw):
+    x3 = rand(2, 3, 4)
+    x4 = rand(1, 2, 5, 6)
+    i64 = np.int64
+    for name, x, pads, mode, value, opset in [
+        ("pad_constant_value", x3, [0, 1, 2, 1, 0, 3], "constant", 1.5, 13),
+        ("pad_constant_default_zero", x4, [0, 0, 1, 2, 0, 0, 3, 1], None, None, 13),
+        ("pad_reflect", x4, [0, 0, 2, 3, 0, 0, 1, 2], "reflect", None, 13),
+        ("pad_edge", x4, [0, 1, 2, 0, 0, 0, 1, 4], "edge", None, 13),
+        ("pad_negative_crops", x3, [0, -1, 1, 0, 2, -2], "constant", -2.0, 13),
+        ("pad_reflect_opset18", x3, [1, 1, 2, 0, 1, 3], "reflect", None, 18),
+    ]:
+        y = np_pad(x, pads, mode or "constant", 0 if value is None else value)
+        inputs = [("x", x, False), ("pads", np.array(pads, dtype=i64), True)]
+        if value is not None:
+            inputs.append(("value", np.array(value, dtype=np.float32), True))
+        cw.add(name, "Pad", inputs, [("y", y)], {} if mode is None else {"mode": mode}, opset=opset)
+
+    # Opset 18 axes input: pads for axes [-1, 1] only.
+    full = [0, 0, 1, 0, 2, 0]  # axis 1 gets (0, 2), axis 2 gets (1, 0)
+    y = np_pad(x3, full, "edge")
+    cw.add("pad_axes_input_edge", "Pad",
+           [("x", x3, False), ("pads", np.array([1, 0, 0, 2], dtype=i64), True), None,
+            ("axes", np.array([-1, 1], dtype=i64), True)], [("y", y)], {"mode": "edge"}, opset=18)
+    # Pads known only at run time.
+    pads = [1, 0, 0, 0, 0, 2, 0, 1]
+    cw.add("pad_runtime_pads", "Pad", [("x", x4, False), ("pads", np.array(pads, dtype=i64), False)],
+           [("y", np_pad(x4, pads, "constant"))], {"mode": "constant"}, opset=13)
+    # Integer data (Pad moves elements of any dtype).
+    xi = _rng.integers(-100, 100, size=(3, 4)).astype(np.int64)
+    pads = [1, 2, 0, 1]
+    cw.add("pad_constant_int64", "Pad",
+           [("x", xi, False), ("pads", np.array(pads, dtype=i64), True), ("value", np.array(7, dtype=np.int64), True)],
+           [("y", np_pad(xi, pads, "constant", 7))], {"mode": "constant"}, opset=13)
+
+
+# ---- Resize: ONNX formulas in numpy, checked against PyTorch where PyTorch has the same mode. ----
+
+def src_coord(mode, o, in_size, out_size, scale):
+    if mode == "half_pixel":
+        return (o + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (o + 0.5) / scale - 0.5 if out_size > 1 else 0.0
+    if mode == "align_corners":
+        return 0.0 if out_size == 1 else o * (in_size - 1) / (out_size - 1)
+    if mode == "asymmetric":
+        return o / scale
+    raise ValueError(mode)
+
+
+def nearest_index(nearest_mode, x, in_size):
+    f = math.floor(x)
+    if nearest_mode == "round_prefer_floor":
+        r = f if x - f <= 0.5 else f + 1
+    elif nearest_mode == "round_prefer_ceil":
+        r = f if x - f < 0.5 else f + 1
+    elif nearest_mode == "floor":
+        r = f
+    else:
+        r = math.ceil(x)
+    return min(max(int(r), 0), in_size - 1)
+
+
+def np_resize(x, out_shape, scales, mode, coord, nearest_mode="round_prefer_floor"):
+    y = x.astype(np.float64)
+    for axis in range(x.ndim):
+        in_size, out_size = y.shape[axis], out_shape[axis]
+        coords = [src_coord(coord, o, in_size, out_size, scales[axis]) for o in range(out_size)]
+        if mode == "nearest":
+            idx = [nearest_index(nearest_mode, c, in_size) for c in coords]
+            y = np.take(y, idx, axis=axis)
+            continue
+        c = np.clip(np.array(coords), 0, in_size - 1)
+        i0 = np.floor(c).astype(np.int64)
+        i1 = np.minimum(i0 + 1, in_size - 1)
+        w = c - i0
+        shape = [1] * y.ndim
+        shape[axis] = out_size
+        w = w.reshape(shape)
+        y = np.take(y, i0, axis=axis) * (1 - w) + np.take(y, i1, axis=axis) * w
+    return y.astype(np.float32)
+
+
+def check_np_resize_against_torch():
+    x = rand(1, 2, 5, 7)
+    for size in [(9, 13), (3, 4), (10, 14), (5, 7), (1, 3)]:
+        sc = [1.0, 1.0, size[0] / 5, size[1] / 7]
+        out = [1, 2, size[0], size[1]]
+        pairs = [
+            (np_resize(x, out, sc, "linear", "half_pixel"),
+             F.interpolate(t(x).double(), size=size, mode="bilinear", align_corners=False)),
+            (np_resize(x, out, sc, "linear", "align_corners"),
+             F.interpolate(t(x).double(), size=size, mode="bilinear", align_corners=True)),
+            (np_resize(x, out, sc, "nearest", "asymmetric", "floor"),
+             F.interpolate(t(x).double(), size=size, mode="nearest")),
+            (np_resize(x, out, sc, "nearest", "half_pixel", "round_prefer_ceil"),
+             F.interpolate(t(x).double(), size=size, mode="nearest-exact")),
+        ]
+        if min(size) > 1:
+            # pytorch_half_pixel is the mapping older PyTorch used; it differs only for an extent of 1.
+            pairs.append((np_resize(x, out, sc, "linear", "pytorch_half_pixel"),
+                          F.interpolate(t(x).double(), size=size, mode="bilinear", align_corners=False)))
+        for mine, ref in pairs:
+            np.testing.assert_allclose(mine, n(ref), atol=1e-5, rtol=1e-5)
+
+
+def resize_cases(cw):
+    check_np_resize_against_torch()
+    empty_roi = ("roi", np.zeros([0], dtype=np.float32), True)
+    x = rand(1, 2, 3, 4)
+
+    def add_scales(name, x, scales, mode, coord, nearest=None, opset=13, torch_ref=None):
+        scales = np.array(scales, dtype=np.float32)
+        out = [int(math.floor(np.float32(d) * s)) for d, s in zip(x.shape, scales)]
+        y = np_resize(x, out, [float(s) for s in scales], mode, coord, nearest or "round_prefer_floor")
+        if torch_ref is not None:
+            np.testing.assert_allclose(y, n(torch_ref), atol=1e-5, rtol=1e-5)
+        attrs = {"mode": mode, "coordinate_transformation_mode": coord}
+        if nearest:
+            attrs["nearest_mode"] = nearest
+        cw.add(name, "Resize", [("x", x, False), empty_roi, ("scales", scales, True)], [("y", y)], attrs,
+               opset=opset)
+
+    def add_sizes(name, x, sizes, mode, coord, nearest=None, opset=13, runtime=False, torch_ref=None):
+        scales = [o / i for o, i in zip(sizes, x.shape)]
+        y = np_resize(x, sizes, scales, mode, coord, nearest or "round_prefer_floor")
+        if torch_ref is not None:
+            np.testing.assert_allclose(y, n(torch_ref), atol=1e-5, rtol=1e-5)
+        attrs = {"mode": mode, "coordinate_transformation_mode": coord}
+        if nearest:
+            attrs["nearest_mode"] = nearest
+        cw.add(name, "Resize",
+               [("x", x, False), None, None, ("sizes", np.array(sizes, dtype=np.int64), not runtime)], [("y", y)],
+               attrs, opset=opset)
+
+    tx = t(x).double()
+    add_scales("resize_nearest_default_modes_x2", x, [1, 1, 2, 2], "nearest", "half_pixel")
+    add_scales("resize_nearest_asymmetric_floor_x3", x, [1, 1, 3, 3], "nearest", "asymmetric", "floor",
+               torch_ref=F.interpolate(tx, scale_factor=(3.0, 3.0), mode="nearest"))
+    add_scales("resize_nearest_asymmetric_floor_half", rand(1, 2, 6, 8), [1, 1, 0.5, 0.5], "nearest",
+               "asymmetric", "floor")
+    add_scales("resize_nearest_half_pixel_ceil_x1_5", x, [1, 1, 1.5, 2.5], "nearest", "half_pixel",
+               "round_prefer_ceil")
+    add_scales("resize_nearest_align_corners_ceil", x, [1, 1, 2, 1.5], "nearest", "align_corners", "ceil")
+    add_scales("resize_nearest_pytorch_half_pixel_floor", x, [1, 1, 2.5, 1.75], "nearest", "pytorch_half_pixel",
+               "round_prefer_floor")
+    add_scales("resize_linear_half_pixel_x2", x, [1, 1, 2, 2], "linear", "half_pixel",
+               torch_ref=F.interpolate(tx, scale_factor=(2.0, 2.0), mode="bilinear", align_corners=False))
+    add_scales("resize_linear_half_pixel_down", rand(1, 2, 8, 6), [1, 1, 0.5, 0.75], "linear", "half_pixel")
+    add_scales("resize_linear_asymmetric", x, [1, 1, 2, 1.5], "linear", "asymmetric")
+    add_scales("resize_linear_align_corners_scales", x, [1, 1, 2, 3], "linear", "align_corners")
+    add_scales("resize_linear_3d_half_pixel", rand(1, 1, 2, 3, 4), [1, 1, 2, 1.5, 2], "linear", "half_pixel")
+    add_sizes("resize_nearest_sizes_round_prefer_ceil", x, [1, 2, 7, 5], "nearest", "half_pixel",
+              "round_prefer_ceil", torch_ref=F.interpolate(tx, size=(7, 5), mode="nearest-exact"))
+    add_sizes("resize_linear_align_corners_sizes", x, [1, 2, 5, 7], "linear", "align_corners",
+              torch_ref=F.interpolate(tx, size=(5, 7), mode="bilinear", align_corners=True))
+    add_sizes("resize_linear_pytorch_half_pixel_size1", x, [1, 2, 1, 6], "linear", "pytorch_half_pixel")
+    add_sizes("resize_linear_half_pixel_sizes_down", rand(1, 3, 9, 7), [1, 3, 4, 3], "linear", "half_pixel")
+    add_sizes("resize_nearest_runtime_sizes", x, [1, 2, 6, 9], "nearest", "asymmetric", "floor", runtime=True)
+
+    # Opset 11 writes roi and an empty scales tensor beside sizes.
+    sizes = [1, 2, 5, 6]
+    y = np_resize(x, sizes, [o / i for o, i in zip(sizes, x.shape)], "nearest", "half_pixel",
+                  "round_prefer_floor")
+    cw.add("resize_nearest_opset11_empty_scales", "Resize",
+           [("x", x, False), empty_roi, ("scales", np.zeros([0], dtype=np.float32), True),
+            ("sizes", np.array(sizes, dtype=np.int64), True)], [("y", y)],
+           {"mode": "nearest", "coordinate_transformation_mode": "half_pixel"}, opset=11)
+
+    # Opset 18: axes attribute and keep_aspect_ratio_policy.
+    scales = np.array([2.0, 1.5], dtype=np.float32)
+    y = np_resize(x, [1, 2, 6, 6], [1, 1, 2.0, 1.5], "linear", "half_pixel")
+    cw.add("resize_linear_axes_attribute", "Resize", [("x", x, False), None, ("scales", scales, True)],
+           [("y", y)], {"mode": "linear", "axes": [2, 3]}, opset=18)
+    # not_larger: one scale min(8/3, 8/4) = 2 for both axes -> [6, 8].
+    y = np_resize(x, [1, 2, 6, 8], [1, 1, 2.0, 2.0], "nearest", "asymmetric", "floor")
+    cw.add("resize_nearest_keep_aspect_not_larger", "Resize",
+           [("x", x, False), None, None, ("sizes", np.array([8, 8], dtype=np.int64), True)], [("y", y)],
+           {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor",
+            "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, opset=18)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    cw = Writer(args.out)
+    conv_cases(cw)
+    bn_cases(cw)
+    pool_cases(cw)
+    matmul_cases(cw)
+    gemm_cases(cw)
+    softmax_cases(cw)
+    layernorm_cases(cw)
+    reduce_cases(cw)
+    pad_cases(cw)
+    resize_cases(cw)
+    cw.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+// fold-shape-ops: Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains on static shapes.
+#include "gtest/gtest.h"
+#include "passes/testing/pass_test_util.h"
+
+namespace tessel {
+namespace {
+
+using testing::NormalizeIr;
+using testing::RunPipelineOnIr;
+
+TEST(FoldShapeOpsTest, FoldsShapeChainFeedingReshape) {
+  auto r = RunPipelineOnIr(R"(
+graph @main {
+  input %x : f32[2,3,4]
+  const %idx : i64[] = [0]
+  const %minus1 : i64[1] = [-1]
+  const %axes : i64[1] = [0]
+  %s = Shape "s" (%x) : i64[3]
+  %n = Gather "g" (%s, %idx) {axis = 0} : i64[]
+  %n1 = Unsqueeze "u" (%n, %axes) : i64[1]
+  %shape = Concat "c" (%n1, %minus1) {axis = 0} : i64[2]
+  %y = Reshape "r" (%x, %shape) : f32[?0,?1]
+  output %y
+}
+)", "fold-shape-ops,dce");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(NormalizeIr(r->after_text), NormalizeIr(R"(
+graph @main {
+  input %x : f32[2,3,4]
+  const %shape : i64[2] = [2, -1]
+  %y = Reshape "r" (%x, %shape) : f32[2,12]
+  output %y
+}
+)"));
+  EXPECT_EQ(r->stats["shapes-folded"], 1);
+  EXPECT_TRUE(testing::CheckNumericallyEquivalent(*r->before, *r->after, 0, 0).ok());
+}
+
+TEST(FoldShapeOpsTest, LeavesSymbolicShapesAlone) {
+  auto r = RunPipelineOnIr(R"(
+graph @main {
+  input %x : f32[N,4]
+  %s = Shape "s" (%x) : i64[2]
+  output %s
+}
+)", "fold-shape-ops");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->after->num_nodes(), 1);
+}
+
+}  // namespace
+}  // namespace tessel

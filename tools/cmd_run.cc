@@ -1,0 +1,66 @@
+// `tessel run`: runs a model on .npy inputs and writes one .npy per output.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/interpreter.h"
+#include "runtime/npy.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/model_io.h"
+
+namespace tessel {
+
+int RunCommand(int argc, char** argv) {
+  const std::vector<cli::FlagSpec> flags = {
+      {"input", "NAME=FILE.npy", "an input tensor (a bare FILE.npy when the model has one input)", true},
+      {"output-dir", "DIR", "where to write <output name>.npy files", false, "."},
+      {"profile", "", "print per-node time"},
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    std::printf("%s", cli::Usage("run", "MODEL.onnx|MODEL.tir --input NAME=FILE.npy ... [--output-dir DIR]",
+                                 "Runs the model with the reference interpreter and writes DIR/<output name>.npy per "
+                                 "graph output (NumPy format).",
+                                 flags)
+                          .c_str());
+    return 0;
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse("run", flags, argc, argv);
+  if (!args.ok()) return cli::Fail("run", args.status());
+  if (args->positional().size() != 1) return cli::Fail("run", absl::InvalidArgumentError("expects one MODEL (see --help)"));
+  const std::string model_path = args->positional()[0];
+  auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(model_path);
+  if (!graph.ok()) return cli::Fail("run", graph.status());
+  auto t1 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Tensor>> inputs = LoadInputs(**graph, args->GetAll("input"));
+  if (!inputs.ok()) return cli::Fail("run", inputs.status());
+  absl::StatusOr<ReferenceInterpreter> interp = ReferenceInterpreter::Create(graph->get());
+  if (!interp.ok()) return cli::Fail("run", interp.status());
+  interp->set_profile(args->Has("profile"));
+  auto t2 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Tensor>> outputs = interp->Run(*inputs);
+  if (!outputs.ok()) return cli::Fail("run", outputs.status());
+  auto t3 = std::chrono::steady_clock::now();
+  const std::string dir = args->Get("output-dir");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return cli::Fail("run", absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create directory: ", ec.message())));
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string path = absl::StrCat(dir, "/", SanitizeFileName((*graph)->outputs()[i]->name()), ".npy");
+    absl::Status s = WriteNpy(path, (*outputs)[i]);
+    if (!s.ok()) return cli::Fail("run", s);
+    std::printf("wrote %s %s\n", path.c_str(), (*outputs)[i].type().ToString().c_str());
+  }
+  if (args->Has("profile")) {
+    for (const NodeTiming& t : interp->last_profile()) {
+      std::printf("  %9.3f ms  %s\n", t.milliseconds, t.node->DebugName().c_str());
+    }
+  }
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::printf("load %.1f ms, run %.1f ms (reference interpreter)\n", ms(t0, t1), ms(t2, t3));
+  return 0;
+}
+
+}  // namespace tessel

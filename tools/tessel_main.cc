@@ -1,0 +1,35 @@
+// The `tessel` command-line front end: dispatches to one subcommand.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+namespace {
+
+const tessel::cli::Command kCommands[] = {
+    {"run", "run a model on .npy inputs, write .npy outputs", tessel::RunCommand},
+    {"inspect", "show a model's operators, shapes, parameters and IR (--dot for Graphviz)", tessel::InspectCommand},
+};
+
+void PrintHelp() {
+  std::printf("usage: tessel <command> [options]\n\nTessel: an ahead-of-time ML compiler and runtime for edge SoCs.\n\ncommands:\n");
+  for (const auto& c : kCommands) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+  std::printf("\nRun 'tessel <command> --help' for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    PrintHelp();
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& c : kCommands) {
+    if (c.name == argv[1]) return c.run(argc - 2, argv + 2);
+  }
+  std::fprintf(stderr, "tessel: unknown command '%s' (run 'tessel --help')\n", argv[1]);
+  return 2;
+}
