@@ -19,6 +19,8 @@ OpRegistry& OpRegistry::Global() {
     RegisterElementwiseOps(*r);
     RegisterNnOps(*r);
     RegisterTensorOps(*r);
+    RegisterFusedCnnOps(*r);
+    RegisterTransformerOps(*r);
     return r;
   }();
   return *registry;

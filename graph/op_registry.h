@@ -75,6 +75,9 @@ absl::Status VerifyTypes(const Graph& graph, const std::vector<Node*>& order);
 void RegisterElementwiseOps(OpRegistry& r);
 void RegisterNnOps(OpRegistry& r);
 void RegisterTensorOps(OpRegistry& r);
+// Tessel's own fused operators (domain kTesselDomain), produced by passes.
+void RegisterFusedCnnOps(OpRegistry& r);
+void RegisterTransformerOps(OpRegistry& r);
 
 }  // namespace tessel
 

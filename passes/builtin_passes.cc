@@ -6,6 +6,7 @@
 #include "passes/fold_constants/fold_constants.h"
 #include "passes/fold_shape_ops/fold_shape_ops.h"
 #include "passes/pass_manager.h"
+#include "passes/simplify/simplify.h"
 
 namespace tessel {
 
@@ -13,7 +14,7 @@ void RegisterBuiltinPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     PassRegistry& r = PassRegistry::Global();
-    for (PassInfo info : {FoldShapeOpsPassInfo(), FoldConstantsPassInfo(), DcePassInfo(), CsePassInfo()}) {
+    for (PassInfo info : {FoldShapeOpsPassInfo(), FoldConstantsPassInfo(), SimplifyPassInfo(), DcePassInfo(), CsePassInfo()}) {
       // Already registered (e.g. by a test that registered it first) is fine.
       r.Register(std::move(info)).IgnoreError();
     }

@@ -13,6 +13,8 @@ ReferenceKernelRegistry& ReferenceKernelRegistry::Global() {
     RegisterElementwiseReferenceKernels(*r);
     RegisterNnReferenceKernels(*r);
     RegisterTensorReferenceKernels(*r);
+    RegisterFusedCnnReferenceKernels(*r);
+    RegisterTransformerReferenceKernels(*r);
     return r;
   }();
   return *registry;

@@ -39,6 +39,8 @@ absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> 
 void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterNnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r);
+void RegisterFusedCnnReferenceKernels(ReferenceKernelRegistry& r);
+void RegisterTransformerReferenceKernels(ReferenceKernelRegistry& r);
 
 }  // namespace tessel
 
