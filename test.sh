@@ -34,7 +34,17 @@ run() {
   rm -f "$log"
 }
 
-if [ "$which" = all ] || [ "$which" = host ]; then run host; fi
+example() {
+  # A separate workspace depending on Tessel through local_repository (issue: composability).
+  echo "== examples/custom_pipeline (out-of-tree pass in a Tessel pipeline)"
+  if (cd examples/custom_pipeline && bazel run //:custom_pipeline && bazel shutdown); then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); status=1
+  fi
+}
+
+if [ "$which" = all ] || [ "$which" = host ]; then run host; example; fi
 if [ "$which" = all ] || [ "$which" = aarch64 ]; then run aarch64 --config=aarch64; fi
 if [ "$which" = asan ]; then run asan --config=asan; fi
 if [ "$status" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi

@@ -79,8 +79,12 @@ void Node::SetInput(int i, Value* v) {
   Value* old = inputs_[i];
   if (old != nullptr) {
     auto& uses = old->uses_;
-    auto it = std::find(uses.begin(), uses.end(), Use{this, i});
-    if (it != uses.end()) uses.erase(it);
+    // Swap-and-pop: use order carries no meaning, and shared constants can have thousands of uses.
+    auto it = std::find(uses.rbegin(), uses.rend(), Use{this, i});
+    if (it != uses.rend()) {
+      *it = uses.back();
+      uses.pop_back();
+    }
   }
   inputs_[i] = v;
   if (v != nullptr) v->uses_.push_back(Use{this, i});
@@ -278,24 +282,35 @@ int Graph::RemoveUnusedConstants() {
 }
 
 absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
-  absl::flat_hash_map<const Node*, int> pending;
-  absl::flat_hash_map<const Node*, int> position;
+  // Indexed by Node::id_ (dense, never reused): plain vectors instead of hash maps keep this linear
+  // and cache-friendly on 100k-node graphs.
+  std::vector<int> pending(next_node_id_, 0);
+  std::vector<int> position(next_node_id_, -1);
   std::vector<Node*> order;
   order.reserve(nodes_.size());
   int pos = 0;
+  bool sorted = true;
   for (const auto& n : nodes_) {
     int deps = 0;
     for (Value* in : n->inputs_) {
-      if (in != nullptr && in->producer_ != nullptr) ++deps;
+      if (in == nullptr || in->producer_ == nullptr) continue;
+      ++deps;
+      // A producer not yet seen means the list is out of order (or cyclic).
+      if (position[in->producer_->id_] < 0) sorted = false;
     }
-    pending[n.get()] = deps;
-    position[n.get()] = pos++;
+    pending[n->id_] = deps;
+    position[n->id_] = pos++;
+  }
+  // Fast path: the node list is usually already in order (importers and passes keep it so).
+  if (sorted) {
+    for (const auto& n : nodes_) order.push_back(n.get());
+    return order;
   }
   // Min-heap on insertion position keeps the order stable.
-  auto cmp = [&](Node* a, Node* b) { return position[a] > position[b]; };
+  auto cmp = [&](Node* a, Node* b) { return position[a->id_] > position[b->id_]; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(cmp)> ready(cmp);
   for (const auto& n : nodes_) {
-    if (pending[n.get()] == 0) ready.push(n.get());
+    if (pending[n->id_] == 0) ready.push(n.get());
   }
   while (!ready.empty()) {
     Node* n = ready.top();
@@ -303,13 +318,13 @@ absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
     order.push_back(n);
     for (Value* o : n->outputs_) {
       for (const Use& u : o->uses_) {
-        if (--pending[u.node] == 0) ready.push(u.node);
+        if (--pending[u.node->id_] == 0) ready.push(u.node);
       }
     }
   }
   if (order.size() != nodes_.size()) {
     for (const auto& n : nodes_) {
-      if (pending[n.get()] > 0) {
+      if (pending[n->id_] > 0) {
         return absl::FailedPreconditionError(
             absl::StrCat("graph '", name_, "' has a cycle through node ", n->DebugName()));
       }

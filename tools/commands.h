@@ -6,6 +6,7 @@ namespace tessel {
 
 int RunCommand(int argc, char** argv);
 int InspectCommand(int argc, char** argv);
+int OptCommand(int argc, char** argv);
 
 }  // namespace tessel
 

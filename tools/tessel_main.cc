@@ -10,6 +10,7 @@ namespace {
 
 const tessel::cli::Command kCommands[] = {
     {"run", "run a model on .npy inputs, write .npy outputs", tessel::RunCommand},
+    {"opt", "run graph optimization passes (--pipeline or -O0..-O3), write .tir or .onnx", tessel::OptCommand},
     {"inspect", "show a model's operators, shapes, parameters and IR (--dot for Graphviz)", tessel::InspectCommand},
 };
 
