@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "graph/dot.h"
 #include "graph/text.h"
+#include "runtime/memory_planner.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/model_io.h"
@@ -42,6 +43,20 @@ int InspectCommand(int argc, char** argv) {
   for (const auto& [op, count] : ops) std::printf("  %-28s %d\n", op.c_str(), count);
   std::printf("parameters: %lld (%.2f MB in %zu constants)\n", static_cast<long long>(g.ConstantElements()),
               g.ConstantBytes() / 1e6, g.Constants().size());
+  // Activation memory if this graph ran as it is (compiled artifacts plan after fusion).
+  if (absl::StatusOr<std::vector<Node*>> order = g.TopologicalOrder(); order.ok()) {
+    absl::StatusOr<GraphLifetimes> lifetimes = ComputeLifetimes(g, *order, /*allow_in_place=*/true);
+    if (lifetimes.ok()) {
+      for (const std::string& algo : MemoryPlanAlgorithms()) {
+        absl::StatusOr<MemoryPlan> plan = PlanMemory(lifetimes->tensors, algo);
+        if (plan.ok() && VerifyMemoryPlan(lifetimes->tensors, *plan).ok()) {
+          std::printf("memory plan: %s\n", DescribePlan(*plan).c_str());
+        }
+      }
+    } else {
+      std::printf("memory plan: not available (%s)\n", std::string(lifetimes.status().message()).c_str());
+    }
+  }
   if (!args->Has("no-ir")) {
     PrintOptions options;
     options.elide_large_constants = !args->Has("full-constants");
