@@ -110,3 +110,26 @@ def tessel_py_testdata(name, script, srcs = [], data = [], args = [], tags = [])
     """A directory of generated test data: `/usr/bin/python3 SCRIPT --out DIR ARGS` (Debian's PyTorch,
     onnx and numpy). Host only: the aarch64 configuration skips it and the tests that use it."""
     _py_testdata(name = name, script = script, srcs = srcs, data = data, args = args, tags = tags + ["host_only"])
+
+def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
+    """A libFuzzer target (LLVMFuzzerTestOneInput) plus a test that replays the seeds, their
+    truncations and `mutations` random mutations of each through the same entry point.
+
+    `bazel build --config=fuzz //pkg:name` links the real fuzzer (clang-14); see
+    tools/fuzz/run_fuzzers.sh."""
+    native.cc_binary(
+        name = name,
+        srcs = srcs,
+        copts = TESSEL_COPTS,
+        linkopts = ["-fsanitize=fuzzer"],
+        deps = deps,
+        tags = ["manual", "fuzz"],
+    )
+    native.cc_test(
+        name = name + "_replay_test",
+        srcs = srcs,
+        copts = TESSEL_COPTS,
+        args = ["$(location %s)" % s for s in seeds] + ["--mutations=%d" % mutations],
+        data = seeds,
+        deps = deps + ["//tools/fuzz:fuzz_driver"],
+    )
