@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "graph/dot.h"
+#include "runtime/executor.h"
 #include "graph/text.h"
 #include "runtime/memory_planner.h"
 #include "tools/cli.h"
@@ -13,15 +15,77 @@
 #include "tools/model_io.h"
 
 namespace tessel {
+namespace {
+
+std::string ShapeOf(const artifact::Tensor& t) {
+  const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
+  return TensorType::Static(static_cast<DType>(t.dtype()), shape).ToString();
+}
+
+int InspectArtifact(const std::string& path, bool profile) {
+  absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
+  if (!model.ok()) return cli::Fail("inspect", model.status());
+  const artifact::Plan& plan = (*model)->plan();
+  std::printf("artifact: %s (%.2f MB; graph '%s')\ntarget: %s\npipeline: %s\n", path.c_str(),
+              (*model)->artifact().file_bytes() / 1e6, plan.graph_name().c_str(), plan.target().c_str(),
+              plan.pipeline().c_str());
+  const double over = plan.arena_lower_bound() ? 100.0 * (double(plan.arena_bytes()) / plan.arena_lower_bound() - 1) : 0;
+  std::printf("memory: arena %.3f MB (%s), lower bound %.3f MB (%+.1f%%), weights %.2f MB (mapped in place)\n",
+              plan.arena_bytes() / 1e6, plan.memory_algorithm().c_str(), plan.arena_lower_bound() / 1e6, over,
+              (*model)->artifact().weights_bytes() / 1e6);
+  std::vector<double> ms(plan.ops_size(), 0);
+  if (profile) {
+    Session session(*model);
+    std::vector<Tensor> inputs;
+    for (int i = 0; i < (*model)->num_inputs(); ++i) {
+      TensorType t = (*model)->input_type(i);
+      inputs.emplace_back(t.dtype, t.StaticShape());
+    }
+    session.set_profile(true);
+    absl::Status s = session.Run(inputs);
+    if (!s.ok()) return cli::Fail("inspect", s);
+    for (int i = 0; i < plan.ops_size(); ++i) ms[i] = session.profile()[i].milliseconds;
+  }
+  for (int i = 0; i < plan.inputs_size(); ++i) {
+    const auto& t = plan.tensors(plan.inputs(i));
+    std::printf("input:  %s %s @arena+%llu\n", t.name().c_str(), ShapeOf(t).c_str(), (unsigned long long)t.offset());
+  }
+  for (int i = 0; i < plan.outputs_size(); ++i) {
+    const auto& t = plan.tensors(plan.outputs(i));
+    std::printf("output: %s %s\n", t.name().c_str(), ShapeOf(t).c_str());
+  }
+  std::printf("ops: %d\n", plan.ops_size());
+  double total = 0;
+  for (int i = 0; i < plan.ops_size(); ++i) {
+    const artifact::Op& op = plan.ops(i);
+    std::string outs;
+    for (int idx : op.outputs()) {
+      const auto& t = plan.tensors(idx);
+      absl::StrAppend(&outs, outs.empty() ? "" : ", ", ShapeOf(t), " @", t.storage() == artifact::Tensor::ARENA ? "arena+" : "weights+",
+                      t.offset());
+    }
+    if (profile) {
+      std::printf("  %3d %-34s %-30s %-28s %9.3f ms\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str(), ms[i]);
+      total += ms[i];
+    } else {
+      std::printf("  %3d %-34s %-30s %s\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str());
+    }
+  }
+  if (profile) std::printf("total %.3f ms\n", total);
+  return 0;
+}
+
+}  // namespace
 
 int InspectCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
       {"dot", "FILE", "also write the graph as Graphviz DOT (render with: dot -Tsvg FILE -o graph.svg)"},
       {"no-ir", "", "omit the text IR"},
       {"full-constants", "", "print every constant element in the IR (default: elide large ones)"},
+      {"profile", "", "for a .tsl artifact: run once and add per-op time"},
   };
   if (cli::WantsHelp(argc, argv)) {
-    std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir [--dot FILE]",
+    std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir|MODEL.tsl [--dot FILE] [--profile]",
                                  "Prints the model's inputs and outputs, operator counts, parameter count and the "
                                  "text IR.",
                                  flags)
@@ -31,6 +95,7 @@ int InspectCommand(int argc, char** argv) {
   absl::StatusOr<cli::Args> args = cli::Parse("inspect", flags, argc, argv);
   if (!args.ok()) return cli::Fail("inspect", args.status());
   if (args->positional().size() != 1) return cli::Fail("inspect", absl::InvalidArgumentError("expects one MODEL (see --help)"));
+  if (absl::EndsWith(args->positional()[0], ".tsl")) return InspectArtifact(args->positional()[0], args->Has("profile"));
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
   if (!graph.ok()) return cli::Fail("inspect", graph.status());
   const Graph& g = **graph;

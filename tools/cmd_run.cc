@@ -2,8 +2,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "runtime/executor.h"
 #include "runtime/interpreter.h"
 #include "runtime/npy.h"
 #include "tools/cli.h"
@@ -11,6 +14,61 @@
 #include "tools/model_io.h"
 
 namespace tessel {
+namespace {
+
+// Runs a compiled artifact: inputs by the plan's input names.
+int RunArtifact(const std::string& path, const cli::Args& args) {
+  absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
+  if (!model.ok()) return cli::Fail("run", model.status());
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : args.GetAll("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos && (*model)->num_inputs() == 1) {
+      files[(*model)->input_name(0)] = spec;
+    } else if (eq != std::string::npos) {
+      files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    } else {
+      return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("--input ", spec, ": give NAME=FILE.npy")));
+    }
+  }
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < (*model)->num_inputs(); ++i) {
+    auto it = files.find((*model)->input_name(i));
+    if (it == files.end()) {
+      return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("missing --input for '", (*model)->input_name(i), "' (",
+                                                                      (*model)->input_type(i).ToString(), ")")));
+    }
+    absl::StatusOr<Tensor> t = ReadNpy(it->second);
+    if (!t.ok()) return cli::Fail("run", t.status());
+    inputs.push_back(*t);
+    files.erase(it);
+  }
+  if (!files.empty()) {
+    return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("the model has no input named '", files.begin()->first, "'")));
+  }
+  Session session(*model);
+  session.set_profile(args.Has("profile"));
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::Status s = session.Run(inputs);
+  if (!s.ok()) return cli::Fail("run", s);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::string dir = args.Get("output-dir");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (int i = 0; i < (*model)->num_outputs(); ++i) {
+    const std::string out = absl::StrCat(dir, "/", SanitizeFileName((*model)->output_name(i)), ".npy");
+    s = WriteNpy(out, session.output(i));
+    if (!s.ok()) return cli::Fail("run", s);
+    std::printf("wrote %s %s\n", out.c_str(), session.output(i).type().ToString().c_str());
+  }
+  if (args.Has("profile")) {
+    for (const OpProfile& p : session.profile()) std::printf("  %9.3f ms  %-40s %s\n", p.milliseconds, p.name.c_str(), p.kernel.c_str());
+  }
+  std::printf("run %.1f ms (compiled artifact)\n", ms);
+  return 0;
+}
+
+}  // namespace
 
 int RunCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
@@ -19,8 +77,8 @@ int RunCommand(int argc, char** argv) {
       {"profile", "", "print per-node time"},
   };
   if (cli::WantsHelp(argc, argv)) {
-    std::printf("%s", cli::Usage("run", "MODEL.onnx|MODEL.tir --input NAME=FILE.npy ... [--output-dir DIR]",
-                                 "Runs the model with the reference interpreter and writes DIR/<output name>.npy per "
+    std::printf("%s", cli::Usage("run", "MODEL.onnx|MODEL.tir|MODEL.tsl --input NAME=FILE.npy ... [--output-dir DIR]",
+                                 "Runs the model (ONNX/text IR with the reference interpreter, .tsl artifacts with the executor) and writes DIR/<output name>.npy per "
                                  "graph output (NumPy format).",
                                  flags)
                           .c_str());
@@ -30,6 +88,7 @@ int RunCommand(int argc, char** argv) {
   if (!args.ok()) return cli::Fail("run", args.status());
   if (args->positional().size() != 1) return cli::Fail("run", absl::InvalidArgumentError("expects one MODEL (see --help)"));
   const std::string model_path = args->positional()[0];
+  if (absl::EndsWith(model_path, ".tsl")) return RunArtifact(model_path, *args);
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(model_path);
   if (!graph.ok()) return cli::Fail("run", graph.status());

@@ -7,6 +7,8 @@ namespace tessel {
 int RunCommand(int argc, char** argv);
 int InspectCommand(int argc, char** argv);
 int OptCommand(int argc, char** argv);
+int CompileCommand(int argc, char** argv);
+int BenchCommand(int argc, char** argv);
 
 }  // namespace tessel
 

@@ -1,0 +1,144 @@
+// Artifact executor.
+#include "runtime/executor.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessel {
+namespace {
+
+std::vector<int64_t> Shape(const artifact::Tensor& t) { return std::vector<int64_t>(t.shape().begin(), t.shape().end()); }
+
+Tensor WeightView(const std::shared_ptr<Artifact>& a, DType dtype, std::vector<int64_t> shape, uint64_t offset,
+                  uint64_t bytes) {
+  // Kernels never write their inputs; the mapping is read-only and stays owned by the artifact.
+  auto buffer = Buffer::Borrow(const_cast<uint8_t*>(a->weights()) + offset, bytes, a);
+  return Tensor(dtype, std::move(shape), std::move(buffer), 0);
+}
+
+}  // namespace
+
+TensorType CompiledModel::input_type(int i) const {
+  const artifact::Tensor& t = plan().tensors(plan().inputs(i));
+  return TensorType::Static(static_cast<DType>(t.dtype()), Shape(t));
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::Load(const std::string& path,
+                                                                         const ArtifactLoadOptions& options) {
+  absl::StatusOr<std::shared_ptr<Artifact>> a = Artifact::Load(path, options);
+  if (!a.ok()) return a.status();
+  return FromArtifact(*a);
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact(std::shared_ptr<Artifact> artifact) {
+  std::shared_ptr<CompiledModel> m(new CompiledModel());
+  m->artifact_ = artifact;
+  const artifact::Plan& plan = artifact->plan();
+  m->weights_.resize(plan.tensors_size());
+  std::vector<Value*> values;
+  for (int i = 0; i < plan.tensors_size(); ++i) {
+    const artifact::Tensor& t = plan.tensors(i);
+    const DType dtype = static_cast<DType>(t.dtype());
+    values.push_back(m->attrs_.AddInput(absl::StrCat("t", i), TensorType::Static(dtype, Shape(t))));
+    if (t.storage() == artifact::Tensor::WEIGHTS) {
+      m->weights_[i] = WeightView(artifact, dtype, Shape(t), t.offset(), t.bytes());
+    }
+  }
+  for (const artifact::Op& op : plan.ops()) {
+    std::vector<Value*> inputs;
+    for (int idx : op.inputs()) inputs.push_back(idx >= 0 ? values[idx] : nullptr);
+    Node* n = m->attrs_.AddNode(op.op_type(), inputs, op.outputs_size(), op.name());
+    n->set_domain(op.domain());
+    for (const artifact::Attribute& a : op.attributes()) {
+      switch (a.value_case()) {
+        case artifact::Attribute::kI: n->SetAttr(a.name(), Attribute::Int(a.i())); break;
+        case artifact::Attribute::kF: n->SetAttr(a.name(), Attribute::Float(a.f())); break;
+        case artifact::Attribute::kS: n->SetAttr(a.name(), Attribute::String(a.s())); break;
+        case artifact::Attribute::kInts:
+          n->SetAttr(a.name(), Attribute::Ints({a.ints().values().begin(), a.ints().values().end()}));
+          break;
+        case artifact::Attribute::kFloats:
+          n->SetAttr(a.name(), Attribute::Floats({a.floats().values().begin(), a.floats().values().end()}));
+          break;
+        case artifact::Attribute::kStrings:
+          n->SetAttr(a.name(), Attribute::Strings({a.strings().values().begin(), a.strings().values().end()}));
+          break;
+        case artifact::Attribute::kTensor: {
+          const artifact::TensorRef& r = a.tensor();
+          Attribute attr;
+          attr.kind = Attribute::Kind::kTensor;
+          attr.t = std::make_shared<const Tensor>(WeightView(artifact, static_cast<DType>(r.dtype()),
+                                                             {r.shape().begin(), r.shape().end()}, r.offset(), r.bytes()));
+          n->SetAttr(a.name(), std::move(attr));
+          break;
+        }
+        case artifact::Attribute::VALUE_NOT_SET: break;
+      }
+    }
+    ReferenceKernel kernel = ReferenceKernelRegistry::Global().Find(op.domain(), op.op_type());
+    if (kernel == nullptr) {
+      return absl::UnimplementedError(absl::StrCat("op '", op.name(), "': this runtime has no kernel '", op.kernel(),
+                                                   "' (", op.op_type(), "); rebuild the runtime or recompile"));
+    }
+    m->ops_.push_back({n, kernel});
+  }
+  return std::shared_ptr<const CompiledModel>(std::move(m));
+}
+
+Session::Session(std::shared_ptr<const CompiledModel> model) : model_(std::move(model)) {
+  const artifact::Plan& plan = model_->plan();
+  arena_ = Buffer::Allocate(plan.arena_bytes());
+  views_.resize(plan.tensors_size());
+  for (int i = 0; i < plan.tensors_size(); ++i) {
+    const artifact::Tensor& t = plan.tensors(i);
+    if (t.storage() == artifact::Tensor::WEIGHTS) {
+      views_[i] = model_->weights_[i];
+    } else {
+      views_[i] = Tensor(static_cast<DType>(t.dtype()), Shape(t), arena_, t.offset());
+    }
+  }
+  for (const artifact::Op& op : plan.ops()) {
+    std::vector<const Tensor*> in;
+    for (int idx : op.inputs()) in.push_back(idx >= 0 ? &views_[idx] : nullptr);
+    std::vector<Tensor> out;
+    for (int idx : op.outputs()) out.push_back(views_[idx]);
+    op_inputs_.push_back(std::move(in));
+    op_outputs_.push_back(std::move(out));
+  }
+  profile_data_.resize(plan.ops_size());
+}
+
+absl::Status Session::Run(absl::Span<const Tensor> inputs) {
+  const artifact::Plan& plan = model_->plan();
+  if (static_cast<int>(inputs.size()) != plan.inputs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("model takes ", plan.inputs_size(), " inputs, got ", inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor& slot = views_[plan.inputs(i)];
+    if (inputs[i].dtype() != slot.dtype() || inputs[i].shape() != slot.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", model_->input_name(i), "' expects ",
+                                                     slot.type().ToString(), ", got ", inputs[i].type().ToString()));
+    }
+    std::memcpy(slot.raw_data(), inputs[i].raw_data(), slot.byte_size());
+  }
+  for (size_t i = 0; i < model_->ops_.size(); ++i) {
+    const CompiledModel::Op& op = model_->ops_[i];
+    const auto start = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    absl::Status s = op.kernel(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("op '", op.node->name(), "': ", s.message()));
+    if (profile_) {
+      OpProfile& p = profile_data_[i];
+      p.name = op.node->name();
+      p.kernel = plan.ops(i).kernel();
+      p.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      p.bytes = 0;
+      for (const Tensor* t : op_inputs_[i]) p.bytes += t ? t->byte_size() : 0;
+      for (const Tensor& t : op_outputs_[i]) p.bytes += t.byte_size();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessel

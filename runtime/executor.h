@@ -1,0 +1,79 @@
+// Runs a compiled artifact: the model (plan, weights mapped in place, one Node per op for the
+// kernels' attributes) is loaded once and shared read-only; each Session owns a fixed arena planned
+// ahead of time, so several sessions run concurrently on one model.
+#ifndef TESSEL_RUNTIME_EXECUTOR_H_
+#define TESSEL_RUNTIME_EXECUTOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "codegen/artifact.h"
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "kernels/reference/reference.h"
+
+namespace tessel {
+
+class CompiledModel {
+ public:
+  static absl::StatusOr<std::shared_ptr<const CompiledModel>> Load(const std::string& path,
+                                                                   const ArtifactLoadOptions& options = {});
+  static absl::StatusOr<std::shared_ptr<const CompiledModel>> FromArtifact(std::shared_ptr<Artifact> artifact);
+
+  const artifact::Plan& plan() const { return artifact_->plan(); }
+  const Artifact& artifact() const { return *artifact_; }
+  int num_inputs() const { return plan().inputs_size(); }
+  int num_outputs() const { return plan().outputs_size(); }
+  const std::string& input_name(int i) const { return plan().tensors(plan().inputs(i)).name(); }
+  const std::string& output_name(int i) const { return plan().tensors(plan().outputs(i)).name(); }
+  TensorType input_type(int i) const;
+
+ private:
+  friend class Session;
+  struct Op {
+    const Node* node;
+    ReferenceKernel kernel;
+  };
+  CompiledModel() = default;
+  std::shared_ptr<Artifact> artifact_;
+  Graph attrs_;              // holds one Node per op (attributes only)
+  std::vector<Op> ops_;
+  std::vector<Tensor> weights_;  // per plan tensor: a view into the mapped weights (undefined for arena tensors)
+};
+
+struct OpProfile {
+  std::string name;
+  std::string kernel;
+  double milliseconds = 0;
+  size_t bytes = 0;  // bytes of the op's inputs and outputs
+};
+
+class Session {
+ public:
+  explicit Session(std::shared_ptr<const CompiledModel> model);
+
+  // Inputs in plan order; checked against the compiled shapes. Outputs are views into the arena,
+  // valid until the next Run. No heap allocation happens here after the first call.
+  absl::Status Run(absl::Span<const Tensor> inputs);
+  const Tensor& output(int i) const { return views_[model_->plan().outputs(i)]; }
+
+  void set_profile(bool on) { profile_ = on; }
+  const std::vector<OpProfile>& profile() const { return profile_data_; }
+  size_t arena_bytes() const { return arena_ ? arena_->size() : 0; }
+
+ private:
+  std::shared_ptr<const CompiledModel> model_;
+  std::shared_ptr<Buffer> arena_;
+  std::vector<Tensor> views_;                            // per plan tensor
+  std::vector<std::vector<const Tensor*>> op_inputs_;  // per op
+  std::vector<std::vector<Tensor>> op_outputs_;        // per op
+  bool profile_ = false;
+  std::vector<OpProfile> profile_data_;
+};
+
+}  // namespace tessel
+
+#endif  // TESSEL_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,80 @@
+// `tessel compile`: ONNX (or text IR) -> deployable artifact (.tsl).
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "codegen/artifact.h"
+#include "codegen/compiler.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/model_io.h"
+
+namespace tessel {
+
+absl::StatusOr<std::string> PipelineFromArgs(const cli::Args& args, const std::string& fallback);
+
+int CompileCommand(int argc, char** argv) {
+  const std::vector<cli::FlagSpec> flags = {
+      {"o", "OUT.tsl", "output artifact"},
+      {"pipeline", "STR", "pass pipeline (see tessel opt --list-passes)"},
+      {"O", "LEVEL", "named pipeline O0..O3", false, "2"},
+      {"target", "TARGET", "host, aarch64-neon or aarch64-sve", false, "host"},
+      {"dim", "NAME=VALUE", "value for a symbolic input dimension (e.g. batch=1)", true},
+      {"memory", "ALGO", "memory planner: greedy-by-size, first-fit or naive", false, "greedy-by-size"},
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    std::printf("%s", cli::Usage("compile", "MODEL.onnx -o MODEL.tsl [--pipeline STR | -O0..-O3] [--target T]",
+                                 "Optimizes the model, chooses kernels, plans memory and writes a deployable artifact "
+                                 "(protobuf plan + 64-byte aligned weights, mapped in place by the runtime).",
+                                 flags)
+                          .c_str());
+    return 0;
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse("compile", flags, argc, argv);
+  if (!args.ok()) return cli::Fail("compile", args.status());
+  if (args->positional().size() != 1 || !args->Has("o")) {
+    return cli::Fail("compile", absl::InvalidArgumentError("expects MODEL and -o OUT.tsl (see --help)"));
+  }
+  CompileOptions options;
+  absl::StatusOr<std::string> pipeline = PipelineFromArgs(*args, "O2");
+  if (!pipeline.ok()) return cli::Fail("compile", pipeline.status());
+  options.pipeline = args->Has("pipeline") ? *pipeline : absl::StrCat("O", args->Get("O"));
+  options.target = args->Get("target");
+  options.memory_algorithm = args->Get("memory");
+  for (const std::string& d : args->GetAll("dim")) {
+    const size_t eq = d.find('=');
+    int64_t v;
+    if (eq == std::string::npos || !absl::SimpleAtoi(d.substr(eq + 1), &v) || v <= 0) {
+      return cli::Fail("compile", absl::InvalidArgumentError(absl::StrCat("--dim ", d, ": expected NAME=POSITIVE_INT")));
+    }
+    options.dim_values[d.substr(0, eq)] = v;
+  }
+  options.progress = [](const std::string& line) { std::fprintf(stderr, "[compile] %s\n", line.c_str()); };
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
+  if (!graph.ok()) return cli::Fail("compile", graph.status());
+  // Symbolic batch dims default to 1 unless given.
+  for (const Value* v : (*graph)->inputs()) {
+    for (const Dim& d : v->type().dims) {
+      if (!d.is_static() && !options.dim_values.count(d.symbol())) {
+        options.dim_values[d.symbol()] = 1;
+        std::fprintf(stderr, "[compile] symbolic dimension '%s' of input '%s' set to 1 (use --dim to choose)\n",
+                     d.symbol().c_str(), v->name().c_str());
+      }
+    }
+  }
+  absl::StatusOr<CompileResult> result = CompileGraph(**graph, options);
+  if (!result.ok()) return cli::Fail("compile", result.status());
+  absl::Status s = WriteArtifact(args->Get("o"), result->plan, result->weights);
+  if (!s.ok()) return cli::Fail("compile", s);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("compiled %s -> %s in %.0f ms: %d -> %d nodes, %d ops, target %s, arena %.2f MB (lower bound %.2f MB), "
+              "weights %.2f MB\n",
+              args->positional()[0].c_str(), args->Get("o").c_str(), ms, result->nodes_before, result->nodes_after,
+              result->plan.ops_size(), result->plan.target().c_str(), result->plan.arena_bytes() / 1e6,
+              result->plan.arena_lower_bound() / 1e6, result->weights.size() / 1e6);
+  return 0;
+}
+
+}  // namespace tessel
