@@ -75,16 +75,26 @@ TEST(ExecutorTest, SessionsRunConcurrentlyOnOneModel) {
   auto input = ReadNpy(absl::StrCat(kDir, "transformer_block.input.npy"));
   auto want = ReadNpy(absl::StrCat(kDir, "transformer_block.output.npy"));
   ASSERT_TRUE(input.ok() && want.ok());
+  // Each thread feeds a differently scaled input and checks against its own single-threaded result,
+  // so sessions sharing an arena by mistake would show.
+  constexpr int kThreads = 4;
+  std::vector<Tensor> inputs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    Tensor x = input->Clone();
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] *= 1.0f + 0.5f * t;
+    Session reference(model);
+    ASSERT_TRUE(reference.Run({x}).ok());
+    expected.push_back(reference.output(0).Clone());
+    inputs.push_back(std::move(x));
+  }
+  EXPECT_LE(RelativeError(expected[0], *want), 1e-4);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       Session session(model);
-      // Each thread scales the input differently, so crossed arenas would show.
-      Tensor x = input->Clone();
-      for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] *= (t == 0 ? 1.0f : 1.0f);
-      for (int iter = 0; iter < 20; ++iter) {
-        if (!session.Run({x}).ok() || RelativeError(session.output(0), *want) > 1e-4) failures++;
+      for (int iter = 0; iter < 50; ++iter) {
+        if (!session.Run({inputs[t]}).ok() || RelativeError(session.output(0), expected[t]) != 0) failures++;
       }
     });
   }
