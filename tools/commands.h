@@ -9,6 +9,7 @@ int InspectCommand(int argc, char** argv);
 int OptCommand(int argc, char** argv);
 int CompileCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
+int ClassifyCommand(int argc, char** argv);
 
 }  // namespace tessel
 

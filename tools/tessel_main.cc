@@ -12,6 +12,7 @@ const tessel::cli::Command kCommands[] = {
     {"compile", "compile a model to a deployable artifact (.tsl)", tessel::CompileCommand},
     {"run", "run a model on .npy inputs, write .npy outputs", tessel::RunCommand},
     {"opt", "run graph optimization passes (--pipeline or -O0..-O3), write .tir or .onnx", tessel::OptCommand},
+    {"classify", "classify an image with a compiled CNN (top-k with labels)", tessel::ClassifyCommand},
     {"bench", "latency of a compiled model (median/min; last line JSON)", tessel::BenchCommand},
     {"inspect", "show a model's operators, shapes, parameters and IR (--dot for Graphviz)", tessel::InspectCommand},
 };

@@ -199,7 +199,7 @@ absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const 
     for (int i = 0; i < ns; ++i) p.kernel.push_back(w_dims[2 + i].value());
   }
   for (int64_t k : p.kernel) {
-    if (k < 1) return absl::InvalidArgumentError(absl::StrCat("weight has an empty kernel dimension"));
+    if (k < 1) return absl::InvalidArgumentError("weight has an empty kernel dimension");
   }
   s = ResolveWindow(node, x_dims, /*ceil_mode=*/false, &p);
   if (!s.ok()) return s;

@@ -1,0 +1,117 @@
+// f32 GEMM: GFLOP/s and fraction of this core's f32 FMA peak for every registered kernel the CPU runs,
+// on square sizes and the ResNet-18 im2col shapes, beside XNNPACK's f32 fully connected (same m, n, k;
+// XNNPACK packs the weights once at creation, ours packs B on every call, which is counted).
+// Run with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true on a noisy machine.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "benchmarks/kernels/machine_limits.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/registry/registry.h"
+#include "xnnpack.h"
+
+namespace tessel {
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t m, n, k;
+};
+
+// im2col GEMMs of ResNet-18 at 224x224, batch 1: m = output pixels, n = output channels,
+// k = input channels x kernel area.
+const Shape kShapes[] = {
+    {"sq256", 256, 256, 256},          {"sq512", 512, 512, 512},
+    {"sq1024", 1024, 1024, 1024},      {"sq2048", 2048, 2048, 2048},
+    {"r18_conv1", 12544, 64, 147},     {"r18_l1_3x3", 3136, 64, 576},
+    {"r18_l2_3x3", 784, 128, 1152},    {"r18_l3_3x3", 196, 256, 2304},
+    {"r18_l4_3x3", 49, 512, 4608},     {"r18_fc", 1, 1000, 512},
+};
+
+double PeakGflops() {
+  static const double peak = [] {
+    const double clock = MeasureClockGhz();
+    const double theoretical = TheoreticalPeakGflops(clock);
+    const double measured = MeasurePeakGflops();
+    // The larger of the two, so that a fraction never flatters the kernel.
+    const double peak = theoretical > measured ? theoretical : measured;
+    benchmark::AddCustomContext("clock_ghz", std::to_string(clock));
+    benchmark::AddCustomContext("peak_gflops_theoretical", std::to_string(theoretical) + " (2 FMA x " +
+                                                              std::to_string(F32LanesPerFma()) +
+                                                              " lanes x 2 x clock)");
+    benchmark::AddCustomContext("peak_gflops_fma_loop", std::to_string(measured));
+    return peak;
+  }();
+  return peak;
+}
+
+std::vector<float> Fill(int64_t n, float scale) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>((i * 7919) % 1000 - 500) / 500.0f;
+  return v;
+}
+
+void SetRates(benchmark::State& state, const Shape& s) {
+  const double flops = 2.0 * s.m * s.n * s.k;
+  state.counters["GFLOPs"] = benchmark::Counter(flops / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["peak_frac"] =
+      benchmark::Counter(flops / (PeakGflops() * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
+  std::vector<float> a = Fill(s.m * s.k, 1.0f), b = Fill(s.k * s.n, 0.5f), c(s.m * s.n);
+  std::vector<char> workspace(entry->workspace_bytes);
+  auto fn = reinterpret_cast<GemmF32Fn>(entry->fn);
+  for (auto _ : state) {
+    fn(s.m, s.n, s.k, a.data(), s.k, b.data(), s.n, c.data(), s.n, workspace.data());
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  SetRates(state, s);
+}
+
+void BM_XnnpackFullyConnected(benchmark::State& state, Shape s) {
+  if (xnn_initialize(nullptr) != xnn_status_success) {
+    state.SkipWithError("xnn_initialize failed");
+    return;
+  }
+  // Fully connected: y[m x n] = x[m x k] * W^T with W stored [n x k].
+  std::vector<float> x = Fill(s.m * s.k, 1.0f), w = Fill(s.n * s.k, 0.5f), y(s.m * s.n);
+  xnn_operator_t op = nullptr;
+  if (xnn_create_fully_connected_nc_f32(s.k, s.n, s.k, s.n, w.data(), nullptr, -INFINITY, INFINITY, 0, &op) !=
+          xnn_status_success ||
+      xnn_setup_fully_connected_nc_f32(op, s.m, x.data(), y.data(), nullptr) != xnn_status_success) {
+    state.SkipWithError("XNNPACK fully connected setup failed");
+    return;
+  }
+  for (auto _ : state) {
+    xnn_run_operator(op, nullptr);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  xnn_delete_operator(op);
+  SetRates(state, s);
+}
+
+const bool kRegistered = [] {
+  for (const Shape& s : kShapes) {
+    for (const KernelEntry& e : GemmKernels().entries()) {
+      if (!CpuSupports(e.isa)) continue;
+      if (e.backend == "reference" && 2.0 * s.m * s.n * s.k > 1e9) continue;  // minutes per run
+      if (e.backend == "portable" && 2.0 * s.m * s.n * s.k > 4e9) continue;
+      benchmark::RegisterBenchmark((std::string("gemm/") + s.name + "/" + e.name).c_str(), BM_TesselGemm, &e, s)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark((std::string("gemm/") + s.name + "/xnnpack_fully_connected_nc_f32").c_str(),
+                                 BM_XnnpackFullyConnected, s)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace tessel

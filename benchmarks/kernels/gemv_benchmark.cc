@@ -1,0 +1,148 @@
+// Weight-only GEMV (LLM decode): GB/s streamed and the fraction of single-thread read bandwidth,
+// measured in this binary by a streaming sum over a buffer of the same size as the weights, for every
+// registered kernel on a matrix far larger than the last-level cache (16384 x 16384 by default;
+// TESSEL_GEMV_BENCH_ROWS / _COLS override). Bytes counted: weights + scales + zero points + x + y.
+// Run with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true on a noisy machine.
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "benchmarks/kernels/machine_limits.h"
+#include "kernels/gemv/gemv.h"
+#include "kernels/registry/registry.h"
+#include "kernels/threadpool/thread_pool.h"
+
+namespace tessel {
+namespace {
+
+int64_t EnvOr(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoll(v) : fallback;
+}
+
+const int64_t kRows = EnvOr("TESSEL_GEMV_BENCH_ROWS", 16384);
+const int64_t kCols = EnvOr("TESSEL_GEMV_BENCH_COLS", 16384);
+
+struct Variant {
+  std::string label;
+  GemvFormat format;
+  int64_t group;
+  bool f16_scales;
+  bool zeros;
+};
+
+// Matrix bytes for a variant; the streaming-read probe reads the same number of bytes.
+int64_t WeightBytes(const Variant& v) {
+  int64_t bytes = kRows * GemvRowBytes(v.format, kCols);
+  if (v.format == GemvFormat::kInt4Group) {
+    const int64_t groups = kRows * (kCols / v.group);
+    bytes += groups * (v.f16_scales ? 2 : 4) + (v.zeros ? groups : 0);
+  }
+  return bytes;
+}
+
+double ReadBandwidthGBs(int64_t bytes) {
+  static std::map<int64_t, double>* cache = new std::map<int64_t, double>;
+  auto it = cache->find(bytes);
+  if (it != cache->end()) return it->second;
+  const double gbs = MeasureReadBandwidthGBs(bytes, 5);
+  (*cache)[bytes] = gbs;
+  benchmark::AddCustomContext("read_bw_GBs_" + std::to_string(bytes >> 20) + "MiB", std::to_string(gbs));
+  return gbs;
+}
+
+// A fixed byte pattern (the kernels' speed does not depend on values); scales are small halves.
+struct Matrix {
+  std::unique_ptr<uint8_t[]> w, scales, zeros;
+  GemvArgs args;
+};
+
+Matrix MakeMatrix(const Variant& v) {
+  Matrix m;
+  const int64_t row_bytes = GemvRowBytes(v.format, kCols);
+  m.w.reset(new uint8_t[kRows * row_bytes]);
+  for (int64_t i = 0; i < kRows * row_bytes; ++i) m.w[i] = static_cast<uint8_t>(i * 131 + 7);
+  if (v.format != GemvFormat::kInt4Group) {
+    const int64_t block_bytes = v.format == GemvFormat::kQ4_0 ? 18 : 34;
+    for (int64_t b = 0; b < kRows * row_bytes / block_bytes; ++b) {
+      const uint16_t d = 0x2c00;  // 1/16
+      std::memcpy(m.w.get() + b * block_bytes, &d, 2);
+    }
+  } else {
+    const int64_t groups = kRows * (kCols / v.group);
+    m.scales.reset(new uint8_t[groups * 4]);
+    for (int64_t g = 0; g < groups; ++g) {
+      if (v.f16_scales) {
+        const uint16_t d = 0x2c00;
+        std::memcpy(m.scales.get() + 2 * g, &d, 2);
+      } else {
+        const float d = 1.0f / 16;
+        std::memcpy(m.scales.get() + 4 * g, &d, 4);
+      }
+    }
+    if (v.zeros) {
+      m.zeros.reset(new uint8_t[groups]);
+      for (int64_t g = 0; g < groups; ++g) m.zeros[g] = static_cast<uint8_t>(g % 16);
+    }
+    m.args.scales = m.scales.get();
+    m.args.zeros = m.zeros.get();
+    m.args.group_size = v.group;
+    m.args.f16_scales = v.f16_scales;
+  }
+  m.args.w = m.w.get();
+  m.args.rows = kRows;
+  m.args.cols = kCols;
+  return m;
+}
+
+void BM_Gemv(benchmark::State& state, const KernelEntry* entry, Variant v) {
+  const int threads = static_cast<int>(state.range(0));
+  const double bw = ReadBandwidthGBs(WeightBytes(v));
+  Matrix m = MakeMatrix(v);
+  std::vector<float> x(kCols, 0.5f), y(kRows);
+  m.args.x = x.data();
+  m.args.y = y.data();
+  ThreadPool pool(threads);
+  auto fn = reinterpret_cast<GemvFn>(entry->fn);
+  for (auto _ : state) {
+    RunGemv(fn, m.args, &pool);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double bytes = WeightBytes(v) + 4.0 * (kRows + kCols);
+  state.counters["GBs"] = benchmark::Counter(bytes / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
+  // Fraction of the single-thread streaming-read bandwidth (above 1 with 2 threads is possible).
+  state.counters["bw_frac"] =
+      benchmark::Counter(bytes / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+const bool kRegistered = [] {
+  const Variant variants[] = {
+      {"q4_0", GemvFormat::kQ4_0, 0, true, false},
+      {"q8_0", GemvFormat::kQ8_0, 0, true, false},
+      {"i4g32_f16", GemvFormat::kInt4Group, 32, true, false},
+      {"i4g128_f16", GemvFormat::kInt4Group, 128, true, false},
+      {"i4g128_f32_zp", GemvFormat::kInt4Group, 128, false, true},
+  };
+  for (const Variant& v : variants) {
+    for (const KernelEntry& e : GemvKernels().entries()) {
+      if (!CpuSupports(e.isa)) continue;
+      const bool match = (v.format == GemvFormat::kQ4_0 && e.dtypes == "q4_0xf32") ||
+                         (v.format == GemvFormat::kQ8_0 && e.dtypes == "q8_0xf32") ||
+                         (v.format == GemvFormat::kInt4Group && e.dtypes == "i4gxf32");
+      if (!match) continue;
+      auto* b = benchmark::RegisterBenchmark(("gemv/" + v.label + "/" + e.name).c_str(), BM_Gemv, &e, v);
+      b->Arg(1);
+      if (e.backend != "reference") b->Arg(2);
+      b->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace tessel

@@ -1,0 +1,116 @@
+// CPU feature detection with cpuid/xgetbv (x86-64) and the kernel's hwcaps (aarch64). Hand-rolled
+// rather than cpuinfo so that the aarch64 build needs nothing from the sysroot beyond libc.
+#include "kernels/cpu/cpu_features.h"
+
+#include <cstdint>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#endif
+
+namespace tessel {
+namespace {
+
+#if defined(__x86_64__)
+uint64_t ReadXcr0() {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t{hi} << 32) | lo;
+}
+
+CpuFeatures Detect() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool osxsave = c & (1u << 27);
+  const bool avx = c & (1u << 28);
+  f.fma = c & (1u << 12);
+  f.f16c = c & (1u << 29);
+  if (!osxsave || !avx) return f;
+  const uint64_t xcr0 = ReadXcr0();
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;
+  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;  // SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM
+  if (!ymm_state) {
+    f.fma = f.f16c = false;
+    return f;
+  }
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  f.avx2 = b & (1u << 5);
+  if (zmm_state) {
+    f.avx512f = b & (1u << 16);
+    f.avx512dq = b & (1u << 17);
+    f.avx512bw = b & (1u << 30);
+    f.avx512vl = b & (1u << 31);
+    f.avx512vnni = c & (1u << 11);
+  }
+  return f;
+}
+#elif defined(__aarch64__)
+// Bits from the kernel's asm/hwcap.h, spelled out so older sysroot headers still build.
+constexpr unsigned long kHwcapAsimd = 1ul << 1;
+constexpr unsigned long kHwcapAsimddp = 1ul << 20;
+constexpr unsigned long kHwcapSve = 1ul << 22;
+constexpr unsigned long kHwcap2Sve2 = 1ul << 1;
+constexpr unsigned long kHwcap2I8mm = 1ul << 13;
+constexpr int kPrSveGetVl = 51;
+constexpr int kPrSveVlLenMask = 0xffff;
+
+CpuFeatures Detect() {
+  CpuFeatures f;
+  const unsigned long hw = getauxval(AT_HWCAP);
+  const unsigned long hw2 = getauxval(AT_HWCAP2);
+  f.neon = hw & kHwcapAsimd;
+  f.dotprod = hw & kHwcapAsimddp;
+  f.sve = hw & kHwcapSve;
+  f.sve2 = f.sve && (hw2 & kHwcap2Sve2);
+  f.i8mm = hw2 & kHwcap2I8mm;
+  if (f.sve) {
+    const int vl = prctl(kPrSveGetVl);
+    if (vl > 0) f.sve_vector_bits = (vl & kPrSveVlLenMask) * 8;
+  }
+  return f;
+}
+#else
+CpuFeatures Detect() { return CpuFeatures(); }
+#endif
+
+}  // namespace
+
+std::string CpuFeatures::ToString() const {
+#if defined(__x86_64__)
+  std::string s = "x86-64";
+#elif defined(__aarch64__)
+  std::string s = "aarch64";
+#else
+  std::string s = "generic";
+#endif
+  auto add = [&s](bool on, const char* name) {
+    if (on) s += std::string(" ") + name;
+  };
+  add(avx2, "avx2");
+  add(fma, "fma");
+  add(f16c, "f16c");
+  add(avx512f, "avx512f");
+  add(avx512bw, "avx512bw");
+  add(avx512vl, "avx512vl");
+  add(avx512dq, "avx512dq");
+  add(avx512vnni, "avx512vnni");
+  add(neon, "neon");
+  add(dotprod, "dotprod");
+  add(i8mm, "i8mm");
+  add(sve, "sve");
+  add(sve2, "sve2");
+  if (sve) s += " sve_vl=" + std::to_string(sve_vector_bits);
+  return s;
+}
+
+const CpuFeatures& GetCpuFeatures() {
+  // Function-local static of a trivially destructible type: detected once, thread-safe.
+  static const CpuFeatures features = Detect();
+  return features;
+}
+
+}  // namespace tessel

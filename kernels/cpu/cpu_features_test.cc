@@ -1,0 +1,54 @@
+// Checks detection against the compiler's view of the target and the kernel's /proc/cpuinfo flags.
+#include "kernels/cpu/cpu_features.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace tessel {
+namespace {
+
+#if defined(__x86_64__)
+// The "flags" (x86) or "Features" (arm64) line of /proc/cpuinfo, an independent source of truth.
+std::string ProcCpuFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) return line + " ";
+  }
+  return "";
+}
+
+bool HasFlag(const std::string& flags, const std::string& f) { return flags.find(" " + f + " ") != std::string::npos; }
+#endif
+
+TEST(CpuFeaturesTest, AgreesWithProcCpuinfo) {
+  const CpuFeatures& f = GetCpuFeatures();
+#if defined(__x86_64__)
+  const std::string flags = ProcCpuFlags();
+  if (flags.empty()) GTEST_SKIP() << "/proc/cpuinfo has no flags line";
+  EXPECT_EQ(f.avx2, HasFlag(flags, "avx2"));
+  EXPECT_EQ(f.fma, HasFlag(flags, "fma"));
+  EXPECT_EQ(f.avx512f, HasFlag(flags, "avx512f"));
+  EXPECT_EQ(f.avx512bw, HasFlag(flags, "avx512bw"));
+  EXPECT_EQ(f.avx512vl, HasFlag(flags, "avx512vl"));
+  EXPECT_EQ(f.avx512vnni, HasFlag(flags, "avx512_vnni"));
+  EXPECT_FALSE(f.neon);
+#elif defined(__aarch64__)
+  // Under qemu-user /proc/cpuinfo is the host's, so compare with what the target must have instead.
+  EXPECT_TRUE(f.neon) << "every AArch64 CPU has Advanced SIMD";
+  if (f.sve) {
+    EXPECT_GE(f.sve_vector_bits, 128);
+    EXPECT_EQ(f.sve_vector_bits % 128, 0);
+  }
+  EXPECT_FALSE(f.avx2);
+#endif
+  EXPECT_EQ(&f, &GetCpuFeatures()) << "detected once";
+  EXPECT_FALSE(f.ToString().empty());
+  std::printf("cpu: %s\n", f.ToString().c_str());
+}
+
+}  // namespace
+}  // namespace tessel

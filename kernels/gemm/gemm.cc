@@ -1,0 +1,102 @@
+// The f32 GEMM family: registration of every kernel built for this target (the XNNPACK "config"
+// layer), and the GemmF32 operator that validates, selects once and owns the packing scratch.
+#include "kernels/gemm/gemm.h"
+
+#include <cassert>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/gemm/internal/gemm_kernels.h"
+
+namespace tessel {
+namespace {
+
+// Cost = flops / sustained rate + packing traffic; rates are rough single-thread GFLOP/s figures
+// (measured on the x86 host for x86 kernels, per 128-bit lane of a typical Cortex-A core for Arm).
+template <int kGflops>
+double PackedCost(const ProblemShape& s) {
+  const double flops = 2.0 * s.m * s.n * s.k;
+  const double packed_bytes = 4.0 * (s.m * s.k + s.k * s.n);
+  return flops / (kGflops * 1e9) + packed_bytes / 20e9 + 1e-7;
+}
+
+double ReferenceCost(const ProblemShape& s) { return 2.0 * s.m * s.n * s.k / 1e9; }
+
+#if defined(__aarch64__)
+double SveCost(const ProblemShape& s) {
+  const double lanes = GetCpuFeatures().sve_vector_bits / 128.0;
+  return 2.0 * s.m * s.n * s.k / (lanes * 16e9) + 4.0 * (s.m * s.k + s.k * s.n) / 20e9 + 1e-7;
+}
+#endif
+
+KernelEntry Entry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
+                  GemmF32Fn fn, size_t workspace) {
+  KernelEntry e;
+  e.name = name;
+  e.op = "gemm";
+  e.dtypes = "f32";
+  e.layout = "row_major";
+  e.isa = isa;
+  e.backend = backend;
+  e.cost = cost;
+  e.fn = reinterpret_cast<const void*>(fn);
+  e.workspace_bytes = workspace;
+  return e;
+}
+
+#define TESSEL_GEMM_ENTRY(fn, isa, backend, cost) Entry(#fn, isa, backend, cost, fn, fn##_workspace_bytes())
+
+KernelRegistry* BuildGemmRegistry() {
+  auto* r = new KernelRegistry;
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm__reference, Isa::kPortable, "reference", ReferenceCost));
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_4x8__scalar, Isa::kPortable, "portable", PackedCost<4>));
+#if defined(__x86_64__)
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_6x16__avx2, Isa::kAvx2, "x86", PackedCost<60>));
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_14x32__avx512, Isa::kAvx512, "x86", PackedCost<120>));
+#endif
+#if defined(__aarch64__)
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_8x12__neon, Isa::kNeon, "neon", PackedCost<12>));
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_8xVLx2__sve, Isa::kSve, "sve", SveCost));
+#endif
+  return r;
+}
+
+#undef TESSEL_GEMM_ENTRY
+
+}  // namespace
+
+const KernelRegistry& GemmKernels() {
+  // Leaked on purpose: a registry must outlive every static that may still select kernels.
+  static const KernelRegistry* registry = BuildGemmRegistry();
+  return *registry;
+}
+
+absl::StatusOr<GemmF32> GemmF32::Create(int64_t m, int64_t n, int64_t k) {
+  if (m < 0 || n < 0 || k < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GemmF32: sizes must be non-negative, got m=", m, " n=", n, " k=", k));
+  }
+  absl::StatusOr<const KernelEntry*> kernel = GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0});
+  if (!kernel.ok()) return kernel.status();
+  GemmF32 op;
+  op.m_ = m;
+  op.n_ = n;
+  op.k_ = k;
+  op.kernel_ = *kernel;
+  if (op.kernel_->workspace_bytes > 0) {
+    op.workspace_ = std::shared_ptr<char>(static_cast<char*>(std::malloc(op.kernel_->workspace_bytes)), std::free);
+    if (!op.workspace_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("GemmF32: cannot allocate ", op.kernel_->workspace_bytes, " bytes of packing scratch"));
+    }
+  }
+  return op;
+}
+
+void GemmF32::Run(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) const {
+  assert(lda >= k_ && ldb >= n_ && ldc >= n_);
+  reinterpret_cast<GemmF32Fn>(kernel_->fn)(m_, n_, k_, a, lda, b, ldb, c, ldc, workspace_.get());
+}
+
+}  // namespace tessel

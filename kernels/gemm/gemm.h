@@ -1,0 +1,47 @@
+// f32 GEMM: C[m x n] = A[m x k] * B[k x n], row-major with leading dimensions; C is overwritten.
+//
+// Kernels (all registered in GemmKernels(), op "gemm", dtypes "f32", layout "row_major"):
+//   tessel_f32_gemm__reference           plain triple loop, the oracle
+//   tessel_f32_gemm_ukernel_4x8__scalar  packed driver + portable C++ microkernel
+//   tessel_f32_gemm_ukernel_6x16__avx2   AVX2+FMA, 12 ymm accumulators
+//   tessel_f32_gemm_ukernel_14x32__avx512  AVX-512, 28 zmm accumulators
+//   tessel_f32_gemm_ukernel_8x12__neon   NEON vfmaq_laneq
+//   tessel_f32_gemm_ukernel_8xVLx2__sve  SVE, vector-length agnostic (nr = 2 vectors)
+// A kernel never allocates: the caller passes entry.workspace_bytes of scratch (packed panels).
+// GemmF32 is the operator layer: validates once, selects the kernel once, owns the scratch.
+#ifndef TESSEL_KERNELS_GEMM_GEMM_H_
+#define TESSEL_KERNELS_GEMM_GEMM_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "kernels/registry/registry.h"
+
+namespace tessel {
+
+using GemmF32Fn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                           int64_t ldb, float* c, int64_t ldc, void* workspace);
+
+// Every f32 GEMM kernel built for this target (whatever the CPU supports; see CpuSupports).
+const KernelRegistry& GemmKernels();
+
+class GemmF32 {
+ public:
+  // Picks the kernel for an m x n x k problem (TESSEL_FORCE_BACKEND honoured). InvalidArgument for
+  // negative sizes, NotFound when forcing leaves no kernel.
+  static absl::StatusOr<GemmF32> Create(int64_t m, int64_t n, int64_t k);
+
+  // Leading dimensions must be at least k (lda), n (ldb, ldc); checked by assert only.
+  void Run(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) const;
+  const KernelEntry& kernel() const { return *kernel_; }
+
+ private:
+  int64_t m_ = 0, n_ = 0, k_ = 0;
+  const KernelEntry* kernel_ = nullptr;
+  std::shared_ptr<char> workspace_;
+};
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_GEMM_GEMM_H_

@@ -1,0 +1,49 @@
+// AVX-512 f32 GEMM: a 14x32 register tile (28 zmm accumulators, 2 for B, 1 broadcast of A).
+#include <immintrin.h>
+
+#include "kernels/gemm/internal/gemm_driver.h"
+#include "kernels/gemm/internal/gemm_kernels.h"
+
+namespace tessel {
+namespace {
+
+constexpr int kMr = 14;
+constexpr int kNr = 32;
+// A block (mc x kc) ~ 171 KiB lives in L2; one B micro-panel (kc x 32) ~ 32 KiB in L1.
+constexpr gemm_internal::Blocking kBlocking = {kMr, kNr, kMr * 12, 256, kNr * 64};
+
+void Ukernel14x32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
+  __m512 acc[kMr][2];
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) {
+    acc[i][0] = accumulate ? _mm512_loadu_ps(c + i * ldc) : _mm512_setzero_ps();
+    acc[i][1] = accumulate ? _mm512_loadu_ps(c + i * ldc + 16) : _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    const __m512 b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) {
+    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
+    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
+  }
+}
+
+}  // namespace
+
+void tessel_f32_gemm_ukernel_14x32__avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                                           const float* b, int64_t ldb, float* c, int64_t ldc, void* workspace) {
+  gemm_internal::Gemm(kBlocking, Ukernel14x32, m, n, k, a, lda, b, ldb, c, ldc, workspace);
+}
+size_t tessel_f32_gemm_ukernel_14x32__avx512_workspace_bytes() { return gemm_internal::WorkspaceBytes(kBlocking); }
+
+}  // namespace tessel

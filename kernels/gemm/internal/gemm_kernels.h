@@ -1,0 +1,31 @@
+// Declarations of the f32 GEMM kernels (GemmF32Fn), defined in per-ISA libraries; only the ones for
+// the target's CPU family exist in a given build.
+#ifndef TESSEL_KERNELS_GEMM_INTERNAL_GEMM_KERNELS_H_
+#define TESSEL_KERNELS_GEMM_INTERNAL_GEMM_KERNELS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessel {
+
+#define TESSEL_DECLARE_F32_GEMM(name)                                                                     \
+  void name(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, \
+            float* c, int64_t ldc, void* workspace);                                                   \
+  size_t name##_workspace_bytes();
+
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm__reference)
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_4x8__scalar)
+#if defined(__x86_64__)
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_6x16__avx2)
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_14x32__avx512)
+#endif
+#if defined(__aarch64__)
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_8x12__neon)
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_8xVLx2__sve)
+#endif
+
+#undef TESSEL_DECLARE_F32_GEMM
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_GEMM_INTERNAL_GEMM_KERNELS_H_

@@ -1,0 +1,77 @@
+// Weight-only quantized GEMV for LLM decode: y[rows] = W[rows x cols] * x[cols], W quantized, x and y
+// f32. W is dequantized in registers; rows are split across a ThreadPool.
+//
+// Weight formats (rows contiguous, row r starts at r * RowBytes(format, cols, group)):
+//   Q4_0  ggml block_q4_0: per 32 elements {fp16 d; uint8 qs[16]} (18 bytes); byte j holds element j
+//         in its low nibble and element j + 16 in its high nibble; value = (nibble - 8) * d.
+//   Q8_0  ggml block_q8_0: per 32 elements {fp16 d; int8 qs[32]} (34 bytes); value = qs * d.
+//   Int4Group  group-wise INT4, group size G in {32, 64, 128}:
+//         q      uint8 [rows][cols / 2]: within each group, byte j holds element j (low nibble) and
+//                element j + G/2 (high nibble), i.e. Q4_0's nibble order widened to G;
+//         scales f16 or f32 [rows][cols / G];
+//         zeros  uint8 [rows][cols / G] with values 0..15, or null for the symmetric zero point 8;
+//         value = (nibble - zero) * scale.
+// Shapes: cols a multiple of 32 (Q4_0, Q8_0) or of G (Int4Group); check with ValidateGemv once at load
+// time. The Gemv* calls assert and never fail.
+//
+// Kernels are registered in GemvKernels() (op "gemv"; dtypes "q4_0xf32", "q8_0xf32", "i4gxf32"), one
+// per format and ISA: reference (portable C++), avx2, avx512, neon, sve. The first call of a format
+// selects its kernel (TESSEL_FORCE_BACKEND honoured); SelectedGemvKernel says which.
+#ifndef TESSEL_KERNELS_GEMV_GEMV_H_
+#define TESSEL_KERNELS_GEMV_GEMV_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/registry/registry.h"
+#include "kernels/threadpool/thread_pool.h"
+
+namespace tessel {
+
+enum class GemvFormat { kQ4_0, kQ8_0, kInt4Group };
+
+struct Int4GroupWeights {
+  const uint8_t* q = nullptr;
+  const void* scales = nullptr;    // f16 (uint16_t) or f32, per f16_scales
+  const uint8_t* zeros = nullptr;  // nullptr: symmetric, zero point 8
+  int64_t group_size = 128;
+  bool f16_scales = true;
+};
+
+// Everything a GEMV kernel reads; a kernel computes y[row_begin, row_end).
+struct GemvArgs {
+  const void* w = nullptr;  // Q4_0 / Q8_0 blocks, or Int4Group nibbles
+  const void* scales = nullptr;
+  const uint8_t* zeros = nullptr;
+  int64_t group_size = 32;
+  bool f16_scales = true;
+  const float* x = nullptr;
+  float* y = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+using GemvFn = void (*)(const GemvArgs& args, int64_t row_begin, int64_t row_end);
+
+// Bytes of one quantized row (the nibbles only, for Int4Group).
+int64_t GemvRowBytes(GemvFormat format, int64_t cols);
+
+// InvalidArgument when the shape or group size does not fit the format.
+absl::Status ValidateGemv(GemvFormat format, int64_t rows, int64_t cols, int64_t group_size);
+
+// `pool` may be null (runs on the calling thread).
+void GemvQ4_0(const void* w, const float* x, float* y, int64_t rows, int64_t cols, ThreadPool* pool);
+void GemvQ8_0(const void* w, const float* x, float* y, int64_t rows, int64_t cols, ThreadPool* pool);
+void GemvInt4Group(const Int4GroupWeights& w, const float* x, float* y, int64_t rows, int64_t cols,
+                   ThreadPool* pool);
+
+// Runs `fn` over all rows of `args`, split across `pool` (may be null).
+void RunGemv(GemvFn fn, const GemvArgs& args, ThreadPool* pool);
+
+const KernelRegistry& GemvKernels();
+// The kernel the Gemv* call for `format` uses (selected on first use).
+const KernelEntry& SelectedGemvKernel(GemvFormat format);
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_GEMV_GEMV_H_

@@ -1,0 +1,59 @@
+// Reference weight-only GEMV: dequantize each element exactly as gemv.h defines it and accumulate in
+// double. The oracle for every other GEMV kernel.
+#include "kernels/gemv/internal/gemv_kernels.h"
+
+namespace tessel {
+
+void tessel_q4_0_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQBlock;
+  const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    double acc = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ4_0& blk = blocks[r * nb + b];
+      const double d = Fp16ToF32(blk.d);
+      const float* x = a.x + b * kQBlock;
+      for (int j = 0; j < 16; ++j) {
+        acc += d * ((blk.qs[j] & 0xf) - 8) * x[j];
+        acc += d * ((blk.qs[j] >> 4) - 8) * x[j + 16];
+      }
+    }
+    a.y[r] = static_cast<float>(acc);
+  }
+}
+
+void tessel_q8_0_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQBlock;
+  const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    double acc = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ8_0& blk = blocks[r * nb + b];
+      const double d = Fp16ToF32(blk.d);
+      for (int j = 0; j < kQBlock; ++j) acc += d * blk.qs[j] * a.x[b * kQBlock + j];
+    }
+    a.y[r] = static_cast<float>(acc);
+  }
+}
+
+void tessel_i4g_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
+  const int64_t g = a.group_size;
+  const int64_t ng = a.cols / g;
+  const auto* q = static_cast<const uint8_t*>(a.w);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    double acc = 0;
+    for (int64_t gi = 0; gi < ng; ++gi) {
+      const double s = GroupScale(a, r * ng + gi);
+      const int z = GroupZero(a, r * ng + gi);
+      const uint8_t* qg = q + r * (a.cols / 2) + gi * (g / 2);
+      const float* x = a.x + gi * g;
+      for (int64_t j = 0; j < g / 2; ++j) {
+        acc += s * ((qg[j] & 0xf) - z) * x[j];
+        acc += s * ((qg[j] >> 4) - z) * x[j + g / 2];
+      }
+    }
+    a.y[r] = static_cast<float>(acc);
+  }
+}
+
+}  // namespace tessel

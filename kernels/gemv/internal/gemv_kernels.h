@@ -1,0 +1,38 @@
+// Declarations of the GEMV kernels (GemvFn), defined in per-ISA libraries; only those for the
+// target's CPU family exist in a given build. Also the scalar accessors for Int4Group scales.
+#ifndef TESSEL_KERNELS_GEMV_INTERNAL_GEMV_KERNELS_H_
+#define TESSEL_KERNELS_GEMV_INTERNAL_GEMV_KERNELS_H_
+
+#include <cstdint>
+
+#include "kernels/gemv/gemv.h"
+#include "kernels/gemv/internal/quant_blocks.h"
+
+namespace tessel {
+
+inline float GroupScale(const GemvArgs& a, int64_t index) {
+  return a.f16_scales ? Fp16ToF32(static_cast<const uint16_t*>(a.scales)[index])
+                      : static_cast<const float*>(a.scales)[index];
+}
+inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zeros[index] : 8; }
+
+#define TESSEL_DECLARE_GEMV(isa)                                                       \
+  void tessel_q4_0_gemv__##isa(const GemvArgs& args, int64_t row_begin, int64_t row_end); \
+  void tessel_q8_0_gemv__##isa(const GemvArgs& args, int64_t row_begin, int64_t row_end); \
+  void tessel_i4g_gemv__##isa(const GemvArgs& args, int64_t row_begin, int64_t row_end);
+
+TESSEL_DECLARE_GEMV(reference)
+#if defined(__x86_64__)
+TESSEL_DECLARE_GEMV(avx2)
+TESSEL_DECLARE_GEMV(avx512)
+#endif
+#if defined(__aarch64__)
+TESSEL_DECLARE_GEMV(neon)
+TESSEL_DECLARE_GEMV(sve)
+#endif
+
+#undef TESSEL_DECLARE_GEMV
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_GEMV_INTERNAL_GEMV_KERNELS_H_

@@ -1,0 +1,72 @@
+// Weight block layouts shared by the GEMV kernels (ggml's Q4_0 and Q8_0) and IEEE half <-> float
+// conversion in portable C++ (x86 kernels use F16C instead).
+#ifndef TESSEL_KERNELS_GEMV_INTERNAL_QUANT_BLOCKS_H_
+#define TESSEL_KERNELS_GEMV_INTERNAL_QUANT_BLOCKS_H_
+
+#include <cstdint>
+#include <cstring>
+
+namespace tessel {
+
+inline constexpr int kQBlock = 32;  // elements per Q4_0 / Q8_0 block
+
+struct BlockQ4_0 {
+  uint16_t d;       // fp16 scale
+  uint8_t qs[16];   // byte j: element j in the low nibble, element j + 16 in the high nibble
+};
+static_assert(sizeof(BlockQ4_0) == 18, "ggml Q4_0 block is 18 bytes");
+
+struct BlockQ8_0 {
+  uint16_t d;      // fp16 scale
+  int8_t qs[32];
+};
+static_assert(sizeof(BlockQ8_0) == 34, "ggml Q8_0 block is 34 bytes");
+
+inline float Fp16ToF32(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  const uint32_t man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    const float f = static_cast<float>(man) * (1.0f / 16777216.0f);  // subnormal: man x 2^-24
+    std::memcpy(&bits, &f, 4);
+    bits |= sign;
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
+// Round to nearest even; overflow goes to infinity, tiny values flush through the subnormal range.
+inline uint16_t F32ToFp16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u);
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds past 65504
+  if (abs < 0x38800000u) {                         // below the smallest normal half: subnormal
+    float a;
+    std::memcpy(&a, &abs, 4);
+    const float scaled = a * 16777216.0f;  // in units of 2^-24
+    const uint32_t q = static_cast<uint32_t>(scaled);
+    const float rem = scaled - static_cast<float>(q);
+    const uint32_t r = q + ((rem > 0.5f || (rem == 0.5f && (q & 1))) ? 1 : 0);
+    return sign | static_cast<uint16_t>(r);
+  }
+  const uint32_t mant_lsb = (abs >> 13) & 1;
+  const uint32_t rounded = abs + 0xfffu + mant_lsb;
+  return sign | static_cast<uint16_t>(((rounded >> 13) - (112u << 10)) & 0x7fffu);
+}
+
+// All 65536 halves as floats (256 KiB, built on first use). x86 kernels read block scales through it:
+// one broadcast load instead of a scalar convert and a shuffle per block, as llama.cpp does.
+const float* Fp16ToF32Table();
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_GEMV_INTERNAL_QUANT_BLOCKS_H_

@@ -1,0 +1,92 @@
+// KernelRegistry: a flat table (a few dozen entries), selection by filter then minimum cost.
+#include "kernels/registry/registry.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace tessel {
+
+absl::string_view IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kPortable: return "portable";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx512Vnni: return "avx512vnni";
+    case Isa::kNeon: return "neon";
+    case Isa::kDotprod: return "dotprod";
+    case Isa::kI8mm: return "i8mm";
+    case Isa::kSve: return "sve";
+    case Isa::kSve2: return "sve2";
+  }
+  return "unknown";
+}
+
+bool CpuSupports(Isa isa) {
+  const CpuFeatures& f = GetCpuFeatures();
+  const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.fma && f.f16c;
+  switch (isa) {
+    case Isa::kPortable: return true;
+    case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
+    case Isa::kAvx512: return avx512;
+    case Isa::kAvx512Vnni: return avx512 && f.avx512vnni;
+    case Isa::kNeon: return f.neon;
+    case Isa::kDotprod: return f.neon && f.dotprod;
+    case Isa::kI8mm: return f.neon && f.i8mm;
+    case Isa::kSve: return f.sve;
+    case Isa::kSve2: return f.sve2;
+  }
+  return false;
+}
+
+void KernelRegistry::Register(KernelEntry entry) { entries_.push_back(std::move(entry)); }
+
+std::vector<const KernelEntry*> KernelRegistry::Find(absl::string_view op, absl::string_view dtypes,
+                                                     absl::string_view layout) const {
+  std::vector<const KernelEntry*> out;
+  for (const KernelEntry& e : entries_) {
+    if (e.op == op && e.dtypes == dtypes && e.layout == layout) out.push_back(&e);
+  }
+  return out;
+}
+
+absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, absl::string_view dtypes,
+                                                          absl::string_view layout, const ProblemShape& shape,
+                                                          absl::string_view force) const {
+  const KernelEntry* best = nullptr;
+  double best_cost = 0;
+  std::vector<std::string> refused;
+  for (const KernelEntry* e : Find(op, dtypes, layout)) {
+    if (!force.empty() && e->backend != force && e->name != force) {
+      refused.push_back(absl::StrCat(e->name, " (not ", force, ")"));
+    } else if (!CpuSupports(e->isa)) {
+      refused.push_back(absl::StrCat(e->name, " (CPU lacks ", IsaName(e->isa), ")"));
+    } else if (e->legal && !e->legal(shape)) {
+      refused.push_back(absl::StrCat(e->name, " (shape not supported)"));
+    } else {
+      const double cost = e->cost ? e->cost(shape) : 0.0;
+      if (!best || cost < best_cost) {
+        best = e;
+        best_cost = cost;
+      }
+    }
+  }
+  if (best) return best;
+  return absl::NotFoundError(absl::StrCat("no ", op, " kernel for dtypes ", dtypes, ", layout ", layout,
+                                          " and shape m=", shape.m, " n=", shape.n, " k=", shape.k,
+                                          force.empty() ? "" : absl::StrCat(" with TESSEL_FORCE_BACKEND=", force),
+                                          "; candidates: [", absl::StrJoin(refused, ", "),
+                                          "]. Unset TESSEL_FORCE_BACKEND or pick a listed backend."));
+}
+
+absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, absl::string_view dtypes,
+                                                          absl::string_view layout,
+                                                          const ProblemShape& shape) const {
+  const char* force = std::getenv("TESSEL_FORCE_BACKEND");
+  return Select(op, dtypes, layout, shape, force ? force : "");
+}
+
+}  // namespace tessel
