@@ -101,7 +101,7 @@ std::string Usage(const std::string& command, const std::string& synopsis, const
   std::string s = absl::StrCat("usage: tessel ", command, " ", synopsis, "\n\n", description, "\n");
   if (!flags.empty()) absl::StrAppend(&s, "\noptions:\n");
   for (const FlagSpec& f : flags) {
-    std::string left = f.name.size() == 1 ? absl::StrCat("-", f.name, f.value_name)
+    std::string left = f.name.size() == 1 ? absl::StrCat("-", f.name, f.value_name.empty() ? "" : " " + f.value_name)
                                           : absl::StrCat("--", f.name, f.value_name.empty() ? "" : " " + f.value_name);
     std::string help = f.help;
     if (!f.default_value.empty()) absl::StrAppend(&help, " (default ", f.default_value, ")");

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "llm/cli/llm_commands.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 
@@ -14,6 +15,9 @@ const tessel::cli::Command kCommands[] = {
     {"opt", "run graph optimization passes (--pipeline or -O0..-O3), write .tir or .onnx", tessel::OptCommand},
     {"classify", "classify an image with a compiled CNN (top-k with labels)", tessel::ClassifyCommand},
     {"bench", "latency of a compiled model (median/min; last line JSON)", tessel::BenchCommand},
+    {"generate", "generate text with a Llama-family model (GGUF or safetensors)", tessel::GenerateCommand},
+    {"perplexity", "perplexity of a Llama-family model on a text file", tessel::PerplexityCommand},
+    {"logits", "write the logits of every prompt position as .npy", tessel::LogitsCommand},
     {"inspect", "show a model's operators, shapes, parameters and IR (--dot for Graphviz)", tessel::InspectCommand},
 };
 

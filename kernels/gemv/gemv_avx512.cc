@@ -1,6 +1,7 @@
 // AVX-512 weight-only GEMV: bytes widened to 16 x i32 (vpmovzxbd / vpmovsxbd); 4-bit values become
 // floats through a 16-entry vpermps table, 8-bit ones through vcvtdq2ps; FMA with x, one scale FMA per
-// block or group. Two blocks per iteration into two accumulators to hide FMA latency.
+// block or group. Q4_0 runs 8 rows at a time so that each x load serves 8 rows; Q8_0 and Int4Group run
+// row by row with two accumulators.
 #include <immintrin.h>
 
 #include "kernels/gemv/internal/gemv_kernels.h"
@@ -37,30 +38,48 @@ inline __m512 Q8Block(const BlockQ8_0& blk, const float* x) {
 
 }  // namespace
 
+namespace {
+
+// Q4_0 rows r .. r+kRows-1 at once: each x vector is loaded once and used for kRows rows (loads bound
+// the single-row loop: two 64-byte x loads per 18-byte block; 8 rows measured 1.5x one row).
+template <int kRows>
+void Q4_0Rows(const BlockQ4_0* rows, int64_t nb, const float* xv, float* y, __m512 lut, const float* f16) {
+  __m512 acc[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) acc[i] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    if ((b & 3) == 0) {
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows + i * nb + b) + kPrefetchBytes, _MM_HINT_T0);
+      }
+    }
+    const __m512 x0 = _mm512_loadu_ps(xv + b * kQBlock);
+    const __m512 x1 = _mm512_loadu_ps(xv + b * kQBlock + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) {
+      const BlockQ4_0& blk = rows[i * nb + b];
+      const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs)));
+      const __m512 lo = _mm512_permutexvar_ps(v, lut);
+      const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), lut);
+      const __m512 t = _mm512_fmadd_ps(hi, x1, _mm512_mul_ps(lo, x0));
+      acc[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(f16[blk.d]), acc[i]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) y[i] = _mm512_reduce_add_ps(acc[i]);
+}
+
+}  // namespace
+
 void tessel_q4_0_gemv__avx512(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
   const int64_t nb = a.cols / kQBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   const __m512 lut = CenteredLut(8);
   const float* f16 = Fp16ToF32Table();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const BlockQ4_0* row = blocks + r * nb;
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    int64_t b = 0;
-    for (; b + 4 <= nb; b += 4) {
-      _mm_prefetch(reinterpret_cast<const char*>(row + b) + kPrefetchBytes, _MM_HINT_T0);
-#pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) {
-        const float* x = a.x + (b + u) * kQBlock;
-        acc[u] = _mm512_fmadd_ps(Nibbles16Dot(row[b + u].qs, x, x + 16, lut), _mm512_set1_ps(f16[row[b + u].d]),
-                                 acc[u]);
-      }
-    }
-    for (; b < nb; ++b) {
-      const float* x = a.x + b * kQBlock;
-      acc[0] = _mm512_fmadd_ps(Nibbles16Dot(row[b].qs, x, x + 16, lut), _mm512_set1_ps(f16[row[b].d]), acc[0]);
-    }
-    a.y[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
-  }
+  int64_t r = row_begin;
+  for (; r + 8 <= row_end; r += 8) Q4_0Rows<8>(blocks + r * nb, nb, a.x, a.y + r, lut, f16);
+  for (; r < row_end; ++r) Q4_0Rows<1>(blocks + r * nb, nb, a.x, a.y + r, lut, f16);
 }
 
 void tessel_q8_0_gemv__avx512(const GemvArgs& a, int64_t row_begin, int64_t row_end) {

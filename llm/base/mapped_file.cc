@@ -1,0 +1,89 @@
+// mmap-backed and in-memory file bytes.
+#include "llm/base/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tessel::llm {
+namespace {
+
+absl::Status ErrnoStatus(int err, const std::string& what) {
+  const std::string msg = absl::StrCat(what, ": ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(msg);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
+  return absl::InternalError(msg);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open '", path, "'"));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, absl::StrCat("cannot stat '", path, "'"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file"));
+  }
+  std::shared_ptr<MappedFile> file(new MappedFile());
+  file->path_ = path;
+  file->size_ = static_cast<size_t>(st.st_size);
+  if (file->size_ > 0) {
+    void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus(err, absl::StrCat("cannot mmap '", path, "'"));
+    }
+    file->data_ = static_cast<const uint8_t*>(p);
+    file->mapped_ = true;
+  }
+  ::close(fd);
+  return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+std::shared_ptr<const MappedFile> MappedFile::FromBytes(absl::string_view bytes, std::string name) {
+  std::shared_ptr<MappedFile> file(new MappedFile());
+  file->path_ = std::move(name);
+  file->size_ = bytes.size();
+  // 64-byte alignment mirrors what mmap's page alignment gives tensor data in real files.
+  const size_t padded = (bytes.size() + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, padded == 0 ? 64 : padded);
+  if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+  file->data_ = static_cast<const uint8_t*>(p);
+  return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_) {
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+  } else {
+    std::free(const_cast<uint8_t*>(data_));
+  }
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoStatus(errno, absl::StrCat("cannot open '", path, "'"));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading '", path, "'"));
+  return ss.str();
+}
+
+}  // namespace tessel::llm

@@ -1,0 +1,43 @@
+// Read-only file bytes: a private mmap of a model file (zero copy; pages load on first touch), or an
+// aligned in-memory copy for bytes that did not come from disk (tests, fuzzing).
+#ifndef TESSEL_LLM_BASE_MAPPED_FILE_H_
+#define TESSEL_LLM_BASE_MAPPED_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tessel::llm {
+
+class MappedFile {
+ public:
+  static absl::StatusOr<std::shared_ptr<const MappedFile>> Open(const std::string& path);
+  // `name` stands in for the path in error messages.
+  static std::shared_ptr<const MappedFile> FromBytes(absl::string_view bytes, std::string name);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  absl::string_view bytes() const { return absl::string_view(reinterpret_cast<const char*>(data_), size_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  std::string path_;
+};
+
+// Whole-file read for small text files (config.json, prompts).
+absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+}  // namespace tessel::llm
+
+#endif  // TESSEL_LLM_BASE_MAPPED_FILE_H_

@@ -1,0 +1,14 @@
+// The LLM subcommands of `tessel` (and of the standalone `tessel_llm`): generate, perplexity, logits.
+// Each takes the arguments after the subcommand name and returns the process exit code.
+#ifndef TESSEL_LLM_CLI_LLM_COMMANDS_H_
+#define TESSEL_LLM_CLI_LLM_COMMANDS_H_
+
+namespace tessel {
+
+int GenerateCommand(int argc, char** argv);
+int PerplexityCommand(int argc, char** argv);
+int LogitsCommand(int argc, char** argv);
+
+}  // namespace tessel
+
+#endif  // TESSEL_LLM_CLI_LLM_COMMANDS_H_

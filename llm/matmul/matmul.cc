@@ -1,0 +1,132 @@
+// GEMV/GEMM drivers: task partitioning over the pool, panel packing, the f32 GEMM microkernel.
+#include "llm/matmul/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "llm/matmul/row_dot.h"
+
+namespace tessel::llm {
+namespace {
+
+constexpr int kNR = Matmul::kPanelRows;
+constexpr int kMR = Matmul::kTileTokens;
+
+// out[t, j] = sum_k x[t, k] * panel[k, j] for t < MR, j < nr (panel is K-major, kNR wide).
+template <int MR>
+void GemmTile(const float* x, int64_t ldx, const float* panel, int64_t k, float* y, int64_t ldy, int nr) {
+  float acc[MR][kNR] = {};
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const float* p = panel + kk * kNR;
+    for (int t = 0; t < MR; ++t) {
+      const float a = x[t * ldx + kk];
+      for (int j = 0; j < kNR; ++j) acc[t][j] += a * p[j];
+    }
+  }
+  for (int t = 0; t < MR; ++t) {
+    for (int j = 0; j < nr; ++j) y[t * ldy + j] = acc[t][j];
+  }
+}
+
+// Dequantizes rows [r0, r0 + nr) of w into a K-major panel, zero-padding missing rows.
+void PackPanel(const WeightMatrix& w, int64_t r0, int nr, float* panel, float* row) {
+  for (int j = 0; j < kNR; ++j) {
+    if (j < nr) {
+      DequantizeRow(w.type, w.row(r0 + j), row, w.cols);
+    } else {
+      std::memset(row, 0, w.cols * sizeof(float));
+    }
+    for (int64_t k = 0; k < w.cols; ++k) panel[k * kNR + j] = row[k];
+  }
+}
+
+void GemmPanel(const WeightMatrix& w, const float* x, int64_t n, float* y, int64_t panel_index, float* scratch) {
+  const int64_t r0 = panel_index * kNR;
+  const int nr = static_cast<int>(std::min<int64_t>(kNR, w.rows - r0));
+  float* panel = scratch;
+  float* row = scratch + w.cols * kNR;
+  PackPanel(w, r0, nr, panel, row);
+  int64_t t = 0;
+  for (; t + kMR <= n; t += kMR) GemmTile<kMR>(x + t * w.cols, w.cols, panel, w.cols, y + t * w.rows + r0, w.rows, nr);
+  const float* xt = x + t * w.cols;
+  float* yt = y + t * w.rows + r0;
+  switch (n - t) {
+    case 3: GemmTile<3>(xt, w.cols, panel, w.cols, yt, w.rows, nr); break;
+    case 2: GemmTile<2>(xt, w.cols, panel, w.cols, yt, w.rows, nr); break;
+    case 1: GemmTile<1>(xt, w.cols, panel, w.cols, yt, w.rows, nr); break;
+    default: break;
+  }
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Below this many multiply-adds a product runs on the calling thread: waking the pool costs more
+// than it saves (several microseconds, far more when the other cores are busy).
+constexpr int64_t kMinParallelWork = 1 << 16;
+
+}  // namespace
+
+Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_cols) {
+  for (int t = 0; t < pool_->num_threads(); ++t) {
+    scratch_.emplace_back(new float[max_cols * (kNR + 1)]);
+  }
+}
+
+void Matmul::Run(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  const MatmulJob job{&w, y};
+  RunGroup(absl::MakeConstSpan(&job, 1), x, n);
+}
+
+void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t n) {
+  constexpr int kMaxJobs = 8;
+  int64_t first_task[kMaxJobs + 1];
+  int64_t rows_per_task[kMaxJobs];
+  RowDotFn dot[kMaxJobs];
+  const int num_jobs = static_cast<int>(jobs.size());
+  first_task[0] = 0;
+  for (int j = 0; j < num_jobs; ++j) {
+    const WeightMatrix& w = *jobs[j].w;
+    if (n == 1) {
+      // Enough tasks to balance threads, few enough that handing them out stays cheap.
+      rows_per_task[j] = std::max<int64_t>(16, CeilDiv(w.rows, pool_->num_threads() * 8));
+      dot[j] = GetRowDot(w.type);
+    } else {
+      rows_per_task[j] = kNR;
+    }
+    first_task[j + 1] = first_task[j] + CeilDiv(w.rows, rows_per_task[j]);
+  }
+  auto run_task = [&](int64_t task, int thread) {
+    int j = 0;
+    while (task >= first_task[j + 1]) ++j;
+    const WeightMatrix& w = *jobs[j].w;
+    const int64_t local = task - first_task[j];
+    if (n == 1) {
+      const int64_t r0 = local * rows_per_task[j];
+      const int64_t r1 = std::min(w.rows, r0 + rows_per_task[j]);
+      dot[j](w, x, r0, r1, jobs[j].y + r0);
+    } else {
+      GemmPanel(w, x, n, jobs[j].y, local, scratch_[thread].get());
+    }
+  };
+  int64_t work = 0;
+  for (const MatmulJob& job : jobs) work += job.w->rows * job.w->cols * n;
+  if (work < kMinParallelWork) {
+    for (int64_t t = 0; t < first_task[num_jobs]; ++t) run_task(t, 0);
+  } else {
+    pool_->Run(first_task[num_jobs], run_task);
+  }
+}
+
+void MatmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {
+  std::vector<float> row(w.cols);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    DequantizeRow(w.type, w.row(r), row.data(), w.cols);
+    for (int64_t t = 0; t < n; ++t) {
+      double s = 0;
+      for (int64_t k = 0; k < w.cols; ++k) s += static_cast<double>(row[k]) * x[t * w.cols + k];
+      y[t * w.rows + r] = static_cast<float>(s);
+    }
+  }
+}
+
+}  // namespace tessel::llm

@@ -1,0 +1,107 @@
+// Every GEMV kernel and the GEMM path against the reference twin (dequantize + double accumulation)
+// over awkward shapes: one row, rows below / across the 8-row panel, token counts below and across
+// the 4-token tile, odd column counts for the float types, several threads.
+#include "llm/matmul/matmul.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "llm/matmul/row_dot.h"
+
+namespace tessel::llm {
+namespace {
+
+struct Case {
+  GgmlType type;
+  int64_t rows, cols;
+};
+
+std::vector<uint8_t> RandomWeights(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> row(cols);
+  std::vector<uint8_t> data(GgmlRowBytes(type, cols) * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : row) v = dist(rng);
+    QuantizeRow(type, row.data(), data.data() + r * GgmlRowBytes(type, cols), cols);
+  }
+  return data;
+}
+
+class MatmulTest : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(MatmulTest, MatchesReference) {
+  const GgmlType type = GetParam();
+  const bool blocked = GetGgmlTypeInfo(type).block_size > 1;
+  std::vector<int64_t> col_counts = {32, 64, 96, 352};
+  if (!blocked) col_counts.insert(col_counts.end(), {1, 7, 33, 100});
+  std::mt19937 rng(static_cast<uint32_t>(type) + 1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    Matmul mm(352, &pool);
+    for (int64_t rows : {1, 3, 8, 17, 33}) {
+      for (int64_t cols : col_counts) {
+        const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
+        const WeightMatrix w{type, rows, cols, data.data()};
+        for (int64_t n : {1, 2, 3, 4, 5, 9}) {
+          std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows), row(cols);
+          for (float& v : x) v = dist(rng);
+          mm.Run(w, x.data(), n, y.data());
+          MatmulReference(w, x.data(), n, want.data());
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              // Float rounding of a length-`cols` dot product: relative to sum |w| |x|.
+              DequantizeRow(type, w.row(r), row.data(), cols);
+              double mag = 0;
+              for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
+              ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6)
+                  << GgmlTypeName(type) << " threads " << threads << " rows " << rows << " cols " << cols << " n "
+                  << n << " at " << t << "," << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(MatmulTest, GroupEqualsSeparateRuns) {
+  const GgmlType type = GetParam();
+  std::mt19937 rng(99);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  ThreadPool pool(2);
+  Matmul mm(64, &pool);
+  const std::vector<uint8_t> a = RandomWeights(type, 24, 64, rng), b = RandomWeights(type, 5, 64, rng);
+  const WeightMatrix wa{type, 24, 64, a.data()}, wb{type, 5, 64, b.data()};
+  for (int64_t n : {1, 6}) {
+    std::vector<float> x(n * 64);
+    for (float& v : x) v = dist(rng);
+    std::vector<float> ya(n * 24), yb(n * 5), ga(n * 24), gb(n * 5);
+    mm.Run(wa, x.data(), n, ya.data());
+    mm.Run(wb, x.data(), n, yb.data());
+    const MatmulJob jobs[] = {{&wa, ga.data()}, {&wb, gb.data()}};
+    mm.RunGroup(jobs, x.data(), n);
+    EXPECT_EQ(ya, ga);
+    EXPECT_EQ(yb, gb);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
+                         ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
+                                           GgmlType::kQ4_0, GgmlType::kQ4_1),
+                         [](const ::testing::TestParamInfo<GgmlType>& info) {
+                           return std::string(GgmlTypeName(info.param));
+                         });
+
+TEST(RowDotTest, EverySupportedTypeHasAKernel) {
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
+                     GgmlType::kQ4_1}) {
+    EXPECT_NE(GetRowDot(t), nullptr) << GgmlTypeName(t);
+  }
+  EXPECT_EQ(GetRowDot(GgmlType::kQ6_K), nullptr);
+}
+
+}  // namespace
+}  // namespace tessel::llm

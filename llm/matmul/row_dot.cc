@@ -1,0 +1,125 @@
+// Portable GEMV microkernels. Each keeps 32 (or 16) independent lane accumulators so that the
+// element-wise loops vectorize without reassociating floating-point sums.
+#include "llm/matmul/row_dot.h"
+
+#include "llm/base/fp16.h"
+
+namespace tessel::llm {
+namespace {
+
+constexpr int kLanes = 16;
+
+// Sums n (a power of two >= 4) lanes by folding halves element-wise, which vectorizes, instead of
+// a serial chain of scalar adds: with short rows the reduction is a large share of the work.
+inline float ReduceLanes(float* acc, int n) {
+  for (int half = n / 2; half >= 4; half /= 2) {
+    for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+template <typename Load>
+float DotElementwise(int64_t k, const float* x, Load load) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= k; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) acc[j] += load(i + j) * x[i + j];
+  }
+  float s = ReduceLanes(acc, kLanes);
+  for (; i < k; ++i) s += load(i) * x[i];
+  return s;
+}
+
+}  // namespace
+
+void f32_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const size_t stride = w.row_bytes();
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const float* wr = reinterpret_cast<const float*>(w.data + r * stride);
+    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return wr[i]; });
+  }
+}
+
+void f16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const size_t stride = w.row_bytes();
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint16_t* wr = reinterpret_cast<const uint16_t*>(w.data + r * stride);
+    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return HalfToFloat(wr[i]); });
+  }
+}
+
+void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const size_t stride = w.row_bytes();
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint16_t* wr = reinterpret_cast<const uint16_t*>(w.data + r * stride);
+    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return BF16ToFloat(wr[i]); });
+  }
+}
+
+void q8_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  const size_t stride = w.row_bytes();
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(w.data + r * stride);
+    float acc[kQuantBlock] = {};
+    for (int64_t i = 0; i < nb; ++i) {
+      const float d = HalfToFloat(b[i].d);
+      const float* xb = x + i * kQuantBlock;
+      for (int j = 0; j < kQuantBlock; ++j) acc[j] += (b[i].qs[j] * d) * xb[j];
+    }
+    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
+  }
+}
+
+void q4_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  const size_t stride = w.row_bytes();
+  constexpr int kHalf = kQuantBlock / 2;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const BlockQ4_0* b = reinterpret_cast<const BlockQ4_0*>(w.data + r * stride);
+    float acc[kQuantBlock] = {};
+    for (int64_t i = 0; i < nb; ++i) {
+      const float d = HalfToFloat(b[i].d);
+      const float* xb = x + i * kQuantBlock;
+      for (int j = 0; j < kHalf; ++j) {
+        acc[j] += (((b[i].qs[j] & 0x0F) - 8) * d) * xb[j];
+        acc[j + kHalf] += (((b[i].qs[j] >> 4) - 8) * d) * xb[j + kHalf];
+      }
+    }
+    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
+  }
+}
+
+void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  const size_t stride = w.row_bytes();
+  constexpr int kHalf = kQuantBlock / 2;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const BlockQ4_1* b = reinterpret_cast<const BlockQ4_1*>(w.data + r * stride);
+    float acc[kQuantBlock] = {};
+    for (int64_t i = 0; i < nb; ++i) {
+      const float d = HalfToFloat(b[i].d);
+      const float m = HalfToFloat(b[i].m);
+      const float* xb = x + i * kQuantBlock;
+      for (int j = 0; j < kHalf; ++j) {
+        acc[j] += ((b[i].qs[j] & 0x0F) * d + m) * xb[j];
+        acc[j + kHalf] += ((b[i].qs[j] >> 4) * d + m) * xb[j + kHalf];
+      }
+    }
+    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
+  }
+}
+
+RowDotFn GetRowDot(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32: return f32_rowdot__portable;
+    case GgmlType::kF16: return f16_rowdot__portable;
+    case GgmlType::kBF16: return bf16_rowdot__portable;
+    case GgmlType::kQ8_0: return q8_0_rowdot__portable;
+    case GgmlType::kQ4_0: return q4_0_rowdot__portable;
+    case GgmlType::kQ4_1: return q4_1_rowdot__portable;
+    default: return nullptr;
+  }
+}
+
+}  // namespace tessel::llm

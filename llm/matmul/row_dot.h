@@ -1,0 +1,29 @@
+// Weight-only GEMV microkernels: dot products of quantized weight rows with an f32 vector, blocks
+// dequantized in registers. Portable C++ written so that the compiler vectorizes it (independent
+// per-lane accumulators, fixed trip counts); ISA-specific versions come from the kernels issue.
+// Kernels trust their arguments: cols is a multiple of the block size.
+#ifndef TESSEL_LLM_MATMUL_ROW_DOT_H_
+#define TESSEL_LLM_MATMUL_ROW_DOT_H_
+
+#include <cstdint>
+
+#include "llm/matmul/weight_matrix.h"
+
+namespace tessel::llm {
+
+// y[r - row_begin] = dot(W[r], x) for r in [row_begin, row_end).
+using RowDotFn = void (*)(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+
+void f32_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void q8_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void q4_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+
+// The kernel for a supported type (nullptr otherwise); chosen once when a model loads.
+RowDotFn GetRowDot(GgmlType type);
+
+}  // namespace tessel::llm
+
+#endif  // TESSEL_LLM_MATMUL_ROW_DOT_H_

@@ -1,0 +1,67 @@
+// A loaded Llama-family model: configuration, weight views into the mapped file(s), tokenizer. Loads
+// a GGUF file (llama.cpp's tensor names, adjacent-pair RoPE) or a Hugging Face directory
+// (config.json, safetensors, tokenizer.json; rotate-half RoPE). Every tensor is checked for presence,
+// type and shape at load, so the forward pass never meets a surprise.
+#ifndef TESSEL_LLM_MODEL_LLAMA_MODEL_H_
+#define TESSEL_LLM_MODEL_LLAMA_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llm/matmul/weight_matrix.h"
+#include "llm/model/llama_config.h"
+#include "llm/tokenizer/tokenizer.h"
+
+namespace tessel::llm {
+
+struct LlamaLayerWeights {
+  std::vector<float> attn_norm;  // [dim]
+  WeightMatrix wq;               // [heads * head_dim, dim]
+  WeightMatrix wk;               // [kv_heads * head_dim, dim]
+  WeightMatrix wv;               // [kv_heads * head_dim, dim]
+  WeightMatrix wo;               // [dim, heads * head_dim]
+  std::vector<float> ffn_norm;   // [dim]
+  WeightMatrix w_gate;           // [ffn, dim]
+  WeightMatrix w_up;             // [ffn, dim]
+  WeightMatrix w_down;           // [dim, ffn]
+};
+
+struct LlamaWeights {
+  WeightMatrix token_embedding;  // [vocab, dim]
+  std::vector<LlamaLayerWeights> layers;
+  std::vector<float> output_norm;  // [dim]
+  WeightMatrix output;             // [vocab, dim]; the embedding itself when tied
+};
+
+class LlamaModel {
+ public:
+  const LlamaConfig& config() const { return config_; }
+  const LlamaWeights& weights() const { return weights_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::string& source() const { return source_; }
+  // "Q4_0" when every matrix has that type, else "mixed"; for status lines.
+  std::string WeightTypeSummary() const;
+  // Bytes of weights a decode step reads (every matrix once, the embedding row aside).
+  size_t WeightBytesPerToken() const;
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir);
+  LlamaConfig config_;
+  LlamaWeights weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::string source_;
+  // Whatever the weight views point into: mapped files, or copies of misaligned tensors.
+  std::vector<std::shared_ptr<const void>> storage_;
+};
+
+// A .gguf file or a Hugging Face model directory.
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path);
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path);
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir);
+
+}  // namespace tessel::llm
+
+#endif  // TESSEL_LLM_MODEL_LLAMA_MODEL_H_

@@ -1,0 +1,194 @@
+// The Llama forward pass: embedding, then per layer RMSNorm -> Q/K/V (one grouped matmul) -> RoPE ->
+// KV cache -> flash attention -> output projection -> residual -> RMSNorm -> gate/up (grouped) ->
+// SwiGLU -> down -> residual; final RMSNorm and the output head for the rows that need logits.
+#include "llm/model/llama_runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tessel::llm {
+namespace {
+
+void RmsNorm(const float* x, const float* w, int64_t n, int64_t dim, float eps, float* y) {
+  for (int64_t t = 0; t < n; ++t) {
+    const float* xt = x + t * dim;
+    float* yt = y + t * dim;
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(xt[i]) * xt[i];
+    const float scale = static_cast<float>(1.0 / std::sqrt(ss / dim + eps));
+    for (int64_t i = 0; i < dim; ++i) yt[i] = xt[i] * scale * w[i];
+  }
+}
+
+// Rotates every head of n token vectors [n, heads, head_dim] at positions pos0 + t.
+void Rope(float* x, int64_t n, int64_t pos0, int heads, int head_dim, RopeStyle style, const float* cos_table,
+          const float* sin_table) {
+  const int half = head_dim / 2;
+  for (int64_t t = 0; t < n; ++t) {
+    const float* c = cos_table + (pos0 + t) * half;
+    const float* s = sin_table + (pos0 + t) * half;
+    for (int h = 0; h < heads; ++h) {
+      float* v = x + (t * heads + h) * head_dim;
+      for (int i = 0; i < half; ++i) {
+        const int a = style == RopeStyle::kAdjacentPairs ? 2 * i : i;
+        const int b = style == RopeStyle::kAdjacentPairs ? 2 * i + 1 : i + half;
+        const float x0 = v[a], x1 = v[b];
+        v[a] = x0 * c[i] - x1 * s[i];
+        v[b] = x0 * s[i] + x1 * c[i];
+      }
+    }
+  }
+}
+
+void SwiGlu(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void AddInPlace(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+}  // namespace
+
+LlamaRuntime::LlamaRuntime(const LlamaModel& model, const RuntimeOptions& options)
+    : model_(model), options_(options), pool_(options.threads) {}
+
+absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaModel& model,
+                                                                   const RuntimeOptions& options) {
+  const LlamaConfig& c = model.config();
+  RuntimeOptions o = options;
+  if (o.max_context <= 0) o.max_context = c.context_length;
+  if (o.threads < 1 || o.threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("threads must be 1 to 256, not ", o.threads));
+  }
+  if (o.max_batch < 1 || o.max_sequences < 1 || o.kv_block_size < 1) {
+    return absl::InvalidArgumentError("max_batch, max_sequences and kv_block_size must be positive");
+  }
+  if (o.sliding_window < 0) o.sliding_window = c.sliding_window;
+  o.max_batch = std::min(o.max_batch, o.max_context);
+  std::unique_ptr<LlamaRuntime> r(new LlamaRuntime(model, o));
+
+  const int64_t B = o.max_batch;
+  const int64_t q_dim = c.num_heads * c.head_dim;
+  const int64_t kv_dim = c.num_kv_heads * c.head_dim;
+  const int64_t half = c.head_dim / 2;
+  // Every buffer starts on a 64-byte boundary.
+  auto round = [](int64_t n) { return (n + 15) / 16 * 16; };
+  const int64_t sizes[] = {round(B * c.dim),     round(B * c.dim), round(B * q_dim),
+                           round(B * kv_dim),    round(B * kv_dim), round(B * q_dim),
+                           round(B * c.ffn_dim), round(B * c.ffn_dim),
+                           round((o.all_logits ? B : 1) * c.vocab_size),
+                           round(o.max_context * half), round(o.max_context * half)};
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  r->arena_.assign(total + 16, 0.0f);
+  float* p = r->arena_.data();
+  p += (16 - reinterpret_cast<uintptr_t>(p) / sizeof(float) % 16) % 16;
+  float** slots[] = {&r->x_,    &r->xb_, &r->q_,      &r->k_,        &r->v_,       &r->att_,
+                     &r->gate_, &r->up_, &r->logits_, &r->rope_cos_, &r->rope_sin_};
+  for (size_t i = 0; i < std::size(slots); ++i) {
+    *slots[i] = p;
+    p += sizes[i];
+  }
+  for (int64_t pos = 0; pos < o.max_context; ++pos) {
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = pos * std::pow(c.rope_theta, -2.0 * i / c.head_dim);
+      r->rope_cos_[pos * half + i] = static_cast<float>(std::cos(angle));
+      r->rope_sin_[pos * half + i] = static_cast<float>(std::sin(angle));
+    }
+  }
+
+  const int64_t max_cols = std::max({c.dim, q_dim, c.ffn_dim});
+  r->matmul_ = std::make_unique<Matmul>(max_cols, &r->pool_);
+  r->attention_.num_heads = static_cast<int>(c.num_heads);
+  r->attention_.num_kv_heads = static_cast<int>(c.num_kv_heads);
+  r->attention_.head_dim = static_cast<int>(c.head_dim);
+  r->attention_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
+  r->attention_.sliding_window = static_cast<int>(o.sliding_window);
+  r->attention_scratch_ = std::make_unique<AttentionScratch>(r->attention_, o.threads);
+  r->activation_bytes_ = r->arena_.size() * sizeof(float);
+
+  KvCacheOptions kv;
+  kv.num_layers = static_cast<int>(c.num_layers);
+  kv.num_kv_heads = static_cast<int>(c.num_kv_heads);
+  kv.head_dim = static_cast<int>(c.head_dim);
+  kv.block_size = o.kv_block_size;
+  kv.dtype = o.kv_dtype;
+  kv.max_sequences = o.max_sequences;
+  const int64_t blocks_per_seq = (o.max_context + o.kv_block_size - 1) / o.kv_block_size;
+  kv.budget_bytes = kv.BlockBytes() * blocks_per_seq * o.max_sequences;
+  absl::StatusOr<std::unique_ptr<PagedKvCache>> cache = PagedKvCache::Create(kv);
+  if (!cache.ok()) return cache.status();
+  r->cache_ = *std::move(cache);
+  return r;
+}
+
+absl::StatusOr<absl::Span<const float>> LlamaRuntime::Eval(int seq, absl::Span<const int32_t> tokens) {
+  const LlamaConfig& c = model_.config();
+  if (!cache_->IsLive(seq)) return absl::InvalidArgumentError(absl::StrCat("sequence ", seq, " does not exist"));
+  if (tokens.empty()) return absl::InvalidArgumentError("no tokens to evaluate");
+  if (options_.all_logits && static_cast<int64_t>(tokens.size()) > options_.max_batch) {
+    return absl::InvalidArgumentError(absl::StrCat(tokens.size(), " tokens exceed the batch of ", options_.max_batch,
+                                                   " that all-token logits were planned for"));
+  }
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= c.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("token id ", t, " is outside the vocabulary of ", c.vocab_size));
+    }
+  }
+  const int64_t pos0 = cache_->length(seq);
+  const int64_t end = pos0 + static_cast<int64_t>(tokens.size());
+  if (end > options_.max_context) {
+    return absl::OutOfRangeError(absl::StrCat("context is full: ", end, " tokens exceed the ", options_.max_context,
+                                              "-token context (start a new sequence or raise the context size)"));
+  }
+  if (absl::Status s = cache_->Reserve(seq, end); !s.ok()) return s;
+  for (int64_t done = 0; done < static_cast<int64_t>(tokens.size());) {
+    const int64_t n = std::min<int64_t>(options_.max_batch, tokens.size() - done);
+    Forward(seq, tokens.data() + done, n, pos0 + done, options_.all_logits);
+    done += n;
+  }
+  const int64_t rows = options_.all_logits ? static_cast<int64_t>(tokens.size()) : 1;
+  return absl::Span<const float>(logits_, rows * c.vocab_size);
+}
+
+void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits) {
+  const LlamaConfig& c = model_.config();
+  const LlamaWeights& w = model_.weights();
+  const int64_t dim = c.dim;
+  for (int64_t t = 0; t < n; ++t) {
+    DequantizeRow(w.token_embedding.type, w.token_embedding.row(tokens[t]), x_ + t * dim, dim);
+  }
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const LlamaLayerWeights& lw = w.layers[l];
+    RmsNorm(x_, lw.attn_norm.data(), n, dim, c.norm_eps, xb_);
+    const MatmulJob qkv[] = {{&lw.wq, q_}, {&lw.wk, k_}, {&lw.wv, v_}};
+    matmul_->RunGroup(qkv, xb_, n);
+    Rope(q_, n, pos0, static_cast<int>(c.num_heads), static_cast<int>(c.head_dim), c.rope_style, rope_cos_, rope_sin_);
+    Rope(k_, n, pos0, static_cast<int>(c.num_kv_heads), static_cast<int>(c.head_dim), c.rope_style, rope_cos_,
+         rope_sin_);
+    cache_->Write(static_cast<int>(l), seq, pos0, n, k_, v_);
+    FlashAttention(attention_, q_, n, pos0, cache_->View(static_cast<int>(l), seq), att_, &pool_,
+                   attention_scratch_.get());
+    matmul_->Run(lw.wo, att_, n, xb_);
+    AddInPlace(x_, xb_, n * dim);
+    RmsNorm(x_, lw.ffn_norm.data(), n, dim, c.norm_eps, xb_);
+    const MatmulJob gate_up[] = {{&lw.w_gate, gate_}, {&lw.w_up, up_}};
+    matmul_->RunGroup(gate_up, xb_, n);
+    SwiGlu(gate_, up_, n * c.ffn_dim);
+    matmul_->Run(lw.w_down, gate_, n, xb_);
+    AddInPlace(x_, xb_, n * dim);
+  }
+  cache_->SetLength(seq, pos0 + n);
+  // Only the rows whose logits are wanted go through the (vocabulary-sized) output head.
+  const int64_t first = all_logits ? 0 : n - 1;
+  const int64_t rows = n - first;
+  RmsNorm(x_ + first * dim, w.output_norm.data(), rows, dim, c.norm_eps, xb_);
+  matmul_->Run(w.output, xb_, rows, logits_);
+}
+
+}  // namespace tessel::llm

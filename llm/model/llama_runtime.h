@@ -1,0 +1,82 @@
+// Runs a LlamaModel: a memory plan fixed when the runtime is created (activation buffers for
+// max_batch tokens, RoPE tables for max_context positions, matmul and attention scratch, a paged KV
+// cache for max_sequences x max_context tokens, the thread pool), then Eval() appends tokens to a
+// sequence and returns logits. Nothing is allocated per call.
+#ifndef TESSEL_LLM_MODEL_LLAMA_RUNTIME_H_
+#define TESSEL_LLM_MODEL_LLAMA_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "llm/attention/flash_attention.h"
+#include "llm/base/thread_pool.h"
+#include "llm/kv_cache/paged_kv_cache.h"
+#include "llm/matmul/matmul.h"
+#include "llm/model/llama_model.h"
+
+namespace tessel::llm {
+
+struct RuntimeOptions {
+  int64_t max_context = 0;   // positions per sequence; 0: the model's context length
+  int64_t max_batch = 64;    // tokens per forward pass; longer inputs run in chunks
+  bool all_logits = false;   // keep the logits of every token of a pass, not just the last
+  KvDType kv_dtype = KvDType::kF16;
+  int kv_block_size = 16;
+  int max_sequences = 1;
+  int threads = 1;
+  int64_t sliding_window = -1;  // -1: the model's own; 0: none; > 0: this many positions
+};
+
+class LlamaRuntime {
+ public:
+  static absl::StatusOr<std::unique_ptr<LlamaRuntime>> Create(const LlamaModel& model, const RuntimeOptions& options);
+
+  const LlamaModel& model() const { return model_; }
+  const RuntimeOptions& options() const { return options_; }
+  PagedKvCache& kv_cache() { return *cache_; }
+  // Bytes of activations and scratch planned at creation (the KV cache aside).
+  size_t activation_bytes() const { return activation_bytes_; }
+
+  absl::StatusOr<int> NewSequence() { return cache_->AddSequence(); }
+  absl::Status EndSequence(int seq) { return cache_->RemoveSequence(seq); }
+  absl::Status ResetSequence(int seq) { return cache_->Clear(seq); }
+  int64_t SequenceLength(int seq) const { return cache_->length(seq); }
+
+  // Appends `tokens` to sequence `seq` and runs them. Returns the logits of the last token [vocab],
+  // or with all_logits those of every token [tokens, vocab] (then tokens.size() <= max_batch).
+  // The span stays valid until the next Eval.
+  absl::StatusOr<absl::Span<const float>> Eval(int seq, absl::Span<const int32_t> tokens);
+
+ private:
+  LlamaRuntime(const LlamaModel& model, const RuntimeOptions& options);
+  void Forward(int seq, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits);
+
+  const LlamaModel& model_;
+  RuntimeOptions options_;
+  ThreadPool pool_;
+  std::unique_ptr<Matmul> matmul_;
+  std::unique_ptr<AttentionScratch> attention_scratch_;
+  std::unique_ptr<PagedKvCache> cache_;
+  AttentionParams attention_;
+  size_t activation_bytes_ = 0;
+  // One arena for every activation buffer; the pointers below are carved from it.
+  std::vector<float> arena_;
+  float* x_ = nullptr;       // [batch, dim] residual stream
+  float* xb_ = nullptr;      // [batch, dim] normalized input / projection output
+  float* q_ = nullptr;       // [batch, heads * head_dim]
+  float* k_ = nullptr;       // [batch, kv_heads * head_dim]
+  float* v_ = nullptr;       // [batch, kv_heads * head_dim]
+  float* att_ = nullptr;     // [batch, heads * head_dim]
+  float* gate_ = nullptr;    // [batch, ffn]
+  float* up_ = nullptr;      // [batch, ffn]
+  float* logits_ = nullptr;  // [batch or 1, vocab]
+  float* rope_cos_ = nullptr;  // [max_context, head_dim / 2]
+  float* rope_sin_ = nullptr;
+};
+
+}  // namespace tessel::llm
+
+#endif  // TESSEL_LLM_MODEL_LLAMA_RUNTIME_H_

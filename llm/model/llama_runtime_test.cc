@@ -1,0 +1,319 @@
+// The runtime on random-weight models: paged vs contiguous cache, one prefill vs chunked prefill vs
+// token-by-token decode, sequences sharing the pool, thread counts, tied embeddings, quantized
+// weights vs their dequantized f32 copy, and errors for bad files and bad calls.
+#include "llm/model/llama_runtime.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llm/gguf/gguf.h"
+#include "llm/model/llama_model.h"
+#include "llm/model/testing/test_models.h"
+
+namespace tessel::llm {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::SyntheticModelSpec;
+
+std::unique_ptr<LlamaModel> Load(const std::string& path) {
+  auto m = LoadModel(path);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+std::unique_ptr<LlamaRuntime> MakeRuntime(const LlamaModel& model, RuntimeOptions o) {
+  auto r = LlamaRuntime::Create(model, o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : nullptr;
+}
+
+std::vector<int32_t> RandomTokens(int n, int vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> t(n);
+  for (int32_t& x : t) x = static_cast<int32_t>(rng() % vocab);
+  return t;
+}
+
+RuntimeOptions AllLogits(int block_size = 16) {
+  RuntimeOptions o;
+  o.max_batch = 64;
+  o.all_logits = true;
+  o.kv_dtype = KvDType::kF32;
+  o.kv_block_size = block_size;
+  return o;
+}
+
+std::vector<float> Prefill(LlamaRuntime& r, const std::vector<int32_t>& tokens) {
+  const int seq = *r.NewSequence();
+  auto logits = r.Eval(seq, tokens);
+  EXPECT_TRUE(logits.ok()) << logits.status();
+  std::vector<float> out(logits->begin(), logits->end());
+  EXPECT_TRUE(r.EndSequence(seq).ok());
+  return out;
+}
+
+float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = testing::WriteSyntheticLlama(SyntheticModelSpec(), "synthetic.gguf");
+    model_ = Load(path_);
+    ASSERT_NE(model_, nullptr);
+    tokens_ = RandomTokens(50, model_->config().vocab_size, 7);
+  }
+  std::string path_;
+  std::unique_ptr<LlamaModel> model_;
+  std::vector<int32_t> tokens_;
+};
+
+TEST_F(RuntimeTest, PagedCacheEqualsContiguousCache) {
+  auto paged = MakeRuntime(*model_, AllLogits(16));
+  auto odd = MakeRuntime(*model_, AllLogits(5));
+  auto contiguous = MakeRuntime(*model_, AllLogits(128));  // one block holds the whole context
+  const std::vector<float> a = Prefill(*paged, tokens_), b = Prefill(*odd, tokens_), c = Prefill(*contiguous, tokens_);
+  // Only the key tiling of the online softmax differs: float rounding.
+  EXPECT_LT(MaxAbsDiff(a, c), 1e-5);
+  EXPECT_LT(MaxAbsDiff(b, c), 1e-5);
+}
+
+TEST_F(RuntimeTest, PrefillChunksAndDecodeAgree) {
+  auto full = MakeRuntime(*model_, AllLogits());
+  const std::vector<float> want = Prefill(*full, tokens_);
+  const int64_t vocab = model_->config().vocab_size;
+  // Chunked prefill: 7 + 13 + 30 tokens.
+  auto chunked = MakeRuntime(*model_, AllLogits());
+  const int seq = *chunked->NewSequence();
+  std::vector<float> got;
+  for (auto [begin, end] : {std::pair{0, 7}, std::pair{7, 20}, std::pair{20, 50}}) {
+    auto l = chunked->Eval(seq, absl::MakeConstSpan(tokens_).subspan(begin, end - begin));
+    ASSERT_TRUE(l.ok()) << l.status();
+    got.insert(got.end(), l->begin(), l->end());
+  }
+  EXPECT_LT(MaxAbsDiff(got, want), 1e-4);
+  // Token-by-token decode (GEMV path) against the prefill (GEMM path).
+  RuntimeOptions o = AllLogits();
+  o.all_logits = false;
+  auto decode = MakeRuntime(*model_, o);
+  const int s = *decode->NewSequence();
+  for (size_t t = 0; t < tokens_.size(); ++t) {
+    auto l = decode->Eval(s, absl::MakeConstSpan(&tokens_[t], 1));
+    ASSERT_TRUE(l.ok());
+    ASSERT_EQ(static_cast<int64_t>(l->size()), vocab);
+    for (int64_t v = 0; v < vocab; ++v) ASSERT_NEAR((*l)[v], want[t * vocab + v], 1e-4) << "token " << t;
+  }
+  EXPECT_EQ(decode->SequenceLength(s), 50);
+}
+
+TEST_F(RuntimeTest, SequencesSharingThePoolDoNotInterfere) {
+  RuntimeOptions o = AllLogits();
+  o.all_logits = false;
+  o.max_sequences = 3;
+  auto r = MakeRuntime(*model_, o);
+  const int total_blocks = r->kv_cache().num_blocks();
+  const std::vector<int32_t> other = RandomTokens(40, model_->config().vocab_size, 8);
+  // Alone.
+  std::vector<std::vector<float>> alone_a, alone_b;
+  using Run = std::pair<const std::vector<int32_t>*, std::vector<std::vector<float>>*>;
+  for (auto [toks, out] : {Run{&tokens_, &alone_a}, Run{&other, &alone_b}}) {
+    const int seq = *r->NewSequence();
+    for (int32_t t : *toks) {
+      auto l = r->Eval(seq, absl::MakeConstSpan(&t, 1));
+      out->emplace_back(l->begin(), l->end());
+    }
+    ASSERT_TRUE(r->EndSequence(seq).ok());
+  }
+  EXPECT_EQ(r->kv_cache().free_blocks(), total_blocks);
+  // Interleaved.
+  const int a = *r->NewSequence();
+  const int b = *r->NewSequence();
+  for (size_t t = 0; t < tokens_.size(); ++t) {
+    auto la = r->Eval(a, absl::MakeConstSpan(&tokens_[t], 1));
+    EXPECT_EQ(std::vector<float>(la->begin(), la->end()), alone_a[t]) << t;
+    if (t < other.size()) {
+      auto lb = r->Eval(b, absl::MakeConstSpan(&other[t], 1));
+      EXPECT_EQ(std::vector<float>(lb->begin(), lb->end()), alone_b[t]) << t;
+    }
+  }
+  EXPECT_EQ(r->kv_cache().free_blocks(), total_blocks - 4 - 3);  // 50 and 40 tokens in blocks of 16
+  ASSERT_TRUE(r->ResetSequence(a).ok());
+  EXPECT_EQ(r->SequenceLength(a), 0);
+  ASSERT_TRUE(r->EndSequence(b).ok());
+  EXPECT_EQ(r->kv_cache().free_blocks(), total_blocks);
+}
+
+TEST_F(RuntimeTest, ThreadCountDoesNotChangeResults) {
+  RuntimeOptions o = AllLogits();
+  const std::vector<float> one = Prefill(*MakeRuntime(*model_, o), tokens_);
+  o.threads = 3;
+  EXPECT_EQ(Prefill(*MakeRuntime(*model_, o), tokens_), one);
+}
+
+TEST_F(RuntimeTest, F16CacheIsCloseToF32) {
+  RuntimeOptions o = AllLogits();
+  const std::vector<float> f32 = Prefill(*MakeRuntime(*model_, o), tokens_);
+  o.kv_dtype = KvDType::kF16;
+  EXPECT_LT(MaxAbsDiff(Prefill(*MakeRuntime(*model_, o), tokens_), f32), 2e-2);
+}
+
+TEST_F(RuntimeTest, EvalErrors) {
+  RuntimeOptions o = AllLogits();
+  o.max_context = 60;
+  o.max_batch = 20;
+  auto r = MakeRuntime(*model_, o);
+  const int seq = *r->NewSequence();
+  EXPECT_EQ(r->Eval(seq, tokens_).status().code(), absl::StatusCode::kInvalidArgument);  // 50 > batch of 20
+  EXPECT_EQ(r->Eval(seq, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  const int32_t bad[] = {5, 100000};
+  EXPECT_THAT(std::string(r->Eval(seq, bad).status().message()), HasSubstr("outside the vocabulary"));
+  EXPECT_EQ(r->Eval(seq + 1, absl::MakeConstSpan(tokens_).subspan(0, 5)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(r->Eval(seq, absl::MakeConstSpan(tokens_).subspan(0, 20)).ok());
+  auto full = r->Eval(seq, absl::MakeConstSpan(tokens_).subspan(0, 1));
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(full.status().message()), HasSubstr("context is full"));
+  o.threads = 0;
+  EXPECT_EQ(LlamaRuntime::Create(*model_, o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SlidingWindowTest, ComesFromMetadataOrOptions) {
+  SyntheticModelSpec spec;
+  spec.sliding_window = 8;
+  auto windowed = Load(testing::WriteSyntheticLlama(spec, "window.gguf"));
+  ASSERT_EQ(windowed->config().sliding_window, 8);
+  spec.sliding_window = 0;
+  auto plain = Load(testing::WriteSyntheticLlama(spec, "plain.gguf"));
+  ASSERT_EQ(plain->config().sliding_window, 0);
+  const std::vector<int32_t> tokens = RandomTokens(40, spec.vocab, 11);
+  RuntimeOptions o = AllLogits();
+  const std::vector<float> from_metadata = Prefill(*MakeRuntime(*windowed, o), tokens);
+  const std::vector<float> full = Prefill(*MakeRuntime(*plain, o), tokens);
+  o.sliding_window = 8;
+  EXPECT_EQ(Prefill(*MakeRuntime(*plain, o), tokens), from_metadata);
+  EXPECT_GT(MaxAbsDiff(full, from_metadata), 1e-3);  // positions past the window differ
+  // The first 8 positions see the same keys either way.
+  const int64_t vocab = spec.vocab;
+  EXPECT_LT(MaxAbsDiff(std::vector<float>(full.begin(), full.begin() + 8 * vocab),
+                       std::vector<float>(from_metadata.begin(), from_metadata.begin() + 8 * vocab)),
+            1e-6);
+}
+
+TEST(TiedEmbeddingsTest, MissingOutputUsesTheEmbedding) {
+  SyntheticModelSpec spec;
+  spec.tied = true;
+  const std::string tied = testing::WriteSyntheticLlama(spec, "tied.gguf");
+  // The same model with output.weight spelled out as a copy of the embedding.
+  auto f = GgufFile::Open(tied);
+  ASSERT_TRUE(f.ok());
+  const GgufTensorInfo* emb = (*f)->FindTensor("token_embd.weight");
+  GgufWriter w = testing::MakeSyntheticLlama(spec);
+  ASSERT_TRUE(w.AddTensor("output.weight", emb->type, emb->dims,
+                          absl::string_view(reinterpret_cast<const char*>(emb->data), emb->size_bytes))
+                  .ok());
+  const std::string untied = testing::TempPath("untied.gguf");
+  ASSERT_TRUE(w.WriteFile(untied).ok());
+  auto a = Load(tied);
+  auto b = Load(untied);
+  ASSERT_TRUE(a->config().tied_embeddings);
+  ASSERT_FALSE(b->config().tied_embeddings);
+  const std::vector<int32_t> tokens = RandomTokens(20, spec.vocab, 3);
+  EXPECT_EQ(Prefill(*MakeRuntime(*a, AllLogits()), tokens), Prefill(*MakeRuntime(*b, AllLogits()), tokens));
+}
+
+// Quantized weights against an f32 file holding exactly their dequantized values: the kernels may
+// only differ by float rounding (summation order).
+TEST(QuantizedWeightsTest, MatchTheirDequantizedCopy) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1}) {
+    SyntheticModelSpec spec;
+    spec.type = type;
+    const std::string name(GgmlTypeName(type));
+    const std::string q = testing::WriteSyntheticLlama(spec, name + ".gguf");
+    const std::string f = testing::TempPath(name + "-dequantized.gguf");
+    ASSERT_TRUE(testing::ConvertGguf(q, f, GgmlType::kF32).ok());
+    auto qm = Load(q);
+    auto fm = Load(f);
+    ASSERT_EQ(qm->WeightTypeSummary(), name);
+    ASSERT_EQ(fm->WeightTypeSummary(), "F32");
+    const std::vector<int32_t> tokens = RandomTokens(33, spec.vocab, 5);
+    RuntimeOptions o = AllLogits();
+    EXPECT_LT(MaxAbsDiff(Prefill(*MakeRuntime(*qm, o), tokens), Prefill(*MakeRuntime(*fm, o), tokens)), 2e-5) << name;
+    o.all_logits = false;  // decode: the GEMV kernels that read quantized blocks directly
+    auto qr = MakeRuntime(*qm, o);
+    auto fr = MakeRuntime(*fm, o);
+    const int qs = *qr->NewSequence(), fs = *fr->NewSequence();
+    for (int32_t t : tokens) {
+      auto lq = qr->Eval(qs, absl::MakeConstSpan(&t, 1));
+      std::vector<float> vq(lq->begin(), lq->end());
+      auto lf = fr->Eval(fs, absl::MakeConstSpan(&t, 1));
+      std::vector<float> vf(lf->begin(), lf->end());
+      ASSERT_LT(MaxAbsDiff(vq, vf), 2e-5) << name;
+    }
+  }
+}
+
+// --- bad model files ------------------------------------------------------------------------------
+
+absl::Status LoadStatus(GgufWriter& w, const std::string& name) {
+  const std::string path = testing::TempPath(name);
+  EXPECT_TRUE(w.WriteFile(path).ok());
+  return LoadModel(path).status();
+}
+
+TEST(ModelLoadErrorsTest, ClearErrors) {
+  SyntheticModelSpec spec;
+  GgufWriter w = testing::MakeSyntheticLlama(spec);
+  w.RemoveTensor("blk.1.ffn_up.weight");
+  absl::Status s = LoadStatus(w, "missing.gguf");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'blk.1.ffn_up.weight' is missing"));
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.RemoveTensor("blk.0.attn_k.weight");
+  ASSERT_TRUE(w.AddTensor("blk.0.attn_k.weight", GgmlType::kF32, {64, 64}, std::string(64 * 64 * 4, '\0')).ok());
+  s = LoadStatus(w, "shape.gguf");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'blk.0.attn_k.weight' is 64 x 64"));
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.RemoveTensor("blk.0.ffn_down.weight");
+  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kQ6_K, {256, 64}, std::string(64 * 210, '\0')).ok());
+  s = LoadStatus(w, "q6k.gguf");
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("type Q6_K"));
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.Remove("llama.block_count");
+  s = LoadStatus(w, "nometa.gguf");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("llama.block_count"));
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.SetUint32("llama.attention.head_count", 3);
+  EXPECT_THAT(std::string(LoadStatus(w, "heads.gguf").message()), HasSubstr("is not 3 heads"));
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.SetString("llama.embedding_length", "64");
+  EXPECT_THAT(std::string(LoadStatus(w, "type.gguf").message()), HasSubstr("is string; expected an integer"));
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.SetString("general.architecture", "gpt2");
+  EXPECT_EQ(LoadStatus(w, "arch.gguf").code(), absl::StatusCode::kUnimplemented);
+
+  w = testing::MakeSyntheticLlama(spec);
+  w.SetString("llama.rope.scaling.type", "yarn");
+  EXPECT_EQ(LoadStatus(w, "yarn.gguf").code(), absl::StatusCode::kUnimplemented);
+
+  EXPECT_EQ(LoadModel("/nonexistent.gguf").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tessel::llm
