@@ -92,6 +92,13 @@ absl::StatusOr<std::vector<TensorType>> InferNode(const Node& n) {
 
 }  // namespace
 
+absl::Status InferNodeTypes(Node* node) {
+  absl::StatusOr<std::vector<TensorType>> types = InferNode(*node);
+  if (!types.ok()) return types.status();
+  for (int i = 0; i < node->num_outputs(); ++i) node->output(i)->set_type((*types)[i]);
+  return absl::OkStatus();
+}
+
 absl::Status InferShapes(Graph& graph) {
   absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
   if (!order.ok()) return order.status();

@@ -64,6 +64,9 @@ absl::StatusOr<std::vector<TensorType>> InferOutputTypes(const Node& node,
                                                          std::vector<const TensorType*> input_types,
                                                          std::vector<const Tensor*> input_values);
 
+// Infers one node's output types from its inputs' (and constant inputs' values) and stores them.
+absl::Status InferNodeTypes(Node* node);
+
 // Infers the output types of every node in topological order and stores them on the values.
 // Errors name the node.
 absl::Status InferShapes(Graph& graph);

@@ -16,11 +16,13 @@
 
 namespace {
 
+#if defined(__ARM_FEATURE_SVE)
 int RequestedVectorBits() {
   // The qemu wrapper consumes --tessel_sve_vl; it also arrives here when run without the wrapper.
   const char* v = std::getenv("TESSEL_SVE_VL");
   return v ? std::atoi(v) : 0;
 }
+#endif
 
 TEST(SveSmokeTest, PredicatedSaxpyAndReductionMatchScalar) {
 #if !defined(__ARM_FEATURE_SVE)

@@ -80,7 +80,9 @@ TEST_P(TransformerPipelineTest, FusesTheDecoderBlockAndMatchesPyTorch) {
   // wq/wk/wv are one MatMul split three ways; the gains went into its weight and into w1/w3's.
   int packed_qkv = 0;
   for (const auto& n : g.nodes()) {
-    if (n->op_type() == "RMSNorm") EXPECT_EQ(n->num_inputs(), 1) << n->DebugName() << " kept its gain";
+    if (n->op_type() == "RMSNorm") {
+      EXPECT_EQ(n->num_inputs(), 1) << n->DebugName() << " kept its gain";
+    }
     if (n->op_type() != "Split" || n->num_outputs() != 3) continue;
     const Node* mm = n->input(0)->producer();
     ASSERT_NE(mm, nullptr);

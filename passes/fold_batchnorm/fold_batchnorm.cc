@@ -16,19 +16,6 @@ bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().em
 
 bool IsF32Constant(const Value* v) { return v != nullptr && v->is_constant() && v->constant()->dtype() == DType::kF32; }
 
-absl::Status InferNode(Node* n) {
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* in : n->inputs()) {
-    types.push_back(in ? &in->type() : nullptr);
-    values.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
-  }
-  absl::StatusOr<std::vector<TensorType>> t = InferOutputTypes(*n, std::move(types), std::move(values));
-  if (!t.ok()) return t.status();
-  for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*t)[i]);
-  return absl::OkStatus();
-}
-
 // The BatchNormalization as y = x * scale[c] + shift[c], computed in double as its reference kernel does.
 struct ScaleShift {
   std::vector<double> scale;
@@ -198,7 +185,7 @@ class FoldBatchNormPass : public Pass {
     Value* nwv = graph.AddConstant(absl::StrCat(mm->input(1)->name(), "_bnfold"), std::move(nw));
     Value* nbv = graph.AddConstant(mm->name() + ".bias_bnfold", std::move(nb));
     Node* gemm = graph.AddNode("Gemm", {mm->input(0), nwv, nbv}, 1, mm->name());
-    absl::Status s = InferNode(gemm);
+    absl::Status s = InferNodeTypes(gemm);
     if (!s.ok()) return s;
     Value* out = mm->output(0);
     const std::string name = out->name();
@@ -225,7 +212,7 @@ class FoldBatchNormPass : public Pass {
     Node* mul = graph.AddNode("Mul", {x, sv}, 1, bn->name() + "/mul");
     Node* add = graph.AddNode("Add", {mul->output(0), hv}, 1, bn->name() + "/add");
     for (Node* n : {mul, add}) {
-      absl::Status s = InferNode(n);
+      absl::Status s = InferNodeTypes(n);
       if (!s.ok()) return s;
     }
     Value* out = bn->output(0);

@@ -21,19 +21,6 @@ const char* const kActivations[] = {"relu", "relu6", "clip", "hardswish", "sigmo
 bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 bool IsFusedConv(const Node* n) { return n != nullptr && n->domain() == kTesselDomain && n->op_type() == "FusedConv"; }
 
-absl::Status InferNode(Node* n) {
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* in : n->inputs()) {
-    types.push_back(in ? &in->type() : nullptr);
-    values.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
-  }
-  absl::StatusOr<std::vector<TensorType>> t = InferOutputTypes(*n, std::move(types), std::move(values));
-  if (!t.ok()) return t.status();
-  for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*t)[i]);
-  return absl::OkStatus();
-}
-
 // An activation node (the anchor, the last node of the pattern) applied to the convolution output x.
 struct Activation {
   std::string option;     // its name in the `activations` option
@@ -144,7 +131,7 @@ class FuseConvActivationPass : public Pass {
       fused->SetAttr("clip_min", Attribute::Float(a.lo));
       fused->SetAttr("clip_max", Attribute::Float(a.hi));
     }
-    absl::Status s = InferNode(fused);
+    absl::Status s = InferNodeTypes(fused);
     if (!s.ok()) return s;
     Value* out = a.nodes.front()->output(0);
     const std::string name = out->name();

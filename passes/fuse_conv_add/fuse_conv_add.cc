@@ -14,19 +14,6 @@ namespace {
 bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 bool IsFusedConv(const Node* n) { return n != nullptr && n->domain() == kTesselDomain && n->op_type() == "FusedConv"; }
 
-absl::Status InferNode(Node* n) {
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* in : n->inputs()) {
-    types.push_back(in ? &in->type() : nullptr);
-    values.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
-  }
-  absl::StatusOr<std::vector<TensorType>> t = InferOutputTypes(*n, std::move(types), std::move(values));
-  if (!t.ok()) return t.status();
-  for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*t)[i]);
-  return absl::OkStatus();
-}
-
 // Why `conv`, whose output c is added to r, cannot take r as its residual; "" when it can.
 std::string Blocker(const Graph& graph, const Node* conv, const Value* c, const Value* r) {
   if (IsFusedConv(conv)) {
@@ -83,7 +70,7 @@ class FuseConvAddPass : public Pass {
     Node* fused = graph.AddNode("FusedConv", inputs, 1, conv->name());
     fused->set_domain(kTesselDomain);
     for (const auto& [k, v] : conv->attributes()) fused->SetAttr(k, v);
-    absl::Status s = InferNode(fused);
+    absl::Status s = InferNodeTypes(fused);
     if (!s.ok()) return s;
     Value* out = add->output(0);
     const std::string name = out->name();

@@ -16,19 +16,6 @@ bool IsConv(const Node* n) {
                           (n->domain() == kTesselDomain && n->op_type() == "FusedConv"));
 }
 
-absl::Status InferNode(Node* n) {
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* in : n->inputs()) {
-    types.push_back(in ? &in->type() : nullptr);
-    values.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
-  }
-  absl::StatusOr<std::vector<TensorType>> t = InferOutputTypes(*n, std::move(types), std::move(values));
-  if (!t.ok()) return t.status();
-  for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*t)[i]);
-  return absl::OkStatus();
-}
-
 bool AllEqual(const std::vector<int64_t>& v, int64_t x) {
   for (int64_t e : v) {
     if (e != x) return false;
@@ -118,7 +105,7 @@ class FuseDepthwisePointwisePass : public Pass {
     for (const char* k : {"activation", "clip_min", "clip_max"}) {
       if (const Attribute* a = pw->FindAttr(k)) fused->SetAttr(absl::StrCat("pw_", k), *a);
     }
-    absl::Status s = InferNode(fused);
+    absl::Status s = InferNodeTypes(fused);
     if (!s.ok()) return s;
     Value* out = pw->output(0);
     const std::string name = out->name();

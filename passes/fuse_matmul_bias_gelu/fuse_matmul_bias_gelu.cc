@@ -15,19 +15,6 @@ namespace {
 
 bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
-absl::Status InferNode(Node* n) {
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* in : n->inputs()) {
-    types.push_back(in ? &in->type() : nullptr);
-    values.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
-  }
-  absl::StatusOr<std::vector<TensorType>> t = InferOutputTypes(*n, std::move(types), std::move(values));
-  if (!t.ok()) return t.status();
-  for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*t)[i]);
-  return absl::OkStatus();
-}
-
 // A scalar constant within float precision of `want` (exporters round sqrt(2) and friends to f32).
 bool IsScalarNear(const Value* v, double want) {
   double x;
@@ -146,7 +133,7 @@ bool MatchTanhGelu(const Graph& graph, Node* tanh, GeluMatch* m) {
 // `by` takes over `out` (uses, graph-output slot, name); `dead`, listed in dataflow order, are erased.
 absl::Status Replace(Graph& graph, Value* out, Node* by, std::vector<Node*> dead,
                      absl::flat_hash_set<const Node*>* erased) {
-  absl::Status s = InferNode(by);
+  absl::Status s = InferNodeTypes(by);
   if (!s.ok()) return s;
   const std::string name = out->name();
   graph.ReplaceAllUsesWith(out, by->output(0));

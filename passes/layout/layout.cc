@@ -19,19 +19,6 @@ const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
 bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
-absl::Status InferNode(Node* n) {
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* in : n->inputs()) {
-    types.push_back(in ? &in->type() : nullptr);
-    values.push_back(in && in->is_constant() ? in->constant().get() : nullptr);
-  }
-  absl::StatusOr<std::vector<TensorType>> t = InferOutputTypes(*n, std::move(types), std::move(values));
-  if (!t.ok()) return t.status();
-  for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type((*t)[i]);
-  return absl::OkStatus();
-}
-
 // The channels-last tessel operator `n` becomes, or "" when it has none.
 std::string SpatialTarget(const Node* n) {
   const std::string& op = n->op_type();
@@ -127,7 +114,7 @@ class LayoutPass : public Pass {
     } else {
       Node* t = graph.AddNode("Transpose", {v}, 1, v->name() + "/to_nhwc");
       t->SetAttr("perm", Attribute::Ints(kToNhwc));
-      absl::Status s = InferNode(t);
+      absl::Status s = InferNodeTypes(t);
       if (!s.ok()) return s;
       twin = t->output(0);
       TensorType type = twin->type();
@@ -204,7 +191,7 @@ class LayoutPass : public Pass {
   }
 
   absl::Status Record(Node* n, Node* twin, PassContext& ctx) {
-    absl::Status s = InferNode(twin);
+    absl::Status s = InferNodeTypes(twin);
     if (!s.ok()) return s;
     TensorType type = twin->output(0)->type();
     type.layout = Layout::kNHWC;
@@ -239,7 +226,7 @@ class LayoutPass : public Pass {
       if (needed) {
         Node* t = graph.AddNode("Transpose", {twin}, 1, old->name() + "/to_nchw");
         t->SetAttr("perm", Attribute::Ints(kToNchw));
-        absl::Status s = InferNode(t);
+        absl::Status s = InferNodeTypes(t);
         if (!s.ok()) return s;
         back = t->output(0);
         graph.ReplaceAllUsesWith(old, back);
