@@ -1,12 +1,24 @@
 // Graph -> artifact compilation.
 #include "codegen/compiler.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "kernels/cpu/cpu_features.h"
 #include "codegen/artifact.h"
 #include "graph/op_registry.h"
+#include "kernels/registry/op_kernels.h"
 #include "passes/pass_manager.h"
 #include "runtime/memory_planner.h"
 
@@ -63,6 +75,209 @@ void ToProtoAttribute(const std::string& name, const Attribute& a, artifact::Att
       break;
     }
   }
+}
+
+// Tuning. The cache is one "key<TAB>kernel" line per choice; keys hold the CPU model, the op, its
+// operand types and its attributes, so a cache moved to another machine or model simply misses.
+class TuneCache {
+ public:
+  absl::Status Load(const std::string& path) {
+    path_ = path;
+    std::ifstream in(path);
+    if (!in) return absl::OkStatus();  // a cache yet to be made
+    std::string line;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty()) continue;
+      std::vector<std::string> parts = absl::StrSplit(line, '\t');
+      if (parts.size() != 2) {
+        return absl::DataLossError(absl::StrCat(path, ":", line_no, ": expected 'key<TAB>kernel'; delete the file to ",
+                                                "tune again"));
+      }
+      entries_[parts[0]] = parts[1];
+    }
+    return absl::OkStatus();
+  }
+  const std::string* Find(const std::string& key) const {
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  void Add(const std::string& key, const std::string& kernel) {
+    entries_[key] = kernel;
+    dirty_ = true;
+  }
+  absl::Status Save() const {
+    if (!dirty_ || path_.empty()) return absl::OkStatus();
+    std::ofstream out(path_, std::ios::trunc);
+    for (const auto& [key, kernel] : entries_) out << key << '\t' << kernel << '\n';
+    if (!out) return absl::PermissionDeniedError(absl::StrCat(path_, ": cannot write the tuning cache"));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, std::string> entries_;
+  bool dirty_ = false;
+};
+
+std::string AttributeText(const Attribute& a) {
+  switch (a.kind) {
+    case Attribute::Kind::kInt: return absl::StrCat(a.i);
+    case Attribute::Kind::kFloat: return absl::StrCat(a.f);
+    case Attribute::Kind::kString: return a.s;
+    case Attribute::Kind::kInts: return absl::StrCat("[", absl::StrJoin(a.ints, ","), "]");
+    case Attribute::Kind::kFloats: return absl::StrCat("[", absl::StrJoin(a.floats, ","), "]");
+    case Attribute::Kind::kStrings: return absl::StrCat("[", absl::StrJoin(a.strings, ","), "]");
+    case Attribute::Kind::kTensor: return a.t ? a.t->type().ToString() : "tensor";
+  }
+  return "";
+}
+
+std::string TuneKey(const Node& n) {
+  std::string key = absl::StrCat(CpuModelName(), "|", n.domain(), ".", n.op_type(), "|");
+  for (const Value* v : n.inputs()) {
+    absl::StrAppend(&key, v ? v->type().ToString() : "-", v && v->is_constant() ? "c" : "", ";");
+  }
+  for (const auto& [name, attr] : n.attributes()) absl::StrAppend(&key, name, "=", AttributeText(attr), ";");
+  return key;
+}
+
+// Median milliseconds of `entry` on the node's shapes (real weights, random activations), or an error
+// when the kernel cannot be created.
+absl::StatusOr<double> TimeKernel(const Node& n, const OpKernelEntry& entry, double seconds) {
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<Tensor> storage;
+  storage.reserve(n.num_inputs());
+  std::vector<const Tensor*> inputs;
+  for (const Value* v : n.inputs()) {
+    if (v == nullptr) {
+      inputs.push_back(nullptr);
+    } else if (v->is_constant()) {
+      inputs.push_back(v->constant().get());
+    } else {
+      Tensor t(v->type().dtype, v->type().StaticShape());
+      if (t.dtype() == DType::kF32) {
+        for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = dist(rng);
+      }
+      storage.push_back(std::move(t));
+      inputs.push_back(&storage.back());
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (const Value* v : n.outputs()) outputs.emplace_back(v->type().dtype, v->type().StaticShape());
+  absl::StatusOr<std::unique_ptr<OpKernel>> k =
+      entry.create(OpKernelArgs{n, inputs, absl::MakeSpan(outputs), nullptr, 1});
+  if (!k.ok()) return k.status();
+  absl::Status s = (*k)->Run();  // warm-up: caches, page faults
+  if (!s.ok()) return s;
+  // In a model run the previous layers have evicted this op's weights from the caches; timing the op
+  // alone, run after run, would keep them hot and favour kernels with large (transformed) weights.
+  // Writing over a buffer larger than the last-level cache before each run evicts them again.
+  static constexpr size_t kEvictBytes = size_t{64} << 20;
+  std::vector<char> evict(kEvictBytes);
+  std::vector<double> ms;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (ms.size() < 3 || (ms.size() < 50 && std::chrono::steady_clock::now() < deadline)) {
+    std::memset(evict.data(), static_cast<int>(ms.size()), evict.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    s = (*k)->Run();
+    if (!s.ok()) return s;
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
+}
+
+OperandInfo Operand(const Value* v) {
+  OperandInfo o;
+  if (v == nullptr) return o;
+  o.present = true;
+  o.constant = v->is_constant();
+  o.type = v->type();
+  return o;
+}
+
+}  // namespace
+
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // x86: "model name : ..."; Arm Linux kernels name no model, so the features stand in.
+    if (absl::StartsWith(line, "model name")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+  }
+  return GetCpuFeatures().ToString();
+}
+
+std::string SelectKernel(const Node& node, const std::string& force, std::string* backend) {
+  std::vector<OperandInfo> inputs, outputs;
+  for (const Value* v : node.inputs()) inputs.push_back(Operand(v));
+  for (const Value* v : node.outputs()) outputs.push_back(Operand(v));
+  const OpQuery query{node, inputs, outputs};
+  const OpKernelEntry* e = force == "reference" ? nullptr : OpKernels().Select(query, OpDTypes(query), force);
+  if (e != nullptr) {
+    if (backend) *backend = e->backend;
+    return e->name;
+  }
+  if (backend) *backend = "reference";
+  return absl::StrCat("reference/", node.domain().empty() ? "" : node.domain() + ".", node.op_type());
+}
+
+namespace {
+
+// The tuned choice for `n` among its legal kernels (nullptr: fewer than two candidates, keep the
+// cost model's). Cached choices are reused when still legal.
+absl::StatusOr<const OpKernelEntry*> TuneKernel(const Node& n, const CompileOptions& options, const std::string& label,
+                                                TuneCache& cache, CompileResult& result) {
+  std::vector<OperandInfo> inputs, outputs;
+  for (const Value* v : n.inputs()) inputs.push_back(Operand(v));
+  for (const Value* v : n.outputs()) outputs.push_back(Operand(v));
+  const OpQuery query{n, inputs, outputs};
+  const std::string dtypes = OpDTypes(query);
+  std::vector<const OpKernelEntry*> candidates;
+  for (const OpKernelEntry& e : OpKernels().entries()) {
+    if (e.op != query.op() || e.dtypes != dtypes || !CpuSupports(e.isa)) continue;
+    if (!options.force_backend.empty() && e.backend != options.force_backend && e.name != options.force_backend) {
+      continue;
+    }
+    if (e.legal && !e.legal(query)) continue;
+    candidates.push_back(&e);
+  }
+  if (candidates.size() < 2) return nullptr;
+  const std::string key = TuneKey(n);
+  if (const std::string* cached = cache.Find(key)) {
+    for (const OpKernelEntry* e : candidates) {
+      if (e->name == *cached) {
+        result.cached_ops++;
+        return e;
+      }
+    }
+  }
+  const OpKernelEntry* best = nullptr;
+  double best_ms = 0;
+  std::string line = absl::StrCat("tune ", label, " ", n.name(), ":");
+  for (const OpKernelEntry* e : candidates) {
+    absl::StatusOr<double> ms = TimeKernel(n, *e, options.tune_seconds_per_candidate);
+    if (!ms.ok()) {
+      absl::StrAppend(&line, " ", e->name, " failed (", ms.status().message(), ");");
+      continue;
+    }
+    absl::StrAppend(&line, " ", e->name, " ", absl::StrFormat("%.3f", *ms), " ms;");
+    if (best == nullptr || *ms < best_ms) {
+      best = e;
+      best_ms = *ms;
+    }
+  }
+  if (best == nullptr) return nullptr;
+  Progress(options, absl::StrCat(line, " -> ", best->name));
+  cache.Add(key, best->name);
+  result.tuned_ops++;
+  return best;
 }
 
 }  // namespace
@@ -155,17 +370,39 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     result.weights.append(static_cast<const char*>(data.raw_data()), data.byte_size());
     index[o] = plan.tensors_size() - 1;
   }
-  Progress(options, "selecting kernels");
+  Progress(options, options.tune ? "selecting kernels (tuning: timing candidates per op)" : "selecting kernels");
+  TuneCache cache;
+  if (options.tune && !options.tune_cache.empty()) {
+    s = cache.Load(options.tune_cache);
+    if (!s.ok()) return s;
+  }
+  int op_index = 0;
   for (const Node* n : *order) {
+    ++op_index;
     auto* op = plan.add_ops();
     op->set_name(n->name());
     op->set_domain(n->domain());
     op->set_op_type(n->op_type());
-    // Until the optimized kernel registry is wired in, every op runs its reference kernel.
-    op->set_kernel(absl::StrCat("reference/", n->domain().empty() ? "" : n->domain() + ".", n->op_type()));
+    std::string backend;
+    op->set_kernel(SelectKernel(*n, options.force_backend, &backend));
+    if (options.tune && backend != "reference") {
+      absl::StatusOr<const OpKernelEntry*> tuned =
+          TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, result);
+      if (!tuned.ok()) return tuned.status();
+      if (*tuned != nullptr) {
+        op->set_kernel((*tuned)->name);
+        backend = (*tuned)->backend;
+      }
+    }
+    result.kernels_per_backend[backend]++;
     for (const Value* in : n->inputs()) op->add_inputs(in ? index[in] : -1);
     for (const Value* o : n->outputs()) op->add_outputs(index[o]);
-    for (const auto& [name, attr] : n->attributes()) ToProtoAttribute(name, attr, op->add_attributes(), &result.weights);
+    for (const auto& [name, attr] : n->attributes())
+      ToProtoAttribute(name, attr, op->add_attributes(), &result.weights);
+  }
+  if (options.tune) {
+    s = cache.Save();
+    if (!s.ok()) return s;
   }
   for (const Value* v : graph.inputs()) plan.add_inputs(index[v]);
   for (const Value* v : graph.outputs()) plan.add_outputs(index[v]);

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "codegen/artifact.pb.h"
 #include "graph/graph.h"
+#include "kernels/registry/op_kernel.h"
 
 namespace tessel {
 
@@ -20,6 +21,16 @@ struct CompileOptions {
   std::string memory_algorithm = "greedy-by-size";
   // Values for symbolic input dims ("batch" -> 1); compiled artifacts have static shapes.
   std::map<std::string, int64_t> dim_values;
+  // Restricts kernel selection to one backend ("xnnpack", "gemm", "reference") or one kernel name;
+  // empty: the cheapest legal kernel per op. Defaults to TESSEL_FORCE_BACKEND.
+  std::string force_backend = ForcedBackendFromEnv();
+  // Tuning: for every op with more than one legal kernel, time each candidate on the op's real shape
+  // and weights (single thread, about `tune_seconds_per_candidate` each) and keep the fastest. Choices
+  // are read from and added to `tune_cache` (a text file keyed by CPU model and op signature; empty:
+  // no file), so compiling again with a complete cache times nothing and is deterministic.
+  bool tune = false;
+  std::string tune_cache;
+  double tune_seconds_per_candidate = 0.05;
   // Progress lines for long steps (nullptr: quiet).
   std::function<void(const std::string&)> progress;
 };
@@ -30,10 +41,23 @@ struct CompileResult {
   int nodes_before = 0;
   int nodes_after = 0;
   std::string pass_report;
+  // Ops per backend ("xnnpack" -> 21, "reference" -> 1), for the compile summary.
+  std::map<std::string, int> kernels_per_backend;
+  // With tune: ops timed now, and ops whose choice came from the cache.
+  int tuned_ops = 0;
+  int cached_ops = 0;
 };
+
+// The kernel for one node: the name of the cheapest legal operator-level kernel (see
+// kernels/registry/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies.
+std::string SelectKernel(const Node& node, const std::string& force, std::string* backend = nullptr);
 
 // `graph` is optimized in place.
 absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& options);
+
+// This CPU's model name ("AMD EPYC 9R45", or the features where /proc/cpuinfo has no name), the
+// machine half of tuning-cache keys.
+std::string CpuModelName();
 
 // Resolves "host" to the running machine's target name.
 std::string ResolveTarget(const std::string& target);

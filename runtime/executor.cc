@@ -1,10 +1,14 @@
 // Artifact executor.
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/registry/op_kernels.h"
+#include "pthreadpool.h"
 
 namespace tessel {
 namespace {
@@ -77,18 +81,63 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
         case artifact::Attribute::VALUE_NOT_SET: break;
       }
     }
-    ReferenceKernel kernel = ReferenceKernelRegistry::Global().Find(op.domain(), op.op_type());
-    if (kernel == nullptr) {
-      return absl::UnimplementedError(absl::StrCat("op '", op.name(), "': this runtime has no kernel '", op.kernel(),
-                                                   "' (", op.op_type(), "); rebuild the runtime or recompile"));
+    ReferenceKernel reference = ReferenceKernelRegistry::Global().Find(op.domain(), op.op_type());
+    const OpKernelEntry* entry = nullptr;
+    if (!absl::StartsWith(op.kernel(), "reference/")) {
+      entry = OpKernels().FindByName(op.kernel());
+      // Validate once here: the kernel must exist in this runtime and accept the op as planned.
+      std::vector<OperandInfo> ins, outs;
+      for (int idx : op.inputs()) {
+        OperandInfo o;
+        if (idx >= 0) {
+          const artifact::Tensor& t = plan.tensors(idx);
+          o = {true, t.storage() == artifact::Tensor::WEIGHTS, values[idx]->type()};
+        }
+        ins.push_back(o);
+      }
+      for (int idx : op.outputs()) outs.push_back({true, false, values[idx]->type()});
+      if (entry != nullptr && entry->legal && !entry->legal(OpQuery{*n, ins, outs})) {
+        return absl::FailedPreconditionError(absl::StrCat("op '", op.name(), "': kernel '", op.kernel(),
+                                                          "' does not accept this op's shapes or attributes; "
+                                                          "recompile the model with this version of tessel"));
+      }
+      if (entry != nullptr && !CpuSupports(entry->isa)) {
+        return absl::FailedPreconditionError(absl::StrCat("op '", op.name(), "': kernel '", op.kernel(), "' needs ",
+                                                          IsaName(entry->isa), ", which this CPU lacks; recompile"));
+      }
     }
-    m->ops_.push_back({n, kernel});
+    // A kernel this runtime lacks is an error rather than a quiet switch to the (much slower)
+    // reference kernel, unless the reference kernels were asked for.
+    const bool reference_forced = ForcedBackendFromEnv() == "reference";
+    if (entry == nullptr && (reference == nullptr || (!absl::StartsWith(op.kernel(), "reference/") &&
+                                                      !reference_forced))) {
+      return absl::UnimplementedError(absl::StrCat("op '", op.name(), "': this runtime has no kernel '", op.kernel(),
+                                                   "' (", op.op_type(), "); recompile the model with this version of ",
+                                                   "tessel, or run it with TESSEL_FORCE_BACKEND=reference"));
+    }
+    m->ops_.push_back({n, reference, entry});
   }
   return std::shared_ptr<const CompiledModel>(std::move(m));
 }
 
-Session::Session(std::shared_ptr<const CompiledModel> model) : model_(std::move(model)) {
+void Session::PoolDeleter::operator()(pthreadpool_t pool) const { pthreadpool_destroy(pool); }
+
+Session::~Session() {
+  // Kernels hold the pool; release them first.
+  kernels_.clear();
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const CompiledModel> model,
+                                                         const SessionOptions& options) {
+  auto session = std::make_unique<Session>(std::move(model), options);
+  if (!session->init_status_.ok()) return session->init_status_;
+  return session;
+}
+
+Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOptions& options)
+    : model_(std::move(model)), num_threads_(std::max(1, options.num_threads)) {
   const artifact::Plan& plan = model_->plan();
+  if (num_threads_ > 1) pool_.reset(pthreadpool_create(num_threads_));
   arena_ = Buffer::Allocate(plan.arena_bytes());
   views_.resize(plan.tensors_size());
   for (int i = 0; i < plan.tensors_size(); ++i) {
@@ -108,9 +157,29 @@ Session::Session(std::shared_ptr<const CompiledModel> model) : model_(std::move(
     op_outputs_.push_back(std::move(out));
   }
   profile_data_.resize(plan.ops_size());
+  kernels_.resize(plan.ops_size());
+  for (int i = 0; i < plan.ops_size(); ++i) {
+    const CompiledModel::Op& op = model_->ops_[i];
+    const bool optimized = op.entry != nullptr && !(options.force_reference && op.reference != nullptr);
+    kernel_names_.push_back(
+        optimized
+            ? plan.ops(i).kernel()
+            : absl::StrCat("reference/", op.node->domain().empty() ? "" : op.node->domain() + ".", op.node->op_type()));
+    if (!optimized) continue;
+    const OpKernelArgs args{*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]), pool_.get(), num_threads_,
+                            options.spin_workers};
+    absl::StatusOr<std::unique_ptr<OpKernel>> k = op.entry->create(args);
+    if (!k.ok()) {
+      init_status_ = absl::Status(k.status().code(), absl::StrCat("op '", op.node->name(), "' (kernel ",
+                                                                  op.entry->name, "): ", k.status().message()));
+      return;
+    }
+    kernels_[i] = std::move(*k);
+  }
 }
 
 absl::Status Session::Run(absl::Span<const Tensor> inputs) {
+  if (!init_status_.ok()) return init_status_;
   const artifact::Plan& plan = model_->plan();
   if (static_cast<int>(inputs.size()) != plan.inputs_size()) {
     return absl::InvalidArgumentError(absl::StrCat("model takes ", plan.inputs_size(), " inputs, got ", inputs.size()));
@@ -126,12 +195,13 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
   for (size_t i = 0; i < model_->ops_.size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
     const auto start = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status s = op.kernel(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
+    absl::Status s =
+        kernels_[i] ? kernels_[i]->Run() : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("op '", op.node->name(), "': ", s.message()));
     if (profile_) {
       OpProfile& p = profile_data_[i];
       p.name = op.node->name();
-      p.kernel = plan.ops(i).kernel();
+      p.kernel = kernel_names_[i];
       p.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       p.bytes = 0;
       for (const Tensor* t : op_inputs_[i]) p.bytes += t ? t->byte_size() : 0;

@@ -1,6 +1,8 @@
 // Runs a compiled artifact: the model (plan, weights mapped in place, one Node per op for the
 // kernels' attributes) is loaded once and shared read-only; each Session owns a fixed arena planned
-// ahead of time, so several sessions run concurrently on one model.
+// ahead of time, so several sessions run concurrently on one model. Each op runs the kernel the
+// compiler recorded in the plan: an operator-level kernel (kernels/registry/op_kernels.h) that the
+// session creates once over its arena (weights packed, pointers bound), or the reference kernel.
 #ifndef TESSEL_RUNTIME_EXECUTOR_H_
 #define TESSEL_RUNTIME_EXECUTOR_H_
 
@@ -14,6 +16,7 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "kernels/reference/reference.h"
+#include "kernels/registry/op_kernel.h"
 
 namespace tessel {
 
@@ -35,13 +38,24 @@ class CompiledModel {
   friend class Session;
   struct Op {
     const Node* node;
-    ReferenceKernel kernel;
+    ReferenceKernel reference;   // nullptr when this runtime has none for the op
+    const OpKernelEntry* entry;  // the recorded optimized kernel; nullptr for "reference/..."
   };
   CompiledModel() = default;
   std::shared_ptr<Artifact> artifact_;
   Graph attrs_;              // holds one Node per op (attributes only)
   std::vector<Op> ops_;
   std::vector<Tensor> weights_;  // per plan tensor: a view into the mapped weights (undefined for arena tensors)
+};
+
+struct SessionOptions {
+  // Threads per inference (the calling thread included).
+  int num_threads = 1;
+  // Pool workers spin between operators instead of sleeping: lower latency on otherwise idle cores,
+  // much worse when other processes compete for them (see kernels/xnnpack). Default: sleep.
+  bool spin_workers = false;
+  // Run every op on its reference kernel whatever the plan chose (TESSEL_FORCE_BACKEND=reference).
+  bool force_reference = ForcedBackendFromEnv() == "reference";
 };
 
 struct OpProfile {
@@ -53,7 +67,14 @@ struct OpProfile {
 
 class Session {
  public:
-  explicit Session(std::shared_ptr<const CompiledModel> model);
+  // Creating the session creates the ops' kernels (packing weights); an error there is returned by
+  // every Run. Create() reports it at once.
+  explicit Session(std::shared_ptr<const CompiledModel> model, const SessionOptions& options = {});
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const CompiledModel> model,
+                                                         const SessionOptions& options = {});
+  Session(Session&&) = default;
+  Session& operator=(Session&&) = default;
+  ~Session();
 
   // Inputs in plan order; checked against the compiled shapes. Outputs are views into the arena,
   // valid until the next Run. No heap allocation happens here after the first call.
@@ -63,13 +84,24 @@ class Session {
   void set_profile(bool on) { profile_ = on; }
   const std::vector<OpProfile>& profile() const { return profile_data_; }
   size_t arena_bytes() const { return arena_ ? arena_->size() : 0; }
+  int num_threads() const { return num_threads_; }
+  // The kernel each op runs in this session ("reference/..." under force_reference).
+  const std::string& kernel_name(int op) const { return kernel_names_[op]; }
 
  private:
+  struct PoolDeleter {
+    void operator()(pthreadpool_t pool) const;
+  };
+  absl::Status init_status_;
   std::shared_ptr<const CompiledModel> model_;
+  int num_threads_ = 1;
+  std::unique_ptr<struct pthreadpool, PoolDeleter> pool_;
   std::shared_ptr<Buffer> arena_;
   std::vector<Tensor> views_;                            // per plan tensor
   std::vector<std::vector<const Tensor*>> op_inputs_;  // per op
   std::vector<std::vector<Tensor>> op_outputs_;        // per op
+  std::vector<std::unique_ptr<OpKernel>> kernels_;     // per op; nullptr: the reference kernel
+  std::vector<std::string> kernel_names_;              // per op
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
 };

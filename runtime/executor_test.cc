@@ -1,14 +1,17 @@
 // Compiled artifacts end to end: ONNX from PyTorch -> compile -> artifact file -> executor; outputs
-// match PyTorch, several sessions on one model run concurrently, and Run allocates nothing on the
-// heap after the first call (counted by replacing the global allocator).
+// match PyTorch with the optimized kernels the compiler chose (and with the reference kernels), several
+// sessions on one model run concurrently, and Run allocates nothing on the heap after the first call
+// (counted by interposing the C allocator, which operator new and XNNPACK both go through).
 #include "runtime/executor.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/compiler.h"
 #include "graph/onnx/onnx_importer.h"
@@ -19,13 +22,40 @@ namespace {
 std::atomic<long> g_allocations{0};
 }  // namespace
 
-void* operator new(size_t n) {
+// glibc's allocator under its internal names; the definitions below take the public names for the
+// whole process (shared libraries included).
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void __libc_free(void*);
+
+void* malloc(size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
+  return __libc_malloc(n);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+void* calloc(size_t n, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t alignment, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(alignment, n);
+}
+void* aligned_alloc(size_t alignment, size_t n) { return memalign(alignment, n); }
+int posix_memalign(void** out, size_t alignment, size_t n) {
+  void* p = memalign(alignment, n);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void free(void* p) { __libc_free(p); }
+}  // extern "C"
 
 namespace tessel {
 namespace {
@@ -37,13 +67,27 @@ std::shared_ptr<const CompiledModel> CompileModel(const std::string& model, cons
   EXPECT_TRUE(graph.ok()) << graph.status();
   CompileOptions options;
   options.pipeline = pipeline;
+  options.force_backend = "";
   auto result = CompileGraph(**graph, options);
   EXPECT_TRUE(result.ok()) << result.status();
-  const std::string path = absl::StrCat(::testing::TempDir(), "/", model, ".tsl");
+  const std::string path = absl::StrCat(::testing::TempDir(), "/", model, "_", pipeline, ".tsl");
   EXPECT_TRUE(WriteArtifact(path, result->plan, result->weights).ok());
   auto compiled = CompiledModel::Load(path);
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   return *compiled;
+}
+
+int CountOptimizedOps(const CompiledModel& model) {
+  int n = 0;
+  for (const auto& op : model.plan().ops()) n += !absl::StartsWith(op.kernel(), "reference/");
+  return n;
+}
+
+SessionOptions Options(int threads, bool force_reference = false) {
+  SessionOptions options;
+  options.num_threads = threads;
+  options.force_reference = force_reference;
+  return options;
 }
 
 double RelativeError(const Tensor& got, const Tensor& want) {
@@ -55,34 +99,77 @@ double RelativeError(const Tensor& got, const Tensor& want) {
   return max_err / max_ref;
 }
 
-class ExecutorModelTest : public ::testing::TestWithParam<std::string> {};
+struct ModelCase {
+  std::string model;
+  std::string pipeline;
+  int threads;
+};
 
+class ExecutorModelTest : public ::testing::TestWithParam<ModelCase> {};
+
+// Max error relative to the largest |expected| value, against PyTorch's output: at most 1e-4 (the
+// issue's bound; fp32 with another summation order lands near 1e-6).
 TEST_P(ExecutorModelTest, MatchesPyTorch) {
-  auto model = CompileModel(GetParam(), "O2");
-  auto input = ReadNpy(absl::StrCat(kDir, GetParam(), ".input.npy"));
-  auto want = ReadNpy(absl::StrCat(kDir, GetParam(), ".output.npy"));
+  const ModelCase& c = GetParam();
+  auto model = CompileModel(c.model, c.pipeline);
+  auto input = ReadNpy(absl::StrCat(kDir, c.model, ".input.npy"));
+  auto want = ReadNpy(absl::StrCat(kDir, c.model, ".output.npy"));
   ASSERT_TRUE(input.ok() && want.ok());
-  Session session(model);
-  ASSERT_TRUE(session.Run({*input}).ok());
-  ASSERT_EQ(session.output(0).shape(), want->shape());
-  EXPECT_LE(RelativeError(session.output(0), *want), 1e-4);
+  auto session = Session::Create(model, Options(c.threads));
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Run({*input}).ok());
+  ASSERT_EQ((*session)->output(0).shape(), want->shape());
+  const double error = RelativeError((*session)->output(0), *want);
+  std::printf("%s %s, %d thread(s), %d of %d ops optimized: max relative error vs PyTorch %.3g\n", c.model.c_str(),
+              c.pipeline.c_str(), c.threads, CountOptimizedOps(*model), model->plan().ops_size(), error);
+  EXPECT_LE(error, 1e-4);
+  // The CNN pipeline's fused ops all have optimized kernels.
+  if (c.pipeline == "cnn") EXPECT_EQ(CountOptimizedOps(*model), model->plan().ops_size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ExecutorModelTest, ::testing::Values("resnet18", "mobilenet_v2", "transformer_block"));
+INSTANTIATE_TEST_SUITE_P(Models, ExecutorModelTest,
+                         ::testing::Values(ModelCase{"resnet18", "O2", 1}, ModelCase{"mobilenet_v2", "O2", 1},
+                                           ModelCase{"transformer_block", "O2", 1}, ModelCase{"resnet18", "O3", 2},
+                                           ModelCase{"mobilenet_v2", "O3", 2}, ModelCase{"resnet18", "cnn", 1},
+                                           ModelCase{"resnet18", "cnn", 2}, ModelCase{"mobilenet_v2", "cnn", 1},
+                                           ModelCase{"mobilenet_v2", "cnn", 2}),
+                         [](const ::testing::TestParamInfo<ModelCase>& info) {
+                           return absl::StrCat(info.param.model, "_", info.param.pipeline, "_", info.param.threads,
+                                               "t");
+                         });
 
-TEST(ExecutorTest, SessionsRunConcurrentlyOnOneModel) {
-  auto model = CompileModel("transformer_block", "O2");
-  auto input = ReadNpy(absl::StrCat(kDir, "transformer_block.input.npy"));
-  auto want = ReadNpy(absl::StrCat(kDir, "transformer_block.output.npy"));
+// The same artifact with every op on its reference kernel (TESSEL_FORCE_BACKEND=reference at run
+// time) agrees with the optimized run.
+TEST(ExecutorTest, ForcedReferenceMatchesOptimized) {
+  auto model = CompileModel("mobilenet_v2", "cnn");
+  auto input = ReadNpy(absl::StrCat(kDir, "mobilenet_v2.input.npy"));
+  ASSERT_TRUE(input.ok());
+  auto fast = Session::Create(model, Options(1));
+  auto slow = Session::Create(model, Options(1, /*force_reference=*/true));
+  ASSERT_TRUE(fast.ok() && slow.ok());
+  EXPECT_FALSE(absl::StartsWith((*fast)->kernel_name(1), "reference/")) << (*fast)->kernel_name(1);
+  EXPECT_TRUE(absl::StartsWith((*slow)->kernel_name(1), "reference/")) << (*slow)->kernel_name(1);
+  ASSERT_TRUE((*fast)->Run({*input}).ok());
+  ASSERT_TRUE((*slow)->Run({*input}).ok());
+  EXPECT_LE(RelativeError((*fast)->output(0), (*slow)->output(0)), 1e-5);
+}
+
+class ConcurrentSessionsTest : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(ConcurrentSessionsTest, SessionsRunConcurrentlyOnOneModel) {
+  const ModelCase& c = GetParam();
+  auto model = CompileModel(c.model, c.pipeline);
+  auto input = ReadNpy(absl::StrCat(kDir, c.model, ".input.npy"));
+  auto want = ReadNpy(absl::StrCat(kDir, c.model, ".output.npy"));
   ASSERT_TRUE(input.ok() && want.ok());
   // Each thread feeds a differently scaled input and checks against its own single-threaded result,
-  // so sessions sharing an arena by mistake would show.
+  // so sessions sharing an arena, scratch or operator state by mistake would show.
   constexpr int kThreads = 4;
   std::vector<Tensor> inputs, expected;
   for (int t = 0; t < kThreads; ++t) {
     Tensor x = input->Clone();
     for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] *= 1.0f + 0.5f * t;
-    Session reference(model);
+    Session reference(model, Options(1));
     ASSERT_TRUE(reference.Run({x}).ok());
     expected.push_back(reference.output(0).Clone());
     inputs.push_back(std::move(x));
@@ -92,9 +179,9 @@ TEST(ExecutorTest, SessionsRunConcurrentlyOnOneModel) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      Session session(model);
-      for (int iter = 0; iter < 50; ++iter) {
-        if (!session.Run({inputs[t]}).ok() || RelativeError(session.output(0), expected[t]) != 0) failures++;
+      Session session(model, Options(c.threads));
+      for (int iter = 0; iter < 12; ++iter) {
+        if (!session.Run({inputs[t]}).ok() || RelativeError(session.output(0), expected[t]) > 1e-6) failures++;
       }
     });
   }
@@ -102,26 +189,87 @@ TEST(ExecutorTest, SessionsRunConcurrentlyOnOneModel) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-// The executor's own work is allocation-free (arena and views are built with the Session); the
-// reference kernels it runs today still allocate small temporaries (index vectors), so what this
-// checks is the steady state: the same count every run, nothing retained. Zero per-inference
-// allocations comes with the optimized kernels (issue 6).
-TEST(ExecutorTest, RunAllocationsAreSteady) {
+INSTANTIATE_TEST_SUITE_P(Models, ConcurrentSessionsTest,
+                         ::testing::Values(ModelCase{"transformer_block", "O2", 1},
+                                           ModelCase{"mobilenet_v2", "cnn", 2}),
+                         [](const ::testing::TestParamInfo<ModelCase>& info) {
+                           return absl::StrCat(info.param.model, "_", info.param.pipeline, "_", info.param.threads,
+                                               "t");
+                         });
+
+// With every op on an optimized kernel, a run after the first allocates nothing: kernels were created,
+// weights packed and pointers bound when the session was made.
+TEST(ExecutorTest, RunAllocatesNothingAfterWarmUp) {
+  auto model = CompileModel("resnet18", "cnn");
+  ASSERT_EQ(CountOptimizedOps(*model), model->plan().ops_size());
+  auto input = ReadNpy(absl::StrCat(kDir, "resnet18.input.npy"));
+  ASSERT_TRUE(input.ok());
+  std::vector<Tensor> inputs = {*input};
+  for (int threads : {1, 2}) {
+    auto session = Session::Create(model, Options(threads));
+    ASSERT_TRUE(session.ok()) << session.status();
+    ASSERT_TRUE((*session)->Run(inputs).ok());
+    const long before = g_allocations.load();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE((*session)->Run(inputs).ok());
+    const long allocations = g_allocations.load() - before;
+    std::printf("resnet18 (cnn), %d thread(s): %ld heap allocations in 5 runs after warm-up\n", threads, allocations);
+    EXPECT_EQ(allocations, 0);
+  }
+}
+
+// The counter sees allocations: the reference kernels allocate temporaries on every run.
+TEST(ExecutorTest, AllocationCounterSeesReferenceKernels) {
   auto model = CompileModel("transformer_block", "O2");
   auto input = ReadNpy(absl::StrCat(kDir, "transformer_block.input.npy"));
   ASSERT_TRUE(input.ok());
-  Session session(model);
+  Session session(model, Options(1, /*force_reference=*/true));
   std::vector<Tensor> inputs = {*input};
   ASSERT_TRUE(session.Run(inputs).ok());
-  long counts[3];
-  for (long& c : counts) {
-    const long before = g_allocations.load();
-    ASSERT_TRUE(session.Run(inputs).ok());
-    c = g_allocations.load() - before;
+  const long before = g_allocations.load();
+  ASSERT_TRUE(session.Run(inputs).ok());
+  EXPECT_GT(g_allocations.load() - before, 0);
+}
+
+// Tuning times the legal kernels of each op and caches the choices; compiling again with that cache
+// times nothing and yields the same kernels, and the tuned artifact still matches PyTorch.
+TEST(ExecutorTest, TuningCacheMakesCompilationDeterministic) {
+  const std::string cache = absl::StrCat(::testing::TempDir(), "/tune.tsv");
+  std::remove(cache.c_str());
+  std::vector<std::string> kernels[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    auto graph = ImportOnnxFile(absl::StrCat(kDir, "mobilenet_v2_op17.onnx"));
+    ASSERT_TRUE(graph.ok());
+    CompileOptions options;
+    options.pipeline = "cnn";
+    options.force_backend = "";
+    options.tune = true;
+    options.tune_cache = cache;
+    options.tune_seconds_per_candidate = 0.005;
+    auto result = CompileGraph(**graph, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    for (const auto& op : result->plan.ops()) kernels[pass].push_back(op.kernel());
+    if (pass == 0) {
+      EXPECT_GT(result->tuned_ops, 0);
+    } else {
+      EXPECT_EQ(result->tuned_ops, 0);
+      EXPECT_GT(result->cached_ops, 0);
+      absl::StatusOr<std::string> bytes = SerializeArtifact(result->plan, result->weights);
+      ASSERT_TRUE(bytes.ok()) << bytes.status();
+      EXPECT_TRUE(Artifact::FromBytes(*bytes).ok());
+    }
   }
-  std::printf("heap allocations per Run (reference kernels' temporaries): %ld\n", counts[0]);
-  EXPECT_EQ(counts[0], counts[1]);
-  EXPECT_EQ(counts[1], counts[2]);
+  EXPECT_EQ(kernels[0], kernels[1]);
+  FILE* f = std::fopen(cache.c_str(), "a");
+  ASSERT_NE(f, nullptr);
+  std::fputs("a line without a tab\n", f);
+  std::fclose(f);
+  auto graph = ImportOnnxFile(absl::StrCat(kDir, "mobilenet_v2_op17.onnx"));
+  ASSERT_TRUE(graph.ok());
+  CompileOptions options;
+  options.pipeline = "cnn";
+  options.tune = true;
+  options.tune_cache = cache;
+  EXPECT_EQ(CompileGraph(**graph, options).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(ExecutorTest, RejectsWrongInputs) {

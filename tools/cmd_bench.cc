@@ -5,6 +5,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/executor.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
@@ -16,6 +17,7 @@ int BenchCommand(int argc, char** argv) {
       {"threads", "N", "threads per inference", false, "1"},
       {"iterations", "K", "timed runs", false, "20"},
       {"warmup", "W", "untimed runs first", false, "2"},
+      {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
   };
   if (cli::WantsHelp(argc, argv)) {
     std::printf("%s", cli::Usage("bench", "MODEL.tsl [--threads N] [--iterations K]",
@@ -32,6 +34,7 @@ int BenchCommand(int argc, char** argv) {
   absl::StatusOr<int64_t> iterations = args->GetInt("iterations");
   absl::StatusOr<int64_t> warmup = args->GetInt("warmup");
   if (!threads.ok()) return cli::Fail("bench", threads.status());
+  if (*threads < 1 || *threads > 256) return cli::Fail("bench", absl::InvalidArgumentError("--threads must be in 1..256"));
   if (!iterations.ok() || *iterations < 1) return cli::Fail("bench", absl::InvalidArgumentError("--iterations must be >= 1"));
   if (!warmup.ok()) return cli::Fail("bench", warmup.status());
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(args->positional()[0]);
@@ -47,21 +50,28 @@ int BenchCommand(int argc, char** argv) {
     }
     inputs.push_back(std::move(x));
   }
-  Session session(*model);
+  SessionOptions options;
+  options.num_threads = static_cast<int>(*threads);
+  options.spin_workers = args->Has("spin");
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(*model, options);
+  if (!session.ok()) return cli::Fail("bench", session.status());
   std::vector<double> ms;
   for (int64_t i = 0; i < *warmup + *iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    absl::Status s = session.Run(inputs);
+    absl::Status s = (*session)->Run(inputs);
     if (!s.ok()) return cli::Fail("bench", s);
     if (i >= *warmup) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  std::string samples;  // in run order, for drivers that pool runs across invocations
+  for (double v : ms) absl::StrAppend(&samples, samples.empty() ? "" : ",", absl::StrFormat("%.4f", v));
   std::sort(ms.begin(), ms.end());
   const double median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
   std::printf("%s: %zu runs, median %.3f ms, min %.3f ms, max %.3f ms\n", args->positional()[0].c_str(), ms.size(),
               median, ms.front(), ms.back());
   std::printf("{\"model\": \"%s\", \"threads\": %lld, \"iterations\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, "
-              "\"max_ms\": %.4f}\n",
-              args->positional()[0].c_str(), static_cast<long long>(*threads), ms.size(), median, ms.front(), ms.back());
+              "\"max_ms\": %.4f, \"samples_ms\": [%s]}\n",
+              args->positional()[0].c_str(), static_cast<long long>(*threads), ms.size(), median, ms.front(), ms.back(),
+              samples.c_str());
   return 0;
 }
 

@@ -1,30 +1,41 @@
 // `tessel compile`: ONNX (or text IR) -> deployable artifact (.tsl).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cctype>
+#include <filesystem>
+#include <iostream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/artifact.h"
+#include "codegen/c_emitter.h"
 #include "codegen/compiler.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/model_io.h"
+#include "tools/quantize_flags.h"
 
 namespace tessel {
 
 absl::StatusOr<std::string> PipelineFromArgs(const cli::Args& args, const std::string& fallback);
 
 int CompileCommand(int argc, char** argv) {
-  const std::vector<cli::FlagSpec> flags = {
-      {"o", "OUT.tsl", "output artifact"},
+  std::vector<cli::FlagSpec> flags = {
+      {"o", "OUT.tsl", "output artifact (a folder with --emit=c)"},
+      {"emit", "FORMAT", "tsl (artifact) or c (C99 source, header and weights into the -o folder)", false, "tsl"},
       {"pipeline", "STR", "pass pipeline (see tessel opt --list-passes)"},
       {"O", "LEVEL", "named pipeline O0..O3", false, "2"},
       {"target", "TARGET", "host, aarch64-neon or aarch64-sve", false, "host"},
       {"dim", "NAME=VALUE", "value for a symbolic input dimension (e.g. batch=1)", true},
       {"memory", "ALGO", "memory planner: greedy-by-size, first-fit or naive", false, "greedy-by-size"},
+      {"tune", "", "time every legal kernel per op on its real shape and keep the fastest (cached)"},
+      {"tune-cache", "FILE", "tuning cache (default ~/.cache/tessel/tune.tsv; keyed by CPU model and op)"},
+      {"tune-ms", "MS", "time spent per candidate kernel when tuning", false, "50"},
   };
+  for (const cli::FlagSpec& f : QuantizeFlagSpecs()) flags.push_back(f);
   if (cli::WantsHelp(argc, argv)) {
-    std::printf("%s", cli::Usage("compile", "MODEL.onnx -o MODEL.tsl [--pipeline STR | -O0..-O3] [--target T]",
+    std::printf("%s", cli::Usage("compile", "MODEL.onnx -o MODEL.tsl [--pipeline STR | -O0..-O3] [--target T] [--tune]",
                                  "Optimizes the model, chooses kernels, plans memory and writes a deployable artifact "
                                  "(protobuf plan + 64-byte aligned weights, mapped in place by the runtime).",
                                  flags)
@@ -42,6 +53,22 @@ int CompileCommand(int argc, char** argv) {
   options.pipeline = args->Has("pipeline") ? *pipeline : absl::StrCat("O", args->Get("O"));
   options.target = args->Get("target");
   options.memory_algorithm = args->Get("memory");
+  options.tune = args->Has("tune");
+  if (options.tune) {
+    absl::StatusOr<int64_t> tune_ms = args->GetInt("tune-ms");
+    if (!tune_ms.ok() || *tune_ms < 1 || *tune_ms > 10000) {
+      return cli::Fail("compile", absl::InvalidArgumentError("--tune-ms must be an integer in 1..10000"));
+    }
+    options.tune_seconds_per_candidate = *tune_ms / 1000.0;
+    if (args->Has("tune-cache")) {
+      options.tune_cache = args->Get("tune-cache");
+    } else if (const char* home = std::getenv("HOME")) {
+      const std::string dir = absl::StrCat(home, "/.cache/tessel");
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (!ec) options.tune_cache = dir + "/tune.tsv";
+    }
+  }
   for (const std::string& d : args->GetAll("dim")) {
     const size_t eq = d.find('=');
     int64_t v;
@@ -64,9 +91,27 @@ int CompileCommand(int argc, char** argv) {
       }
     }
   }
+  absl::StatusOr<bool> quantized = MaybeQuantizeInt8(*args, **graph, std::cerr);
+  if (!quantized.ok()) return cli::Fail("compile", quantized.status());
+  if (*quantized) options.pipeline = "dce";  // the int8 pipeline already ran; do not fuse again
   absl::StatusOr<CompileResult> result = CompileGraph(**graph, options);
   if (!result.ok()) return cli::Fail("compile", result.status());
-  absl::Status s = WriteArtifact(args->Get("o"), result->plan, result->weights);
+  absl::Status s;
+  if (args->Get("emit") == "c") {
+    std::string name = std::filesystem::path(args->positional()[0]).stem().string();
+    for (char& ch : name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "model_" + name;
+    std::error_code ec;
+    std::filesystem::create_directories(args->Get("o"), ec);
+    s = ec ? absl::InvalidArgumentError(absl::StrCat("cannot create folder ", args->Get("o"), ": ", ec.message()))
+           : EmitC(result->plan, result->weights, args->Get("o"), name);
+  } else if (args->Get("emit") == "tsl") {
+    s = WriteArtifact(args->Get("o"), result->plan, result->weights);
+  } else {
+    s = absl::InvalidArgumentError(absl::StrCat("--emit ", args->Get("emit"), ": expected tsl or c"));
+  }
   if (!s.ok()) return cli::Fail("compile", s);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("compiled %s -> %s in %.0f ms: %d -> %d nodes, %d ops, target %s, arena %.2f MB (lower bound %.2f MB), "
@@ -74,6 +119,15 @@ int CompileCommand(int argc, char** argv) {
               args->positional()[0].c_str(), args->Get("o").c_str(), ms, result->nodes_before, result->nodes_after,
               result->plan.ops_size(), result->plan.target().c_str(), result->plan.arena_bytes() / 1e6,
               result->plan.arena_lower_bound() / 1e6, result->weights.size() / 1e6);
+  std::string kernels;
+  for (const auto& [backend, count] : result->kernels_per_backend) {
+    absl::StrAppend(&kernels, kernels.empty() ? "" : ", ", backend, " ", count);
+  }
+  std::printf("kernels: %s (tessel inspect %s lists them per op)\n", kernels.c_str(), args->Get("o").c_str());
+  if (options.tune) {
+    std::printf("tuning: %d ops timed, %d from the cache %s\n", result->tuned_ops, result->cached_ops,
+                options.tune_cache.empty() ? "(none)" : options.tune_cache.c_str());
+  }
   return 0;
 }
 

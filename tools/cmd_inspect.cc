@@ -35,7 +35,9 @@ int InspectArtifact(const std::string& path, bool profile) {
               (*model)->artifact().weights_bytes() / 1e6);
   std::vector<double> ms(plan.ops_size(), 0);
   if (profile) {
-    Session session(*model);
+    absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model);
+    if (!created.ok()) return cli::Fail("inspect", created.status());
+    Session& session = **created;
     std::vector<Tensor> inputs;
     for (int i = 0; i < (*model)->num_inputs(); ++i) {
       TensorType t = (*model)->input_type(i);
@@ -65,10 +67,10 @@ int InspectArtifact(const std::string& path, bool profile) {
                       t.offset());
     }
     if (profile) {
-      std::printf("  %3d %-34s %-30s %-28s %9.3f ms\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str(), ms[i]);
+      std::printf("  %3d %-34s %-44s %-28s %9.3f ms\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str(), ms[i]);
       total += ms[i];
     } else {
-      std::printf("  %3d %-34s %-30s %s\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str());
+      std::printf("  %3d %-34s %-44s %s\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str());
     }
   }
   if (profile) std::printf("total %.3f ms\n", total);

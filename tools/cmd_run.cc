@@ -46,7 +46,16 @@ int RunArtifact(const std::string& path, const cli::Args& args) {
   if (!files.empty()) {
     return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("the model has no input named '", files.begin()->first, "'")));
   }
-  Session session(*model);
+  absl::StatusOr<int64_t> threads = args.GetInt("threads");
+  if (!threads.ok() || *threads < 1 || *threads > 256) {
+    return cli::Fail("run", absl::InvalidArgumentError("--threads must be an integer in 1..256"));
+  }
+  SessionOptions options;
+  options.num_threads = static_cast<int>(*threads);
+  options.spin_workers = args.Has("spin");
+  absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model, options);
+  if (!created.ok()) return cli::Fail("run", created.status());
+  Session& session = **created;
   session.set_profile(args.Has("profile"));
   const auto t0 = std::chrono::steady_clock::now();
   absl::Status s = session.Run(inputs);
@@ -75,6 +84,8 @@ int RunCommand(int argc, char** argv) {
       {"input", "NAME=FILE.npy", "an input tensor (a bare FILE.npy when the model has one input)", true},
       {"output-dir", "DIR", "where to write <output name>.npy files", false, "."},
       {"profile", "", "print per-node time"},
+      {"threads", "N", "threads per inference (compiled .tsl artifacts)", false, "1"},
+      {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
   };
   if (cli::WantsHelp(argc, argv)) {
     std::printf("%s", cli::Usage("run", "MODEL.onnx|MODEL.tir|MODEL.tsl --input NAME=FILE.npy ... [--output-dir DIR]",

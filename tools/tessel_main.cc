@@ -17,6 +17,7 @@ const tessel::cli::Command kCommands[] = {
     {"bench", "latency of a compiled model (median/min; last line JSON)", tessel::BenchCommand},
     {"generate", "generate text with a Llama-family model (GGUF or safetensors)", tessel::GenerateCommand},
     {"perplexity", "perplexity of a Llama-family model on a text file", tessel::PerplexityCommand},
+    {"quantize", "weight-only INT4/INT3 quantization (rtn, gptq, awq) of a GGUF model", tessel::QuantizeCommand},
     {"logits", "write the logits of every prompt position as .npy", tessel::LogitsCommand},
     {"inspect", "show a model's operators, shapes, parameters and IR (--dot for Graphviz)", tessel::InspectCommand},
 };

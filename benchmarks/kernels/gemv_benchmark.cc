@@ -1,6 +1,6 @@
 // Weight-only GEMV (LLM decode): GB/s streamed and the fraction of single-thread read bandwidth,
 // measured in this binary by a streaming sum over a buffer of the same size as the weights, for every
-// registered kernel on a matrix far larger than the last-level cache (16384 x 16384 by default;
+// registered kernel (both the f32-input and the int8-input families) on a matrix far larger than the last-level cache (16384 x 16384 by default;
 // TESSEL_GEMV_BENCH_ROWS / _COLS override). Bytes counted: weights + scales + zero points + x + y.
 // One thread: rates per CPU second of the benchmark thread (the bandwidth probe is timed the same way),
 // so preemption on a shared machine does not count; two threads: wall time. Run with
@@ -110,7 +110,15 @@ void BM_Gemv(benchmark::State& state, const KernelEntry* entry, Variant v) {
   m.args.y = y.data();
   ThreadPool pool(threads);
   auto fn = reinterpret_cast<GemvFn>(entry->fn);
+  // int8-input kernels: x is quantized inside the timed loop, once per call, as decode does.
+  const bool q8_input = entry->dtypes == "q4_0xq8" || entry->dtypes == "q8_0xq8";
+  std::vector<int8_t> xq(GemvQ8PaddedCols(v.format, kCols));
+  std::vector<int32_t> xbias(GemvQ8Lanes(v.format, kCols));
+  std::vector<float> xscale(GemvQ8Lanes(v.format, kCols));
+  const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
+  if (q8_input) SetGemvQ8Input(q8, m.args);
   for (auto _ : state) {
+    if (q8_input) QuantizeGemvInput(v.format, x.data(), kCols, q8);
     RunGemv(fn, m.args, &pool);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -132,10 +140,16 @@ const bool kRegistered = [] {
   };
   for (const Variant& v : variants) {
     ReadBandwidthGBs(WeightBytes(v));  // measured before the run so that the context header shows it
-    for (const KernelEntry& e : GemvKernels().entries()) {
+    std::vector<const KernelEntry*> entries;
+    for (const KernelEntry& e : GemvKernels().entries()) entries.push_back(&e);
+    for (const KernelEntry& e : GemvQ8Kernels().entries()) {
+      if (e.backend != "reference") entries.push_back(&e);
+    }
+    for (const KernelEntry* ep : entries) {
+      const KernelEntry& e = *ep;
       if (!CpuSupports(e.isa)) continue;
-      const bool match = (v.format == GemvFormat::kQ4_0 && e.dtypes == "q4_0xf32") ||
-                         (v.format == GemvFormat::kQ8_0 && e.dtypes == "q8_0xf32") ||
+      const bool match = (v.format == GemvFormat::kQ4_0 && (e.dtypes == "q4_0xf32" || e.dtypes == "q4_0xq8")) ||
+                         (v.format == GemvFormat::kQ8_0 && (e.dtypes == "q8_0xf32" || e.dtypes == "q8_0xq8")) ||
                          (v.format == GemvFormat::kInt4Group && e.dtypes == "i4gxf32");
       if (!match) continue;
       const std::string name = "gemv/" + v.label + "/" + e.name;

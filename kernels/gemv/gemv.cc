@@ -2,8 +2,11 @@
 // the Gemv* entry points that select once per format and split rows across a ThreadPool.
 #include "kernels/gemv/gemv.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
@@ -81,6 +84,45 @@ KernelRegistry* BuildGemvRegistry() {
 }
 
 #undef TESSEL_GEMV_FAMILY
+
+void AddQ8Pair(KernelRegistry& r, const char* isa_name, Isa isa, const char* backend,
+               double (*cost)(const ProblemShape&), GemvFn q4, GemvFn q8) {
+  for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, "q4_0", q4},
+                                         std::tuple{GemvFormat::kQ8_0, "q8_0", q8}}) {
+    KernelEntry e;
+    e.name = absl::StrCat("tessel_", what, "_q8_gemv__", isa_name);
+    e.op = "gemv";
+    e.dtypes = absl::StrCat(what, "xq8");
+    e.layout = LayoutOf(format);
+    e.isa = isa;
+    e.backend = backend;
+    e.legal = BlockLegal;
+    e.cost = cost;
+    e.fn = reinterpret_cast<const void*>(fn);
+    r.Register(e);
+  }
+}
+
+KernelRegistry* BuildGemvQ8Registry() {
+  auto* r = new KernelRegistry;
+  AddQ8Pair(*r, "reference", Isa::kPortable, "reference", StreamCost<1>, tessel_q4_0_q8_gemv__reference,
+            tessel_q8_0_q8_gemv__reference);
+#if defined(__x86_64__)
+  AddQ8Pair(*r, "avx512vnni", Isa::kAvx512Vnni, "x86", StreamCost<30>, tessel_q4_0_q8_gemv__avx512vnni,
+            tessel_q8_0_q8_gemv__avx512vnni);
+#endif
+  return r;
+}
+
+const KernelEntry* SelectQ8(GemvFormat format) {
+  absl::StatusOr<const KernelEntry*> e =
+      GemvQ8Kernels().Select("gemv", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
+                             LayoutOf(format), {1, kQBlock, 1, 0});
+  // The reference is the oracle, far slower than the f32-input kernels; a forced backend without an
+  // int8-input kernel falls back to the f32-input family, which reports the forcing itself.
+  if (!e.ok() || (*e)->backend == "reference") return nullptr;
+  return *e;
+}
 
 const KernelEntry* SelectFor(GemvFormat format, const ProblemShape& shape) {
   absl::StatusOr<const KernelEntry*> e = GemvKernels().Select("gemv", DtypesOf(format), LayoutOf(format), shape);
@@ -161,6 +203,92 @@ void RunGemv(GemvFn fn, const GemvArgs& args, ThreadPool* pool) {
 }
 
 const KernelEntry& SelectedGemvKernel(GemvFormat format) { return *Selected(format); }
+
+const KernelRegistry& GemvQ8Kernels() {
+  static const KernelRegistry* registry = BuildGemvQ8Registry();
+  return *registry;
+}
+
+const KernelEntry* FastGemvQ8Kernel(GemvFormat format) {
+  static const KernelEntry* q4 = SelectQ8(GemvFormat::kQ4_0);
+  static const KernelEntry* q8 = SelectQ8(GemvFormat::kQ8_0);
+  return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
+}
+
+int64_t GemvQ8PaddedCols(GemvFormat format, int64_t cols) {
+  const int64_t group = format == GemvFormat::kQ4_0 ? 4 * kQBlock : 2 * kQBlock;
+  return (cols + group - 1) / group * group;
+}
+
+int64_t GemvQ8Lanes(GemvFormat format, int64_t cols) {
+  // 16 lanes per group: 128 elements (Q4_0) or 64 (Q8_0).
+  return GemvQ8PaddedCols(format, cols) / (format == GemvFormat::kQ4_0 ? 8 : 4);
+}
+
+namespace {
+
+void QuantizeGemvInputPortable(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
+  const bool q4 = format == GemvFormat::kQ4_0;
+  const int64_t padded = GemvQ8PaddedCols(format, cols);
+  const int lanes_per_block = q4 ? 4 : 8;
+  for (int64_t b = 0; b < padded / kQBlock; ++b) {
+    int8_t q[kQBlock] = {};
+    float d = 0;
+    if (b * kQBlock < cols) {
+      const float* xb = x + b * kQBlock;
+      float amax = 0;
+      for (int j = 0; j < kQBlock; ++j) amax = std::max(amax, std::fabs(xb[j]));
+      d = amax / 127;
+      const float id = amax > 0 ? 127 / amax : 0.0f;
+      for (int j = 0; j < kQBlock; ++j) q[j] = static_cast<int8_t>(std::nearbyint(xb[j] * id));
+    }
+    int8_t* dst_lo;  // where elements 0..15 and 16..31 of this block go
+    int8_t* dst_hi;
+    int64_t lane0;
+    if (q4) {
+      const int64_t g = b / 4, i = b % 4;
+      dst_lo = out.q + g * 128 + 16 * i;
+      dst_hi = dst_lo + 64;
+      lane0 = g * 16 + 4 * i;
+    } else {
+      dst_lo = out.q + b * kQBlock;
+      dst_hi = dst_lo + 16;
+      lane0 = b * 8;
+    }
+    std::copy(q, q + 16, dst_lo);
+    std::copy(q + 16, q + 32, dst_hi);
+    for (int l = 0; l < lanes_per_block; ++l) {
+      int32_t sum = 0;
+      if (q4) {
+        for (int k = 0; k < 4; ++k) sum += q[4 * l + k] + q[16 + 4 * l + k];
+      } else {
+        for (int k = 0; k < 4; ++k) sum += q[4 * l + k];
+      }
+      out.bias[lane0 + l] = -(q4 ? 8 : 128) * sum;
+      out.scale[lane0 + l] = d;
+    }
+  }
+}
+
+}  // namespace
+
+void QuantizeGemvInput(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
+  assert(format != GemvFormat::kInt4Group && cols % kQBlock == 0);
+  using QuantizeFn = void (*)(GemvFormat, const float*, int64_t, const GemvQ8Input&);
+  // Per element, the portable loop costs about as much as the AVX-512 GEMV spends on a weight row.
+  static const QuantizeFn quantize =
+#if defined(__x86_64__)
+      CpuSupports(Isa::kAvx512Vnni) ? tessel_quantize_gemv_input__avx512vnni :
+#endif
+                                    QuantizeGemvInputPortable;
+  quantize(format, x, cols, out);
+}
+
+void SetGemvQ8Input(const GemvQ8Input& in, GemvArgs& args) {
+  args.xq = in.q;
+  args.xbias = in.bias;
+  args.xscale = in.scale;
+}
 
 void GemvQ4_0(const void* w, const float* x, float* y, int64_t rows, int64_t cols, ThreadPool* pool) {
   assert(ValidateGemv(GemvFormat::kQ4_0, rows, cols, 0).ok());

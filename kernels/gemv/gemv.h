@@ -50,6 +50,10 @@ struct GemvArgs {
   float* y = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
+  // x quantized to int8 (GemvQ8Input), read by the GemvQ8Kernels() family only.
+  const int8_t* xq = nullptr;
+  const int32_t* xbias = nullptr;
+  const float* xscale = nullptr;
 };
 using GemvFn = void (*)(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 
@@ -71,6 +75,39 @@ void RunGemv(GemvFn fn, const GemvArgs& args, ThreadPool* pool);
 const KernelRegistry& GemvKernels();
 // The kernel the Gemv* call for `format` uses (selected on first use).
 const KernelEntry& SelectedGemvKernel(GemvFormat format);
+
+// Q4_0 and Q8_0 against x quantized to int8 once per call, as llama.cpp's q8_0 activations: each
+// 32-element block of x becomes round(x / dx) with dx = max|x| / 127, and the integer dot products
+// run on int8 hardware (AVX-512 VNNI vpdpbusd). Results differ from the f32-input kernels by the
+// activation rounding: at most sum over blocks of dx / 2 * sum |w| (plus float rounding).
+//
+// Layout, padded with zeros to a whole number of groups (Q4_0: 4 blocks = 128 elements, Q8_0: 2
+// blocks = 64 elements); every 4 bytes of q feed one int32 "lane" of vpdpbusd:
+//   Q4_0  q per group: bytes 16i..16i+15 = elements 0..15 of block i (i < 4), bytes 64+16i.. = its
+//         elements 16..31, so that one 64-byte vector meets the low nibbles of 4 blocks and the next
+//         the high ones. Lane 4i+l covers q bytes 16i+4l.. and 64+16i+4l.. (4 each).
+//   Q8_0  q in natural order; lane j of a group covers q bytes 4j..4j+3.
+//   bias[lane] = -zero * (sum of the q bytes the lane covers), zero = 8 (Q4_0 nibbles) or 128 (Q8_0
+//         weights biased to unsigned); scale[lane] = dx of the lane's block.
+struct GemvQ8Input {
+  int8_t* q = nullptr;
+  int32_t* bias = nullptr;
+  float* scale = nullptr;
+};
+// Elements of q (and cols) after padding; lanes of bias and scale.
+int64_t GemvQ8PaddedCols(GemvFormat format, int64_t cols);
+int64_t GemvQ8Lanes(GemvFormat format, int64_t cols);
+// Quantizes x[cols] into `out` (buffers of the sizes above); format is kQ4_0 or kQ8_0.
+void QuantizeGemvInput(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out);
+// Sets args.xq / xbias / xscale to `in`.
+void SetGemvQ8Input(const GemvQ8Input& in, GemvArgs& args);
+
+// Kernels reading args.xq/xbias/xscale (dtypes "q4_0xq8", "q8_0xq8"): a reference (exact integer dot
+// products, double accumulation) and avx512vnni.
+const KernelRegistry& GemvQ8Kernels();
+// The selected int8-input kernel for kQ4_0 / kQ8_0, or nullptr when only the reference runs on this
+// CPU (then the f32-input kernels are faster) and no backend is forced.
+const KernelEntry* FastGemvQ8Kernel(GemvFormat format);
 
 }  // namespace tessel
 

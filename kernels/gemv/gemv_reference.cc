@@ -1,5 +1,6 @@
 // Reference weight-only GEMV: dequantize each element exactly as gemv.h defines it and accumulate in
-// double. The oracle for every other GEMV kernel.
+// double. The oracle for every other GEMV kernel. The int8-input twins read x from the GemvQ8Input
+// layout element by element (not lane by lane), so they also check that layout.
 #include "kernels/gemv/internal/gemv_kernels.h"
 
 namespace tessel {
@@ -51,6 +52,38 @@ void tessel_i4g_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t ro
         acc += s * ((qg[j] & 0xf) - z) * x[j];
         acc += s * ((qg[j] >> 4) - z) * x[j + g / 2];
       }
+    }
+    a.y[r] = static_cast<float>(acc);
+  }
+}
+
+void tessel_q4_0_q8_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQBlock;
+  const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    double acc = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ4_0& blk = blocks[r * nb + b];
+      const int8_t* lo = a.xq + (b / 4) * 128 + 16 * (b % 4);  // elements 0..15; 16..31 are 64 bytes on
+      const double dx = a.xscale[(b / 4) * 16 + 4 * (b % 4)];
+      int64_t dot = 0;
+      for (int j = 0; j < 16; ++j) dot += ((blk.qs[j] & 0xf) - 8) * lo[j] + ((blk.qs[j] >> 4) - 8) * lo[64 + j];
+      acc += Fp16ToF32(blk.d) * dx * dot;
+    }
+    a.y[r] = static_cast<float>(acc);
+  }
+}
+
+void tessel_q8_0_q8_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQBlock;
+  const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    double acc = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ8_0& blk = blocks[r * nb + b];
+      int64_t dot = 0;
+      for (int j = 0; j < kQBlock; ++j) dot += blk.qs[j] * a.xq[b * kQBlock + j];
+      acc += Fp16ToF32(blk.d) * static_cast<double>(a.xscale[b * 8]) * dot;
     }
     a.y[r] = static_cast<float>(acc);
   }

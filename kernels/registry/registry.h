@@ -4,6 +4,9 @@
 // loop: the cheapest legal entry whose ISA this CPU has. TESSEL_FORCE_BACKEND=<backend> (reference,
 // portable, x86, neon, sve) or =<kernel name> restricts the choice, for debugging. Each kernel family
 // owns one registry, filled once (GemmKernels() in kernels/gemm, GemvKernels() in kernels/gemv).
+// Whole graph operators (a fused convolution, a Gemm node) have their own registry of operator-level
+// kernels in op_kernel.h / op_kernels.h, with backends xnnpack, winograd, gemm and portable; the same
+// TESSEL_FORCE_BACKEND restricts both.
 #ifndef TESSEL_KERNELS_REGISTRY_REGISTRY_H_
 #define TESSEL_KERNELS_REGISTRY_REGISTRY_H_
 

@@ -66,4 +66,19 @@ expect_error "not a GGUF file" perplexity --model "$DATA/heldout.txt" --text "$D
 expect_error "fewer than one chunk" perplexity --model "$DATA/model-f32.gguf" --text "$DATA/prompt.txt"
 expect_error "\-\-kv-type must be" logits --model "$DATA/model-f32.gguf" --prompt x --output "$TMP/x.npy" --kv-type q8
 "$BIN" bogus > /dev/null 2>&1 && fail "unknown command accepted"
+
+# quantize: RTN W4 g32 (the tiny model's FFN width 352 fits only 32-element groups) writes ggml Q4_0
+# with per-layer lines and a summary; the file runs; bad requests fail clearly.
+"$BIN" quantize --help | grep -q -- "--calibration" || fail "quantize --help"
+"$BIN" quantize --model "$DATA/model-f32.gguf" --method rtn --bits 4 --group 32 -o "$TMP/rtn.gguf" \
+  > "$TMP/quant.txt" 2> "$TMP/quant.err" || { cat "$TMP/quant.err"; fail "quantize exited non-zero"; }
+grep -q "^layer 4/4" "$TMP/quant.err" || fail "no per-layer progress: $(cat "$TMP/quant.err")"
+grep -q "^28 matrices, mean relative weight error" "$TMP/quant.txt" || fail "summary: $(cat "$TMP/quant.txt")"
+"$BIN" perplexity --model "$TMP/rtn.gguf" --text "$DATA/heldout.txt" --max-chunks 2 2> "$TMP/rtn_ppl.err" \
+  | grep -q "^perplexity: " || fail "perplexity of the quantized model"
+grep -q "Q4_0 weights" "$TMP/rtn_ppl.err" || fail "W4 g32 symmetric is not stored as Q4_0: $(cat "$TMP/rtn_ppl.err")"
+expect_error "cannot be split into groups of 128" quantize --model "$DATA/model-f32.gguf" --method rtn -o "$TMP/x.gguf"
+expect_error "needs --calibration" quantize --model "$DATA/model-f32.gguf" --method gptq --group 32 -o "$TMP/x.gguf"
+expect_error "unsupported bit width 5" quantize --model "$DATA/model-f32.gguf" --bits 5 -o "$TMP/x.gguf"
+expect_error "unknown method 'hqq'" quantize --model "$DATA/model-f32.gguf" --method hqq -o "$TMP/x.gguf"
 echo PASS

@@ -1,4 +1,5 @@
-// The LLM subcommands of `tessel` (and of the standalone `tessel_llm`): generate, perplexity, logits.
+// The LLM subcommands of `tessel` (and of the standalone `tessel_llm`): generate, perplexity, logits,
+// quantize.
 // Each takes the arguments after the subcommand name and returns the process exit code.
 #ifndef TESSEL_LLM_CLI_LLM_COMMANDS_H_
 #define TESSEL_LLM_CLI_LLM_COMMANDS_H_
@@ -8,6 +9,8 @@ namespace tessel {
 int GenerateCommand(int argc, char** argv);
 int PerplexityCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
+// Weight-only INT4/INT3 quantization (RTN, GPTQ, AWQ) of a GGUF model; see quantize_command.cc.
+int QuantizeCommand(int argc, char** argv);
 
 }  // namespace tessel
 

@@ -14,6 +14,7 @@ constexpr struct {
     {"generate", "continue a prompt, streaming tokens, then print prefill/decode speed", tessel::GenerateCommand},
     {"perplexity", "perplexity of a model on a text file", tessel::PerplexityCommand},
     {"logits", "write the logits of every prompt position to a .npy file", tessel::LogitsCommand},
+    {"quantize", "weight-only INT4/INT3 quantization (rtn, gptq, awq) of a GGUF model", tessel::QuantizeCommand},
 };
 
 int PrintUsage(FILE* out) {

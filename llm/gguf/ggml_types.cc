@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -27,14 +28,89 @@ constexpr GgmlTypeInfo kTypes[] = {
     {26, "I32", 1, 4, false},       {27, "I64", 1, 8, false},       {28, "F64", 1, 8, false},
     {29, "IQ1_M", 256, 56, false},  {30, "BF16", 1, 2, true},       {34, "TQ1_0", 256, 54, false},
     {35, "TQ2_0", 256, 66, false},
+    // Tessel group-wise: G elements take G * bits / 8 code bytes, a half scale and (asymmetric) a zero
+    // byte plus a padding byte.
+    {100, "TESSEL_I4G32", 32, 18, true},     {101, "TESSEL_I4G32_A", 32, 20, true},
+    {102, "TESSEL_I4G64", 64, 34, true},     {103, "TESSEL_I4G64_A", 64, 36, true},
+    {104, "TESSEL_I4G128", 128, 66, true},   {105, "TESSEL_I4G128_A", 128, 68, true},
+    {106, "TESSEL_I3G32", 32, 14, true},     {107, "TESSEL_I3G32_A", 32, 16, true},
+    {108, "TESSEL_I3G64", 64, 26, true},     {109, "TESSEL_I3G64_A", 64, 28, true},
+    {110, "TESSEL_I3G128", 128, 50, true},   {111, "TESSEL_I3G128_A", 128, 52, true},
 };
+
+constexpr uint32_t kFirstTesselGroupId = 100;
+constexpr uint32_t kLastTesselGroupId = 111;
+
+// Nearest code, ties away from zero like ggml's roundf; clamped to the format's range.
+int RoundCode(float v, int max_code) {
+  const int q = static_cast<int>(std::round(v));
+  return std::min(max_code, std::max(0, q));
+}
+
+void QuantizeTesselGroupRow(GgmlType t, const TesselGroupFormat& f, const float* x, void* dst, int64_t n) {
+  const int64_t ng = n / f.group;
+  std::vector<uint8_t> codes(n), zeros(ng);
+  std::vector<float> scales(ng);
+  for (int64_t g = 0; g < ng; ++g) {
+    const float* xg = x + g * f.group;
+    float lo = 0.0f, hi = 0.0f;
+    for (int j = 0; j < f.group; ++j) {
+      lo = std::fmin(lo, xg[j]);
+      hi = std::fmax(hi, xg[j]);
+    }
+    float scale;
+    int zero;
+    if (f.asymmetric) {
+      scale = HalfToFloat(FloatToHalf((hi - lo) / f.max_code()));
+      zero = scale != 0.0f ? RoundCode(-lo / scale, f.max_code()) : 0;
+    } else {
+      scale = HalfToFloat(FloatToHalf(std::fmax(hi, -lo) / (f.zero_point() - 0.5f)));
+      zero = f.zero_point();
+    }
+    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+    for (int j = 0; j < f.group; ++j) codes[g * f.group + j] = RoundCode(xg[j] * inv + zero, f.max_code());
+    scales[g] = scale;
+    zeros[g] = static_cast<uint8_t>(zero);
+  }
+  PackTesselGroupRow(t, codes.data(), scales.data(), zeros.data(), n, dst);
+}
+
+// Group by group with fixed strides (prefill dequantizes every weight row through here).
+void DequantizeTesselGroupRow(const TesselGroupFormat& f, const void* src, float* dst, int64_t n) {
+  const uint8_t* row = static_cast<const uint8_t*>(src);
+  const uint16_t* scales = reinterpret_cast<const uint16_t*>(row + f.ScalesOffset(n));
+  const uint8_t* zeros = row + f.ZerosOffset(n);
+  const int gb = f.group * f.bits / 8;
+  for (int64_t g = 0; g < n / f.group; ++g) {
+    const float d = HalfToFloat(scales[g]);
+    const int z = f.asymmetric ? zeros[g] : f.zero_point();
+    const uint8_t* c = row + g * gb;
+    float* y = dst + g * f.group;
+    if (f.bits == 4) {
+      const int half = f.group / 2;
+      for (int j = 0; j < half; ++j) {
+        y[j] = ((c[j] & 0x0F) - z) * d;
+        y[j + half] = ((c[j] >> 4) - z) * d;
+      }
+    } else {
+      const int quarter = f.group / 4, eighth = f.group / 8;
+      for (int k = 0; k < 4; ++k) {
+        for (int j = 0; j < quarter; ++j) {
+          const int e = k * quarter + j;
+          const int high = (c[quarter + e % eighth] >> (e / eighth)) & 1;
+          y[e] = ((((c[j] >> (2 * k)) & 3) | (high << 2)) - z) * d;
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 
 const GgmlTypeInfo* FindGgmlType(uint32_t id) {
   // Indexed by id: row sizes are computed in hot loops.
-  static const std::array<const GgmlTypeInfo*, 64> by_id = [] {
-    std::array<const GgmlTypeInfo*, 64> table{};
+  static const std::array<const GgmlTypeInfo*, 128> by_id = [] {
+    std::array<const GgmlTypeInfo*, 128> table{};
     for (const GgmlTypeInfo& t : kTypes) table[t.id] = &t;
     return table;
   }();
@@ -53,7 +129,68 @@ absl::StatusOr<GgmlType> ParseGgmlType(absl::string_view name) {
       absl::StrCat("unknown weight type '", name, "' (supported: ", SupportedGgmlTypeNames(), ")"));
 }
 
-const char* SupportedGgmlTypeNames() { return "F32, F16, BF16, Q8_0, Q4_0, Q4_1"; }
+const char* SupportedGgmlTypeNames() {
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, TESSEL_I{4,3}G{32,64,128}[_A]";
+}
+
+bool GetTesselGroupFormat(GgmlType t, TesselGroupFormat* format) {
+  const uint32_t id = static_cast<uint32_t>(t);
+  if (id < kFirstTesselGroupId || id > kLastTesselGroupId) return false;
+  const uint32_t k = id - kFirstTesselGroupId;
+  format->bits = k < 6 ? 4 : 3;
+  format->group = 32 << ((k % 6) / 2);
+  format->asymmetric = (k % 2) == 1;
+  return true;
+}
+
+absl::StatusOr<GgmlType> TesselGroupType(int bits, int group, bool asymmetric) {
+  if ((bits != 3 && bits != 4) || (group != 32 && group != 64 && group != 128)) {
+    return absl::InvalidArgumentError(absl::StrCat("no Tessel group-wise type for ", bits, " bits, group ", group,
+                                                   " (bits 3 or 4, group 32, 64 or 128)"));
+  }
+  const int group_index = group == 32 ? 0 : group == 64 ? 1 : 2;
+  return static_cast<GgmlType>(kFirstTesselGroupId + (bits == 4 ? 0 : 6) + group_index * 2 + (asymmetric ? 1 : 0));
+}
+
+int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i) {
+  const int64_t g = i / f.group;
+  const int j = static_cast<int>(i % f.group);
+  const uint8_t* codes = row + g * f.group * f.bits / 8;
+  if (f.bits == 4) {
+    const int half = f.group / 2;
+    return j < half ? codes[j] & 0x0F : codes[j - half] >> 4;
+  }
+  const int quarter = f.group / 4, eighth = f.group / 8;
+  const int low = (codes[j % quarter] >> (2 * (j / quarter))) & 3;
+  const int high = (codes[quarter + j % eighth] >> (j / eighth)) & 1;
+  return low | (high << 2);
+}
+
+void PackTesselGroupRow(GgmlType t, const uint8_t* codes, const float* scales, const uint8_t* zeros, int64_t n,
+                        void* dst) {
+  TesselGroupFormat f;
+  GetTesselGroupFormat(t, &f);
+  uint8_t* row = static_cast<uint8_t*>(dst);
+  std::memset(row, 0, GgmlRowBytes(t, n));
+  const int64_t ng = n / f.group;
+  for (int64_t g = 0; g < ng; ++g) {
+    uint8_t* out = row + g * f.group * f.bits / 8;
+    const uint8_t* c = codes + g * f.group;
+    if (f.bits == 4) {
+      const int half = f.group / 2;
+      for (int j = 0; j < half; ++j) out[j] = static_cast<uint8_t>((c[j] & 0x0F) | (c[j + half] << 4));
+    } else {
+      const int quarter = f.group / 4, eighth = f.group / 8;
+      for (int j = 0; j < f.group; ++j) {
+        out[j % quarter] |= static_cast<uint8_t>((c[j] & 3) << (2 * (j / quarter)));
+        out[quarter + j % eighth] |= static_cast<uint8_t>(((c[j] >> 2) & 1) << (j / eighth));
+      }
+    }
+  }
+  uint16_t* s = reinterpret_cast<uint16_t*>(row + f.ScalesOffset(n));
+  for (int64_t g = 0; g < ng; ++g) s[g] = FloatToHalf(scales[g]);
+  if (f.asymmetric) std::memcpy(row + f.ZerosOffset(n), zeros, ng);
+}
 
 void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
   switch (t) {
@@ -103,10 +240,16 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
-    default:
+    default: {
+      TesselGroupFormat f;
+      if (GetTesselGroupFormat(t, &f)) {
+        DequantizeTesselGroupRow(f, src, dst, n);
+        return;
+      }
       // Callers check IsSupported before reaching a kernel; unsupported types have no layout here.
       std::memset(dst, 0, n * sizeof(float));
       return;
+    }
   }
 }
 
@@ -182,8 +325,11 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       }
       return;
     }
-    default:
+    default: {
+      TesselGroupFormat f;
+      if (GetTesselGroupFormat(t, &f)) QuantizeTesselGroupRow(t, f, src, dst, n);
       return;
+    }
   }
 }
 

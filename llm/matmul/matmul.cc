@@ -64,11 +64,26 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // than it saves (several microseconds, far more when the other cores are busy).
 constexpr int64_t kMinParallelWork = 1 << 16;
 
+// The int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr.
+const KernelEntry* Q8KernelFor(GgmlType type) {
+  if (type == GgmlType::kQ4_0) return FastGemvQ8Kernel(GemvFormat::kQ4_0);
+  if (type == GgmlType::kQ8_0) return FastGemvQ8Kernel(GemvFormat::kQ8_0);
+  return nullptr;
+}
+
 }  // namespace
 
 Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_cols) {
   for (int t = 0; t < pool_->num_threads(); ++t) {
     scratch_.emplace_back(new float[max_cols * (kNR + 1)]);
+  }
+  const GemvFormat formats[2] = {GemvFormat::kQ4_0, GemvFormat::kQ8_0};
+  for (int i = 0; i < 2; ++i) {
+    if (FastGemvQ8Kernel(formats[i]) == nullptr) continue;
+    Q8Buffers& b = q8_input_[i];
+    b.q.resize(GemvQ8PaddedCols(formats[i], max_cols));
+    b.bias.resize(GemvQ8Lanes(formats[i], max_cols));
+    b.scale.resize(GemvQ8Lanes(formats[i], max_cols));
   }
 }
 
@@ -82,14 +97,34 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   int64_t first_task[kMaxJobs + 1];
   int64_t rows_per_task[kMaxJobs];
   RowDotFn dot[kMaxJobs];
+  GemvFn gemv[kMaxJobs];
+  GemvArgs gemv_args[kMaxJobs];
+  bool quantized[2] = {false, false};
   const int num_jobs = static_cast<int>(jobs.size());
   first_task[0] = 0;
   for (int j = 0; j < num_jobs; ++j) {
     const WeightMatrix& w = *jobs[j].w;
     if (n == 1) {
-      // Enough tasks to balance threads, few enough that handing them out stays cheap.
-      rows_per_task[j] = std::max<int64_t>(16, CeilDiv(w.rows, pool_->num_threads() * 8));
-      dot[j] = GetRowDot(w.type);
+      // Enough tasks to balance threads, few enough that handing them out stays cheap; whole 16-row
+      // steps of the GEMV kernels, and no two threads writing one cache line of y.
+      rows_per_task[j] = CeilDiv(std::max<int64_t>(16, CeilDiv(w.rows, pool_->num_threads() * 8)), 16) * 16;
+      const KernelEntry* q8 = Q8KernelFor(w.type);
+      gemv[j] = q8 ? reinterpret_cast<GemvFn>(q8->fn) : nullptr;
+      dot[j] = q8 ? nullptr : GetRowDot(w.type);
+      if (q8) {
+        const int layout = w.type == GgmlType::kQ4_0 ? 0 : 1;
+        const GemvFormat format = layout == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+        // Once per call and format, before the parallel loop: every task reads the same int8 x.
+        if (!quantized[layout]) QuantizeGemvInput(format, x, w.cols, q8_input_[layout].view());
+        quantized[layout] = true;
+        GemvArgs& a = gemv_args[j];
+        a = GemvArgs();
+        a.w = w.data;
+        a.y = jobs[j].y;
+        a.rows = w.rows;
+        a.cols = w.cols;
+        SetGemvQ8Input(q8_input_[layout].view(), a);
+      }
     } else {
       rows_per_task[j] = kNR;
     }
@@ -103,7 +138,11 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     if (n == 1) {
       const int64_t r0 = local * rows_per_task[j];
       const int64_t r1 = std::min(w.rows, r0 + rows_per_task[j]);
-      dot[j](w, x, r0, r1, jobs[j].y + r0);
+      if (gemv[j]) {
+        gemv[j](gemv_args[j], r0, r1);
+      } else {
+        dot[j](w, x, r0, r1, jobs[j].y + r0);
+      }
     } else {
       GemmPanel(w, x, n, jobs[j].y, local, scratch_[thread].get());
     }

@@ -1,8 +1,10 @@
 // y = x W^T for a batch of token activations x [n, cols] against a weight matrix W [rows, cols] in any
 // supported ggml type. One token (decode) runs the weight-only GEMV kernels, which read quantized
-// weights directly; several tokens (prefill) dequantize 8-row panels of W once and run a register-
-// blocked f32 GEMM over all tokens. Rows are split across the thread pool. Scratch is allocated when
-// the Matmul is built, never per call.
+// weights directly: for Q4_0 and Q8_0, x is quantized to int8 once per call and kernels/gemv's
+// int8 dot-product kernels run where the CPU has them (as llama.cpp does), else its f32-input ones.
+// Several tokens (prefill) dequantize 8-row panels of W once and run a register-blocked f32 GEMM over
+// all tokens. Rows are split across the thread pool. Scratch is allocated when the Matmul is built,
+// never per call.
 #ifndef TESSEL_LLM_MATMUL_MATMUL_H_
 #define TESSEL_LLM_MATMUL_MATMUL_H_
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "kernels/gemv/gemv.h"
 #include "llm/base/thread_pool.h"
 #include "llm/matmul/weight_matrix.h"
 
@@ -41,6 +44,14 @@ class Matmul {
   int64_t max_cols_;
   // Per thread: a packed panel (max_cols x kPanelRows floats) and one dequantized row.
   std::vector<std::unique_ptr<float[]>> scratch_;
+  // The decode input quantized to int8, one layout per format (kernels/gemv GemvQ8Input).
+  struct Q8Buffers {
+    std::vector<int8_t> q;
+    std::vector<int32_t> bias;
+    std::vector<float> scale;
+    GemvQ8Input view() { return {q.data(), bias.data(), scale.data()}; }
+  };
+  Q8Buffers q8_input_[2];  // [0]: Q4_0 layout, [1]: Q8_0 layout
 };
 
 // Reference twin: dequantize, then accumulate in double. For tests.

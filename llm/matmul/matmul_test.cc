@@ -1,8 +1,9 @@
 // Every GEMV kernel and the GEMM path against the reference twin (dequantize + double accumulation)
-// over awkward shapes: one row, rows below / across the 8-row panel, token counts below and across
-// the 4-token tile, odd column counts for the float types, several threads.
+// over awkward shapes: one row, rows below / across the 8-row panel and the 16-row GEMV step, token
+// counts below and across the 4-token tile, odd column counts for the float types, several threads.
 #include "llm/matmul/matmul.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -29,6 +30,13 @@ std::vector<uint8_t> RandomWeights(GgmlType type, int64_t rows, int64_t cols, st
   return data;
 }
 
+// Whether decode of `type` quantizes x to int8 on this CPU (kernels/gemv's int8-input kernels).
+bool Int8Input(GgmlType type) {
+  if (type == GgmlType::kQ4_0) return FastGemvQ8Kernel(GemvFormat::kQ4_0) != nullptr;
+  if (type == GgmlType::kQ8_0) return FastGemvQ8Kernel(GemvFormat::kQ8_0) != nullptr;
+  return false;
+}
+
 class MatmulTest : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(MatmulTest, MatchesReference) {
@@ -41,7 +49,7 @@ TEST_P(MatmulTest, MatchesReference) {
   for (int threads : {1, 3}) {
     ThreadPool pool(threads);
     Matmul mm(352, &pool);
-    for (int64_t rows : {1, 3, 8, 17, 33}) {
+    for (int64_t rows : {1, 3, 8, 17, 33, 70}) {
       for (int64_t cols : col_counts) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
         const WeightMatrix w{type, rows, cols, data.data()};
@@ -50,13 +58,24 @@ TEST_P(MatmulTest, MatchesReference) {
           for (float& v : x) v = dist(rng);
           mm.Run(w, x.data(), n, y.data());
           MatmulReference(w, x.data(), n, want.data());
+          const bool int8_x = n == 1 && Int8Input(type);
           for (int64_t t = 0; t < n; ++t) {
             for (int64_t r = 0; r < rows; ++r) {
-              // Float rounding of a length-`cols` dot product: relative to sum |w| |x|.
+              // Float rounding of a length-`cols` dot product: relative to sum |w| |x|. With x
+              // quantized to int8 per 32-block (scale max|x| / 127), each x moves by at most half a
+              // step: sum over blocks of max|x| / 254 * sum |w|.
               DequantizeRow(type, w.row(r), row.data(), cols);
-              double mag = 0;
+              double mag = 0, rounding = 0;
               for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
-              ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6)
+              for (int64_t b = 0; int8_x && b < cols / 32; ++b) {
+                double amax = 0, wabs = 0;
+                for (int64_t k = b * 32; k < b * 32 + 32; ++k) {
+                  amax = std::max<double>(amax, std::fabs(x[t * cols + k]));
+                  wabs += std::fabs(row[k]);
+                }
+                rounding += amax / 254 * wabs;
+              }
+              ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6 + rounding)
                   << GgmlTypeName(type) << " threads " << threads << " rows " << rows << " cols " << cols << " n "
                   << n << " at " << t << "," << r;
             }

@@ -2,7 +2,9 @@
 // element-wise loops vectorize without reassociating floating-point sums.
 #include "llm/matmul/row_dot.h"
 
+#include "kernels/gemv/gemv.h"
 #include "llm/base/fp16.h"
+#include "llm/matmul/group_row_dot.h"
 
 namespace tessel::llm {
 namespace {
@@ -56,38 +58,29 @@ void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
   }
 }
 
-void q8_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const int64_t nb = w.cols / kQuantBlock;
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(w.data + r * stride);
-    float acc[kQuantBlock] = {};
-    for (int64_t i = 0; i < nb; ++i) {
-      const float d = HalfToFloat(b[i].d);
-      const float* xb = x + i * kQuantBlock;
-      for (int j = 0; j < kQuantBlock; ++j) acc[j] += (b[i].qs[j] * d) * xb[j];
-    }
-    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
-  }
+namespace {
+
+// Q8_0 and Q4_0 run kernels/gemv's kernel for this CPU (the block layouts are ggml's in both).
+template <GemvFormat kFormat>
+void gemv_rowdot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  static const GemvFn kernel = reinterpret_cast<GemvFn>(SelectedGemvKernel(kFormat).fn);
+  GemvArgs args;
+  args.w = w.row(row_begin);
+  args.x = x;
+  args.y = y;
+  args.rows = row_end - row_begin;
+  args.cols = w.cols;
+  kernel(args, 0, args.rows);
 }
 
-void q4_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const int64_t nb = w.cols / kQuantBlock;
-  const size_t stride = w.row_bytes();
-  constexpr int kHalf = kQuantBlock / 2;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const BlockQ4_0* b = reinterpret_cast<const BlockQ4_0*>(w.data + r * stride);
-    float acc[kQuantBlock] = {};
-    for (int64_t i = 0; i < nb; ++i) {
-      const float d = HalfToFloat(b[i].d);
-      const float* xb = x + i * kQuantBlock;
-      for (int j = 0; j < kHalf; ++j) {
-        acc[j] += (((b[i].qs[j] & 0x0F) - 8) * d) * xb[j];
-        acc[j + kHalf] += (((b[i].qs[j] >> 4) - 8) * d) * xb[j + kHalf];
-      }
-    }
-    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
-  }
+}  // namespace
+
+void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  gemv_rowdot<GemvFormat::kQ8_0>(w, x, row_begin, row_end, y);
+}
+
+void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  gemv_rowdot<GemvFormat::kQ4_0>(w, x, row_begin, row_end, y);
 }
 
 void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
@@ -115,10 +108,10 @@ RowDotFn GetRowDot(GgmlType type) {
     case GgmlType::kF32: return f32_rowdot__portable;
     case GgmlType::kF16: return f16_rowdot__portable;
     case GgmlType::kBF16: return bf16_rowdot__portable;
-    case GgmlType::kQ8_0: return q8_0_rowdot__portable;
-    case GgmlType::kQ4_0: return q4_0_rowdot__portable;
+    case GgmlType::kQ8_0: return q8_0_rowdot__gemv;
+    case GgmlType::kQ4_0: return q4_0_rowdot__gemv;
     case GgmlType::kQ4_1: return q4_1_rowdot__portable;
-    default: return nullptr;
+    default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
   }
 }
 

@@ -1,6 +1,7 @@
 // Weight-only GEMV microkernels: dot products of quantized weight rows with an f32 vector, blocks
 // dequantized in registers. Portable C++ written so that the compiler vectorizes it (independent
-// per-lane accumulators, fixed trip counts); ISA-specific versions come from the kernels issue.
+// per-lane accumulators, fixed trip counts); Q4_0, Q8_0 and group-wise INT4 use kernels/gemv's
+// per-ISA kernels.
 // Kernels trust their arguments: cols is a multiple of the block size.
 #ifndef TESSEL_LLM_MATMUL_ROW_DOT_H_
 #define TESSEL_LLM_MATMUL_ROW_DOT_H_
@@ -17,8 +18,9 @@ using RowDotFn = void (*)(const WeightMatrix& w, const float* x, int64_t row_beg
 void f32_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void f16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void q8_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void q4_0_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+// Through kernels/gemv's selected f32-input kernel (AVX-512, AVX2, NEON, SVE or the reference).
+void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
 // The kernel for a supported type (nullptr otherwise); chosen once when a model loads.

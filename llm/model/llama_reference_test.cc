@@ -2,12 +2,14 @@
 // the 64-token prompt from the f32 GGUF and from safetensors (max abs diff <= 1e-3), with a 16-token
 // sliding window, 64 greedy tokens, the paged cache against a contiguous one, and every quantized
 // GGUF type against an f32 GGUF of its dequantized weights (and numpy's dequantization).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/gemv/gemv.h"
 #include "llm/gguf/gguf.h"
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
@@ -172,7 +174,13 @@ TEST_F(ReferenceTest, QuantizedTypesMatchTheirDequantizedF32Copy) {
     std::printf("%s: max |logit - dequantized f32| = %.3g (prefill), %.3g (decode); max |logit - PyTorch f32| = %.3g\n",
                 type.c_str(), diff, decode_diff, MaxAbsDiff(ql, ref_));
     EXPECT_LT(diff, 1e-4f) << type;
-    EXPECT_LT(decode_diff, 1e-4f) << type;
+    // Q8_0 / Q4_0 decode quantizes activations to int8 per 32-block where the CPU has int8 dot
+    // products (kernels/gemv, as llama.cpp does): logits move by about a percent of their range.
+    const bool int8_x = (type == "q8_0" && FastGemvQ8Kernel(GemvFormat::kQ8_0)) ||
+                        (type == "q4_0" && FastGemvQ8Kernel(GemvFormat::kQ4_0));
+    float range = 0;
+    for (float v : ql) range = std::max(range, std::fabs(v));
+    EXPECT_LT(decode_diff, int8_x ? 2e-2f * range : 1e-4f) << type << ", logits up to " << range;
   }
 }
 

@@ -17,6 +17,10 @@ Writes into --out:
   ref_perplexity.json                   held-out perplexity (ctx 256) of the f32 model
   dequant_<type>.npy                    blk.0.ffn_down.weight dequantized by numpy, per GGUF type
   heldout.txt                           the last 10% of the corpus
+
+With --size small (the quantization model of issue 9: dim 256, 6 layers, 5.0M parameters, same
+vocabulary) only model-f32.gguf, heldout.txt and calibration.txt (the first 90%, the training text)
+are written.
 """
 
 import argparse
@@ -355,6 +359,16 @@ class Config:
     rope_theta = 10000.0
 
 
+class SmallConfig(Config):
+    """The quantization test model (issue 9): 5.0M parameters, large enough that 3- and 4-bit weights
+    cost perplexity. Every matrix width is a multiple of 128 so that 128-element groups fit."""
+    dim = 256
+    n_layers = 6
+    n_heads = 8
+    n_kv_heads = 4
+    ffn = 768
+
+
 class RMSNorm(torch.nn.Module):
     def __init__(self, dim, eps):
         super().__init__()
@@ -433,13 +447,13 @@ class TinyLlama(torch.nn.Module):
         return self.lm_head(self.norm(x))
 
 
-def train(model, data, c, steps, batch, seed, log):
+def train(model, data, c, steps, batch, seed, log, peak_lr=1e-2):
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, betas=(0.9, 0.95), weight_decay=0.1)
+    opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, betas=(0.9, 0.95), weight_decay=0.1)
     warmup = 30
     t0 = time.time()
     for step in range(steps):
-        lr = 1e-2 * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
+        lr = peak_lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
         for grp in opt.param_groups:
             grp["lr"] = lr
         starts = torch.randint(0, len(data) - c.ctx - 1, (batch,), generator=g)
@@ -715,11 +729,39 @@ def find_corpus(arg):
     return path
 
 
+def heldout_perplexity(model, spm, heldout_ids, ctx):
+    """Chunks of BOS + ctx-1 tokens, every prediction after BOS scored (what `tessel perplexity` does)."""
+    n_chunks = len(heldout_ids) // (ctx - 1)
+    nll, count = 0.0, 0
+    with torch.no_grad():
+        for k in range(n_chunks):
+            chunk = [spm.bos] + heldout_ids[k * (ctx - 1):(k + 1) * (ctx - 1)]
+            lg = model(torch.tensor([chunk]))[0].double()
+            lp = torch.log_softmax(lg[:-1], -1)
+            tgt = torch.tensor(chunk[1:])
+            nll -= float(lp[torch.arange(len(tgt)), tgt].sum())
+            count += len(tgt)
+    return math.exp(nll / count), n_chunks, count
+
+
+def write_small_outputs(out, model, c, spm, train_text, heldout, log):
+    # No PyTorch perplexity here: Debian's f32 BLAS needs minutes for it; `tessel perplexity` on
+    # model-f32.gguf is the baseline (the runtime matches PyTorch on the tiny model).
+    with open(os.path.join(out, "heldout.txt"), "w", encoding="utf-8") as f:
+        f.write(heldout)
+    with open(os.path.join(out, "calibration.txt"), "w", encoding="utf-8") as f:
+        f.write(train_text)
+    tensors, _ = gguf_tensors(model, c, "f32")
+    kvs = [kv if kv[0] != "general.name" else (kv[0], kv[1], "tessel-small-llama") for kv in llama_kvs(c, spm, "f32")]
+    write_gguf(os.path.join(out, "model-f32.gguf"), kvs, tensors)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--text", default="")
-    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--size", choices=("tiny", "small"), default="tiny")
+    ap.add_argument("--steps", type=int, default=0, help="default: 1000 (tiny), 700 (small)")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1234)
     args = ap.parse_args()
@@ -737,7 +779,8 @@ def main():
         text = f.read()
     split = int(0.9 * len(text))
     train_text, heldout = text[:split], text[split:]
-    c = Config()
+    c = SmallConfig() if args.size == "small" else Config()
+    steps = args.steps or (700 if args.size == "small" else 1000)
 
     t0 = time.time()
     spm = SpmVocab(train_text, c.vocab, min_char_count=200)
@@ -752,8 +795,13 @@ def main():
     assert bpe.decode(bpe.encode(heldout)) == heldout
 
     model = TinyLlama(c)
-    train(model, train_ids, c, args.steps, args.batch, args.seed, log)
+    log("model: %d parameters" % sum(p.numel() for p in model.parameters()))
+    train(model, train_ids, c, steps, args.batch, args.seed, log, peak_lr=5e-3 if args.size == "small" else 1e-2)
     model.eval()
+    if args.size == "small":
+        write_small_outputs(args.out, model, c, spm, train_text, heldout, log)
+        log("done in %.0f s" % (time.time() - t0))
+        return
 
     with torch.no_grad():
         # The prompt: the held-out text's first 63 tokens after BOS, cut where its decoding round-trips.
@@ -772,18 +820,8 @@ def main():
         greedy = seq[len(prompt_ids):]
         log("greedy continuation: %r (smallest top-2 logit margin %.4f)" % (spm.decode(greedy), min_margin))
 
-        # Held-out perplexity: chunks of BOS + ctx-1 tokens, every prediction after BOS scored.
         ctx = c.ctx
-        n_chunks = len(heldout_ids) // (ctx - 1)
-        nll, count = 0.0, 0
-        for k in range(n_chunks):
-            chunk = [spm.bos] + heldout_ids[k * (ctx - 1):(k + 1) * (ctx - 1)]
-            lg = model(torch.tensor([chunk]))[0].double()
-            lp = torch.log_softmax(lg[:-1], -1)
-            tgt = torch.tensor(chunk[1:])
-            nll -= float(lp[torch.arange(len(tgt)), tgt].sum())
-            count += len(tgt)
-        ppl = math.exp(nll / count)
+        ppl, n_chunks, count = heldout_perplexity(model, spm, heldout_ids, ctx)
         log("held-out perplexity (ctx %d, %d chunks): %.4f" % (ctx, n_chunks, ppl))
 
     with open(os.path.join(args.out, "prompt.txt"), "w", encoding="utf-8") as f:

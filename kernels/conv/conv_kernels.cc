@@ -1,0 +1,464 @@
+// im2col / 1x1 / fully connected kernels over GEMM microkernels, and the layout kernels. Work is split
+// into one task per thread, each with its own packing workspace and im2col block, so tasks never share
+// scratch and a run allocates nothing.
+#include "kernels/conv/conv_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/conv/conv_geometry.h"
+#include "kernels/gemm/gemm.h"
+#include "pthreadpool.h"
+
+namespace tessel {
+namespace {
+
+bool AllF32(const OpQuery& q) {
+  for (const OperandInfo& o : q.inputs) {
+    if (o.present && o.type.dtype != DType::kF32) return false;
+  }
+  for (const OperandInfo& o : q.outputs) {
+    if (o.type.dtype != DType::kF32 || !o.type.is_static()) return false;
+  }
+  return true;
+}
+
+// 64-byte aligned float scratch owned by a kernel.
+class Floats {
+ public:
+  explicit Floats(size_t n = 0) : buf_(n ? Buffer::Allocate(n * sizeof(float)) : nullptr) {}
+  float* data() const { return buf_ ? static_cast<float*>(buf_->data()) : nullptr; }
+
+ private:
+  std::shared_ptr<Buffer> buf_;
+};
+
+// y = clamp(y + bias + residual) over rows x cols (row stride ldy; residual has the same layout).
+void Epilogue(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bias, const float* residual, float lo,
+              float hi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* __restrict yr = y + r * ldy;
+    const float* __restrict rr = residual ? residual + r * ldy : nullptr;
+    for (int64_t j = 0; j < cols; ++j) {
+      float v = yr[j];
+      if (bias) v += bias[j];
+      if (rr) v += rr[j];
+      v = v < lo ? lo : v;
+      yr[j] = v > hi ? hi : v;
+    }
+  }
+}
+
+// The GEMM microkernel family member chosen once for the whole layer (cost on the layer's shape).
+absl::StatusOr<const KernelEntry*> SelectGemm(int64_t m, int64_t n, int64_t k) {
+  // TESSEL_FORCE_BACKEND applies here only where it names a microkernel or its backend (x86,
+  // portable...); operator-level names ("gemm", "xnnpack") were already honoured by selection.
+  std::string force = ForcedBackendFromEnv();
+  bool microkernel_force = false;
+  for (const KernelEntry& e : GemmKernels().entries()) microkernel_force |= e.backend == force || e.name == force;
+  if (!microkernel_force) force.clear();
+  return GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0}, force);
+}
+
+int Tasks(const OpKernelArgs& args) { return std::max(1, args.num_threads); }
+
+// ---- convolution ----------------------------------------------------------------------------------------
+
+class GemmConvKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
+    if (!g.ok()) return g.status();
+    std::unique_ptr<GemmConvKernel> k(new GemmConvKernel);
+    k->g_ = *g;
+    k->pool_ = args.threadpool;
+    k->flags_ = ParallelFlags(args);
+    k->x_ = args.inputs[0]->data<float>();
+    k->bias_ = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
+    const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
+    k->residual_ = residual ? residual->data<float>() : nullptr;
+    k->y_ = args.outputs[0].data<float>();
+    const ClampActivation act = ReadClampActivation(args.node, "");
+    k->lo_ = act.lo;
+    k->hi_ = act.hi;
+    k->direct_ = g->is_1x1_direct();
+    const int64_t kg = g->kh * g->kw * g->group_in();
+    const int64_t mg = g->group_out();
+    // Weights [M, KH, KW, C/g] -> per group a [K_g, M_g] row-major B matrix.
+    k->wt_ = Floats(g->groups * kg * mg);
+    const float* w = args.inputs[1]->data<float>();
+    for (int64_t grp = 0; grp < g->groups; ++grp) {
+      float* b = k->wt_.data() + grp * kg * mg;
+      for (int64_t o = 0; o < mg; ++o) {
+        for (int64_t p = 0; p < kg; ++p) b[p * mg + o] = w[(grp * mg + o) * kg + p];
+      }
+    }
+    const int64_t rows = g->n * g->oh * g->ow;
+    absl::StatusOr<const KernelEntry*> gemm = SelectGemm(rows, mg, kg);
+    if (!gemm.ok()) return gemm.status();
+    k->gemm_ = *gemm;
+    // Row blocks keep the im2col block near 512 KiB (in L2 with the packed panels).
+    k->block_rows_ = std::max<int64_t>(16, std::min<int64_t>(256, (128 << 10) / std::max<int64_t>(kg, 1)));
+    k->tasks_ = Tasks(args);
+    for (int t = 0; t < k->tasks_; ++t) {
+      k->workspace_.emplace_back((k->gemm_->workspace_bytes + 3) / 4);
+      k->cols_.emplace_back(k->direct_ ? 0 : k->block_rows_ * kg);
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    pthreadpool_parallelize_1d(pool_, &GemmConvKernel::Task, this, tasks_, flags_);
+    return absl::OkStatus();
+  }
+
+ private:
+  static void Task(void* self, size_t t) { static_cast<GemmConvKernel*>(self)->RunTask(static_cast<int>(t)); }
+
+  void RunTask(int t) {
+    const Conv2dGeometry& g = g_;
+    const int64_t rows = g.n * g.oh * g.ow;
+    const int64_t per_task = (rows + tasks_ - 1) / tasks_;
+    const int64_t begin = std::min(rows, t * per_task);
+    const int64_t end = std::min(rows, begin + per_task);
+    const int64_t kg = g.kh * g.kw * g.group_in();
+    const int64_t mg = g.group_out();
+    const auto gemm = reinterpret_cast<GemmF32Fn>(gemm_->fn);
+    for (int64_t r0 = begin; r0 < end; r0 += block_rows_) {
+      const int64_t nr = std::min(block_rows_, end - r0);
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const float* a;
+        int64_t lda;
+        if (direct_) {
+          a = x_ + r0 * g.c;
+          lda = g.c;
+        } else {
+          Im2col(r0, nr, grp, cols_[t].data());
+          a = cols_[t].data();
+          lda = kg;
+        }
+        gemm(nr, mg, kg, a, lda, wt_.data() + grp * kg * mg, mg, y_ + r0 * g.m + grp * mg, g.m, workspace_[t].data());
+      }
+      Epilogue(y_ + r0 * g.m, nr, g.m, g.m, bias_, residual_ ? residual_ + r0 * g.m : nullptr, lo_, hi_);
+    }
+  }
+
+  // Rows [r0, r0 + nr) of the im2col matrix of group `grp`: one row per output pixel, columns
+  // (kh, kw, c) in the weights' order; padding reads as zero.
+  void Im2col(int64_t r0, int64_t nr, int64_t grp, float* out) const {
+    const Conv2dGeometry& g = g_;
+    const int64_t cg = g.group_in();
+    for (int64_t i = 0; i < nr; ++i) {
+      const int64_t r = r0 + i;
+      const int64_t ox = r % g.ow, oy = (r / g.ow) % g.oh, b = r / (g.ow * g.oh);
+      float* dst = out + i * g.kh * g.kw * cg;
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = oy * g.sh - g.pad_top + ky * g.dh;
+        for (int64_t kx = 0; kx < g.kw; ++kx, dst += cg) {
+          const int64_t ix = ox * g.sw - g.pad_left + kx * g.dw;
+          if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
+            std::memset(dst, 0, cg * sizeof(float));
+          } else {
+            std::memcpy(dst, x_ + ((b * g.h + iy) * g.w + ix) * g.c + grp * cg, cg * sizeof(float));
+          }
+        }
+      }
+    }
+  }
+
+  Conv2dGeometry g_;
+  pthreadpool_t pool_ = nullptr;
+  uint32_t flags_ = 0;
+  const float* x_ = nullptr;
+  const float* bias_ = nullptr;
+  const float* residual_ = nullptr;
+  float* y_ = nullptr;
+  float lo_ = 0, hi_ = 0;
+  bool direct_ = false;
+  Floats wt_;
+  const KernelEntry* gemm_ = nullptr;
+  int64_t block_rows_ = 64;
+  int tasks_ = 1;
+  std::vector<Floats> workspace_;
+  std::vector<Floats> cols_;
+};
+
+bool ConvLegal(const OpQuery& q, bool direct) {
+  if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant) return false;
+  if (q.has_input(2) && !q.inputs[2].constant) return false;
+  if (!ReadClampActivation(q.node, "").is_clamp) return false;
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  return g.ok() && g->is_1x1_direct() == direct;
+}
+
+bool Im2colLegal(const OpQuery& q) { return ConvLegal(q, false); }
+bool DirectLegal(const OpQuery& q) { return ConvLegal(q, true); }
+
+double GemmConvCost(const OpQuery& q) {
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  if (!g.ok()) return 1e9;
+  const double rows = g->n * g->oh * g->ow;
+  const double kg = g->kh * g->kw * g->group_in();
+  // A GEMM with tiny N (depthwise: 1 column per group) wastes the 32-wide microkernel tile, and a
+  // short K spends more time packing A than multiplying: kg / (kg + 48) fits the measured slowdown
+  // against XNNPACK on MobileNetV2's 1x1 layers (K = 16..96).
+  const double tile_use = std::min(1.0, g->group_out() / 32.0);
+  const double k_use = kg / (kg + 48.0);
+  const double im2col_bytes = g->is_1x1_direct() ? 0.0 : 8.0 * rows * kg * g->groups;
+  // Weights are repacked by the GEMM driver for every block of rows; the epilogue reads and writes Y.
+  const double pack_bytes = 4.0 * kg * g->m * std::max(1.0, rows / 256.0);
+  const double epilogue_bytes = 8.0 * rows * g->m;
+  return g->flops() / (170e9 * tile_use * k_use) + (im2col_bytes + pack_bytes + epilogue_bytes) / 20e9;
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateGemmConv(const OpKernelArgs& args) {
+  const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
+  if (residual && residual->raw_data() == args.outputs[0].raw_data()) {
+    return absl::FailedPreconditionError(absl::StrCat("node '", args.node.name(),
+                                                      "': the gemm convolution cannot add a residual stored in place "
+                                                      "of its output; recompile"));
+  }
+  return GemmConvKernel::Create(args);
+}
+
+// ---- fully connected: Gemm / MatMul with constant 2-D weights ---------------------------------------------
+
+struct FcShape {
+  int64_t batch = 0, k = 0, n = 0;
+  bool weights_nk = false;
+  int bias = -1;
+};
+
+bool ResolveFc(const OpQuery& q, FcShape* fc) {
+  if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || q.input(1).rank() != 2) return false;
+  const TensorType& a = q.input(0);
+  const TensorType& w = q.input(1);
+  if (a.rank() < 2 || !a.is_static() || !w.is_static()) return false;
+  if (q.op() == "Gemm") {
+    if (a.rank() != 2 || q.node.GetInt("transA", 0) != 0 || q.node.GetFloat("alpha", 1.0f) != 1.0f) return false;
+    fc->weights_nk = q.node.GetInt("transB", 0) != 0;
+    if (q.has_input(2)) {
+      if (!q.inputs[2].constant || q.node.GetFloat("beta", 1.0f) != 1.0f) return false;
+      fc->bias = 2;
+    }
+  } else if (q.op() != "MatMul") {
+    return false;
+  }
+  fc->k = a.dims.back().value();
+  fc->batch = a.NumElements() / std::max<int64_t>(fc->k, 1);
+  fc->n = fc->weights_nk ? w.dims[0].value() : w.dims[1].value();
+  if ((fc->weights_nk ? w.dims[1].value() : w.dims[0].value()) != fc->k) return false;
+  if (fc->bias >= 0) {
+    const TensorType& b = q.input(fc->bias);
+    if (!b.is_static() || b.NumElements() != fc->n || b.dims.back().value() != fc->n) return false;
+  }
+  return true;
+}
+
+class GemmFcKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    std::vector<OperandInfo> info(args.inputs.size());
+    for (size_t i = 0; i < info.size(); ++i) {
+      if (args.inputs[i]) info[i] = {true, true, args.inputs[i]->type()};
+    }
+    std::vector<OperandInfo> out_info = {{true, false, args.outputs[0].type()}};
+    FcShape fc;
+    if (!ResolveFc(OpQuery{args.node, info, out_info}, &fc)) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "' is not a fully connected layer"));
+    }
+    std::unique_ptr<GemmFcKernel> k(new GemmFcKernel);
+    k->fc_ = fc;
+    k->pool_ = args.threadpool;
+    k->flags_ = ParallelFlags(args);
+    k->a_ = args.inputs[0]->data<float>();
+    k->y_ = args.outputs[0].data<float>();
+    k->bias_ = fc.bias >= 0 ? args.inputs[fc.bias]->data<float>() : nullptr;
+    const float* w = args.inputs[1]->data<float>();
+    if (fc.weights_nk) {
+      k->wt_ = Floats(fc.k * fc.n);
+      for (int64_t o = 0; o < fc.n; ++o) {
+        for (int64_t p = 0; p < fc.k; ++p) k->wt_.data()[p * fc.n + o] = w[o * fc.k + p];
+      }
+      k->w_ = k->wt_.data();
+    } else {
+      k->w_ = w;
+    }
+    absl::StatusOr<const KernelEntry*> gemm = SelectGemm(fc.batch, fc.n, fc.k);
+    if (!gemm.ok()) return gemm.status();
+    k->gemm_ = *gemm;
+    k->tasks_ = Tasks(args);
+    for (int t = 0; t < k->tasks_; ++t) k->workspace_.emplace_back((k->gemm_->workspace_bytes + 3) / 4);
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    pthreadpool_parallelize_1d(pool_, &GemmFcKernel::Task, this, tasks_, flags_);
+    return absl::OkStatus();
+  }
+
+ private:
+  // Tasks split the output columns: batch-1 layers have one row.
+  static void Task(void* self, size_t t) {
+    auto* k = static_cast<GemmFcKernel*>(self);
+    const FcShape& fc = k->fc_;
+    const int64_t per_task = ((fc.n + k->tasks_ - 1) / k->tasks_ + 31) & ~int64_t{31};
+    const int64_t begin = std::min(fc.n, static_cast<int64_t>(t) * per_task);
+    const int64_t cols = std::min(fc.n, begin + per_task) - begin;
+    if (cols <= 0) return;
+    reinterpret_cast<GemmF32Fn>(k->gemm_->fn)(fc.batch, cols, fc.k, k->a_, fc.k, k->w_ + begin, fc.n, k->y_ + begin,
+                                              fc.n, k->workspace_[t].data());
+    Epilogue(k->y_ + begin, fc.batch, cols, fc.n, k->bias_ ? k->bias_ + begin : nullptr, nullptr,
+             -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
+  }
+
+  FcShape fc_;
+  pthreadpool_t pool_ = nullptr;
+  uint32_t flags_ = 0;
+  const float* a_ = nullptr;
+  const float* w_ = nullptr;
+  const float* bias_ = nullptr;
+  float* y_ = nullptr;
+  Floats wt_;
+  const KernelEntry* gemm_ = nullptr;
+  int tasks_ = 1;
+  std::vector<Floats> workspace_;
+};
+
+bool FcLegal(const OpQuery& q) {
+  FcShape fc;
+  return ResolveFc(q, &fc);
+}
+
+double FcCost(const OpQuery& q) {
+  FcShape fc;
+  if (!ResolveFc(q, &fc)) return 1e9;
+  // The driver packs the whole weight matrix on every run: twice the weight traffic of XNNPACK's.
+  return 2.0 * fc.batch * fc.n * fc.k / 170e9 + 8.0 * fc.n * fc.k / 20e9;
+}
+
+// ---- layout: Transpose, and reshapes that only copy ---------------------------------------------------------
+
+class TransposeKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    const Tensor& x = *args.inputs[0];
+    std::unique_ptr<TransposeKernel> k(new TransposeKernel);
+    const int rank = x.rank();
+    std::vector<int64_t> perm = args.node.GetInts("perm");
+    if (perm.empty()) {
+      for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
+    }
+    if (static_cast<int>(perm.size()) != rank || rank > kMaxRank) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': bad perm for rank ", rank));
+    }
+    std::vector<int64_t> in_strides(rank, 1);
+    for (int d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.dim(d + 1);
+    // Pad to kMaxRank leading unit dimensions so the loop nest is fixed.
+    for (int d = 0; d < kMaxRank; ++d) {
+      const int src = d - (kMaxRank - rank);
+      k->extent_[d] = src < 0 ? 1 : args.outputs[0].dim(src);
+      k->stride_[d] = src < 0 ? 0 : in_strides[perm[src]];
+    }
+    k->x_ = static_cast<const uint32_t*>(x.raw_data());
+    k->y_ = static_cast<uint32_t*>(args.outputs[0].raw_data());
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    const int64_t* e = extent_;
+    const int64_t* s = stride_;
+    uint32_t* y = y_;
+    for (int64_t a = 0; a < e[0]; ++a)
+      for (int64_t b = 0; b < e[1]; ++b)
+        for (int64_t c = 0; c < e[2]; ++c)
+          for (int64_t d = 0; d < e[3]; ++d)
+            for (int64_t f = 0; f < e[4]; ++f) {
+              const uint32_t* x = x_ + a * s[0] + b * s[1] + c * s[2] + d * s[3] + f * s[4];
+              for (int64_t g = 0; g < e[5]; ++g) *y++ = x[g * s[5]];
+            }
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr int kMaxRank = 6;
+  int64_t extent_[kMaxRank];
+  int64_t stride_[kMaxRank];
+  const uint32_t* x_ = nullptr;
+  uint32_t* y_ = nullptr;
+};
+
+bool TransposeLegal(const OpQuery& q) {
+  return q.has_input(0) && DTypeStorageBytes(q.input(0).dtype, 1) == 4 && q.input(0).is_static() &&
+         q.input(0).rank() <= 6;
+}
+
+class CopyKernel : public OpKernel {
+ public:
+  CopyKernel(const void* x, void* y, size_t bytes) : x_(x), y_(y), bytes_(bytes) {}
+  absl::Status Run() override {
+    if (x_ != y_) std::memmove(y_, x_, bytes_);
+    return absl::OkStatus();
+  }
+
+ private:
+  const void* x_;
+  void* y_;
+  size_t bytes_;
+};
+
+bool CopyLegal(const OpQuery& q) {
+  return q.has_input(0) && q.input(0).is_static() && q.output(0).is_static() &&
+         q.input(0).NumElements() == q.output(0).NumElements() && q.input(0).dtype == q.output(0).dtype;
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateCopy(const OpKernelArgs& args) {
+  return std::unique_ptr<OpKernel>(
+      new CopyKernel(args.inputs[0]->raw_data(), args.outputs[0].raw_data(), args.outputs[0].byte_size()));
+}
+
+double CopyCost(const OpQuery& q) { return 8.0 * q.output(0).NumElements() / 20e9; }
+
+OpKernelEntry Entry(const char* name, const char* op, const char* layout, const char* backend,
+                    bool (*legal)(const OpQuery&), double (*cost)(const OpQuery&),
+                    absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&)) {
+  OpKernelEntry e;
+  e.name = name;
+  e.op = op;
+  e.dtypes = "f32";
+  e.layout = layout;
+  e.backend = backend;
+  e.legal = legal;
+  e.cost = cost;
+  e.create = create;
+  return e;
+}
+
+}  // namespace
+
+void RegisterGemmOpKernels(OpKernelRegistry& r) {
+  r.Register(Entry("tessel_f32_conv2d_nhwc__im2col_gemm", "tessel.FusedConv", "nhwc", "gemm", Im2colLegal, GemmConvCost,
+                   CreateGemmConv));
+  r.Register(Entry("tessel_f32_conv2d_1x1_nhwc__gemm", "tessel.FusedConv", "nhwc", "gemm", DirectLegal, GemmConvCost,
+                   CreateGemmConv));
+  r.Register(Entry("tessel_f32_fully_connected_gemm__gemm", "Gemm", "row_major", "gemm", FcLegal, FcCost,
+                   GemmFcKernel::Create));
+  r.Register(Entry("tessel_f32_fully_connected_matmul__gemm", "MatMul", "row_major", "gemm", FcLegal, FcCost,
+                   GemmFcKernel::Create));
+}
+
+void RegisterLayoutOpKernels(OpKernelRegistry& r) {
+  r.Register(Entry("tessel_x32_transpose__portable", "Transpose", "any", "portable", TransposeLegal, CopyCost,
+                   TransposeKernel::Create));
+  for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity"}) {
+    r.Register(Entry(absl::StrCat("tessel_copy_", op, "__portable").c_str(), op, "any", "portable", CopyLegal, CopyCost,
+                     CreateCopy));
+  }
+}
+
+}  // namespace tessel

@@ -1,0 +1,291 @@
+// Winograd F(2x2, 3x3), channels last. Transforms run over channel vectors (unit stride, no calls:
+// the compiler vectorizes them) and are split across the session's threads by tiles.
+#include "kernels/conv/winograd.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/conv/conv_geometry.h"
+#include "pthreadpool.h"
+#include "xnnpack.h"
+
+namespace tessel {
+namespace {
+
+constexpr int kPoints = 16;  // 4x4 transform points
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The per-channel transforms are compiled for each x86 vector width and picked at load time
+// (GCC function multiversioning), so the portable build still runs them with AVX-512 where present.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TESSEL_WINOGRAD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TESSEL_WINOGRAD_CLONES
+#endif
+
+// The per-channel transforms, written for the vectorizer: unit stride, no branches or calls.
+TESSEL_WINOGRAD_CLONES void InputTransform(int64_t channels, const float* const (&d)[4][4], float* const (&v)[16]) {
+#pragma GCC ivdep
+  for (int64_t c = 0; c < channels; ++c) {
+    float t[4][4];
+    for (int s = 0; s < 4; ++s) {
+      t[0][s] = d[0][s][c] - d[2][s][c];
+      t[1][s] = d[1][s][c] + d[2][s][c];
+      t[2][s] = d[2][s][c] - d[1][s][c];
+      t[3][s] = d[1][s][c] - d[3][s][c];
+    }
+    for (int r = 0; r < 4; ++r) {
+      v[r * 4 + 0][c] = t[r][0] - t[r][2];
+      v[r * 4 + 1][c] = t[r][1] + t[r][2];
+      v[r * 4 + 2][c] = t[r][2] - t[r][1];
+      v[r * 4 + 3][c] = t[r][1] - t[r][3];
+    }
+  }
+}
+
+TESSEL_WINOGRAD_CLONES void OutputTransform(int64_t channels, const float* const (&m)[16], const float* bias,
+                                            const float* const (&res)[4], float* const (&y)[4], float lo, float hi) {
+#pragma GCC ivdep
+  for (int64_t c = 0; c < channels; ++c) {
+    float t[2][4];
+    for (int q = 0; q < 4; ++q) {
+      t[0][q] = m[q][c] + m[4 + q][c] + m[8 + q][c];
+      t[1][q] = m[4 + q][c] - m[8 + q][c] - m[12 + q][c];
+    }
+    for (int r = 0; r < 2; ++r) {
+      const float y0 = t[r][0] + t[r][1] + t[r][2] + bias[c] + res[r * 2][c];
+      const float y1 = t[r][1] - t[r][2] - t[r][3] + bias[c] + res[r * 2 + 1][c];
+      y[r * 2][c] = std::min(std::max(y0, lo), hi);
+      y[r * 2 + 1][c] = std::min(std::max(y1, lo), hi);
+    }
+  }
+}
+
+bool WinogradLegal(const OpQuery& q) {
+  for (const OperandInfo& o : q.inputs) {
+    if (o.present && o.type.dtype != DType::kF32) return false;
+  }
+  if (!q.has_input(1) || !q.inputs[1].constant || (q.has_input(2) && !q.inputs[2].constant)) return false;
+  if (!ReadClampActivation(q.node, "").is_clamp) return false;
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->groups == 1;
+}
+
+double WinogradCost(const OpQuery& q) {
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  if (!g.ok()) return 1e9;
+  const double tiles = g->n * ((g->oh + 1) / 2) * ((g->ow + 1) / 2);
+  const double gemm_flops = kPoints * 2.0 * tiles * g->c * g->m;
+  // The transformed weights (16/9 of the original) stream once per run; transforms touch V and M
+  // (16 values per tile and channel) twice each, in L2.
+  const double weight_bytes = 4.0 * kPoints * g->c * g->m;
+  const double transform_bytes = 4.0 * kPoints * tiles * (g->c + g->m) * 2;
+  return gemm_flops / 150e9 + weight_bytes / 20e9 + transform_bytes / 60e9;
+}
+
+class WinogradKernel : public OpKernel {
+ public:
+  ~WinogradKernel() override {
+    for (Task& t : tasks_) {
+      for (xnn_operator_t op : t.gemm) xnn_delete_operator(op);
+    }
+  }
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    static const xnn_status init = xnn_initialize(nullptr);
+    if (init != xnn_status_success) return absl::UnavailableError("XNNPACK cannot initialize on this CPU");
+    absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
+    if (!g.ok()) return g.status();
+    std::unique_ptr<WinogradKernel> k(new WinogradKernel);
+    k->g_ = *g;
+    k->pool_ = args.threadpool;
+    k->flags_ = ParallelFlags(args);
+    k->x_ = args.inputs[0]->data<float>();
+    k->bias_ = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
+    k->residual_ = args.inputs.size() > 3 && args.inputs[3] ? args.inputs[3]->data<float>() : nullptr;
+    k->y_ = args.outputs[0].data<float>();
+    const ClampActivation act = ReadClampActivation(args.node, "");
+    k->lo_ = act.lo;
+    k->hi_ = act.hi;
+    k->tiles_h_ = (g->oh + 1) / 2;
+    k->tiles_w_ = (g->ow + 1) / 2;
+    k->tiles_ = g->n * k->tiles_h_ * k->tiles_w_;
+    // Blocks of tiles whose V and M (16 x block x (C + M) floats) stay within ~512 KiB, as many
+    // blocks as a multiple of the thread count where the tiles allow.
+    const int threads = std::max(1, args.num_threads);
+    const int64_t target = std::max<int64_t>(16, 8192 / (g->c + g->m));
+    int64_t blocks = (k->tiles_ + target - 1) / target;
+    blocks = std::min(k->tiles_, (blocks + threads - 1) / threads * threads);
+    k->block_ = (k->tiles_ + blocks - 1) / blocks;
+    k->blocks_ = (k->tiles_ + k->block_ - 1) / k->block_;
+    k->zeros_.assign(std::max(g->c, g->m), 0.0f);
+
+    // U = G g G^T per (output, input) channel, stored per point as an [M, C] matrix.
+    std::vector<float> u(kPoints * g->m * g->c);
+    const float* w = args.inputs[1]->data<float>();
+    for (int64_t o = 0; o < g->m; ++o) {
+      for (int64_t c = 0; c < g->c; ++c) {
+        float f[3][3], t[4][3];
+        for (int i = 0; i < 3; ++i) {
+          for (int j = 0; j < 3; ++j) f[i][j] = w[((o * 3 + i) * 3 + j) * g->c + c];
+        }
+        for (int j = 0; j < 3; ++j) {
+          t[0][j] = f[0][j];
+          t[1][j] = 0.5f * (f[0][j] + f[1][j] + f[2][j]);
+          t[2][j] = 0.5f * (f[0][j] - f[1][j] + f[2][j]);
+          t[3][j] = f[2][j];
+        }
+        for (int i = 0; i < 4; ++i) {
+          const float r[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]),
+                              t[i][2]};
+          for (int j = 0; j < 4; ++j) u[((i * 4 + j) * g->m + o) * g->c + c] = r[j];
+        }
+      }
+    }
+    // One task per thread, each with its own V and M blocks and GEMMs bound to them, so a run is one
+    // parallel region (a region per GEMM would cost a thread hand-off each, ruinous on a busy machine).
+    k->tasks_.resize(std::min<int64_t>(threads, k->blocks_));
+    for (Task& t : k->tasks_) {
+      t.v.resize(kPoints * k->block_ * g->c);
+      t.m.resize(kPoints * k->block_ * g->m);
+      t.discard.resize(g->m);
+      for (int p = 0; p < kPoints; ++p) {
+        xnn_operator_t op = nullptr;
+        xnn_status s = xnn_create_fully_connected_nc_f32(g->c, g->m, g->c, g->m, u.data() + p * g->m * g->c, nullptr,
+                                                         -kInf, kInf, 0, &op);
+        if (s != xnn_status_success) {
+          return absl::InternalError(
+              absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected create failed"));
+        }
+        t.gemm.push_back(op);
+        s = xnn_setup_fully_connected_nc_f32(op, k->block_, t.v.data() + p * k->block_ * g->c,
+                                             t.m.data() + p * k->block_ * g->m, nullptr);
+        if (s != xnn_status_success) {
+          return absl::InternalError(
+              absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected setup failed"));
+        }
+      }
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    pthreadpool_parallelize_1d(pool_, &WinogradKernel::RunTask, this, tasks_.size(), flags_);
+    return failed_ ? absl::InternalError("xnn_run_operator failed") : absl::OkStatus();
+  }
+
+ private:
+  struct Task {
+    std::vector<float> v, m, discard;
+    std::vector<xnn_operator_t> gemm;
+  };
+
+  // Task t takes blocks t, t + tasks, ...
+  static void RunTask(void* self, size_t t) {
+    auto* k = static_cast<WinogradKernel*>(self);
+    Task& task = k->tasks_[t];
+    for (int64_t blk = t; blk < k->blocks_; blk += k->tasks_.size()) {
+      const int64_t start = blk * k->block_;
+      for (int64_t i = 0; i < k->block_; ++i) k->TransformInput(task, start, i);
+      for (xnn_operator_t op : task.gemm) {
+        if (xnn_run_operator(op, nullptr) != xnn_status_success) k->failed_ = true;
+      }
+      for (int64_t i = 0; i < k->block_ && start + i < k->tiles_; ++i) k->TransformOutput(task, start, i);
+    }
+  }
+
+  // V[:, i] = B^T d B for tile start + i (tiles past the end read as zeros).
+  void TransformInput(Task& task, int64_t start, int64_t i) {
+    const Conv2dGeometry& g = g_;
+    const int64_t tile = start + i;
+    const float* d[4][4];
+    const int64_t b = tile / (tiles_h_ * tiles_w_);
+    const int64_t iy0 = (tile / tiles_w_) % tiles_h_ * 2 - g.pad_top;
+    const int64_t ix0 = tile % tiles_w_ * 2 - g.pad_left;
+    for (int r = 0; r < 4; ++r) {
+      for (int s = 0; s < 4; ++s) {
+        const int64_t iy = iy0 + r, ix = ix0 + s;
+        const bool inside = tile < tiles_ && iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+        d[r][s] = inside ? x_ + ((b * g.h + iy) * g.w + ix) * g.c : zeros_.data();
+      }
+    }
+    const int64_t stride = block_ * g.c;
+    float* v[16];
+    for (int p = 0; p < kPoints; ++p) v[p] = task.v.data() + p * stride + i * g.c;
+    InputTransform(g.c, d, v);
+  }
+
+  // Y = clamp(A^T M A + bias + residual) for the 2x2 outputs of tile start + i, with
+  // A^T = [1 1 1 0; 0 1 -1 -1]. Outputs past the edge of an odd extent are dropped.
+  void TransformOutput(Task& task, int64_t start, int64_t i) {
+    const Conv2dGeometry& g = g_;
+    const int64_t tile = start + i;
+    const int64_t b = tile / (tiles_h_ * tiles_w_);
+    const int64_t oy0 = (tile / tiles_w_) % tiles_h_ * 2;
+    const int64_t ox0 = tile % tiles_w_ * 2;
+    int64_t offset[2][2];
+    for (int r = 0; r < 2; ++r) {
+      for (int s = 0; s < 2; ++s) {
+        const bool inside = oy0 + r < g.oh && ox0 + s < g.ow;
+        offset[r][s] = inside ? ((b * g.oh + oy0 + r) * g.ow + ox0 + s) * g.m : -1;
+      }
+    }
+    const int64_t stride = block_ * g.m;
+    const float* m[16];
+    for (int p = 0; p < kPoints; ++p) m[p] = task.m.data() + p * stride + i * g.m;
+    // Outputs past an odd edge go to a discard buffer; a missing residual or bias reads zeros.
+    float* y[4];
+    const float* res[4];
+    for (int q = 0; q < 4; ++q) {
+      const int64_t o = offset[q / 2][q % 2];
+      y[q] = o >= 0 ? y_ + o : task.discard.data();
+      res[q] = o >= 0 && residual_ ? residual_ + o : zeros_.data();
+    }
+    OutputTransform(g.m, m, bias_ ? bias_ : zeros_.data(), res, y, lo_, hi_);
+  }
+
+  Conv2dGeometry g_;
+  pthreadpool_t pool_ = nullptr;
+  uint32_t flags_ = 0;
+  const float* x_ = nullptr;
+  const float* bias_ = nullptr;
+  const float* residual_ = nullptr;
+  float* y_ = nullptr;
+  float lo_ = 0, hi_ = 0;
+  int64_t tiles_h_ = 0, tiles_w_ = 0, tiles_ = 0, block_ = 0, blocks_ = 0;
+  std::vector<Task> tasks_;
+  std::vector<float> zeros_;
+  std::atomic<bool> failed_{false};
+};
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateWinograd(const OpKernelArgs& args) {
+  const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
+  if (residual && residual->raw_data() == args.outputs[0].raw_data()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("node '", args.node.name(), "': Winograd cannot add a residual stored in place of its output"));
+  }
+  return WinogradKernel::Create(args);
+}
+
+}  // namespace
+
+void RegisterWinogradOpKernels(OpKernelRegistry& r) {
+  OpKernelEntry e;
+  e.name = "tessel_f32_conv2d_3x3s1_nhwc__winograd_f2x2";
+  e.op = "tessel.FusedConv";
+  e.dtypes = "f32";
+  e.layout = "nhwc";
+  e.backend = "winograd";
+  e.legal = WinogradLegal;
+  e.cost = WinogradCost;
+  e.create = CreateWinograd;
+  r.Register(std::move(e));
+}
+
+}  // namespace tessel

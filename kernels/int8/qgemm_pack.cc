@@ -1,0 +1,45 @@
+// Weight packing for the u8 x s8 GEMM, and the CPU check.
+#include <algorithm>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/int8/qgemm.h"
+
+namespace tessel {
+
+PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,
+                                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift) {
+  PackedQGemmWeights p;
+  p.n = n;
+  p.k = k;
+  p.kp = (k + 3) / 4 * 4;
+  const int64_t panels = (n + kQGemmNr - 1) / kQGemmNr;
+  p.panels.assign(panels * p.kp * kQGemmNr, 0);
+  p.bias.assign(panels * kQGemmNr, 0);
+  p.multiplier.assign(panels * kQGemmNr, 0);
+  p.shift.assign(panels * kQGemmNr, 0);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t panel = j / kQGemmNr, lane = j % kQGemmNr;
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int8_t v = w[j * k + kk];
+      sum += v;
+      p.panels[((panel * (p.kp / 4) + kk / 4) * kQGemmNr + lane) * 4 + kk % 4] = v;
+    }
+    p.bias[j] = (bias != nullptr ? bias[j] : 0) - x_zero_point * sum;
+    const size_t i = multiplier.size() == 1 ? 0 : static_cast<size_t>(j);
+    p.multiplier[j] = static_cast<int32_t>(multiplier[i]);
+    p.shift[j] = static_cast<int32_t>(shift[i]);
+  }
+  return p;
+}
+
+bool HasQGemmVnni() {
+#if defined(__x86_64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
+#else
+  return false;
+#endif
+}
+
+}  // namespace tessel

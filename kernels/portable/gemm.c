@@ -1,0 +1,98 @@
+/* f32 GEMM with a bias / residual / clamp epilogue, register-blocked for the auto-vectorizer: the
+ * convolution and fully-connected work of the AOT C emitter's generated code runs here. */
+#include "tessel_portable.h"
+
+enum { kMR = 4, kNR = 32 };
+
+/* Accumulators start from the biases. */
+static void init_tile(size_t mr, size_t nr, const float* restrict bias_n, const float* restrict bias_m,
+                      float acc[kMR][kNR]) {
+  for (size_t i = 0; i < mr; ++i) {
+    const float bm = bias_m ? bias_m[i] : 0.0f;
+    for (size_t j = 0; j < nr; ++j) acc[i][j] = bm + (bias_n ? bias_n[j] : 0.0f);
+  }
+}
+
+static void store_tile(size_t mr, size_t nr, float acc[kMR][kNR], const float* restrict r, size_t ldr,
+                       float* restrict c, size_t ldc, float lo, float hi) {
+  for (size_t i = 0; i < mr; ++i) {
+    const float* restrict ai = acc[i];
+    float* restrict ci = c + i * ldc;
+    if (r) {
+      const float* restrict ri = r + i * ldr;
+      // tessel:hot
+#pragma omp simd
+      for (size_t j = 0; j < nr; ++j) {
+        const float v = ai[j] + ri[j];
+        ci[j] = v < lo ? lo : (v > hi ? hi : v);
+      }
+    } else {
+      // tessel:hot
+#pragma omp simd
+      for (size_t j = 0; j < nr; ++j) {
+        const float v = ai[j];
+        ci[j] = v < lo ? lo : (v > hi ? hi : v);
+      }
+    }
+  }
+}
+
+/* A full 4 x kNR tile with constant trip counts, so the column loop needs no remainder handling. Each B
+ * vector feeds four FMAs, but GCC 12 keeps the accumulators in the (L1-resident) array rather than in
+ * registers across k: a load and a store per FMA, unlike the hand-written NEON/SVE microkernels (see
+ * kernels/VECTORIZATION.md). */
+static void full_tile(size_t k, const float* restrict a, size_t lda, const float* restrict b, size_t ldb,
+                      float acc[kMR][kNR]) {
+  float* restrict acc0 = acc[0];
+  float* restrict acc1 = acc[1];
+  float* restrict acc2 = acc[2];
+  float* restrict acc3 = acc[3];
+  for (size_t p = 0; p < k; ++p) {
+    const float a0 = a[p], a1 = a[lda + p], a2 = a[2 * lda + p], a3 = a[3 * lda + p];
+    const float* restrict bp = b + p * ldb;
+    // tessel:hot
+#pragma omp simd
+    for (size_t j = 0; j < kNR; ++j) {
+      const float bj = bp[j];
+      acc0[j] += a0 * bj;
+      acc1[j] += a1 * bj;
+      acc2[j] += a2 * bj;
+      acc3[j] += a3 * bj;
+    }
+  }
+}
+
+/* Edge tiles (fewer rows or columns): one row at a time over a variable number of columns. */
+static void edge_tile(size_t mr, size_t nr, size_t k, const float* restrict a, size_t lda, const float* restrict b,
+                      size_t ldb, float acc[kMR][kNR]) {
+  for (size_t p = 0; p < k; ++p) {
+    const float* restrict bp = b + p * ldb;
+    for (size_t i = 0; i < mr; ++i) {
+      const float ai = a[i * lda + p];
+      float* restrict acci = acc[i];
+      // tessel:hot
+#pragma omp simd
+      for (size_t j = 0; j < nr; ++j) acci[j] += ai * bp[j];
+    }
+  }
+}
+
+void tsl_f32_gemm_minmax__autovec(size_t m, size_t n, size_t k, const float* restrict a, size_t lda,
+                                  const float* restrict b, size_t ldb, const float* restrict bias_n,
+                                  const float* restrict bias_m, const float* restrict r, size_t ldr,
+                                  float* restrict c, size_t ldc, float lo, float hi) {
+  float acc[kMR][kNR] __attribute__((aligned(TSL_ALIGNMENT)));
+  for (size_t i0 = 0; i0 < m; i0 += kMR) {
+    const size_t mr = m - i0 < kMR ? m - i0 : kMR;
+    for (size_t j0 = 0; j0 < n; j0 += kNR) {
+      const size_t nr = n - j0 < kNR ? n - j0 : kNR;
+      init_tile(mr, nr, bias_n ? bias_n + j0 : 0, bias_m ? bias_m + i0 : 0, acc);
+      if (mr == kMR && nr == kNR) {
+        full_tile(k, a + i0 * lda, lda, b + j0, ldb, acc);
+      } else {
+        edge_tile(mr, nr, k, a + i0 * lda, lda, b + j0, ldb, acc);
+      }
+      store_tile(mr, nr, acc, r ? r + i0 * ldr + j0 : 0, ldr, c + i0 * ldc + j0, ldc, lo, hi);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+// OpKernelRegistry: a flat table of operator-level kernels; selection filters then takes the cheapest.
+#include "kernels/registry/op_kernel.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "pthreadpool.h"
+
+namespace tessel {
+
+const std::string OpQuery::op() const {
+  return node.domain().empty() ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
+}
+
+std::string OpDTypes(const OpQuery& query) {
+  return query.has_input(0) ? std::string(DTypeName(query.input(0).dtype)) : std::string("none");
+}
+
+std::string ForcedBackendFromEnv() {
+  const char* force = std::getenv("TESSEL_FORCE_BACKEND");
+  return force ? force : "";
+}
+
+uint32_t ParallelFlags(const OpKernelArgs& args) {
+  return args.spin_workers ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS;
+}
+
+void OpKernelRegistry::Register(OpKernelEntry entry) { entries_.push_back(std::move(entry)); }
+
+const OpKernelEntry* OpKernelRegistry::FindByName(absl::string_view name) const {
+  for (const OpKernelEntry& e : entries_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string_view dtypes, absl::string_view force,
+                                              std::vector<std::string>* why_not) const {
+  const std::string op = query.op();
+  const OpKernelEntry* best = nullptr;
+  double best_cost = 0;
+  for (const OpKernelEntry& e : entries_) {
+    if (e.op != op || e.dtypes != dtypes) continue;
+    std::string refused;
+    if (!force.empty() && e.backend != force && e.name != force) {
+      refused = absl::StrCat("not ", force);
+    } else if (!CpuSupports(e.isa)) {
+      refused = absl::StrCat("CPU lacks ", IsaName(e.isa));
+    } else if (e.legal && !e.legal(query)) {
+      refused = "shape or attributes not supported";
+    } else {
+      const double cost = e.cost ? e.cost(query) : 0.0;
+      if (!best || cost < best_cost) {
+        best = &e;
+        best_cost = cost;
+      }
+      continue;
+    }
+    if (why_not) why_not->push_back(absl::StrCat(e.name, ": ", refused));
+  }
+  return best;
+}
+
+}  // namespace tessel

@@ -1,0 +1,106 @@
+// Operator-level kernels: one implementation of a graph operator (tessel.FusedConv, Gemm, and later
+// QConv / QGemm) that the compiler chooses per node and records by name in the artifact, and that the
+// executor instantiates once per session over the session's fixed arena (the XNNPACK layering:
+// create and pack at load, bind the arena once, then only run). Entries are keyed by (op, dtypes,
+// layout) like the microkernel registry, with a legality check and a cost estimate on the node.
+#ifndef TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_
+#define TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "kernels/registry/registry.h"
+
+typedef struct pthreadpool* pthreadpool_t;
+
+namespace tessel {
+
+// What selection knows about one operand: its static type and whether its data is known at compile
+// time (weights), which kernels that pack weights at load require.
+struct OperandInfo {
+  bool present = false;
+  bool constant = false;
+  TensorType type;
+};
+
+// A node as kernel selection sees it: attributes from `node`, operands from the two spans.
+struct OpQuery {
+  const Node& node;
+  absl::Span<const OperandInfo> inputs;
+  absl::Span<const OperandInfo> outputs;
+
+  const std::string op() const;  // "Gemm", "tessel.FusedConv"
+  bool has_input(int i) const { return i < static_cast<int>(inputs.size()) && inputs[i].present; }
+  const TensorType& input(int i) const { return inputs[i].type; }
+  const TensorType& output(int i) const { return outputs[i].type; }
+};
+
+// A prepared kernel: owns its packed weights and scratch; inputs and outputs were bound at creation
+// (arena views never move), so Run only computes. Run never allocates.
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual absl::Status Run() = 0;
+};
+
+// What a factory gets: the node's attributes, the bound operand tensors (weights are the mapped
+// constants, activations are views into the session's arena; nullptr for an omitted optional input),
+// and the session's thread pool (nullptr: run on the calling thread).
+struct OpKernelArgs {
+  const Node& node;
+  absl::Span<const Tensor* const> inputs;
+  absl::Span<Tensor> outputs;
+  pthreadpool_t threadpool = nullptr;
+  int num_threads = 1;
+  // Whether pool workers spin between parallel regions (lowest latency on idle cores) or sleep on a
+  // futex after each (robust when other processes compete for the cores).
+  bool spin_workers = false;
+};
+
+// The pthreadpool flags for a parallel region under `args`.
+uint32_t ParallelFlags(const OpKernelArgs& args);
+
+struct OpKernelEntry {
+  std::string name;    // unique, microkernel style: "xnn_f32_conv2d_nhwc__xnnpack"
+  std::string op;      // "tessel.FusedConv", "Gemm"; the domain prefixes the type
+  std::string dtypes;  // "f32"; "qs8" etc. for quantized kernels
+  std::string layout;  // "nhwc", "row_major", "any"
+  Isa isa = Isa::kPortable;
+  std::string backend;                       // "xnnpack", "gemm", "portable"
+  bool (*legal)(const OpQuery&) = nullptr;   // nullptr: every node of the op
+  double (*cost)(const OpQuery&) = nullptr;  // estimated seconds for one run on one thread
+  absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&) = nullptr;
+};
+
+class OpKernelRegistry {
+ public:
+  void Register(OpKernelEntry entry);
+  const OpKernelEntry* FindByName(absl::string_view name) const;
+  const std::vector<OpKernelEntry>& entries() const { return entries_; }
+
+  // The cheapest legal entry for the node that runs on this CPU and passes `force` (a backend or a
+  // kernel name; empty: any). nullptr when none does: the caller falls back to the reference kernel.
+  // `why_not` (optional) collects one line per refused candidate.
+  const OpKernelEntry* Select(const OpQuery& query, absl::string_view dtypes, absl::string_view force,
+                              std::vector<std::string>* why_not = nullptr) const;
+
+ private:
+  std::vector<OpKernelEntry> entries_;
+};
+
+// The operand dtype key of a node: its first input's dtype name ("f32"), what kernels register under.
+std::string OpDTypes(const OpQuery& query);
+
+// The force setting from TESSEL_FORCE_BACKEND ("" when unset).
+std::string ForcedBackendFromEnv();
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_

@@ -1,0 +1,23 @@
+// Fills the operator-level catalog from each backend's registration function.
+#include "kernels/registry/op_kernels.h"
+
+#include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/winograd.h"
+#include "kernels/xnnpack/xnnpack_kernels.h"
+
+namespace tessel {
+
+const OpKernelRegistry& OpKernels() {
+  // Leaked on purpose (trivially destructible global): sessions may outlive other statics.
+  static const OpKernelRegistry* registry = [] {
+    auto* r = new OpKernelRegistry;
+    RegisterXnnpackOpKernels(*r);
+    RegisterGemmOpKernels(*r);
+    RegisterWinogradOpKernels(*r);
+    RegisterLayoutOpKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace tessel

@@ -1,0 +1,352 @@
+// Every registered operator-level kernel against the reference kernels (the oracle) on random,
+// awkward cases: odd sizes, strides, asymmetric pads, dilation, groups and depthwise, every fused
+// clamp activation, with and without bias and residual, 1 and 3 threads. Float results must agree to
+// a normalized error (max |got - want| / max |want|) of 2e-5: only the summation order differs.
+// A kernel whose ISA this CPU lacks is skipped visibly; one that no generated case reaches fails.
+#include "kernels/registry/op_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/graph.h"
+#include "gtest/gtest.h"
+#include "kernels/reference/reference.h"
+#include "pthreadpool.h"
+
+namespace tessel {
+namespace {
+
+constexpr double kTolerance = 2e-5;
+
+// One generated node: a graph holding it, and the input tensors (weights are the graph's constants).
+struct Case {
+  std::unique_ptr<Graph> graph = std::make_unique<Graph>();
+  Node* node = nullptr;
+  std::vector<Value*> values;  // node inputs (nullptr for omitted optional inputs)
+  std::vector<Tensor> data;    // per input (undefined for omitted ones)
+  std::string label;
+};
+
+class CaseBuilder {
+ public:
+  CaseBuilder(std::mt19937* rng, Case* c) : rng_(rng), c_(c) {}
+
+  Tensor Random(std::vector<int64_t> shape) {
+    Tensor t(DType::kF32, std::move(shape));
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = u(*rng_);
+    return t;
+  }
+  void Activation(std::vector<int64_t> shape) { AddOperand(Random(std::move(shape)), false); }
+  void Weight(std::vector<int64_t> shape) { AddOperand(Random(std::move(shape)), true); }
+  void WeightTensor(Tensor t) { AddOperand(std::move(t), true); }
+  void Omitted() {
+    c_->values.push_back(nullptr);
+    c_->data.emplace_back();
+  }
+  Node* Finish(const std::string& op, const std::string& domain) {
+    c_->node = c_->graph->AddNode(op, c_->values, 1, "n");
+    c_->node->set_domain(domain);
+    return c_->node;
+  }
+
+ private:
+  void AddOperand(Tensor t, bool constant) {
+    const std::string name = absl::StrCat("v", c_->values.size());
+    c_->values.push_back(constant ? c_->graph->AddConstant(name, t) : c_->graph->AddInput(name, t.type()));
+    c_->data.push_back(std::move(t));
+  }
+  std::mt19937* rng_;
+  Case* c_;
+};
+
+int64_t Pick(std::mt19937& rng, std::vector<int64_t> options) {
+  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+}
+
+void SetActivation(std::mt19937& rng, Node* n, const std::string& prefix, std::string* label) {
+  const int64_t kind = Pick(rng, {0, 1, 2});
+  const char* names[] = {"none", "relu", "clip"};
+  n->SetAttr(prefix + "activation", Attribute::String(names[kind]));
+  if (kind == 2) {
+    n->SetAttr(prefix + "clip_min", Attribute::Float(-0.5f));
+    n->SetAttr(prefix + "clip_max", Attribute::Float(0.75f));
+  }
+  absl::StrAppend(label, " ", prefix, names[kind]);
+}
+
+int64_t OutExtent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+  const int64_t span = in + pb + pe - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+// tessel.FusedConv (nhwc). A third of the cases are plain 1x1 convolutions (the direct GEMM path)
+// and a third dense 3x3 stride-1 ones (Winograd's), with any padding.
+bool MakeFusedConv(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t shape_class = Pick(rng, {0, 1, 2});
+  const bool one_by_one = shape_class == 1, three_by_three = shape_class == 2;
+  const bool fixed = one_by_one || three_by_three;
+  const int64_t n = Pick(rng, {1, 2});
+  const int64_t h = Pick(rng, {1, 5, 7, 12}), w = Pick(rng, {1, 6, 11});
+  const int64_t groups = fixed ? 1 : Pick(rng, {1, 1, 2, 3, 0});  // 0: depthwise
+  const int64_t cg = groups == 0 ? 1 : Pick(rng, {1, 3, 8, 17});
+  const int64_t g = groups == 0 ? Pick(rng, {4, 13}) : groups;
+  const int64_t mg = Pick(rng, {1, 5, 16, 33});
+  const int64_t kh = one_by_one ? 1 : three_by_three ? 3 : Pick(rng, {1, 3, 5});
+  const int64_t kw = one_by_one ? 1 : three_by_three ? 3 : Pick(rng, {1, 2, 3});
+  const int64_t sh = fixed ? 1 : Pick(rng, {1, 2}), sw = fixed ? 1 : Pick(rng, {1, 3});
+  const int64_t dh = fixed ? 1 : Pick(rng, {1, 2}), dw = fixed ? 1 : Pick(rng, {1, 1, 2});
+  std::vector<int64_t> pads = {0, 0, 0, 0};
+  if (!one_by_one) {
+    for (int64_t& p : pads) p = Pick(rng, {0, 1, 2});
+  }
+  const int64_t oh = OutExtent(h, kh, sh, dh, pads[0], pads[2]), ow = OutExtent(w, kw, sw, dw, pads[1], pads[3]);
+  if (oh < 1 || ow < 1) return false;
+  const bool bias = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
+  b.Activation({n, h, w, g * cg});
+  b.Weight({g * mg, kh, kw, cg});
+  if (bias) {
+    b.Weight({g * mg});
+  } else if (residual) {
+    b.Omitted();
+  }
+  if (residual) b.Activation({n, oh, ow, g * mg});
+  Node* node = b.Finish("FusedConv", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  node->SetAttr("group", Attribute::Int(g));
+  node->SetAttr("strides", Attribute::Ints({sh, sw}));
+  node->SetAttr("dilations", Attribute::Ints({dh, dw}));
+  node->SetAttr("pads", Attribute::Ints(pads));
+  c->label = absl::StrCat("x[", n, ",", h, ",", w, ",", g * cg, "] w[", g * mg, ",", kh, ",", kw, ",", cg, "] group ",
+                          g, " strides ", sh, ",", sw, " dilations ", dh, ",", dw, " pads ", pads[0], ",", pads[1], ",",
+                          pads[2], ",", pads[3], bias ? " bias" : "", residual ? " residual" : "");
+  SetActivation(rng, node, "", &c->label);
+  return true;
+}
+
+bool MakeDwPwConv(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {3, 8, 13}), w = Pick(rng, {4, 9});
+  const int64_t ch = Pick(rng, {1, 7, 16, 24}), m = Pick(rng, {3, 16, 40});
+  const int64_t s = Pick(rng, {1, 2}), k = Pick(rng, {3, 5}), p = k / 2;
+  const int64_t oh = OutExtent(h, k, s, 1, p, p), ow = OutExtent(w, k, s, 1, p, p);
+  const bool b_dw = Pick(rng, {0, 1}), b_pw = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
+  b.Activation({n, h, w, ch});
+  b.Weight({ch, k, k, 1});
+  b_dw ? b.Weight({ch}) : b.Omitted();
+  b.Weight({m, 1, 1, ch});
+  if (b_pw) {
+    b.Weight({m});
+  } else if (residual) {
+    b.Omitted();
+  }
+  if (residual) b.Activation({n, oh, ow, m});
+  Node* node = b.Finish("DwPwConv", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  node->SetAttr("group", Attribute::Int(ch));
+  node->SetAttr("strides", Attribute::Ints({s, s}));
+  node->SetAttr("pads", Attribute::Ints({p, p, p, p}));
+  c->label = absl::StrCat("x[", n, ",", h, ",", w, ",", ch, "] k", k, " s", s, " -> ", m, b_dw ? " b_dw" : "",
+                          b_pw ? " b_pw" : "", residual ? " residual" : "");
+  SetActivation(rng, node, "dw_", &c->label);
+  SetActivation(rng, node, "pw_", &c->label);
+  return true;
+}
+
+bool MakePool(std::mt19937& rng, Case* c, const std::string& op) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {4, 7, 12}), w = Pick(rng, {5, 9}), ch = Pick(rng, {1, 3, 16, 20});
+  b.Activation({n, h, w, ch});
+  Node* node = b.Finish(op, "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  c->label = absl::StrCat(op, " x[", n, ",", h, ",", w, ",", ch, "]");
+  if (op == "GlobalAveragePool") return true;
+  const int64_t k = Pick(rng, {2, 3}), s = Pick(rng, {1, 2}), p = Pick(rng, {0, 1});
+  const int64_t d = op == "MaxPool" ? Pick(rng, {1, 2}) : 1;
+  node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
+  node->SetAttr("strides", Attribute::Ints({s, s}));
+  node->SetAttr("pads", Attribute::Ints({p, p, p, p}));
+  if (op == "MaxPool") node->SetAttr("dilations", Attribute::Ints({d, d}));
+  absl::StrAppend(&c->label, " k", k, " s", s, " p", p, " d", d);
+  return OutExtent(h, k, s, d, p, p) >= 1 && OutExtent(w, k, s, d, p, p) >= 1 && p < k;
+}
+
+bool MakeFullyConnected(std::mt19937& rng, Case* c, const std::string& op) {
+  CaseBuilder b(&rng, c);
+  const int64_t m = Pick(rng, {1, 3, 17}), k = Pick(rng, {1, 7, 64, 129}), n = Pick(rng, {1, 10, 33, 100});
+  const bool trans_b = op == "Gemm" && Pick(rng, {0, 1});
+  const bool bias = op == "MatMulBias" || (op == "Gemm" && Pick(rng, {0, 1}));
+  if (op == "MatMul" && Pick(rng, {0, 1})) {
+    b.Activation({2, m, k});
+  } else {
+    b.Activation({m, k});
+  }
+  b.Weight(trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
+  if (bias) b.Weight(Pick(rng, {0, 1}) && op == "Gemm" ? std::vector<int64_t>{1, n} : std::vector<int64_t>{n});
+  Node* node = b.Finish(op, op == "MatMulBias" ? "tessel" : "");
+  if (trans_b) node->SetAttr("transB", Attribute::Int(1));
+  c->label = absl::StrCat(op, " m", m, " k", k, " n", n, trans_b ? " transB" : "", bias ? " bias" : "");
+  return true;
+}
+
+bool MakeAdd(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t a = Pick(rng, {1, 3}), h = Pick(rng, {1, 5}), w = Pick(rng, {7, 16});
+  b.Activation({a, h, w});
+  const int64_t form = Pick(rng, {0, 1, 2});
+  b.Activation(form == 0   ? std::vector<int64_t>{a, h, w}
+               : form == 1 ? std::vector<int64_t>{w}
+                           : std::vector<int64_t>{h, 1});
+  b.Finish("Add", "");
+  c->label = absl::StrCat("Add [", a, ",", h, ",", w, "] form ", form);
+  return true;
+}
+
+bool MakeTranspose(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int rank = static_cast<int>(Pick(rng, {2, 3, 4, 5}));
+  std::vector<int64_t> shape, perm;
+  for (int d = 0; d < rank; ++d) {
+    shape.push_back(Pick(rng, {1, 2, 3, 5}));
+    perm.push_back(d);
+  }
+  std::shuffle(perm.begin(), perm.end(), rng);
+  b.Activation(shape);
+  b.Finish("Transpose", "")->SetAttr("perm", Attribute::Ints(perm));
+  c->label = absl::StrCat("Transpose rank ", rank);
+  return true;
+}
+
+bool MakeCopy(std::mt19937& rng, Case* c, const std::string& op) {
+  CaseBuilder b(&rng, c);
+  if (op == "Squeeze") {
+    b.Activation({1, 3, 1, 4});
+    b.WeightTensor(Tensor::FromVector<int64_t>({2}, {0, 2}));
+  } else if (op == "Unsqueeze") {
+    b.Activation({3, 4});
+    b.WeightTensor(Tensor::FromVector<int64_t>({1}, {1}));
+  } else if (op == "Reshape") {
+    b.Activation({2, 3, 4});
+    b.WeightTensor(Tensor::FromVector<int64_t>({2}, {6, -1}));
+  } else {
+    b.Activation({2, 3, 4});
+  }
+  b.Finish(op, "");
+  c->label = op;
+  return true;
+}
+
+bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
+  if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
+  if (e.op == "tessel.DwPwConv") return MakeDwPwConv(rng, c);
+  if (e.op == "tessel.MaxPool") return MakePool(rng, c, "MaxPool");
+  if (e.op == "tessel.AveragePool") return MakePool(rng, c, "AveragePool");
+  if (e.op == "tessel.GlobalAveragePool") return MakePool(rng, c, "GlobalAveragePool");
+  if (e.op == "Gemm" || e.op == "MatMul") return MakeFullyConnected(rng, c, e.op);
+  if (e.op == "tessel.MatMulBias") return MakeFullyConnected(rng, c, "MatMulBias");
+  if (e.op == "Add") return MakeAdd(rng, c);
+  if (e.op == "Transpose") return MakeTranspose(rng, c);
+  return MakeCopy(rng, c, e.op);
+}
+
+double NormalizedError(const Tensor& got, const Tensor& want) {
+  double max_ref = 1e-6, max_err = 0;
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    max_ref = std::max(max_ref, std::abs(want.GetAsDouble(i)));
+    max_err = std::max(max_err, std::abs(got.GetAsDouble(i) - want.GetAsDouble(i)));
+  }
+  return max_err / max_ref;
+}
+
+class OpKernelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpKernelTest, MatchesReference) {
+  const OpKernelEntry* e = OpKernels().FindByName(GetParam());
+  ASSERT_NE(e, nullptr);
+  if (!CpuSupports(e->isa)) GTEST_SKIP() << e->name << " needs " << IsaName(e->isa) << ", which this CPU lacks";
+  std::mt19937 rng(1234);
+  int legal = 0;
+  for (int attempt = 0; attempt < 500 && legal < 40; ++attempt) {
+    Case c;
+    if (!MakeCase(*e, rng, &c)) continue;
+    std::vector<const Tensor*> inputs;
+    std::vector<OperandInfo> info;
+    for (size_t i = 0; i < c.values.size(); ++i) {
+      inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
+      info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()} : OperandInfo{});
+    }
+    std::vector<Tensor> want;
+    absl::Status s = RunReferenceNode(*c.node, inputs, &want);
+    ASSERT_TRUE(s.ok()) << c.label << ": " << s;
+    std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+    if (e->legal && !e->legal(OpQuery{*c.node, info, out_info})) continue;
+    ++legal;
+    for (int threads : {1, 3}) {
+      // Outputs start as NaN so that an element the kernel never writes shows.
+      Tensor got(DType::kF32, want[0].shape());
+      for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
+      if (want[0].dtype() != DType::kF32) got = Tensor(want[0].dtype(), want[0].shape());
+      pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+      {
+        absl::StatusOr<std::unique_ptr<OpKernel>> k =
+            // Multi-threaded cases alternate between sleeping and spinning pool workers.
+            e->create(OpKernelArgs{*c.node, inputs, absl::MakeSpan(&got, 1), pool, threads, legal % 2 == 1});
+        ASSERT_TRUE(k.ok()) << c.label << ": " << k.status();
+        ASSERT_TRUE((*k)->Run().ok()) << c.label;
+        // A second run must give the same result (no state carried between runs).
+        ASSERT_TRUE((*k)->Run().ok()) << c.label;
+      }
+      if (pool) pthreadpool_destroy(pool);
+      EXPECT_LE(NormalizedError(got, want[0]), kTolerance)
+          << e->name << " on " << c.label << ", " << threads << " threads";
+    }
+  }
+  std::printf("%s: %d legal cases checked\n", e->name.c_str(), legal);
+  EXPECT_GE(legal, 5) << e->name << ": too few generated cases are legal for it, so it is barely tested";
+}
+
+std::vector<std::string> EntryNames() {
+  std::vector<std::string> names;
+  for (const OpKernelEntry& e : OpKernels().entries()) names.push_back(e.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, OpKernelTest, ::testing::ValuesIn(EntryNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// Selection: the cheapest legal kernel wins, forcing restricts the backend, and nodes no kernel
+// accepts (a non-clamp activation here) select nothing, which means the reference kernel.
+TEST(OpKernelSelectionTest, ForceAndFallback) {
+  std::mt19937 rng(7);
+  Case c;
+  CaseBuilder b(&rng, &c);
+  b.Activation({1, 8, 8, 16});
+  b.Weight({32, 3, 3, 16});
+  Node* node = b.Finish("FusedConv", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+  std::vector<OperandInfo> in = {{true, false, c.data[0].type()}, {true, true, c.data[1].type()}};
+  std::vector<OperandInfo> out = {{true, false, TensorType::Static(DType::kF32, {1, 8, 8, 32})}};
+  const OpQuery q{*node, in, out};
+  const OpKernelEntry* any = OpKernels().Select(q, "f32", "");
+  ASSERT_NE(any, nullptr);
+  EXPECT_EQ(any->backend, "xnnpack");
+  const OpKernelEntry* gemm = OpKernels().Select(q, "f32", "gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->name, "tessel_f32_conv2d_nhwc__im2col_gemm");
+  EXPECT_EQ(OpKernels().Select(q, "f32", "reference"), nullptr);
+  node->SetAttr("activation", Attribute::String("sigmoid"));
+  std::vector<std::string> why;
+  EXPECT_EQ(OpKernels().Select(q, "f32", "", &why), nullptr);
+  EXPECT_FALSE(why.empty());
+}
+
+}  // namespace
+}  // namespace tessel

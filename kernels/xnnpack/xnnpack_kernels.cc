@@ -1,0 +1,405 @@
+// XNNPACK operator-level kernels. Legality mirrors what each XNNPACK operator accepts, so creation
+// only fails on resource exhaustion; fused activations that are not clamps fall back elsewhere.
+#include "kernels/xnnpack/xnnpack_kernels.h"
+
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/conv/conv_geometry.h"
+#include "xnnpack.h"
+
+namespace tessel {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// By default workers sleep on a futex after each operator instead of spinning. On a machine with more
+// runnable threads than cores (2 cores shared with compilers), spinning workers lose their time slices
+// and every operator then waits a scheduler tick for a preempted worker: 2-thread ResNet-18 went from
+// 20 ms to 340 ms under load. On idle cores spinning is faster (OpKernelArgs::spin_workers).
+uint32_t XnnFlags(const OpKernelArgs& args) { return args.spin_workers ? 0 : XNN_FLAG_YIELD_WORKERS; }
+
+absl::Status XnnError(const OpKernelArgs& args, const char* what, xnn_status status) {
+  return absl::InternalError(
+      absl::StrCat("node '", args.node.name(), "': XNNPACK ", what, " failed (status ", static_cast<int>(status), ")"));
+}
+
+absl::Status InitXnnpack() {
+  static const xnn_status status = xnn_initialize(nullptr);
+  if (status == xnn_status_success) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("XNNPACK cannot initialize on this CPU (status ", static_cast<int>(status),
+                                             "); set TESSEL_FORCE_BACKEND=reference"));
+}
+
+// Owns a short sequence of XNNPACK operators run in order.
+class XnnKernel : public OpKernel {
+ public:
+  explicit XnnKernel(pthreadpool_t pool) : pool_(pool) {}
+  ~XnnKernel() override {
+    for (xnn_operator_t op : ops_) xnn_delete_operator(op);
+  }
+  absl::Status Run() override {
+    for (xnn_operator_t op : ops_) {
+      const xnn_status s = xnn_run_operator(op, pool_);
+      if (s != xnn_status_success) return absl::InternalError(absl::StrCat("xnn_run_operator failed (", s, ")"));
+    }
+    return absl::OkStatus();
+  }
+  // Takes ownership of `op` (also when the caller then fails).
+  void Add(xnn_operator_t op) { ops_.push_back(op); }
+  float* Scratch(size_t floats) {
+    scratch_.emplace_back(floats);
+    return scratch_.back().data();
+  }
+
+ private:
+  pthreadpool_t pool_;
+  std::vector<xnn_operator_t> ops_;
+  std::vector<std::vector<float>> scratch_;
+};
+
+bool AllF32(const OpQuery& q) {
+  for (const OperandInfo& o : q.inputs) {
+    if (o.present && o.type.dtype != DType::kF32) return false;
+  }
+  for (const OperandInfo& o : q.outputs) {
+    if (o.type.dtype != DType::kF32 || !o.type.is_static()) return false;
+  }
+  return true;
+}
+
+bool ConstantOrAbsent(const OpQuery& q, int i) { return !q.has_input(i) || q.inputs[i].constant; }
+
+const float* DataOrNull(const Tensor* t) { return t ? t->data<float>() : nullptr; }
+
+// ---- tessel.FusedConv: act(conv(X, W) + B + R) --------------------------------------------------------
+
+bool FusedConvLegal(const OpQuery& q) {
+  if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || !ConstantOrAbsent(q, 2)) return false;
+  if (!ReadClampActivation(q.node, "").is_clamp) return false;
+  return ResolveConv2dNhwc(q.node, q.input(0), q.input(1)).ok();
+}
+
+double ConvCost(const Conv2dGeometry& g) {
+  const double bytes = 4.0 * (g.n * g.h * g.w * g.c + g.n * g.oh * g.ow * g.m);
+  // Depthwise layers are bound by memory; dense ones by FMA throughput (~150 GFLOP/s measured for
+  // XNNPACK's AVX-512 GEMM on this host).
+  if (g.group_in() == 1 && g.groups > 1) return g.flops() / 30e9 + bytes / 20e9;
+  return g.flops() / 150e9 + bytes / 40e9;
+}
+
+double FusedConvCost(const OpQuery& q) {
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  return g.ok() ? ConvCost(*g) : 1e9;
+}
+
+xnn_status CreateConv(const Conv2dGeometry& g, const float* w, const float* b, float lo, float hi, uint32_t flags,
+                      xnn_operator_t* op) {
+  return xnn_create_convolution2d_nhwc_f32(g.pad_top, g.pad_right, g.pad_bottom, g.pad_left, g.kh, g.kw, g.sh, g.sw,
+                                           g.dh, g.dw, g.groups, g.group_in(), g.group_out(), g.c, g.m, w, b, lo, hi,
+                                           flags, op);
+}
+
+// Appends `y = clamp(a + r)` over same-shaped [elements] tensors.
+absl::Status AddResidual(const OpKernelArgs& args, XnnKernel* k, int64_t elements, const float* a, const float* r,
+                         float* y, const ClampActivation& act) {
+  xnn_operator_t op = nullptr;
+  xnn_status s = xnn_create_add_nd_f32(act.lo, act.hi, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create add", s);
+  k->Add(op);
+  const size_t shape[1] = {static_cast<size_t>(elements)};
+  s = xnn_setup_add_nd_f32(op, 1, shape, 1, shape, a, r, y, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup add", s);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateFusedConv(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
+  if (!g.ok()) return g.status();
+  const ClampActivation act = ReadClampActivation(args.node, "");
+  const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
+  const Tensor* bias = args.inputs.size() > 2 ? args.inputs[2] : nullptr;
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  float* y = args.outputs[0].data<float>();
+  const int64_t elements = args.outputs[0].num_elements();
+  // With a residual the clamp comes after the add; a residual sharing the output's memory would be
+  // overwritten by the convolution, so the convolution then writes to scratch.
+  float* conv_out = residual && residual->data<float>() == y ? k->Scratch(elements) : y;
+  xnn_operator_t op = nullptr;
+  xnn_status s = CreateConv(*g, args.inputs[1]->data<float>(), DataOrNull(bias), residual ? -kInf : act.lo,
+                            residual ? kInf : act.hi, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create convolution", s);
+  k->Add(op);
+  s = xnn_setup_convolution2d_nhwc_f32(op, g->n, g->h, g->w, args.inputs[0]->data<float>(), conv_out, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup convolution", s);
+  if (residual) {
+    st = AddResidual(args, k.get(), elements, conv_out, residual->data<float>(), y, act);
+    if (!st.ok()) return st;
+  }
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+// ---- tessel.DwPwConv: pw_act(conv1x1(dw_act(dwconv(X, W_dw) + B_dw), W_pw) + B_pw + R) ----------------
+
+bool DwPwConvLegal(const OpQuery& q) {
+  if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || !ConstantOrAbsent(q, 2)) return false;
+  if (!q.has_input(3) || !q.inputs[3].constant || !ConstantOrAbsent(q, 4)) return false;
+  if (!ReadClampActivation(q.node, "dw_").is_clamp || !ReadClampActivation(q.node, "pw_").is_clamp) return false;
+  return ResolveConv2dNhwc(q.node, q.input(0), q.input(1)).ok() && q.input(3).rank() == 4;
+}
+
+double DwPwConvCost(const OpQuery& q) {
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  if (!g.ok()) return 1e9;
+  const double pw_flops = 2.0 * g->n * g->oh * g->ow * g->m * q.input(3).dims[0].value();
+  return ConvCost(*g) + pw_flops / 150e9;
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateDwPwConv(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  absl::StatusOr<Conv2dGeometry> dw = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
+  if (!dw.ok()) return dw.status();
+  const Tensor& w_pw = *args.inputs[3];
+  const Tensor* b_dw = args.inputs.size() > 2 ? args.inputs[2] : nullptr;
+  const Tensor* b_pw = args.inputs.size() > 4 ? args.inputs[4] : nullptr;
+  const Tensor* residual = args.inputs.size() > 5 ? args.inputs[5] : nullptr;
+  Conv2dGeometry pw;
+  pw.n = dw->n;
+  pw.h = pw.oh = dw->oh;
+  pw.w = pw.ow = dw->ow;
+  pw.c = dw->m;
+  pw.m = w_pw.dim(0);
+  const ClampActivation dw_act = ReadClampActivation(args.node, "dw_");
+  const ClampActivation pw_act = ReadClampActivation(args.node, "pw_");
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  float* mid = k->Scratch(dw->n * dw->oh * dw->ow * dw->m);
+  float* y = args.outputs[0].data<float>();
+  const int64_t elements = args.outputs[0].num_elements();
+  float* pw_out = residual && residual->data<float>() == y ? k->Scratch(elements) : y;
+  xnn_operator_t op = nullptr;
+  xnn_status s =
+      CreateConv(*dw, args.inputs[1]->data<float>(), DataOrNull(b_dw), dw_act.lo, dw_act.hi, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create depthwise convolution", s);
+  k->Add(op);
+  s = xnn_setup_convolution2d_nhwc_f32(op, dw->n, dw->h, dw->w, args.inputs[0]->data<float>(), mid, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup depthwise convolution", s);
+  s = CreateConv(pw, w_pw.data<float>(), DataOrNull(b_pw), residual ? -kInf : pw_act.lo, residual ? kInf : pw_act.hi,
+                 XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create pointwise convolution", s);
+  k->Add(op);
+  s = xnn_setup_convolution2d_nhwc_f32(op, pw.n, pw.h, pw.w, mid, pw_out, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup pointwise convolution", s);
+  if (residual) {
+    st = AddResidual(args, k.get(), elements, pw_out, residual->data<float>(), y, pw_act);
+    if (!st.ok()) return st;
+  }
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+// ---- tessel.MaxPool / tessel.AveragePool / tessel.GlobalAveragePool (nhwc) ----------------------------
+
+bool PoolLegal(const OpQuery& q) {
+  if (!AllF32(q)) return false;
+  absl::StatusOr<Conv2dGeometry> g = ResolvePool2dNhwc(q.node, q.input(0));
+  if (!g.ok() || g->kh * g->kw < 2) return false;  // XNNPACK refuses 1x1 windows
+  if (q.node.op_type() == "MaxPool") return true;
+  // XNNPACK averages over the valid pixels only, which is ONNX's count_include_pad=0, and has no
+  // dilation for averages.
+  const bool padded = g->pad_top || g->pad_left || g->pad_bottom || g->pad_right;
+  return (!padded || q.node.GetInt("count_include_pad", 0) == 0) && g->dh == 1 && g->dw == 1;
+}
+
+double PoolCost(const OpQuery& q) {
+  const TensorType& x = q.input(0);
+  return 4.0 * (x.NumElements() + q.output(0).NumElements()) / 10e9;
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreatePool(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  absl::StatusOr<Conv2dGeometry> g = ResolvePool2dNhwc(args.node, args.inputs[0]->type());
+  if (!g.ok()) return g.status();
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  const bool max = args.node.op_type() == "MaxPool";
+  xnn_status s =
+      max ? xnn_create_max_pooling2d_nhwc_f32(g->pad_top, g->pad_right, g->pad_bottom, g->pad_left, g->kh, g->kw, g->sh,
+                                              g->sw, g->dh, g->dw, g->c, g->c, g->c, -kInf, kInf, XnnFlags(args), &op)
+          : xnn_create_average_pooling2d_nhwc_f32(g->pad_top, g->pad_right, g->pad_bottom, g->pad_left, g->kh, g->kw,
+                                                  g->sh, g->sw, g->c, g->c, g->c, -kInf, kInf, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create pooling", s);
+  k->Add(op);
+  const float* x = args.inputs[0]->data<float>();
+  float* y = args.outputs[0].data<float>();
+  s = max ? xnn_setup_max_pooling2d_nhwc_f32(op, g->n, g->h, g->w, x, y, args.threadpool)
+          : xnn_setup_average_pooling2d_nhwc_f32(op, g->n, g->h, g->w, x, y, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup pooling", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+bool GlobalPoolLegal(const OpQuery& q) {
+  return AllF32(q) && q.node.GetString("layout", "nchw") == "nhwc" && q.input(0).rank() == 4 && q.input(0).is_static();
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateGlobalPool(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  const Tensor& x = *args.inputs[0];
+  const size_t c = x.dim(3);
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  xnn_status s = xnn_create_global_average_pooling_nwc_f32(c, c, c, -kInf, kInf, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create global average pooling", s);
+  k->Add(op);
+  s = xnn_setup_global_average_pooling_nwc_f32(op, x.dim(0), x.dim(1) * x.dim(2), x.data<float>(),
+                                               args.outputs[0].data<float>(), args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup global average pooling", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+// ---- Gemm, MatMul, tessel.MatMulBias: fully connected over constant 2-D weights ------------------------
+
+// The weights input, whether they are [N, K] (transposed) and the bias input (-1: none) of a
+// fully-connected-shaped node; false when the node is not one.
+struct FcShape {
+  int64_t batch = 0, k = 0, n = 0;
+  bool weights_nk = false;
+  int bias = -1;
+};
+
+bool ResolveFc(const OpQuery& q, FcShape* fc) {
+  if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || q.input(1).rank() != 2) return false;
+  const TensorType& a = q.input(0);
+  const TensorType& w = q.input(1);
+  if (a.rank() < 2 || !a.is_static() || !w.is_static()) return false;
+  const std::string op = q.op();
+  if (op == "Gemm") {
+    if (a.rank() != 2 || q.node.GetInt("transA", 0) != 0 || q.node.GetFloat("alpha", 1.0f) != 1.0f) return false;
+    fc->weights_nk = q.node.GetInt("transB", 0) != 0;
+    if (q.has_input(2)) {
+      if (!q.inputs[2].constant || q.node.GetFloat("beta", 1.0f) != 1.0f) return false;
+      fc->bias = 2;
+    }
+  } else if (op == "tessel.MatMulBias") {
+    fc->bias = 2;
+  } else if (op != "MatMul") {
+    return false;
+  }
+  fc->k = a.dims.back().value();
+  fc->batch = a.NumElements() / fc->k;
+  fc->n = fc->weights_nk ? w.dims[0].value() : w.dims[1].value();
+  if ((fc->weights_nk ? w.dims[1].value() : w.dims[0].value()) != fc->k) return false;
+  if (fc->bias >= 0) {
+    // A per-output-column bias: [N] or [1, N].
+    const TensorType& b = q.input(fc->bias);
+    if (!b.is_static() || b.NumElements() != fc->n || b.dims.back().value() != fc->n) return false;
+  }
+  return true;
+}
+
+bool FcLegal(const OpQuery& q) {
+  FcShape fc;
+  return ResolveFc(q, &fc);
+}
+
+double FcCost(const OpQuery& q) {
+  FcShape fc;
+  if (!ResolveFc(q, &fc)) return 1e9;
+  // Batch-1 layers stream the weights once.
+  return 2.0 * fc.batch * fc.n * fc.k / 150e9 + 4.0 * fc.n * fc.k / 20e9;
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateFc(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  std::vector<OperandInfo> info(args.inputs.size());
+  for (size_t i = 0; i < info.size(); ++i) {
+    if (args.inputs[i] == nullptr) continue;
+    info[i] = {true, true, args.inputs[i]->type()};
+  }
+  std::vector<OperandInfo> out_info = {{true, false, args.outputs[0].type()}};
+  FcShape fc;
+  if (!ResolveFc(OpQuery{args.node, info, out_info}, &fc)) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "' is not a fully connected layer"));
+  }
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  const float* bias = fc.bias >= 0 ? DataOrNull(args.inputs[fc.bias]) : nullptr;
+  xnn_status s =
+      xnn_create_fully_connected_nc_f32(fc.k, fc.n, fc.k, fc.n, args.inputs[1]->data<float>(), bias, -kInf, kInf,
+                                        XnnFlags(args) | (fc.weights_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS), &op);
+  if (s != xnn_status_success) return XnnError(args, "create fully connected", s);
+  k->Add(op);
+  s = xnn_setup_fully_connected_nc_f32(op, fc.batch, args.inputs[0]->data<float>(), args.outputs[0].data<float>(),
+                                       args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup fully connected", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+// ---- Add (numpy broadcasting, up to XNN_MAX_TENSOR_DIMS) ---------------------------------------------
+
+bool AddLegal(const OpQuery& q) {
+  return AllF32(q) && q.has_input(0) && q.has_input(1) && q.input(0).is_static() && q.input(1).is_static() &&
+         q.input(0).rank() <= XNN_MAX_TENSOR_DIMS && q.input(1).rank() <= XNN_MAX_TENSOR_DIMS;
+}
+
+double AddCost(const OpQuery& q) { return 12.0 * q.output(0).NumElements() / 10e9; }
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateAdd(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  xnn_status s = xnn_create_add_nd_f32(-kInf, kInf, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create add", s);
+  k->Add(op);
+  const Tensor& a = *args.inputs[0];
+  const Tensor& b = *args.inputs[1];
+  std::vector<size_t> sa(a.shape().begin(), a.shape().end()), sb(b.shape().begin(), b.shape().end());
+  s = xnn_setup_add_nd_f32(op, sa.size(), sa.data(), sb.size(), sb.data(), a.data<float>(), b.data<float>(),
+                           args.outputs[0].data<float>(), args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup add", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+OpKernelEntry Entry(const char* name, const char* op, const char* layout, bool (*legal)(const OpQuery&),
+                    double (*cost)(const OpQuery&),
+                    absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&)) {
+  OpKernelEntry e;
+  e.name = name;
+  e.op = op;
+  e.dtypes = "f32";
+  e.layout = layout;
+  e.isa = Isa::kPortable;  // XNNPACK dispatches on the CPU itself
+  e.backend = "xnnpack";
+  e.legal = legal;
+  e.cost = cost;
+  e.create = create;
+  return e;
+}
+
+}  // namespace
+
+void RegisterXnnpackOpKernels(OpKernelRegistry& r) {
+  r.Register(Entry("xnn_f32_conv2d_nhwc__xnnpack", "tessel.FusedConv", "nhwc", FusedConvLegal, FusedConvCost,
+                   CreateFusedConv));
+  r.Register(Entry("xnn_f32_dwconv2d_pwconv2d_nhwc__xnnpack", "tessel.DwPwConv", "nhwc", DwPwConvLegal, DwPwConvCost,
+                   CreateDwPwConv));
+  r.Register(Entry("xnn_f32_maxpool2d_nhwc__xnnpack", "tessel.MaxPool", "nhwc", PoolLegal, PoolCost, CreatePool));
+  r.Register(Entry("xnn_f32_avgpool2d_nhwc__xnnpack", "tessel.AveragePool", "nhwc", PoolLegal, PoolCost, CreatePool));
+  r.Register(Entry("xnn_f32_global_avgpool_nwc__xnnpack", "tessel.GlobalAveragePool", "nhwc", GlobalPoolLegal, PoolCost,
+                   CreateGlobalPool));
+  r.Register(Entry("xnn_f32_fully_connected_gemm__xnnpack", "Gemm", "row_major", FcLegal, FcCost, CreateFc));
+  r.Register(Entry("xnn_f32_fully_connected_matmul__xnnpack", "MatMul", "row_major", FcLegal, FcCost, CreateFc));
+  r.Register(Entry("xnn_f32_fully_connected_matmul_bias__xnnpack", "tessel.MatMulBias", "row_major", FcLegal, FcCost,
+                   CreateFc));
+  r.Register(Entry("xnn_f32_add_nd__xnnpack", "Add", "any", AddLegal, AddCost, CreateAdd));
+}
+
+}  // namespace tessel

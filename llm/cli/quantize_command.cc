@@ -1,0 +1,121 @@
+// `tessel quantize`: weight-only INT4/INT3 quantization of a Llama GGUF model (RTN, GPTQ, AWQ) with
+// per-layer progress and a summary of per-layer reconstruction errors.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "llm/base/mapped_file.h"
+#include "llm/cli/llm_commands.h"
+#include "llm/model/llama_model.h"
+#include "quant/weight/calibration.h"
+#include "quant/weight/llama_quantizer.h"
+#include "tools/cli.h"
+
+namespace tessel {
+
+int QuantizeCommand(int argc, char** argv) {
+  const std::string cmd = "quantize";
+  const std::vector<cli::FlagSpec> flags = {
+      {"model", "IN.gguf", "the model to quantize (a Llama-family GGUF, any weight type)"},
+      {"method", "M", "rtn, gptq or awq", false, "gptq"},
+      {"bits", "B", "bits per weight: 4 or 3 (8: Q8_0, RTN group 32 symmetric)", false, "4"},
+      {"group", "G", "input channels per scale: 32, 64 or 128", false, "128"},
+      {"asym", "", "asymmetric groups (a zero point per group); default symmetric"},
+      {"calibration", "TEXT", "calibration text file (needed by gptq and awq)"},
+      {"samples", "N", "calibration windows", false, "128"},
+      {"seq", "N", "tokens per calibration window (BOS included)", false, "256"},
+      {"seed", "S", "seed for drawing the calibration windows", false, "0"},
+      {"no-act-order", "", "GPTQ: visit columns in stored order instead of by descending Hessian diagonal"},
+      {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01"},
+      {"no-clip", "", "AWQ: skip the per-group clipping search"},
+      {"tessel-types", "", "store W4 g32 in Tessel's group type instead of ggml's Q4_0 / Q4_1"},
+      {"o", "OUT.gguf", "output file"},
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    std::fputs(cli::Usage(cmd, "--model IN.gguf --method rtn|gptq|awq --bits 4|3 --group 128 "
+                               "[--calibration TEXT --samples 128 --seq 256] -o OUT.gguf",
+                          "Quantizes every linear layer of the decoder blocks (embeddings, output head and norms keep\n"
+                          "their type). W4 g32 is written as ggml's Q4_0 (symmetric) or Q4_1 (asymmetric) so that\n"
+                          "llama.cpp loads it; other schemes use Tessel's TESSEL_I{4,3}G{32,64,128}[_A] types.\n"
+                          "Prints one line per layer with each matrix's relative output error on calibration\n"
+                          "tokens (weight error for RTN without --calibration), then a summary.",
+                          flags)
+                   .c_str(),
+               stdout);
+    return 0;
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse(cmd, flags, argc, argv);
+  if (!args.ok()) return cli::Fail(cmd, args.status());
+  if (!args->Has("model")) return cli::Fail(cmd, absl::InvalidArgumentError("--model is required"));
+  if (!args->Has("o")) return cli::Fail(cmd, absl::InvalidArgumentError("-o OUT.gguf is required"));
+  quant::LlamaQuantOptions options;
+  absl::StatusOr<quant::WeightMethod> method = quant::ParseWeightMethod(args->Get("method"));
+  if (!method.ok()) return cli::Fail(cmd, method.status());
+  options.method = *method;
+  absl::StatusOr<int64_t> bits = args->GetInt("bits"), group = args->GetInt("group");
+  absl::StatusOr<int64_t> samples = args->GetInt("samples"), seq = args->GetInt("seq"), seed = args->GetInt("seed");
+  absl::StatusOr<double> damp = args->GetDouble("damp");
+  for (const absl::Status& s : {bits.status(), group.status(), samples.status(), seq.status(), seed.status(),
+                                damp.status()}) {
+    if (!s.ok()) return cli::Fail(cmd, s);
+  }
+  options.scheme.bits = static_cast<int>(*bits);
+  options.scheme.group = static_cast<int>(*group);
+  options.scheme.asymmetric = args->Has("asym");
+  if (absl::Status s = quant::ValidateScheme(options.scheme, options.scheme.group); !s.ok()) return cli::Fail(cmd, s);
+  if (options.scheme.bits == 8 && (options.method != quant::WeightMethod::kRtn || options.scheme.group != 32 ||
+                                   options.scheme.asymmetric)) {
+    return cli::Fail(cmd, absl::InvalidArgumentError("8 bits is only written as Q8_0: --method rtn --group 32, symmetric"));
+  }
+  options.gptq.act_order = !args->Has("no-act-order");
+  options.gptq.damp = *damp;
+  options.awq_clip = !args->Has("no-clip");
+  options.prefer_ggml_types = !args->Has("tessel-types");
+
+  std::vector<std::vector<int32_t>> calibration;
+  if (args->Has("calibration")) {
+    absl::StatusOr<std::string> text = llm::ReadFileToString(args->Get("calibration"));
+    if (!text.ok()) return cli::Fail(cmd, text.status());
+    // The tokenizer comes from the model; loading maps the file, so this costs little.
+    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadGgufModel(args->Get("model"));
+    if (!model.ok()) return cli::Fail(cmd, model.status());
+    absl::StatusOr<std::vector<std::vector<int32_t>>> windows =
+        quant::CalibrationSamples((*model)->tokenizer(), *text, *samples, *seq, static_cast<uint64_t>(*seed));
+    if (!windows.ok()) return cli::Fail(cmd, windows.status());
+    calibration = *std::move(windows);
+    std::fprintf(stderr, "calibration: %lld windows of %lld tokens from %s\n", static_cast<long long>(*samples),
+                 static_cast<long long>(*seq), args->Get("calibration").c_str());
+  } else if (options.method != quant::WeightMethod::kRtn) {
+    return cli::Fail(cmd, absl::InvalidArgumentError(
+                              absl::StrCat("--method ", args->Get("method"), " needs --calibration TEXT")));
+  }
+  std::fprintf(stderr, "quantizing %s: %s %s\n", args->Get("model").c_str(), quant::WeightMethodName(options.method),
+               options.scheme.ToString().c_str());
+  absl::StatusOr<quant::LlamaQuantReport> report = quant::QuantizeLlamaGguf(
+      args->Get("model"), calibration, options, args->Get("o"),
+      [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  if (!report.ok()) return cli::Fail(cmd, report.status());
+
+  const char* what = report->output_errors ? "relative output error" : "relative weight error";
+  std::printf("%-24s %6s %6s  %-10s %s\n", "tensor", "rows", "cols", what, "note");
+  double worst = 0, sum = 0;
+  std::string worst_name;
+  for (const quant::LinearReport& r : report->linears) {
+    std::printf("%-24s %6lld %6lld  %.3e  %s\n", r.name.c_str(), static_cast<long long>(r.rows),
+                static_cast<long long>(r.cols), r.rel_error, r.note.c_str());
+    sum += r.rel_error;
+    if (r.rel_error >= worst) {
+      worst = r.rel_error;
+      worst_name = r.name;
+    }
+  }
+  std::printf("%zu matrices, mean %s %.3e, worst %.3e (%s)\n", report->linears.size(), what,
+              report->linears.empty() ? 0.0 : sum / report->linears.size(), worst, worst_name.c_str());
+  std::printf("quantized in %.2f s -> %s\n", report->seconds, args->Get("o").c_str());
+  return 0;
+}
+
+}  // namespace tessel

@@ -1,0 +1,51 @@
+// quantize-int8: lowers a calibrated f32 CNN graph to integer operators. Weights become symmetric
+// per-output-channel i8, biases i32, activations take the per-tensor parameters of a calibration table
+// (quant/int8). FusedConv -> tessel.QConv, Gemm / MatMulBias -> tessel.QGemm, Add -> tessel.QAdd
+// (ReLU / ReLU6 folded into the output clamp); pooling, Transpose, Flatten and Reshape on quantized
+// data stay quantized. QuantizeLinear / DequantizeLinear appear exactly where precision changes.
+#ifndef TESSEL_PASSES_QUANTIZE_INT8_QUANTIZE_INT8_H_
+#define TESSEL_PASSES_QUANTIZE_INT8_QUANTIZE_INT8_H_
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "passes/pass.h"
+#include "quant/int8/quant_params.h"
+
+namespace tessel {
+
+struct QuantizeInt8Options {
+  // Compute nodes (by name) that stay f32, e.g. the first convolution or the classifier.
+  std::set<std::string> keep_fp32;
+};
+
+struct QuantizedTensor {
+  std::string quantized_name;  // the u8/i8 value that carries it in the rewritten graph
+  TensorQuantParams params;
+};
+
+struct QuantizeInt8Summary {
+  int nodes_quantized = 0;  // compute and pass-through nodes now integer
+  int quantize_inserted = 0;
+  int dequantize_inserted = 0;
+  int kept_fp32 = 0;  // quantizable compute nodes left f32 (keep list or missing calibration)
+  // The quantized compute nodes (QConv, QGemm, QAdd) by name; they keep their f32 node's name.
+  std::set<std::string> compute_nodes;
+  // Every f32 tensor that has an integer twin, by its f32 name.
+  std::map<std::string, QuantizedTensor> tensors;
+};
+
+// Rewrites `graph` in place. Nodes without calibration entries for their tensors stay f32 (with an
+// explanation in ctx when asked). The graph must have inferred types (the cnn pipeline's output).
+absl::StatusOr<QuantizeInt8Summary> QuantizeGraphInt8(Graph& graph, const QuantTable& table,
+                                                      const QuantizeInt8Options& options, PassContext* ctx);
+
+// Options: table=FILE (a calibration table, quant/int8/quant_params.h), keep-fp32=NODE,NODE...
+PassInfo QuantizeInt8PassInfo();
+
+}  // namespace tessel
+
+#endif  // TESSEL_PASSES_QUANTIZE_INT8_QUANTIZE_INT8_H_

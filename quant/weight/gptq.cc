@@ -1,0 +1,133 @@
+// GPTQ with lazy block updates, act-order and static groups, following the reference implementation
+// (github.com/IST-DASLab/gptq, gptq.py) in double precision.
+#include "quant/weight/gptq.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessel::quant {
+namespace {
+
+using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Parameters of group g of every row of w (columns in stored order).
+GroupParams ParamsOf(const Eigen::MatrixXd& w, int64_t r, int64_t c0, int64_t n, const QuantScheme& s) {
+  const auto seg = w.row(r).segment(c0, n);
+  return ComputeGroupParams(s, static_cast<float>(seg.minCoeff()), static_cast<float>(seg.maxCoeff()));
+}
+
+}  // namespace
+
+void HessianAccumulator::Add(const float* x, int64_t n) {
+  const int64_t cols = sum_.rows();
+  Eigen::Map<const RowMajorF> xm(x, n, cols);
+  // X^T X in f32 (the bulk of the work, at GEMM speed) for this chunk, summed in f64 across chunks.
+  Eigen::MatrixXf chunk = Eigen::MatrixXf::Zero(cols, cols);
+  chunk.selfadjointView<Eigen::Lower>().rankUpdate(xm.transpose());
+  sum_.triangularView<Eigen::Lower>() += chunk.cast<double>();
+  count_ += n;
+}
+
+Eigen::MatrixXd HessianAccumulator::Hessian() const {
+  Eigen::MatrixXd h = sum_.selfadjointView<Eigen::Lower>();
+  if (count_ > 0) h *= 2.0 / static_cast<double>(count_);
+  return h;
+}
+
+absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, int64_t cols, const Eigen::MatrixXd& h,
+                                             const QuantScheme& scheme, const GptqOptions& options,
+                                             GptqStats* stats) {
+  if (absl::Status s = ValidateScheme(scheme, cols); !s.ok()) return s;
+  if (h.rows() != cols || h.cols() != cols) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPTQ: the Hessian is ", h.rows(), " x ", h.cols(), " but the weights have ", cols, " columns"));
+  }
+  // Lazy batches hold whole groups, so that a group's columns are all current when it starts.
+  const int64_t block = std::max<int64_t>(scheme.group, options.block / scheme.group * scheme.group);
+  Eigen::MatrixXd w = Eigen::Map<const RowMajorF>(w_in, rows, cols).cast<double>();
+  Eigen::MatrixXd hm = h;
+  GptqStats local;
+  for (int64_t c = 0; c < cols; ++c) {
+    if (hm(c, c) == 0.0) {  // an input that is always zero: its weights do not matter
+      hm(c, c) = 1.0;
+      w.col(c).setZero();
+      ++local.dead_columns;
+    }
+  }
+  const int64_t ng = cols / scheme.group;
+  std::vector<GroupParams> static_params;
+  if (options.act_order) {
+    static_params.resize(rows * ng);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t g = 0; g < ng; ++g) static_params[r * ng + g] = ParamsOf(w, r, g * scheme.group, scheme.group, scheme);
+    }
+  }
+  std::vector<int64_t> perm(cols);
+  std::iota(perm.begin(), perm.end(), 0);
+  if (options.act_order) {
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return hm(a, a) > hm(b, b); });
+  }
+  Eigen::MatrixXd wp(rows, cols), hp(cols, cols);
+  for (int64_t j = 0; j < cols; ++j) wp.col(j) = w.col(perm[j]);
+  for (int64_t i = 0; i < cols; ++i) {
+    for (int64_t j = 0; j < cols; ++j) hp(i, j) = hm(perm[i], perm[j]);
+  }
+  // U: the upper Cholesky factor of H^-1 (H^-1 = U^T U); row i of U carries column i's error forward.
+  const double mean_diag = hp.diagonal().mean();
+  Eigen::MatrixXd u;
+  for (double damp = options.damp;; damp *= 10) {
+    Eigen::MatrixXd hd = hp;
+    hd.diagonal().array() += damp * mean_diag;
+    Eigen::LLT<Eigen::MatrixXd> llt(hd);
+    if (llt.info() == Eigen::Success) {
+      const Eigen::MatrixXd hinv = llt.solve(Eigen::MatrixXd::Identity(cols, cols));
+      Eigen::LLT<Eigen::MatrixXd> llt_inv(hinv);
+      if (llt_inv.info() == Eigen::Success) {
+        u = llt_inv.matrixU();
+        local.damp_used = damp;
+        break;
+      }
+    }
+    if (damp >= 1.0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "GPTQ: the Hessian (", cols, " inputs) is not positive definite even with damping ", damp,
+          " x its mean diagonal; the calibration activations may contain NaN or infinity"));
+    }
+  }
+
+  QuantizedMatrix q;
+  q.Resize(scheme, rows, cols);
+  std::vector<GroupParams> current(rows);
+  for (int64_t i1 = 0; i1 < cols; i1 += block) {
+    const int64_t count = std::min(block, cols - i1);
+    Eigen::MatrixXd w1 = wp.middleCols(i1, count);
+    Eigen::MatrixXd err1(rows, count);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t col = i1 + i;
+      const int64_t orig = perm[col];
+      if (!options.act_order && col % scheme.group == 0) {
+        for (int64_t r = 0; r < rows; ++r) current[r] = ParamsOf(w1, r, i, scheme.group, scheme);
+      }
+      const double d = u(col, col);
+      for (int64_t r = 0; r < rows; ++r) {
+        const GroupParams& p = options.act_order ? static_params[r * ng + orig / scheme.group] : current[r];
+        const double wv = w1(r, i);
+        const int code = QuantizeValue(static_cast<float>(wv), p, scheme.max_code());
+        q.codes[r * cols + orig] = static_cast<uint8_t>(code);
+        q.param(r, orig) = p;
+        err1(r, i) = (wv - DequantizeValue(code, p)) / d;
+      }
+      const int64_t rest = count - i - 1;
+      if (rest > 0) w1.rightCols(rest).noalias() -= err1.col(i) * u.block(col, col + 1, 1, rest);
+    }
+    const int64_t tail = cols - i1 - count;
+    if (tail > 0) wp.rightCols(tail).noalias() -= err1 * u.block(i1, i1 + count, count, tail);
+  }
+  if (stats != nullptr) *stats = local;
+  return q;
+}
+
+}  // namespace tessel::quant

@@ -1,0 +1,61 @@
+// Quantizes the linear layers of a Llama-family GGUF model layer by layer (RTN, GPTQ or AWQ) and
+// writes a GGUF file: quantized matrices in the scheme's type, everything else (embeddings, output
+// head, norms unless AWQ folded scales into them, metadata, tokenizer) copied.
+#ifndef TESSEL_QUANT_WEIGHT_LLAMA_QUANTIZER_H_
+#define TESSEL_QUANT_WEIGHT_LLAMA_QUANTIZER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "quant/weight/awq.h"
+#include "quant/weight/gptq.h"
+#include "quant/weight/scheme.h"
+
+namespace tessel::quant {
+
+enum class WeightMethod { kRtn, kGptq, kAwq };
+absl::StatusOr<WeightMethod> ParseWeightMethod(const std::string& name);
+const char* WeightMethodName(WeightMethod m);
+
+struct LlamaQuantOptions {
+  WeightMethod method = WeightMethod::kGptq;
+  QuantScheme scheme;
+  // Store W4 g32 as ggml's Q4_0 / Q4_1 so that llama.cpp loads the file (else Tessel's group types).
+  bool prefer_ggml_types = true;
+  GptqOptions gptq;
+  AwqOptions awq;
+  bool awq_clip = true;
+  // Tokens (whole samples, from the first) kept to search AWQ's scales and clipping and to measure
+  // every layer's reconstruction error.
+  int64_t search_tokens = 2048;
+};
+
+struct LinearReport {
+  std::string name;  // "blk.3.ffn_down.weight"
+  int64_t rows = 0, cols = 0;
+  // ||X (W - Q)^T||^2 / ||X W^T||^2 over the search tokens (the layer's own inputs); without calibration
+  // data the weight error ||W - Q||^2 / ||W||^2.
+  double rel_error = 0;
+  std::string note;  // "alpha 0.35", "damp 0.01"
+};
+
+struct LlamaQuantReport {
+  std::vector<LinearReport> linears;
+  bool output_errors = false;  // rel_error is an output error (calibration was given)
+  int64_t calibration_tokens = 0;
+  double seconds = 0;
+};
+
+// `calibration` holds token windows (CalibrationSamples); GPTQ and AWQ need them, RTN uses them only
+// to report output errors. `log` receives one line per layer as it finishes.
+absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
+                                                   const std::vector<std::vector<int32_t>>& calibration,
+                                                   const LlamaQuantOptions& options, const std::string& out_path,
+                                                   const std::function<void(const std::string&)>& log);
+
+}  // namespace tessel::quant
+
+#endif  // TESSEL_QUANT_WEIGHT_LLAMA_QUANTIZER_H_

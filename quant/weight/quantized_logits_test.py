@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Quantized GGUF files through the runtime against an independent reference.
+
+Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
+g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms), reads each
+file back with the GGUF reader and dequantizers below (numpy, written from the format description in
+llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
+the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
+RTN and GPTQ are also compared with the f32 ones (relative error between 1e-4 and 0.5), so that a
+quantizer that wrote the f32 weights back, or garbage, cannot pass.
+
+usage: quantized_logits_test.py TESSEL_LLM SMALL_LLAMA_DIR TRAIN_SCRIPT
+"""
+
+import importlib.util
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+TOL = 1e-3  # max |logit difference|: f32 runtime vs f32 PyTorch on the same dequantized weights
+
+TESSEL_TYPES = {}  # id -> (bits, group, asymmetric)
+for k in range(12):
+    TESSEL_TYPES[100 + k] = (4 if k < 6 else 3, 32 << ((k % 6) // 2), k % 2 == 1)
+
+
+def read_gguf(path):
+    data = open(path, "rb").read()
+    pos = 0
+
+    def take(fmt):
+        nonlocal pos
+        vals = struct.unpack_from("<" + fmt, data, pos)
+        pos += struct.calcsize("<" + fmt)
+        return vals[0] if len(vals) == 1 else vals
+
+    def string():
+        nonlocal pos
+        n = take("Q")
+        s = data[pos:pos + n].decode("utf-8")
+        pos += n
+        return s
+
+    sizes = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+    def value(t):
+        if t == 8:
+            return string()
+        if t == 9:
+            et, n = take("I"), take("Q")
+            return [value(et) for _ in range(n)]
+        return take(sizes[t])
+
+    assert data[:4] == b"GGUF"
+    pos = 4
+    _, n_tensors, n_kv = take("I"), take("Q"), take("Q")
+    meta = {}
+    for _ in range(n_kv):
+        key = string()
+        meta[key] = value(take("I"))
+    infos = []
+    for _ in range(n_tensors):
+        name = string()
+        dims = [take("Q") for _ in range(take("I"))]
+        infos.append((name, dims, take("I"), take("Q")))
+    align = meta.get("general.alignment", 32)
+    start = (pos + align - 1) // align * align
+    return meta, {name: (dims, t, data[start + off:]) for name, dims, t, off in infos}
+
+
+def dequantize(dims, t, raw):
+    cols = dims[0]
+    rows = int(np.prod(dims[1:])) if len(dims) > 1 else 1
+    if t == 0:
+        return np.frombuffer(raw, "<f4", rows * cols).reshape(rows, cols)
+    if t in (2, 3):  # ggml Q4_0 / Q4_1: 32 elements, low nibbles first then high nibbles
+        bb = 18 if t == 2 else 20
+        b = np.frombuffer(raw, np.uint8, rows * cols // 32 * bb).reshape(-1, bb)
+        d = b[:, 0:2].copy().view("<f2").astype(np.float32)
+        qs = b[:, bb - 16:]
+        q = np.concatenate([qs & 15, qs >> 4], axis=1).astype(np.float32)
+        if t == 2:
+            return ((q - 8) * d).reshape(rows, cols)
+        m = b[:, 2:4].copy().view("<f2").astype(np.float32)
+        return (q * d + m).reshape(rows, cols)
+    bits, g, asym = TESSEL_TYPES[t]
+    ng = cols // g
+    row_bytes = ng * (g * bits // 8 + 2 + (2 if asym else 0))
+    out = np.zeros((rows, cols), np.float32)
+    for r in range(rows):
+        row = np.frombuffer(raw, np.uint8, row_bytes, r * row_bytes)
+        codes = row[:cols * bits // 8].reshape(ng, g * bits // 8)
+        scales = row[cols * bits // 8:cols * bits // 8 + 2 * ng].copy().view("<f2").astype(np.float32)
+        zeros = row[cols * bits // 8 + 2 * ng:][:ng].astype(np.float32) if asym else np.full(ng, 2 ** (bits - 1))
+        if bits == 4:
+            q = np.concatenate([codes & 15, codes >> 4], axis=1)
+        else:
+            lo, hi = codes[:, :g // 4], codes[:, g // 4:]
+            low = np.concatenate([(lo >> (2 * k)) & 3 for k in range(4)], axis=1)
+            high = np.concatenate([(hi >> k) & 1 for k in range(8)], axis=1)
+            q = low | (high << 2)
+        out[r] = ((q.astype(np.float32) - zeros[:, None]) * scales[:, None]).reshape(cols)
+    return out
+
+
+def unpermute(w, n_heads):
+    """Inverse of train_tiny_llama.permute_for_gguf: adjacent-pair RoPE rows back to rotate-half."""
+    rows, cols = w.shape
+    return w.reshape(n_heads, rows // n_heads // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
+
+
+def main():
+    tessel, data_dir, train_script = sys.argv[1:4]
+    spec = importlib.util.spec_from_file_location("train_tiny_llama", train_script)
+    T = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(T)
+    c = T.SmallConfig()
+    train_text = open(os.path.join(data_dir, "calibration.txt"), encoding="utf-8").read()
+    vocab = T.SpmVocab(train_text, c.vocab, min_char_count=200)
+    prompt = open(os.path.join(data_dir, "heldout.txt"), encoding="utf-8").read()[:300]
+    ids = [vocab.bos] + vocab.encode(prompt)
+    f32_model = os.path.join(data_dir, "model-f32.gguf")
+    _, f32_tensors = read_gguf(f32_model)
+    tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+    cases = [
+        ("gptq", ["--bits", "3", "--group", "64", "--asym"], 109),
+        ("rtn", ["--bits", "4", "--group", "128"], 104),
+        ("awq", ["--bits", "4", "--group", "32", "--asym"], 3),
+    ]
+    failures = 0
+    for method, flags, want_type in cases:
+        out = os.path.join(tmp, "%s.gguf" % method)
+        cmd = [tessel, "quantize", "--model", f32_model, "--method", method, "-o", out] + flags
+        if method != "rtn":
+            cmd += ["--calibration", os.path.join(data_dir, "calibration.txt"), "--samples", "4", "--seq", "64"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        meta, tensors = read_gguf(out)
+        state = {}
+        names = {"token_embd.weight": "embed.weight", "output_norm.weight": "norm.weight",
+                 "output.weight": "lm_head.weight"}
+        parts = {"attn_norm": "attn_norm", "attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo",
+                 "ffn_norm": "ffn_norm", "ffn_gate": "w_gate", "ffn_up": "w_up", "ffn_down": "w_down"}
+        for name, (dims, t, raw) in tensors.items():
+            w = dequantize(dims, t, raw)
+            if name.startswith("blk."):
+                _, layer, part, _ = name.split(".")
+                if part in ("attn_q", "attn_k", "ffn_down"):
+                    assert t == want_type, "%s: %s has type %d, expected %d" % (method, name, t, want_type)
+                if part == "attn_q":
+                    w = unpermute(w, c.n_heads)
+                if part == "attn_k":
+                    w = unpermute(w, c.n_kv_heads)
+                if part not in ("attn_norm", "ffn_norm"):
+                    ref = dequantize(*f32_tensors[name])
+                    ref = unpermute(ref, c.n_heads if part == "attn_q" else c.n_kv_heads) if part in ("attn_q", "attn_k") else ref
+                    if method != "awq":  # AWQ's stored weights carry the folded scales
+                        rel = np.linalg.norm(w - ref) / np.linalg.norm(ref)
+                        assert 1e-4 < rel < 0.5, "%s: %s relative weight error %.3g" % (method, name, rel)
+                key = "blocks.%s.%s.weight" % (layer, parts[part])
+            else:
+                key = names[name]
+            state[key] = torch.from_numpy(np.array(w.reshape(-1) if len(dims) == 1 else w))
+        model = T.TinyLlama(c)
+        model.load_state_dict(state)
+        model.eval()
+        with torch.no_grad():
+            ref = model(torch.tensor([ids]))[0].numpy()
+        npy = os.path.join(tmp, "%s.npy" % method)
+        subprocess.run([tessel, "logits", "--model", out, "--prompt", prompt, "--output", npy, "--threads", "1"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        got = np.load(npy)
+        assert got.shape == ref.shape, (got.shape, ref.shape)
+        diff = float(np.abs(got - ref).max())
+        status = "ok" if diff <= TOL else "FAIL"
+        failures += diff > TOL
+        print("%s %s (%s): %d tokens, max |logit diff| %.2e (tolerance %.0e) %s"
+              % (method, " ".join(flags), meta.get("tessel.quantization"), len(ids), diff, TOL, status))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+// RTN round trips within half a step per element, and every GGUF packing decodes (through
+// llm/gguf's DequantizeRow) to exactly the values the quantized matrix stands for.
+#include "quant/weight/rtn.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "quant/weight/scheme.h"
+
+namespace tessel::quant {
+namespace {
+
+std::vector<float> RandomWeights(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<float> w(n);
+  for (float& v : w) v = normal(rng);
+  w[3] = 0.4f;  // an outlier, and an all-zero group
+  for (int j = 64; j < 96; ++j) w[j] = 0.0f;
+  return w;
+}
+
+TEST(RtnTest, RoundTripWithinHalfAStep) {
+  const int64_t rows = 5, cols = 256;
+  const std::vector<float> w = RandomWeights(rows * cols, 1);
+  for (int bits : {8, 4, 3}) {
+    for (int group : {32, 64, 128}) {
+      for (bool asym : {false, true}) {
+        const QuantScheme s{bits, group, asym};
+        const QuantizedMatrix q = RtnQuantize(w.data(), rows, cols, s);
+        const std::vector<float> deq = q.Dequantize();
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t g = 0; g < cols / group; ++g) {
+            // The step from the group's own range, independent of the code under test.
+            float lo = 0, hi = 0;
+            for (int j = 0; j < group; ++j) {
+              lo = std::fmin(lo, w[r * cols + g * group + j]);
+              hi = std::fmax(hi, w[r * cols + g * group + j]);
+            }
+            const float step = asym ? (hi - lo) / ((1 << bits) - 1)
+                                    : std::fmax(-lo, hi) / ((1 << (bits - 1)) - 0.5f);
+            // Half a step, plus the scale's rounding to an IEEE half (relative 2^-11 of the range).
+            const float tol = 0.5f * step * (1 + 1e-3f) + std::fmax(-lo, hi) * 1e-3f + 1e-9f;
+            for (int j = 0; j < group; ++j) {
+              const int64_t i = r * cols + g * group + j;
+              ASSERT_NEAR(deq[i], w[i], tol) << s.ToString() << " element " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RtnTest, ClipShrinksTheRange) {
+  const std::vector<float> w = {-1.0f, -0.5f, 0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 0.1f};
+  std::vector<float> row(32, 0.0f);
+  std::copy(w.begin(), w.end(), row.begin());
+  const float half = 0.5f;
+  const QuantizedMatrix q = RtnQuantize(row.data(), 1, 32, QuantScheme{4, 32, false}, &half);
+  // Symmetric W4, range 0.5: scale = 0.5 / 7.5; -1 and 1 clamp to codes 0 and 15.
+  EXPECT_FLOAT_EQ(q.params[0].scale, 0.06665039f);  // 0.5 / 7.5 rounded to a half
+  EXPECT_EQ(q.codes[0], 0);
+  EXPECT_EQ(q.codes[6], 15);
+  EXPECT_EQ(q.codes[2], 8);
+}
+
+TEST(RtnTest, GgufPackingsDecodeToTheSameValues) {
+  const int64_t rows = 3, cols = 256;
+  const std::vector<float> w = RandomWeights(rows * cols, 2);
+  for (int bits : {8, 4, 3}) {
+    for (int group : {32, 64, 128}) {
+      for (bool asym : {false, true}) {
+        for (bool prefer_ggml : {false, true}) {
+          const QuantScheme s{bits, group, asym};
+          const QuantizedMatrix q = RtnQuantize(w.data(), rows, cols, s);
+          absl::StatusOr<GgmlTensorData> t = ToGgmlTensor(q, prefer_ggml);
+          if (bits == 8 && (group != 32 || asym)) {
+            EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+            continue;
+          }
+          ASSERT_TRUE(t.ok()) << t.status();
+          const size_t row_bytes = llm::GgmlRowBytes(t->type, cols);
+          ASSERT_EQ(t->bytes.size(), rows * row_bytes);
+          const std::vector<float> want = q.Dequantize();
+          std::vector<float> got(cols);
+          for (int64_t r = 0; r < rows; ++r) {
+            llm::DequantizeRow(t->type, t->bytes.data() + r * row_bytes, got.data(), cols);
+            for (int64_t c = 0; c < cols; ++c) {
+              // Q4_1 stores the offset -zero * scale as a half: relative 2^-11 of it.
+              const float tol = t->type == llm::GgmlType::kQ4_1 ? 16 * q.param(r, c).scale * 1e-3f : 0.0f;
+              ASSERT_NEAR(got[c], want[r * cols + c], tol)
+                  << s.ToString() << " as " << llm::GgmlTypeName(t->type) << " row " << r << " col " << c;
+            }
+          }
+          if (bits == 4 && group == 32 && prefer_ggml) {
+            EXPECT_EQ(t->type, asym ? llm::GgmlType::kQ4_1 : llm::GgmlType::kQ4_0);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::quant
