@@ -50,7 +50,9 @@ absl::StatusOr<bool> RunQGemm(const Node& node, absl::Span<const Tensor* const> 
   const PackedQGemmWeights& w = Packed(node, *in[1], In(in, 2), n, k);
   std::vector<uint8_t> padded(rows * w.kp, 0);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(padded.data() + r * w.kp, a.data<uint8_t>() + r * k, k);
+#if defined(__x86_64__)  // only reached when HasQGemmVnni()
   QGemmU8S8__avx512vnni(padded.data(), rows, w, OutputStage(node, nullptr), y.data<uint8_t>(), n);
+#endif
   return true;
 }
 
@@ -95,7 +97,9 @@ absl::StatusOr<bool> RunQConv(const Node& node, absl::Span<const Tensor* const> 
     }
     a = cols.data();
   }
+#if defined(__x86_64__)  // only reached when HasQGemmVnni()
   QGemmU8S8__avx512vnni(a, rows, w, OutputStage(node, In(in, 3)), y.data<uint8_t>(), m);
+#endif
   return true;
 }
 

@@ -28,7 +28,9 @@ void BM_QGemmVnni(benchmark::State& state) {
   std::vector<uint8_t> y(m * n);
   QGemmOutputStage stage;
   for (auto _ : state) {
+#if defined(__x86_64__)  // only reached when HasQGemmVnni()
     QGemmU8S8__avx512vnni(a.data(), m, packed, stage, y.data(), n);
+#endif
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * m * n * k * state.iterations(), benchmark::Counter::kIsRate,
