@@ -25,7 +25,7 @@ int CompileCommand(int argc, char** argv) {
       {"o", "OUT.tsl", "output artifact (a folder with --emit=c)"},
       {"emit", "FORMAT", "tsl (artifact) or c (C99 source, header and weights into the -o folder)", false, "tsl"},
       {"pipeline", "STR", "pass pipeline (see tessel opt --list-passes)"},
-      {"O", "LEVEL", "named pipeline O0..O3", false, "2"},
+      {"O", "LEVEL", "named pipeline O0..O3 (O3: fused NHWC convolutions on the fast kernels)", false, "3"},
       {"target", "TARGET", "host, aarch64-neon or aarch64-sve", false, "host"},
       {"dim", "NAME=VALUE", "value for a symbolic input dimension (e.g. batch=1)", true},
       {"memory", "ALGO", "memory planner: greedy-by-size, first-fit or naive", false, "greedy-by-size"},
@@ -48,7 +48,7 @@ int CompileCommand(int argc, char** argv) {
     return cli::Fail("compile", absl::InvalidArgumentError("expects MODEL and -o OUT.tsl (see --help)"));
   }
   CompileOptions options;
-  absl::StatusOr<std::string> pipeline = PipelineFromArgs(*args, "O2");
+  absl::StatusOr<std::string> pipeline = PipelineFromArgs(*args, "O3");
   if (!pipeline.ok()) return cli::Fail("compile", pipeline.status());
   options.pipeline = args->Has("pipeline") ? *pipeline : absl::StrCat("O", args->Get("O"));
   options.target = args->Get("target");
