@@ -4,12 +4,44 @@
 #ifndef TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 #define TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 
+#include <cstdint>
+#include <memory>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
+#include "kernels/int8/qgemm.h"
 
 namespace tessel {
+
+// Whether this path serves `node` with a first input of `input_dtype` and `input_rank` on this CPU.
+bool Int8NodeSupported(const Node& node, DType input_dtype, int64_t input_rank);
+
+// One supported node prepared for fixed shapes: weights packed (shared between preparations of the same
+// weights), im2col / K-padding scratch sized once, so Run never allocates.
+class PreparedInt8Node {
+ public:
+  static absl::StatusOr<std::unique_ptr<PreparedInt8Node>> Create(const Node& node,
+                                                                  absl::Span<const Tensor* const> inputs,
+                                                                  const Tensor& output);
+  // `inputs` and `output` have the shapes given to Create.
+  void Run(absl::Span<const Tensor* const> inputs, Tensor& output);
+
+ private:
+  PreparedInt8Node() = default;
+  bool conv_ = false;
+  bool direct_ = false;  // the activations are the GEMM's A as they are (1x1 conv, K already padded)
+  int64_t rows_ = 0, n_ = 0;
+  // Convolution geometry (channels-last).
+  int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
+  int64_t stride_[2] = {1, 1}, pad_[2] = {0, 0}, dilation_[2] = {1, 1};
+  uint8_t x_zero_point_ = 0;
+  std::shared_ptr<const PackedQGemmWeights> weights_;
+  QGemmOutputStage stage_;
+  std::vector<uint8_t> scratch_;
+};
 
 // Computes `node` into the preallocated `outputs` and returns true when this path serves it; false
 // (outputs untouched) for nodes, layouts, dtypes or CPUs it does not cover. Packed weights are cached

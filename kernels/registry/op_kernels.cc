@@ -3,6 +3,7 @@
 
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/winograd.h"
+#include "kernels/int8/int8_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
 
 namespace tessel {
@@ -15,6 +16,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterGemmOpKernels(*r);
     RegisterWinogradOpKernels(*r);
     RegisterLayoutOpKernels(*r);
+    RegisterInt8OpKernels(*r);
     return r;
   }();
   return *registry;

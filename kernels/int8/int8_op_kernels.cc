@@ -1,0 +1,140 @@
+// Registers the VNNI QConv / QGemm as operator kernels; the session binds arena views once and every run
+// only computes (packing and scratch happen in PreparedInt8Node::Create).
+#include "kernels/int8/int8_op_kernels.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "graph/op_registry.h"
+#include "graph/ops/nn_params.h"
+#include "kernels/int8/int8_kernels.h"
+
+namespace tessel {
+namespace {
+
+class Int8OpKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    std::unique_ptr<Int8OpKernel> k(new Int8OpKernel);
+    // Copies of the bound views: the span may not outlive creation, the arena and weights do.
+    for (const Tensor* t : args.inputs) k->inputs_.push_back(t ? *t : Tensor());
+    for (const Tensor& t : k->inputs_) k->input_ptrs_.push_back(t.buffer() ? &t : nullptr);
+    k->output_ = args.outputs[0];
+    absl::StatusOr<std::unique_ptr<PreparedInt8Node>> p =
+        PreparedInt8Node::Create(args.node, k->input_ptrs_, k->output_);
+    if (!p.ok()) return p.status();
+    k->prepared_ = std::move(*p);
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    prepared_->Run(input_ptrs_, output_);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<Tensor> inputs_;
+  std::vector<const Tensor*> input_ptrs_;
+  Tensor output_;
+  std::unique_ptr<PreparedInt8Node> prepared_;
+};
+
+bool Legal(const OpQuery& q) {
+  return q.has_input(0) && q.has_input(1) && q.inputs[1].constant && q.input(0).is_static() &&
+         q.input(1).is_static() && q.output(0).is_static() &&
+         Int8NodeSupported(q.node, q.input(0).dtype, q.input(0).rank());
+}
+
+// u8 x s8 MACs at ~200 GOP/s (measured on ResNet-18 shapes, 1 thread).
+double Cost(const OpQuery& q) {
+  const TensorType& w = q.input(1);
+  int64_t k = 1;
+  for (int i = 1; i < w.rank(); ++i) k *= w.dims[i].value();
+  const int64_t out = q.output(0).NumElements();
+  return 2.0 * out * k / 200e9;
+}
+
+// Max pooling of u8 channels-last activations: the quantization parameters pass through unchanged (max
+// commutes with the monotone dequantization), so this equals the reference QMaxPool exactly.
+class MaxPoolU8Kernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    const Tensor& x = *args.inputs[0];
+    std::unique_ptr<MaxPoolU8Kernel> k(new MaxPoolU8Kernel);
+    k->x_ = x.data<uint8_t>();
+    k->y_ = args.outputs[0].data<uint8_t>();
+    k->n_ = x.dim(0), k->h_ = x.dim(1), k->w_ = x.dim(2), k->c_ = x.dim(3);
+    k->oh_ = args.outputs[0].dim(1), k->ow_ = args.outputs[0].dim(2);
+    absl::StatusOr<PoolParams> p = ResolvePoolParams(args.node, DimsOf({k->n_, k->c_, k->h_, k->w_}));
+    if (!p.ok()) return p.status();
+    k->p_ = *p;
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    for (int64_t n = 0; n < n_; ++n) {
+      for (int64_t i = 0; i < oh_; ++i) {
+        for (int64_t j = 0; j < ow_; ++j) {
+          uint8_t* __restrict y = y_ + ((n * oh_ + i) * ow_ + j) * c_;
+          std::fill(y, y + c_, uint8_t{0});
+          for (int64_t u = 0; u < p_.kernel[0]; ++u) {
+            const int64_t ih = i * p_.strides[0] - p_.pads_begin[0] + u * p_.dilations[0];
+            if (ih < 0 || ih >= h_) continue;
+            for (int64_t v = 0; v < p_.kernel[1]; ++v) {
+              const int64_t iw = j * p_.strides[1] - p_.pads_begin[1] + v * p_.dilations[1];
+              if (iw < 0 || iw >= w_) continue;
+              const uint8_t* __restrict x = x_ + ((n * h_ + ih) * w_ + iw) * c_;
+              for (int64_t c = 0; c < c_; ++c) y[c] = x[c] > y[c] ? x[c] : y[c];
+            }
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const uint8_t* x_ = nullptr;
+  uint8_t* y_ = nullptr;
+  int64_t n_ = 0, h_ = 0, w_ = 0, c_ = 0, oh_ = 0, ow_ = 0;
+  PoolParams p_;
+};
+
+bool MaxPoolLegal(const OpQuery& q) {
+  return q.node.domain() == kTesselDomain && q.has_input(0) && q.input(0).dtype == DType::kU8 &&
+         q.input(0).rank() == 4 && q.input(0).is_static() && q.output(0).is_static() &&
+         q.node.GetString("layout", "nchw") == "nhwc";
+}
+
+double MaxPoolCost(const OpQuery& q) { return 9.0 * q.output(0).NumElements() / 20e9; }
+
+OpKernelEntry Entry(const char* name, const char* op) {
+  OpKernelEntry e;
+  e.name = name;
+  e.op = op;
+  e.dtypes = "u8";
+  e.layout = "nhwc";
+  e.isa = Isa::kAvx512Vnni;
+  e.backend = "int8";
+  e.legal = Legal;
+  e.cost = Cost;
+  e.create = Int8OpKernel::Create;
+  return e;
+}
+
+}  // namespace
+
+void RegisterInt8OpKernels(OpKernelRegistry& r) {
+  r.Register(Entry("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv"));
+  r.Register(Entry("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm"));
+  OpKernelEntry pool = Entry("tessel_u8_maxpool_nhwc__portable", "tessel.QMaxPool");
+  pool.isa = Isa::kPortable;
+  pool.legal = MaxPoolLegal;
+  pool.cost = MaxPoolCost;
+  pool.create = MaxPoolU8Kernel::Create;
+  r.Register(pool);
+}
+
+}  // namespace tessel
