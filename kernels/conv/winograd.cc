@@ -1,5 +1,7 @@
-// Winograd F(2x2, 3x3), channels last. Transforms run over channel vectors (unit stride, no calls:
-// the compiler vectorizes them) and are split across the session's threads by tiles.
+// Winograd F(2x2, 3x3) and F(4x4, 3x3), channels last. Transforms run over channel vectors (unit
+// stride, no calls: the compiler vectorizes them) and are split across the session's threads by tiles.
+// Both variants share one kernel (blocks of tiles, one XNNPACK fully connected GEMM per transform
+// point) and differ only in their transforms, which a traits struct supplies.
 #include "kernels/conv/winograd.h"
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 namespace tessel {
 namespace {
 
-constexpr int kPoints = 16;  // 4x4 transform points
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The per-channel transforms are compiled for each x86 vector width and picked at load time
@@ -29,8 +30,11 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 #define TESSEL_WINOGRAD_CLONES
 #endif
 
+// ---- F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], A^T = [1 1 1 0; 0 1 -1 -1] ----------
+
 // The per-channel transforms, written for the vectorizer: unit stride, no branches or calls.
-TESSEL_WINOGRAD_CLONES void InputTransform(int64_t channels, const float* const (&d)[4][4], float* const (&v)[16]) {
+TESSEL_WINOGRAD_CLONES void InputTransformF2(int64_t channels, const float* const (&d)[4][4],
+                                             float* const (&v)[16]) {
 #pragma GCC ivdep
   for (int64_t c = 0; c < channels; ++c) {
     float t[4][4];
@@ -49,8 +53,9 @@ TESSEL_WINOGRAD_CLONES void InputTransform(int64_t channels, const float* const 
   }
 }
 
-TESSEL_WINOGRAD_CLONES void OutputTransform(int64_t channels, const float* const (&m)[16], const float* bias,
-                                            const float* const (&res)[4], float* const (&y)[4], float lo, float hi) {
+TESSEL_WINOGRAD_CLONES void OutputTransformF2(int64_t channels, const float* const (&m)[16], const float* bias,
+                                              const float* const (&res)[4], float* const (&y)[4], float lo,
+                                              float hi) {
 #pragma GCC ivdep
   for (int64_t c = 0; c < channels; ++c) {
     float t[2][4];
@@ -67,6 +72,136 @@ TESSEL_WINOGRAD_CLONES void OutputTransform(int64_t channels, const float* const
   }
 }
 
+// U = G f G^T with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+void WeightTransformF2(const float (&f)[3][3], float (&u)[16]) {
+  float t[4][3];
+  for (int j = 0; j < 3; ++j) {
+    t[0][j] = f[0][j];
+    t[1][j] = 0.5f * (f[0][j] + f[1][j] + f[2][j]);
+    t[2][j] = 0.5f * (f[0][j] - f[1][j] + f[2][j]);
+    t[3][j] = f[2][j];
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[i * 4 + 0] = t[i][0];
+    u[i * 4 + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+    u[i * 4 + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+    u[i * 4 + 3] = t[i][2];
+  }
+}
+
+// ---- F(4x4, 3x3), Lavin & Gray's points 0, +-1, +-2 and infinity ------------------------------------------
+//   B^T = [4  0 -5  0 1 0;  0 -4 -4  1 1 0;  0 4 -4 -1 1 0;  0 -2 -1 2 1 0;  0 2 -1 -2 1 0;  0 4 0 -5 0 1]
+//   A^T = [1 1 1 1 1 0;  0 1 -1 2 -2 0;  0 1 1 4 4 0;  0 1 -1 8 -8 1]
+//   G   = [1/4 0 0;  -1/6 -1/6 -1/6;  -1/6 1/6 -1/6;  1/24 1/12 1/6;  1/24 -1/12 1/6;  0 0 1]
+// The fractions all sit in G (applied once, in double, at prepare time), so the per-run transforms
+// use only small integer coefficients. Rounding error grows with the larger coefficients: about 10x
+// that of F(2x2) on random data, still well inside float32 inference tolerances.
+
+TESSEL_WINOGRAD_CLONES void InputTransformF4(int64_t channels, const float* const (&d)[6][6],
+                                             float* const (&v)[36]) {
+#pragma GCC ivdep
+  for (int64_t c = 0; c < channels; ++c) {
+    float t[6][6];
+    #pragma GCC unroll 6
+    for (int s = 0; s < 6; ++s) {
+      const float d0 = d[0][s][c], d1 = d[1][s][c], d2 = d[2][s][c];
+      const float d3 = d[3][s][c], d4 = d[4][s][c], d5 = d[5][s][c];
+      const float a = d4 - 4.0f * d2, b = d3 - 4.0f * d1;
+      const float e = d4 - d2, f = 2.0f * (d3 - d1);
+      t[0][s] = 4.0f * d0 - 5.0f * d2 + d4;
+      t[1][s] = a + b;
+      t[2][s] = a - b;
+      t[3][s] = e + f;
+      t[4][s] = e - f;
+      t[5][s] = 4.0f * d1 - 5.0f * d3 + d5;
+    }
+    #pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const float a = t[r][4] - 4.0f * t[r][2], b = t[r][3] - 4.0f * t[r][1];
+      const float e = t[r][4] - t[r][2], f = 2.0f * (t[r][3] - t[r][1]);
+      v[r * 6 + 0][c] = 4.0f * t[r][0] - 5.0f * t[r][2] + t[r][4];
+      v[r * 6 + 1][c] = a + b;
+      v[r * 6 + 2][c] = a - b;
+      v[r * 6 + 3][c] = e + f;
+      v[r * 6 + 4][c] = e - f;
+      v[r * 6 + 5][c] = 4.0f * t[r][1] - 5.0f * t[r][3] + t[r][5];
+    }
+  }
+}
+
+TESSEL_WINOGRAD_CLONES void OutputTransformF4(int64_t channels, const float* const (&m)[36], const float* bias,
+                                              const float* const (&res)[16], float* const (&y)[16], float lo,
+                                              float hi) {
+#pragma GCC ivdep
+  for (int64_t c = 0; c < channels; ++c) {
+    float t[4][6];
+    #pragma GCC unroll 6
+    for (int q = 0; q < 6; ++q) {
+      const float a = m[6 + q][c] + m[12 + q][c], b = m[6 + q][c] - m[12 + q][c];
+      const float e = m[18 + q][c] + m[24 + q][c], f = m[18 + q][c] - m[24 + q][c];
+      t[0][q] = m[q][c] + a + e;
+      t[1][q] = b + 2.0f * f;
+      t[2][q] = a + 4.0f * e;
+      t[3][q] = b + 8.0f * f + m[30 + q][c];
+    }
+    #pragma GCC unroll 6
+    for (int r = 0; r < 4; ++r) {
+      const float a = t[r][1] + t[r][2], b = t[r][1] - t[r][2];
+      const float e = t[r][3] + t[r][4], f = t[r][3] - t[r][4];
+      const float o[4] = {t[r][0] + a + e, b + 2.0f * f, a + 4.0f * e, b + 8.0f * f + t[r][5]};
+      #pragma GCC unroll 6
+      for (int s = 0; s < 4; ++s) {
+        const float val = o[s] + bias[c] + res[r * 4 + s][c];
+        y[r * 4 + s][c] = std::min(std::max(val, lo), hi);
+      }
+    }
+  }
+}
+
+void WeightTransformF4(const float (&f)[3][3], float (&u)[36]) {
+  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+  double t[6][3];
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 3; ++j) t[i][j] = kG[i][0] * f[0][j] + kG[i][1] * f[1][j] + kG[i][2] * f[2][j];
+  }
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 6; ++j) {
+      u[i * 6 + j] = static_cast<float>(t[i][0] * kG[j][0] + t[i][1] * kG[j][1] + t[i][2] * kG[j][2]);
+    }
+  }
+}
+
+// ---- the two variants ------------------------------------------------------------------------------------
+
+struct F2x2 {
+  static constexpr int kOut = 2;    // output tile edge
+  static constexpr int kAlpha = 4;  // input tile edge, kOut + 2
+  static constexpr const char* kName = "tessel_f32_conv2d_3x3s1_nhwc__winograd_f2x2";
+  static void Weights(const float (&f)[3][3], float (&u)[16]) { WeightTransformF2(f, u); }
+  static void Input(int64_t c, const float* const (&d)[4][4], float* const (&v)[16]) { InputTransformF2(c, d, v); }
+  static void Output(int64_t c, const float* const (&m)[16], const float* bias, const float* const (&res)[4],
+                     float* const (&y)[4], float lo, float hi) {
+    OutputTransformF2(c, m, bias, res, y, lo, hi);
+  }
+};
+
+struct F4x4 {
+  static constexpr int kOut = 4;
+  static constexpr int kAlpha = 6;
+  static constexpr const char* kName = "tessel_f32_conv2d_3x3s1_nhwc__winograd_f4x4";
+  static void Weights(const float (&f)[3][3], float (&u)[36]) { WeightTransformF4(f, u); }
+  static void Input(int64_t c, const float* const (&d)[6][6], float* const (&v)[36]) { InputTransformF4(c, d, v); }
+  static void Output(int64_t c, const float* const (&m)[36], const float* bias, const float* const (&res)[16],
+                     float* const (&y)[16], float lo, float hi) {
+    OutputTransformF4(c, m, bias, res, y, lo, hi);
+  }
+};
+
 bool WinogradLegal(const OpQuery& q) {
   for (const OperandInfo& o : q.inputs) {
     if (o.present && o.type.dtype != DType::kF32) return false;
@@ -77,20 +212,27 @@ bool WinogradLegal(const OpQuery& q) {
   return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->groups == 1;
 }
 
+template <class W>
 double WinogradCost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
-  const double tiles = g->n * ((g->oh + 1) / 2) * ((g->ow + 1) / 2);
+  constexpr int kPoints = W::kAlpha * W::kAlpha;
+  const double tiles = g->n * ((g->oh + W::kOut - 1) / W::kOut) * ((g->ow + W::kOut - 1) / W::kOut);
   const double gemm_flops = kPoints * 2.0 * tiles * g->c * g->m;
-  // The transformed weights (16/9 of the original) stream once per run; transforms touch V and M
-  // (16 values per tile and channel) twice each, in L2.
+  // The transformed weights (points/9 of the original) stream once per run; transforms touch V and
+  // M (points values per tile and channel) twice each, in L2.
   const double weight_bytes = 4.0 * kPoints * g->c * g->m;
   const double transform_bytes = 4.0 * kPoints * tiles * (g->c + g->m) * 2;
   return gemm_flops / 150e9 + weight_bytes / 20e9 + transform_bytes / 60e9;
 }
 
+template <class W>
 class WinogradKernel : public OpKernel {
  public:
+  static constexpr int kOut = W::kOut;
+  static constexpr int kAlpha = W::kAlpha;
+  static constexpr int kPoints = kAlpha * kAlpha;
+
   ~WinogradKernel() override {
     for (Task& t : tasks_) {
       for (xnn_operator_t op : t.gemm) xnn_delete_operator(op);
@@ -113,13 +255,13 @@ class WinogradKernel : public OpKernel {
     const ClampActivation act = ReadClampActivation(args.node, "");
     k->lo_ = act.lo;
     k->hi_ = act.hi;
-    k->tiles_h_ = (g->oh + 1) / 2;
-    k->tiles_w_ = (g->ow + 1) / 2;
+    k->tiles_h_ = (g->oh + kOut - 1) / kOut;
+    k->tiles_w_ = (g->ow + kOut - 1) / kOut;
     k->tiles_ = g->n * k->tiles_h_ * k->tiles_w_;
-    // Blocks of tiles whose V and M (16 x block x (C + M) floats) stay within ~512 KiB, as many
+    // Blocks of tiles whose V and M (points x block x (C + M) floats) stay within ~512 KiB, as many
     // blocks as a multiple of the thread count where the tiles allow.
     const int threads = std::max(1, args.num_threads);
-    const int64_t target = std::max<int64_t>(16, 8192 / (g->c + g->m));
+    const int64_t target = std::max<int64_t>(16, (131072 / kPoints) / (g->c + g->m));
     int64_t blocks = (k->tiles_ + target - 1) / target;
     blocks = std::min(k->tiles_, (blocks + threads - 1) / threads * threads);
     k->block_ = (k->tiles_ + blocks - 1) / blocks;
@@ -131,21 +273,12 @@ class WinogradKernel : public OpKernel {
     const float* w = args.inputs[1]->data<float>();
     for (int64_t o = 0; o < g->m; ++o) {
       for (int64_t c = 0; c < g->c; ++c) {
-        float f[3][3], t[4][3];
+        float f[3][3], up[kPoints];
         for (int i = 0; i < 3; ++i) {
           for (int j = 0; j < 3; ++j) f[i][j] = w[((o * 3 + i) * 3 + j) * g->c + c];
         }
-        for (int j = 0; j < 3; ++j) {
-          t[0][j] = f[0][j];
-          t[1][j] = 0.5f * (f[0][j] + f[1][j] + f[2][j]);
-          t[2][j] = 0.5f * (f[0][j] - f[1][j] + f[2][j]);
-          t[3][j] = f[2][j];
-        }
-        for (int i = 0; i < 4; ++i) {
-          const float r[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]),
-                              t[i][2]};
-          for (int j = 0; j < 4; ++j) u[((i * 4 + j) * g->m + o) * g->c + c] = r[j];
-        }
+        W::Weights(f, up);
+        for (int p = 0; p < kPoints; ++p) u[(p * g->m + o) * g->c + c] = up[p];
       }
     }
     // One task per thread, each with its own V and M blocks and GEMMs bound to them, so a run is one
@@ -204,50 +337,46 @@ class WinogradKernel : public OpKernel {
   void TransformInput(Task& task, int64_t start, int64_t i) {
     const Conv2dGeometry& g = g_;
     const int64_t tile = start + i;
-    const float* d[4][4];
+    const float* d[kAlpha][kAlpha];
     const int64_t b = tile / (tiles_h_ * tiles_w_);
-    const int64_t iy0 = (tile / tiles_w_) % tiles_h_ * 2 - g.pad_top;
-    const int64_t ix0 = tile % tiles_w_ * 2 - g.pad_left;
-    for (int r = 0; r < 4; ++r) {
-      for (int s = 0; s < 4; ++s) {
+    const int64_t iy0 = (tile / tiles_w_) % tiles_h_ * kOut - g.pad_top;
+    const int64_t ix0 = tile % tiles_w_ * kOut - g.pad_left;
+    for (int r = 0; r < kAlpha; ++r) {
+      for (int s = 0; s < kAlpha; ++s) {
         const int64_t iy = iy0 + r, ix = ix0 + s;
         const bool inside = tile < tiles_ && iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
         d[r][s] = inside ? x_ + ((b * g.h + iy) * g.w + ix) * g.c : zeros_.data();
       }
     }
     const int64_t stride = block_ * g.c;
-    float* v[16];
+    float* v[kPoints];
     for (int p = 0; p < kPoints; ++p) v[p] = task.v.data() + p * stride + i * g.c;
-    InputTransform(g.c, d, v);
+    W::Input(g.c, d, v);
   }
 
-  // Y = clamp(A^T M A + bias + residual) for the 2x2 outputs of tile start + i, with
-  // A^T = [1 1 1 0; 0 1 -1 -1]. Outputs past the edge of an odd extent are dropped.
+  // Y = clamp(A^T M A + bias + residual) for the kOut x kOut outputs of tile start + i. Outputs past
+  // the edge of an extent that is not a multiple of kOut are dropped.
   void TransformOutput(Task& task, int64_t start, int64_t i) {
     const Conv2dGeometry& g = g_;
     const int64_t tile = start + i;
     const int64_t b = tile / (tiles_h_ * tiles_w_);
-    const int64_t oy0 = (tile / tiles_w_) % tiles_h_ * 2;
-    const int64_t ox0 = tile % tiles_w_ * 2;
-    int64_t offset[2][2];
-    for (int r = 0; r < 2; ++r) {
-      for (int s = 0; s < 2; ++s) {
+    const int64_t oy0 = (tile / tiles_w_) % tiles_h_ * kOut;
+    const int64_t ox0 = tile % tiles_w_ * kOut;
+    const int64_t stride = block_ * g.m;
+    const float* m[kPoints];
+    for (int p = 0; p < kPoints; ++p) m[p] = task.m.data() + p * stride + i * g.m;
+    // Outputs past the edge go to a discard buffer; a missing residual or bias reads zeros.
+    float* y[kOut * kOut];
+    const float* res[kOut * kOut];
+    for (int r = 0; r < kOut; ++r) {
+      for (int s = 0; s < kOut; ++s) {
         const bool inside = oy0 + r < g.oh && ox0 + s < g.ow;
-        offset[r][s] = inside ? ((b * g.oh + oy0 + r) * g.ow + ox0 + s) * g.m : -1;
+        const int64_t o = inside ? ((b * g.oh + oy0 + r) * g.ow + ox0 + s) * g.m : -1;
+        y[r * kOut + s] = inside ? y_ + o : task.discard.data();
+        res[r * kOut + s] = inside && residual_ ? residual_ + o : zeros_.data();
       }
     }
-    const int64_t stride = block_ * g.m;
-    const float* m[16];
-    for (int p = 0; p < kPoints; ++p) m[p] = task.m.data() + p * stride + i * g.m;
-    // Outputs past an odd edge go to a discard buffer; a missing residual or bias reads zeros.
-    float* y[4];
-    const float* res[4];
-    for (int q = 0; q < 4; ++q) {
-      const int64_t o = offset[q / 2][q % 2];
-      y[q] = o >= 0 ? y_ + o : task.discard.data();
-      res[q] = o >= 0 && residual_ ? residual_ + o : zeros_.data();
-    }
-    OutputTransform(g.m, m, bias_ ? bias_ : zeros_.data(), res, y, lo_, hi_);
+    W::Output(g.m, m, bias_ ? bias_ : zeros_.data(), res, y, lo_, hi_);
   }
 
   Conv2dGeometry g_;
@@ -264,28 +393,35 @@ class WinogradKernel : public OpKernel {
   std::atomic<bool> failed_{false};
 };
 
+template <class W>
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateWinograd(const OpKernelArgs& args) {
   const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
   if (residual && residual->raw_data() == args.outputs[0].raw_data()) {
     return absl::FailedPreconditionError(
         absl::StrCat("node '", args.node.name(), "': Winograd cannot add a residual stored in place of its output"));
   }
-  return WinogradKernel::Create(args);
+  return WinogradKernel<W>::Create(args);
 }
 
-}  // namespace
-
-void RegisterWinogradOpKernels(OpKernelRegistry& r) {
+template <class W>
+void Register(OpKernelRegistry& r) {
   OpKernelEntry e;
-  e.name = "tessel_f32_conv2d_3x3s1_nhwc__winograd_f2x2";
+  e.name = W::kName;
   e.op = "tessel.FusedConv";
   e.dtypes = "f32";
   e.layout = "nhwc";
   e.backend = "winograd";
   e.legal = WinogradLegal;
-  e.cost = WinogradCost;
-  e.create = CreateWinograd;
+  e.cost = WinogradCost<W>;
+  e.create = CreateWinograd<W>;
   r.Register(std::move(e));
+}
+
+}  // namespace
+
+void RegisterWinogradOpKernels(OpKernelRegistry& r) {
+  Register<F2x2>(r);
+  Register<F4x4>(r);
 }
 
 }  // namespace tessel

@@ -2,9 +2,11 @@
 #include "kernels/int8/int8_kernels.h"
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,19 +17,41 @@
 namespace tessel {
 namespace {
 
+// Everything packing reads (weights, bias, requantization, input zero point): a cache entry is reused only
+// when it matches, since a freed weight tensor's address can come back holding other weights.
+size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_t n, int64_t k) {
+  size_t h = std::hash<std::string_view>()(std::string_view(static_cast<const char*>(w.raw_data()), n * k));
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  if (bias != nullptr) {
+    mix(std::hash<std::string_view>()(std::string_view(static_cast<const char*>(bias->raw_data()), n * 4)));
+  }
+  mix(static_cast<size_t>(n));
+  mix(static_cast<size_t>(k));
+  mix(static_cast<size_t>(node.GetInt("x_zero_point", 0)));
+  for (int64_t v : node.GetInts("multiplier")) mix(static_cast<size_t>(v));
+  for (int64_t v : node.GetInts("shift")) mix(static_cast<size_t>(v));
+  return h;
+}
+
 // Packed weights shared by every preparation of the same weight (and bias) tensors.
 std::shared_ptr<const PackedQGemmWeights> Packed(const Node& node, const Tensor& w, const Tensor* bias, int64_t n,
                                                  int64_t k) {
+  struct Entry {
+    size_t hash = 0;
+    std::shared_ptr<const PackedQGemmWeights> packed;
+  };
   static std::mutex* mu = new std::mutex();
-  static auto* cache = new std::map<std::pair<const void*, const void*>, std::shared_ptr<const PackedQGemmWeights>>();
+  static auto* cache = new std::map<std::pair<const void*, const void*>, Entry>();
+  const size_t hash = PackingHash(node, w, bias, n, k);
   std::lock_guard<std::mutex> lock(*mu);
-  std::shared_ptr<const PackedQGemmWeights>& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr}];
-  if (slot == nullptr) {
-    slot = std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
+  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr}];
+  if (slot.packed == nullptr || slot.hash != hash) {
+    slot.hash = hash;
+    slot.packed = std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
         w.data<int8_t>(), n, k, bias ? bias->data<int32_t>() : nullptr, static_cast<int32_t>(node.GetInt("x_zero_point", 0)),
         node.GetInts("multiplier"), node.GetInts("shift")));
   }
-  return slot;
+  return slot.packed;
 }
 
 QGemmOutputStage OutputStage(const Node& node, bool residual) {
@@ -41,6 +65,23 @@ QGemmOutputStage OutputStage(const Node& node, bool residual) {
     s.r_shift = static_cast<int32_t>(node.GetInts("r_shift").at(0));
   }
   return s;
+}
+
+// memcpy for the short runs of im2col (a few to a few dozen bytes): two overlapping fixed-size copies
+// instead of a library call.
+inline void CopyShort(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n >= 16 && n <= 32) {
+    std::memcpy(dst, src, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8 && n < 16) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    std::memcpy(dst, src, n);
+  }
 }
 
 const Tensor* In(absl::Span<const Tensor* const> in, int i) { return i < static_cast<int>(in.size()) ? in[i] : nullptr; }
@@ -91,14 +132,46 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   const int64_t kp = p->weights_->kp;
   p->direct_ = k == kp && (!p->conv_ || (p->kh_ == 1 && p->kw_ == 1 && p->stride_[0] == 1 && p->stride_[1] == 1 &&
                                           p->pad_[0] == 0 && p->pad_[1] == 0));
-  // The K padding reads as 0, which meets zero weights.
-  if (!p->direct_) p->scratch_.assign(p->rows_ * kp, 0);
+  p->indirect_ = !p->direct_ && p->conv_ && p->c_ % 4 == 0;
+  if (p->indirect_) {
+    p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
+    p->zero_row_.assign(p->c_, p->x_zero_point_);
+  } else if (!p->direct_) {
+    // The K padding reads as 0, which meets zero weights.
+    p->scratch_.assign(p->rows_ * kp, 0);
+  }
   return p;
 }
 
 void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   const uint8_t* a = in[0]->data<uint8_t>();
   const int64_t kp = weights_->kp;
+  QGemmOutputStage stage = stage_;
+  if (const Tensor* r = In(in, 3)) stage.residual = r->data<uint8_t>();
+  if (indirect_) {
+    if (a != indirection_base_) {
+      // Padding reads as the zero point (real 0).
+      const uint8_t** p = indirection_.data();
+      for (int64_t n = 0; n < batch_; ++n) {
+        for (int64_t i = 0; i < oh_; ++i) {
+          for (int64_t j = 0; j < ow_; ++j) {
+            for (int64_t u = 0; u < kh_; ++u) {
+              const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
+              for (int64_t v = 0; v < kw_; ++v) {
+                const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
+                *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
+              }
+            }
+          }
+        }
+      }
+      indirection_base_ = a;
+    }
+#if defined(__x86_64__)  // only reached when HasQGemmVnni()
+    QGemmU8S8Indirect__avx512vnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y.data<uint8_t>(), n_);
+#endif
+    return;
+  }
   if (!direct_ && !conv_) {
     const int64_t k = in[0]->dim(1);
     for (int64_t r = 0; r < rows_; ++r) std::memcpy(scratch_.data() + r * kp, a + r * k, k);
@@ -111,13 +184,24 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
           uint8_t* row = scratch_.data() + ((n * oh_ + i) * ow_ + j) * kp;
           for (int64_t u = 0; u < kh_; ++u) {
             const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
+            uint8_t* taps = row + u * kw_ * c_;
+            const int64_t iw0 = j * stride_[1] - pad_[1];
+            if (ih < 0 || ih >= h_) {
+              std::memset(taps, x_zero_point_, kw_ * c_);
+              continue;
+            }
+            if (dilation_[1] == 1 && iw0 >= 0 && iw0 + kw_ <= w_) {
+              // The kernel row's taps are adjacent pixels: one copy (small C, e.g. a 7x7 RGB stem).
+              CopyShort(taps, a + ((n * h_ + ih) * w_ + iw0) * c_, kw_ * c_);
+              continue;
+            }
             for (int64_t v = 0; v < kw_; ++v) {
-              const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
-              uint8_t* dst = row + (u * kw_ + v) * c_;
-              if (ih < 0 || ih >= h_ || iw < 0 || iw >= w_) {
+              const int64_t iw = iw0 + v * dilation_[1];
+              uint8_t* dst = taps + v * c_;
+              if (iw < 0 || iw >= w_) {
                 std::memset(dst, x_zero_point_, c_);
               } else {
-                std::memcpy(dst, a + ((n * h_ + ih) * w_ + iw) * c_, c_);
+                CopyShort(dst, a + ((n * h_ + ih) * w_ + iw) * c_, c_);
               }
             }
           }
@@ -126,8 +210,6 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
     }
     a = scratch_.data();
   }
-  QGemmOutputStage stage = stage_;
-  if (const Tensor* r = In(in, 3)) stage.residual = r->data<uint8_t>();
 #if defined(__x86_64__)  // only reached when HasQGemmVnni()
   QGemmU8S8__avx512vnni(a, rows_, *weights_, stage, y.data<uint8_t>(), n_);
 #else
@@ -137,7 +219,100 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
 #endif
 }
 
+bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
+                            int64_t filters, int64_t filter_channels, bool residual) {
+  if (node.domain() != kTesselDomain || node.op_type() != "QConv" || !HasQGemmVnni() || input_dtype != DType::kU8 ||
+      input_rank != 4 || node.GetString("layout", "nchw") != "nhwc" || residual) {
+    return false;
+  }
+  const int64_t group = node.GetInt("group", 1);
+  const int64_t x_zp = node.GetInt("x_zero_point", 0);
+  const int64_t lo = node.GetInt("act_min", 0), hi = node.GetInt("act_max", 255);
+  return group > 1 && group == channels && filters == channels && filter_channels == 1 && x_zp >= 0 && x_zp <= 255 &&
+         lo >= 0 && hi <= 255 && lo <= hi;
+}
+
+absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const Node& node,
+                                                                        absl::Span<const Tensor* const> in,
+                                                                        const Tensor& y) {
+  if (in.size() < 2 || in[0] == nullptr || in[1] == nullptr || in[0]->rank() != 4 || in[1]->rank() != 4 ||
+      !Int8DepthwiseSupported(node, in[0]->dtype(), in[0]->rank(), in[0]->dim(3), in[1]->dim(0), in[1]->dim(3),
+                              In(in, 3) != nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": not served by the int8 depthwise kernel"));
+  }
+  std::unique_ptr<PreparedQDwConv> p(new PreparedQDwConv);
+  const Tensor& x = *in[0];
+  const Tensor& wt = *in[1];
+  // Channels-last: x [N, H, W, C], w [C, KH, KW, 1], y [N, OH, OW, C].
+  p->batch_ = x.dim(0), p->h_ = x.dim(1), p->w_ = x.dim(2), p->c_ = x.dim(3);
+  p->kh_ = wt.dim(1), p->kw_ = wt.dim(2);
+  p->oh_ = y.dim(1), p->ow_ = y.dim(2);
+  absl::StatusOr<ConvParams> cp =
+      ResolveConvParams(node, DimsOf({p->batch_, p->c_, p->h_, p->w_}), DimsOf({p->c_, 1, p->kh_, p->kw_}));
+  if (!cp.ok()) return cp.status();
+  for (int i = 0; i < 2; ++i) {
+    p->stride_[i] = cp->strides[i];
+    p->pad_[i] = cp->pads_begin[i];
+    p->dilation_[i] = cp->dilations[i];
+  }
+  const std::vector<int64_t>& mult = node.GetInts("multiplier");
+  const std::vector<int64_t>& shift = node.GetInts("shift");
+  if (mult.empty() || mult.size() != shift.size() || (mult.size() != 1 && static_cast<int64_t>(mult.size()) != p->c_)) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": multiplier / shift need 1 or C entries"));
+  }
+  const uint8_t x_zp = static_cast<uint8_t>(node.GetInt("x_zero_point", 0));
+  const Tensor* b = In(in, 2);
+  p->weights_ = PackQDwConvWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr, x_zp,
+                                   mult, shift);
+  p->y_zero_point_ = static_cast<int32_t>(node.GetInt("y_zero_point", 0));
+  p->act_min_ = static_cast<int32_t>(node.GetInt("act_min", 0));
+  p->act_max_ = static_cast<int32_t>(node.GetInt("act_max", 255));
+  p->indirection_.assign(p->batch_ * p->oh_ * p->ow_ * p->weights_.quads * 4, nullptr);
+  p->zero_row_.assign(p->c_, x_zp);
+  return p;
+}
+
+void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
+  const uint8_t* a = in[0]->data<uint8_t>();
+  const int64_t taps = weights_.quads * 4;
+  if (a != indirection_base_) {
+    // Padding (and the taps past kh * kw, whose weights are zero) reads as the zero point (real 0).
+    const uint8_t** p = indirection_.data();
+    for (int64_t n = 0; n < batch_; ++n) {
+      for (int64_t i = 0; i < oh_; ++i) {
+        for (int64_t j = 0; j < ow_; ++j) {
+          const uint8_t** row = p;
+          for (int64_t u = 0; u < kh_; ++u) {
+            const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
+            for (int64_t v = 0; v < kw_; ++v) {
+              const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
+              *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
+            }
+          }
+          while (p < row + taps) *p++ = zero_row_.data();
+        }
+      }
+    }
+    indirection_base_ = a;
+  }
+#if defined(__x86_64__)  // only reached when HasQGemmVnni()
+  QDwConvU8S8__avx512vnni(indirection_.data(), batch_ * oh_ * ow_, weights_, y_zero_point_, act_min_, act_max_,
+                          y.data<uint8_t>());
+#else
+  (void)y;
+#endif
+}
+
 absl::StatusOr<bool> RunInt8Node(const Node& node, absl::Span<const Tensor* const> inputs, absl::Span<Tensor> outputs) {
+  if (!inputs.empty() && inputs[0] != nullptr && inputs.size() >= 2 && inputs[1] != nullptr &&
+      inputs[0]->rank() == 4 && inputs[1]->rank() == 4 &&
+      Int8DepthwiseSupported(node, inputs[0]->dtype(), inputs[0]->rank(), inputs[0]->dim(3), inputs[1]->dim(0),
+                             inputs[1]->dim(3), In(inputs, 3) != nullptr)) {
+    absl::StatusOr<std::unique_ptr<PreparedQDwConv>> p = PreparedQDwConv::Create(node, inputs, outputs[0]);
+    if (!p.ok()) return p.status();
+    (*p)->Run(inputs, outputs[0]);
+    return true;
+  }
   if (inputs.empty() || inputs[0] == nullptr || !Int8NodeSupported(node, inputs[0]->dtype(), inputs[0]->rank())) {
     return false;
   }

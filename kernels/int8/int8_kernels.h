@@ -1,6 +1,8 @@
 // The optimized int8 path for quantized nodes: tessel.QConv (channels-last, group 1) and tessel.QGemm on
-// u8 activations run through the VNNI GEMM (im2col where needed); anything else is left to the reference
-// kernels. Results equal the reference kernels' bit for bit.
+// u8 activations run through the VNNI GEMM (1x1 convolutions directly, others as an implicit GEMM over
+// per-tap row pointers when C is a multiple of 4, im2col otherwise); depthwise tessel.QConv (group ==
+// C_in == C_out, no residual) through the depthwise microkernel (qdwconv.h); anything else is left to the
+// reference kernels. Results equal the reference kernels' bit for bit.
 #ifndef TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 #define TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 
@@ -12,6 +14,7 @@
 #include "absl/types/span.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
+#include "kernels/int8/qdwconv.h"
 #include "kernels/int8/qgemm.h"
 
 namespace tessel {
@@ -33,6 +36,7 @@ class PreparedInt8Node {
   PreparedInt8Node() = default;
   bool conv_ = false;
   bool direct_ = false;  // the activations are the GEMM's A as they are (1x1 conv, K already padded)
+  bool indirect_ = false;  // convolution as an implicit GEMM over per-tap row pointers (C a multiple of 4)
   int64_t rows_ = 0, n_ = 0;
   // Convolution geometry (channels-last).
   int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
@@ -41,6 +45,39 @@ class PreparedInt8Node {
   std::shared_ptr<const PackedQGemmWeights> weights_;
   QGemmOutputStage stage_;
   std::vector<uint8_t> scratch_;
+  // Indirect convolution: [rows][kh * kw] pointers into the input (or into zero_row_ for padding), built
+  // for the input buffer at indirection_base_.
+  std::vector<const uint8_t*> indirection_;
+  std::vector<uint8_t> zero_row_;
+  const uint8_t* indirection_base_ = nullptr;
+};
+
+// Whether the depthwise kernel serves a QConv `node` with input [N, H, W, channels] of `input_dtype` and
+// `input_rank`, weights [filters, KH, KW, filter_channels] and a residual input or not, on this CPU.
+bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
+                            int64_t filters, int64_t filter_channels, bool residual);
+
+// One depthwise QConv prepared for fixed shapes: weights packed, indirection buffer sized once (filled on
+// the first Run and again only when the input buffer moves), so Run never allocates.
+class PreparedQDwConv {
+ public:
+  static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
+                                                                 absl::Span<const Tensor* const> inputs,
+                                                                 const Tensor& output);
+  // `inputs` and `output` have the shapes given to Create.
+  void Run(absl::Span<const Tensor* const> inputs, Tensor& output);
+
+ private:
+  PreparedQDwConv() = default;
+  int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
+  int64_t stride_[2] = {1, 1}, pad_[2] = {0, 0}, dilation_[2] = {1, 1};
+  int32_t y_zero_point_ = 0, act_min_ = 0, act_max_ = 255;
+  PackedQDwConvWeights weights_;
+  // [pixels][quads * 4] pointers into the input (or into zero_row_ for padding and the taps past kh * kw),
+  // built for the input buffer at indirection_base_.
+  std::vector<const uint8_t*> indirection_;
+  std::vector<uint8_t> zero_row_;
+  const uint8_t* indirection_base_ = nullptr;
 };
 
 // Computes `node` into the preallocated `outputs` and returns true when this path serves it; false

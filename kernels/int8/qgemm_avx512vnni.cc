@@ -1,117 +1,175 @@
-// The u8 x s8 GEMM on AVX-512 VNNI: vpdpbusd accumulates four u8*s8 products per i32 lane; a 4-row x
-// 32-column tile keeps 8 accumulators in registers. The output stage is requantize.h's arithmetic in
-// vector form (64-bit products for the rounding doubling high multiply; truncating division emulated).
+// The u8 x s8 GEMM on AVX-512 VNNI: vpdpbusd accumulates four u8*s8 products per i32 lane. A register
+// tile of up to 6 rows x 64 columns keeps 24 accumulators in zmm registers: per 4 bytes of K it loads 4
+// weight vectors (contiguous in the packed block) and broadcasts 6 A quads, for 24 vpdpbusd. A rows come
+// through row pointers, so the same tile serves plain GEMM rows and implicit-GEMM convolution (one
+// pointer per kernel tap, no im2col). The output stage is requantize.h's arithmetic in vector form,
+// applied to the finished tile with the per-channel constants loaded once per tile.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize_avx512.h"
 
 namespace tessel {
 namespace {
 
-// SaturatingRoundingDoublingHighMul for multipliers in [0, 2^31) (never the saturating case).
-__m512i RoundingDoublingHighMul(__m512i a, __m512i b) {
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i pos_nudge = _mm512_set1_epi64(1LL << 30);
-  const __m512i neg_nudge = _mm512_set1_epi64(1 - (1LL << 30));
-  const __m512i trunc = _mm512_set1_epi64((1LL << 31) - 1);
-  __m512i r[2];
-  for (int half = 0; half < 2; ++half) {
-    const __m512i x = half == 0 ? a : _mm512_srli_epi64(a, 32);
-    const __m512i y = half == 0 ? b : _mm512_srli_epi64(b, 32);
-    const __m512i ab = _mm512_mul_epi32(x, y);
-    const __mmask8 neg = _mm512_cmplt_epi64_mask(ab, zero);
-    __m512i v = _mm512_add_epi64(ab, _mm512_mask_blend_epi64(neg, pos_nudge, neg_nudge));
-    // (v) / 2^31 truncating toward zero = (v + (v < 0 ? 2^31 - 1 : 0)) >> 31.
-    v = _mm512_mask_add_epi64(v, _mm512_cmplt_epi64_mask(v, zero), v, trunc);
-    r[half] = _mm512_srai_epi64(v, 31);
-  }
-  return _mm512_mask_blend_epi32(0xAAAA, r[0], _mm512_slli_epi64(r[1], 32));
-}
-
-// RoundingDivideByPOT with a per-lane exponent in [0, 31].
-__m512i RoundingDivideByPOT(__m512i x, __m512i exponent) {
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, exponent), one);
-  const __m512i remainder = _mm512_and_si512(x, mask);
-  const __mmask16 neg = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
-  const __m512i threshold = _mm512_mask_add_epi32(_mm512_srai_epi32(mask, 1), neg, _mm512_srai_epi32(mask, 1), one);
-  const __m512i q = _mm512_srav_epi32(x, exponent);
-  return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(remainder, threshold), q, one);
-}
-
-__m512i MultiplyByQuantizedMultiplier(__m512i x, __m512i multiplier, __m512i left, __m512i right) {
-  return RoundingDivideByPOT(RoundingDoublingHighMul(_mm512_sllv_epi32(x, left), multiplier), right);
-}
-
+// Per-channel requantization constants for 16 channels.
 struct Stage {
-  __m512i mult, left, right, bias;
+  __m512i bias, mult_even, mult_odd, left, right, mask, half_mask;
 };
 
 Stage LoadStage(const PackedQGemmWeights& w, int64_t col) {
   const __m512i zero = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi32(1);
   const __m512i shift = _mm512_loadu_si512(w.shift.data() + col);
-  return {_mm512_loadu_si512(w.multiplier.data() + col), _mm512_max_epi32(shift, zero),
-          _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero), _mm512_loadu_si512(w.bias.data() + col)};
+  const __m512i mult = _mm512_loadu_si512(w.multiplier.data() + col);
+  Stage s;
+  s.bias = _mm512_loadu_si512(w.bias.data() + col);
+  s.mult_even = mult;
+  s.mult_odd = _mm512_srli_epi64(mult, 32);
+  s.left = _mm512_max_epi32(shift, zero);
+  s.right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  s.mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, s.right), one);
+  s.half_mask = _mm512_srai_epi32(s.mask, 1);
+  return s;
 }
 
-// Requantizes 16 accumulators of row `row`, columns [col, col + 16), and stores the valid ones.
-void Store(__m512i acc, const Stage& s, const QGemmOutputStage& out, int64_t row, int64_t col, int64_t n, uint8_t* y,
-           int64_t ldy) {
-  const __mmask16 valid = col + 16 <= n ? 0xFFFF : static_cast<__mmask16>((1u << (n - col)) - 1);
-  __m512i v = MultiplyByQuantizedMultiplier(_mm512_add_epi32(acc, s.bias), s.mult, s.left, s.right);
+using requantize_avx512::RoundingDivideByPOT;
+using requantize_avx512::RoundingDoublingHighMul;
+
+// The residual term rq_r(R - r_zp) for 16 channels.
+inline __m512i ResidualTerm(const QGemmOutputStage& out, const uint8_t* r, __mmask16 valid) {
+  const __m512i x = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(valid, r)),
+                                     _mm512_set1_epi32(out.r_zero_point));
+  const int32_t sh = out.r_shift;
+  const int32_t right = sh > 0 ? 0 : -sh;
+  const __m512i mult = _mm512_set1_epi32(out.r_multiplier);
+  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((1LL << right) - 1));
+  const __m512i v = RoundingDoublingHighMul(_mm512_slli_epi32(x, sh > 0 ? sh : 0), mult, mult);
+  return RoundingDivideByPOT(v, _mm512_set1_epi32(right), mask, _mm512_srai_epi32(mask, 1));
+}
+
+// Requantizes accumulators (bias not yet added) and stores the valid channels.
+inline void Store(__m512i acc, const Stage& s, const QGemmOutputStage& out, __mmask16 valid, const uint8_t* residual,
+                  uint8_t* y) {
+  __m512i v = _mm512_sllv_epi32(_mm512_add_epi32(acc, s.bias), s.left);
+  v = RoundingDivideByPOT(RoundingDoublingHighMul(v, s.mult_even, s.mult_odd), s.right, s.mask, s.half_mask);
   v = _mm512_add_epi32(v, _mm512_set1_epi32(out.y_zero_point));
-  if (out.residual != nullptr) {
-    const __m128i r8 = _mm_maskz_loadu_epi8(valid, out.residual + row * ldy + col);
-    const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(r8), _mm512_set1_epi32(out.r_zero_point));
-    const int32_t sh = out.r_shift;
-    v = _mm512_add_epi32(v, MultiplyByQuantizedMultiplier(r, _mm512_set1_epi32(out.r_multiplier),
-                                                          _mm512_set1_epi32(sh > 0 ? sh : 0),
-                                                          _mm512_set1_epi32(sh > 0 ? 0 : -sh)));
-  }
+  if (residual != nullptr) v = _mm512_add_epi32(v, ResidualTerm(out, residual, valid));
   v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(out.act_min)), _mm512_set1_epi32(out.act_max));
-  _mm512_mask_cvtepi32_storeu_epi8(y + row * ldy + col, valid, v);
+  _mm512_mask_cvtepi32_storeu_epi8(y, valid, v);
 }
 
-template <int kRows>
-void Tile(const uint8_t* a, int64_t row, const PackedQGemmWeights& w, int64_t panel, const QGemmOutputStage& out,
-          uint8_t* y, int64_t ldy) {
-  const int64_t k4 = w.kp / 4;
-  const int64_t panels = (w.n + kQGemmNr - 1) / kQGemmNr;
-  const bool two = panel + 1 < panels;
-  const int8_t* b0 = w.panels.data() + panel * k4 * 64;
-  const int8_t* b1 = two ? b0 + k4 * 64 : b0;
-  __m512i acc[kRows][2];
-  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-  for (int64_t kk = 0; kk < k4; ++kk) {
-    const __m512i w0 = _mm512_loadu_si512(b0 + kk * 64);
-    const __m512i w1 = _mm512_loadu_si512(b1 + kk * 64);
-    for (int r = 0; r < kRows; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, a + (row + r) * w.kp + kk * 4, 4);
-      const __m512i x = _mm512_set1_epi32(quad);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
+// Rows [row, row + MR) x channels [col, col + 16 NV). Row r's segment s starts at ind[r * ind_stride + s];
+// `b` is the packed block (NV * 64 bytes per 4 of K).
+template <int MR, int NV>
+void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64_t seg4, const int8_t* b,
+          const PackedQGemmWeights& w, const QGemmOutputStage& out, int64_t row, int64_t col, uint8_t* y,
+          int64_t ldy) {
+  __m512i acc[MR][NV];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+  #pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_si512();
+  }
+  for (int64_t s = 0; s < segments; ++s) {
+    const uint8_t* a[MR];
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) a[r] = ind[r * ind_stride + s];
+    for (int64_t kk = 0; kk < seg4; ++kk) {
+      __m512i wv[NV];
+      #pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_si512(b + v * 64);
+      b += NV * 64;
+      #pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a[r] + kk * 4, 4);
+        const __m512i x = _mm512_set1_epi32(quad);
+        #pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], x, wv[v]);
+      }
     }
   }
-  const Stage s0 = LoadStage(w, panel * kQGemmNr);
-  for (int r = 0; r < kRows; ++r) Store(acc[r][0], s0, out, row + r, panel * kQGemmNr, w.n, y, ldy);
-  if (!two) return;
-  const Stage s1 = LoadStage(w, (panel + 1) * kQGemmNr);
-  for (int r = 0; r < kRows; ++r) Store(acc[r][1], s1, out, row + r, (panel + 1) * kQGemmNr, w.n, y, ldy);
+  #pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) {
+    const int64_t c = col + v * kQGemmLanes;
+    if (c >= w.n) break;
+    const __mmask16 valid = c + 16 <= w.n ? 0xFFFF : static_cast<__mmask16>((1u << (w.n - c)) - 1);
+    const Stage s = LoadStage(w, c);
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const int64_t off = (row + r) * ldy + c;
+      Store(acc[r][v], s, out, valid, out.residual != nullptr ? out.residual + off : nullptr, y + off);
+    }
+  }
+}
+
+using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, int64_t, const int8_t*, const PackedQGemmWeights&,
+                        const QGemmOutputStage&, int64_t, int64_t, uint8_t*, int64_t);
+
+template <int MR>
+constexpr TileFn kRowTiles[4] = {Tile<MR, 1>, Tile<MR, 2>, Tile<MR, 3>, Tile<MR, 4>};
+
+TileFn GetTile(int mr, int nv) {
+  static constexpr const TileFn* kTiles[kQGemmMr] = {kRowTiles<1>, kRowTiles<2>, kRowTiles<3>,
+                                                     kRowTiles<4>, kRowTiles<5>, kRowTiles<6>};
+  return kTiles[mr - 1][nv - 1];
+}
+
+// Splits `rows` into tiles of kQGemmMr, the last two evened out so that no tile is much smaller.
+template <typename F>
+void ForEachRowTile(int64_t rows, F&& f) {
+  int64_t row = 0;
+  while (row < rows) {
+    const int64_t left = rows - row;
+    int64_t mr = left;
+    if (left > 2 * kQGemmMr) {
+      mr = kQGemmMr;
+    } else if (left > kQGemmMr) {
+      mr = (left + 1) / 2;
+    }
+    f(row, static_cast<int>(mr));
+    row += mr;
+  }
+}
+
+template <typename RowPointers>
+void Run(int64_t rows, int64_t segments, int64_t seg4, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+         uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
+  for (int64_t col = 0; col < padded; col += kQGemmNr) {
+    const int nv = static_cast<int>(std::min<int64_t>(kQGemmNr, padded - col) / kQGemmLanes);
+    const int8_t* b = w.panels.data() + col * w.kp;
+    ForEachRowTile(rows, [&](int64_t row, int mr) {
+      int64_t stride = 0;
+      const uint8_t* const* ind = row_pointers(row, mr, &stride);
+      GetTile(mr, nv)(ind, stride, segments, seg4, b, w, stage, row, col, y, ldy);
+    });
+  }
 }
 
 }  // namespace
 
 void QGemmU8S8__avx512vnni(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                            uint8_t* y, int64_t ldy) {
-  const int64_t panels = (w.n + kQGemmNr - 1) / kQGemmNr;
-  for (int64_t panel = 0; panel < panels; panel += 2) {
-    int64_t row = 0;
-    for (; row + 4 <= rows; row += 4) Tile<4>(a, row, w, panel, stage, y, ldy);
-    for (; row < rows; ++row) Tile<1>(a, row, w, panel, stage, y, ldy);
-  }
+  const uint8_t* ptrs[kQGemmMr];
+  Run(rows, 1, w.kp / 4, w, stage, y, ldy, [&](int64_t row, int mr, int64_t* stride) {
+    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
+    *stride = 1;
+    return ptrs;
+  });
+}
+
+void QGemmU8S8Indirect__avx512vnni(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
+                                   int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                                   uint8_t* y, int64_t ldy) {
+  Run(rows, segments, segment_len / 4, w, stage, y, ldy, [&](int64_t row, int, int64_t* stride) {
+    *stride = segments;
+    return indirection + row * segments;
+  });
 }
 
 }  // namespace tessel

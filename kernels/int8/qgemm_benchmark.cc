@@ -37,6 +37,51 @@ void BM_QGemmVnni(benchmark::State& state) {
                                               benchmark::Counter::kIs1000);
 }
 
+// The same convolutions without im2col: 3x3, pad 1, channels-last, through per-tap row pointers
+// (args: H = W, C, M).
+void BM_QConvIndirectVnni(benchmark::State& state) {
+  if (!HasQGemmVnni()) {
+    state.SkipWithError("no AVX-512 VNNI");
+    return;
+  }
+  const int64_t hw = state.range(0), c = state.range(1), n = state.range(2), k = 9 * c;
+  std::mt19937 rng(1);
+  std::vector<uint8_t> x(hw * hw * c), zero(c, 3);
+  std::vector<int8_t> w(n * k);
+  for (auto& v : x) v = static_cast<uint8_t>(rng());
+  for (auto& v : w) v = static_cast<int8_t>(rng() % 255 - 127);
+  std::vector<const uint8_t*> ind;
+  for (int64_t i = 0; i < hw; ++i) {
+    for (int64_t j = 0; j < hw; ++j) {
+      for (int64_t u = -1; u <= 1; ++u) {
+        for (int64_t v = -1; v <= 1; ++v) {
+          const bool inside = i + u >= 0 && i + u < hw && j + v >= 0 && j + v < hw;
+          ind.push_back(inside ? x.data() + ((i + u) * hw + j + v) * c : zero.data());
+        }
+      }
+    }
+  }
+  const QuantizedMultiplier q = QuantizeMultiplier(1.0 / (127.0 * 64 * k));
+  const PackedQGemmWeights packed = PackQGemmWeights(w.data(), n, k, nullptr, 3, {q.multiplier}, {q.shift});
+  const int64_t m = hw * hw;
+  std::vector<uint8_t> y(m * n);
+  QGemmOutputStage stage;
+  for (auto _ : state) {
+#if defined(__x86_64__)  // only reached when HasQGemmVnni()
+    QGemmU8S8Indirect__avx512vnni(ind.data(), 9, c, m, packed, stage, y.data(), n);
+#endif
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * m * n * k * state.iterations(), benchmark::Counter::kIsRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_QConvIndirectVnni)
+    ->Args({56, 64, 64})
+    ->Args({28, 128, 128})
+    ->Args({14, 256, 256})
+    ->Args({7, 512, 512})
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_GemmF32(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
   std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n);

@@ -12,18 +12,21 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
   p.n = n;
   p.k = k;
   p.kp = (k + 3) / 4 * 4;
-  const int64_t panels = (n + kQGemmNr - 1) / kQGemmNr;
-  p.panels.assign(panels * p.kp * kQGemmNr, 0);
-  p.bias.assign(panels * kQGemmNr, 0);
-  p.multiplier.assign(panels * kQGemmNr, 0);
-  p.shift.assign(panels * kQGemmNr, 0);
+  const int64_t blocks = (n + kQGemmNr - 1) / kQGemmNr;
+  const int64_t padded = (n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
+  p.panels.assign(padded * p.kp, 0);
+  p.bias.assign(blocks * kQGemmNr, 0);
+  p.multiplier.assign(blocks * kQGemmNr, 0);
+  p.shift.assign(blocks * kQGemmNr, 0);
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t panel = j / kQGemmNr, lane = j % kQGemmNr;
+    const int64_t block = j / kQGemmNr, lane = j % kQGemmNr;
+    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - block * kQGemmNr);
+    int8_t* dst = p.panels.data() + block * kQGemmNr * p.kp;
     int32_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) {
       const int8_t v = w[j * k + kk];
       sum += v;
-      p.panels[((panel * (p.kp / 4) + kk / 4) * kQGemmNr + lane) * 4 + kk % 4] = v;
+      dst[((kk / 4) * nb + lane) * 4 + kk % 4] = v;
     }
     p.bias[j] = (bias != nullptr ? bias[j] : 0) - x_zero_point * sum;
     const size_t i = multiplier.size() == 1 ? 0 : static_cast<size_t>(j);

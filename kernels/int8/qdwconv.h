@@ -1,0 +1,52 @@
+// Depthwise u8 x s8 convolution (channels-last, one filter per channel) with the quantized operators'
+// output stage, bit-exact with the reference QConv for group == C_in == C_out. The microkernel walks
+// output pixels through an indirection buffer (one row pointer per kernel tap, padding taps pointing at a
+// row of the input zero point) and vectorizes over 64 channels: it interleaves four taps' bytes per
+// channel so that one vpdpbusd adds four taps' products per i32 lane. PackQDwConvWeights prepares the
+// weights and output-stage constants once, in the order that interleaving produces.
+#ifndef TESSEL_KERNELS_INT8_QDWCONV_H_
+#define TESSEL_KERNELS_INT8_QDWCONV_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel {
+
+inline constexpr int kQDwConvBlock = 64;  // channels per block (4 zmm of i32)
+
+// Channel of lane `lane` (0..15) of accumulator `acc` (0..3) in a block: the per-128-bit-lane byte
+// interleave puts channels 16 L + 4 acc + e (L = lane / 4, e = lane % 4) into one accumulator.
+inline constexpr int QDwConvChannel(int acc, int lane) { return 16 * (lane / 4) + 4 * acc + lane % 4; }
+
+// Depthwise weights W [C, taps] (s8) for the microkernel: taps padded to quads * 4 (zero weights),
+// channels to whole blocks. Block b, quad g: [4 acc][16 lanes][4 taps] bytes at (b * quads + g) * 256.
+// The output-stage constants are [blocks][4 acc][16 lanes] in the same channel order. A last block of at
+// most 32 channels (half_tail) runs on 256-bit vectors, whose accumulators hold lanes 0..7 only: its quad
+// g is [4 acc][8 lanes][4 taps] at b * quads * 256 + g * 128, and its constants are [acc 0, acc 2] then
+// [acc 1, acc 3], 8 lanes each (the order in which the kernel joins them into two zmm). The bias has the
+// input zero point folded in (bias - x_zp * sum_t W[c, t]), the shift split into left / right exponents
+// with the rounding masks 2^right - 1 and (2^right - 1) >> 1 precomputed; padding channels are zero.
+// `multiplier` has one more (zero) entry, so that a load one entry on puts the odd lanes' multipliers in
+// the even positions.
+struct PackedQDwConvWeights {
+  int64_t c = 0, taps = 0, quads = 0, blocks = 0;
+  bool any_left = false;   // some channel's multiplier is >= 1 (left shift)
+  bool half_tail = false;  // the last block has at most 32 channels and the 256-bit layout
+  std::vector<int8_t> w;
+  std::vector<int32_t> bias, multiplier, left, right, mask, half_mask;
+};
+
+// `multiplier` / `shift` have 1 or c entries; `bias` may be null.
+PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                        int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                        const std::vector<int64_t>& shift);
+
+// Y[p, :c] (c bytes apart) for p < pixels, where pixel p's tap t (t < quads * 4) reads the c channels at
+// indirection[p * quads * 4 + t]. y_zero_point, then the clamp to [act_min, act_max] (within [0, 255]).
+// Needs AVX-512 VNNI (see HasQGemmVnni).
+void QDwConvU8S8__avx512vnni(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvWeights& w,
+                             int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_INT8_QDWCONV_H_

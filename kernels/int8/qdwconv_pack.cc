@@ -1,0 +1,57 @@
+// Weight and output-stage packing for the depthwise int8 microkernel (see qdwconv.h).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/int8/qdwconv.h"
+
+namespace tessel {
+
+PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                        int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                        const std::vector<int64_t>& shift) {
+  PackedQDwConvWeights p;
+  p.c = c;
+  p.taps = taps;
+  p.quads = (taps + 3) / 4;
+  p.blocks = (c + kQDwConvBlock - 1) / kQDwConvBlock;
+  p.w.assign(p.blocks * p.quads * 4 * kQDwConvBlock, 0);
+  const size_t lanes = p.blocks * kQDwConvBlock;
+  p.bias.assign(lanes, 0);
+  p.multiplier.assign(lanes + 1, 0);
+  p.left.assign(lanes, 0);
+  p.right.assign(lanes, 0);
+  p.mask.assign(lanes, 0);
+  p.half_mask.assign(lanes, 0);
+  p.half_tail = c % kQDwConvBlock != 0 && c % kQDwConvBlock <= 32;
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    const bool half = p.half_tail && b == p.blocks - 1;
+    for (int acc = 0; acc < 4; ++acc) {
+      for (int lane = 0; lane < (half ? 8 : 16); ++lane) {
+        const int64_t ch = b * kQDwConvBlock + QDwConvChannel(acc, lane);
+        if (ch >= c) continue;
+        int32_t sum = 0;
+        for (int64_t t = 0; t < taps; ++t) {
+          const int8_t v = w[ch * taps + t];
+          sum += v;
+          const int64_t g = t / 4;
+          p.w[half ? b * p.quads * 256 + (g * 4 + acc) * 32 + lane * 4 + t % 4
+                   : ((b * p.quads + g) * 4 + acc) * 64 + lane * 4 + t % 4] = v;
+        }
+        const size_t i = half ? b * kQDwConvBlock + (acc % 2) * 16 + (acc / 2) * 8 + lane : (b * 4 + acc) * 16 + lane;
+        const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
+        p.bias[i] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum;
+        p.multiplier[i] = static_cast<int32_t>(multiplier[q]);
+        const int32_t s = static_cast<int32_t>(shift[q]);
+        p.left[i] = s > 0 ? s : 0;
+        p.right[i] = s > 0 ? 0 : -s;
+        p.mask[i] = static_cast<int32_t>((int64_t{1} << p.right[i]) - 1);
+        p.half_mask[i] = p.mask[i] >> 1;
+        p.any_left = p.any_left || p.left[i] > 0;
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace tessel
