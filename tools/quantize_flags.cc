@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <dirent.h>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <sys/stat.h>
@@ -45,6 +46,7 @@ std::vector<cli::FlagSpec> QuantizeFlagSpecs() {
       {"int8-min-sqnr", "DB", "fall back the most sensitive layers to f32 until the output SQNR reaches DB", false, "0"},
       {"calibration-batch", "N", "samples per calibration run when the batch dimension is symbolic", false, "16"},
       {"activations", "u8|i8", "activation type: u8 asymmetric or i8 symmetric", false, "u8"},
+      {"dump-ranges", "FILE", "write the calibration table (tensor scale zero_point dtype, a line) to FILE"},
   };
 }
 
@@ -127,6 +129,11 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   absl::StatusOr<QuantizeInt8Result> result = QuantizeInt8(graph, options);
   if (!result.ok()) return result.status();
   log << result->Report();
+  if (args.Has("dump-ranges")) {
+    std::ofstream f(args.Get("dump-ranges"));
+    f << FormatQuantTable(result->table);
+    if (!f.good()) return absl::PermissionDeniedError(absl::StrCat("--dump-ranges: cannot write ", args.Get("dump-ranges")));
+  }
   return true;
 }
 

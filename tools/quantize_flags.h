@@ -15,7 +15,7 @@
 namespace tessel {
 
 // --quantize, --calibration, --calibration-method, --keep-fp32, --int8-min-sqnr, --calibration-batch,
-// --activations (u8|i8).
+// --activations (u8|i8), --dump-ranges FILE.
 std::vector<cli::FlagSpec> QuantizeFlagSpecs();
 
 // Without --quantize: returns false and leaves the graph alone. With --quantize=int8: runs the int8
