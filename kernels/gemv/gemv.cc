@@ -114,6 +114,47 @@ KernelRegistry* BuildGemvQ8Registry() {
   return r;
 }
 
+KernelRegistry* BuildGemmQ8Registry() {
+  auto* r = new KernelRegistry;
+  struct Item {
+    const char* isa_name;
+    Isa isa;
+    const char* backend;
+    GemmQ8Fn q4, q8;
+  };
+  const Item items[] = {
+      {"reference", Isa::kPortable, "reference", tessel_q4_0_q8_gemm__reference, tessel_q8_0_q8_gemm__reference},
+#if defined(__x86_64__)
+      {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0_q8_gemm__avx512vnni, tessel_q8_0_q8_gemm__avx512vnni},
+#endif
+  };
+  for (const Item& it : items) {
+    for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, "q4_0", it.q4},
+                                           std::tuple{GemvFormat::kQ8_0, "q8_0", it.q8}}) {
+      KernelEntry e;
+      e.name = absl::StrCat("tessel_", what, "_q8_gemm__", it.isa_name);
+      e.op = "gemm";
+      e.dtypes = absl::StrCat(what, "xq8");
+      e.layout = LayoutOf(format);
+      e.isa = it.isa;
+      e.backend = it.backend;
+      e.legal = BlockLegal;
+      e.cost = it.isa == Isa::kPortable ? StreamCost<1> : StreamCost<30>;
+      e.fn = reinterpret_cast<const void*>(fn);
+      r->Register(e);
+    }
+  }
+  return r;
+}
+
+const KernelEntry* SelectGemmQ8(GemvFormat format) {
+  absl::StatusOr<const KernelEntry*> e =
+      GemmQ8Kernels().Select("gemm", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
+                             LayoutOf(format), {1, kQBlock, 1, 0});
+  if (!e.ok() || (*e)->backend == "reference") return nullptr;
+  return *e;
+}
+
 const KernelEntry* SelectQ8(GemvFormat format) {
   absl::StatusOr<const KernelEntry*> e =
       GemvQ8Kernels().Select("gemv", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
@@ -213,6 +254,30 @@ const KernelEntry* FastGemvQ8Kernel(GemvFormat format) {
   static const KernelEntry* q4 = SelectQ8(GemvFormat::kQ4_0);
   static const KernelEntry* q8 = SelectQ8(GemvFormat::kQ8_0);
   return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
+}
+
+const KernelRegistry& GemmQ8Kernels() {
+  static const KernelRegistry* registry = BuildGemmQ8Registry();
+  return *registry;
+}
+
+const KernelEntry* FastGemmQ8Kernel(GemvFormat format) {
+  static const KernelEntry* q4 = SelectGemmQ8(GemvFormat::kQ4_0);
+  static const KernelEntry* q8 = SelectGemmQ8(GemvFormat::kQ8_0);
+  return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
+}
+
+void GemmQ8BlockTerms(GemvFormat format, const GemvQ8Input& in, int64_t cols, int32_t* block_bias,
+                      float* block_scale) {
+  const bool q4 = format == GemvFormat::kQ4_0;
+  const int lanes = q4 ? 4 : 8;
+  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+    const int64_t lane0 = q4 ? (b / 4) * 16 + 4 * (b % 4) : b * 8;
+    int32_t sum = 0;
+    for (int l = 0; l < lanes; ++l) sum += in.bias[lane0 + l];
+    block_bias[b] = sum;
+    block_scale[b] = in.scale[lane0];
+  }
 }
 
 int64_t GemvQ8PaddedCols(GemvFormat format, int64_t cols) {

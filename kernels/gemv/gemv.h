@@ -109,6 +109,40 @@ const KernelRegistry& GemvQ8Kernels();
 // CPU (then the f32-input kernels are faster) and no backend is forced.
 const KernelEntry* FastGemvQ8Kernel(GemvFormat format);
 
+// Several tokens (prefill): y[t * ldy + r] = sum_k W[r, k] x_t[k] for t < n, each x_t quantized with
+// QuantizeGemvInput into its own GemvQ8Input, token t's at xq + t * xq_stride and xbias / xscale +
+// t * lane_stride (at least GemvQ8PaddedCols / GemvQ8Lanes of cols), plus its per-block terms from
+// GemmQ8BlockTerms at block_bias / block_scale + t * block_stride (>= cols / 32). Per token, the results
+// equal the GemvQ8Kernels() ones up to float summation order. Kernels compute rows
+// [row_begin, row_end) for all n tokens.
+struct GemmQ8Args {
+  const void* w = nullptr;  // Q4_0 / Q8_0 blocks
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t n = 0;
+  const int8_t* xq = nullptr;
+  const int32_t* xbias = nullptr;
+  const float* xscale = nullptr;
+  int64_t xq_stride = 0;
+  int64_t lane_stride = 0;
+  const int32_t* block_bias = nullptr;
+  const float* block_scale = nullptr;
+  int64_t block_stride = 0;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+using GemmQ8Fn = void (*)(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+// Per 32-block b < cols / 32 of a quantized token: block_bias[b] = the sum of the block's bias lanes
+// (-zero * the sum of its q), block_scale[b] = its dx.
+void GemmQ8BlockTerms(GemvFormat format, const GemvQ8Input& in, int64_t cols, int32_t* block_bias,
+                      float* block_scale);
+
+// op "gemm", dtypes "q4_0xq8" / "q8_0xq8": a reference (the GEMV reference per token) and avx512vnni.
+const KernelRegistry& GemmQ8Kernels();
+// The selected multi-token int8-input kernel for kQ4_0 / kQ8_0, or nullptr when only the reference
+// runs on this CPU and no backend is forced.
+const KernelEntry* FastGemmQ8Kernel(GemvFormat format);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_GEMV_GEMV_H_

@@ -89,4 +89,31 @@ void tessel_q8_0_q8_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_
   }
 }
 
+namespace {
+
+// The int8-input GEMV reference, once per token.
+void GemmQ8Reference(GemvFn gemv, const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  for (int64_t t = 0; t < a.n; ++t) {
+    GemvArgs g;
+    g.w = a.w;
+    g.rows = a.rows;
+    g.cols = a.cols;
+    g.xq = a.xq + t * a.xq_stride;
+    g.xbias = a.xbias + t * a.lane_stride;
+    g.xscale = a.xscale + t * a.lane_stride;
+    g.y = a.y + t * a.ldy;
+    gemv(g, row_begin, row_end);
+  }
+}
+
+}  // namespace
+
+void tessel_q4_0_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  GemmQ8Reference(tessel_q4_0_q8_gemv__reference, a, row_begin, row_end);
+}
+
+void tessel_q8_0_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  GemmQ8Reference(tessel_q8_0_q8_gemv__reference, a, row_begin, row_end);
+}
+
 }  // namespace tessel

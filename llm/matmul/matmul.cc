@@ -71,6 +71,19 @@ const KernelEntry* Q8KernelFor(GgmlType type) {
   return nullptr;
 }
 
+// The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr.
+const KernelEntry* GemmQ8KernelFor(GgmlType type) {
+  if (type == GgmlType::kQ4_0) return FastGemmQ8Kernel(GemvFormat::kQ4_0);
+  if (type == GgmlType::kQ8_0) return FastGemmQ8Kernel(GemvFormat::kQ8_0);
+  return nullptr;
+}
+
+// Rows per task for the row-split kernels: enough tasks to balance threads, few enough that handing
+// them out stays cheap; whole 16-row steps, and no two threads writing one cache line of y.
+int64_t RowsPerTask(int64_t rows, int threads) {
+  return CeilDiv(std::max<int64_t>(16, CeilDiv(rows, threads * 8)), 16) * 16;
+}
+
 }  // namespace
 
 Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_cols) {
@@ -99,6 +112,8 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   RowDotFn dot[kMaxJobs];
   GemvFn gemv[kMaxJobs];
   GemvArgs gemv_args[kMaxJobs];
+  GemmQ8Fn gemm[kMaxJobs];
+  GemmQ8Args gemm_args[kMaxJobs];
   bool quantized[2] = {false, false};
   const int num_jobs = static_cast<int>(jobs.size());
   first_task[0] = 0;
@@ -107,7 +122,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     if (n == 1) {
       // Enough tasks to balance threads, few enough that handing them out stays cheap; whole 16-row
       // steps of the GEMV kernels, and no two threads writing one cache line of y.
-      rows_per_task[j] = CeilDiv(std::max<int64_t>(16, CeilDiv(w.rows, pool_->num_threads() * 8)), 16) * 16;
+      rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
       const KernelEntry* q8 = Q8KernelFor(w.type);
       gemv[j] = q8 ? reinterpret_cast<GemvFn>(q8->fn) : nullptr;
       dot[j] = q8 ? nullptr : GetRowDot(w.type);
@@ -125,7 +140,54 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         a.cols = w.cols;
         SetGemvQ8Input(q8_input_[layout].view(), a);
       }
+    } else if (const KernelEntry* k = GemmQ8KernelFor(w.type)) {
+      // Prefill on int8 hardware: every token row quantized once per call and format, then register
+      // tiles of weight rows x tokens.
+      const int layout = w.type == GgmlType::kQ4_0 ? 0 : 1;
+      const GemvFormat format = layout == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+      Q8Buffers& b = gemm_input_[layout];
+      const int64_t xq_stride = GemvQ8PaddedCols(format, w.cols), lane_stride = GemvQ8Lanes(format, w.cols);
+      if (!quantized[layout]) {
+        // Grown to the largest token count seen, then reused: no allocation in steady state.
+        if (static_cast<int64_t>(b.q.size()) < n * xq_stride) b.q.resize(n * xq_stride);
+        if (static_cast<int64_t>(b.bias.size()) < n * lane_stride) {
+          b.bias.resize(n * lane_stride);
+          b.scale.resize(n * lane_stride);
+        }
+        const int64_t nb = w.cols / 32;
+        if (static_cast<int64_t>(gemm_block_bias_[layout].size()) < n * nb) {
+          gemm_block_bias_[layout].resize(n * nb);
+          gemm_block_scale_[layout].resize(n * nb);
+        }
+        for (int64_t t = 0; t < n; ++t) {
+          const GemvQ8Input in{b.q.data() + t * xq_stride, b.bias.data() + t * lane_stride,
+                               b.scale.data() + t * lane_stride};
+          QuantizeGemvInput(format, x + t * w.cols, w.cols, in);
+          GemmQ8BlockTerms(format, in, w.cols, gemm_block_bias_[layout].data() + t * nb,
+                           gemm_block_scale_[layout].data() + t * nb);
+        }
+        quantized[layout] = true;
+      }
+      gemm[j] = reinterpret_cast<GemmQ8Fn>(k->fn);
+      GemmQ8Args& a = gemm_args[j];
+      a = GemmQ8Args();
+      a.w = w.data;
+      a.rows = w.rows;
+      a.cols = w.cols;
+      a.n = n;
+      a.xq = b.q.data();
+      a.xbias = b.bias.data();
+      a.xscale = b.scale.data();
+      a.xq_stride = xq_stride;
+      a.lane_stride = lane_stride;
+      a.block_bias = gemm_block_bias_[layout].data();
+      a.block_scale = gemm_block_scale_[layout].data();
+      a.block_stride = w.cols / 32;
+      a.y = jobs[j].y;
+      a.ldy = w.rows;
+      rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
     } else {
+      gemm[j] = nullptr;
       rows_per_task[j] = kNR;
     }
     first_task[j + 1] = first_task[j] + CeilDiv(w.rows, rows_per_task[j]);
@@ -143,6 +205,9 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       } else {
         dot[j](w, x, r0, r1, jobs[j].y + r0);
       }
+    } else if (gemm[j]) {
+      const int64_t r0 = local * rows_per_task[j];
+      gemm[j](gemm_args[j], r0, std::min(w.rows, r0 + rows_per_task[j]));
     } else {
       GemmPanel(w, x, n, jobs[j].y, local, scratch_[thread].get());
     }

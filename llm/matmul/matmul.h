@@ -2,9 +2,11 @@
 // supported ggml type. One token (decode) runs the weight-only GEMV kernels, which read quantized
 // weights directly: for Q4_0 and Q8_0, x is quantized to int8 once per call and kernels/gemv's
 // int8 dot-product kernels run where the CPU has them (as llama.cpp does), else its f32-input ones.
-// Several tokens (prefill) dequantize 8-row panels of W once and run a register-blocked f32 GEMM over
-// all tokens. Rows are split across the thread pool. Scratch is allocated when the Matmul is built,
-// never per call.
+// Several tokens (prefill) of Q4_0 / Q8_0 on int8 hardware quantize every token once per call and run
+// kernels/gemv's multi-token int8 GEMM (GemmQ8Kernels); other types dequantize 8-row panels of W once
+// and run a register-blocked f32 GEMM over all tokens. Rows are split across the thread pool. Scratch
+// is allocated when the Matmul is built (the prefill int8 input grows to the largest token count
+// seen), never per call in steady state.
 #ifndef TESSEL_LLM_MATMUL_MATMUL_H_
 #define TESSEL_LLM_MATMUL_MATMUL_H_
 
@@ -52,6 +54,11 @@ class Matmul {
     GemvQ8Input view() { return {q.data(), bias.data(), scale.data()}; }
   };
   Q8Buffers q8_input_[2];  // [0]: Q4_0 layout, [1]: Q8_0 layout
+  // The prefill input, every token quantized (GemvQ8Input per token, packed); grown to the largest
+  // token count seen.
+  Q8Buffers gemm_input_[2];
+  std::vector<int32_t> gemm_block_bias_[2];  // GemmQ8BlockTerms per token
+  std::vector<float> gemm_block_scale_[2];
 };
 
 // Reference twin: dequantize, then accumulate in double. For tests.

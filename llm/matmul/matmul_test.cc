@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -37,6 +38,30 @@ bool Int8Input(GgmlType type) {
   return false;
 }
 
+// Whether prefill (n > 1) of `type` quantizes x to int8 on this CPU (kernels/gemv's GemmQ8Kernels).
+bool Int8PrefillInput(GgmlType type) {
+  if (type == GgmlType::kQ4_0) return FastGemmQ8Kernel(GemvFormat::kQ4_0) != nullptr;
+  if (type == GgmlType::kQ8_0) return FastGemmQ8Kernel(GemvFormat::kQ8_0) != nullptr;
+  return false;
+}
+
+// Float rounding of a length-`cols` dot product, relative to sum |w| |x|, plus, when x is quantized
+// to int8 per 32-block (scale max|x| / 127), the activation rounding bound of kernels/gemv/gemv.h:
+// each x moves by at most half a step, so sum over blocks of max|x| / 254 * sum |w|.
+double Tolerance(const float* wrow, const float* x, int64_t cols, bool int8_x) {
+  double mag = 0, rounding = 0;
+  for (int64_t k = 0; k < cols; ++k) mag += std::fabs(wrow[k] * x[k]);
+  for (int64_t b = 0; int8_x && b < cols / 32; ++b) {
+    double amax = 0, wabs = 0;
+    for (int64_t k = b * 32; k < b * 32 + 32; ++k) {
+      amax = std::max<double>(amax, std::fabs(x[k]));
+      wabs += std::fabs(wrow[k]);
+    }
+    rounding += amax / 254 * wabs;
+  }
+  return 1e-6 * mag + 1e-6 + rounding;
+}
+
 class MatmulTest : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(MatmulTest, MatchesReference) {
@@ -58,7 +83,7 @@ TEST_P(MatmulTest, MatchesReference) {
           for (float& v : x) v = dist(rng);
           mm.Run(w, x.data(), n, y.data());
           MatmulReference(w, x.data(), n, want.data());
-          const bool int8_x = n == 1 && Int8Input(type);
+          const bool int8_x = n == 1 ? Int8Input(type) : Int8PrefillInput(type);
           for (int64_t t = 0; t < n; ++t) {
             for (int64_t r = 0; r < rows; ++r) {
               // Float rounding of a length-`cols` dot product: relative to sum |w| |x|. With x
@@ -104,6 +129,45 @@ TEST_P(MatmulTest, GroupEqualsSeparateRuns) {
     mm.RunGroup(jobs, x.data(), n);
     EXPECT_EQ(ya, ga);
     EXPECT_EQ(yb, gb);
+  }
+}
+
+// The int8 prefill path (Q4_0 / Q8_0 on VNNI CPUs) at model-like widths, token counts across the
+// kernel's 4-token tile and rows across its 4-row tile and the 16-row tasks; the token count shrinks
+// and grows again so the grown input buffers are reused. Tolerance: Tolerance() with int8 x.
+TEST(MatmulPrefillTest, Int8PathMatchesReference) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0}) {
+    if (!Int8PrefillInput(type)) {
+      std::printf("%s: no int8 prefill kernel on this CPU\n", std::string(GgmlTypeName(type)).c_str());
+      continue;
+    }
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      Matmul mm(2048, &pool);
+      for (int64_t rows : {7, 37}) {
+        for (int64_t cols : {32, 96, 2048}) {
+          const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
+          const WeightMatrix w{type, rows, cols, data.data()};
+          std::vector<float> row(cols);
+          for (int64_t n : {2, 9, 33, 3, 6}) {
+            std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows);
+            for (float& v : x) v = dist(rng);
+            mm.Run(w, x.data(), n, y.data());
+            MatmulReference(w, x.data(), n, want.data());
+            for (int64_t r = 0; r < rows; ++r) {
+              DequantizeRow(type, w.row(r), row.data(), cols);
+              for (int64_t t = 0; t < n; ++t) {
+                ASSERT_NEAR(y[t * rows + r], want[t * rows + r], Tolerance(row.data(), x.data() + t * cols, cols, true))
+                    << GgmlTypeName(type) << " threads " << threads << " rows " << rows << " cols " << cols
+                    << " n " << n << " at " << t << "," << r;
+              }
+            }
+          }
+        }
+      }
+    }
   }
 }
 

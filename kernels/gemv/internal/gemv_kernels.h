@@ -36,9 +36,13 @@ TESSEL_DECLARE_GEMV(sve)
 // int8-input kernels (gemv.h, GemvQ8Input).
 void tessel_q4_0_q8_gemv__reference(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemv__reference(const GemvArgs& args, int64_t row_begin, int64_t row_end);
+void tessel_q4_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #if defined(__x86_64__)
 void tessel_q4_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
+void tessel_q4_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // QuantizeGemvInput with AVX-512 (bit-identical to the portable version).
 void tessel_quantize_gemv_input__avx512vnni(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out);
 #endif

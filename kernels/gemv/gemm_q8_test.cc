@@ -1,0 +1,180 @@
+// The multi-token int8-input family (GemmQ8Kernels): every registered kernel against an independent
+// computation (x quantized here per 32-block, exact integer dot products, double accumulation) over
+// awkward shapes (rows below and across the 16-row panel, 1..9 tokens and 13..15 across the token
+// tile, 1..7 blocks, long rows), and against the f32 product within the activation-rounding bound
+// that gemv.h states. Outputs land in a strided y with guard values around them.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/gemv/gemv.h"
+#include "kernels/registry/registry.h"
+
+namespace tessel {
+namespace {
+
+class Lcg {
+ public:
+  explicit Lcg(uint64_t seed) : s_(seed * 6364136223846793005ull + 1442695040888963407ull) {}
+  uint32_t Next() {
+    s_ = s_ * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(s_ >> 33);
+  }
+  float Uniform(float lo, float hi) { return lo + (hi - lo) * (Next() & 0xffffff) / float(0x1000000); }
+
+ private:
+  uint64_t s_;
+};
+
+double DecodeHalf(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double v = e == 0 ? std::ldexp(double(m), -24) : std::ldexp(1.0 + m / 1024.0, e - 15);
+  return (h & 0x8000) ? -v : v;
+}
+
+struct Matrix {
+  std::vector<uint8_t> bytes;
+  std::vector<int> q;         // rows x cols integer weights (nibble - 8, or int8)
+  std::vector<double> scale;  // rows x blocks
+};
+
+Matrix MakeMatrix(GemvFormat f, int64_t rows, int64_t cols, Lcg& rng) {
+  const bool q4 = f == GemvFormat::kQ4_0;
+  const int64_t nb = cols / 32, block_bytes = q4 ? 18 : 34;
+  Matrix m;
+  m.bytes.resize(rows * nb * block_bytes);  // exactly sized: over-reads show under ASan
+  m.q.resize(rows * cols);
+  m.scale.resize(rows * nb);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = m.bytes.data() + (r * nb + b) * block_bytes;
+      const uint16_t d = static_cast<uint16_t>(((6 + rng.Next() % 9) << 10) | (rng.Next() & 0x3ff) |
+                                               (rng.Next() % 4 == 0 ? 0x8000 : 0));
+      std::memcpy(blk, &d, 2);
+      m.scale[r * nb + b] = DecodeHalf(d);
+      for (int j = 0; j < (q4 ? 16 : 32); ++j) blk[2 + j] = static_cast<uint8_t>(rng.Next());
+      for (int j = 0; j < 32; ++j) {
+        m.q[r * cols + b * 32 + j] =
+            q4 ? (j < 16 ? blk[2 + j] & 0xf : blk[2 + j - 16] >> 4) - 8 : static_cast<int8_t>(blk[2 + j]);
+      }
+    }
+  }
+  return m;
+}
+
+std::vector<const KernelEntry*> AllGemmKernels() {
+  std::vector<const KernelEntry*> out;
+  for (const KernelEntry& e : GemmQ8Kernels().entries()) out.push_back(&e);
+  return out;
+}
+
+class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
+
+TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
+  const KernelEntry& e = *GetParam();
+  if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  const GemvFormat f = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  Lcg rng(23);
+  for (int64_t rows : {0, 1, 3, 4, 5, 8, 11, 16, 17, 35}) {
+    for (int64_t blocks : {1, 2, 3, 4, 5, 6, 7, 13, 128}) {
+      const int64_t cols = 32 * blocks, nb = blocks;
+      ASSERT_TRUE(e.legal({rows, cols, 1, 0}));
+      const Matrix m = MakeMatrix(f, rows, cols, rng);
+      for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15}) {
+        std::vector<float> x(n * cols);
+        for (float& v : x) v = rng.Uniform(-2, 2);
+        if (blocks > 2) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0
+        // Token stride past the padded size: kernels must honour the strides, not assume packing.
+        const int64_t xq_stride = GemvQ8PaddedCols(f, cols) + 64, lane_stride = GemvQ8Lanes(f, cols) + 16;
+        std::vector<int8_t> xq(n * xq_stride, 99);
+        std::vector<int32_t> xbias(n * lane_stride, 99);
+        std::vector<float> xscale(n * lane_stride, 99.0f);
+        const int64_t block_stride = nb + 5;
+        std::vector<int32_t> block_bias(n * block_stride, 99);
+        std::vector<float> block_scale(n * block_stride, 99.0f);
+        for (int64_t t = 0; t < n; ++t) {
+          const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lane_stride,
+                               xscale.data() + t * lane_stride};
+          QuantizeGemvInput(f, x.data() + t * cols, cols, in);
+          GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride, block_scale.data() + t * block_stride);
+        }
+        GemmQ8Args a;
+        a.w = m.bytes.data();
+        a.rows = rows;
+        a.cols = cols;
+        a.n = n;
+        a.xq = xq.data();
+        a.xbias = xbias.data();
+        a.xscale = xscale.data();
+        a.xq_stride = xq_stride;
+        a.lane_stride = lane_stride;
+        a.block_bias = block_bias.data();
+        a.block_scale = block_scale.data();
+        a.block_stride = block_stride;
+        a.ldy = rows + 3;
+        std::vector<float> y(n * a.ldy + 1, -777.0f);
+        a.y = y.data();
+        const int64_t split = rows / 3;  // threads call kernels on sub-ranges
+        fn(a, 0, split);
+        fn(a, split, rows);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
+          const float* xt = x.data() + t * cols;
+          std::vector<int> xi(cols);
+          std::vector<double> dx(nb);
+          for (int64_t b = 0; b < nb; ++b) {
+            float amax = 0;
+            for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xt[b * 32 + j]));
+            dx[b] = amax / 127.0f;
+            for (int j = 0; j < 32; ++j) {
+              xi[b * 32 + j] = amax > 0 ? static_cast<int>(std::nearbyint(xt[b * 32 + j] * (127 / amax))) : 0;
+            }
+          }
+          for (int64_t r = 0; r < rows; ++r) {
+            double want = 0, mag = 0, f32 = 0, bound = 0;
+            for (int64_t b = 0; b < nb; ++b) {
+              int64_t dot = 0;
+              double wabs = 0;
+              for (int j = 0; j < 32; ++j) {
+                const int64_t k = b * 32 + j;
+                dot += int64_t{m.q[r * cols + k]} * xi[k];
+                mag += std::fabs(m.scale[r * nb + b] * dx[b] * m.q[r * cols + k] * xi[k]);
+                f32 += m.scale[r * nb + b] * m.q[r * cols + k] * xt[k];
+                wabs += std::fabs(m.scale[r * nb + b] * m.q[r * cols + k]);
+              }
+              want += m.scale[r * nb + b] * dx[b] * dot;
+              bound += dx[b] / 2 * wabs;
+            }
+            const float got = y[t * a.ldy + r];
+            // float accumulation of the scaled lanes: a few ulps per block, relative to the magnitude.
+            ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
+                << e.name << " rows=" << rows << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+            ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+                << e.name << " rows=" << rows << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmQ8, GemmQ8KernelTest, testing::ValuesIn(AllGemmKernels()),
+                         [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
+
+TEST(GemmQ8SelectionTest, FastKernelIsNeverTheReference) {
+  for (GemvFormat f : {GemvFormat::kQ4_0, GemvFormat::kQ8_0}) {
+    const KernelEntry* e = FastGemmQ8Kernel(f);
+    if (e == nullptr) continue;
+    EXPECT_NE(e->backend, "reference");
+    EXPECT_EQ(e->op, "gemm");
+    EXPECT_TRUE(CpuSupports(e->isa));
+  }
+  EXPECT_EQ(FastGemmQ8Kernel(GemvFormat::kInt4Group), nullptr);
+}
+
+}  // namespace
+}  // namespace tessel
