@@ -130,6 +130,77 @@ void BM_Gemv(benchmark::State& state, const KernelEntry* entry, Variant v) {
       benchmark::Counter(bytes / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
+// Decode-shaped: the weight matrices of TinyLlama-1.1B's 22 layers (q, k, v, o, gate, up, down: rows x
+// cols 2048x2048, 256x2048, 256x2048, 2048x2048, 5632x2048, 5632x2048, 2048x5632), laid out one after
+// another as in a GGUF file and run in decode order, x quantized once per matrix. Short rows (2048 or
+// 5632 columns) and 154 matrix starts per token are what decode streams; the square benchmark above
+// hides both.
+struct ModelMatrix {
+  int64_t rows, cols, offset;
+};
+
+void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
+  const int threads = static_cast<int>(state.range(0));
+  const int64_t shapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048, 2048},
+                                {5632, 2048}, {5632, 2048}, {2048, 5632}};
+  const int layers = static_cast<int>(EnvOr("TESSEL_GEMV_BENCH_LAYERS", 22));
+  std::vector<ModelMatrix> mats;
+  int64_t total = 0;
+  for (int l = 0; l < layers; ++l) {
+    for (const auto& s : shapes) {
+      mats.push_back({s[0], s[1], total});
+      total += s[0] * GemvRowBytes(format, s[1]);
+    }
+  }
+  const double bw = ReadBandwidthGBs(total);
+  std::unique_ptr<uint8_t[]> w(new uint8_t[total]);
+  const int64_t block_bytes = format == GemvFormat::kQ4_0 ? 18 : 34;
+  for (int64_t i = 0; i < total; ++i) w[i] = static_cast<uint8_t>(i * 131 + 7);
+  for (int64_t b = 0; b < total / block_bytes; ++b) {
+    const uint16_t d = 0x2c00;  // 1/16
+    std::memcpy(w.get() + b * block_bytes, &d, 2);
+  }
+  std::vector<float> x(5632, 0.5f), y(5632);
+  std::vector<int8_t> xq(GemvQ8PaddedCols(format, 5632));
+  std::vector<int32_t> xbias(GemvQ8Lanes(format, 5632));
+  std::vector<float> xscale(GemvQ8Lanes(format, 5632));
+  const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
+  ThreadPool pool(threads);
+  auto fn = reinterpret_cast<GemvFn>(entry->fn);
+  for (auto _ : state) {
+    for (const ModelMatrix& m : mats) {
+      GemvArgs a;
+      a.w = w.get() + m.offset;
+      a.rows = m.rows;
+      a.cols = m.cols;
+      a.x = x.data();
+      a.y = y.data();
+      QuantizeGemvInput(format, x.data(), m.cols, q8);
+      SetGemvQ8Input(q8, a);
+      RunGemv(fn, a, &pool);
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GBs"] = benchmark::Counter(total / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["bw_frac"] = benchmark::Counter(total / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+const bool kRegisteredModel = [] {
+  for (const KernelEntry& e : GemvQ8Kernels().entries()) {
+    if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
+    const GemvFormat format = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+    const std::string name = std::string("gemv_tinyllama/") + (format == GemvFormat::kQ4_0 ? "q4_0/" : "q8_0/") + e.name;
+    benchmark::RegisterBenchmark(name.c_str(), BM_GemvModel, &e, format)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name.c_str(), BM_GemvModel, &e, format)
+        ->Arg(2)
+        ->ArgName("threads")
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  return true;
+}();
+
 const bool kRegistered = [] {
   const Variant variants[] = {
       {"q4_0", GemvFormat::kQ4_0, 0, true, false},

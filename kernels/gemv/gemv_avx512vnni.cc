@@ -12,10 +12,19 @@
 namespace tessel {
 namespace {
 
-// Ahead of the current block, per row stream. One core keeps the most DRAM requests in flight with
-// many streams at once: on Zen 5, 4 / 8 / 16 rows at a time measured 16 / 19 / 22 GB/s.
-constexpr int kPrefetchBytes = 768;
+// Two software prefetches per row and step. Near: kPrefetchBytes ahead in the same row, into L1.
+// Far: the same position one row group (R rows) further on, into L2 — the R rows of a group are
+// contiguous, so this streams the next group in while the current one is consumed, and a group
+// starts warm even when rows are short (decode's 2048-column rows are 1152 bytes: a near prefetch
+// alone restarts cold at every group). On Zen 5, TinyLlama's decode matrices (benchmarks/kernels
+// gemv_tinyllama): near only (768 bytes) 10.2 GB/s, near + far 19-20 GB/s.
+constexpr int kPrefetchBytes = 384;
 constexpr int kRows = 16;
+
+inline void PrefetchNearFar(const uint8_t* p, int64_t group_bytes) {
+  _mm_prefetch(reinterpret_cast<const char*>(p) + group_bytes, _MM_HINT_T1);
+  _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+}
 
 // Q4_0, 4 blocks (72 bytes, words 0..35) per step: words 9i+1..9i+8 hold block i's nibbles, word 9i
 // its scale.
@@ -52,7 +61,7 @@ void Q4Rows(const GemvArgs& a, const uint8_t* w, int64_t row_bytes, int64_t nb, 
     const __m512 xs = _mm512_loadu_ps(a.xscale + s * 16);
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = w + i * row_bytes + s * 72;
-      _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+      PrefetchNearFar(p, R * row_bytes);
       // The second load only needs words 32..35; the mask keeps it inside the matrix.
       acc[i] = Q4Step(c, _mm512_loadu_si512(p), _mm512_maskz_loadu_epi16(0xf, p + 64), xlo, xhi, bias, xs, acc[i]);
     }
@@ -103,7 +112,7 @@ void Q8Rows(const GemvArgs& a, const uint8_t* w, int64_t row_bytes, int64_t nb, 
     const __m512 xs = _mm512_loadu_ps(a.xscale + s * 16);
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = w + i * row_bytes + s * 68;
-      _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+      PrefetchNearFar(p, R * row_bytes);
       acc[i] = Q8Step(c, _mm512_loadu_si512(p), _mm512_maskz_loadu_epi16(0x3, p + 64), x, bias, xs, acc[i]);
     }
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -27,7 +28,7 @@ absl::Status ErrnoStatus(int err, const std::string& what) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& path) {
+absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& path, FileLoad load) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open '", path, "'"));
   struct stat st;
@@ -43,7 +44,36 @@ absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::st
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->path_ = path;
   file->size_ = static_cast<size_t>(st.st_size);
-  if (file->size_ > 0) {
+  if (file->size_ > 0 && load == FileLoad::kHugePageCopy) {
+    constexpr size_t kHugePage = size_t{2} << 20;
+    const size_t len = (file->size_ + kHugePage - 1) / kHugePage * kHugePage;
+    // Over-allocate by one huge page so that the data can start on a 2 MiB boundary.
+    void* region = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus(err, absl::StrCat("cannot allocate ", file->size_, " bytes to load '", path, "'"));
+    }
+    file->region_ = region;
+    file->region_size_ = len + kHugePage;
+    auto* data = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(region) + kHugePage - 1) / kHugePage * kHugePage);
+    // Best effort: without THP (or with it off) this is an ordinary copy.
+    ::madvise(data, len, MADV_HUGEPAGE);
+    file->data_ = data;  // the destructor unmaps the region, also on the error paths below
+    size_t done = 0;
+    while (done < file->size_) {
+      const ssize_t n = ::pread(fd, data + done, file->size_ - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : 0;
+        ::close(fd);
+        if (err != 0) return ErrnoStatus(err, absl::StrCat("cannot read '", path, "' at byte ", done));
+        return absl::DataLossError(absl::StrCat("'", path, "' ended at byte ", done, " while being read (expected ",
+                                                file->size_, " bytes)"));
+      }
+      done += static_cast<size_t>(n);
+    }
+  } else if (file->size_ > 0) {
     void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
@@ -70,7 +100,9 @@ std::shared_ptr<const MappedFile> MappedFile::FromBytes(absl::string_view bytes,
 }
 
 MappedFile::~MappedFile() {
-  if (mapped_) {
+  if (region_ != nullptr) {
+    ::munmap(region_, region_size_);
+  } else if (mapped_) {
     ::munmap(const_cast<uint8_t*>(data_), size_);
   } else {
     std::free(const_cast<uint8_t*>(data_));

@@ -30,6 +30,33 @@ TEST(MappedFileTest, MapsFileBytes) {
   EXPECT_EQ(*text, "hello gguf");
 }
 
+TEST(MappedFileTest, HugePageCopyHoldsTheSameBytes) {
+  // 3 MiB + 5 bytes: more than one huge page and not a multiple of one.
+  const std::string path = TempPath("copied.bin");
+  std::string bytes((size_t{3} << 20) + 5, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 + i / 4099);
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  std::fclose(f);
+  auto copy = MappedFile::Open(path, FileLoad::kHugePageCopy);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ((*copy)->size(), bytes.size());
+  EXPECT_TRUE((*copy)->bytes() == bytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*copy)->data()) % (size_t{2} << 20), 0u);
+  auto mapped = MappedFile::Open(path, FileLoad::kMap);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_TRUE((*mapped)->bytes() == (*copy)->bytes());
+
+  const std::string empty = TempPath("empty_copy.bin");
+  std::fclose(std::fopen(empty.c_str(), "wb"));
+  auto empty_copy = MappedFile::Open(empty, FileLoad::kHugePageCopy);
+  ASSERT_TRUE(empty_copy.ok()) << empty_copy.status();
+  EXPECT_EQ((*empty_copy)->size(), 0u);
+  auto missing = MappedFile::Open("/nonexistent/model.gguf", FileLoad::kHugePageCopy);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(MappedFileTest, EmptyFileAndInMemoryBytes) {
   const std::string path = TempPath("empty.bin");
   std::fclose(std::fopen(path.c_str(), "wb"));

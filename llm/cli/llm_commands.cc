@@ -35,6 +35,8 @@ const cli::FlagSpec kModelFlag{"model", "PATH", "a .gguf file, or a Hugging Face
 cli::FlagSpec ThreadsFlag() { return {"threads", "N", "worker threads", false, DefaultThreads()}; }
 cli::FlagSpec KvTypeFlag(const char* def) { return {"kv-type", "TYPE", "KV cache storage: f16 or f32", false, def}; }
 const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens (default: the model's)"};
+const cli::FlagSpec kMmapFlag{"mmap", "", "map the weights instead of copying them into huge-page memory "
+                                          "(zero copy, less memory; decode ~25% slower)"};
 
 struct Common {
   std::unique_ptr<LlamaModel> model;
@@ -63,7 +65,8 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
     c.options.max_context = *ctx;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<LlamaModel>> model = llm::LoadModel(args.Get("model"));
+  absl::StatusOr<std::unique_ptr<LlamaModel>> model = llm::LoadModel(
+      args.Get("model"), args.Has("mmap") ? llm::FileLoad::kMap : llm::FileLoad::kHugePageCopy);
   if (!model.ok()) return model.status();
   c.model = *std::move(model);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -103,6 +106,7 @@ int GenerateCommand(int argc, char** argv) {
       {"repeat-last-n", "N", "tokens the repetition penalty looks back", false, "64"},
       {"seed", "S", "random seed (default: random, printed)"},
       ThreadsFlag(),
+      kMmapFlag,
       kCtxFlag,
       KvTypeFlag("f16"),
   };
@@ -187,6 +191,7 @@ int PerplexityCommand(int argc, char** argv) {
       {"start-fraction", "F", "score the text from this fraction of its bytes on", false, "0"},
       {"max-chunks", "N", "stop after N chunks (0: all)", false, "0"},
       ThreadsFlag(),
+      kMmapFlag,
       KvTypeFlag("f16"),
   };
   if (cli::WantsHelp(argc, argv)) {
@@ -236,6 +241,7 @@ int LogitsCommand(int argc, char** argv) {
       {"prompt-file", "FILE", "read the prompt from a file"},
       {"output", "FILE", "where to write the .npy"},
       ThreadsFlag(),
+      kMmapFlag,
       KvTypeFlag("f32"),
   };
   if (cli::WantsHelp(argc, argv)) {

@@ -233,8 +233,8 @@ int64_t GgufTensorInfo::num_elements() const {
 
 std::string GgufTensorInfo::ShapeString() const { return absl::StrCat("[", absl::StrJoin(dims, ", "), "]"); }
 
-absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
-  absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(path);
+absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path, FileLoad load) {
+  absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(path, load);
   if (!file.ok()) return file.status();
   return Parse(*std::move(file));
 }

@@ -69,7 +69,7 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  static absl::StatusOr<std::unique_ptr<GgufFile>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<GgufFile>> Open(const std::string& path, FileLoad load = FileLoad::kMap);
   static absl::StatusOr<std::unique_ptr<GgufFile>> Parse(std::shared_ptr<const MappedFile> bytes);
 
   const std::string& path() const { return file_->path(); }

@@ -231,8 +231,8 @@ size_t LlamaModel::WeightBytesPerToken() const {
   return bytes;
 }
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(path);
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load) {
+  absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(path, load);
   if (!gguf.ok()) return gguf.status();
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   absl::StatusOr<LlamaConfig> config = LlamaConfigFromGguf(**gguf);
@@ -255,7 +255,7 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& pat
   return m;
 }
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load) {
   const std::string config_path = absl::StrCat(dir, "/config.json");
   absl::StatusOr<std::string> config_text = ReadFileToString(config_path);
   if (!config_text.ok()) return config_text.status();
@@ -265,7 +265,7 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::stri
   absl::StatusOr<LlamaConfig> config = LlamaConfigFromHuggingFace(*config_json, config_path);
   if (!config.ok()) return config.status();
   m->config_ = *config;
-  absl::StatusOr<std::unique_ptr<SafetensorsDir>> files = SafetensorsDir::Open(dir);
+  absl::StatusOr<std::unique_ptr<SafetensorsDir>> files = SafetensorsDir::Open(dir, load);
   if (!files.ok()) return files.status();
   // Checkpoints saved with tied embeddings sometimes still carry lm_head.weight.
   if (m->config_.tied_embeddings && (*files)->Find("lm_head.weight") != nullptr) m->config_.tied_embeddings = false;
@@ -295,13 +295,13 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::stri
   return m;
 }
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path) {
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path, FileLoad load) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat("model '", path, "' does not exist"));
   }
-  if (S_ISDIR(st.st_mode)) return LoadHuggingFaceModel(path);
-  return LoadGgufModel(path);
+  if (S_ISDIR(st.st_mode)) return LoadHuggingFaceModel(path, load);
+  return LoadGgufModel(path, load);
 }
 
 }  // namespace tessel::llm

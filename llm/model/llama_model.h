@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "llm/base/mapped_file.h"
 #include "llm/matmul/weight_matrix.h"
 #include "llm/model/llama_config.h"
 #include "llm/tokenizer/tokenizer.h"
@@ -47,8 +48,8 @@ class LlamaModel {
   size_t WeightBytesPerToken() const;
 
  private:
-  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path);
-  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load);
   LlamaConfig config_;
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
@@ -57,10 +58,14 @@ class LlamaModel {
   std::vector<std::shared_ptr<const void>> storage_;
 };
 
-// A .gguf file or a Hugging Face model directory.
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path);
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path);
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir);
+// A .gguf file or a Hugging Face model directory. The default copies the weights into huge-page
+// memory (faster decode); FileLoad::kMap maps them instead (zero copy, less resident memory).
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path,
+                                                      FileLoad load = FileLoad::kHugePageCopy);
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path,
+                                                          FileLoad load = FileLoad::kHugePageCopy);
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir,
+                                                                 FileLoad load = FileLoad::kHugePageCopy);
 
 }  // namespace tessel::llm
 

@@ -36,8 +36,8 @@ int64_t SafetensorsTensor::num_elements() const {
   return n;
 }
 
-absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(path);
+absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path, FileLoad load) {
+  absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(path, load);
   if (!file.ok()) return file.status();
   return Parse(*std::move(file));
 }
@@ -113,7 +113,7 @@ const SafetensorsTensor* SafetensorsFile::Find(absl::string_view name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
-absl::StatusOr<std::unique_ptr<SafetensorsDir>> SafetensorsDir::Open(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<SafetensorsDir>> SafetensorsDir::Open(const std::string& dir, FileLoad load) {
   std::unique_ptr<SafetensorsDir> d(new SafetensorsDir());
   d->dir_ = dir;
   std::vector<std::string> files;
@@ -138,7 +138,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsDir>> SafetensorsDir::Open(const std::
     files.push_back(single);
   }
   for (const std::string& path : files) {
-    absl::StatusOr<std::unique_ptr<SafetensorsFile>> f = SafetensorsFile::Open(path);
+    absl::StatusOr<std::unique_ptr<SafetensorsFile>> f = SafetensorsFile::Open(path, load);
     if (!f.ok()) {
       if (f.status().code() == absl::StatusCode::kNotFound) {
         return absl::NotFoundError(absl::StrCat("model directory '", dir, "' has no ", path.substr(dir.size() + 1),

@@ -28,7 +28,8 @@ struct SafetensorsTensor {
 
 class SafetensorsFile {
  public:
-  static absl::StatusOr<std::unique_ptr<SafetensorsFile>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SafetensorsFile>> Open(const std::string& path,
+                                                             FileLoad load = FileLoad::kMap);
   static absl::StatusOr<std::unique_ptr<SafetensorsFile>> Parse(std::shared_ptr<const MappedFile> bytes);
 
   const std::string& path() const { return file_->path(); }
@@ -45,7 +46,8 @@ class SafetensorsFile {
 // All tensors of a model directory, across shards.
 class SafetensorsDir {
  public:
-  static absl::StatusOr<std::unique_ptr<SafetensorsDir>> Open(const std::string& dir);
+  static absl::StatusOr<std::unique_ptr<SafetensorsDir>> Open(const std::string& dir,
+                                                            FileLoad load = FileLoad::kMap);
 
   const std::string& dir() const { return dir_; }
   const SafetensorsTensor* Find(absl::string_view name) const;
