@@ -5,6 +5,8 @@
 // One thread: rates per CPU second of the benchmark thread (the bandwidth probe is timed the same way),
 // so preemption on a shared machine does not count; two threads: wall time. Run with
 // --benchmark_repetitions=5 --benchmark_report_aggregates_only=true on a noisy machine.
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -186,7 +188,96 @@ void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat 
   state.counters["bw_frac"] = benchmark::Counter(total / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
+// The same model in the Panel16 layout (gemv.h), as the LLM runtime repacks it at load on CPUs with
+// a Panel16 kernel: one linear stream per matrix, 16 rows per vector.
+struct Panel16Job {
+  GemmQ8Fn fn;
+  const GemmQ8Args* args;
+};
+
+void RunPanel16Rows(void* ctx, int64_t begin, int64_t end) {
+  auto* job = static_cast<Panel16Job*>(ctx);
+  job->fn(*job->args, begin, end);
+}
+
+void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
+  const int threads = static_cast<int>(state.range(0));
+  const int64_t shapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048, 2048},
+                                {5632, 2048}, {5632, 2048}, {2048, 5632}};
+  const int layers = static_cast<int>(EnvOr("TESSEL_GEMV_BENCH_LAYERS", 22));
+  std::vector<ModelMatrix> mats;
+  int64_t total = 0;
+  for (int l = 0; l < layers; ++l) {
+    for (const auto& s : shapes) {
+      mats.push_back({s[0], s[1], total});
+      total += GemvPanel16Bytes(format, s[0], s[1]);
+    }
+  }
+  const double bw = ReadBandwidthGBs(total);
+  // 2 MiB aligned and advised to huge pages, as the runtime loads weights (llm/base/mapped_file.h).
+  const int64_t alloc = (total + (2 << 20) - 1) / (2 << 20) * (2 << 20);
+  std::unique_ptr<uint8_t, decltype(&std::free)> w(static_cast<uint8_t*>(std::aligned_alloc(2 << 20, alloc)), &std::free);
+  ::madvise(w.get(), alloc, MADV_HUGEPAGE);
+  const int64_t block_bytes = format == GemvFormat::kQ4_0 ? 18 : 34;
+  {
+    // Pack one raw matrix per shape pattern and copy it: the kernels' speed does not depend on values.
+    std::vector<uint8_t> raw(5632 * GemvRowBytes(format, 5632));
+    for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 131 + 7);
+    for (size_t b = 0; b < raw.size() / block_bytes; ++b) {
+      const uint16_t d = 0x2c00;  // 1/16
+      std::memcpy(raw.data() + b * block_bytes, &d, 2);
+    }
+    for (const ModelMatrix& m : mats) PackGemvPanel16(format, raw.data(), m.rows, m.cols, w.get() + m.offset);
+  }
+  std::vector<float> x(5632, 0.5f), y(5632);
+  std::vector<int8_t> xq(GemvQ8PaddedCols(format, 5632));
+  std::vector<int32_t> xbias(GemvQ8Lanes(format, 5632)), block_bias(5632 / 32);
+  std::vector<float> xscale(GemvQ8Lanes(format, 5632)), block_scale(5632 / 32);
+  const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
+  ThreadPool pool(threads);
+  Panel16Job job{reinterpret_cast<GemmQ8Fn>(entry->fn), nullptr};
+  for (auto _ : state) {
+    for (const ModelMatrix& m : mats) {
+      GemmQ8Args a;
+      a.w = w.get() + m.offset;
+      a.rows = m.rows;
+      a.cols = m.cols;
+      a.n = 1;
+      QuantizeGemvInput(format, x.data(), m.cols, q8);
+      GemmQ8BlockTerms(format, q8, m.cols, block_bias.data(), block_scale.data());
+      a.xq = xq.data();
+      a.xbias = xbias.data();
+      a.xscale = xscale.data();
+      a.block_bias = block_bias.data();
+      a.block_scale = block_scale.data();
+      a.y = y.data();
+      a.ldy = m.rows;
+      job.args = &a;
+      if (threads == 1) {
+        job.fn(a, 0, m.rows);
+      } else {
+        pool.ParallelFor(m.rows, 16, RunPanel16Rows, &job);
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GBs"] = benchmark::Counter(total / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["bw_frac"] = benchmark::Counter(total / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
+}
+
 const bool kRegisteredModel = [] {
+  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+    if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
+    const GemvFormat format = e.dtypes.rfind("q4_0", 0) == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+    const std::string name = std::string("gemv_tinyllama/") + (format == GemvFormat::kQ4_0 ? "q4_0/" : "q8_0/") + e.name;
+    benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, format)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, format)
+        ->Arg(2)
+        ->ArgName("threads")
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   for (const KernelEntry& e : GemvQ8Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
     const GemvFormat format = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;

@@ -25,7 +25,44 @@ using q8_test::Matrix;
 std::vector<const KernelEntry*> AllGemmKernels() {
   std::vector<const KernelEntry*> out;
   for (const KernelEntry& e : GemmQ8Kernels().entries()) out.push_back(&e);
+  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) out.push_back(&e);
   return out;
+}
+
+bool IsPanel16(const KernelEntry& e) { return e.dtypes.find("x16") != std::string::npos; }
+
+// A 64-byte aligned Panel16 copy of m.
+struct Packed {
+  std::vector<uint8_t> storage;
+  uint8_t* data = nullptr;
+};
+Packed PackPanel16(GemvFormat f, const Matrix& m, int64_t rows, int64_t cols) {
+  Packed p;
+  p.storage.resize(GemvPanel16Bytes(f, rows, cols) + 64);
+  p.data = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
+  PackGemvPanel16(f, m.bytes.data(), rows, cols, p.data);
+  return p;
+}
+
+TEST(GemvPanel16Test, PackUnpackRoundTripsEveryRow) {
+  Lcg rng(5);
+  for (GemvFormat f : {GemvFormat::kQ4_0, GemvFormat::kQ8_0}) {
+    for (int64_t rows : {1, 15, 16, 17, 40}) {
+      for (int64_t blocks : {1, 2, 3, 7}) {
+        const int64_t cols = 32 * blocks;
+        const Matrix m = MakeMatrix(f, rows, cols, rng);
+        const Packed p = PackPanel16(f, m, rows, cols);
+        const int64_t row_bytes = GemvRowBytes(f, cols);
+        EXPECT_EQ(GemvPanel16Bytes(f, rows, cols) % 64, 0);
+        std::vector<uint8_t> row(row_bytes);
+        for (int64_t r = 0; r < rows; ++r) {
+          UnpackGemvPanel16Row(f, p.data, cols, r, row.data());
+          ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * row_bytes, row_bytes))
+              << "rows=" << rows << " blocks=" << blocks << " row " << r;
+        }
+      }
+    }
+  }
 }
 
 class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
@@ -33,7 +70,8 @@ class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
 TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
-  const GemvFormat f = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+  const GemvFormat f = e.dtypes.rfind("q4_0", 0) == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+  const bool panel16 = IsPanel16(e);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(23);
   for (int64_t rows : {0, 1, 3, 4, 5, 8, 11, 16, 17, 35}) {
@@ -60,7 +98,8 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
           GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride, block_scale.data() + t * block_stride);
         }
         GemmQ8Args a;
-        a.w = m.bytes.data();
+        const Packed packed = panel16 ? PackPanel16(f, m, rows, cols) : Packed();
+        a.w = panel16 ? static_cast<const void*>(packed.data) : m.bytes.data();
         a.rows = rows;
         a.cols = cols;
         a.n = n;
@@ -75,7 +114,8 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
         a.ldy = rows + 3;
         std::vector<float> y(n * a.ldy + 1, -777.0f);
         a.y = y.data();
-        const int64_t split = rows / 3;  // threads call kernels on sub-ranges
+        // Threads call kernels on sub-ranges (whole panels for the Panel16 layout).
+        const int64_t split = panel16 ? rows / 3 / 16 * 16 : rows / 3;
         fn(a, 0, split);
         fn(a, split, rows);
         for (int64_t t = 0; t < n; ++t) {

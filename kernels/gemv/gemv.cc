@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
 
 namespace tessel {
@@ -114,7 +115,7 @@ KernelRegistry* BuildGemvQ8Registry() {
   return r;
 }
 
-KernelRegistry* BuildGemmQ8Registry() {
+KernelRegistry* BuildGemmQ8Registry(bool panel16) {
   auto* r = new KernelRegistry;
   struct Item {
     const char* isa_name;
@@ -122,20 +123,29 @@ KernelRegistry* BuildGemmQ8Registry() {
     const char* backend;
     GemmQ8Fn q4, q8;
   };
-  const Item items[] = {
+  const Item rows_items[] = {
       {"reference", Isa::kPortable, "reference", tessel_q4_0_q8_gemm__reference, tessel_q8_0_q8_gemm__reference},
 #if defined(__x86_64__)
       {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0_q8_gemm__avx512vnni, tessel_q8_0_q8_gemm__avx512vnni},
 #endif
   };
+  const Item panel16_items[] = {
+      {"reference", Isa::kPortable, "reference", tessel_q4_0x16_q8_gemm__reference,
+       tessel_q8_0x16_q8_gemm__reference},
+#if defined(__x86_64__)
+      {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0x16_q8_gemm__avx512vnni,
+       tessel_q8_0x16_q8_gemm__avx512vnni},
+#endif
+  };
+  const absl::Span<const Item> items = panel16 ? absl::MakeConstSpan(panel16_items) : absl::MakeConstSpan(rows_items);
   for (const Item& it : items) {
-    for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, "q4_0", it.q4},
-                                           std::tuple{GemvFormat::kQ8_0, "q8_0", it.q8}}) {
+    for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, panel16 ? "q4_0x16" : "q4_0", it.q4},
+                                           std::tuple{GemvFormat::kQ8_0, panel16 ? "q8_0x16" : "q8_0", it.q8}}) {
       KernelEntry e;
       e.name = absl::StrCat("tessel_", what, "_q8_gemm__", it.isa_name);
       e.op = "gemm";
       e.dtypes = absl::StrCat(what, "xq8");
-      e.layout = LayoutOf(format);
+      e.layout = panel16 ? (format == GemvFormat::kQ4_0 ? "q4_0_panel16" : "q8_0_panel16") : LayoutOf(format);
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = BlockLegal;
@@ -151,6 +161,14 @@ const KernelEntry* SelectGemmQ8(GemvFormat format) {
   absl::StatusOr<const KernelEntry*> e =
       GemmQ8Kernels().Select("gemm", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
                              LayoutOf(format), {1, kQBlock, 1, 0});
+  if (!e.ok() || (*e)->backend == "reference") return nullptr;
+  return *e;
+}
+
+const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
+  const bool q4 = format == GemvFormat::kQ4_0;
+  absl::StatusOr<const KernelEntry*> e = GemmQ8Panel16Kernels().Select(
+      "gemm", q4 ? "q4_0x16xq8" : "q8_0x16xq8", q4 ? "q4_0_panel16" : "q8_0_panel16", {1, kQBlock, 1, 0});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
@@ -257,8 +275,19 @@ const KernelEntry* FastGemvQ8Kernel(GemvFormat format) {
 }
 
 const KernelRegistry& GemmQ8Kernels() {
-  static const KernelRegistry* registry = BuildGemmQ8Registry();
+  static const KernelRegistry* registry = BuildGemmQ8Registry(/*panel16=*/false);
   return *registry;
+}
+
+const KernelRegistry& GemmQ8Panel16Kernels() {
+  static const KernelRegistry* registry = BuildGemmQ8Registry(/*panel16=*/true);
+  return *registry;
+}
+
+const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format) {
+  static const KernelEntry* q4 = SelectGemmQ8Panel16(GemvFormat::kQ4_0);
+  static const KernelEntry* q8 = SelectGemmQ8Panel16(GemvFormat::kQ8_0);
+  return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
 }
 
 const KernelEntry* FastGemmQ8Kernel(GemvFormat format) {

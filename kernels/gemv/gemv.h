@@ -143,6 +143,28 @@ const KernelRegistry& GemmQ8Kernels();
 // runs on this CPU and no backend is forced.
 const KernelEntry* FastGemmQ8Kernel(GemvFormat format);
 
+// Panel16 layout (dtypes "q4_0x16xq8" / "q8_0x16xq8"): Q4_0 / Q8_0 weights repacked once, at load, so
+// that the int8 kernels hold one row per int32 lane and read 16 rows per vector, in one linear stream
+// with no shuffles (decode) and no per-call repacking (prefill). Same bytes as the ggml layout, plus
+// padding:
+//   rows in panels of 16 (the last one zero-padded); blocks in pairs (an odd last block padded with a
+//   zero block); panel p, pair j at (p * pairs + j) * pair_bytes, pairs = ceil(cols / 64);
+//   a pair is K vectors of 64 bytes for its first block, K for its second, then 64 bytes of scales:
+//   Q4_0 (K = 4, 576-byte pairs): vector k, dword lane r = qs bytes 4k..4k+3 of row 16p + r's block
+//         (low nibbles: elements 4k..4k+3, high nibbles: 16 + 4k..);
+//   Q8_0 (K = 8, 1088-byte pairs): vector k, lane r = qs bytes 4k..4k+3 XOR 0x80 (unsigned, biased);
+//   scales: fp16 d of the pair's first block for rows 0..15, then of its second block.
+// Kernels take GemmQ8Args with w = the packed matrix; row_begin is a multiple of 16 (or rows).
+int64_t GemvPanel16Bytes(GemvFormat format, int64_t rows, int64_t cols);
+void PackGemvPanel16(GemvFormat format, const void* w, int64_t rows, int64_t cols, void* out);
+// Row r of a packed matrix back in ggml blocks (GemvRowBytes(format, cols) bytes at row_out).
+void UnpackGemvPanel16Row(GemvFormat format, const void* packed, int64_t cols, int64_t r, void* row_out);
+// op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8": a reference and avx512vnni.
+const KernelRegistry& GemmQ8Panel16Kernels();
+// The selected Panel16 kernel for kQ4_0 / kQ8_0, or nullptr when only the reference runs on this CPU
+// (then the ggml layout with the f32-input kernels is faster; do not repack).
+const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_GEMV_GEMV_H_

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -107,6 +108,19 @@ MappedFile::~MappedFile() {
   } else {
     std::free(const_cast<uint8_t*>(data_));
   }
+}
+
+absl::StatusOr<std::shared_ptr<uint8_t>> AllocateHugePageBuffer(size_t bytes, const std::string& what) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t len = (std::max<size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage + kHugePage;
+  void* region = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", bytes, " bytes for ", what, ": ", std::strerror(errno)));
+  }
+  auto* data = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(region) + kHugePage - 1) / kHugePage * kHugePage);
+  ::madvise(data, len - (data - static_cast<uint8_t*>(region)), MADV_HUGEPAGE);
+  return std::shared_ptr<uint8_t>(data, [region, len](uint8_t*) { ::munmap(region, len); });
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {

@@ -50,6 +50,10 @@ class MappedFile {
   std::string path_;
 };
 
+// `bytes` of zeroed anonymous memory, 2 MiB aligned and advised MADV_HUGEPAGE (best effort), or
+// ResourceExhausted naming `what`.
+absl::StatusOr<std::shared_ptr<uint8_t>> AllocateHugePageBuffer(size_t bytes, const std::string& what);
+
 // Whole-file read for small text files (config.json, prompts).
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 

@@ -71,11 +71,12 @@ const KernelEntry* Q8KernelFor(GgmlType type) {
   return nullptr;
 }
 
-// The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr.
-const KernelEntry* GemmQ8KernelFor(GgmlType type) {
-  if (type == GgmlType::kQ4_0) return FastGemmQ8Kernel(GemvFormat::kQ4_0);
-  if (type == GgmlType::kQ8_0) return FastGemmQ8Kernel(GemvFormat::kQ8_0);
-  return nullptr;
+// The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr. Panel16
+// matrices always have one (they are only repacked where it exists), and use it for decode too.
+const KernelEntry* GemmQ8KernelFor(const WeightMatrix& w) {
+  const GemvFormat format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+  if (w.type != GgmlType::kQ4_0 && w.type != GgmlType::kQ8_0) return nullptr;
+  return w.layout == WeightLayout::kPanel16 ? FastGemmQ8Panel16Kernel(format) : FastGemmQ8Kernel(format);
 }
 
 // Rows per task for the row-split kernels: enough tasks to balance threads, few enough that handing
@@ -114,12 +115,14 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   GemvArgs gemv_args[kMaxJobs];
   GemmQ8Fn gemm[kMaxJobs];
   GemmQ8Args gemm_args[kMaxJobs];
-  bool quantized[2] = {false, false};
+  bool quantized[2] = {false, false};       // q8_input_ holds x, per format
+  bool quantized_gemm[2] = {false, false};  // gemm_input_ holds x, per format
   const int num_jobs = static_cast<int>(jobs.size());
   first_task[0] = 0;
   for (int j = 0; j < num_jobs; ++j) {
     const WeightMatrix& w = *jobs[j].w;
-    if (n == 1) {
+    const bool panel16 = w.layout == WeightLayout::kPanel16;
+    if (n == 1 && !panel16) {
       // Enough tasks to balance threads, few enough that handing them out stays cheap; whole 16-row
       // steps of the GEMV kernels, and no two threads writing one cache line of y.
       rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
@@ -140,14 +143,14 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         a.cols = w.cols;
         SetGemvQ8Input(q8_input_[layout].view(), a);
       }
-    } else if (const KernelEntry* k = GemmQ8KernelFor(w.type)) {
+    } else if (const KernelEntry* k = GemmQ8KernelFor(w)) {
       // Prefill on int8 hardware: every token row quantized once per call and format, then register
       // tiles of weight rows x tokens.
       const int layout = w.type == GgmlType::kQ4_0 ? 0 : 1;
       const GemvFormat format = layout == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
       Q8Buffers& b = gemm_input_[layout];
       const int64_t xq_stride = GemvQ8PaddedCols(format, w.cols), lane_stride = GemvQ8Lanes(format, w.cols);
-      if (!quantized[layout]) {
+      if (!quantized_gemm[layout]) {
         // Grown to the largest token count seen, then reused: no allocation in steady state.
         if (static_cast<int64_t>(b.q.size()) < n * xq_stride) b.q.resize(n * xq_stride);
         if (static_cast<int64_t>(b.bias.size()) < n * lane_stride) {
@@ -166,7 +169,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
           GemmQ8BlockTerms(format, in, w.cols, gemm_block_bias_[layout].data() + t * nb,
                            gemm_block_scale_[layout].data() + t * nb);
         }
-        quantized[layout] = true;
+        quantized_gemm[layout] = true;
       }
       gemm[j] = reinterpret_cast<GemmQ8Fn>(k->fn);
       GemmQ8Args& a = gemm_args[j];
@@ -197,7 +200,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     while (task >= first_task[j + 1]) ++j;
     const WeightMatrix& w = *jobs[j].w;
     const int64_t local = task - first_task[j];
-    if (n == 1) {
+    if (n == 1 && w.layout == WeightLayout::kRows) {
       const int64_t r0 = local * rows_per_task[j];
       const int64_t r1 = std::min(w.rows, r0 + rows_per_task[j]);
       if (gemv[j]) {
@@ -223,8 +226,9 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
 
 void MatmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   std::vector<float> row(w.cols);
+  std::vector<uint8_t> blocks(w.row_bytes());
   for (int64_t r = 0; r < w.rows; ++r) {
-    DequantizeRow(w.type, w.row(r), row.data(), w.cols);
+    DequantizeRow(w.type, w.RowBlocks(r, blocks.data()), row.data(), w.cols);
     for (int64_t t = 0; t < n; ++t) {
       double s = 0;
       for (int64_t k = 0; k < w.cols; ++k) s += static_cast<double>(row[k]) * x[t * w.cols + k];

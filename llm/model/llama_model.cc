@@ -222,16 +222,67 @@ std::string LlamaModel::WeightTypeSummary() const {
 }
 
 size_t LlamaModel::WeightBytesPerToken() const {
-  size_t bytes = weights_.output.row_bytes() * weights_.output.rows;
+  size_t bytes = weights_.output.bytes();
   for (const LlamaLayerWeights& l : weights_.layers) {
-    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-      bytes += m->row_bytes() * m->rows;
-    }
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) bytes += m->bytes();
   }
   return bytes;
 }
 
+namespace {
+
+template <typename Fn>
+void ForEachMatmulWeight(LlamaWeights& w, Fn fn) {
+  for (LlamaLayerWeights& l : w.layers) {
+    for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) fn(*m);
+  }
+  fn(w.output);
+}
+
+}  // namespace
+
+std::string LlamaModel::WeightLayoutSummary() const {
+  int panel16 = 0, rows = 0;
+  ForEachMatmulWeight(const_cast<LlamaWeights&>(weights_), [&](WeightMatrix& m) {
+    (m.layout == WeightLayout::kPanel16 ? panel16 : rows) += 1;
+  });
+  return rows == 0 ? "Panel16" : panel16 == 0 ? "ggml rows" : "mixed";
+}
+
+absl::StatusOr<bool> LlamaModel::RepackPanel16() {
+  bool all = true;
+  size_t total = 0;
+  ForEachMatmulWeight(weights_, [&](WeightMatrix& m) {
+    all = all && m.layout == WeightLayout::kRows && Panel16Available(m.type);
+    if (all) total += Panel16Bytes(m);
+  });
+  if (!all) return false;
+  absl::StatusOr<std::shared_ptr<uint8_t>> buffer = AllocateHugePageBuffer(total, "the repacked weights");
+  if (!buffer.ok()) return buffer.status();
+  size_t offset = 0;
+  ForEachMatmulWeight(weights_, [&](WeightMatrix& m) {
+    const size_t bytes = Panel16Bytes(m);  // a multiple of 64: every matrix stays 64-byte aligned
+    m = llm::RepackPanel16(m, buffer->get() + offset);
+    offset += bytes;
+  });
+  storage_.push_back(*std::move(buffer));
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path, FileLoad load);
+
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load) {
+  if (load == FileLoad::kMap) return LoadGgufFile(path, FileLoad::kMap);
+  // Map first: if every matmul weight can be repacked, the repacked copy is all decode streams.
+  absl::StatusOr<std::unique_ptr<LlamaModel>> m = LoadGgufFile(path, FileLoad::kMap);
+  if (!m.ok()) return m.status();
+  absl::StatusOr<bool> repacked = (*m)->RepackPanel16();
+  if (!repacked.ok()) return repacked.status();
+  if (*repacked) return m;
+  return LoadGgufFile(path, FileLoad::kHugePageCopy);
+}
+
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path, FileLoad load) {
   absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(path, load);
   if (!gguf.ok()) return gguf.status();
   std::unique_ptr<LlamaModel> m(new LlamaModel());

@@ -46,20 +46,28 @@ class LlamaModel {
   std::string WeightTypeSummary() const;
   // Bytes of weights a decode step reads (every matrix once, the embedding row aside).
   size_t WeightBytesPerToken() const;
+  // "ggml rows", "Panel16" or "mixed": how the matmul weights are laid out; for status lines.
+  std::string WeightLayoutSummary() const;
 
  private:
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path, FileLoad load);
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load);
   LlamaConfig config_;
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string source_;
+  // When every matmul weight is Q4_0 / Q8_0 with a Panel16 kernel on this CPU: repacks them all into
+  // one huge-page buffer and returns true; otherwise changes nothing and returns false.
+  absl::StatusOr<bool> RepackPanel16();
   // Whatever the weight views point into: mapped files, or copies of misaligned tensors.
   std::vector<std::shared_ptr<const void>> storage_;
 };
 
-// A .gguf file or a Hugging Face model directory. The default copies the weights into huge-page
-// memory (faster decode); FileLoad::kMap maps them instead (zero copy, less resident memory).
+// A .gguf file or a Hugging Face model directory. The default (kHugePageCopy) puts the weights that
+// decode streams into huge-page memory: Q4_0 / Q8_0 matmul weights repacked to kernels/gemv's Panel16
+// layout on CPUs with its kernels (the file itself then stays mapped), else a copy of the whole file.
+// FileLoad::kMap maps the file and uses it as is (zero copy, less resident memory, slower decode).
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path,
                                                       FileLoad load = FileLoad::kHugePageCopy);
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path,

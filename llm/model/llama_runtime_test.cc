@@ -276,6 +276,44 @@ TEST(QuantizedWeightsTest, MatchTheirDequantizedCopy) {
   }
 }
 
+// Q4_0 / Q8_0 repacked at load (Panel16, where this CPU has the kernels) against the same file used as
+// mapped (ggml rows): the same int8 activations and integer dot products, so the logits may differ by
+// float summation order only.
+TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    SyntheticModelSpec spec;
+    spec.type = type;
+    const std::string name(GgmlTypeName(type));
+    const std::string path = testing::WriteSyntheticLlama(spec, name + "-layouts.gguf");
+    auto packed = LoadModel(path, FileLoad::kHugePageCopy);
+    auto mapped = LoadModel(path, FileLoad::kMap);
+    ASSERT_TRUE(packed.ok() && mapped.ok());
+    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
+    const bool has_kernels = Panel16Available(type);
+    ASSERT_EQ((*packed)->WeightLayoutSummary(), has_kernels ? "Panel16" : "ggml rows");
+    if (!has_kernels) GTEST_SKIP() << "no Panel16 kernel on this CPU: both loads use the ggml layout";
+    EXPECT_GE((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());  // padding only
+    const std::vector<int32_t> tokens = RandomTokens(29, spec.vocab, 11);
+    const std::vector<float> pp = Prefill(*MakeRuntime(**packed, AllLogits()), tokens);
+    const std::vector<float> pm = Prefill(*MakeRuntime(**mapped, AllLogits()), tokens);
+    float range = 0;
+    for (float v : pm) range = std::max(range, std::fabs(v));
+    EXPECT_LT(MaxAbsDiff(pp, pm), 1e-4f * range) << name << " prefill, logits up to " << range;
+    RuntimeOptions o = AllLogits();
+    o.all_logits = false;
+    auto rp = MakeRuntime(**packed, o);
+    auto rm = MakeRuntime(**mapped, o);
+    const int sp = *rp->NewSequence(), sm = *rm->NewSequence();
+    for (int32_t t : tokens) {
+      auto lp = rp->Eval(sp, absl::MakeConstSpan(&t, 1));
+      std::vector<float> vp(lp->begin(), lp->end());
+      auto lm = rm->Eval(sm, absl::MakeConstSpan(&t, 1));
+      std::vector<float> vm(lm->begin(), lm->end());
+      ASSERT_LT(MaxAbsDiff(vp, vm), 1e-4f * range) << name << " decode";
+    }
+  }
+}
+
 // --- bad model files ------------------------------------------------------------------------------
 
 absl::Status LoadStatus(GgufWriter& w, const std::string& name) {

@@ -13,10 +13,14 @@ namespace {
 
 using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Parameters of group g of every row of w (columns in stored order).
-GroupParams ParamsOf(const Eigen::MatrixXd& w, int64_t r, int64_t c0, int64_t n, const QuantScheme& s) {
+// Parameters of the n <= 128 columns from c0 of row r of w.
+GroupParams ParamsOf(const Eigen::MatrixXd& w, int64_t r, int64_t c0, int64_t n, const QuantScheme& s,
+                     const GptqOptions& o) {
   const auto seg = w.row(r).segment(c0, n);
-  return ComputeGroupParams(s, static_cast<float>(seg.minCoeff()), static_cast<float>(seg.maxCoeff()));
+  if (!o.mse) return ComputeGroupParams(s, static_cast<float>(seg.minCoeff()), static_cast<float>(seg.maxCoeff()));
+  float v[128];
+  for (int64_t j = 0; j < n; ++j) v[j] = static_cast<float>(seg(j));
+  return SearchGroupParams(s, v, nullptr, n, o.clip_search);
 }
 
 }  // namespace
@@ -62,7 +66,9 @@ absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, in
   if (options.act_order) {
     static_params.resize(rows * ng);
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t g = 0; g < ng; ++g) static_params[r * ng + g] = ParamsOf(w, r, g * scheme.group, scheme.group, scheme);
+      for (int64_t g = 0; g < ng; ++g) {
+        static_params[r * ng + g] = ParamsOf(w, r, g * scheme.group, scheme.group, scheme, options);
+      }
     }
   }
   std::vector<int64_t> perm(cols);
@@ -109,7 +115,7 @@ absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, in
       const int64_t col = i1 + i;
       const int64_t orig = perm[col];
       if (!options.act_order && col % scheme.group == 0) {
-        for (int64_t r = 0; r < rows; ++r) current[r] = ParamsOf(w1, r, i, scheme.group, scheme);
+        for (int64_t r = 0; r < rows; ++r) current[r] = ParamsOf(w1, r, i, scheme.group, scheme, options);
       }
       const double d = u(col, col);
       for (int64_t r = 0; r < rows; ++r) {

@@ -73,14 +73,17 @@ TEST(GptqTest, LowersOutputErrorAgainstRtn) {
   for (const QuantScheme& s : {QuantScheme{4, 128, false}, QuantScheme{3, 128, false}, QuantScheme{4, 32, true},
                                QuantScheme{3, 64, true}}) {
     const double rtn = OutputError(x, n, w, RtnQuantize(w.data(), rows, cols, s).Dequantize(), rows, cols);
-    for (bool act_order : {false, true}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool act_order = variant & 1;
       GptqOptions o;
       o.act_order = act_order;
+      o.mse = variant & 2;
       absl::StatusOr<QuantizedMatrix> q = GptqQuantize(w.data(), rows, cols, h, s, o);
       ASSERT_TRUE(q.ok()) << q.status();
       // Every group keeps one scale across its columns (the stored format has no column index).
       const double gptq = OutputError(x, n, w, q->Dequantize(), rows, cols);
-      EXPECT_LT(gptq, 0.75 * rtn) << s.ToString() << " act_order " << act_order << ": GPTQ " << gptq << ", RTN " << rtn;
+      EXPECT_LT(gptq, 0.75 * rtn) << s.ToString() << " act_order " << act_order << " mse " << o.mse << ": GPTQ "
+                                  << gptq << ", RTN " << rtn;
     }
   }
 }

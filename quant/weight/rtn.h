@@ -10,9 +10,10 @@
 namespace tessel::quant {
 
 // w is [rows, cols] row-major; cols must be a multiple of the group (ValidateScheme). `clip`, when
-// given, holds one range fraction (<= 1) per (row, group), as AWQ's clipping search picks.
+// given, holds one range fraction (<= 1) per (row, group), as AWQ's clipping search picks; else
+// `search`, when given, picks each group's range with SearchGroupParams (unweighted).
 QuantizedMatrix RtnQuantize(const float* w, int64_t rows, int64_t cols, const QuantScheme& scheme,
-                            const float* clip = nullptr);
+                            const float* clip = nullptr, const ClipSearch* search = nullptr);
 
 }  // namespace tessel::quant
 

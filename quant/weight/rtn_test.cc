@@ -2,6 +2,7 @@
 // llm/gguf's DequantizeRow) to exactly the values the quantized matrix stands for.
 #include "quant/weight/rtn.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -65,6 +66,50 @@ TEST(RtnTest, ClipShrinksTheRange) {
   EXPECT_EQ(q.codes[0], 0);
   EXPECT_EQ(q.codes[6], 15);
   EXPECT_EQ(q.codes[2], 8);
+}
+
+// The MSE search against a brute force over the same shrink grid, written out here: it must pick
+// the grid point with the lowest sum |w - q|^norm, so its error is never above min/max's (p = 1).
+TEST(RtnTest, MseSearchPicksTheBestShrink) {
+  const int64_t rows = 6, cols = 128;
+  const std::vector<float> w = RandomWeights(rows * cols, 7);
+  for (int bits : {4, 3}) {
+    for (bool asym : {false, true}) {
+      const QuantScheme s{bits, 128, asym};
+      ClipSearch cs;
+      const QuantizedMatrix minmax = RtnQuantize(w.data(), rows, cols, s);
+      const QuantizedMatrix mse = RtnQuantize(w.data(), rows, cols, s, nullptr, &cs);
+      const std::vector<float> dm = minmax.Dequantize(), ds = mse.Dequantize();
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* x = &w[r * cols];
+        float lo = 0, hi = 0;
+        for (int j = 0; j < cols; ++j) {
+          lo = std::fmin(lo, x[j]);
+          hi = std::fmax(hi, x[j]);
+        }
+        double best = INFINITY;
+        for (int i = 0; i < 80; ++i) {
+          const GroupParams p = ComputeGroupParams(s, lo, hi, 1.0f - i / 100.0f);
+          double e = 0;
+          for (int j = 0; j < cols; ++j) {
+            int code = static_cast<int>(std::nearbyint(x[j] * (1.0f / p.scale))) + p.zero;
+            code = std::min(std::max(code, 0), s.max_code());
+            e += std::pow(std::fabs(x[j] - (code - p.zero) * p.scale), 2.4);
+          }
+          best = std::fmin(best, e);
+        }
+        double e_mse = 0, e_minmax = 0;
+        for (int j = 0; j < cols; ++j) {
+          e_mse += std::pow(std::fabs(x[j] - ds[r * cols + j]), 2.4);
+          e_minmax += std::pow(std::fabs(x[j] - dm[r * cols + j]), 2.4);
+        }
+        EXPECT_NEAR(e_mse, best, 1e-6 * best) << s.ToString() << " row " << r;
+        EXPECT_LE(e_mse, e_minmax * (1 + 1e-9)) << s.ToString() << " row " << r;
+      }
+      // Row 0 holds the 0.4 outlier (8 sigma): the search clips it rather than spend the grid on it.
+      EXPECT_LT(mse.params[0].scale, minmax.params[0].scale) << s.ToString();
+    }
+  }
 }
 
 TEST(RtnTest, GgufPackingsDecodeToTheSameValues) {

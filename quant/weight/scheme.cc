@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -57,6 +58,29 @@ GroupParams ComputeGroupParams(const QuantScheme& s, float lo, float hi, float c
     p.zero = s.sym_zero();
   }
   return p;
+}
+
+GroupParams SearchGroupParams(const QuantScheme& s, const float* w, const double* weights, int64_t n,
+                              const ClipSearch& search) {
+  const auto [lo, hi] = std::minmax_element(w, w + n);
+  GroupParams best = ComputeGroupParams(s, *lo, *hi);
+  double best_err = std::numeric_limits<double>::infinity();
+  const int steps = std::max(1, static_cast<int>(search.max_shrink * search.grid));
+  for (int i = 0; i < steps; ++i) {
+    const float clip = 1.0f - static_cast<float>(i) / search.grid;
+    const GroupParams p = ComputeGroupParams(s, *lo, *hi, clip);
+    double err = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = std::fabs(static_cast<double>(w[j]) - DequantizeValue(QuantizeValue(w[j], p, s.max_code()), p));
+      const double e = search.norm == 2.0f ? d * d : std::pow(d, static_cast<double>(search.norm));
+      err += weights != nullptr ? weights[j] * e : e;
+    }
+    if (err < best_err) {
+      best_err = err;
+      best = p;
+    }
+  }
+  return best;
 }
 
 void QuantizedMatrix::Resize(const QuantScheme& s, int64_t r, int64_t c) {

@@ -5,6 +5,7 @@
 #ifndef TESSEL_QUANT_WEIGHT_SCHEME_H_
 #define TESSEL_QUANT_WEIGHT_SCHEME_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,17 @@ struct GroupParams {
 // reaches -max and +max within half a step. Asymmetric: the range is widened to include 0 (so that
 // zeros stay exact), scale = clip * (hi - lo) / (2^bits - 1), zero = round(-lo / scale).
 GroupParams ComputeGroupParams(const QuantScheme& s, float lo, float hi, float clip = 1.0f);
+
+// The reference GPTQ quantizer's MSE search (IST-DASLab/gptq quant.py, Quantizer with mse=True): the
+// min/max range shrunk by p = 1 - i / grid for i < max_shrink * grid, keeping the p whose grid gives
+// the lowest sum_j weight_j |w_j - q_j|^norm over the n values (weight_j = 1 when `weights` is null).
+struct ClipSearch {
+  int grid = 100;
+  float max_shrink = 0.8f;
+  float norm = 2.4f;
+};
+GroupParams SearchGroupParams(const QuantScheme& s, const float* w, const double* weights, int64_t n,
+                              const ClipSearch& search);
 
 inline int QuantizeValue(float w, const GroupParams& p, int max_code) {
   const float inv = p.scale != 0.0f ? 1.0f / p.scale : 0.0f;

@@ -38,7 +38,12 @@ void tessel_q4_0_q8_gemv__reference(const GemvArgs& args, int64_t row_begin, int
 void tessel_q8_0_q8_gemv__reference(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+// Panel16 layout (gemv.h).
+void tessel_q4_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #if defined(__x86_64__)
+void tessel_q4_0x16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0x16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);

@@ -1,0 +1,41 @@
+#include "llm/matmul/weight_matrix.h"
+
+#include "kernels/gemv/gemv.h"
+
+namespace tessel::llm {
+namespace {
+
+GemvFormat Panel16Format(GgmlType type) { return type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0; }
+
+}  // namespace
+
+size_t WeightMatrix::bytes() const {
+  if (layout == WeightLayout::kPanel16) return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(type), rows, cols));
+  return row_bytes() * static_cast<size_t>(rows);
+}
+
+const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
+  if (layout == WeightLayout::kRows) return row(r);
+  UnpackGemvPanel16Row(Panel16Format(type), data, cols, r, scratch);
+  return scratch;
+}
+
+bool Panel16Available(GgmlType type) {
+  if (type == GgmlType::kQ4_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ4_0) != nullptr;
+  if (type == GgmlType::kQ8_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ8_0) != nullptr;
+  return false;
+}
+
+size_t Panel16Bytes(const WeightMatrix& w) {
+  return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(w.type), w.rows, w.cols));
+}
+
+WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
+  PackGemvPanel16(Panel16Format(w.type), w.data, w.rows, w.cols, dst);
+  WeightMatrix out = w;
+  out.data = dst;
+  out.layout = WeightLayout::kPanel16;
+  return out;
+}
+
+}  // namespace tessel::llm
