@@ -78,11 +78,27 @@ TEST_P(MatmulTest, MatchesReference) {
       for (int64_t cols : col_counts) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
         const WeightMatrix w{type, rows, cols, data.data()};
+        // Q4_0 / Q8_0: also repacked to Panel16 where this CPU has its kernels, as models load.
+        std::vector<uint8_t> packed_storage;
+        WeightMatrix packed;
+        if (Panel16Available(type)) {
+          packed_storage.resize(Panel16Bytes(w) + 64);
+          uint8_t* p = packed_storage.data() + (64 - reinterpret_cast<uintptr_t>(packed_storage.data()) % 64) % 64;
+          packed = RepackPanel16(w, p);
+        }
         for (int64_t n : {1, 2, 3, 4, 5, 9}) {
           std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows), row(cols);
           for (float& v : x) v = dist(rng);
-          mm.Run(w, x.data(), n, y.data());
           MatmulReference(w, x.data(), n, want.data());
+          for (const WeightMatrix* m : {&w, static_cast<const WeightMatrix*>(&packed)}) {
+          if (m->data == nullptr) continue;
+          std::fill(y.begin(), y.end(), -1.0f);
+          mm.Run(*m, x.data(), n, y.data());
+          if (m == &packed) {
+            std::vector<float> want_packed(n * rows);
+            MatmulReference(packed, x.data(), n, want_packed.data());  // unpacks rows: the same values
+            ASSERT_EQ(want_packed, want);
+          }
           const bool int8_x = n == 1 ? Int8Input(type) : Int8PrefillInput(type);
           for (int64_t t = 0; t < n; ++t) {
             for (int64_t r = 0; r < rows; ++r) {
@@ -101,9 +117,10 @@ TEST_P(MatmulTest, MatchesReference) {
                 rounding += amax / 254 * wabs;
               }
               ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6 + rounding)
-                  << GgmlTypeName(type) << " threads " << threads << " rows " << rows << " cols " << cols << " n "
-                  << n << " at " << t << "," << r;
+                  << GgmlTypeName(type) << (m == &packed ? " Panel16" : "") << " threads " << threads << " rows "
+                  << rows << " cols " << cols << " n " << n << " at " << t << "," << r;
             }
+          }
           }
         }
       }

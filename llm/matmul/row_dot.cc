@@ -2,7 +2,11 @@
 // element-wise loops vectorize without reassociating floating-point sums.
 #include "llm/matmul/row_dot.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "kernels/gemv/gemv.h"
+#include "kernels/registry/registry.h"
 #include "llm/base/fp16.h"
 #include "llm/matmul/group_row_dot.h"
 
@@ -103,11 +107,32 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
   }
 }
 
+namespace {
+
+bool UseAvx512() {
+#if defined(__x86_64__)
+  static const bool use = [] {
+    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
+    return CpuSupports(Isa::kAvx512) && (force == nullptr || std::string(force) != "reference");
+  }();
+  return use;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 RowDotFn GetRowDot(GgmlType type) {
   switch (type) {
     case GgmlType::kF32: return f32_rowdot__portable;
+#if defined(__x86_64__)
+    case GgmlType::kF16: return UseAvx512() ? f16_rowdot__avx512 : f16_rowdot__portable;
+    case GgmlType::kBF16: return UseAvx512() ? bf16_rowdot__avx512 : bf16_rowdot__portable;
+#else
     case GgmlType::kF16: return f16_rowdot__portable;
     case GgmlType::kBF16: return bf16_rowdot__portable;
+#endif
     case GgmlType::kQ8_0: return q8_0_rowdot__gemv;
     case GgmlType::kQ4_0: return q4_0_rowdot__gemv;
     case GgmlType::kQ4_1: return q4_1_rowdot__portable;

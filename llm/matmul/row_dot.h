@@ -23,7 +23,14 @@ void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin,
 void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
-// The kernel for a supported type (nullptr otherwise); chosen once when a model loads.
+#if defined(__x86_64__)
+// AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512.
+void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+#endif
+
+// The kernel for a supported type (nullptr otherwise); chosen once when a model loads. Honours
+// TESSEL_FORCE_BACKEND=reference (the portable kernels).
 RowDotFn GetRowDot(GgmlType type);
 
 }  // namespace tessel::llm
