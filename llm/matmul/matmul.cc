@@ -2,8 +2,11 @@
 #include "llm/matmul/matmul.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
+#include "kernels/gemm/gemm.h"
+#include "kernels/registry/registry.h"
 #include "llm/matmul/row_dot.h"
 
 namespace tessel::llm {
@@ -88,6 +91,19 @@ int64_t RowsPerTask(int64_t rows, int threads) {
 }  // namespace
 
 Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_cols) {
+  {
+    absl::StatusOr<const KernelEntry*> g =
+        GemmKernels().Select("gemm", "f32", "row_major", {kF32ChunkRows, kF32TokenBlock, max_cols, 0});
+    if (g.ok() && (*g)->backend != "reference") {
+      f32_gemm_ = *g;
+      for (int t = 0; t < pool_->num_threads(); ++t) {
+        f32_rows_.emplace_back(new float[kF32ChunkRows * max_cols]);
+        f32_out_.emplace_back(new float[kF32ChunkRows * kF32TokenBlock]);
+        f32_workspace_.emplace_back(static_cast<char*>(std::malloc(std::max<size_t>(f32_gemm_->workspace_bytes, 64))),
+                                    std::free);
+      }
+    }
+  }
   for (int t = 0; t < pool_->num_threads(); ++t) {
     scratch_.emplace_back(new float[max_cols * (kNR + 1)]);
   }
@@ -117,6 +133,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   GemmQ8Args gemm_args[kMaxJobs];
   bool quantized[2] = {false, false};       // q8_input_ holds x, per format
   bool quantized_gemm[2] = {false, false};  // gemm_input_ holds x, per format
+  bool transposed = false;                  // xt_ holds x^T
   const int num_jobs = static_cast<int>(jobs.size());
   first_task[0] = 0;
   for (int j = 0; j < num_jobs; ++j) {
@@ -191,7 +208,15 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
     } else {
       gemm[j] = nullptr;
-      rows_per_task[j] = kNR;
+      rows_per_task[j] = f32_gemm_ != nullptr ? kF32ChunkRows : kNR;
+      if (f32_gemm_ != nullptr && !transposed) {
+        // x^T [cols, n] once per call: the GEMM's B operand.
+        if (static_cast<int64_t>(xt_.size()) < n * w.cols) xt_.resize(n * w.cols);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t k = 0; k < w.cols; ++k) xt_[k * n + t] = x[t * w.cols + k];
+        }
+        transposed = true;
+      }
     }
     first_task[j + 1] = first_task[j] + CeilDiv(w.rows, rows_per_task[j]);
   }
@@ -211,6 +236,25 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     } else if (gemm[j]) {
       const int64_t r0 = local * rows_per_task[j];
       gemm[j](gemm_args[j], r0, std::min(w.rows, r0 + rows_per_task[j]));
+    } else if (f32_gemm_ != nullptr) {
+      // Rows [r0, r0 + m) dequantized once; C^T [m, tokens] = W_chunk [m, cols] x^T [cols, tokens].
+      const int64_t r0 = local * kF32ChunkRows;
+      const int64_t m = std::min<int64_t>(kF32ChunkRows, w.rows - r0);
+      const float* rows = reinterpret_cast<const float*>(w.row(r0));  // F32: the weights themselves
+      if (w.type != GgmlType::kF32) {
+        float* buf = f32_rows_[thread].get();
+        for (int64_t i = 0; i < m; ++i) RowToF32(w, r0 + i, buf + i * w.cols);
+        rows = buf;
+      }
+      const auto gemm_fn = reinterpret_cast<GemmF32Fn>(f32_gemm_->fn);
+      float* c = f32_out_[thread].get();
+      for (int64_t t0 = 0; t0 < n; t0 += kF32TokenBlock) {
+        const int64_t nt = std::min<int64_t>(kF32TokenBlock, n - t0);
+        gemm_fn(m, nt, w.cols, rows, w.cols, xt_.data() + t0, n, c, nt, f32_workspace_[thread].get());
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t t = 0; t < nt; ++t) jobs[j].y[(t0 + t) * w.rows + r0 + i] = c[i * nt + t];
+        }
+      }
     } else {
       GemmPanel(w, x, n, jobs[j].y, local, scratch_[thread].get());
     }

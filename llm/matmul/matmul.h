@@ -32,6 +32,9 @@ class Matmul {
   static constexpr int kPanelRows = 8;
   // Tokens per GEMM microkernel tile.
   static constexpr int kTileTokens = 4;
+  // Prefill through kernels/gemm: weight rows dequantized per task, tokens per GEMM call.
+  static constexpr int kF32ChunkRows = 64;
+  static constexpr int kF32TokenBlock = 64;
 
   // Scratch for weight matrices of up to max_cols columns on every thread of `pool`.
   Matmul(int64_t max_cols, ThreadPool* pool);
@@ -59,6 +62,14 @@ class Matmul {
   Q8Buffers gemm_input_[2];
   std::vector<int32_t> gemm_block_bias_[2];  // GemmQ8BlockTerms per token
   std::vector<float> gemm_block_scale_[2];
+  // Prefill of the other types (F32, F16, BF16, Q4_1, ...) through kernels/gemm's f32 GEMM: per task,
+  // kF32ChunkRows rows dequantized once, then C^T = W_chunk x^T in blocks of kF32TokenBlock tokens.
+  // Null when only the reference GEMM is available (then 8-row panels and a portable tile).
+  const KernelEntry* f32_gemm_ = nullptr;
+  std::vector<std::unique_ptr<float[]>> f32_rows_;        // per thread: kF32ChunkRows x max_cols
+  std::vector<std::unique_ptr<float[]>> f32_out_;         // per thread: kF32ChunkRows x kF32TokenBlock
+  std::vector<std::shared_ptr<char>> f32_workspace_;      // per thread: the GEMM's packing scratch
+  std::vector<float> xt_;                                 // x transposed [cols, n], grown as needed
 };
 
 // Reference twin: dequantize, then accumulate in double. For tests.

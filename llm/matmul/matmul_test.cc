@@ -86,7 +86,8 @@ TEST_P(MatmulTest, MatchesReference) {
           uint8_t* p = packed_storage.data() + (64 - reinterpret_cast<uintptr_t>(packed_storage.data()) % 64) % 64;
           packed = RepackPanel16(w, p);
         }
-        for (int64_t n : {1, 2, 3, 4, 5, 9}) {
+        // 67 tokens: across the f32 prefill path's 64-token GEMM blocks.
+        for (int64_t n : {1, 2, 3, 4, 5, 9, 67}) {
           std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows), row(cols);
           for (float& v : x) v = dist(rng);
           MatmulReference(w, x.data(), n, want.data());

@@ -123,6 +123,14 @@ bool UseAvx512() {
 
 }  // namespace
 
+void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
+#if defined(__x86_64__)
+  if (UseAvx512() && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
+  if (UseAvx512() && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
+#endif
+  DequantizeRow(w.type, w.row(r), dst, w.cols);
+}
+
 RowDotFn GetRowDot(GgmlType type) {
   switch (type) {
     case GgmlType::kF32: return f32_rowdot__portable;

@@ -27,7 +27,13 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
 // AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512.
 void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
+void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 #endif
+
+// Row r of w (kRows) as f32 into dst[w.cols]: DequantizeRow, with AVX-512 conversions for F16 / BF16
+// where GetRowDot uses AVX-512.
+void RowToF32(const WeightMatrix& w, int64_t r, float* dst);
 
 // The kernel for a supported type (nullptr otherwise); chosen once when a model loads. Honours
 // TESSEL_FORCE_BACKEND=reference (the portable kernels).

@@ -46,7 +46,22 @@ void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t ro
   for (; r < row_end; ++r) Rows<kBf16, 1>(w.data + r * stride, stride, x, w.cols, y + (r - row_begin));
 }
 
+template <bool kBf16>
+void ToF32(const uint8_t* src, float* dst, int64_t n) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    _mm512_storeu_ps(dst + k, Widen<kBf16>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * k))));
+  }
+  if (k < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
+    _mm512_mask_storeu_ps(dst + k, m, Widen<kBf16>(_mm256_maskz_loadu_epi16(m, src + 2 * k)));
+  }
+}
+
 }  // namespace
+
+void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<false>(src, dst, n); }
+void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<true>(src, dst, n); }
 
 void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<false>(w, x, row_begin, row_end, y);
