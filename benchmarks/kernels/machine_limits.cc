@@ -2,11 +2,14 @@
 // the rest of the benchmark binary keeps the baseline ISA.
 #include "benchmarks/kernels/machine_limits.h"
 
+#include <sys/mman.h>
+
 #include <time.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "kernels/cpu/cpu_features.h"
 
@@ -55,31 +58,6 @@ __attribute__((target("avx2,fma"))) double FmaLoopAvx2(int64_t iters) {
   return out[0];
 }
 
-__attribute__((target("avx2"))) uint64_t SumBytes(const uint8_t* p, size_t bytes) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 128 <= bytes; i += 128) {
-    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
-    a1 = _mm256_add_epi64(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
-    a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
-    a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
-  }
-  const __m256i s = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-  uint64_t out[4];
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), s);
-  return out[0] + out[1] + out[2] + out[3];
-}
-#else
-uint64_t SumBytes(const uint8_t* p, size_t bytes) {
-  const uint64_t* q = reinterpret_cast<const uint64_t*>(p);
-  uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (size_t i = 0; i + 4 <= bytes / 8; i += 4) {
-    a0 += q[i];
-    a1 += q[i + 1];
-    a2 += q[i + 2];
-    a3 += q[i + 3];
-  }
-  return a0 + a1 + a2 + a3;
-}
 #endif
 
 }  // namespace
@@ -136,17 +114,48 @@ double MeasurePeakGflops() {
 #endif
 }
 
-double MeasureReadBandwidthGBs(size_t bytes, int repeats) {
-  bytes = bytes / 128 * 128;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+#if defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+uint64_t SumStreams(const void* p, size_t bytes, int streams) {
+  const auto* w = static_cast<const uint64_t*>(p);
+  const size_t per = bytes / 8 / streams / 32 * 32;  // words per stream, whole 256-byte steps
+  uint64_t acc[32] = {};
+  for (size_t off = 0; off < per; off += 32) {
+    for (int s = 0; s < streams; ++s) {
+      const uint64_t* q = w + s * per + off;
+      for (int j = 0; j < 32; ++j) acc[j] += q[j];
+    }
+  }
+  uint64_t total = 0;
+  for (uint64_t a : acc) total += a;
+  return total;
+}
+
+void* AllocateHugePages(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t alloc = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, alloc);
+  if (p != nullptr) ::madvise(p, alloc, MADV_HUGEPAGE);
+  return p;
+}
+
+double MeasureReadBandwidthGBs(size_t bytes, int repeats, int* streams_used) {
+  bytes = bytes / 2048 * 2048;
+  auto* p = static_cast<uint8_t*>(AllocateHugePages(bytes));
   std::memset(p, 1, bytes);
   double best = 0;
   volatile uint64_t sink = 0;
-  for (int rep = 0; rep < repeats; ++rep) {
-    const double t0 = ThreadSeconds();
-    sink = sink + SumBytes(p, bytes);
-    const double gbs = bytes / (ThreadSeconds() - t0) / 1e9;
-    if (gbs > best) best = gbs;
+  for (int streams : {1, 2, 4, 8}) {
+    for (int rep = 0; rep < repeats; ++rep) {
+      const double t0 = ThreadSeconds();
+      sink = sink + SumStreams(p, bytes, streams);
+      const double gbs = bytes / (ThreadSeconds() - t0) / 1e9;
+      if (gbs > best) {
+        best = gbs;
+        if (streams_used != nullptr) *streams_used = streams;
+      }
+    }
   }
   std::free(p);
   return best;

@@ -5,6 +5,7 @@
 #define TESSEL_BENCHMARKS_KERNELS_MACHINE_LIMITS_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tessel {
 
@@ -20,8 +21,19 @@ double TheoreticalPeakGflops(double clock_ghz);
 // Measured single-thread f32 peak in GFLOP/s: 12 independent FMA chains on the widest vectors.
 double MeasurePeakGflops();
 
-// Best of `repeats` single-thread passes summing a freshly written `bytes`-long buffer, in GB/s.
-double MeasureReadBandwidthGBs(size_t bytes, int repeats);
+// The most a single thread streams from memory, in GB/s: best of `repeats` passes over a freshly
+// written `bytes`-long buffer on huge pages (where the kernel gives them, like the LLM runtime's
+// weights), for each of 1, 2, 4 and 8 interleaved streams (one core keeps more requests in flight
+// with several streams: on Zen 5, 1 stream ~28 GB/s, 4 streams ~34-38). The stream count used
+// goes to *streams when non-null.
+double MeasureReadBandwidthGBs(size_t bytes, int repeats, int* streams = nullptr);
+
+// Sums `bytes` at p (64-byte aligned, a multiple of 256 * streams is read) as `streams` equal slices
+// read in lockstep, 256 bytes of each per step.
+uint64_t SumStreams(const void* p, size_t bytes, int streams);
+
+// `bytes` of memory, 2 MiB aligned and advised MADV_HUGEPAGE; free with std::free.
+void* AllocateHugePages(size_t bytes);
 
 }  // namespace tessel
 
