@@ -75,7 +75,8 @@ absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::st
       done += static_cast<size_t>(n);
     }
   } else if (file->size_ > 0) {
-    void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int flags = MAP_PRIVATE | (load == FileLoad::kMapPopulated ? MAP_POPULATE : 0);
+    void* p = ::mmap(nullptr, file->size_, PROT_READ, flags, fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);

@@ -19,6 +19,9 @@ enum class FileLoad {
   // mmap: zero copy and shared with the page cache, but 4 KiB pages. Streaming weights across them
   // costs TLB misses, and the hardware prefetchers stop at every page boundary.
   kMap,
+  // kMap with every page mapped up front (MAP_POPULATE): one system call instead of a page fault per
+  // 4 KiB when the whole file is read at once (repacking at load).
+  kMapPopulated,
   // Read into anonymous memory advised MADV_HUGEPAGE (2 MiB pages where the kernel allows): a copy,
   // but LLM decode, which streams every weight once per token, runs ~25% faster from it.
   kHugePageCopy,

@@ -274,7 +274,7 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load) {
   if (load == FileLoad::kMap) return LoadGgufFile(path, FileLoad::kMap);
   // Map first: if every matmul weight can be repacked, the repacked copy is all decode streams.
-  absl::StatusOr<std::unique_ptr<LlamaModel>> m = LoadGgufFile(path, FileLoad::kMap);
+  absl::StatusOr<std::unique_ptr<LlamaModel>> m = LoadGgufFile(path, FileLoad::kMapPopulated);
   if (!m.ok()) return m.status();
   absl::StatusOr<bool> repacked = (*m)->RepackPanel16();
   if (!repacked.ok()) return repacked.status();
