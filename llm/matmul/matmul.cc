@@ -124,6 +124,20 @@ void Matmul::Run(const WeightMatrix& w, const float* x, int64_t n, float* y) {
 
 void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t n) {
   constexpr int kMaxJobs = 8;
+  if (n > 1 && n < kF32MinTokens && f32_gemm_ != nullptr) {
+    // A few tokens of a type without an int8 GEMM: converting every weight to f32 for the GEMM costs
+    // more than streaming the weights once per token through the decode kernels.
+    bool f32_path = false;
+    for (const MatmulJob& job : jobs) f32_path = f32_path || GemmQ8KernelFor(*job.w) == nullptr;
+    if (f32_path && static_cast<int>(jobs.size()) <= kMaxJobs) {
+      MatmulJob one[kMaxJobs];
+      for (int64_t t = 0; t < n; ++t) {
+        for (size_t j = 0; j < jobs.size(); ++j) one[j] = {jobs[j].w, jobs[j].y + t * jobs[j].w->rows};
+        RunGroup(absl::MakeConstSpan(one, jobs.size()), x + t * jobs[0].w->cols, 1);
+      }
+      return;
+    }
+  }
   int64_t first_task[kMaxJobs + 1];
   int64_t rows_per_task[kMaxJobs];
   RowDotFn dot[kMaxJobs];

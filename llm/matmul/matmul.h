@@ -35,6 +35,8 @@ class Matmul {
   // Prefill through kernels/gemm: weight rows dequantized per task, tokens per GEMM call.
   static constexpr int kF32ChunkRows = 64;
   static constexpr int kF32TokenBlock = 64;
+  // Below this many tokens, types without an int8 GEMM run the decode kernels once per token.
+  static constexpr int kF32MinTokens = 8;
 
   // Scratch for weight matrices of up to max_cols columns on every thread of `pool`.
   Matmul(int64_t max_cols, ThreadPool* pool);

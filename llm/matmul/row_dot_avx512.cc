@@ -1,6 +1,7 @@
 // AVX-512 F16 / BF16 weight rows against f32 x (decode of unquantized half-precision models): eight
 // rows at a time, so that each x vector is loaded once for eight weight streams and eight FMA chains
 // hide the FMA latency; halves widen with vcvtph2ps (F16) or a 16-bit shift (BF16) in registers.
+// Also the row-to-f32 conversions the f32-GEMM prefill path uses.
 // The portable kernels convert halves in scalar code, which runs at a fraction of memory bandwidth.
 #include <immintrin.h>
 
@@ -22,6 +23,12 @@ void Rows(const uint8_t* w, size_t stride, const float* x, int64_t cols, float* 
   int64_t k = 0;
   for (; k + 16 <= cols; k += 16) {
     const __m512 xv = _mm512_loadu_ps(x + k);
+    // The next group of R rows (contiguous after this one) into L2, one line per row every 32
+    // elements: each group would otherwise start its R streams cold. TinyLlama F16 decode, 1 thread:
+    // 8.5 -> 12.0 tok/s.
+    if (R > 1 && (k & 31) == 0) {
+      for (int i = 0; i < R; ++i) _mm_prefetch(reinterpret_cast<const char*>(w + (R + i) * stride + 2 * k), _MM_HINT_T1);
+    }
     for (int i = 0; i < R; ++i) {
       const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i * stride + 2 * k));
       acc[i] = _mm512_fmadd_ps(Widen<kBf16>(h), xv, acc[i]);
