@@ -5,8 +5,6 @@
 // One thread: rates per CPU second of the benchmark thread (the bandwidth probe is timed the same way),
 // so preemption on a shared machine does not count; two threads: wall time. Run with
 // --benchmark_repetitions=5 --benchmark_report_aggregates_only=true on a noisy machine.
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -59,6 +57,17 @@ double ReadBandwidthGBs(int64_t bytes) {
   return gbs;
 }
 
+// A fixed byte pattern (the kernels' speed does not depend on values) in Q4_0 / Q8_0 blocks whose
+// scales are 1/16.
+void FillBlocks(GemvFormat format, uint8_t* p, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(i * 131 + 7);
+  const int64_t block_bytes = format == GemvFormat::kQ4_0 ? 18 : 34;
+  for (int64_t b = 0; b < bytes / block_bytes; ++b) {
+    const uint16_t d = 0x2c00;  // 1/16
+    std::memcpy(p + b * block_bytes, &d, 2);
+  }
+}
+
 // A fixed byte pattern (the kernels' speed does not depend on values); scales are small halves.
 struct Matrix {
   std::unique_ptr<uint8_t[]> w, scales, zeros;
@@ -69,14 +78,10 @@ Matrix MakeMatrix(const Variant& v) {
   Matrix m;
   const int64_t row_bytes = GemvRowBytes(v.format, kCols);
   m.w.reset(new uint8_t[kRows * row_bytes]);
-  for (int64_t i = 0; i < kRows * row_bytes; ++i) m.w[i] = static_cast<uint8_t>(i * 131 + 7);
   if (v.format != GemvFormat::kInt4Group) {
-    const int64_t block_bytes = v.format == GemvFormat::kQ4_0 ? 18 : 34;
-    for (int64_t b = 0; b < kRows * row_bytes / block_bytes; ++b) {
-      const uint16_t d = 0x2c00;  // 1/16
-      std::memcpy(m.w.get() + b * block_bytes, &d, 2);
-    }
+    FillBlocks(v.format, m.w.get(), kRows * row_bytes);
   } else {
+    for (int64_t i = 0; i < kRows * row_bytes; ++i) m.w[i] = static_cast<uint8_t>(i * 131 + 7);
     const int64_t groups = kRows * (kCols / v.group);
     m.scales.reset(new uint8_t[groups * 4]);
     for (int64_t g = 0; g < groups; ++g) {
@@ -141,27 +146,32 @@ struct ModelMatrix {
   int64_t rows, cols, offset;
 };
 
-void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
-  const int threads = static_cast<int>(state.range(0));
+// The model's matrices laid out back to back, `bytes(format, rows, cols)` each; their sum in *total.
+std::vector<ModelMatrix> TinyLlamaMatrices(GemvFormat format, int64_t (*bytes)(GemvFormat, int64_t, int64_t),
+                                           int64_t* total) {
   const int64_t shapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048, 2048},
                                 {5632, 2048}, {5632, 2048}, {2048, 5632}};
   const int layers = static_cast<int>(EnvOr("TESSEL_GEMV_BENCH_LAYERS", 22));
   std::vector<ModelMatrix> mats;
-  int64_t total = 0;
+  *total = 0;
   for (int l = 0; l < layers; ++l) {
     for (const auto& s : shapes) {
-      mats.push_back({s[0], s[1], total});
-      total += s[0] * GemvRowBytes(format, s[1]);
+      mats.push_back({s[0], s[1], *total});
+      *total += bytes(format, s[0], s[1]);
     }
   }
+  return mats;
+}
+
+int64_t RowsBytes(GemvFormat format, int64_t rows, int64_t cols) { return rows * GemvRowBytes(format, cols); }
+
+void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
+  const int threads = static_cast<int>(state.range(0));
+  int64_t total;
+  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, RowsBytes, &total);
   const double bw = ReadBandwidthGBs(total);
   std::unique_ptr<uint8_t[]> w(new uint8_t[total]);
-  const int64_t block_bytes = format == GemvFormat::kQ4_0 ? 18 : 34;
-  for (int64_t i = 0; i < total; ++i) w[i] = static_cast<uint8_t>(i * 131 + 7);
-  for (int64_t b = 0; b < total / block_bytes; ++b) {
-    const uint16_t d = 0x2c00;  // 1/16
-    std::memcpy(w.get() + b * block_bytes, &d, 2);
-  }
+  FillBlocks(format, w.get(), total);
   std::vector<float> x(5632, 0.5f), y(5632);
   std::vector<int8_t> xq(GemvQ8PaddedCols(format, 5632));
   std::vector<int32_t> xbias(GemvQ8Lanes(format, 5632));
@@ -202,31 +212,15 @@ void RunPanel16Rows(void* ctx, int64_t begin, int64_t end) {
 
 void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
   const int threads = static_cast<int>(state.range(0));
-  const int64_t shapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048, 2048},
-                                {5632, 2048}, {5632, 2048}, {2048, 5632}};
-  const int layers = static_cast<int>(EnvOr("TESSEL_GEMV_BENCH_LAYERS", 22));
-  std::vector<ModelMatrix> mats;
-  int64_t total = 0;
-  for (int l = 0; l < layers; ++l) {
-    for (const auto& s : shapes) {
-      mats.push_back({s[0], s[1], total});
-      total += GemvPanel16Bytes(format, s[0], s[1]);
-    }
-  }
+  int64_t total;
+  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, GemvPanel16Bytes, &total);
   const double bw = ReadBandwidthGBs(total);
-  // 2 MiB aligned and advised to huge pages, as the runtime loads weights (llm/base/mapped_file.h).
-  const int64_t alloc = (total + (2 << 20) - 1) / (2 << 20) * (2 << 20);
-  std::unique_ptr<uint8_t, decltype(&std::free)> w(static_cast<uint8_t*>(std::aligned_alloc(2 << 20, alloc)), &std::free);
-  ::madvise(w.get(), alloc, MADV_HUGEPAGE);
-  const int64_t block_bytes = format == GemvFormat::kQ4_0 ? 18 : 34;
+  // Huge pages, as the runtime loads weights (llm/base/mapped_file.h).
+  std::unique_ptr<uint8_t, decltype(&std::free)> w(static_cast<uint8_t*>(AllocateHugePages(total)), &std::free);
   {
-    // Pack one raw matrix per shape pattern and copy it: the kernels' speed does not depend on values.
+    // Every matrix packed from one raw pattern: the kernels' speed does not depend on values.
     std::vector<uint8_t> raw(5632 * GemvRowBytes(format, 5632));
-    for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 131 + 7);
-    for (size_t b = 0; b < raw.size() / block_bytes; ++b) {
-      const uint16_t d = 0x2c00;  // 1/16
-      std::memcpy(raw.data() + b * block_bytes, &d, 2);
-    }
+    FillBlocks(format, raw.data(), static_cast<int64_t>(raw.size()));
     for (const ModelMatrix& m : mats) PackGemvPanel16(format, raw.data(), m.rows, m.cols, w.get() + m.offset);
   }
   std::vector<float> x(5632, 0.5f), y(5632);

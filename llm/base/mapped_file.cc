@@ -46,21 +46,15 @@ absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::st
   file->path_ = path;
   file->size_ = static_cast<size_t>(st.st_size);
   if (file->size_ > 0 && load == FileLoad::kHugePageCopy) {
-    constexpr size_t kHugePage = size_t{2} << 20;
-    const size_t len = (file->size_ + kHugePage - 1) / kHugePage * kHugePage;
-    // Over-allocate by one huge page so that the data can start on a 2 MiB boundary.
-    void* region = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (region == MAP_FAILED) {
-      const int err = errno;
+    absl::StatusOr<std::shared_ptr<uint8_t>> buffer =
+        AllocateHugePageBuffer(file->size_, absl::StrCat("loading '", path, "'"));
+    if (!buffer.ok()) {
       ::close(fd);
-      return ErrnoStatus(err, absl::StrCat("cannot allocate ", file->size_, " bytes to load '", path, "'"));
+      return buffer.status();
     }
-    file->region_ = region;
-    file->region_size_ = len + kHugePage;
-    auto* data = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(region) + kHugePage - 1) / kHugePage * kHugePage);
-    // Best effort: without THP (or with it off) this is an ordinary copy.
-    ::madvise(data, len, MADV_HUGEPAGE);
-    file->data_ = data;  // the destructor unmaps the region, also on the error paths below
+    file->copy_ = *std::move(buffer);  // freed by the destructor, also on the error paths below
+    uint8_t* data = file->copy_.get();
+    file->data_ = data;
     size_t done = 0;
     while (done < file->size_) {
       const ssize_t n = ::pread(fd, data + done, file->size_ - done, static_cast<off_t>(done));
@@ -75,8 +69,7 @@ absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::st
       done += static_cast<size_t>(n);
     }
   } else if (file->size_ > 0) {
-    const int flags = MAP_PRIVATE | (load == FileLoad::kMapPopulated ? MAP_POPULATE : 0);
-    void* p = ::mmap(nullptr, file->size_, PROT_READ, flags, fd, 0);
+    void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);
@@ -101,12 +94,16 @@ std::shared_ptr<const MappedFile> MappedFile::FromBytes(absl::string_view bytes,
   return std::shared_ptr<const MappedFile>(std::move(file));
 }
 
+void MappedFile::Prefault() const {
+#ifdef MADV_POPULATE_READ
+  if (mapped_) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_POPULATE_READ);
+#endif
+}
+
 MappedFile::~MappedFile() {
-  if (region_ != nullptr) {
-    ::munmap(region_, region_size_);
-  } else if (mapped_) {
+  if (mapped_) {
     ::munmap(const_cast<uint8_t*>(data_), size_);
-  } else {
+  } else if (copy_ == nullptr) {  // FromBytes (copy_ frees itself)
     std::free(const_cast<uint8_t*>(data_));
   }
 }

@@ -19,9 +19,6 @@ enum class FileLoad {
   // mmap: zero copy and shared with the page cache, but 4 KiB pages. Streaming weights across them
   // costs TLB misses, and the hardware prefetchers stop at every page boundary.
   kMap,
-  // kMap with every page mapped up front (MAP_POPULATE): one system call instead of a page fault per
-  // 4 KiB when the whole file is read at once (repacking at load).
-  kMapPopulated,
   // Read into anonymous memory advised MADV_HUGEPAGE (2 MiB pages where the kernel allows): a copy,
   // but LLM decode, which streams every weight once per token, runs ~25% faster from it.
   kHugePageCopy,
@@ -41,15 +38,17 @@ class MappedFile {
   size_t size() const { return size_; }
   absl::string_view bytes() const { return absl::string_view(reinterpret_cast<const char*>(data_), size_); }
   const std::string& path() const { return path_; }
+  // For a kMap file about to be read whole (repacking at load): maps every page now, in one system
+  // call instead of a page fault per 4 KiB. Best effort; a no-op for copies.
+  void Prefault() const;
 
  private:
   MappedFile() = default;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
-  // The anonymous mapping behind a kHugePageCopy (data_ is 2 MiB aligned inside it).
-  void* region_ = nullptr;
-  size_t region_size_ = 0;
+  // The huge-page buffer behind a kHugePageCopy (data_ points into it).
+  std::shared_ptr<uint8_t> copy_;
   std::string path_;
 };
 

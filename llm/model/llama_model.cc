@@ -231,10 +231,11 @@ size_t LlamaModel::WeightBytesPerToken() const {
 
 namespace {
 
-template <typename Fn>
-void ForEachMatmulWeight(LlamaWeights& w, Fn fn) {
-  for (LlamaLayerWeights& l : w.layers) {
-    for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) fn(*m);
+// fn(matrix) for every matmul weight; Weights is LlamaWeights or const LlamaWeights.
+template <typename Weights, typename Fn>
+void ForEachMatmulWeight(Weights& w, Fn fn) {
+  for (auto& l : w.layers) {
+    for (auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) fn(*m);
   }
   fn(w.output);
 }
@@ -243,20 +244,23 @@ void ForEachMatmulWeight(LlamaWeights& w, Fn fn) {
 
 std::string LlamaModel::WeightLayoutSummary() const {
   int panel16 = 0, rows = 0;
-  ForEachMatmulWeight(const_cast<LlamaWeights&>(weights_), [&](WeightMatrix& m) {
+  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) {
     (m.layout == WeightLayout::kPanel16 ? panel16 : rows) += 1;
   });
   return rows == 0 ? "Panel16" : panel16 == 0 ? "ggml rows" : "mixed";
 }
 
-absl::StatusOr<bool> LlamaModel::RepackPanel16() {
+bool LlamaModel::CanRepackPanel16() const {
   bool all = true;
-  size_t total = 0;
-  ForEachMatmulWeight(weights_, [&](WeightMatrix& m) {
+  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) {
     all = all && m.layout == WeightLayout::kRows && Panel16Available(m.type);
-    if (all) total += Panel16Bytes(m);
   });
-  if (!all) return false;
+  return all;
+}
+
+absl::Status LlamaModel::RepackPanel16() {
+  size_t total = 0;
+  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) { total += Panel16Bytes(m); });
   absl::StatusOr<std::shared_ptr<uint8_t>> buffer = AllocateHugePageBuffer(total, "the repacked weights");
   if (!buffer.ok()) return buffer.status();
   size_t offset = 0;
@@ -266,25 +270,32 @@ absl::StatusOr<bool> LlamaModel::RepackPanel16() {
     offset += bytes;
   });
   storage_.push_back(*std::move(buffer));
-  return true;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path, FileLoad load);
+absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf);
 
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load) {
-  if (load == FileLoad::kMap) return LoadGgufFile(path, FileLoad::kMap);
-  // Map first: if every matmul weight can be repacked, the repacked copy is all decode streams.
-  absl::StatusOr<std::unique_ptr<LlamaModel>> m = LoadGgufFile(path, FileLoad::kMapPopulated);
-  if (!m.ok()) return m.status();
-  absl::StatusOr<bool> repacked = (*m)->RepackPanel16();
-  if (!repacked.ok()) return repacked.status();
-  if (*repacked) return m;
-  return LoadGgufFile(path, FileLoad::kHugePageCopy);
+  // Map first (only the header is read): if every matmul weight can be repacked, the repacked copy
+  // is all decode streams and the file stays mapped; otherwise copy the whole file.
+  absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(path, FileLoad::kMap);
+  if (!gguf.ok()) return gguf.status();
+  const std::shared_ptr<const MappedFile> file = (*gguf)->file();
+  absl::StatusOr<std::unique_ptr<LlamaModel>> m = ModelFromGguf(*std::move(gguf));
+  if (!m.ok() || load == FileLoad::kMap) return m;
+  if (!(*m)->CanRepackPanel16()) {
+    gguf = GgufFile::Open(path, FileLoad::kHugePageCopy);
+    if (!gguf.ok()) return gguf.status();
+    return ModelFromGguf(*std::move(gguf));
+  }
+  file->Prefault();
+  if (absl::Status s = (*m)->RepackPanel16(); !s.ok()) return s;
+  return m;
 }
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path, FileLoad load) {
-  absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(path, load);
-  if (!gguf.ok()) return gguf.status();
+absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf_file) {
+  absl::StatusOr<std::unique_ptr<GgufFile>> gguf = std::move(gguf_file);
+  const std::string path = (*gguf)->path();
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   absl::StatusOr<LlamaConfig> config = LlamaConfigFromGguf(**gguf);
   if (!config.ok()) return config.status();

@@ -17,6 +17,8 @@
 
 namespace tessel::llm {
 
+class GgufFile;
+
 struct LlamaLayerWeights {
   std::vector<float> attn_norm;  // [dim]
   WeightMatrix wq;               // [heads * head_dim, dim]
@@ -51,15 +53,16 @@ class LlamaModel {
 
  private:
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load);
-  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufFile(const std::string& path, FileLoad load);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf);
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load);
   LlamaConfig config_;
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string source_;
-  // When every matmul weight is Q4_0 / Q8_0 with a Panel16 kernel on this CPU: repacks them all into
-  // one huge-page buffer and returns true; otherwise changes nothing and returns false.
-  absl::StatusOr<bool> RepackPanel16();
+  // Whether every matmul weight is Q4_0 / Q8_0 (ggml rows) with a Panel16 kernel on this CPU.
+  bool CanRepackPanel16() const;
+  // Repacks them all into one huge-page buffer; CanRepackPanel16() must hold.
+  absl::Status RepackPanel16();
   // Whatever the weight views point into: mapped files, or copies of misaligned tensors.
   std::vector<std::shared_ptr<const void>> storage_;
 };
