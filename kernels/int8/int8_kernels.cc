@@ -1,4 +1,5 @@
-// Dispatch of quantized nodes to the VNNI GEMM, with im2col for convolutions.
+// Dispatch of quantized nodes to the u8 x s8 GEMM kernels (VNNI, NEON dotprod, NEON i8mm), with implicit
+// GEMM or im2col for convolutions.
 #include "kernels/int8/int8_kernels.h"
 
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,7 +21,8 @@ namespace {
 
 // Everything packing reads (weights, bias, requantization, input zero point): a cache entry is reused only
 // when it matches, since a freed weight tensor's address can come back holding other weights.
-size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_t n, int64_t k) {
+size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_t n, int64_t k,
+                   int64_t mmla_segment_len) {
   size_t h = std::hash<std::string_view>()(std::string_view(static_cast<const char*>(w.raw_data()), n * k));
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   if (bias != nullptr) {
@@ -27,29 +30,31 @@ size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_
   }
   mix(static_cast<size_t>(n));
   mix(static_cast<size_t>(k));
+  mix(static_cast<size_t>(mmla_segment_len));
   mix(static_cast<size_t>(node.GetInt("x_zero_point", 0)));
   for (int64_t v : node.GetInts("multiplier")) mix(static_cast<size_t>(v));
   for (int64_t v : node.GetInts("shift")) mix(static_cast<size_t>(v));
   return h;
 }
 
-// Packed weights shared by every preparation of the same weight (and bias) tensors.
+// Packed weights shared by every preparation of the same weight (and bias) tensors and i8mm layout
+// (mmla_segment_len 0: none).
 std::shared_ptr<const PackedQGemmWeights> Packed(const Node& node, const Tensor& w, const Tensor* bias, int64_t n,
-                                                 int64_t k) {
+                                                 int64_t k, int64_t mmla_segment_len) {
   struct Entry {
     size_t hash = 0;
     std::shared_ptr<const PackedQGemmWeights> packed;
   };
   static std::mutex* mu = new std::mutex();
-  static auto* cache = new std::map<std::pair<const void*, const void*>, Entry>();
-  const size_t hash = PackingHash(node, w, bias, n, k);
+  static auto* cache = new std::map<std::tuple<const void*, const void*, int64_t>, Entry>();
+  const size_t hash = PackingHash(node, w, bias, n, k, mmla_segment_len);
   std::lock_guard<std::mutex> lock(*mu);
-  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr}];
+  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr, mmla_segment_len}];
   if (slot.packed == nullptr || slot.hash != hash) {
     slot.hash = hash;
     slot.packed = std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
         w.data<int8_t>(), n, k, bias ? bias->data<int32_t>() : nullptr, static_cast<int32_t>(node.GetInt("x_zero_point", 0)),
-        node.GetInts("multiplier"), node.GetInts("shift")));
+        node.GetInts("multiplier"), node.GetInts("shift"), mmla_segment_len));
   }
   return slot.packed;
 }
@@ -88,8 +93,25 @@ const Tensor* In(absl::Span<const Tensor* const> in, int i) { return i < static_
 
 }  // namespace
 
+bool QGemmKernelAvailable(QGemmKernel kernel) {
+  switch (kernel) {
+    case QGemmKernel::kAvx512Vnni: return HasQGemmVnni();
+    case QGemmKernel::kNeonDot: return HasQGemmNeonDot();
+    case QGemmKernel::kNeonI8mm: return HasQGemmNeonI8mm();
+  }
+  return false;
+}
+
+QGemmKernel BestQGemmKernel() {
+  if (HasQGemmNeonI8mm()) return QGemmKernel::kNeonI8mm;
+  if (HasQGemmNeonDot()) return QGemmKernel::kNeonDot;
+  return QGemmKernel::kAvx512Vnni;
+}
+
 bool Int8NodeSupported(const Node& node, DType input_dtype, int64_t input_rank) {
-  if (node.domain() != kTesselDomain || !HasQGemmVnni() || input_dtype != DType::kU8) return false;
+  if (node.domain() != kTesselDomain || !QGemmKernelAvailable(BestQGemmKernel()) || input_dtype != DType::kU8) {
+    return false;
+  }
   if (node.op_type() == "QGemm") return input_rank == 2;
   return node.op_type() == "QConv" && node.GetString("layout", "nchw") == "nhwc" && node.GetInt("group", 1) == 1 &&
          input_rank == 4;
@@ -98,10 +120,21 @@ bool Int8NodeSupported(const Node& node, DType input_dtype, int64_t input_rank) 
 absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const Node& node,
                                                                           absl::Span<const Tensor* const> in,
                                                                           const Tensor& y) {
+  return Create(node, in, y, BestQGemmKernel());
+}
+
+absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const Node& node,
+                                                                          absl::Span<const Tensor* const> in,
+                                                                          const Tensor& y, QGemmKernel kernel) {
   if (in.size() < 2 || in[0] == nullptr || in[1] == nullptr || !Int8NodeSupported(node, in[0]->dtype(), in[0]->rank())) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": not served by the int8 VNNI path"));
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": not served by the int8 GEMM path"));
+  }
+  if (!QGemmKernelAvailable(kernel)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(node.DebugName(), ": this build or CPU lacks the requested int8 GEMM kernel"));
   }
   std::unique_ptr<PreparedInt8Node> p(new PreparedInt8Node);
+  p->kernel_ = kernel;
   const Tensor& x = *in[0];
   const Tensor& wt = *in[1];
   p->x_zero_point_ = static_cast<uint8_t>(node.GetInt("x_zero_point", 0));
@@ -128,11 +161,13 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
     p->rows_ = p->batch_ * p->oh_ * p->ow_;
     k = p->kh_ * p->kw_ * p->c_;
   }
-  p->weights_ = Packed(node, wt, In(in, 2), p->n_, k);
-  const int64_t kp = p->weights_->kp;
+  const int64_t kp = (k + 3) / 4 * 4;  // PackQGemmWeights' padding
   p->direct_ = k == kp && (!p->conv_ || (p->kh_ == 1 && p->kw_ == 1 && p->stride_[0] == 1 && p->stride_[1] == 1 &&
                                           p->pad_[0] == 0 && p->pad_[1] == 0));
   p->indirect_ = !p->direct_ && p->conv_ && p->c_ % 4 == 0;
+  // The i8mm layout pads each row run (a tap's C channels, or the whole row) to a multiple of 8.
+  const int64_t mmla_segment_len = kernel != QGemmKernel::kNeonI8mm ? 0 : p->indirect_ ? p->c_ : kp;
+  p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len);
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
     p->zero_row_.assign(p->c_, p->x_zero_point_);
@@ -167,9 +202,7 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
       }
       indirection_base_ = a;
     }
-#if defined(__x86_64__)  // only reached when HasQGemmVnni()
-    QGemmU8S8Indirect__avx512vnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y.data<uint8_t>(), n_);
-#endif
+    Gemm(nullptr, stage, y.data<uint8_t>());
     return;
   }
   if (!direct_ && !conv_) {
@@ -210,13 +243,43 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
     }
     a = scratch_.data();
   }
-#if defined(__x86_64__)  // only reached when HasQGemmVnni()
-  QGemmU8S8__avx512vnni(a, rows_, *weights_, stage, y.data<uint8_t>(), n_);
-#else
+  Gemm(a, stage, y.data<uint8_t>());
+}
+
+void PreparedInt8Node::Gemm(const uint8_t* a, const QGemmOutputStage& stage, uint8_t* y) const {
+  // Each branch is only reached when Create found its kernel available, which needs this architecture.
+  switch (kernel_) {
+    case QGemmKernel::kAvx512Vnni:
+#if defined(__x86_64__)
+      if (indirect_) {
+        QGemmU8S8Indirect__avx512vnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+      } else {
+        QGemmU8S8__avx512vnni(a, rows_, *weights_, stage, y, n_);
+      }
+#endif
+      break;
+    case QGemmKernel::kNeonDot:
+#if defined(__aarch64__)
+      if (indirect_) {
+        QGemmU8S8Indirect__neondot(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+      } else {
+        QGemmU8S8__neondot(a, rows_, *weights_, stage, y, n_);
+      }
+#endif
+      break;
+    case QGemmKernel::kNeonI8mm:
+#if defined(__aarch64__)
+      if (indirect_) {
+        QGemmU8S8Indirect__neoni8mm(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+      } else {
+        QGemmU8S8__neoni8mm(a, rows_, *weights_, stage, y, n_);
+      }
+#endif
+      break;
+  }
   (void)a;
   (void)stage;
   (void)y;
-#endif
 }
 
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,

@@ -1,8 +1,9 @@
 // The optimized int8 path for quantized nodes: tessel.QConv (channels-last, group 1) and tessel.QGemm on
-// u8 activations run through the VNNI GEMM (1x1 convolutions directly, others as an implicit GEMM over
-// per-tap row pointers when C is a multiple of 4, im2col otherwise); depthwise tessel.QConv (group ==
-// C_in == C_out, no residual) through the depthwise microkernel (qdwconv.h); anything else is left to the
-// reference kernels. Results equal the reference kernels' bit for bit.
+// u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI on x86-64, NEON dotprod or i8mm on
+// aarch64; 1x1 convolutions directly, others as an implicit GEMM over per-tap row pointers when C is a
+// multiple of 4, im2col otherwise); depthwise tessel.QConv (group == C_in == C_out, no residual) through
+// the VNNI depthwise microkernel (qdwconv.h); anything else is left to the reference kernels. Results
+// equal the reference kernels' bit for bit.
 #ifndef TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 #define TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 
@@ -19,13 +20,27 @@
 
 namespace tessel {
 
-// Whether this path serves `node` with a first input of `input_dtype` and `input_rank` on this CPU.
+// The GEMM microkernel family a PreparedInt8Node runs.
+enum class QGemmKernel { kAvx512Vnni, kNeonDot, kNeonI8mm };
+
+// Whether this build and CPU can run `kernel`.
+bool QGemmKernelAvailable(QGemmKernel kernel);
+// The fastest available kernel (i8mm before dotprod); only meaningful when one is available.
+QGemmKernel BestQGemmKernel();
+
+// Whether this path serves `node` with a first input of `input_dtype` and `input_rank` on this CPU (with
+// any GEMM kernel).
 bool Int8NodeSupported(const Node& node, DType input_dtype, int64_t input_rank);
 
 // One supported node prepared for fixed shapes: weights packed (shared between preparations of the same
 // weights), im2col / K-padding scratch sized once, so Run never allocates.
 class PreparedInt8Node {
  public:
+  // With `kernel` (fails when this CPU lacks it).
+  static absl::StatusOr<std::unique_ptr<PreparedInt8Node>> Create(const Node& node,
+                                                                  absl::Span<const Tensor* const> inputs,
+                                                                  const Tensor& output, QGemmKernel kernel);
+  // With BestQGemmKernel().
   static absl::StatusOr<std::unique_ptr<PreparedInt8Node>> Create(const Node& node,
                                                                   absl::Span<const Tensor* const> inputs,
                                                                   const Tensor& output);
@@ -34,6 +49,10 @@ class PreparedInt8Node {
 
  private:
   PreparedInt8Node() = default;
+  // y = stage(A . W^T) with the chosen kernel, A as rows_ rows of kp bytes at `a`, or through
+  // indirection_ when indirect_.
+  void Gemm(const uint8_t* a, const QGemmOutputStage& stage, uint8_t* y) const;
+  QGemmKernel kernel_ = QGemmKernel::kAvx512Vnni;
   bool conv_ = false;
   bool direct_ = false;  // the activations are the GEMM's A as they are (1x1 conv, K already padded)
   bool indirect_ = false;  // convolution as an implicit GEMM over per-tap row pointers (C a multiple of 4)

@@ -1,16 +1,28 @@
-// The VNNI int8 path (GEMM and depthwise) against the reference QConv / QGemm kernels over awkward shapes (channel and K
-// counts below, at and past the 16-lane and 4-byte tiles, primes, strides, padding, residuals, ReLU
-// clamps, multipliers above and below 1): outputs must be identical. Skips on CPUs without VNNI.
+// The int8 path (GEMM with every kernel: AVX-512 VNNI, NEON dotprod, NEON i8mm; the VNNI depthwise kernel)
+// against the reference QConv / QGemm kernels over awkward shapes (channel and K counts below, at and past
+// the 8- and 16-channel tiles and the 4-, 8- and 16-byte steps of K, primes, rows below and past the row
+// tiles, strides, padding, residuals, ReLU clamps, multipliers above and below 1): outputs must be
+// identical. Each kernel's cases skip on CPUs (or builds) without it.
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
+
+#if defined(__aarch64__)
+#include "kernels/int8/requantize_neon.h"
+#endif
 
 #include "gtest/gtest.h"
 #include "graph/op_registry.h"
+#include "graph/ops/quant_ops.h"
 #include "kernels/int8/int8_kernels.h"
 #include "kernels/int8/int8_op_kernels.h"
 #include "kernels/int8/qgemm.h"
 #include "kernels/int8/requantize.h"
+#include "kernels/reference/quantized.h"
 #include "kernels/reference/reference.h"
 
 namespace tessel {
@@ -39,10 +51,53 @@ void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt199
   n->SetAttr(prefix + "shift", Attribute::Ints(s));
 }
 
-// Runs `node` both ways and compares every byte.
+// The reference QConv / QGemm. Their libraries (and the quantized op schemas') register themselves when
+// linked (alwayslink), which the aarch64 cross toolchain's link does not honour; calling the
+// registrations makes sure on every toolchain.
+absl::Status RunQuantizedReference(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>* out) {
+  if (OpRegistry::Global().Find(kTesselDomain, "QConv") == nullptr) RegisterQuantOps(OpRegistry::Global());
+  ReferenceKernelRegistry& r = ReferenceKernelRegistry::Global();
+  if (r.Find(kTesselDomain, "QConv") == nullptr) RegisterQuantizedReferenceKernels(r);
+  return RunReferenceNode(node, in, out);
+}
+
+constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kNeonDot, QGemmKernel::kNeonI8mm};
+
+std::string KernelName(QGemmKernel k) {
+  switch (k) {
+    case QGemmKernel::kAvx512Vnni: return "avx512vnni";
+    case QGemmKernel::kNeonDot: return "neondot";
+    case QGemmKernel::kNeonI8mm: return "neoni8mm";
+  }
+  return "?";
+}
+
+int CountMismatches(const Tensor& want, const Tensor& got) {
+  int mismatches = 0;
+  for (int64_t i = 0; i < want.num_elements(); ++i) mismatches += want.data<uint8_t>()[i] != got.data<uint8_t>()[i];
+  return mismatches;
+}
+
+// Runs `node` through the reference and through PreparedInt8Node with `kernel` (twice: the second run
+// reuses the indirection buffer) and compares every byte.
+void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, QGemmKernel kernel) {
+  std::vector<Tensor> want;
+  const absl::Status ref = RunQuantizedReference(node, in, &want);
+  ASSERT_TRUE(ref.ok()) << ref;
+  Tensor got(want[0].dtype(), want[0].shape());
+  auto p = PreparedInt8Node::Create(node, in, got, kernel);
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (int run = 0; run < 2; ++run) {
+    std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
+    (*p)->Run(in, got);
+    EXPECT_EQ(CountMismatches(want[0], got), 0) << "of " << want[0].num_elements() << " outputs, run " << run;
+  }
+}
+
+// Runs `node` both ways (RunInt8Node's own choice of kernel) and compares every byte.
 void ExpectBitExact(const Node& node, const std::vector<const Tensor*>& in) {
   std::vector<Tensor> want;
-  ASSERT_TRUE(RunReferenceNode(node, in, &want).ok());
+  ASSERT_TRUE(RunQuantizedReference(node, in, &want).ok());
   std::vector<Tensor> got = {Tensor(want[0].dtype(), want[0].shape())};
   auto handled = RunInt8Node(node, in, absl::MakeSpan(got));
   ASSERT_TRUE(handled.ok()) << handled.status();
@@ -59,11 +114,12 @@ struct ConvCase {
   bool residual, relu;
 };
 
-class QConvVnniTest : public ::testing::TestWithParam<ConvCase> {};
+class QConvGemmTest : public ::testing::TestWithParam<std::tuple<QGemmKernel, ConvCase>> {};
 
-TEST_P(QConvVnniTest, MatchesReferenceBitExactly) {
-  if (!HasQGemmVnni()) GTEST_SKIP() << "CPU or build without AVX-512 VNNI";
-  const ConvCase p = GetParam();
+TEST_P(QConvGemmTest, MatchesReferenceBitExactly) {
+  const QGemmKernel kernel = std::get<0>(GetParam());
+  if (!QGemmKernelAvailable(kernel)) GTEST_SKIP() << "CPU or build without " << KernelName(kernel);
+  const ConvCase p = std::get<1>(GetParam());
   std::mt19937 rng(p.c * 131 + p.m * 7 + p.k);
   Graph g;
   Tensor x = Random(DType::kU8, {p.n, p.h, p.w, p.c}, rng, 0, 255);
@@ -91,18 +147,27 @@ TEST_P(QConvVnniTest, MatchesReferenceBitExactly) {
   }
   std::vector<const Tensor*> in = {&x, &w, &b};
   if (p.residual) in.push_back(&r);
-  ExpectBitExact(*n, in);
+  ExpectGemmBitExact(*n, in, kernel);
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Shapes, QConvVnniTest,
-    ::testing::Values(ConvCase{1, 5, 5, 1, 1, 3, 1, 1, false, true}, ConvCase{1, 7, 6, 3, 16, 3, 2, 1, false, true},
-                      ConvCase{2, 8, 8, 16, 17, 3, 1, 1, true, true}, ConvCase{1, 9, 9, 5, 33, 1, 1, 0, true, false},
-                      ConvCase{1, 6, 6, 32, 64, 1, 1, 0, false, false}, ConvCase{1, 11, 11, 13, 31, 7, 2, 3, false, true},
-                      ConvCase{1, 4, 4, 64, 48, 3, 1, 1, true, true}, ConvCase{1, 3, 3, 7, 2, 1, 2, 0, false, false},
-                      // Whole and partial 6-row x 64-channel tiles on the indirect (implicit GEMM) path.
-                      ConvCase{1, 10, 9, 64, 128, 3, 1, 1, true, true}, ConvCase{2, 9, 7, 12, 200, 3, 2, 1, true, false},
-                      ConvCase{1, 7, 7, 36, 80, 5, 1, 2, false, true}, ConvCase{1, 8, 8, 20, 112, 3, 2, 0, true, true}));
+    Shapes, QConvGemmTest,
+    ::testing::Combine(
+        ::testing::ValuesIn(kKernels),
+        ::testing::Values(
+            ConvCase{1, 5, 5, 1, 1, 3, 1, 1, false, true}, ConvCase{1, 7, 6, 3, 16, 3, 2, 1, false, true},
+            ConvCase{2, 8, 8, 16, 17, 3, 1, 1, true, true}, ConvCase{1, 9, 9, 5, 33, 1, 1, 0, true, false},
+            ConvCase{1, 6, 6, 32, 64, 1, 1, 0, false, false}, ConvCase{1, 11, 11, 13, 31, 7, 2, 3, false, true},
+            ConvCase{1, 4, 4, 64, 48, 3, 1, 1, true, true}, ConvCase{1, 3, 3, 7, 2, 1, 2, 0, false, false},
+            // Whole and partial 6- and 8-row tiles x 64-channel blocks on the indirect (implicit GEMM) path.
+            ConvCase{1, 10, 9, 64, 128, 3, 1, 1, true, true}, ConvCase{2, 9, 7, 12, 200, 3, 2, 1, true, false},
+            ConvCase{1, 7, 7, 36, 80, 5, 1, 2, false, true}, ConvCase{1, 8, 8, 20, 112, 3, 2, 0, true, true},
+            // Per-tap runs of 4, 8 and 24 bytes (the i8mm layout pads each to 8) and odd row counts.
+            ConvCase{1, 5, 5, 4, 9, 3, 1, 1, true, false}, ConvCase{1, 6, 5, 8, 24, 3, 1, 0, false, true},
+            ConvCase{1, 7, 5, 24, 40, 3, 1, 1, true, true}, ConvCase{1, 5, 3, 4, 8, 1, 1, 0, false, false})),
+    [](const ::testing::TestParamInfo<std::tuple<QGemmKernel, ConvCase>>& info) {
+      return KernelName(std::get<0>(info.param)) + "_" + std::to_string(info.index);
+    });
 
 struct DwCase {
   int64_t n, h, w, c, k, stride, pad_begin, pad_end, dilation;
@@ -197,7 +262,7 @@ TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
   n->SetAttr("act_max", Attribute::Int(191));
   SetRequant(n, "", 48, rng, 0.2 / (127.0 * 16 * 9), 0.05);
   std::vector<Tensor> want;
-  ASSERT_TRUE(RunReferenceNode(*n, {&x, &w, &b}, &want).ok());
+  ASSERT_TRUE(RunQuantizedReference(*n, {&x, &w, &b}, &want).ok());
   const OperandInfo ins[] = {{true, false, x.type()}, {true, true, w.type()}, {true, true, b.type()}};
   const OperandInfo outs[] = {{true, false, want[0].type()}};
   const OpQuery q{*n, ins, outs};
@@ -229,11 +294,15 @@ TEST(QDwConvVnniTest, LeavesResidualAndDepthMultiplierToTheReference) {
   EXPECT_EQ(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, false), HasQGemmVnni());
 }
 
-TEST(QGemmVnniTest, MatchesReferenceBitExactlyOverShapes) {
-  if (!HasQGemmVnni()) GTEST_SKIP() << "CPU or build without AVX-512 VNNI";
+class QGemmTest : public ::testing::TestWithParam<QGemmKernel> {};
+
+TEST_P(QGemmTest, MatchesReferenceBitExactlyOverShapes) {
+  const QGemmKernel kernel = GetParam();
+  if (!QGemmKernelAvailable(kernel)) GTEST_SKIP() << "CPU or build without " << KernelName(kernel);
   std::mt19937 rng(5);
-  for (int64_t rows : {1, 3, 4, 5, 6, 7, 9, 12, 13, 19}) {
-    for (int64_t k : {1, 3, 4, 7, 64, 129}) {
+  for (int64_t rows : {1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 17, 19}) {
+    // kp = 4, 4, 4, 8, 24, 28, 64, 132: every remainder of the 16-, 8- and 4-byte steps.
+    for (int64_t k : {1, 3, 4, 7, 24, 27, 64, 129}) {
       for (int64_t cols : {1, 15, 16, 17, 40, 63, 64, 65, 100, 129}) {
         SCOPED_TRACE(testing::Message() << rows << " x " << k << " x " << cols);
         Graph g;
@@ -245,11 +314,105 @@ TEST(QGemmVnniTest, MatchesReferenceBitExactlyOverShapes) {
         n->SetAttr("x_zero_point", Attribute::Int(128));
         n->SetAttr("y_zero_point", Attribute::Int(100));
         SetRequant(n, "", cols, rng, 0.5 / (127.0 * 128 * k), 2.0 / (127.0 * 16 * k) + 0.01);
-        ExpectBitExact(*n, {&a, &w, &b});
+        ExpectGemmBitExact(*n, {&a, &w, &b}, kernel);
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Kernels, QGemmTest, ::testing::ValuesIn(kKernels),
+                         [](const ::testing::TestParamInfo<QGemmKernel>& info) { return KernelName(info.param); });
+
+// Through the operator-kernel registry: every QConv / QGemm GEMM entry this CPU runs, forced by name, is
+// created and runs bit-exactly; unforced selection picks an int8 GEMM entry whenever one is available.
+TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
+  OpKernelRegistry registry;
+  RegisterInt8OpKernels(registry);
+  std::mt19937 rng(9);
+  Graph g;
+  Tensor x = Random(DType::kU8, {1, 7, 6, 12}, rng, 0, 255);
+  Tensor w = Random(DType::kI8, {21, 3, 3, 12}, rng, -127, 127);
+  Tensor b = Random(DType::kI32, {21}, rng, -20000, 20000);
+  Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "conv");
+  n->set_domain(kTesselDomain);
+  n->SetAttr("layout", Attribute::String("nhwc"));
+  n->SetAttr("kernel_shape", Attribute::Ints({3, 3}));
+  n->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+  n->SetAttr("x_zero_point", Attribute::Int(40));
+  n->SetAttr("y_zero_point", Attribute::Int(10));
+  SetRequant(n, "", 21, rng, 0.3 / (127.0 * 64 * 9 * 12 / 8), 0.01);
+  std::vector<Tensor> want;
+  ASSERT_TRUE(RunQuantizedReference(*n, {&x, &w, &b}, &want).ok());
+  const OperandInfo ins[] = {{true, false, x.type()}, {true, true, w.type()}, {true, true, b.type()}};
+  const OperandInfo outs[] = {{true, false, want[0].type()}};
+  const OpQuery q{*n, ins, outs};
+  const OpKernelEntry* best = registry.Select(q, OpDTypes(q), "");
+  if (QGemmKernelAvailable(BestQGemmKernel())) {
+    ASSERT_NE(best, nullptr);
+    EXPECT_EQ(best->name, "tessel_qu8_conv2d_nhwc__" + KernelName(BestQGemmKernel()));
+  }
+  int ran = 0;
+  for (const OpKernelEntry& e : registry.entries()) {
+    if (e.name.find("tessel_qu8_conv2d_nhwc__") != 0 || !CpuSupports(e.isa)) continue;
+    SCOPED_TRACE(e.name);
+    const OpKernelEntry* chosen = registry.Select(q, OpDTypes(q), e.name);
+    ASSERT_EQ(chosen, &e);
+    Tensor got(DType::kU8, want[0].shape());
+    const std::vector<const Tensor*> bound = {&x, &w, &b};
+    absl::StatusOr<std::unique_ptr<OpKernel>> k = e.create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
+    ASSERT_TRUE(k.ok()) << k.status();
+    ASSERT_TRUE((*k)->Run().ok());
+    EXPECT_EQ(CountMismatches(want[0], got), 0);
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no int8 GEMM kernel runs on this CPU";
+  std::printf("%d int8 conv entries ran\n", ran);
+}
+
+#if defined(__aarch64__)
+// requantize_neon.h against requantize.h lane by lane: the rounding division over every exponent with
+// ties of both signs and the int32 extremes, then the whole multiply over every shift.
+TEST(RequantizeNeonTest, MatchesScalarExactly) {
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
+  std::mt19937 rng(2);
+  std::uniform_int_distribution<int32_t> any(kMin, kMax);
+  auto check4 = [](int32x4_t got, const int32_t* want) {
+    int32_t out[4];
+    vst1q_s32(out, got);
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(out[l], want[l]) << "lane " << l;
+  };
+  for (int e = 0; e <= 31; ++e) {
+    for (int i = 0; i < 200; ++i) {
+      int32_t x[4], want[4];
+      // Ties +-(2j + 1) 2^(e - 1), their neighbours, the extremes, random values.
+      const int64_t tie = e == 0 ? 0 : (2LL * (i % 50) + 1) << (e - 1);
+      x[0] = static_cast<int32_t>(std::min<int64_t>(tie, kMax));
+      x[1] = static_cast<int32_t>(-std::min<int64_t>(tie, kMax)) - (i % 3 == 0 ? 1 : 0);
+      x[2] = i % 2 ? kMin : kMax;
+      x[3] = any(rng);
+      for (int l = 0; l < 4; ++l) want[l] = RoundingDivideByPOT(x[l], e);
+      SCOPED_TRACE(testing::Message() << "exponent " << e << " " << x[0] << " " << x[1] << " " << x[2] << " " << x[3]);
+      check4(requantize_neon::RoundingDivideByPOT(vld1q_s32(x), vdupq_n_s32(-e)), want);
+    }
+  }
+  std::uniform_int_distribution<int32_t> mults(1 << 30, kMax);
+  for (int32_t shift = -31; shift <= 30; ++shift) {
+    for (int i = 0; i < 200; ++i) {
+      const int32_t m = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : mults(rng);
+      int32_t x[4], want[4];
+      x[0] = any(rng);
+      x[1] = any(rng) >> (i % 31);
+      x[2] = i % 2 ? kMin : kMax;
+      x[3] = (i % 64) - 32;
+      for (int l = 0; l < 4; ++l) want[l] = MultiplyByQuantizedMultiplier(x[l], m, shift);
+      SCOPED_TRACE(testing::Message() << "shift " << shift << " multiplier " << m);
+      check4(requantize_neon::MultiplyByQuantizedMultiplier(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(std::max(shift, 0)),
+                                                            vdupq_n_s32(std::min(shift, 0))),
+             want);
+    }
+  }
+}
+#endif
 
 TEST(RequantizeTest, MatchesExactRoundingWithinOneStep) {
   // Hand cases: 100 * 0.5 = 50; 3 * 0.5 = 1.5 -> 2, but -1.5 -> -1 (gemmlowp's doubling high multiply

@@ -1,5 +1,6 @@
-// Registers the VNNI QConv / QGemm and the depthwise QConv as operator kernels; the session binds arena views once and every run
-// only computes (packing and scratch happen in PreparedInt8Node::Create).
+// Registers the int8 QConv / QGemm (AVX-512 VNNI; NEON dotprod and i8mm on aarch64) and the VNNI depthwise
+// QConv as operator kernels; the session binds arena views once and every run only computes (packing and
+// scratch happen in PreparedInt8Node::Create).
 #include "kernels/int8/int8_op_kernels.h"
 
 #include <algorithm>
@@ -15,16 +16,38 @@
 namespace tessel {
 namespace {
 
-template <typename Prepared>
+// Prepared::Create(node, inputs, output, extra...) with the GEMM kernel fixed by the entry.
+template <QGemmKernel kKernel>
+struct PreparedWith {
+  using Prepared = PreparedInt8Node;
+  static absl::StatusOr<std::unique_ptr<PreparedInt8Node>> Create(const Node& node,
+                                                                  absl::Span<const Tensor* const> inputs,
+                                                                  const Tensor& output) {
+    return PreparedInt8Node::Create(node, inputs, output, kKernel);
+  }
+};
+
+struct PreparedDepthwise {
+  using Prepared = PreparedQDwConv;
+  static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
+                                                                 absl::Span<const Tensor* const> inputs,
+                                                                 const Tensor& output) {
+    return PreparedQDwConv::Create(node, inputs, output);
+  }
+};
+
+template <typename Factory>
 class Int8OpKernel : public OpKernel {
  public:
+  using Prepared = typename Factory::Prepared;
+
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
     std::unique_ptr<Int8OpKernel> k(new Int8OpKernel);
     // Copies of the bound views: the span may not outlive creation, the arena and weights do.
     for (const Tensor* t : args.inputs) k->inputs_.push_back(t ? *t : Tensor());
     for (const Tensor& t : k->inputs_) k->input_ptrs_.push_back(t.buffer() ? &t : nullptr);
     k->output_ = args.outputs[0];
-    absl::StatusOr<std::unique_ptr<Prepared>> p = Prepared::Create(args.node, k->input_ptrs_, k->output_);
+    absl::StatusOr<std::unique_ptr<Prepared>> p = Factory::Create(args.node, k->input_ptrs_, k->output_);
     if (!p.ok()) return p.status();
     k->prepared_ = std::move(*p);
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -42,20 +65,32 @@ class Int8OpKernel : public OpKernel {
   std::unique_ptr<Prepared> prepared_;
 };
 
+// The entry's own kernel must be available too: an i8mm CPU may lack dotprod and the other way round
+// (the registry checks only the entry's ISA, not that Int8NodeSupported found the same one).
+template <QGemmKernel kKernel>
 bool Legal(const OpQuery& q) {
   return q.has_input(0) && q.has_input(1) && q.inputs[1].constant && q.input(0).is_static() &&
          q.input(1).is_static() && q.output(0).is_static() &&
-         Int8NodeSupported(q.node, q.input(0).dtype, q.input(0).rank());
+         Int8NodeSupported(q.node, q.input(0).dtype, q.input(0).rank()) && QGemmKernelAvailable(kKernel);
 }
 
-// u8 x s8 MACs at ~700 GOP/s (qgemm_benchmark on ResNet-18 shapes, 1 thread, Zen 5).
+// 2 ops per u8 x s8 MAC at `ops_per_second`.
+template <int64_t kOpsPerSecond>
 double Cost(const OpQuery& q) {
   const TensorType& w = q.input(1);
   int64_t k = 1;
   for (int i = 1; i < w.rank(); ++i) k *= w.dims[i].value();
   const int64_t out = q.output(0).NumElements();
-  return 2.0 * out * k / 700e9;
+  return 2.0 * out * k / static_cast<double>(kOpsPerSecond);
 }
+
+// VNNI: ~700 GOP/s (qgemm_benchmark on ResNet-18 shapes, 1 thread, Zen 5). NEON: not measured on Arm
+// hardware (qemu timings mean nothing); estimates from instruction counts for a ~3 GHz core issuing
+// two 128-bit SDOT per cycle (16 MACs each, ~190 GOP/s peak) and i8mm's USMMLA at twice the MACs per
+// instruction. The order is what selection uses: i8mm before dotprod.
+constexpr int64_t kVnniOps = 700'000'000'000;
+constexpr int64_t kNeonDotOps = 150'000'000'000;
+constexpr int64_t kNeonI8mmOps = 250'000'000'000;
 
 bool DepthwiseLegal(const OpQuery& q) {
   if (!q.has_input(0) || !q.has_input(1) || !q.inputs[1].constant || !q.input(0).is_static() ||
@@ -145,9 +180,19 @@ OpKernelEntry Entry(const char* name, const char* op) {
   e.layout = "nhwc";
   e.isa = Isa::kAvx512Vnni;
   e.backend = "int8";
-  e.legal = Legal;
-  e.cost = Cost;
-  e.create = Int8OpKernel<PreparedInt8Node>::Create;
+  e.legal = Legal<QGemmKernel::kAvx512Vnni>;
+  e.cost = Cost<kVnniOps>;
+  e.create = Int8OpKernel<PreparedWith<QGemmKernel::kAvx512Vnni>>::Create;
+  return e;
+}
+
+template <QGemmKernel kKernel, int64_t kOps>
+OpKernelEntry GemmEntry(const char* name, const char* op, Isa isa) {
+  OpKernelEntry e = Entry(name, op);
+  e.isa = isa;
+  e.legal = Legal<kKernel>;
+  e.cost = Cost<kOps>;
+  e.create = Int8OpKernel<PreparedWith<kKernel>>::Create;
   return e;
 }
 
@@ -156,10 +201,16 @@ OpKernelEntry Entry(const char* name, const char* op) {
 void RegisterInt8OpKernels(OpKernelRegistry& r) {
   r.Register(Entry("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv"));
   r.Register(Entry("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm"));
+  using K = QGemmKernel;
+  r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_conv2d_nhwc__neondot", "tessel.QConv", Isa::kDotprod));
+  r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_fully_connected__neondot", "tessel.QGemm", Isa::kDotprod));
+  r.Register(GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_conv2d_nhwc__neoni8mm", "tessel.QConv", Isa::kI8mm));
+  r.Register(
+      GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_fully_connected__neoni8mm", "tessel.QGemm", Isa::kI8mm));
   OpKernelEntry dw = Entry("tessel_qu8_dwconv2d_nhwc__avx512vnni", "tessel.QConv");
   dw.legal = DepthwiseLegal;
   dw.cost = DepthwiseCost;
-  dw.create = Int8OpKernel<PreparedQDwConv>::Create;
+  dw.create = Int8OpKernel<PreparedDepthwise>::Create;
   r.Register(dw);
   OpKernelEntry pool = Entry("tessel_u8_maxpool_nhwc__portable", "tessel.QMaxPool");
   pool.isa = Isa::kPortable;

@@ -13,21 +13,33 @@ inline constexpr int kQGemmLanes = 16;  // output channels per zmm of i32
 inline constexpr int kQGemmNr = 64;     // output channels per packed block (4 zmm)
 inline constexpr int kQGemmMr = 6;      // rows per register tile
 
-// Weights W [N, K] (s8) packed for the VNNI microkernel: K padded to kp (a multiple of 4), blocks of up to
-// 64 output channels. Block b starts at b * 64 * kp bytes and holds nb = min(64, round_up(n - 64 b, 16))
-// channels laid out [kp/4][nb][4]; per-channel requantization; bias with the input zero point folded in
-// (bias - x_zp * sum_k W[n, k]). Channels past n are zero.
+// Weights W [N, K] (s8) packed for the VNNI and NEON dotprod microkernels: K padded to kp (a multiple of
+// 4), blocks of up to 64 output channels. Block b starts at b * 64 * kp bytes and holds
+// nb = min(64, round_up(n - 64 b, 16)) channels laid out [kp/4][nb][4] (16 bytes = 4 channels x 4 of K,
+// what vpdpbusd and SDOT by lane consume); per-channel requantization; bias with the input zero point
+// folded in (bias - x_zp * sum_k W[n, k]). Channels past n are zero.
+//
+// With mmla_segment_len > 0 the weights are also packed for the i8mm (USMMLA) microkernel: K is read as
+// kp / mmla_segment_len runs (one per convolution tap, or one run for a GEMM), each padded with zeros to
+// seg8 (a multiple of 8); block b starts at b * 64 * kp8 bytes (kp8 = runs * seg8) and holds nb channels
+// laid out [kp8/8][nb/2][2][8] (16 bytes = 2 channels x 8 of K, one USMMLA operand).
 struct PackedQGemmWeights {
   int64_t n = 0, k = 0, kp = 0;
   std::vector<int8_t> panels;
   std::vector<int32_t> bias;        // padded to whole blocks
   std::vector<int32_t> multiplier;  // padded to whole blocks
   std::vector<int32_t> shift;       // padded to whole blocks
+  // bias + 128 * sum_k W[n, k], for kernels that multiply s8 activations a ^ 0x80 = a - 128 (SDOT).
+  std::vector<int32_t> dot_bias;  // padded to whole blocks
+  int64_t mmla_segment_len = 0, seg8 = 0, kp8 = 0;
+  std::vector<int8_t> mmla_panels;  // empty unless packed with mmla_segment_len > 0
 };
 
-// `multiplier` / `shift` have 1 or n entries; `bias` may be null.
+// `multiplier` / `shift` have 1 or n entries; `bias` may be null. mmla_segment_len (0, or a multiple of
+// 4 that divides kp) adds the i8mm layout.
 PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,
-                                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift);
+                                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift,
+                                    int64_t mmla_segment_len = 0);
 
 struct QGemmOutputStage {
   int32_t y_zero_point = 0;
@@ -49,8 +61,27 @@ void QGemmU8S8Indirect__avx512vnni(const uint8_t* const* indirection, int64_t se
                                    int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                                    uint8_t* y, int64_t ldy);
 
-// Whether this build and CPU can run the VNNI kernel.
+// The same two on aarch64 NEON with dotprod: SDOT by lane on a ^ 0x80 (s8 x s8), with dot_bias making up
+// for the flip; an 8-row x 8-channel register tile. Same arguments and results as the VNNI kernels.
+void QGemmU8S8__neondot(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                        uint8_t* y, int64_t ldy);
+void QGemmU8S8Indirect__neondot(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
+                                int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
+                                int64_t ldy);
+
+// The same two on aarch64 with i8mm: USMMLA (u8 x s8, 2 rows x 2 channels x 8 of K per instruction) on the
+// mmla_panels layout. `w` must be packed with mmla_segment_len == kp for QGemmU8S8__neoni8mm and
+// == segment_len for the indirect form.
+void QGemmU8S8__neoni8mm(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                         uint8_t* y, int64_t ldy);
+void QGemmU8S8Indirect__neoni8mm(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
+                                 int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
+                                 int64_t ldy);
+
+// Whether this build and CPU can run the VNNI, the NEON dotprod and the NEON i8mm kernels.
 bool HasQGemmVnni();
+bool HasQGemmNeonDot();
+bool HasQGemmNeonI8mm();
 
 }  // namespace tessel
 

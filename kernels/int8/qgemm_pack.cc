@@ -1,4 +1,4 @@
-// Weight packing for the u8 x s8 GEMM, and the CPU check.
+// Weight packing for the u8 x s8 GEMM, and the CPU checks.
 #include <algorithm>
 
 #include "kernels/cpu/cpu_features.h"
@@ -7,7 +7,8 @@
 namespace tessel {
 
 PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,
-                                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift) {
+                                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift,
+                                    int64_t mmla_segment_len) {
   PackedQGemmWeights p;
   p.n = n;
   p.k = k;
@@ -18,6 +19,13 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
   p.bias.assign(blocks * kQGemmNr, 0);
   p.multiplier.assign(blocks * kQGemmNr, 0);
   p.shift.assign(blocks * kQGemmNr, 0);
+  p.dot_bias.assign(blocks * kQGemmNr, 0);
+  if (mmla_segment_len > 0) {
+    p.mmla_segment_len = mmla_segment_len;
+    p.seg8 = (mmla_segment_len + 7) / 8 * 8;
+    p.kp8 = p.kp / mmla_segment_len * p.seg8;
+    p.mmla_panels.assign(padded * p.kp8, 0);
+  }
   for (int64_t j = 0; j < n; ++j) {
     const int64_t block = j / kQGemmNr, lane = j % kQGemmNr;
     const int64_t nb = std::min<int64_t>(kQGemmNr, padded - block * kQGemmNr);
@@ -28,7 +36,16 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
       sum += v;
       dst[((kk / 4) * nb + lane) * 4 + kk % 4] = v;
     }
+    if (mmla_segment_len > 0) {
+      int8_t* mdst = p.mmla_panels.data() + block * kQGemmNr * p.kp8;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const int64_t q = kk / mmla_segment_len * p.seg8 + kk % mmla_segment_len;  // K position in the layout
+        mdst[((q / 8) * (nb / 2) + lane / 2) * 16 + (lane % 2) * 8 + q % 8] = w[j * k + kk];
+      }
+    }
     p.bias[j] = (bias != nullptr ? bias[j] : 0) - x_zero_point * sum;
+    // Modulo 2^32 like the kernels' accumulation, so exact whenever the u8 sum is.
+    p.dot_bias[j] = static_cast<int32_t>(static_cast<uint32_t>(p.bias[j]) + 128u * static_cast<uint32_t>(sum));
     const size_t i = multiplier.size() == 1 ? 0 : static_cast<size_t>(j);
     p.multiplier[j] = static_cast<int32_t>(multiplier[i]);
     p.shift[j] = static_cast<int32_t>(shift[i]);
@@ -40,6 +57,24 @@ bool HasQGemmVnni() {
 #if defined(__x86_64__)
   const CpuFeatures& f = GetCpuFeatures();
   return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
+#else
+  return false;
+#endif
+}
+
+bool HasQGemmNeonDot() {
+#if defined(__aarch64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.neon && f.dotprod;
+#else
+  return false;
+#endif
+}
+
+bool HasQGemmNeonI8mm() {
+#if defined(__aarch64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.neon && f.i8mm;
 #else
   return false;
 #endif
