@@ -2,6 +2,7 @@
 // independent double-precision computation over awkward shapes: below the tile, remainders, primes,
 // empty. Float kernels are checked by normalized error; a kernel whose ISA this CPU lacks is skipped
 // visibly. Also checks the operator entry points (selection, TESSEL_FORCE_BACKEND, thread split).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -117,6 +118,81 @@ TEST(GemmF32Test, ForcedReferenceAndRejectedShapes) {
   ASSERT_TRUE(best.ok());
   EXPECT_NE(best->kernel().backend, "reference") << "an optimized kernel should win on a large shape";
   std::printf("selected for 256^3: %s\n", best->kernel().name.c_str());
+}
+
+// Prepacked weights with the fused epilogue (PackedGemmF32 over every prepacked microkernel): column
+// ranges starting on a panel, bias, residual and clamp, against double precision.
+class GemmPrepackedKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+
+TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
+  const KernelEntry& e = *GetParam();
+  SKIP_IF_CPU_LACKS(e);
+  setenv("TESSEL_FORCE_BACKEND", e.name.c_str(), 1);
+  struct Case {
+    int64_t m, n, k;
+    bool bias, residual, clamp, split;  // split: two Runs over column halves starting on a panel
+  };
+  const Case cases[] = {{0, 5, 7, true, true, true, false},      {3, 4, 0, true, false, true, false},
+                        {1, 1, 1, false, false, false, false},   {14, 32, 256, true, false, false, false},
+                        {15, 33, 257, true, true, true, true},   {49, 96, 600, true, true, false, true},
+                        {200, 24, 16, true, false, true, false}, {171, 70, 300, false, true, true, true},
+                        {7, 1000, 37, true, false, false, true}};
+  Lcg rng(7);
+  for (const Case& c : cases) {
+    const int64_t lda = c.k + 3, ldc = c.n + 2;
+    std::vector<float> a(std::max<int64_t>(c.m * lda, 1)), b(std::max<int64_t>(c.k * c.n, 1)), bias(c.n),
+        residual(std::max<int64_t>(c.m * ldc, 1));
+    for (float& v : a) v = rng.Uniform(-1, 1);
+    for (float& v : b) v = rng.Uniform(-1, 1);
+    for (float& v : bias) v = rng.Uniform(-1, 1);
+    for (float& v : residual) v = rng.Uniform(-1, 1);
+    absl::StatusOr<PackedGemmF32> op = PackedGemmF32::Create(c.n, c.k, b.data(), c.n, c.m);
+    ASSERT_TRUE(op.ok()) << op.status();
+    ASSERT_EQ(op->kernel().name, e.name);
+    GemmEpilogue ep;
+    if (c.bias) ep.bias = bias.data();
+    if (c.residual) ep.residual = residual.data(), ep.ldr = ldc;
+    if (c.clamp) ep.lo = -0.5f, ep.hi = 1.5f;
+    const float kSentinel = 12345.0f;
+    std::vector<float> got(std::max<int64_t>(c.m * ldc, 1), kSentinel);
+    std::vector<char> workspace(op->workspace_bytes());
+    if (c.split) {
+      const int64_t mid = std::min(c.n, (c.n / 2 + op->panel_width() - 1) / op->panel_width() * op->panel_width());
+      op->Run(c.m, a.data(), lda, got.data(), ldc, ep, 0, mid, workspace.data());
+      op->Run(c.m, a.data(), lda, got.data(), ldc, ep, mid, c.n, workspace.data());
+    } else {
+      op->Run(c.m, a.data(), lda, got.data(), ldc, ep, 0, c.n, workspace.data());
+    }
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < ldc; ++j) {
+        const float g = got[i * ldc + j];
+        if (j >= c.n) {
+          ASSERT_EQ(g, kSentinel) << "wrote past n at (" << i << "," << j << ")";
+          continue;
+        }
+        double want = 0, abs_sum = 0;
+        for (int64_t p = 0; p < c.k; ++p) {
+          want += double(a[i * lda + p]) * b[p * c.n + j];
+          abs_sum += std::fabs(double(a[i * lda + p]) * b[p * c.n + j]);
+        }
+        if (c.bias) want += bias[j], abs_sum += std::fabs(bias[j]);
+        if (c.residual) want += residual[i * ldc + j], abs_sum += std::fabs(residual[i * ldc + j]);
+        if (c.clamp) want = std::min(std::max(want, -0.5), 1.5);
+        ASSERT_NEAR(g, want, 2e-7 * (c.k + 6) * abs_sum + 1e-30)
+            << e.name << " m=" << c.m << " n=" << c.n << " k=" << c.k << " at (" << i << "," << j << ")";
+      }
+    }
+  }
+  unsetenv("TESSEL_FORCE_BACKEND");
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmPrepacked, GemmPrepackedKernelTest, testing::ValuesIn(AllOf(GemmPrepackedKernels())),
+                         TestName);
+
+TEST(PackedGemmF32Test, RejectsBadSizes) {
+  std::vector<float> b(20);
+  EXPECT_EQ(PackedGemmF32::Create(-1, 4, b.data(), 4, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PackedGemmF32::Create(5, 4, b.data(), 4, 1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // ---------------------------------------------------------------------------------------------------

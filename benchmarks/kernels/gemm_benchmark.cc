@@ -1,10 +1,12 @@
 // f32 GEMM: GFLOP/s and fraction of this core's f32 FMA peak for every registered kernel the CPU runs,
 // on square sizes and the ResNet-18 im2col shapes, beside XNNPACK's f32 fully connected (same m, n, k;
-// XNNPACK packs the weights once at creation, ours packs B on every call, which is counted).
+// XNNPACK packs the weights once at creation, GemmF32 packs B on every call, which is counted; the
+// prepacked rows pack once, like XNNPACK; "/cold" rows read the weights from memory).
 // Rates are per CPU second of the benchmark thread (single-threaded kernels), so that preemption on a
 // shared machine does not count against a kernel. Run with --benchmark_repetitions=5
 // --benchmark_report_aggregates_only=true on a noisy machine and read the medians.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -74,7 +76,35 @@ void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
   SetRates(state, s);
 }
 
-void BM_XnnpackFullyConnected(benchmark::State& state, Shape s) {
+// Prepacked weights (PackedGemmF32, packed once, as the convolution kernels use it). cold: a 64 MB buffer
+// is read between runs (not timed), so the weights come from memory as they do inside a whole network.
+void BM_TesselGemmPrepacked(benchmark::State& state, const KernelEntry* entry, Shape s, bool cold) {
+  setenv("TESSEL_FORCE_BACKEND", entry->name.c_str(), 1);
+  absl::StatusOr<PackedGemmF32> op = PackedGemmF32::Create(s.n, s.k, Fill(s.k * s.n, 0.5f).data(), s.n, s.m);
+  unsetenv("TESSEL_FORCE_BACKEND");
+  if (!op.ok()) {
+    state.SkipWithError(std::string(op.status().message()).c_str());
+    return;
+  }
+  std::vector<float> a = Fill(s.m * s.k, 1.0f), c(s.m * s.n);
+  std::vector<char> workspace(op->workspace_bytes());
+  std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
+  for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      float sum = 0;
+      for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
+      benchmark::DoNotOptimize(sum);
+      state.ResumeTiming();
+    }
+    op->Run(s.m, a.data(), s.k, c.data(), s.n, GemmEpilogue{}, 0, s.n, workspace.data());
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  SetRates(state, s);
+}
+
+void BM_XnnpackFullyConnected(benchmark::State& state, Shape s, bool cold) {
   if (xnn_initialize(nullptr) != xnn_status_success) {
     state.SkipWithError("xnn_initialize failed");
     return;
@@ -88,7 +118,15 @@ void BM_XnnpackFullyConnected(benchmark::State& state, Shape s) {
     state.SkipWithError("XNNPACK fully connected setup failed");
     return;
   }
+  std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
   for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      float sum = 0;
+      for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
+      benchmark::DoNotOptimize(sum);
+      state.ResumeTiming();
+    }
     xnn_run_operator(op, nullptr);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -107,9 +145,21 @@ const bool kRegistered = [] {
       benchmark::RegisterBenchmark((std::string("gemm/") + s.name + "/" + e.name).c_str(), BM_TesselGemm, &e, s)
           ->Unit(benchmark::kMillisecond);
     }
-    benchmark::RegisterBenchmark((std::string("gemm/") + s.name + "/xnnpack_fully_connected_nc_f32").c_str(),
-                                 BM_XnnpackFullyConnected, s)
-        ->Unit(benchmark::kMillisecond);
+    for (const KernelEntry& e : GemmPrepackedKernels().entries()) {
+      if (!CpuSupports(e.isa) || e.backend == "portable") continue;
+      for (bool cold : {false, true}) {
+        benchmark::RegisterBenchmark(
+            (std::string("gemm/") + s.name + "/prepacked_" + e.name + (cold ? "/cold" : "")).c_str(),
+            BM_TesselGemmPrepacked, &e, s, cold)
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+    for (bool cold : {false, true}) {
+      benchmark::RegisterBenchmark(
+          (std::string("gemm/") + s.name + "/xnnpack_fully_connected_nc_f32" + (cold ? "/cold" : "")).c_str(),
+          BM_XnnpackFullyConnected, s, cold)
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   return true;
 }();

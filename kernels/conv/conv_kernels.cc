@@ -4,6 +4,7 @@
 #include "kernels/conv/conv_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -69,6 +70,11 @@ int Tasks(const OpKernelArgs& args) { return std::max(1, args.num_threads); }
 
 // ---- convolution ----------------------------------------------------------------------------------------
 
+// Convolution as a GEMM over prepacked weights (PackedGemmF32, packed once per group at load) with
+// bias, residual and clamp fused into the tiles. Rows (output pixels) go in blocks of the kernel's row
+// block, so each block streams the weights once; a 1x1 stride-1 layer reads its input in place, others
+// gather im2col rows for the block first. Tasks split the rows, or the output channels when there are
+// too few rows to share (the late layers, where the weights are largest).
 class GemmConvKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
@@ -89,24 +95,25 @@ class GemmConvKernel : public OpKernel {
     k->direct_ = g->is_1x1_direct();
     const int64_t kg = g->kh * g->kw * g->group_in();
     const int64_t mg = g->group_out();
-    // Weights [M, KH, KW, C/g] -> per group a [K_g, M_g] row-major B matrix.
-    k->wt_ = Floats(g->groups * kg * mg);
+    const int64_t rows = g->n * g->oh * g->ow;
+    // Weights [M, KH, KW, C/g] -> per group a [K_g, M_g] row-major B matrix, packed for the microkernel.
     const float* w = args.inputs[1]->data<float>();
+    std::vector<float> b(kg * mg);
     for (int64_t grp = 0; grp < g->groups; ++grp) {
-      float* b = k->wt_.data() + grp * kg * mg;
       for (int64_t o = 0; o < mg; ++o) {
         for (int64_t p = 0; p < kg; ++p) b[p * mg + o] = w[(grp * mg + o) * kg + p];
       }
+      absl::StatusOr<PackedGemmF32> packed = PackedGemmF32::Create(mg, kg, b.data(), mg, rows);
+      if (!packed.ok()) return packed.status();
+      k->packed_.push_back(*std::move(packed));
     }
-    const int64_t rows = g->n * g->oh * g->ow;
-    absl::StatusOr<const KernelEntry*> gemm = SelectGemm(rows, mg, kg);
-    if (!gemm.ok()) return gemm.status();
-    k->gemm_ = *gemm;
-    // Row blocks keep the im2col block near 512 KiB (in L2 with the packed panels).
-    k->block_rows_ = std::max<int64_t>(16, std::min<int64_t>(256, (128 << 10) / std::max<int64_t>(kg, 1)));
+    const PackedGemmF32& p0 = k->packed_[0];
+    k->block_rows_ = p0.row_block();
     k->tasks_ = Tasks(args);
+    // Too few rows for every task to get whole blocks: split the output channels instead.
+    k->split_columns_ = g->groups == 1 && rows < k->tasks_ * k->block_rows_ && mg >= k->tasks_ * p0.panel_width();
     for (int t = 0; t < k->tasks_; ++t) {
-      k->workspace_.emplace_back((k->gemm_->workspace_bytes + 3) / 4);
+      k->workspace_.emplace_back((p0.workspace_bytes() + 3) / 4);
       k->cols_.emplace_back(k->direct_ ? 0 : k->block_rows_ * kg);
     }
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -117,34 +124,50 @@ class GemmConvKernel : public OpKernel {
     return absl::OkStatus();
   }
 
+  const KernelEntry& gemm() const { return packed_[0].kernel(); }
+
  private:
   static void Task(void* self, size_t t) { static_cast<GemmConvKernel*>(self)->RunTask(static_cast<int>(t)); }
 
   void RunTask(int t) {
     const Conv2dGeometry& g = g_;
     const int64_t rows = g.n * g.oh * g.ow;
-    const int64_t per_task = (rows + tasks_ - 1) / tasks_;
-    const int64_t begin = std::min(rows, t * per_task);
-    const int64_t end = std::min(rows, begin + per_task);
     const int64_t kg = g.kh * g.kw * g.group_in();
     const int64_t mg = g.group_out();
-    const auto gemm = reinterpret_cast<GemmF32Fn>(gemm_->fn);
+    int64_t begin = 0, end = rows, n_begin = 0, n_end = mg;
+    if (split_columns_) {
+      const int64_t nr = packed_[0].panel_width();
+      const int64_t panels = (mg + nr - 1) / nr;
+      const int64_t per_task = (panels + tasks_ - 1) / tasks_;
+      n_begin = std::min(mg, t * per_task * nr);
+      n_end = std::min(mg, n_begin + per_task * nr);
+      if (n_begin >= n_end) return;
+    } else {
+      const int64_t per_task = (rows + tasks_ - 1) / tasks_;
+      begin = std::min(rows, t * per_task);
+      end = std::min(rows, begin + per_task);
+    }
     for (int64_t r0 = begin; r0 < end; r0 += block_rows_) {
       const int64_t nr = std::min(block_rows_, end - r0);
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         const float* a;
         int64_t lda;
         if (direct_) {
-          a = x_ + r0 * g.c;
+          a = x_ + r0 * g.c + grp * g.group_in();
           lda = g.c;
         } else {
           Im2col(r0, nr, grp, cols_[t].data());
           a = cols_[t].data();
           lda = kg;
         }
-        gemm(nr, mg, kg, a, lda, wt_.data() + grp * kg * mg, mg, y_ + r0 * g.m + grp * mg, g.m, workspace_[t].data());
+        GemmEpilogue ep;
+        ep.bias = bias_ ? bias_ + grp * mg : nullptr;
+        ep.residual = residual_ ? residual_ + r0 * g.m + grp * mg : nullptr;
+        ep.ldr = g.m;
+        ep.lo = lo_;
+        ep.hi = hi_;
+        packed_[grp].Run(nr, a, lda, y_ + r0 * g.m + grp * mg, g.m, ep, n_begin, n_end, workspace_[t].data());
       }
-      Epilogue(y_ + r0 * g.m, nr, g.m, g.m, bias_, residual_ ? residual_ + r0 * g.m : nullptr, lo_, hi_);
     }
   }
 
@@ -180,8 +203,8 @@ class GemmConvKernel : public OpKernel {
   float* y_ = nullptr;
   float lo_ = 0, hi_ = 0;
   bool direct_ = false;
-  Floats wt_;
-  const KernelEntry* gemm_ = nullptr;
+  bool split_columns_ = false;
+  std::vector<PackedGemmF32> packed_;  // one per group
   int64_t block_rows_ = 64;
   int tasks_ = 1;
   std::vector<Floats> workspace_;
@@ -204,16 +227,18 @@ double GemmConvCost(const OpQuery& q) {
   if (!g.ok()) return 1e9;
   const double rows = g->n * g->oh * g->ow;
   const double kg = g->kh * g->kw * g->group_in();
-  // A GEMM with tiny N (depthwise: 1 column per group) wastes the 32-wide microkernel tile, and a
-  // short K spends more time packing A than multiplying: kg / (kg + 48) fits the measured slowdown
-  // against XNNPACK on MobileNetV2's 1x1 layers (K = 16..96).
-  const double tile_use = std::min(1.0, g->group_out() / 32.0);
-  const double k_use = kg / (kg + 48.0);
+  const double mg = g->group_out();
+  // The AVX-512 tile is 14 rows x 32 channels: a partial tile computes in full. Short K spends its time
+  // packing A (transposed into the tile's order) rather than multiplying: kg / (kg + 96) fits the
+  // measured rates (gemm_benchmark prepacked rows: K = 147 ~95 GFLOP/s, K >= 1152 ~175).
+  const double tile_use = (rows / (std::ceil(rows / 14.0) * 14.0)) * (mg / (std::ceil(mg / 32.0) * 32.0));
+  const double k_use = kg / (kg + 96.0);
   const double im2col_bytes = g->is_1x1_direct() ? 0.0 : 8.0 * rows * kg * g->groups;
-  // Weights are repacked by the GEMM driver for every block of rows; the epilogue reads and writes Y.
-  const double pack_bytes = 4.0 * kg * g->m * std::max(1.0, rows / 256.0);
-  const double epilogue_bytes = 8.0 * rows * g->m;
-  return g->flops() / (170e9 * tile_use * k_use) + (im2col_bytes + pack_bytes + epilogue_bytes) / 20e9;
+  // The packed weights stream once per block of 168 rows: from memory when they are large.
+  const double weight_bytes = 4.0 * kg * g->m;
+  const double weight_passes = std::ceil(rows / 168.0);
+  const double weight_rate = weight_bytes > (2 << 20) ? 25e9 : 100e9;
+  return g->flops() / (180e9 * tile_use * k_use) + im2col_bytes / 20e9 + weight_bytes * weight_passes / weight_rate;
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateGemmConv(const OpKernelArgs& args) {

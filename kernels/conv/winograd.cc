@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -223,7 +224,11 @@ double WinogradCost(const OpQuery& q) {
   // M (points values per tile and channel) twice each, in L2.
   const double weight_bytes = 4.0 * kPoints * g->c * g->m;
   const double transform_bytes = 4.0 * kPoints * tiles * (g->c + g->m) * 2;
-  return gemm_flops / 150e9 + weight_bytes / 20e9 + transform_bytes / 60e9;
+  // Each point's GEMM is an XNNPACK fully connected layer, which sweeps its weights for every 7 rows
+  // (tiles): per-point weights past L2's share stream again and again (ResNet-18's 7x7x512 layers).
+  const double point_bytes = 4.0 * g->c * g->m;
+  const double restream = point_bytes >= (512 << 10) ? weight_bytes * (std::ceil(tiles / 7.0) - 1) / 50e9 : 0.0;
+  return gemm_flops / 150e9 + weight_bytes / 20e9 + transform_bytes / 60e9 + restream;
 }
 
 template <class W>

@@ -3,6 +3,7 @@
 #include "kernels/gemm/gemm.h"
 
 #include <cassert>
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -47,6 +48,18 @@ KernelEntry Entry(const char* name, Isa isa, const char* backend, double (*cost)
 
 #define TESSEL_GEMM_ENTRY(fn, isa, backend, cost) Entry(#fn, isa, backend, cost, fn, fn##_workspace_bytes())
 
+using UkernelInfoFn = gemm_internal::UkernelInfo (*)();
+
+KernelEntry PrepackedEntry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
+                           UkernelInfoFn info) {
+  KernelEntry e = Entry(name, isa, backend, cost, nullptr, 0);
+  e.op = "gemm_prepacked";
+  e.fn = reinterpret_cast<const void*>(info);
+  return e;
+}
+
+#define TESSEL_GEMM_PREPACKED_ENTRY(fn, isa, backend, cost) PrepackedEntry(#fn, isa, backend, cost, fn##_ukernel)
+
 KernelRegistry* BuildGemmRegistry() {
   auto* r = new KernelRegistry;
   r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm__reference, Isa::kPortable, "reference", ReferenceCost));
@@ -62,13 +75,35 @@ KernelRegistry* BuildGemmRegistry() {
   return r;
 }
 
+KernelRegistry* BuildPrepackedRegistry() {
+  auto* r = new KernelRegistry;
+  r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_4x8__scalar, Isa::kPortable, "portable",
+                                          PackedCost<4>));
+#if defined(__x86_64__)
+  r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_6x16__avx2, Isa::kAvx2, "x86", PackedCost<60>));
+  r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_14x32__avx512, Isa::kAvx512, "x86",
+                                          PackedCost<120>));
+#endif
+#if defined(__aarch64__)
+  r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_8x12__neon, Isa::kNeon, "neon", PackedCost<12>));
+  r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_8xVLx2__sve, Isa::kSve, "sve", SveCost));
+#endif
+  return r;
+}
+
 #undef TESSEL_GEMM_ENTRY
+#undef TESSEL_GEMM_PREPACKED_ENTRY
 
 }  // namespace
 
 const KernelRegistry& GemmKernels() {
   // Leaked on purpose: a registry must outlive every static that may still select kernels.
   static const KernelRegistry* registry = BuildGemmRegistry();
+  return *registry;
+}
+
+const KernelRegistry& GemmPrepackedKernels() {
+  static const KernelRegistry* registry = BuildPrepackedRegistry();
   return *registry;
 }
 
@@ -97,6 +132,49 @@ absl::StatusOr<GemmF32> GemmF32::Create(int64_t m, int64_t n, int64_t k) {
 void GemmF32::Run(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) const {
   assert(lda >= k_ && ldb >= n_ && ldc >= n_);
   reinterpret_cast<GemmF32Fn>(kernel_->fn)(m_, n_, k_, a, lda, b, ldb, c, ldc, workspace_.get());
+}
+
+}  // namespace tessel
+
+namespace tessel {
+
+absl::StatusOr<PackedGemmF32> PackedGemmF32::Create(int64_t n, int64_t k, const float* b, int64_t ldb, int64_t m_hint) {
+  if (n < 0 || k < 0 || ldb < n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PackedGemmF32: bad sizes n=", n, " k=", k, " ldb=", ldb, " (need n, k >= 0 and ldb >= n)"));
+  }
+  absl::StatusOr<const KernelEntry*> kernel =
+      GemmPrepackedKernels().Select("gemm_prepacked", "f32", "row_major", {std::max<int64_t>(m_hint, 1), n, k, 0});
+  if (!kernel.ok()) {
+    // A forced operator-level backend (e.g. "xnnpack") names no microkernel: fall back to the cheapest.
+    kernel = GemmPrepackedKernels().Select("gemm_prepacked", "f32", "row_major", {std::max<int64_t>(m_hint, 1), n, k, 0}, "");
+    if (!kernel.ok()) return kernel.status();
+  }
+  PackedGemmF32 op;
+  op.n_ = n;
+  op.k_ = k;
+  op.kernel_ = *kernel;
+  op.info_ = reinterpret_cast<UkernelInfoFn>(op.kernel_->fn)();
+  const size_t floats = static_cast<size_t>(std::max<int64_t>(gemm_internal::PackedBFloats(op.info_.blocking, k, n), 1));
+  const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+  op.packed_ = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, bytes)), std::free);
+  if (!op.packed_) {
+    return absl::ResourceExhaustedError(absl::StrCat("PackedGemmF32: cannot allocate ", bytes, " bytes of packed weights"));
+  }
+  gemm_internal::PackBFull(op.info_.blocking, b, ldb, k, n, op.packed_.get());
+  return op;
+}
+
+void PackedGemmF32::Run(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, const GemmEpilogue& epilogue,
+                        int64_t n_begin, int64_t n_end, void* workspace) const {
+  assert(lda >= k_ && ldc >= n_end && n_begin % panel_width() == 0);
+  info_.prepacked(m, n_, k_, a, lda, packed_.get(), c, ldc, epilogue, n_begin, n_end, workspace);
+}
+
+size_t PackedGemmF32::workspace_bytes() const { return gemm_internal::PrepackedWorkspaceBytes(info_.blocking); }
+
+size_t PackedGemmF32::packed_bytes() const {
+  return static_cast<size_t>(gemm_internal::PackedBFloats(info_.blocking, k_, n_)) * sizeof(float);
 }
 
 }  // namespace tessel

@@ -16,6 +16,8 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "kernels/gemm/gemm_epilogue.h"
+#include "kernels/gemm/internal/gemm_driver.h"
 #include "kernels/registry/registry.h"
 
 namespace tessel {
@@ -25,6 +27,10 @@ using GemmF32Fn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int6
 
 // Every f32 GEMM kernel built for this target (whatever the CPU supports; see CpuSupports).
 const KernelRegistry& GemmKernels();
+
+// The packed kernels again, as prepacked-weights microkernels (op "gemm_prepacked"; fn returns the
+// kernel's gemm_internal::UkernelInfo): what PackedGemmF32 selects from.
+const KernelRegistry& GemmPrepackedKernels();
 
 class GemmF32 {
  public:
@@ -40,6 +46,34 @@ class GemmF32 {
   int64_t m_ = 0, n_ = 0, k_ = 0;
   const KernelEntry* kernel_ = nullptr;
   std::shared_ptr<char> workspace_;
+};
+
+// Constant weights B [k x n] packed once for one microkernel (registry op "gemm_prepacked": the packed
+// kernels above, same names and costs), then multiplied by any number of A rows with the output stage
+// fused (GemmEpilogue). Run never allocates: each concurrent caller passes its own workspace_bytes().
+class PackedGemmF32 {
+ public:
+  // Packs B (row stride ldb >= n). `m_hint` (rows per Run) only steers kernel selection.
+  static absl::StatusOr<PackedGemmF32> Create(int64_t n, int64_t k, const float* b, int64_t ldb, int64_t m_hint);
+
+  // C[i, j] = epilogue(sum_p A[i, p] B[p, j]) for i < m, n_begin <= j < n_end; n_begin must be a multiple
+  // of panel_width(). The epilogue's residual rows are indexed from A's row 0.
+  void Run(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, const GemmEpilogue& epilogue,
+           int64_t n_begin, int64_t n_end, void* workspace) const;
+
+  int64_t n() const { return n_; }
+  int64_t k() const { return k_; }
+  int64_t panel_width() const { return info_.blocking.nr; }  // columns per packed panel
+  int64_t row_block() const { return info_.blocking.mc; }    // rows per pass over all of B
+  size_t workspace_bytes() const;
+  size_t packed_bytes() const;
+  const KernelEntry& kernel() const { return *kernel_; }
+
+ private:
+  int64_t n_ = 0, k_ = 0;
+  const KernelEntry* kernel_ = nullptr;
+  gemm_internal::UkernelInfo info_{};
+  std::shared_ptr<float> packed_;
 };
 
 }  // namespace tessel

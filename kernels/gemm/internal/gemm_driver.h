@@ -10,8 +10,18 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/gemm/gemm_epilogue.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace tessel {
 namespace gemm_internal {
+
+// The code below is compiled into every per-ISA library with that library's flags (and takes an
+// AVX-512 path where __AVX512F__ is defined), so it has internal linkage: as plain inline functions the
+// linker would keep one copy for all of them, which could run AVX-512 code on a CPU without it.
 
 // Computes the full mr x nr tile c (row stride ldc) from kc packed steps: c = sum (or c += sum when
 // accumulate). a: kc groups of mr floats; b: kc groups of nr floats.
@@ -19,6 +29,18 @@ using Ukernel = void (*)(int64_t kc, const float* a, const float* b, float* c, i
 
 struct Blocking {
   int64_t mr, nr, mc, kc, nc;  // mc a multiple of mr, nc a multiple of nr
+};
+
+// The prepacked-weights GEMM of one kernel (GemmPrepacked instantiated in the kernel's ISA library).
+using PrepackedFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b,
+                             float* c, int64_t ldc, const GemmEpilogue& ep, int64_t n_begin, int64_t n_end,
+                             void* workspace);
+
+// A microkernel with the blocking it was tuned for.
+struct UkernelInfo {
+  Blocking blocking;
+  Ukernel ukernel;
+  PrepackedFn prepacked;
 };
 
 inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -31,7 +53,62 @@ inline size_t WorkspaceBytes(const Blocking& bl) {
 // The largest tile any microkernel uses (SVE at 2048 bits: 8 x 128), for the edge-tile buffer.
 inline constexpr int64_t kMaxTileFloats = 8 * 128;
 
-inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr, float* out) {
+#if defined(__AVX512F__)
+// 16 floats from each of 16 rows (the last two only padding) -> out[j * 14 + i] for j < 16, i < 14: an
+// in-register 16x16 transpose, 14 floats stored per column.
+static inline void PackA14x16Avx512(const float* const (&rows)[16], float* out) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(rows[i]);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+  }
+  // r[4q + s] holds, per 128-bit lane L, column 4L + s' of rows 4q..4q+3 (s' = 0, 1, 2, 3 for s = 0, 1, 2, 3).
+  for (int i = 0; i < 4; ++i) {
+    // Gather lane pairs: rows 0-7 and 8-15.
+    t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88);       // lanes 0, 2 of r[i], then of r[4 + i]
+    t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xdd);   // lanes 1, 3
+    t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88);
+    t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xdd);
+  }
+  for (int i = 0; i < 4; ++i) {
+    // column (s + 4 * L) for L = 0, 1, 2, 3.
+    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);         // L = 0
+    r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88); // L = 1
+    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);     // L = 2
+    r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xdd); // L = 3
+  }
+  for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(out + j * 14, 0x3fff, r[j]);
+}
+#endif
+
+static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr, float* out) {
+#if defined(__AVX512F__)
+  if (mr == 14) {
+    alignas(64) static const float zeros[16] = {};
+    for (int64_t i0 = 0; i0 < rows; i0 += mr) {
+      const int64_t r = std::min(mr, rows - i0);
+      int64_t p = 0;
+      for (; p + 16 <= kc; p += 16) {
+        const float* rows16[16];
+        for (int i = 0; i < 16; ++i) rows16[i] = i < r ? a + (i0 + i) * lda + p : zeros;
+        PackA14x16Avx512(rows16, out + p * 14);
+      }
+      for (; p < kc; ++p) {
+        for (int64_t i = 0; i < r; ++i) out[p * mr + i] = a[(i0 + i) * lda + p];
+        for (int64_t i = r; i < mr; ++i) out[p * mr + i] = 0.0f;
+      }
+      out += mr * kc;
+    }
+    return;
+  }
+#endif
   for (int64_t i0 = 0; i0 < rows; i0 += mr) {
     const int64_t r = std::min(mr, rows - i0);
     for (int64_t p = 0; p < kc; ++p) {
@@ -42,7 +119,7 @@ inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t
   }
 }
 
-inline void PackB(const float* b, int64_t ldb, int64_t kc, int64_t cols, int64_t nr, float* out) {
+static inline void PackB(const float* b, int64_t ldb, int64_t kc, int64_t cols, int64_t nr, float* out) {
   for (int64_t j0 = 0; j0 < cols; j0 += nr) {
     const int64_t w = std::min(nr, cols - j0);
     for (int64_t p = 0; p < kc; ++p) {
@@ -56,7 +133,7 @@ inline void PackB(const float* b, int64_t ldb, int64_t kc, int64_t cols, int64_t
 }
 
 // C[m x n] = A[m x k] * B[k x n], all row-major. workspace: WorkspaceBytes(bl) bytes.
-inline void Gemm(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+static inline void Gemm(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float* c, int64_t ldc, void* workspace) {
   assert(bl.mr * bl.nr <= kMaxTileFloats && bl.mc % bl.mr == 0 && bl.nc % bl.nr == 0);
   if (m == 0 || n == 0) return;
@@ -96,6 +173,93 @@ inline void Gemm(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t n, int6
               }
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// ---- prepacked B (constant weights) with a fused epilogue -------------------------------------------------
+//
+// B [k x n] is packed once: for each kc block pc, every nr panel [kcb][nr] (zero-padded columns), so the
+// panel (pc, jr) starts at pc * RoundUp(n, nr) + jr * kcb. GemmPrepacked walks M blocks outermost, so
+// all of B streams once per mc rows (once per call for the small-M late layers of a CNN, where the
+// weights are largest), and applies bias, residual and clamp to each tile right after its last K block,
+// while the tile is still in L1.
+
+inline int64_t PackedBFloats(const Blocking& bl, int64_t k, int64_t n) { return RoundUp(n, bl.nr) * k; }
+
+static inline void PackBFull(const Blocking& bl, const float* b, int64_t ldb, int64_t k, int64_t n, float* out) {
+  const int64_t np = RoundUp(n, bl.nr);
+  for (int64_t pc = 0; pc < k; pc += bl.kc) PackB(b + pc * ldb, ldb, std::min(bl.kc, k - pc), n, bl.nr, out + pc * np);
+}
+
+// Scratch GemmPrepacked needs: one packed A block, 64-byte aligned.
+inline size_t PrepackedWorkspaceBytes(const Blocking& bl) {
+  return static_cast<size_t>(bl.mc * bl.kc) * sizeof(float) + 64;
+}
+
+// c = clamp(c + bias + residual) over a rows x cols tile at (row0, col0) of the output.
+static inline void ApplyEpilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t rows, int64_t cols, int64_t row0,
+                          int64_t col0) {
+  const float lo = ep.lo, hi = ep.hi;
+  for (int64_t i = 0; i < rows; ++i) {
+    float* __restrict ci = c + i * ldc;
+    const float* __restrict r = ep.residual ? ep.residual + (row0 + i) * ep.ldr + col0 : nullptr;
+    const float* __restrict bias = ep.bias ? ep.bias + col0 : nullptr;
+    if (bias && r) {
+      for (int64_t j = 0; j < cols; ++j) ci[j] = std::min(std::max(ci[j] + bias[j] + r[j], lo), hi);
+    } else if (bias) {
+      for (int64_t j = 0; j < cols; ++j) ci[j] = std::min(std::max(ci[j] + bias[j], lo), hi);
+    } else if (r) {
+      for (int64_t j = 0; j < cols; ++j) ci[j] = std::min(std::max(ci[j] + r[j], lo), hi);
+    } else {
+      for (int64_t j = 0; j < cols; ++j) ci[j] = std::min(std::max(ci[j], lo), hi);
+    }
+  }
+}
+
+// C[m x (n_begin..n_end)] = epilogue(A[m x k] * B) with B from PackBFull. n_begin is a multiple of nr;
+// n_end <= n. Residual rows are indexed like C's (row 0 = A's row 0).
+static inline void GemmPrepacked(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t n, int64_t k, const float* a,
+                          int64_t lda, const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,
+                          int64_t n_begin, int64_t n_end, void* workspace) {
+  assert(bl.mr * bl.nr <= kMaxTileFloats && bl.mc % bl.mr == 0 && n_begin % bl.nr == 0 && n_end <= n);
+  if (m == 0 || n_end <= n_begin) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc + n_begin, c + i * ldc + n_end, 0.0f);
+    ApplyEpilogue(ep, c + n_begin, ldc, m, n_end - n_begin, 0, n_begin);
+    return;
+  }
+  auto base = reinterpret_cast<uintptr_t>(workspace);
+  float* packed_a = reinterpret_cast<float*>((base + 63) & ~uintptr_t{63});
+  const int64_t np = RoundUp(n, bl.nr);
+  alignas(64) float edge[kMaxTileFloats];
+  for (int64_t ic = 0; ic < m; ic += bl.mc) {
+    const int64_t mcb = std::min(bl.mc, m - ic);
+    for (int64_t pc = 0; pc < k; pc += bl.kc) {
+      const int64_t kcb = std::min(bl.kc, k - pc);
+      const bool accumulate = pc > 0;
+      const bool last = pc + kcb == k;
+      PackA(a + ic * lda + pc, lda, mcb, kcb, bl.mr, packed_a);
+      for (int64_t jr = n_begin; jr < n_end; jr += bl.nr) {
+        const int64_t w = std::min(bl.nr, n_end - jr);
+        const float* bp = packed_b + pc * np + jr * kcb;
+        for (int64_t ir = 0; ir < mcb; ir += bl.mr) {
+          const int64_t h = std::min(bl.mr, mcb - ir);
+          const float* ap = packed_a + ir * kcb;
+          float* ct = c + (ic + ir) * ldc + jr;
+          if (h == bl.mr && w == bl.nr) {
+            ukernel(kcb, ap, bp, ct, ldc, accumulate);
+          } else {
+            ukernel(kcb, ap, bp, edge, bl.nr, false);
+            for (int64_t i = 0; i < h; ++i) {
+              for (int64_t j = 0; j < w; ++j) {
+                ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * bl.nr + j] : edge[i * bl.nr + j];
+              }
+            }
+          }
+          if (last) ApplyEpilogue(ep, ct, ldc, h, w, ic + ir, jr);
         }
       }
     }

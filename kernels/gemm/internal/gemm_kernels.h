@@ -6,14 +6,21 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/gemm/internal/gemm_driver.h"
+
 namespace tessel {
 
+// Each packed kernel also exports its microkernel and blocking (name##_ukernel) for PackedGemmF32.
 #define TESSEL_DECLARE_F32_GEMM(name)                                                                     \
   void name(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, \
             float* c, int64_t ldc, void* workspace);                                                   \
-  size_t name##_workspace_bytes();
+  size_t name##_workspace_bytes();                                                                     \
+  gemm_internal::UkernelInfo name##_ukernel();
 
-TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm__reference)
+void tessel_f32_gemm__reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                                int64_t ldb, float* c, int64_t ldc, void* workspace);
+size_t tessel_f32_gemm__reference_workspace_bytes();
+
 TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_4x8__scalar)
 #if defined(__x86_64__)
 TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_6x16__avx2)
