@@ -22,6 +22,16 @@ double PackedCost(const ProblemShape& s) {
   return flops / (kGflops * 1e9) + packed_bytes / 20e9 + 1e-7;
 }
 
+// PackedCost with the register tile's waste: a partial tile costs a full one.
+template <int kGflops, int kMr, int kNr>
+double TiledCost(const ProblemShape& s) {
+  const double mt = static_cast<double>((s.m + kMr - 1) / kMr * kMr);
+  const double nt = static_cast<double>((s.n + kNr - 1) / kNr * kNr);
+  const double flops = 2.0 * mt * nt * s.k;
+  const double packed_bytes = 4.0 * (s.m * s.k + s.k * s.n);
+  return flops / (kGflops * 1e9) + packed_bytes / 20e9 + 1e-7;
+}
+
 double ReferenceCost(const ProblemShape& s) { return 2.0 * s.m * s.n * s.k / 1e9; }
 
 #if defined(__aarch64__)
@@ -66,7 +76,8 @@ KernelRegistry* BuildGemmRegistry() {
   r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_4x8__scalar, Isa::kPortable, "portable", PackedCost<4>));
 #if defined(__x86_64__)
   r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_6x16__avx2, Isa::kAvx2, "x86", PackedCost<60>));
-  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_14x32__avx512, Isa::kAvx512, "x86", PackedCost<120>));
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_14x32__avx512, Isa::kAvx512, "x86", (TiledCost<120, 14, 32>)));
+  r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_7x64__avx512, Isa::kAvx512, "x86", (TiledCost<115, 7, 64>)));
 #endif
 #if defined(__aarch64__)
   r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_8x12__neon, Isa::kNeon, "neon", PackedCost<12>));
@@ -82,7 +93,9 @@ KernelRegistry* BuildPrepackedRegistry() {
 #if defined(__x86_64__)
   r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_6x16__avx2, Isa::kAvx2, "x86", PackedCost<60>));
   r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_14x32__avx512, Isa::kAvx512, "x86",
-                                          PackedCost<120>));
+                                          (TiledCost<120, 14, 32>)));
+  r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_7x64__avx512, Isa::kAvx512, "x86",
+                                          (TiledCost<115, 7, 64>)));
 #endif
 #if defined(__aarch64__)
   r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_8x12__neon, Isa::kNeon, "neon", PackedCost<12>));

@@ -5,6 +5,7 @@
 //   tessel_f32_gemm_ukernel_4x8__scalar  packed driver + portable C++ microkernel
 //   tessel_f32_gemm_ukernel_6x16__avx2   AVX2+FMA, 12 ymm accumulators
 //   tessel_f32_gemm_ukernel_14x32__avx512  AVX-512, 28 zmm accumulators
+//   tessel_f32_gemm_ukernel_7x64__avx512   AVX-512, 28 zmm accumulators (for 7 * k rows)
 //   tessel_f32_gemm_ukernel_8x12__neon   NEON vfmaq_laneq
 //   tessel_f32_gemm_ukernel_8xVLx2__sve  SVE, vector-length agnostic (nr = 2 vectors)
 // A kernel never allocates: the caller passes entry.workspace_bytes of scratch (packed panels).

@@ -2,6 +2,7 @@
 #include "kernels/registry/op_kernels.h"
 
 #include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
@@ -15,6 +16,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterXnnpackOpKernels(*r);
     RegisterGemmOpKernels(*r);
     RegisterWinogradOpKernels(*r);
+    RegisterDwPwOpKernels(*r);
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
     return r;

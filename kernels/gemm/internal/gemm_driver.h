@@ -54,9 +54,9 @@ inline size_t WorkspaceBytes(const Blocking& bl) {
 inline constexpr int64_t kMaxTileFloats = 8 * 128;
 
 #if defined(__AVX512F__)
-// 16 floats from each of 16 rows (the last two only padding) -> out[j * 14 + i] for j < 16, i < 14: an
-// in-register 16x16 transpose, 14 floats stored per column.
-static inline void PackA14x16Avx512(const float* const (&rows)[16], float* out) {
+// 16 floats from each of 16 rows (rows past mr only padding) -> out[j * mr + i] for j < 16, i < mr: an
+// in-register 16x16 transpose, mr floats stored per column.
+static inline void PackAx16Avx512(const float* const (&rows)[16], int64_t mr, float* out) {
   __m512 r[16], t[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(rows[i]);
   for (int i = 0; i < 16; i += 2) {
@@ -84,13 +84,14 @@ static inline void PackA14x16Avx512(const float* const (&rows)[16], float* out) 
     r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);     // L = 2
     r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xdd); // L = 3
   }
-  for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(out + j * 14, 0x3fff, r[j]);
+  const __mmask16 mask = static_cast<__mmask16>((1u << mr) - 1);
+  for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(out + j * mr, mask, r[j]);
 }
 #endif
 
 static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr, float* out) {
 #if defined(__AVX512F__)
-  if (mr == 14) {
+  if (mr <= 16) {
     alignas(64) static const float zeros[16] = {};
     for (int64_t i0 = 0; i0 < rows; i0 += mr) {
       const int64_t r = std::min(mr, rows - i0);
@@ -98,7 +99,7 @@ static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, 
       for (; p + 16 <= kc; p += 16) {
         const float* rows16[16];
         for (int i = 0; i < 16; ++i) rows16[i] = i < r ? a + (i0 + i) * lda + p : zeros;
-        PackA14x16Avx512(rows16, out + p * 14);
+        PackAx16Avx512(rows16, mr, out + p * mr);
       }
       for (; p < kc; ++p) {
         for (int64_t i = 0; i < r; ++i) out[p * mr + i] = a[(i0 + i) * lda + p];

@@ -25,6 +25,7 @@ TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_4x8__scalar)
 #if defined(__x86_64__)
 TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_6x16__avx2)
 TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_14x32__avx512)
+TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_7x64__avx512)
 #endif
 #if defined(__aarch64__)
 TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_8x12__neon)
