@@ -10,30 +10,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/xnnpack/internal/xnn_common.h"
+#include "kernels/xnnpack/xnnpack_int8_kernels.h"
 #include "xnnpack.h"
 
 namespace tessel {
 namespace {
 
+using xnn_internal::InitXnnpack;
+using xnn_internal::XnnError;
+using xnn_internal::XnnFlags;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// By default workers sleep on a futex after each operator instead of spinning. On a machine with more
-// runnable threads than cores (2 cores shared with compilers), spinning workers lose their time slices
-// and every operator then waits a scheduler tick for a preempted worker: 2-thread ResNet-18 went from
-// 20 ms to 340 ms under load. On idle cores spinning is faster (OpKernelArgs::spin_workers).
-uint32_t XnnFlags(const OpKernelArgs& args) { return args.spin_workers ? 0 : XNN_FLAG_YIELD_WORKERS; }
-
-absl::Status XnnError(const OpKernelArgs& args, const char* what, xnn_status status) {
-  return absl::InternalError(
-      absl::StrCat("node '", args.node.name(), "': XNNPACK ", what, " failed (status ", static_cast<int>(status), ")"));
-}
-
-absl::Status InitXnnpack() {
-  static const xnn_status status = xnn_initialize(nullptr);
-  if (status == xnn_status_success) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("XNNPACK cannot initialize on this CPU (status ", static_cast<int>(status),
-                                             "); set TESSEL_FORCE_BACKEND=reference"));
-}
 
 // Owns a short sequence of XNNPACK operators run in order.
 class XnnKernel : public OpKernel {
@@ -405,6 +393,7 @@ void RegisterXnnpackOpKernels(OpKernelRegistry& r) {
   r.Register(Entry("xnn_f32_fully_connected_matmul_bias__xnnpack", "tessel.MatMulBias", "row_major", FcLegal, FcCost,
                    CreateFc));
   r.Register(Entry("xnn_f32_add_nd__xnnpack", "Add", "any", AddLegal, AddCost, CreateAdd));
+  RegisterXnnpackInt8OpKernels(r);
 }
 
 }  // namespace tessel

@@ -1,0 +1,412 @@
+// The XNNPACK int8 kernels (xnnpack_int8_kernels.h) against the reference QConv / QGemm kernels over
+// awkward shapes: 1x1, 3x3 at strides 1 and 2 with symmetric and asymmetric padding, 5x5 dilated, a 7x7
+// stem, depthwise (with and without a channel multiplier), grouped, single pixels and channels; per-tensor
+// and per-channel multipliers, some above 1; ReLU-style clamps; with and without bias; 1 and 2 threads.
+// XNNPACK rounds differently from the reference's gemmlowp fixed point, so every output must be within 1
+// (u8 units) of the reference; the maximum difference and the fraction of exact matches are printed per
+// kernel. Legality must accept exactly the expected nodes (qu8: per-tensor multipliers only) and refuse
+// residuals, empty clamp ranges and multipliers XNNPACK cannot represent; selection must keep Tessel's own
+// int8 kernels wherever one serves the node.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/graph.h"
+#include "graph/op_registry.h"
+#include "graph/ops/quant_ops.h"
+#include "gtest/gtest.h"
+#include "kernels/int8/int8_op_kernels.h"
+#include "kernels/int8/requantize.h"
+#include "kernels/reference/quantized.h"
+#include "kernels/reference/reference.h"
+#include "kernels/registry/op_kernel.h"
+#include "kernels/xnnpack/xnnpack_kernels.h"
+#include "pthreadpool.h"
+
+namespace tessel {
+namespace {
+
+constexpr int kTolerance = 1;  // u8 units
+
+Tensor Random(DType t, std::vector<int64_t> shape, std::mt19937& rng, int lo, int hi) {
+  Tensor x(t, shape);
+  std::uniform_int_distribution<int> d(lo, hi);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    if (t == DType::kU8) x.data<uint8_t>()[i] = static_cast<uint8_t>(d(rng));
+    if (t == DType::kI8) x.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
+    if (t == DType::kI32) x.data<int32_t>()[i] = d(rng);
+  }
+  return x;
+}
+
+// Multipliers log-uniform in [lo, hi]: one per channel, or one for all.
+void SetRequant(Node* n, int64_t channels, bool per_channel, std::mt19937& rng, double lo, double hi) {
+  std::uniform_real_distribution<double> d(std::log(lo), std::log(hi));
+  std::vector<int64_t> m, s;
+  for (int64_t c = 0; c < (per_channel ? channels : 1); ++c) {
+    const QuantizedMultiplier q = QuantizeMultiplier(std::exp(d(rng)));
+    m.push_back(q.multiplier);
+    s.push_back(q.shift);
+  }
+  n->SetAttr("multiplier", Attribute::Ints(m));
+  n->SetAttr("shift", Attribute::Ints(s));
+}
+
+// The reference QConv / QGemm. Their libraries register themselves when linked (alwayslink), which the
+// aarch64 cross toolchain's link does not honour; calling the registrations makes sure on every toolchain.
+absl::Status RunQuantizedReference(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>* out) {
+  if (OpRegistry::Global().Find(kTesselDomain, "QConv") == nullptr) RegisterQuantOps(OpRegistry::Global());
+  ReferenceKernelRegistry& r = ReferenceKernelRegistry::Global();
+  if (r.Find(kTesselDomain, "QConv") == nullptr) RegisterQuantizedReferenceKernels(r);
+  return RunReferenceNode(node, in, out);
+}
+
+// A node with its operands; weights and bias are constants.
+struct Case {
+  std::unique_ptr<Graph> graph = std::make_unique<Graph>();
+  Node* node = nullptr;
+  std::vector<Tensor> data;  // per input
+  std::vector<OperandInfo> inputs, outputs;
+  Tensor want;
+  std::string label;
+
+  OpQuery query() const { return OpQuery{*node, inputs, outputs}; }
+  std::vector<const Tensor*> bound() const {
+    std::vector<const Tensor*> b;
+    for (const Tensor& t : data) b.push_back(&t);
+    return b;
+  }
+  // Runs the reference and records the operand view selection sees.
+  void Finish() {
+    std::vector<Tensor> out;
+    const absl::Status s = RunQuantizedReference(*node, bound(), &out);
+    ASSERT_TRUE(s.ok()) << label << ": " << s;
+    want = std::move(out[0]);
+    for (size_t i = 0; i < data.size(); ++i) inputs.push_back({true, i != 0 && i != 3, data[i].type()});
+    outputs = {{true, false, want.type()}};
+  }
+};
+
+struct ConvCase {
+  int64_t n, h, w, c, m, kh, kw, stride;
+  std::vector<int64_t> pads;  // top, left, bottom, right
+  int64_t dilation, groups;   // groups 0: depthwise (group = c)
+  bool per_channel, relu, bias;
+};
+
+std::string Describe(const ConvCase& p) {
+  return absl::StrCat("QConv n", p.n, " ", p.h, "x", p.w, "x", p.c, " -> m", p.m, " k", p.kh, "x", p.kw, " s", p.stride,
+                      " pads ", p.pads[0], ",", p.pads[1], ",", p.pads[2], ",", p.pads[3], " d", p.dilation, " g",
+                      p.groups == 0 ? p.c : p.groups, p.per_channel ? " per-channel" : " per-tensor",
+                      p.relu ? " relu" : "", p.bias ? "" : " no-bias");
+}
+
+void MakeConv(const ConvCase& p, std::mt19937& rng, Case* c, bool residual = false) {
+  c->label = Describe(p);
+  const int64_t groups = p.groups == 0 ? p.c : p.groups;
+  const int64_t cg = p.c / groups, k = p.kh * p.kw * cg;
+  c->data.push_back(Random(DType::kU8, {p.n, p.h, p.w, p.c}, rng, 0, 255));
+  c->data.push_back(Random(DType::kI8, {p.m, p.kh, p.kw, cg}, rng, -128, 127));
+  std::vector<Value*> ins = {c->graph->AddInput("x", c->data[0].type()), c->graph->AddConstant("w", c->data[1])};
+  const int bias_range = static_cast<int>(3000 * std::sqrt(static_cast<double>(k)));
+  if (p.bias || residual) {
+    c->data.push_back(Random(DType::kI32, {p.m}, rng, -bias_range, bias_range));
+    if (!p.bias) std::fill(c->data[2].data<int32_t>(), c->data[2].data<int32_t>() + p.m, 0);
+    ins.push_back(c->graph->AddConstant("b", c->data[2]));
+  }
+  if (residual) {
+    const int64_t oh = (p.h + p.pads[0] + p.pads[2] - p.dilation * (p.kh - 1) - 1) / p.stride + 1;
+    const int64_t ow = (p.w + p.pads[1] + p.pads[3] - p.dilation * (p.kw - 1) - 1) / p.stride + 1;
+    c->data.push_back(Random(DType::kU8, {p.n, oh, ow, p.m}, rng, 0, 255));
+    ins.push_back(c->graph->AddInput("r", c->data[3].type()));
+  }
+  Node* n = c->graph->AddNode("QConv", ins, 1, "qconv");
+  n->set_domain(kTesselDomain);
+  n->SetAttr("layout", Attribute::String("nhwc"));
+  n->SetAttr("group", Attribute::Int(groups));
+  n->SetAttr("kernel_shape", Attribute::Ints({p.kh, p.kw}));
+  n->SetAttr("strides", Attribute::Ints({p.stride, p.stride}));
+  n->SetAttr("dilations", Attribute::Ints({p.dilation, p.dilation}));
+  n->SetAttr("pads", Attribute::Ints({p.pads[0], p.pads[1], p.pads[2], p.pads[3]}));
+  n->SetAttr("x_zero_point", Attribute::Int(p.relu ? 0 : 131));
+  n->SetAttr("y_zero_point", Attribute::Int(p.relu ? 0 : 117));
+  n->SetAttr("act_min", Attribute::Int(p.relu ? 0 : 2));
+  n->SetAttr("act_max", Attribute::Int(p.relu ? 191 : 255));
+  // Accumulators (and biases) have a spread of about 74 * 74 * sqrt(K); these multipliers spread the
+  // outputs over some 15 to 60 u8 steps around the zero point.
+  const double base = 0.005 / std::sqrt(static_cast<double>(k));
+  SetRequant(n, p.m, p.per_channel, rng, base / 2, base * 2);
+  if (residual) {
+    n->SetAttr("r_zero_point", Attribute::Int(90));
+    n->SetAttr("r_multiplier", Attribute::Ints({QuantizeMultiplier(0.7).multiplier}));
+    n->SetAttr("r_shift", Attribute::Ints({QuantizeMultiplier(0.7).shift}));
+  }
+  c->node = n;
+  c->Finish();
+}
+
+void MakeGemm(int64_t rows, int64_t k, int64_t cols, bool per_channel, bool bias, std::mt19937& rng, Case* c) {
+  c->label = absl::StrCat("QGemm ", rows, "x", k, " * ", k, "x", cols, per_channel ? " per-channel" : " per-tensor",
+                          bias ? "" : " no-bias");
+  c->data.push_back(Random(DType::kU8, {rows, k}, rng, 0, 255));
+  c->data.push_back(Random(DType::kI8, {cols, k}, rng, -127, 127));
+  std::vector<Value*> ins = {c->graph->AddInput("a", c->data[0].type()), c->graph->AddConstant("w", c->data[1])};
+  const int bias_range = static_cast<int>(3000 * std::sqrt(static_cast<double>(k)));
+  if (bias) {
+    c->data.push_back(Random(DType::kI32, {cols}, rng, -bias_range, bias_range));
+    ins.push_back(c->graph->AddConstant("b", c->data[2]));
+  }
+  Node* n = c->graph->AddNode("QGemm", ins, 1, "qgemm");
+  n->set_domain(kTesselDomain);
+  n->SetAttr("x_zero_point", Attribute::Int(128));
+  n->SetAttr("y_zero_point", Attribute::Int(100));
+  const double base = 0.005 / std::sqrt(static_cast<double>(k));
+  SetRequant(n, cols, per_channel, rng, base / 2, base * 2);
+  c->node = n;
+  c->Finish();
+}
+
+// Agreement of one kernel with the reference over every case it ran.
+struct Stats {
+  int cases = 0;
+  int64_t outputs = 0, exact = 0, saturated = 0, exact_saturated = 0;
+  int max_diff = 0;
+};
+
+const std::vector<const OpKernelEntry*>& Int8Entries() {
+  static const auto* entries = [] {
+    auto* r = new OpKernelRegistry;
+    RegisterXnnpackOpKernels(*r);
+    auto* e = new std::vector<const OpKernelEntry*>;
+    for (const OpKernelEntry& k : r->entries()) {
+      if (k.dtypes == "u8") e->push_back(&k);
+    }
+    return e;
+  }();
+  return *entries;
+}
+
+// Creates `e` for the case with 1 and 2 threads, runs each twice (the second run reuses the bound
+// operator) and compares with the reference.
+void RunAndCompare(const OpKernelEntry& e, const Case& c, Stats* stats) {
+  SCOPED_TRACE(e.name);
+  const std::vector<const Tensor*> bound = c.bound();
+  for (int threads : {1, 2}) {
+    pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+    Tensor got(DType::kU8, c.want.shape());
+    absl::StatusOr<std::unique_ptr<OpKernel>> k =
+        e.create(OpKernelArgs{*c.node, bound, absl::MakeSpan(&got, 1), pool, threads, false});
+    ASSERT_TRUE(k.ok()) << k.status();
+    for (int run = 0; run < 2; ++run) {
+      std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
+      ASSERT_TRUE((*k)->Run().ok());
+      int max_diff = 0;
+      int64_t exact = 0, saturated = 0, exact_saturated = 0;
+      for (int64_t i = 0; i < got.num_elements(); ++i) {
+        const int want = c.want.data<uint8_t>()[i], diff = std::abs(got.data<uint8_t>()[i] - want);
+        const bool at_clamp = want == c.node->GetInt("act_min", 0) || want == c.node->GetInt("act_max", 255);
+        max_diff = std::max(max_diff, diff);
+        exact += diff == 0;
+        saturated += at_clamp;
+        exact_saturated += at_clamp && diff == 0;
+      }
+      EXPECT_LE(max_diff, kTolerance) << threads << " threads, run " << run;
+      if (threads == 1 && run == 0) {
+        ++stats->cases;
+        stats->outputs += got.num_elements();
+        stats->exact += exact;
+        stats->saturated += saturated;
+        stats->exact_saturated += exact_saturated;
+      }
+      stats->max_diff = std::max(stats->max_diff, max_diff);
+    }
+    k->reset();
+    if (pool) pthreadpool_destroy(pool);
+  }
+}
+
+// Runs every int8 entry for `op` that is legal on each case; `expect_legal(entry name, case index)`
+// says which must be. Prints the agreement per kernel; every entry must have run at least one case.
+void CheckEntries(const std::string& op, const std::vector<Case>& cases,
+                  bool (*expect_legal)(const std::string& name, bool per_channel)) {
+  std::map<std::string, Stats> stats;
+  for (const OpKernelEntry* e : Int8Entries()) {
+    if (e->op != op) continue;
+    Stats& s = stats[e->name];
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.label);
+      const bool per_channel = c.node->GetInts("multiplier").size() > 1;
+      const bool legal = e->legal(c.query());
+      EXPECT_EQ(legal, expect_legal(e->name, per_channel)) << e->name;
+      if (legal) RunAndCompare(*e, c, &s);
+    }
+  }
+  for (const auto& [name, s] : stats) {
+    const int64_t inside = s.outputs - s.saturated;
+    std::printf(
+        "%-34s %2d cases, %6lld outputs: max |got - want| %d, exact %.4f; %lld inside the clamp range, "
+        "exact %.4f\n",
+        name.c_str(), s.cases, static_cast<long long>(s.outputs), s.max_diff,
+        s.outputs ? static_cast<double>(s.exact) / s.outputs : 0.0, static_cast<long long>(inside),
+        inside ? static_cast<double>(s.exact - s.exact_saturated) / inside : 0.0);
+    EXPECT_GT(s.cases, 0) << name << " ran no case";
+  }
+}
+
+// qu8 entries take per-tensor multipliers only; qc8 entries take both.
+bool ExpectLegal(const std::string& name, bool per_channel) {
+  return name.find("_qc8_") != std::string::npos || !per_channel;
+}
+
+std::vector<ConvCase> ConvCases() {
+  const std::vector<int64_t> p0 = {0, 0, 0, 0}, p1 = {1, 1, 1, 1};
+  return {
+      // 1x1 (XNNPACK's GEMM path), below and past its 8/16-channel tiles.
+      {1, 7, 5, 13, 17, 1, 1, 1, p0, 1, 1, true, false, true},
+      {2, 4, 4, 64, 48, 1, 1, 1, p0, 1, 1, false, true, true},
+      {1, 1, 1, 1, 1, 1, 1, 1, p0, 1, 1, false, false, true},
+      {1, 3, 3, 7, 2, 1, 1, 2, p0, 1, 1, true, false, false},  // strided 1x1: indirect GEMM
+      // 3x3 at strides 1 and 2, symmetric and asymmetric padding.
+      {1, 9, 7, 3, 16, 3, 3, 1, p1, 1, 1, true, true, true},
+      {1, 10, 9, 16, 33, 3, 3, 2, p1, 1, 1, false, false, true},
+      {1, 8, 8, 5, 7, 3, 3, 2, {0, 1, 1, 0}, 1, 1, true, false, true},
+      {2, 6, 11, 24, 40, 3, 3, 1, p1, 1, 1, true, true, false},
+      {1, 5, 5, 64, 72, 3, 3, 1, {2, 0, 0, 2}, 1, 1, true, false, true},
+      // 5x5 dilated, a 7x7 stride-2 stem on 3 channels.
+      {1, 11, 11, 8, 9, 5, 5, 1, {2, 2, 2, 2}, 2, 1, true, false, true},
+      {1, 15, 15, 3, 24, 7, 7, 2, {3, 3, 3, 3}, 1, 1, true, true, true},
+      // Depthwise: 3x3 strides 1 and 2, 5x5, odd channel counts, a channel multiplier of 2.
+      {1, 9, 8, 13, 13, 3, 3, 1, p1, 1, 0, true, true, true},
+      {1, 10, 10, 32, 32, 3, 3, 2, p1, 1, 0, false, true, true},
+      {2, 7, 6, 24, 24, 5, 5, 1, {2, 2, 2, 2}, 1, 0, true, false, true},
+      {1, 12, 9, 17, 17, 3, 3, 2, {0, 0, 1, 1}, 1, 0, true, false, false},
+      {1, 6, 6, 8, 16, 3, 3, 1, p1, 1, 0, true, false, true},
+      {1, 5, 7, 40, 40, 3, 3, 1, p1, 2, 0, true, true, true},
+      // Grouped.
+      {1, 6, 7, 8, 6, 3, 3, 1, p1, 1, 2, true, false, true},
+      {1, 5, 5, 9, 12, 1, 1, 1, p0, 1, 3, false, false, true},
+      {2, 9, 9, 16, 32, 3, 3, 2, p1, 1, 4, true, true, true},
+  };
+}
+
+TEST(XnnpackInt8Test, QConvWithinOneOfReference) {
+  std::mt19937 rng(7);
+  std::vector<Case> cases;
+  for (ConvCase p : ConvCases()) {
+    for (bool per_channel : {true, false}) {
+      p.per_channel = per_channel;
+      cases.emplace_back();
+      MakeConv(p, rng, &cases.back());
+    }
+  }
+  // Multipliers above 1: small accumulators (one channel, weights in [-3, 3], inputs near the zero point).
+  cases.emplace_back();
+  {
+    Case& c = cases.back();
+    MakeConv({1, 6, 5, 1, 4, 1, 1, 1, {0, 0, 0, 0}, 1, 1, true, false, false}, rng, &c);
+    for (int64_t i = 0; i < c.data[0].num_elements(); ++i) c.data[0].data<uint8_t>()[i] = 131 - 20 + i % 41;
+    for (int64_t i = 0; i < c.data[1].num_elements(); ++i) c.data[1].data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
+    SetRequant(c.node, 4, true, rng, 1.0, 2.9);
+    c.label += " multipliers > 1";
+    c.inputs.clear();
+    c.Finish();
+  }
+  CheckEntries("tessel.QConv", cases, ExpectLegal);
+}
+
+TEST(XnnpackInt8Test, QGemmWithinOneOfReference) {
+  std::mt19937 rng(11);
+  std::vector<Case> cases;
+  for (bool per_channel : {false, true}) {
+    for (const auto& [rows, k, cols] : std::vector<std::array<int64_t, 3>>{
+             {1, 1, 1}, {1, 64, 10}, {3, 17, 33}, {8, 128, 100}, {13, 300, 7}, {16, 512, 257}, {5, 3, 16}}) {
+      cases.emplace_back();
+      MakeGemm(rows, k, cols, per_channel, /*bias=*/cols != 33, rng, &cases.back());
+    }
+  }
+  CheckEntries("tessel.QGemm", cases, ExpectLegal);
+}
+
+// Nodes no XNNPACK int8 entry may take: the residual input, an empty clamp range, a multiplier XNNPACK
+// cannot represent (below 2^-32 or from 256), i8 activations, channels-first layout.
+TEST(XnnpackInt8Test, LegalityRefusesWhatXnnpackCannotRun) {
+  std::mt19937 rng(5);
+  const ConvCase plain = {1, 6, 6, 8, 8, 3, 3, 1, {1, 1, 1, 1}, 1, 1, false, false, true};
+  std::vector<std::pair<std::string, Case>> refused;
+  refused.emplace_back("residual", Case());
+  MakeConv(plain, rng, &refused.back().second, /*residual=*/true);
+  refused.emplace_back("act_min == act_max", Case());
+  MakeConv(plain, rng, &refused.back().second);
+  refused.back().second.node->SetAttr("act_min", Attribute::Int(200));
+  refused.back().second.node->SetAttr("act_max", Attribute::Int(200));
+  refused.emplace_back("multiplier 0", Case());
+  MakeConv(plain, rng, &refused.back().second);
+  refused.back().second.node->SetAttr("multiplier", Attribute::Ints({0}));
+  refused.back().second.node->SetAttr("shift", Attribute::Ints({0}));
+  refused.emplace_back("multiplier 256", Case());
+  MakeConv(plain, rng, &refused.back().second);
+  refused.back().second.node->SetAttr("multiplier", Attribute::Ints({1 << 30}));
+  refused.back().second.node->SetAttr("shift", Attribute::Ints({9}));
+  refused.emplace_back("i8 activations", Case());
+  MakeConv(plain, rng, &refused.back().second);
+  refused.back().second.inputs[0].type.dtype = DType::kI8;
+  refused.emplace_back("nchw", Case());
+  MakeConv(plain, rng, &refused.back().second);
+  refused.back().second.node->SetAttr("layout", Attribute::String("nchw"));
+  int checked = 0;
+  for (const auto& [why, c] : refused) {
+    for (const OpKernelEntry* e : Int8Entries()) {
+      if (e->op != "tessel.QConv") continue;
+      EXPECT_FALSE(e->legal(c.query())) << e->name << " accepted a QConv with " << why;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2 * static_cast<int>(refused.size()));
+  // The same node without the defect is accepted (the refusals above are for the stated reason).
+  Case ok;
+  MakeConv(plain, rng, &ok);
+  for (const OpKernelEntry* e : Int8Entries()) {
+    if (e->op == "tessel.QConv") {
+      EXPECT_TRUE(e->legal(ok.query())) << e->name;
+    }
+  }
+}
+
+// With Tessel's int8 kernels registered beside these, selection picks an XNNPACK entry only where no
+// Tessel int8 kernel serves the node on this CPU (grouped convolutions everywhere; depthwise without VNNI).
+TEST(XnnpackInt8Test, SelectionPrefersTesselInt8Kernels) {
+  OpKernelRegistry r;
+  RegisterInt8OpKernels(r);
+  RegisterXnnpackOpKernels(r);
+  std::mt19937 rng(9);
+  int xnnpack_selected = 0;
+  for (const ConvCase& p : ConvCases()) {
+    Case c;
+    MakeConv(p, rng, &c);
+    const OpQuery q = c.query();
+    bool tessel_serves = false;
+    for (const OpKernelEntry& e : r.entries()) {
+      tessel_serves |= e.op == "tessel.QConv" && e.backend == "int8" && CpuSupports(e.isa) && e.legal(q);
+    }
+    const OpKernelEntry* chosen = r.Select(q, OpDTypes(q), "");
+    ASSERT_NE(chosen, nullptr) << c.label;
+    EXPECT_EQ(chosen->backend, tessel_serves ? "int8" : "xnnpack") << c.label << ": chose " << chosen->name;
+    if (p.groups > 1) {
+      EXPECT_EQ(chosen->backend, "xnnpack") << c.label;
+    }
+    xnnpack_selected += chosen->backend == "xnnpack";
+  }
+  std::printf("XNNPACK selected for %d of %zu QConv cases on this CPU\n", xnnpack_selected, ConvCases().size());
+}
+
+}  // namespace
+}  // namespace tessel
