@@ -23,7 +23,7 @@ std::string ShapeOf(const artifact::Tensor& t) {
   return TensorType::Static(static_cast<DType>(t.dtype()), shape).ToString();
 }
 
-int InspectArtifact(const std::string& path, bool profile, int iterations) {
+int InspectArtifact(const std::string& path, bool profile, int iterations, int threads) {
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
   if (!model.ok()) return cli::Fail("inspect", model.status());
   const artifact::Plan& plan = (*model)->plan();
@@ -36,7 +36,9 @@ int InspectArtifact(const std::string& path, bool profile, int iterations) {
               (*model)->artifact().weights_bytes() / 1e6);
   std::vector<double> ms(plan.ops_size(), 0);
   if (profile) {
-    absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model);
+    SessionOptions options;
+    options.num_threads = threads;
+    absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model, options);
     if (!created.ok()) return cli::Fail("inspect", created.status());
     Session& session = **created;
     std::vector<Tensor> inputs;
@@ -87,7 +89,7 @@ int InspectArtifact(const std::string& path, bool profile, int iterations) {
       std::printf("  %3d %-34s %-44s %s\n", i, op.name().c_str(), op.kernel().c_str(), outs.c_str());
     }
   }
-  if (profile) std::printf("total %.3f ms (sum of per-op medians over %d runs, after 2 warm-up runs)\n", total, iterations);
+  if (profile) std::printf("total %.3f ms (sum of per-op medians over %d runs on %d thread(s), after 2 warm-up runs)\n", total, iterations, threads);
   return 0;
 }
 
@@ -100,9 +102,10 @@ int InspectCommand(int argc, char** argv) {
       {"full-constants", "", "print every constant element in the IR (default: elide large ones)"},
       {"profile", "", "for a .tsl artifact: add per-op time (median of --iterations runs after 2 warm-up runs)"},
       {"iterations", "K", "profiled runs", false, "10"},
+      {"threads", "N", "threads per inference when profiling", false, "1"},
   };
   if (cli::WantsHelp(argc, argv)) {
-    std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir|MODEL.tsl [--dot FILE] [--profile [--iterations K]]",
+    std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir|MODEL.tsl [--dot FILE] [--profile [--iterations K] [--threads N]]",
                                  "Prints the model's inputs and outputs, operator counts, parameter count and the "
                                  "text IR.",
                                  flags)
@@ -115,7 +118,12 @@ int InspectCommand(int argc, char** argv) {
   if (absl::EndsWith(args->positional()[0], ".tsl")) {
     absl::StatusOr<int64_t> iterations = args->GetInt("iterations");
     if (!iterations.ok() || *iterations < 1) return cli::Fail("inspect", absl::InvalidArgumentError("--iterations must be >= 1"));
-    return InspectArtifact(args->positional()[0], args->Has("profile"), static_cast<int>(*iterations));
+    absl::StatusOr<int64_t> threads = args->GetInt("threads");
+    if (!threads.ok() || *threads < 1 || *threads > 256) {
+      return cli::Fail("inspect", absl::InvalidArgumentError("--threads must be an integer in 1..256"));
+    }
+    return InspectArtifact(args->positional()[0], args->Has("profile"), static_cast<int>(*iterations),
+                           static_cast<int>(*threads));
   }
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
   if (!graph.ok()) return cli::Fail("inspect", graph.status());

@@ -1,7 +1,8 @@
 // Tessel vs ONNX Runtime on CNNs, side by side in one run: for each model and thread count, rounds
 // alternate `tessel bench` on the compiled artifact with ONNX Runtime (onnxruntime-node, kept loaded
 // in a child process) on the same ONNX file, so both see the same machine load; the table reports
-// the medians over all timed runs and the ratio Tessel / ONNX Runtime (below 1: Tessel is faster).
+// the medians over all timed runs and the ratio Tessel / ONNX Runtime (below 1: Tessel is faster), and the
+// median of the per-round ratios (each round times both sides back to back: robust on a shared host).
 //
 //   node benchmarks/cnn/compare.js --tessel PATH --models DIR [--threads 1,2] [--rounds 7]
 //        [--iterations 10] [--names resnet18,mobilenet_v2] [--work DIR] [--json OUT.json] [--spin yes]
@@ -90,32 +91,42 @@ async function main() {
       const info = await ort.ready();
       const tesselMs = [];
       const ortMs = [];
+      const roundRatios = [];
       for (let r = 0; r < rounds; ++r) {
         // Alternate which side goes first so that neither always follows the other's cache state.
+        let t;
+        let o;
         if (r % 2 === 0) {
-          tesselMs.push(...tesselBench(args.tessel, tsl, n, iterations, args.spin === 'yes'));
-          ortMs.push(...await ort.run(iterations));
+          t = tesselBench(args.tessel, tsl, n, iterations, args.spin === 'yes');
+          o = await ort.run(iterations);
         } else {
-          ortMs.push(...await ort.run(iterations));
-          tesselMs.push(...tesselBench(args.tessel, tsl, n, iterations, args.spin === 'yes'));
+          o = await ort.run(iterations);
+          t = tesselBench(args.tessel, tsl, n, iterations, args.spin === 'yes');
         }
+        tesselMs.push(...t);
+        ortMs.push(...o);
+        // Each round's two medians were taken moments apart: their ratio cancels the machine's slower
+        // and faster spells (shared hosts), which pooled medians do not.
+        roundRatios.push(median(t) / median(o));
         process.stderr.write(`  ${name} ${n}t round ${r + 1}/${rounds}\r`);
       }
       ort.close();
       const row = {model: name, threads: n, tessel_median_ms: median(tesselMs), ort_median_ms: median(ortMs),
                    tessel_min_ms: Math.min(...tesselMs), ort_min_ms: Math.min(...ortMs), ort_version: info.ort_version};
       row.ratio = row.tessel_median_ms / row.ort_median_ms;
+      row.round_ratio = median(roundRatios);
       rows.push(row);
     }
   }
   process.stderr.write('\n');
   const pad = (s, w) => String(s).padStart(w);
   console.log(`\n| model        | threads | Tessel median ms | ORT ${rows[0].ort_version} median ms | Tessel / ORT | ` +
-              `Tessel min | ORT min |`);
-  console.log('| ------------ | ------- | ---------------- | ----------------------- | ------------ | ---------- | ------- |');
+              `per-round ratio | Tessel min | ORT min |`);
+  console.log('| ------------ | ------- | ---------------- | ----------------------- | ------------ | --------------- | ---------- | ------- |');
   for (const r of rows) {
     console.log(`| ${r.model.padEnd(12)} | ${pad(r.threads, 7)} | ${pad(r.tessel_median_ms.toFixed(2), 16)} | ` +
                 `${pad(r.ort_median_ms.toFixed(2), 23)} | ${pad(r.ratio.toFixed(2), 12)} | ` +
+                `${pad(r.round_ratio.toFixed(2), 15)} | ` +
                 `${pad(r.tessel_min_ms.toFixed(2), 10)} | ${pad(r.ort_min_ms.toFixed(2), 7)} |`);
   }
   if (args.json) fs.writeFileSync(args.json, JSON.stringify(rows, null, 2) + '\n');
