@@ -200,20 +200,25 @@ INSTANTIATE_TEST_SUITE_P(Models, ConcurrentSessionsTest,
 // With every op on an optimized kernel, a run after the first allocates nothing: kernels were created,
 // weights packed and pointers bound when the session was made.
 TEST(ExecutorTest, RunAllocatesNothingAfterWarmUp) {
-  auto model = CompileModel("resnet18", "cnn");
-  ASSERT_EQ(CountOptimizedOps(*model), model->plan().ops_size());
-  auto input = ReadNpy(absl::StrCat(kDir, "resnet18.input.npy"));
-  ASSERT_TRUE(input.ok());
-  std::vector<Tensor> inputs = {*input};
-  for (int threads : {1, 2}) {
-    auto session = Session::Create(model, Options(threads));
-    ASSERT_TRUE(session.ok()) << session.status();
-    ASSERT_TRUE((*session)->Run(inputs).ok());
-    const long before = g_allocations.load();
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE((*session)->Run(inputs).ok());
-    const long allocations = g_allocations.load() - before;
-    std::printf("resnet18 (cnn), %d thread(s): %ld heap allocations in 5 runs after warm-up\n", threads, allocations);
-    EXPECT_EQ(allocations, 0);
+  // ResNet-18 runs the prepacked GEMM and Winograd kernels, MobileNetV2 the fused depthwise+pointwise one
+  // (which sets up an XNNPACK operator per pixel block).
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    auto model = CompileModel(name, "cnn");
+    ASSERT_EQ(CountOptimizedOps(*model), model->plan().ops_size());
+    auto input = ReadNpy(absl::StrCat(kDir, name, ".input.npy"));
+    ASSERT_TRUE(input.ok());
+    std::vector<Tensor> inputs = {*input};
+    for (int threads : {1, 2}) {
+      auto session = Session::Create(model, Options(threads));
+      ASSERT_TRUE(session.ok()) << session.status();
+      ASSERT_TRUE((*session)->Run(inputs).ok());
+      const long before = g_allocations.load();
+      for (int i = 0; i < 5; ++i) ASSERT_TRUE((*session)->Run(inputs).ok());
+      const long allocations = g_allocations.load() - before;
+      std::printf("%s (cnn), %d thread(s): %ld heap allocations in 5 runs after warm-up\n", name, threads,
+                  allocations);
+      EXPECT_EQ(allocations, 0) << name;
+    }
   }
 }
 
