@@ -24,7 +24,7 @@ size_t ScratchFloats(const AttentionParams& p) {
 }
 
 // Dot product with 8 independent lanes, so that it vectorizes without reassociation.
-inline float Dot(const float* a, const float* b, int n) {
+inline __attribute__((always_inline)) float Dot(const float* a, const float* b, int n) {
   float acc[8] = {};
   int e = 0;
   for (; e + 8 <= n; e += 8) {
@@ -36,7 +36,7 @@ inline float Dot(const float* a, const float* b, int n) {
 }
 
 // Copies keys or values [j0, j0 + c) of one head (contiguous within a block) into f32.
-const float* LoadTile(const KvView& kv, const void* base, int64_t j0, int c, int head, float* tmp) {
+inline __attribute__((always_inline)) const float* LoadTile(const KvView& kv, const void* base, int64_t j0, int c, int head, float* tmp) {
   const int64_t off = kv.Offset(j0, head);
   if (kv.dtype == KvDType::kF32) return static_cast<const float*>(base) + off;
   const uint16_t* src = static_cast<const uint16_t*>(base) + off;
@@ -44,6 +44,12 @@ const float* LoadTile(const KvView& kv, const void* base, int64_t j0, int c, int
   return tmp;
 }
 
+// Compiled for each x86 vector width and picked at load time (GCC function multiversioning): the dot
+// products, the accumulator updates and the f16 conversion of the cache tiles vectorize 16 wide with
+// AVX-512 instead of the baseline's 4.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 void AttendTile(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv, float* out,
                 int kv_head, int64_t i0, float* scratch) {
   const int hd = p.head_dim;
