@@ -2,6 +2,7 @@
 #include "kernels/registry/op_kernels.h"
 
 #include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/direct_conv.h"
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
@@ -17,6 +18,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterGemmOpKernels(*r);
     RegisterWinogradOpKernels(*r);
     RegisterDwPwOpKernels(*r);
+    RegisterDirectConvOpKernels(*r);
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
     return r;

@@ -1,0 +1,97 @@
+// Direct convolution for network stems (few input channels, e.g. ResNet-18's 7x7/2 over RGB and
+// MobileNetV2's 3x3/2), AVX-512: 6 output pixels x up to 64 output channels in 24 zmm accumulators;
+// per tap (ky, kx, c) 4 weight vectors are loaded once and meet 6 broadcast input values, so the tap
+// loop is FMA-bound. Taps read a zero-padded copy of the input, so every tap is in range and the loop
+// has no branches; im2col and A packing (most of a GEMM's time at K = 147) disappear.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/conv/direct_conv.h"
+
+namespace tessel {
+namespace {
+
+// One chunk of `pixels` (<= 6) output pixels of one output row, `vecs` (1..4) zmm of output channels.
+template <int kVecs>
+void Chunk(const DirectConvParams& p, const float* xpad, int64_t b, int64_t oy, int64_t ox0, int pixels, float* y) {
+  constexpr int kPixels = 6;
+  const int64_t wp = p.w + p.pad_left + p.pad_right;
+  const int64_t hp = p.h + p.pad_top + p.pad_bottom;
+  const float* base[kPixels];
+  for (int i = 0; i < kPixels; ++i) {
+    const int64_t ox = ox0 + std::min(i, pixels - 1);  // padding lanes repeat the last pixel
+    base[i] = xpad + ((b * hp + oy * p.sh) * wp + ox * p.sw) * p.c;
+  }
+  __m512 acc[kPixels][kVecs];
+#pragma GCC unroll 4
+  for (int j = 0; j < kVecs; ++j) {
+    const __m512 bias = p.bias ? _mm512_loadu_ps(p.bias + 16 * j) : _mm512_setzero_ps();
+#pragma GCC unroll 6
+    for (int i = 0; i < kPixels; ++i) acc[i][j] = bias;
+  }
+  const float* w = p.packed_weights;  // [kh][kw][c][m_pad]
+  const int64_t row_stride = wp * p.c;
+  for (int64_t ky = 0; ky < p.kh; ++ky) {
+    for (int64_t t = 0; t < p.kw * p.c; ++t) {  // (kx, c) pairs are contiguous in the padded row
+      const int64_t off = ky * row_stride + t;
+      __m512 wv[kVecs];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVecs; ++j) wv[j] = _mm512_loadu_ps(w + 16 * j);
+      w += p.m_pad;
+#pragma GCC unroll 6
+      for (int i = 0; i < kPixels; ++i) {
+        const __m512 xv = _mm512_set1_ps(base[i][off]);
+#pragma GCC unroll 4
+        for (int j = 0; j < kVecs; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+      }
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(p.lo), hi = _mm512_set1_ps(p.hi);
+  const __mmask16 tail = static_cast<__mmask16>(p.m % 16 ? (1u << (p.m % 16)) - 1 : 0xffff);
+#pragma GCC unroll 6
+  for (int i = 0; i < pixels; ++i) {
+    const int64_t pixel = (b * p.oh + oy) * p.ow + ox0 + i;
+    float* yo = y + pixel * p.m;
+    const float* r = p.residual ? p.residual + pixel * p.m : nullptr;
+#pragma GCC unroll 4
+    for (int j = 0; j < kVecs; ++j) {
+      const __mmask16 mask = j == kVecs - 1 ? tail : 0xffff;
+      __m512 v = acc[i][j];
+      if (r) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, r + 16 * j));
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      _mm512_mask_storeu_ps(yo + 16 * j, mask, v);
+    }
+  }
+}
+
+template <int kVecs>
+void Rows(const DirectConvParams& p, const float* xpad, int64_t row_begin, int64_t row_end, float* y) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const int64_t b = row / p.oh, oy = row % p.oh;
+    for (int64_t ox = 0; ox < p.ow; ox += 6) {
+      Chunk<kVecs>(p, xpad, b, oy, ox, static_cast<int>(std::min<int64_t>(6, p.ow - ox)), y);
+    }
+  }
+}
+
+}  // namespace
+
+void DirectConvRows__avx512(const DirectConvParams& p, const float* xpad, int64_t row_begin, int64_t row_end,
+                            float* y) {
+  switch ((p.m + 15) / 16) {
+    case 1:
+      return Rows<1>(p, xpad, row_begin, row_end, y);
+    case 2:
+      return Rows<2>(p, xpad, row_begin, row_end, y);
+    case 3:
+      return Rows<3>(p, xpad, row_begin, row_end, y);
+    default:
+      return Rows<4>(p, xpad, row_begin, row_end, y);
+  }
+}
+
+}  // namespace tessel
+#endif  // defined(__x86_64__)
