@@ -31,12 +31,21 @@ def tessel_cc_binary(name, copts = [], **kwargs):
     native.cc_binary(name = name, copts = TESSEL_COPTS + copts, **kwargs)
 
 def tessel_cc_test(name, copts = [], deps = [], host_only = False, tags = [], **kwargs):
-    """A GoogleTest test. host_only tests (ONNX, Python references) are skipped by --config=aarch64."""
+    """A GoogleTest test. host_only tests (ONNX, Python references) are skipped by --config=aarch64.
+
+    aarch64 tests link statically: Debian's cross GCC passes --as-needed to the linker ahead of every
+    library, so a dynamically linked test would drop the shared objects that only register themselves
+    (alwayslink: op schemas, reference kernels, passes); static links take those whole.
+    """
     native.cc_test(
         name = name,
         copts = TESSEL_COPTS + copts,
         deps = deps + ["//third_party:gtest_main"],
         tags = tags + (["host_only"] if host_only else []),
+        linkstatic = select({
+            "//:aarch64": True,
+            "//conditions:default": False,
+        }),
         **kwargs
     )
 

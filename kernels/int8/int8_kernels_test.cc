@@ -51,13 +51,9 @@ void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt199
   n->SetAttr(prefix + "shift", Attribute::Ints(s));
 }
 
-// The reference QConv / QGemm. Their libraries (and the quantized op schemas') register themselves when
-// linked (alwayslink), which the aarch64 cross toolchain's link does not honour; calling the
-// registrations makes sure on every toolchain.
+// The reference QConv / QGemm; their libraries (and the quantized op schemas') register themselves when
+// linked (alwayslink), on every toolchain.
 absl::Status RunQuantizedReference(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>* out) {
-  if (OpRegistry::Global().Find(kTesselDomain, "QConv") == nullptr) RegisterQuantOps(OpRegistry::Global());
-  ReferenceKernelRegistry& r = ReferenceKernelRegistry::Global();
-  if (r.Find(kTesselDomain, "QConv") == nullptr) RegisterQuantizedReferenceKernels(r);
   return RunReferenceNode(node, in, out);
 }
 
