@@ -141,4 +141,9 @@ def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
         args = ["$(location %s)" % s for s in seeds] + ["--mutations=%d" % mutations],
         data = seeds,
         deps = deps + ["//tools/fuzz:fuzz_driver"],
+        # Static on aarch64 for the reason given in tessel_cc_test.
+        linkstatic = select({
+            "//:aarch64": True,
+            "//conditions:default": False,
+        }),
     )

@@ -124,10 +124,17 @@ TEST(GemmF32Test, ForcedReferenceAndRejectedShapes) {
 // ranges starting on a panel, bias, residual and clamp, against double precision.
 class GemmPrepackedKernelTest : public testing::TestWithParam<const KernelEntry*> {};
 
+// Sets TESSEL_FORCE_BACKEND for a scope (also when an assertion returns early).
+class ScopedForce {
+ public:
+  explicit ScopedForce(const std::string& backend) { setenv("TESSEL_FORCE_BACKEND", backend.c_str(), 1); }
+  ~ScopedForce() { unsetenv("TESSEL_FORCE_BACKEND"); }
+};
+
 TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
   const KernelEntry& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
-  setenv("TESSEL_FORCE_BACKEND", e.name.c_str(), 1);
+  ScopedForce force(e.name);
   struct Case {
     int64_t m, n, k;
     bool bias, residual, clamp, split;  // split: two Runs over column halves starting on a panel
@@ -159,6 +166,10 @@ TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
     if (c.split) {
       const int64_t mid = std::min(c.n, (c.n / 2 + op->panel_width() - 1) / op->panel_width() * op->panel_width());
       op->Run(c.m, a.data(), lda, got.data(), ldc, ep, 0, mid, workspace.data());
+      // The first range must leave the second one's columns alone.
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = mid; j < ldc; ++j) ASSERT_EQ(got[i * ldc + j], kSentinel) << "first range wrote column " << j;
+      }
       op->Run(c.m, a.data(), lda, got.data(), ldc, ep, mid, c.n, workspace.data());
     } else {
       op->Run(c.m, a.data(), lda, got.data(), ldc, ep, 0, c.n, workspace.data());
@@ -183,7 +194,6 @@ TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
       }
     }
   }
-  unsetenv("TESSEL_FORCE_BACKEND");
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmPrepacked, GemmPrepackedKernelTest, testing::ValuesIn(AllOf(GemmPrepackedKernels())),

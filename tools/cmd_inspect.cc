@@ -117,7 +117,9 @@ int InspectCommand(int argc, char** argv) {
   if (args->positional().size() != 1) return cli::Fail("inspect", absl::InvalidArgumentError("expects one MODEL (see --help)"));
   if (absl::EndsWith(args->positional()[0], ".tsl")) {
     absl::StatusOr<int64_t> iterations = args->GetInt("iterations");
-    if (!iterations.ok() || *iterations < 1) return cli::Fail("inspect", absl::InvalidArgumentError("--iterations must be >= 1"));
+    if (!iterations.ok() || *iterations < 1 || *iterations > 100000) {
+      return cli::Fail("inspect", absl::InvalidArgumentError("--iterations must be an integer in 1..100000"));
+    }
     absl::StatusOr<int64_t> threads = args->GetInt("threads");
     if (!threads.ok() || *threads < 1 || *threads > 256) {
       return cli::Fail("inspect", absl::InvalidArgumentError("--threads must be an integer in 1..256"));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
 #include "pthreadpool.h"
 
@@ -23,6 +24,11 @@ class DirectConvKernel : public OpKernel {
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
     absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
     if (!g.ok()) return g.status();
+    if (g->groups != 1 || g->c > kMaxChannels || g->m > kMaxOutputs || g->dh != 1 || g->dw != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
+                                                     "': the direct convolution takes groups 1, at most ", kMaxChannels,
+                                                     " input and ", kMaxOutputs, " output channels, no dilation"));
+    }
     std::unique_ptr<DirectConvKernel> k(new DirectConvKernel);
     DirectConvParams& p = k->p_;
     p.n = g->n, p.h = g->h, p.w = g->w, p.c = g->c, p.oh = g->oh, p.ow = g->ow, p.m = g->m;

@@ -172,7 +172,8 @@ class DwPwKernel : public OpKernel {
         return absl::InternalError(absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected create failed"));
       }
       k->fc_.push_back(op);
-      k->mid_.emplace_back(k->block_ * c);
+      // XNNPACK's microkernels may read up to XNN_EXTRA_BYTES past their input.
+      k->mid_.emplace_back(k->block_ * c + XNN_EXTRA_BYTES / sizeof(float));
       k->residual_copy_.emplace_back(k->residual_in_place_ ? k->block_ * k->m_ : 0);
     }
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -222,7 +223,8 @@ class DwPwKernel : public OpKernel {
       // Interior pixels of this row (all three column taps inside the image) from ox on.
       const int64_t row_end = std::min(p0 + count - p, g.ow - ox) + ox;  // exclusive ox bound
       const int64_t first_in = (g.pad_left + g.sw - 1) / g.sw;           // smallest ox with ix0 >= 0
-      const int64_t last_in = (g.w - 3 + g.pad_left) / g.sw;             // largest ox with ix0 + 2 < w
+      const int64_t span = g.w - 3 + g.pad_left;                        // largest ix0 + pad_left with ix0 + 2 < w
+      const int64_t last_in = span >= 0 ? span / g.sw : -1;              // largest ox with ix0 + 2 < w
       if (ox >= first_in && ox <= last_in) {
         const int64_t n = std::min(row_end, last_in + 1) - ox;
         const float* rows[3];
@@ -305,11 +307,11 @@ double DwPwCost(const OpQuery& q) {
 
 void RegisterDwPwOpKernels(OpKernelRegistry& r) {
   OpKernelEntry e;
-  e.name = "tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused_gemm";
+  e.name = "tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused";
   e.op = "tessel.DwPwConv";
   e.dtypes = "f32";
   e.layout = "nhwc";
-  e.backend = "gemm";
+  e.backend = "fused";
   e.legal = DwPwLegal;
   e.cost = DwPwCost;
   e.create = DwPwKernel::Create;

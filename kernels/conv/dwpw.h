@@ -1,6 +1,6 @@
-// Fused depthwise 3x3 + pointwise 1x1 convolution (tessel.DwPwConv) on the prepacked f32 GEMM, backend
-// "gemm": the depthwise output of a block of pixels stays in cache and feeds the pointwise GEMM, whose
-// epilogue adds bias and residual and clamps.
+// Fused depthwise 3x3 + pointwise 1x1 convolution (tessel.DwPwConv), backend "fused": Tessel's depthwise
+// rows write a block of pixels into a cache-resident buffer, XNNPACK's fully connected microkernels run
+// the pointwise step on it at once, and the residual is added while the block is in cache.
 #ifndef TESSEL_KERNELS_CONV_DWPW_H_
 #define TESSEL_KERNELS_CONV_DWPW_H_
 

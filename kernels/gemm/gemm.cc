@@ -152,9 +152,9 @@ void GemmF32::Run(const float* a, int64_t lda, const float* b, int64_t ldb, floa
 namespace tessel {
 
 absl::StatusOr<PackedGemmF32> PackedGemmF32::Create(int64_t n, int64_t k, const float* b, int64_t ldb, int64_t m_hint) {
-  if (n < 0 || k < 0 || ldb < n) {
+  if (n < 0 || k < 0 || ldb < n || (b == nullptr && n > 0 && k > 0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("PackedGemmF32: bad sizes n=", n, " k=", k, " ldb=", ldb, " (need n, k >= 0 and ldb >= n)"));
+        absl::StrCat("PackedGemmF32: bad sizes n=", n, " k=", k, " ldb=", ldb, " (need n, k >= 0, ldb >= n and weights)"));
   }
   absl::StatusOr<const KernelEntry*> kernel =
       GemmPrepackedKernels().Select("gemm_prepacked", "f32", "row_major", {std::max<int64_t>(m_hint, 1), n, k, 0});

@@ -105,7 +105,7 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
   const int64_t groups = fixed ? 1 : Pick(rng, {1, 1, 2, 3, 0});  // 0: depthwise
   const int64_t cg = groups == 0 ? 1 : Pick(rng, {1, 3, 8, 17});
   const int64_t g = groups == 0 ? Pick(rng, {4, 13}) : groups;
-  const int64_t mg = Pick(rng, {1, 5, 16, 33});
+  const int64_t mg = Pick(rng, {1, 5, 16, 33, 64});
   const int64_t kh = one_by_one ? 1 : three_by_three ? 3 : Pick(rng, {1, 3, 5});
   const int64_t kw = one_by_one ? 1 : three_by_three ? 3 : Pick(rng, {1, 2, 3});
   const int64_t sh = fixed ? 1 : Pick(rng, {1, 2}), sw = fixed ? 1 : Pick(rng, {1, 3});
@@ -140,10 +140,14 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
 
 bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
-  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {3, 8, 13}), w = Pick(rng, {4, 9});
+  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {3, 8, 13}), w = Pick(rng, {1, 2, 4, 9});
   const int64_t ch = Pick(rng, {1, 7, 16, 24}), m = Pick(rng, {3, 16, 40});
-  const int64_t s = Pick(rng, {1, 2}), k = Pick(rng, {3, 5}), p = k / 2;
-  const int64_t oh = OutExtent(h, k, s, 1, p, p), ow = OutExtent(w, k, s, 1, p, p);
+  const int64_t s = Pick(rng, {1, 2}), k = Pick(rng, {3, 5});
+  // Symmetric "same" padding, or asymmetric (TF-style SAME on even sizes).
+  const bool asymmetric = Pick(rng, {0, 1});
+  const int64_t pt = asymmetric ? 0 : k / 2, pl = asymmetric ? 0 : k / 2, pb = k / 2, pr = k / 2;
+  const int64_t oh = OutExtent(h, k, s, 1, pt, pb), ow = OutExtent(w, k, s, 1, pl, pr);
+  if (oh < 1 || ow < 1) return false;
   const bool b_dw = Pick(rng, {0, 1}), b_pw = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
   b.Activation({n, h, w, ch});
   b.Weight({ch, k, k, 1});
@@ -159,8 +163,9 @@ bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   node->SetAttr("layout", Attribute::String("nhwc"));
   node->SetAttr("group", Attribute::Int(ch));
   node->SetAttr("strides", Attribute::Ints({s, s}));
-  node->SetAttr("pads", Attribute::Ints({p, p, p, p}));
-  c->label = absl::StrCat("x[", n, ",", h, ",", w, ",", ch, "] k", k, " s", s, " -> ", m, b_dw ? " b_dw" : "",
+  node->SetAttr("pads", Attribute::Ints({pt, pl, pb, pr}));
+  c->label = absl::StrCat("x[", n, ",", h, ",", w, ",", ch, "] k", k, " s", s, " pads ", pt, ",", pl, ",", pb, ",", pr,
+                          " -> ", m, b_dw ? " b_dw" : "",
                           b_pw ? " b_pw" : "", residual ? " residual" : "");
   SetActivation(rng, node, "dw_", &c->label);
   SetActivation(rng, node, "pw_", &c->label);

@@ -159,7 +159,7 @@ struct FlipJob {
 
 void FlipSigns(void* context, size_t start, size_t count) {
   const FlipJob* job = static_cast<const FlipJob*>(context);
-  const uint8_t* __restrict src = job->src + start;
+  const uint8_t* src = job->src + start;  // may be dst itself: no __restrict
   uint8_t* dst = job->dst + start;
   size_t i = 0;
   // Fixed 32-byte chunks vectorize at -O2 (GCC's very-cheap cost model skips unknown trip counts); src

@@ -43,10 +43,10 @@ struct UkernelInfo {
   PrepackedFn prepacked;
 };
 
-inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+static inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // Bytes of scratch Gemm() needs with this blocking (packed A block + packed B block + alignment).
-inline size_t WorkspaceBytes(const Blocking& bl) {
+static inline size_t WorkspaceBytes(const Blocking& bl) {
   return static_cast<size_t>(bl.mc * bl.kc + bl.kc * bl.nc) * sizeof(float) + 64;
 }
 
@@ -188,7 +188,7 @@ static inline void Gemm(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t 
 // weights are largest), and applies bias, residual and clamp to each tile right after its last K block,
 // while the tile is still in L1.
 
-inline int64_t PackedBFloats(const Blocking& bl, int64_t k, int64_t n) { return RoundUp(n, bl.nr) * k; }
+static inline int64_t PackedBFloats(const Blocking& bl, int64_t k, int64_t n) { return RoundUp(n, bl.nr) * k; }
 
 static inline void PackBFull(const Blocking& bl, const float* b, int64_t ldb, int64_t k, int64_t n, float* out) {
   const int64_t np = RoundUp(n, bl.nr);
@@ -196,11 +196,12 @@ static inline void PackBFull(const Blocking& bl, const float* b, int64_t ldb, in
 }
 
 // Scratch GemmPrepacked needs: one packed A block, 64-byte aligned.
-inline size_t PrepackedWorkspaceBytes(const Blocking& bl) {
+static inline size_t PrepackedWorkspaceBytes(const Blocking& bl) {
   return static_cast<size_t>(bl.mc * bl.kc) * sizeof(float) + 64;
 }
 
-// c = clamp(c + bias + residual) over a rows x cols tile at (row0, col0) of the output.
+// c = clamp(c + bias + residual) over a rows x cols tile at (row0, col0) of the output. The residual
+// must not alias C (GemmPrepacked writes partial sums into C before the epilogue reads it).
 static inline void ApplyEpilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t rows, int64_t cols, int64_t row0,
                           int64_t col0) {
   const float lo = ep.lo, hi = ep.hi;
