@@ -22,7 +22,10 @@ for ((i = 0; i < ${#args[@]}; ++i)); do [ "${args[i]}" = --names ] && names="${a
   --calibration-images "$cal"
 calfile="$work/calibration.npy"; [ "$cal" -lt 300 ] && calfile="$work/calibration_$cal.npy"
 for m in ${names//,/ }; do
-  [ -f "$work/${m}_f32_b1.tsl" ] || "$tessel" compile "$work/${m}_photo.onnx" -o "$work/${m}_f32_b1.tsl" --dim batch=1 >/dev/null
+  # Recompiled when tessel is newer: an artifact records the kernels its compiler chose.
+  if [ ! -f "$work/${m}_f32_b1.tsl" ] || [ "$tessel" -nt "$work/${m}_f32_b1.tsl" ]; then
+    "$tessel" compile "$work/${m}_photo.onnx" -o "$work/${m}_f32_b1.tsl" --dim batch=1 >/dev/null
+  fi
   [ -f "$work/${m}_qdq.onnx" ] || /usr/bin/python3 benchmarks/cnn/make_qdq.py "$work/${m}_photo.onnx" \
     "$work/${m}_mse_c$cal.ranges" -o "$work/${m}_qdq.onnx" --tessel "$tessel" --calibration "$calfile"
 done
