@@ -221,6 +221,83 @@ bool MakeAdd(std::mt19937& rng, Case* c) {
   return true;
 }
 
+bool MakeMul(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t a = Pick(rng, {1, 2, 3}), h = Pick(rng, {1, 5, 9}), w = Pick(rng, {1, 7, 16, 33});
+  const int64_t form = Pick(rng, {0, 1, 2, 3, 4});
+  // Same shape, trailing vector, column, scalar, and the broadcast operand first.
+  const std::vector<int64_t> other = form == 0   ? std::vector<int64_t>{a, h, w}
+                                     : form == 1 ? std::vector<int64_t>{w}
+                                     : form == 2 ? std::vector<int64_t>{h, 1}
+                                     : form == 3 ? std::vector<int64_t>{}
+                                                 : std::vector<int64_t>{a, 1, w};
+  if (form == 4) {
+    b.Activation(other);
+    b.Activation({a, h, w});
+  } else {
+    b.Activation({a, h, w});
+    b.Activation(other);
+  }
+  b.Finish("Mul", "");
+  c->label = absl::StrCat("Mul [", a, ",", h, ",", w, "] form ", form);
+  return true;
+}
+
+// Random shape of rank 1-4 with awkward extents.
+std::vector<int64_t> RandomShape(std::mt19937& rng) {
+  const int64_t rank = Pick(rng, {1, 2, 3, 4});
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) shape.push_back(Pick(rng, {1, 2, 3, 5, 7, 16, 17}));
+  if (rank == 1) shape[0] = Pick(rng, {1, 3, 33, 1000});
+  return shape;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) absl::StrAppend(&s, i ? "," : "", shape[i]);
+  return s + "]";
+}
+
+// Relu, Sigmoid, HardSwish and Clip. Inputs are scaled to [-8, 8] so that HardSwish's and Sigmoid's
+// saturated regions are reached; Clip takes constant bounds (either may be omitted), sometimes a
+// non-constant or reversed bound, which the XNNPACK kernel must refuse.
+bool MakeUnary(std::mt19937& rng, Case* c, const std::string& op) {
+  CaseBuilder b(&rng, c);
+  const std::vector<int64_t> shape = RandomShape(rng);
+  Tensor x = b.Random(shape);
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] *= 8.0f;
+  c->values.push_back(c->graph->AddInput("v0", x.type()));
+  c->data.push_back(std::move(x));
+  c->label = absl::StrCat(op, " ", ShapeString(shape));
+  if (op == "Clip") {
+    const int64_t form = Pick(rng, {0, 1, 2, 3, 4, 5});
+    const float lo = form == 5 ? 0.5f : -0.5f, hi = form == 5 ? -0.5f : 0.75f;
+    if (form == 0 || form == 2 || form == 5) b.WeightTensor(Tensor::Scalar(lo));
+    if (form == 1) b.Omitted();
+    if (form == 3) b.Activation({});  // a non-constant min
+    if (form == 4) b.WeightTensor(Tensor::FromVector<float>({1}, {lo}));
+    if (form <= 1 || form >= 3) b.WeightTensor(Tensor::Scalar(hi));
+    absl::StrAppend(&c->label, " form ", form);
+  }
+  b.Finish(op, "");
+  return true;
+}
+
+// Softmax over the last axis (-1 or rank-1), and sometimes over another axis, which the XNNPACK
+// kernel must refuse.
+bool MakeSoftmax(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const std::vector<int64_t> shape = RandomShape(rng);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t form = Pick(rng, {0, 1, 2, 3});
+  b.Activation(shape);
+  Node* node = b.Finish("Softmax", "");
+  const int64_t axis = form == 1 ? rank - 1 : form == 2 ? 0 : form == 3 ? -rank : -1;
+  if (form != 0) node->SetAttr("axis", Attribute::Int(axis));
+  c->label = absl::StrCat("Softmax ", ShapeString(shape), " axis ", axis);
+  return true;
+}
+
 bool MakeTranspose(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const int rank = static_cast<int>(Pick(rng, {2, 3, 4, 5}));
@@ -264,6 +341,9 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Gemm" || e.op == "MatMul") return MakeFullyConnected(rng, c, e.op);
   if (e.op == "tessel.MatMulBias") return MakeFullyConnected(rng, c, "MatMulBias");
   if (e.op == "Add") return MakeAdd(rng, c);
+  if (e.op == "Mul") return MakeMul(rng, c);
+  if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish") return MakeUnary(rng, c, e.op);
+  if (e.op == "Softmax") return MakeSoftmax(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   return MakeCopy(rng, c, e.op);
 }
@@ -284,7 +364,8 @@ TEST_P(OpKernelTest, MatchesReference) {
   ASSERT_NE(e, nullptr);
   if (!CpuSupports(e->isa)) GTEST_SKIP() << e->name << " needs " << IsaName(e->isa) << ", which this CPU lacks";
   std::mt19937 rng(1234);
-  int legal = 0;
+  int legal = 0, refused = 0;
+  double worst = 0;
   for (int attempt = 0; attempt < 500 && legal < 40; ++attempt) {
     Case c;
     if (!MakeCase(*e, rng, &c)) continue;
@@ -298,7 +379,10 @@ TEST_P(OpKernelTest, MatchesReference) {
     absl::Status s = RunReferenceNode(*c.node, inputs, &want);
     ASSERT_TRUE(s.ok()) << c.label << ": " << s;
     std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
-    if (e->legal && !e->legal(OpQuery{*c.node, info, out_info})) continue;
+    if (e->legal && !e->legal(OpQuery{*c.node, info, out_info})) {
+      ++refused;
+      continue;
+    }
     ++legal;
     for (int threads : {1, 3}) {
       // Outputs start as NaN so that an element the kernel never writes shows.
@@ -316,11 +400,14 @@ TEST_P(OpKernelTest, MatchesReference) {
         ASSERT_TRUE((*k)->Run().ok()) << c.label;
       }
       if (pool) pthreadpool_destroy(pool);
-      EXPECT_LE(NormalizedError(got, want[0]), ToleranceFor(e->name))
+      const double err = NormalizedError(got, want[0]);
+      worst = std::max(worst, err);
+      EXPECT_LE(err, ToleranceFor(e->name))
           << e->name << " on " << c.label << ", " << threads << " threads";
     }
   }
-  std::printf("%s: %d legal cases checked\n", e->name.c_str(), legal);
+  std::printf("%s: %d legal cases checked (%d refused), worst normalized error %.2e\n", e->name.c_str(), legal,
+              refused, worst);
   EXPECT_GE(legal, 5) << e->name << ": too few generated cases are legal for it, so it is barely tested";
 }
 
@@ -427,6 +514,44 @@ TEST(WinogradTest, WideChannelsF4x4) {
   const double err = NormalizedError(got, want[0]);
   std::printf("f4x4 on C=256: normalized error %.2e\n", err);
   EXPECT_LE(err, ToleranceFor(e->name));
+}
+
+// What the XNNPACK Softmax and Clip kernels must refuse (and so leave to the reference kernel): a
+// softmax over an axis other than the last, Clip bounds that are not constants, reversed bounds.
+TEST(XnnpackElementwiseTest, RefusesWhatItCannotServe) {
+  std::mt19937 rng(11);
+  auto legal = [](const char* kernel, Case& c) {
+    std::vector<OperandInfo> info;
+    for (size_t i = 0; i < c.values.size(); ++i) {
+      info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()} : OperandInfo{});
+    }
+    std::vector<OperandInfo> out = {{true, false, c.data[0].type()}};
+    const OpKernelEntry* e = OpKernels().FindByName(kernel);
+    EXPECT_NE(e, nullptr) << kernel;
+    return e != nullptr && e->legal(OpQuery{*c.node, info, out});
+  };
+  for (int64_t axis : {-3, -2, -1, 0, 1, 2}) {
+    Case c;
+    CaseBuilder b(&rng, &c);
+    b.Activation({2, 3, 5});
+    b.Finish("Softmax", "")->SetAttr("axis", Attribute::Int(axis));
+    EXPECT_EQ(legal("xnn_f32_softmax_nc__xnnpack", c), axis == -1 || axis == 2) << "axis " << axis;
+  }
+  struct ClipCase {
+    float lo, hi;
+    bool constant_min, legal;
+  };
+  for (const ClipCase& cc : {ClipCase{-1, 1, true, true}, ClipCase{-1, 1, false, false}, ClipCase{1, -1, true, false},
+                             ClipCase{1, 1, true, false}, ClipCase{NAN, 1, true, false}}) {
+    Case c;
+    CaseBuilder b(&rng, &c);
+    b.Activation({4, 7});
+    cc.constant_min ? b.WeightTensor(Tensor::Scalar(cc.lo)) : b.Activation({});
+    b.WeightTensor(Tensor::Scalar(cc.hi));
+    b.Finish("Clip", "");
+    EXPECT_EQ(legal("xnn_f32_clamp_nc_clip__xnnpack", c), cc.legal)
+        << "min " << cc.lo << (cc.constant_min ? "" : " (not constant)") << " max " << cc.hi;
+  }
 }
 
 // Selection: the cheapest legal kernel wins, forcing restricts the backend, and nodes no kernel

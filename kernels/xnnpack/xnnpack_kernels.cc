@@ -361,6 +361,128 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateAdd(const OpKernelArgs& args) {
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
+// ---- Mul (numpy broadcasting, as Add) ----------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateMul(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  xnn_status s = xnn_create_multiply_nd_f32(-kInf, kInf, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create multiply", s);
+  k->Add(op);
+  const Tensor& a = *args.inputs[0];
+  const Tensor& b = *args.inputs[1];
+  std::vector<size_t> sa(a.shape().begin(), a.shape().end()), sb(b.shape().begin(), b.shape().end());
+  s = xnn_setup_multiply_nd_f32(op, sa.size(), sa.data(), sb.size(), sb.data(), a.data<float>(), b.data<float>(),
+                                args.outputs[0].data<float>(), args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup multiply", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+// ---- Relu, Clip, Sigmoid, HardSwish: elementwise over the flattened tensor ------------------------------
+
+// Clip's bounds (opset 11+: optional constant scalar inputs; the importer rewrites the older attribute
+// form). False when a bound is not a constant we can read, is NaN, or when min >= max (ONNX then
+// gives max everywhere, which XNNPACK's clamp does not express).
+bool ClipBounds(const Node& node, float* lo, float* hi) {
+  if (node.HasAttr("min") || node.HasAttr("max")) return false;
+  *lo = -kInf;
+  *hi = kInf;
+  for (int i = 1; i <= 2; ++i) {
+    const Value* v = node.input(i);
+    if (v == nullptr) continue;
+    const std::shared_ptr<const Tensor>& t = v->constant();
+    if (t == nullptr || t->dtype() != DType::kF32 || t->num_elements() != 1) return false;
+    (i == 1 ? *lo : *hi) = t->data<float>()[0];
+  }
+  return !std::isnan(*lo) && !std::isnan(*hi) && *lo < *hi;
+}
+
+bool UnaryLegal(const OpQuery& q) {
+  if (!AllF32(q) || !q.has_input(0) || !q.input(0).is_static()) return false;
+  if (q.node.op_type() != "Clip") return q.node.num_inputs() == 1;
+  float lo, hi;
+  for (int i = 1; i <= 2; ++i) {
+    if (q.has_input(i) && !q.inputs[i].constant) return false;
+  }
+  return ClipBounds(q.node, &lo, &hi);
+}
+
+// Streams the tensor in and out once.
+double UnaryCost(const OpQuery& q) { return 8.0 * q.output(0).NumElements() / 20e9; }
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateUnary(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  const std::string& type = args.node.op_type();
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  // One channel per row: contiguous rows are processed as a single flat range.
+  xnn_status s;
+  if (type == "Relu" || type == "Clip") {
+    float lo = 0.0f, hi = kInf;
+    if (type == "Clip" && !ClipBounds(args.node, &lo, &hi)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", args.node.name(), "': Clip bounds are not constant, ordered scalars"));
+    }
+    s = xnn_create_clamp_nc_f32(1, 1, 1, lo, hi, XnnFlags(args), &op);
+  } else if (type == "Sigmoid") {
+    s = xnn_create_sigmoid_nc_f32(1, 1, 1, XnnFlags(args), &op);
+  } else if (type == "HardSwish") {
+    s = xnn_create_hardswish_nc_f32(1, 1, 1, XnnFlags(args), &op);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': no XNNPACK unary for ", type));
+  }
+  if (s != xnn_status_success) return XnnError(args, "create unary elementwise", s);
+  k->Add(op);
+  const size_t n = static_cast<size_t>(args.inputs[0]->num_elements());
+  const float* x = args.inputs[0]->data<float>();
+  float* y = args.outputs[0].data<float>();
+  if (type == "Sigmoid") {
+    s = xnn_setup_sigmoid_nc_f32(op, n, x, y, args.threadpool);
+  } else if (type == "HardSwish") {
+    s = xnn_setup_hardswish_nc_f32(op, n, x, y, args.threadpool);
+  } else {
+    s = xnn_setup_clamp_nc_f32(op, n, x, y, args.threadpool);
+  }
+  if (s != xnn_status_success) return XnnError(args, "setup unary elementwise", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+// ---- Softmax (opset 13) along the last axis only -----------------------------------------------------
+
+bool SoftmaxLegal(const OpQuery& q) {
+  if (!AllF32(q) || !q.has_input(0) || !q.input(0).is_static()) return false;
+  const TensorType& x = q.input(0);
+  const int64_t rank = x.rank();
+  if (rank < 1 || x.dims.back().value() < 1) return false;
+  const int64_t axis = q.node.GetInt("axis", -1);
+  return axis == -1 || axis == rank - 1;
+}
+
+// Reads the input twice (max, then exp and sum) and writes the output twice (exp, then scale).
+double SoftmaxCost(const OpQuery& q) { return 16.0 * q.output(0).NumElements() / 20e9; }
+
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateSoftmax(const OpKernelArgs& args) {
+  absl::Status st = InitXnnpack();
+  if (!st.ok()) return st;
+  const Tensor& x = *args.inputs[0];
+  if (x.rank() < 1 || x.dim(x.rank() - 1) < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': softmax needs a non-empty last axis"));
+  }
+  const size_t channels = static_cast<size_t>(x.dim(x.rank() - 1));
+  auto k = std::make_unique<XnnKernel>(args.threadpool);
+  xnn_operator_t op = nullptr;
+  xnn_status s = xnn_create_softmax_nc_f32(channels, channels, channels, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create softmax", s);
+  k->Add(op);
+  s = xnn_setup_softmax_nc_f32(op, x.num_elements() / channels, x.data<float>(), args.outputs[0].data<float>(),
+                               args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup softmax", s);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
 OpKernelEntry Entry(const char* name, const char* op, const char* layout, bool (*legal)(const OpQuery&),
                     double (*cost)(const OpQuery&),
                     absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&)) {
@@ -393,6 +515,12 @@ void RegisterXnnpackOpKernels(OpKernelRegistry& r) {
   r.Register(Entry("xnn_f32_fully_connected_matmul_bias__xnnpack", "tessel.MatMulBias", "row_major", FcLegal, FcCost,
                    CreateFc));
   r.Register(Entry("xnn_f32_add_nd__xnnpack", "Add", "any", AddLegal, AddCost, CreateAdd));
+  r.Register(Entry("xnn_f32_multiply_nd__xnnpack", "Mul", "any", AddLegal, AddCost, CreateMul));
+  r.Register(Entry("xnn_f32_clamp_nc_relu__xnnpack", "Relu", "any", UnaryLegal, UnaryCost, CreateUnary));
+  r.Register(Entry("xnn_f32_clamp_nc_clip__xnnpack", "Clip", "any", UnaryLegal, UnaryCost, CreateUnary));
+  r.Register(Entry("xnn_f32_sigmoid_nc__xnnpack", "Sigmoid", "any", UnaryLegal, UnaryCost, CreateUnary));
+  r.Register(Entry("xnn_f32_hardswish_nc__xnnpack", "HardSwish", "any", UnaryLegal, UnaryCost, CreateUnary));
+  r.Register(Entry("xnn_f32_softmax_nc__xnnpack", "Softmax", "any", SoftmaxLegal, SoftmaxCost, CreateSoftmax));
   RegisterXnnpackInt8OpKernels(r);
 }
 
