@@ -14,6 +14,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemv/gemv.h"
+#include "kernels/gemv/internal/q8_test_matrix.h"
 #include "kernels/registry/registry.h"
 #include "kernels/threadpool/thread_pool.h"
 
@@ -21,18 +22,19 @@ namespace tessel {
 namespace {
 
 // Deterministic pseudo-random numbers (no dependence on the standard library's distributions).
-class Lcg {
- public:
-  explicit Lcg(uint64_t seed) : s_(seed * 6364136223846793005ull + 1442695040888963407ull) {}
-  uint32_t Next() {
-    s_ = s_ * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<uint32_t>(s_ >> 33);
-  }
-  float Uniform(float lo, float hi) { return lo + (hi - lo) * (Next() & 0xffffff) / float(0x1000000); }
+using q8_test::Lcg;
 
- private:
-  uint64_t s_;
-};
+// sum_p a[p] b[p * ldb + j] in double, and the sum of the products' magnitudes (the f32 error bound's
+// scale).
+double DoubleDot(const float* a, const float* b, int64_t ldb, int64_t j, int64_t k, double* abs_sum) {
+  double sum = 0;
+  *abs_sum = 0;
+  for (int64_t p = 0; p < k; ++p) {
+    sum += double(a[p]) * b[p * ldb + j];
+    *abs_sum += std::fabs(double(a[p]) * b[p * ldb + j]);
+  }
+  return sum;
+}
 
 std::string TestName(const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; }
 
@@ -81,11 +83,8 @@ TEST_P(GemmKernelTest, MatchesDoublePrecision) {
           ASSERT_EQ(g, kSentinel) << "wrote past n at (" << i << "," << j << ")";
           continue;
         }
-        double want = 0, abs_sum = 0;
-        for (int64_t p = 0; p < c.k; ++p) {
-          want += double(a[i * lda + p]) * b[p * ldb + j];
-          abs_sum += std::fabs(double(a[i * lda + p]) * b[p * ldb + j]);
-        }
+        double abs_sum = 0;
+        const double want = DoubleDot(a.data() + i * lda, b.data(), ldb, j, c.k, &abs_sum);
         // f32 accumulation of k products: error below k * 2^-24 * sum|a*b| (with margin).
         ASSERT_NEAR(g, want, 2e-7 * (c.k + 4) * abs_sum + 1e-30)
             << e.name << " m=" << c.m << " n=" << c.n << " k=" << c.k << " at (" << i << "," << j << ")";
@@ -181,11 +180,8 @@ TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
           ASSERT_EQ(g, kSentinel) << "wrote past n at (" << i << "," << j << ")";
           continue;
         }
-        double want = 0, abs_sum = 0;
-        for (int64_t p = 0; p < c.k; ++p) {
-          want += double(a[i * lda + p]) * b[p * c.n + j];
-          abs_sum += std::fabs(double(a[i * lda + p]) * b[p * c.n + j]);
-        }
+        double abs_sum = 0;
+        double want = DoubleDot(a.data() + i * lda, b.data(), c.n, j, c.k, &abs_sum);
         if (c.bias) want += bias[j], abs_sum += std::fabs(bias[j]);
         if (c.residual) want += residual[i * ldc + j], abs_sum += std::fabs(residual[i * ldc + j]);
         if (c.clamp) want = std::min(std::max(want, -0.5), 1.5);

@@ -79,6 +79,15 @@ void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
   SetRates(state, s);
 }
 
+// Reads and writes `flush` (64 MB, beyond the caches) outside the timed region.
+void EvictCaches(benchmark::State& state, std::vector<float>& flush) {
+  state.PauseTiming();
+  float sum = 0;
+  for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
+  benchmark::DoNotOptimize(sum);
+  state.ResumeTiming();
+}
+
 // Prepacked weights (PackedGemmF32, packed once, as the convolution kernels use it). cold: a 64 MB buffer
 // is read between runs (not timed), so the weights come from memory as they do inside a whole network.
 void BM_TesselGemmPrepacked(benchmark::State& state, const KernelEntry* entry, Shape s, bool cold) {
@@ -93,13 +102,7 @@ void BM_TesselGemmPrepacked(benchmark::State& state, const KernelEntry* entry, S
   std::vector<char> workspace(op->workspace_bytes());
   std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
   for (auto _ : state) {
-    if (cold) {
-      state.PauseTiming();
-      float sum = 0;
-      for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
-      benchmark::DoNotOptimize(sum);
-      state.ResumeTiming();
-    }
+    if (cold) EvictCaches(state, flush);
     op->Run(s.m, a.data(), s.k, c.data(), s.n, GemmEpilogue{}, 0, s.n, workspace.data());
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
@@ -123,13 +126,7 @@ void BM_XnnpackFullyConnected(benchmark::State& state, Shape s, bool cold) {
   }
   std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
   for (auto _ : state) {
-    if (cold) {
-      state.PauseTiming();
-      float sum = 0;
-      for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
-      benchmark::DoNotOptimize(sum);
-      state.ResumeTiming();
-    }
+    if (cold) EvictCaches(state, flush);
     xnn_run_operator(op, nullptr);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();

@@ -453,16 +453,7 @@ double CopyCost(const OpQuery& q) { return 8.0 * q.output(0).NumElements() / 20e
 OpKernelEntry Entry(const char* name, const char* op, const char* layout, const char* backend,
                     bool (*legal)(const OpQuery&), double (*cost)(const OpQuery&),
                     absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&)) {
-  OpKernelEntry e;
-  e.name = name;
-  e.op = op;
-  e.dtypes = "f32";
-  e.layout = layout;
-  e.backend = backend;
-  e.legal = legal;
-  e.cost = cost;
-  e.create = create;
-  return e;
+  return MakeOpKernelEntry(name, op, "f32", layout, Isa::kPortable, backend, legal, cost, create);
 }
 
 }  // namespace

@@ -119,17 +119,8 @@ double DirectCost(const OpQuery& q) {
 
 void RegisterDirectConvOpKernels(OpKernelRegistry& r) {
 #if defined(__x86_64__)
-  OpKernelEntry e;
-  e.name = "tessel_f32_conv2d_nhwc__direct_avx512";
-  e.op = "tessel.FusedConv";
-  e.dtypes = "f32";
-  e.layout = "nhwc";
-  e.isa = Isa::kAvx512;
-  e.backend = "direct";
-  e.legal = DirectLegal;
-  e.cost = DirectCost;
-  e.create = DirectConvKernel::Create;
-  r.Register(e);
+  r.Register(MakeOpKernelEntry("tessel_f32_conv2d_nhwc__direct_avx512", "tessel.FusedConv", "f32", "nhwc",
+                               Isa::kAvx512, "direct", DirectLegal, DirectCost, DirectConvKernel::Create));
 #else
   (void)r;
 #endif

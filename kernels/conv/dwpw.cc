@@ -34,6 +34,8 @@ namespace {
 typedef float V16 __attribute__((vector_size(64)));
 typedef float V16u __attribute__((vector_size(64), aligned(4)));
 
+inline V16 Splat(float v) { return V16{} + v; }
+
 // One output row of a 3x3 depthwise convolution over `count` pixels: out[i, ch] = clamp(bias[ch] +
 // sum_{ky, kx} row_ky[(i * stride + kx) * channels + ch] * w[(3 ky + kx) * channels + ch]). The three
 // input rows start at the first pixel's left tap; a row outside the image points at a zero row with
@@ -44,8 +46,7 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
                                         int64_t step1, int64_t step2, const float* __restrict w,
                                         const float* __restrict bias, float lo, float hi, float* __restrict out) {
   const int64_t c = channels;
-  const V16 vlo = {lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo};
-  const V16 vhi = {hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi};
+  const V16 vlo = Splat(lo), vhi = Splat(hi);
   int64_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
     V16 wt[9];
@@ -92,8 +93,7 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
 TESSEL_DWPW_CLONES void DepthwisePixel3x3(int64_t channels, const float* const (&taps)[9], const float* __restrict w,
                                           const float* __restrict bias, float lo, float hi, float* __restrict out) {
   const int64_t c = channels;
-  const V16 vlo = {lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo, lo};
-  const V16 vhi = {hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi, hi};
+  const V16 vlo = Splat(lo), vhi = Splat(hi);
   int64_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
     V16 acc = *reinterpret_cast<const V16u*>(bias + ch);
@@ -306,16 +306,8 @@ double DwPwCost(const OpQuery& q) {
 }  // namespace
 
 void RegisterDwPwOpKernels(OpKernelRegistry& r) {
-  OpKernelEntry e;
-  e.name = "tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused";
-  e.op = "tessel.DwPwConv";
-  e.dtypes = "f32";
-  e.layout = "nhwc";
-  e.backend = "fused";
-  e.legal = DwPwLegal;
-  e.cost = DwPwCost;
-  e.create = DwPwKernel::Create;
-  r.Register(e);
+  r.Register(MakeOpKernelEntry("tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused", "tessel.DwPwConv", "f32", "nhwc",
+                               Isa::kPortable, "fused", DwPwLegal, DwPwCost, DwPwKernel::Create));
 }
 
 }  // namespace tessel

@@ -80,17 +80,7 @@ void tessel_f32_gemm_ukernel_7x64__avx512(int64_t m, int64_t n, int64_t k, const
 }
 size_t tessel_f32_gemm_ukernel_7x64__avx512_workspace_bytes() { return gemm_internal::WorkspaceBytes(kBlocking7x64); }
 
-namespace {
-void Prepacked7x64(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b, float* c,
-                   int64_t ldc, const GemmEpilogue& ep, int64_t n_begin, int64_t n_end, void* workspace) {
-  gemm_internal::GemmPrepacked(kBlocking7x64, Ukernel7x64, m, n, k, a, lda, packed_b, c, ldc, ep, n_begin, n_end,
-                               workspace);
-}
-}  // namespace
-
-gemm_internal::UkernelInfo tessel_f32_gemm_ukernel_7x64__avx512_ukernel() {
-  return {kBlocking7x64, Ukernel7x64, Prepacked7x64};
-}
+TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(tessel_f32_gemm_ukernel_7x64__avx512, kBlocking7x64, Ukernel7x64)
 
 void tessel_f32_gemm_ukernel_14x32__avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                                            const float* b, int64_t ldb, float* c, int64_t ldc, void* workspace) {
@@ -98,13 +88,6 @@ void tessel_f32_gemm_ukernel_14x32__avx512(int64_t m, int64_t n, int64_t k, cons
 }
 size_t tessel_f32_gemm_ukernel_14x32__avx512_workspace_bytes() { return gemm_internal::WorkspaceBytes(kBlocking); }
 
-namespace {
-void Prepacked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b, float* c,
-               int64_t ldc, const GemmEpilogue& ep, int64_t n_begin, int64_t n_end, void* workspace) {
-  gemm_internal::GemmPrepacked(kBlocking, Ukernel14x32, m, n, k, a, lda, packed_b, c, ldc, ep, n_begin, n_end, workspace);
-}
-}  // namespace
-
-gemm_internal::UkernelInfo tessel_f32_gemm_ukernel_14x32__avx512_ukernel() { return {kBlocking, Ukernel14x32, Prepacked}; }
+TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(tessel_f32_gemm_ukernel_14x32__avx512, kBlocking, Ukernel14x32)
 
 }  // namespace tessel

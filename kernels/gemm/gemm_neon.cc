@@ -54,13 +54,6 @@ void tessel_f32_gemm_ukernel_8x12__neon(int64_t m, int64_t n, int64_t k, const f
 }
 size_t tessel_f32_gemm_ukernel_8x12__neon_workspace_bytes() { return gemm_internal::WorkspaceBytes(kBlocking); }
 
-namespace {
-void Prepacked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b, float* c,
-               int64_t ldc, const GemmEpilogue& ep, int64_t n_begin, int64_t n_end, void* workspace) {
-  gemm_internal::GemmPrepacked(kBlocking, Ukernel8x12, m, n, k, a, lda, packed_b, c, ldc, ep, n_begin, n_end, workspace);
-}
-}  // namespace
-
-gemm_internal::UkernelInfo tessel_f32_gemm_ukernel_8x12__neon_ukernel() { return {kBlocking, Ukernel8x12, Prepacked}; }
+TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(tessel_f32_gemm_ukernel_8x12__neon, kBlocking, Ukernel8x12)
 
 }  // namespace tessel

@@ -84,13 +84,6 @@ size_t tessel_f32_gemm_ukernel_8xVLx2__sve_workspace_bytes() {
   return gemm_internal::WorkspaceBytes({kMr, kMaxNr, kMc, kKc, kMaxNr * kNcVectors / 2});
 }
 
-namespace {
-void Prepacked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* packed_b, float* c,
-               int64_t ldc, const GemmEpilogue& ep, int64_t n_begin, int64_t n_end, void* workspace) {
-  gemm_internal::GemmPrepacked(SveBlocking(), Ukernel8xVLx2, m, n, k, a, lda, packed_b, c, ldc, ep, n_begin, n_end, workspace);
-}
-}  // namespace
-
-gemm_internal::UkernelInfo tessel_f32_gemm_ukernel_8xVLx2__sve_ukernel() { return {SveBlocking(), Ukernel8xVLx2, Prepacked}; }
+TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(tessel_f32_gemm_ukernel_8xVLx2__sve, SveBlocking(), Ukernel8xVLx2)
 
 }  // namespace tessel

@@ -22,22 +22,14 @@
 #include "kernels/int8/int8_op_kernels.h"
 #include "kernels/int8/qgemm.h"
 #include "kernels/int8/requantize.h"
+#include "kernels/int8/internal/int8_test_util.h"
 #include "kernels/reference/quantized.h"
 #include "kernels/reference/reference.h"
 
 namespace tessel {
 namespace {
 
-Tensor Random(DType t, std::vector<int64_t> shape, std::mt19937& rng, int lo, int hi) {
-  Tensor x(t, shape);
-  std::uniform_int_distribution<int> d(lo, hi);
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    if (t == DType::kU8) x.data<uint8_t>()[i] = static_cast<uint8_t>(d(rng));
-    if (t == DType::kI8) x.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
-    if (t == DType::kI32) x.data<int32_t>()[i] = d(rng);
-  }
-  return x;
-}
+using int8_test::Random;
 
 void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt19937& rng, double lo, double hi) {
   std::uniform_real_distribution<double> d(std::log(lo), std::log(hi));
@@ -49,12 +41,6 @@ void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt199
   }
   n->SetAttr(prefix + "multiplier", Attribute::Ints(m));
   n->SetAttr(prefix + "shift", Attribute::Ints(s));
-}
-
-// The reference QConv / QGemm; their libraries (and the quantized op schemas') register themselves when
-// linked (alwayslink), on every toolchain.
-absl::Status RunQuantizedReference(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>* out) {
-  return RunReferenceNode(node, in, out);
 }
 
 constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kNeonDot, QGemmKernel::kNeonI8mm};
@@ -78,7 +64,7 @@ int CountMismatches(const Tensor& want, const Tensor& got) {
 // reuses the indirection buffer) and compares every byte.
 void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, QGemmKernel kernel) {
   std::vector<Tensor> want;
-  const absl::Status ref = RunQuantizedReference(node, in, &want);
+  const absl::Status ref = RunReferenceNode(node, in, &want);
   ASSERT_TRUE(ref.ok()) << ref;
   Tensor got(want[0].dtype(), want[0].shape());
   auto p = PreparedInt8Node::Create(node, in, got, kernel);
@@ -93,7 +79,7 @@ void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, 
 // Runs `node` both ways (RunInt8Node's own choice of kernel) and compares every byte.
 void ExpectBitExact(const Node& node, const std::vector<const Tensor*>& in) {
   std::vector<Tensor> want;
-  ASSERT_TRUE(RunQuantizedReference(node, in, &want).ok());
+  ASSERT_TRUE(RunReferenceNode(node, in, &want).ok());
   std::vector<Tensor> got = {Tensor(want[0].dtype(), want[0].shape())};
   auto handled = RunInt8Node(node, in, absl::MakeSpan(got));
   ASSERT_TRUE(handled.ok()) << handled.status();
@@ -258,7 +244,7 @@ TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
   n->SetAttr("act_max", Attribute::Int(191));
   SetRequant(n, "", 48, rng, 0.2 / (127.0 * 16 * 9), 0.05);
   std::vector<Tensor> want;
-  ASSERT_TRUE(RunQuantizedReference(*n, {&x, &w, &b}, &want).ok());
+  ASSERT_TRUE(RunReferenceNode(*n, {&x, &w, &b}, &want).ok());
   const OperandInfo ins[] = {{true, false, x.type()}, {true, true, w.type()}, {true, true, b.type()}};
   const OperandInfo outs[] = {{true, false, want[0].type()}};
   const OpQuery q{*n, ins, outs};
@@ -338,7 +324,7 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   n->SetAttr("y_zero_point", Attribute::Int(10));
   SetRequant(n, "", 21, rng, 0.3 / (127.0 * 64 * 9 * 12 / 8), 0.01);
   std::vector<Tensor> want;
-  ASSERT_TRUE(RunQuantizedReference(*n, {&x, &w, &b}, &want).ok());
+  ASSERT_TRUE(RunReferenceNode(*n, {&x, &w, &b}, &want).ok());
   const OperandInfo ins[] = {{true, false, x.type()}, {true, true, w.type()}, {true, true, b.type()}};
   const OperandInfo outs[] = {{true, false, want[0].type()}};
   const OpQuery q{*n, ins, outs};

@@ -172,52 +172,28 @@ bool MaxPoolLegal(const OpQuery& q) {
 
 double MaxPoolCost(const OpQuery& q) { return 9.0 * q.output(0).NumElements() / 20e9; }
 
-OpKernelEntry Entry(const char* name, const char* op) {
-  OpKernelEntry e;
-  e.name = name;
-  e.op = op;
-  e.dtypes = "u8";
-  e.layout = "nhwc";
-  e.isa = Isa::kAvx512Vnni;
-  e.backend = "int8";
-  e.legal = Legal<QGemmKernel::kAvx512Vnni>;
-  e.cost = Cost<kVnniOps>;
-  e.create = Int8OpKernel<PreparedWith<QGemmKernel::kAvx512Vnni>>::Create;
-  return e;
-}
-
 template <QGemmKernel kKernel, int64_t kOps>
 OpKernelEntry GemmEntry(const char* name, const char* op, Isa isa) {
-  OpKernelEntry e = Entry(name, op);
-  e.isa = isa;
-  e.legal = Legal<kKernel>;
-  e.cost = Cost<kOps>;
-  e.create = Int8OpKernel<PreparedWith<kKernel>>::Create;
-  return e;
+  return MakeOpKernelEntry(name, op, "u8", "nhwc", isa, "int8", Legal<kKernel>, Cost<kOps>,
+                           Int8OpKernel<PreparedWith<kKernel>>::Create);
 }
 
 }  // namespace
 
 void RegisterInt8OpKernels(OpKernelRegistry& r) {
-  r.Register(Entry("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv"));
-  r.Register(Entry("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm"));
   using K = QGemmKernel;
+  r.Register(GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv", Isa::kAvx512Vnni));
+  r.Register(
+      GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm", Isa::kAvx512Vnni));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_conv2d_nhwc__neondot", "tessel.QConv", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_fully_connected__neondot", "tessel.QGemm", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_conv2d_nhwc__neoni8mm", "tessel.QConv", Isa::kI8mm));
   r.Register(
       GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_fully_connected__neoni8mm", "tessel.QGemm", Isa::kI8mm));
-  OpKernelEntry dw = Entry("tessel_qu8_dwconv2d_nhwc__avx512vnni", "tessel.QConv");
-  dw.legal = DepthwiseLegal;
-  dw.cost = DepthwiseCost;
-  dw.create = Int8OpKernel<PreparedDepthwise>::Create;
-  r.Register(dw);
-  OpKernelEntry pool = Entry("tessel_u8_maxpool_nhwc__portable", "tessel.QMaxPool");
-  pool.isa = Isa::kPortable;
-  pool.legal = MaxPoolLegal;
-  pool.cost = MaxPoolCost;
-  pool.create = MaxPoolU8Kernel::Create;
-  r.Register(pool);
+  r.Register(MakeOpKernelEntry("tessel_qu8_dwconv2d_nhwc__avx512vnni", "tessel.QConv", "u8", "nhwc", Isa::kAvx512Vnni,
+                               "int8", DepthwiseLegal, DepthwiseCost, Int8OpKernel<PreparedDepthwise>::Create));
+  r.Register(MakeOpKernelEntry("tessel_u8_maxpool_nhwc__portable", "tessel.QMaxPool", "u8", "nhwc", Isa::kPortable,
+                               "int8", MaxPoolLegal, MaxPoolCost, MaxPoolU8Kernel::Create));
 }
 
 }  // namespace tessel

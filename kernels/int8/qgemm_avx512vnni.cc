@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
 #include "kernels/int8/requantize_avx512.h"
 
@@ -119,22 +120,6 @@ TileFn GetTile(int mr, int nv) {
   return kTiles[mr - 1][nv - 1];
 }
 
-// Splits `rows` into tiles of kQGemmMr, the last two evened out so that no tile is much smaller.
-template <typename F>
-void ForEachRowTile(int64_t rows, F&& f) {
-  int64_t row = 0;
-  while (row < rows) {
-    const int64_t left = rows - row;
-    int64_t mr = left;
-    if (left > 2 * kQGemmMr) {
-      mr = kQGemmMr;
-    } else if (left > kQGemmMr) {
-      mr = (left + 1) / 2;
-    }
-    f(row, static_cast<int>(mr));
-    row += mr;
-  }
-}
 
 template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t seg4, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
@@ -143,7 +128,7 @@ void Run(int64_t rows, int64_t segments, int64_t seg4, const PackedQGemmWeights&
   for (int64_t col = 0; col < padded; col += kQGemmNr) {
     const int nv = static_cast<int>(std::min<int64_t>(kQGemmNr, padded - col) / kQGemmLanes);
     const int8_t* b = w.panels.data() + col * w.kp;
-    ForEachRowTile(rows, [&](int64_t row, int mr) {
+    int8_internal::ForEachRowTile<kQGemmMr>(rows, [&](int64_t row, int mr) {
       int64_t stride = 0;
       const uint8_t* const* ind = row_pointers(row, mr, &stride);
       GetTile(mr, nv)(ind, stride, segments, seg4, b, w, stage, row, col, y, ldy);

@@ -26,6 +26,22 @@ uint32_t ParallelFlags(const OpKernelArgs& args) {
   return args.spin_workers ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS;
 }
 
+OpKernelEntry MakeOpKernelEntry(std::string name, std::string op, std::string dtypes, std::string layout, Isa isa,
+                                std::string backend, bool (*legal)(const OpQuery&), double (*cost)(const OpQuery&),
+                                absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&)) {
+  OpKernelEntry e;
+  e.name = std::move(name);
+  e.op = std::move(op);
+  e.dtypes = std::move(dtypes);
+  e.layout = std::move(layout);
+  e.isa = isa;
+  e.backend = std::move(backend);
+  e.legal = legal;
+  e.cost = cost;
+  e.create = create;
+  return e;
+}
+
 void OpKernelRegistry::Register(OpKernelEntry entry) { entries_.push_back(std::move(entry)); }
 
 const OpKernelEntry* OpKernelRegistry::FindByName(absl::string_view name) const {

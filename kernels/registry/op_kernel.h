@@ -79,6 +79,11 @@ struct OpKernelEntry {
   absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&) = nullptr;
 };
 
+// An entry from all its fields, for the backends' registration functions.
+OpKernelEntry MakeOpKernelEntry(std::string name, std::string op, std::string dtypes, std::string layout, Isa isa,
+                                std::string backend, bool (*legal)(const OpQuery&), double (*cost)(const OpQuery&),
+                                absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&));
+
 class OpKernelRegistry {
  public:
   void Register(OpKernelEntry entry);

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "kernels/int8/int8_op_kernels.h"
 #include "kernels/int8/requantize.h"
+#include "kernels/int8/internal/int8_test_util.h"
 #include "kernels/reference/quantized.h"
 #include "kernels/reference/reference.h"
 #include "kernels/registry/op_kernel.h"
@@ -37,16 +38,7 @@ namespace {
 
 constexpr int kTolerance = 1;  // u8 units
 
-Tensor Random(DType t, std::vector<int64_t> shape, std::mt19937& rng, int lo, int hi) {
-  Tensor x(t, shape);
-  std::uniform_int_distribution<int> d(lo, hi);
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    if (t == DType::kU8) x.data<uint8_t>()[i] = static_cast<uint8_t>(d(rng));
-    if (t == DType::kI8) x.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
-    if (t == DType::kI32) x.data<int32_t>()[i] = d(rng);
-  }
-  return x;
-}
+using int8_test::Random;
 
 // Multipliers log-uniform in [lo, hi]: one per channel, or one for all.
 void SetRequant(Node* n, int64_t channels, bool per_channel, std::mt19937& rng, double lo, double hi) {
@@ -59,12 +51,6 @@ void SetRequant(Node* n, int64_t channels, bool per_channel, std::mt19937& rng, 
   }
   n->SetAttr("multiplier", Attribute::Ints(m));
   n->SetAttr("shift", Attribute::Ints(s));
-}
-
-// The reference QConv / QGemm; their libraries (and the quantized op schemas') register themselves when
-// linked (alwayslink), on every toolchain.
-absl::Status RunQuantizedReference(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>* out) {
-  return RunReferenceNode(node, in, out);
 }
 
 // A node with its operands; weights and bias are constants.
@@ -85,7 +71,7 @@ struct Case {
   // Runs the reference and records the operand view selection sees.
   void Finish() {
     std::vector<Tensor> out;
-    const absl::Status s = RunQuantizedReference(*node, bound(), &out);
+    const absl::Status s = RunReferenceNode(*node, bound(), &out);
     ASSERT_TRUE(s.ok()) << label << ": " << s;
     want = std::move(out[0]);
     for (size_t i = 0; i < data.size(); ++i) inputs.push_back({true, i != 0 && i != 3, data[i].type()});

@@ -486,17 +486,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateSoftmax(const OpKernelArgs& args
 OpKernelEntry Entry(const char* name, const char* op, const char* layout, bool (*legal)(const OpQuery&),
                     double (*cost)(const OpQuery&),
                     absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&)) {
-  OpKernelEntry e;
-  e.name = name;
-  e.op = op;
-  e.dtypes = "f32";
-  e.layout = layout;
-  e.isa = Isa::kPortable;  // XNNPACK dispatches on the CPU itself
-  e.backend = "xnnpack";
-  e.legal = legal;
-  e.cost = cost;
-  e.create = create;
-  return e;
+  // Isa::kPortable: XNNPACK dispatches on the CPU itself.
+  return MakeOpKernelEntry(name, op, "f32", layout, Isa::kPortable, "xnnpack", legal, cost, create);
 }
 
 }  // namespace

@@ -133,6 +133,16 @@ static inline void PackB(const float* b, int64_t ldb, int64_t kc, int64_t cols, 
   }
 }
 
+// A partial h x w tile: the whole padded tile is computed aside in `edge`, then its valid part stored
+// into (or, when accumulating, added to) c.
+static inline void EdgeTile(const Blocking& bl, Ukernel ukernel, int64_t kc, const float* a, const float* b, float* c,
+                            int64_t ldc, int64_t h, int64_t w, bool accumulate, float* edge) {
+  ukernel(kc, a, b, edge, bl.nr, false);
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t j = 0; j < w; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + edge[i * bl.nr + j] : edge[i * bl.nr + j];
+  }
+}
+
 // C[m x n] = A[m x k] * B[k x n], all row-major. workspace: WorkspaceBytes(bl) bytes.
 static inline void Gemm(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float* c, int64_t ldc, void* workspace) {
@@ -166,13 +176,7 @@ static inline void Gemm(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t 
               ukernel(kcb, ap, bp, ct, ldc, accumulate);
               continue;
             }
-            // Edge tile: compute the whole padded tile aside, then merge the valid part.
-            ukernel(kcb, ap, bp, edge, bl.nr, false);
-            for (int64_t i = 0; i < h; ++i) {
-              for (int64_t j = 0; j < w; ++j) {
-                ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * bl.nr + j] : edge[i * bl.nr + j];
-              }
-            }
+            EdgeTile(bl, ukernel, kcb, ap, bp, ct, ldc, h, w, accumulate, edge);
           }
         }
       }
@@ -254,12 +258,7 @@ static inline void GemmPrepacked(const Blocking& bl, Ukernel ukernel, int64_t m,
           if (h == bl.mr && w == bl.nr) {
             ukernel(kcb, ap, bp, ct, ldc, accumulate);
           } else {
-            ukernel(kcb, ap, bp, edge, bl.nr, false);
-            for (int64_t i = 0; i < h; ++i) {
-              for (int64_t j = 0; j < w; ++j) {
-                ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * bl.nr + j] : edge[i * bl.nr + j];
-              }
-            }
+            EdgeTile(bl, ukernel, kcb, ap, bp, ct, ldc, h, w, accumulate, edge);
           }
           if (last) ApplyEpilogue(ep, ct, ldc, h, w, ic + ir, jr);
         }

@@ -34,6 +34,17 @@ TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_8xVLx2__sve)
 
 #undef TESSEL_DECLARE_F32_GEMM
 
+// Defines name##_ukernel() for a per-ISA library: the microkernel, its blocking, and GemmPrepacked
+// instantiated here with that library's flags.
+#define TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(name, blocking, ukernel)                                           \
+  static void name##_prepacked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,                    \
+                               const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,             \
+                               int64_t n_begin, int64_t n_end, void* workspace) {                                \
+    gemm_internal::GemmPrepacked(blocking, ukernel, m, n, k, a, lda, packed_b, c, ldc, ep, n_begin, n_end,     \
+                                 workspace);                                                                     \
+  }                                                                                                              \
+  gemm_internal::UkernelInfo name##_ukernel() { return {blocking, ukernel, name##_prepacked}; }
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_GEMM_INTERNAL_GEMM_KERNELS_H_

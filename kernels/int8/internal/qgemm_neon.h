@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
 #include "kernels/int8/requantize_neon.h"
 
@@ -94,22 +95,6 @@ inline void StoreRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, cons
   }
 }
 
-// Splits `rows` into tiles of kMr, the last two evened out so that no tile is much smaller.
-template <typename F>
-void ForEachRowTile(int64_t rows, F&& f) {
-  int64_t row = 0;
-  while (row < rows) {
-    const int64_t left = rows - row;
-    int64_t mr = left;
-    if (left > 2 * kMr) {
-      mr = kMr;
-    } else if (left > kMr) {
-      mr = (left + 1) / 2;
-    }
-    f(row, static_cast<int>(mr));
-    row += mr;
-  }
-}
 
 // Where a tile reads and writes: rows [row, row + mr) x channels [col, col + 8), row r's segment s at
 // ind[r * ind_stride + s], the packed weights of its 8 channels at b, b_stride bytes per step of K.
@@ -133,7 +118,7 @@ void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmW
   for (int64_t col = 0; col < padded; col += kQGemmNr) {
     const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
     const int8_t* block = panels + col * kpb;
-    ForEachRowTile(rows, [&](int64_t row, int mr) {
+    int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
       int64_t stride = 0;
       const uint8_t* const* ind = row_pointers(row, mr, &stride);
       for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += kNr) {
