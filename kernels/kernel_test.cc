@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_direct.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/internal/q8_test_matrix.h"
 #include "kernels/registry/registry.h"
@@ -194,6 +196,74 @@ TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
 
 INSTANTIATE_TEST_SUITE_P(GemmPrepacked, GemmPrepackedKernelTest, testing::ValuesIn(AllOf(GemmPrepackedKernels())),
                          TestName);
+
+// Direct-A GEMM (DirectGemmF32 over every registered microkernel): row and column remainders of
+// both tiles, bias, residual (also stored in place of C) and clamp, against double precision.
+class GemmDirectKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+
+TEST_P(GemmDirectKernelTest, MatchesDoublePrecisionWithEpilogue) {
+  const KernelEntry& e = *GetParam();
+  SKIP_IF_CPU_LACKS(e);
+  ScopedForce force(e.name);
+  struct Case {
+    int64_t m, n, k;
+    bool bias, residual, clamp, in_place;
+  };
+  const Case cases[] = {{0, 5, 7, true, true, true, false},     {3, 4, 0, true, false, true, false},
+                        {1, 1, 1, false, false, false, false},  {8, 32, 16, true, false, false, false},
+                        {12, 16, 32, true, true, true, false},  {13, 17, 19, true, true, false, true},
+                        {29, 24, 144, true, false, true, false}, {97, 96, 16, true, true, true, true},
+                        {49, 160, 960, true, true, false, false}, {7, 33, 5, false, true, true, true},
+                        {200, 48, 37, true, false, false, false}, {11, 15, 64, true, true, true, false}};
+  Lcg rng(11);
+  for (const Case& c : cases) {
+    const int64_t lda = c.k + 3, ldc = c.n + 2;
+    std::vector<float> a(std::max<int64_t>(c.m * lda, 1)), b(std::max<int64_t>(c.k * c.n, 1)), bias(c.n),
+        residual(std::max<int64_t>(c.m * ldc, 1));
+    for (float& v : a) v = rng.Uniform(-1, 1);
+    for (float& v : b) v = rng.Uniform(-1, 1);
+    for (float& v : bias) v = rng.Uniform(-1, 1);
+    for (float& v : residual) v = rng.Uniform(-1, 1);
+    absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(c.n, c.k, b.data(), c.n, c.bias ? bias.data() : nullptr, c.m);
+    ASSERT_TRUE(op.ok()) << op.status();
+    ASSERT_EQ(op->kernel().name, e.name);
+    const float kSentinel = 12345.0f;
+    std::vector<float> got(std::max<int64_t>(c.m * ldc, 1), kSentinel);
+    const float lo = c.clamp ? -0.5f : -std::numeric_limits<float>::infinity();
+    const float hi = c.clamp ? 1.5f : std::numeric_limits<float>::infinity();
+    const float* r = c.residual ? residual.data() : nullptr;
+    if (c.in_place && c.residual) {
+      for (int64_t i = 0; i < c.m; ++i) std::copy_n(residual.data() + i * ldc, c.n, got.data() + i * ldc);
+      r = got.data();
+    }
+    op->Run(c.m, a.data(), lda, got.data(), ldc, r, ldc, lo, hi);
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < ldc; ++j) {
+        const float g = got[i * ldc + j];
+        if (j >= c.n) {
+          ASSERT_EQ(g, kSentinel) << "wrote past n at (" << i << "," << j << ")";
+          continue;
+        }
+        double abs_sum = 0;
+        double want = DoubleDot(a.data() + i * lda, b.data(), c.n, j, c.k, &abs_sum);
+        if (c.bias) want += bias[j], abs_sum += std::fabs(bias[j]);
+        if (c.residual) want += residual[i * ldc + j], abs_sum += std::fabs(residual[i * ldc + j]);
+        if (c.clamp) want = std::min(std::max(want, -0.5), 1.5);
+        ASSERT_NEAR(g, want, 2e-7 * (c.k + 6) * abs_sum + 1e-30)
+            << e.name << " m=" << c.m << " n=" << c.n << " k=" << c.k << " at (" << i << "," << j << ")";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmDirect, GemmDirectKernelTest, testing::ValuesIn(AllOf(DirectGemmKernels())), TestName);
+
+TEST(DirectGemmF32Test, RejectsBadSizes) {
+  std::vector<float> b(20);
+  EXPECT_EQ(DirectGemmF32::Create(-1, 4, b.data(), 4, nullptr, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DirectGemmF32::Create(5, 4, b.data(), 4, nullptr, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DirectGemmF32::Create(4, 5, nullptr, 4, nullptr, 1).status().code(), absl::StatusCode::kInvalidArgument);
+}
 
 TEST(PackedGemmF32Test, RejectsBadSizes) {
   std::vector<float> b(20);

@@ -1,0 +1,145 @@
+// AVX-512 direct-A GEMM microkernels (gemm_direct.h): A's rows are read in place and broadcast one
+// element at a time; B comes from 64-byte aligned k-major panels. 8x32 keeps 16 independent FMA chains
+// (two per row), enough to cover the FMA latency; 12x16 serves n <= 16, where a 32-wide tile would be
+// half padding.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/gemm/internal/gemm_direct_kernels.h"
+
+namespace tessel {
+namespace {
+
+// Rows per pass over all the panels: the A block (rows x k floats) stays in L2 while every panel
+// streams past it.
+int64_t RowBlock(int64_t k, int64_t mr) {
+  const int64_t rows = (192 << 10) / (4 * std::max<int64_t>(k, 1));
+  return std::max<int64_t>(mr, std::min<int64_t>(rows / mr * mr, 32 * mr));
+}
+
+inline __mmask16 Mask(int64_t cols) { return cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1); }
+
+template <int kRows>
+inline void Tile8x32(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c,
+                     int64_t ldc, const float* r, int64_t ldr, __mmask16 m0, __mmask16 m1, __m512 lo, __m512 hi) {
+  __m512 acc0[kRows], acc1[kRows];
+  const __m512 bias0 = _mm512_load_ps(bias), bias1 = _mm512_load_ps(bias + 16);
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) acc0[i] = bias0, acc1[i] = bias1;
+  for (int64_t p = 0; p < k; ++p) {
+    const __m512 v0 = _mm512_load_ps(b), v1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i * lda + p]);
+      acc0[i] = _mm512_fmadd_ps(ai, v0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, v1, acc1[i]);
+    }
+    b += 32;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    if (r) {
+      acc0[i] = _mm512_add_ps(acc0[i], _mm512_maskz_loadu_ps(m0, r + i * ldr));
+      acc1[i] = _mm512_add_ps(acc1[i], _mm512_maskz_loadu_ps(m1, r + i * ldr + 16));
+    }
+    _mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_min_ps(_mm512_max_ps(acc0[i], lo), hi));
+    _mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_min_ps(_mm512_max_ps(acc1[i], lo), hi));
+  }
+}
+
+template <int kRows>
+inline void Tile12x16(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c,
+                      int64_t ldc, const float* r, int64_t ldr, __mmask16 m0, __m512 lo, __m512 hi) {
+  __m512 acc[kRows];
+  const __m512 bias0 = _mm512_load_ps(bias);
+#pragma GCC unroll 12
+  for (int i = 0; i < kRows; ++i) acc[i] = bias0;
+  for (int64_t p = 0; p < k; ++p) {
+    const __m512 v0 = _mm512_load_ps(b);
+#pragma GCC unroll 12
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + p]), v0, acc[i]);
+    b += 16;
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < kRows; ++i) {
+    if (r) acc[i] = _mm512_add_ps(acc[i], _mm512_maskz_loadu_ps(m0, r + i * ldr));
+    _mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_min_ps(_mm512_max_ps(acc[i], lo), hi));
+  }
+}
+
+// One row count's tile, dispatched at run time for the remainder rows.
+template <int kMax, template <int> class Fn, typename... Args>
+inline void ForRows(int64_t rows, Args... args) {
+  if constexpr (kMax > 0) {
+    if (rows == kMax) return Fn<kMax>::Run(args...);
+    ForRows<kMax - 1, Fn>(rows, args...);
+  }
+}
+
+template <int kRows>
+struct Run8x32 {
+  static void Run(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c, int64_t ldc,
+                  const float* r, int64_t ldr, __mmask16 m0, __mmask16 m1, __m512 lo, __m512 hi) {
+    Tile8x32<kRows>(k, a, lda, b, bias, c, ldc, r, ldr, m0, m1, lo, hi);
+  }
+};
+
+template <int kRows>
+struct Run12x16 {
+  static void Run(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c, int64_t ldc,
+                  const float* r, int64_t ldr, __mmask16 m0, __m512 lo, __m512 hi) {
+    Tile12x16<kRows>(k, a, lda, b, bias, c, ldc, r, ldr, m0, lo, hi);
+  }
+};
+
+}  // namespace
+
+void tessel_f32_gemm_direct_ukernel_8x32__avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                                                 const float* packed_b, const float* bias, float* c, int64_t ldc,
+                                                 const float* residual, int64_t ldr, float lo, float hi) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int64_t mc = RowBlock(k, 8);
+  for (int64_t i0 = 0; i0 < m; i0 += mc) {
+    const int64_t i1 = std::min(m, i0 + mc);
+    for (int64_t j = 0; j < n; j += 32) {
+      const int64_t w = std::min<int64_t>(32, n - j);
+      const __mmask16 m0 = Mask(w), m1 = Mask(w - 16 > 0 ? w - 16 : 0);
+      const float* b = packed_b + j * k;
+      for (int64_t i = i0; i < i1; i += 8) {
+        const float* r = residual ? residual + i * ldr + j : nullptr;
+        const int64_t rows = std::min<int64_t>(8, i1 - i);
+        if (rows == 8) {
+          Tile8x32<8>(k, a + i * lda, lda, b, bias + j, c + i * ldc + j, ldc, r, ldr, m0, m1, vlo, vhi);
+        } else {
+          ForRows<7, Run8x32>(rows, k, a + i * lda, lda, b, bias + j, c + i * ldc + j, ldc, r, ldr, m0, m1, vlo, vhi);
+        }
+      }
+    }
+  }
+}
+
+void tessel_f32_gemm_direct_ukernel_12x16__avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                                                  const float* packed_b, const float* bias, float* c, int64_t ldc,
+                                                  const float* residual, int64_t ldr, float lo, float hi) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int64_t mc = RowBlock(k, 12);
+  for (int64_t i0 = 0; i0 < m; i0 += mc) {
+    const int64_t i1 = std::min(m, i0 + mc);
+    for (int64_t j = 0; j < n; j += 16) {
+      const __mmask16 m0 = Mask(n - j);
+      const float* b = packed_b + j * k;
+      for (int64_t i = i0; i < i1; i += 12) {
+        const float* r = residual ? residual + i * ldr + j : nullptr;
+        const int64_t rows = std::min<int64_t>(12, i1 - i);
+        if (rows == 12) {
+          Tile12x16<12>(k, a + i * lda, lda, b, bias + j, c + i * ldc + j, ldc, r, ldr, m0, vlo, vhi);
+        } else {
+          ForRows<11, Run12x16>(rows, k, a + i * lda, lda, b, bias + j, c + i * ldc + j, ldc, r, ldr, m0, vlo, vhi);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tessel
