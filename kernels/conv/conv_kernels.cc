@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_direct.h"
 #include "pthreadpool.h"
 
 namespace tessel {
@@ -209,6 +210,73 @@ class GemmConvKernel : public OpKernel {
   std::vector<Floats> cols_;
 };
 
+// 1x1 stride-1 convolution on the direct-A GEMM (DirectGemmF32): the input rows are the GEMM's A as
+// they lie in the arena, so nothing is packed per run; bias, residual (also in place) and clamp are
+// fused into the store. Tasks split the rows in whole register tiles.
+class DirectGemmConvKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
+    if (!g.ok()) return g.status();
+    if (!g->is_1x1_direct() || g->groups != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': not a 1x1 stride-1 convolution"));
+    }
+    std::unique_ptr<DirectGemmConvKernel> k(new DirectGemmConvKernel);
+    k->rows_ = g->n * g->oh * g->ow;
+    k->c_ = g->c;
+    k->m_ = g->m;
+    // Weights [M, 1, 1, C] -> B [C x M].
+    const float* w = args.inputs[1]->data<float>();
+    std::vector<float> b(g->c * g->m);
+    for (int64_t o = 0; o < g->m; ++o) {
+      for (int64_t p = 0; p < g->c; ++p) b[p * g->m + o] = w[o * g->c + p];
+    }
+    const float* bias = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
+    absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(g->m, g->c, b.data(), g->m, bias, k->rows_);
+    if (!op.ok()) return op.status();
+    k->op_ = *std::move(op);
+    k->x_ = args.inputs[0]->data<float>();
+    const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
+    k->residual_ = residual ? residual->data<float>() : nullptr;
+    k->y_ = args.outputs[0].data<float>();
+    const ClampActivation act = ReadClampActivation(args.node, "");
+    k->lo_ = act.lo;
+    k->hi_ = act.hi;
+    k->pool_ = args.threadpool;
+    k->flags_ = ParallelFlags(args);
+    k->tasks_ = Tasks(args);
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    pthreadpool_parallelize_1d(pool_, &DirectGemmConvKernel::Task, this, tasks_, flags_);
+    return absl::OkStatus();
+  }
+
+ private:
+  static void Task(void* self, size_t t) { static_cast<DirectGemmConvKernel*>(self)->RunTask(static_cast<int64_t>(t)); }
+
+  void RunTask(int64_t t) {
+    constexpr int64_t kTileRows = 24;  // a multiple of both AVX-512 tiles' rows (8 and 12)
+    const int64_t per_task = (rows_ + tasks_ * kTileRows - 1) / (tasks_ * kTileRows) * kTileRows;
+    const int64_t begin = std::min(rows_, t * per_task);
+    const int64_t end = std::min(rows_, begin + per_task);
+    if (begin >= end) return;
+    op_.Run(end - begin, x_ + begin * c_, c_, y_ + begin * m_, m_, residual_ ? residual_ + begin * m_ : nullptr, m_,
+            lo_, hi_);
+  }
+
+  DirectGemmF32 op_;
+  int64_t rows_ = 0, c_ = 0, m_ = 0;
+  const float* x_ = nullptr;
+  const float* residual_ = nullptr;
+  float* y_ = nullptr;
+  float lo_ = 0, hi_ = 0;
+  pthreadpool_t pool_ = nullptr;
+  uint32_t flags_ = 0;
+  int64_t tasks_ = 1;
+};
+
 bool ConvLegal(const OpQuery& q, bool direct) {
   if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant) return false;
   if (q.has_input(2) && !q.inputs[2].constant) return false;
@@ -219,6 +287,21 @@ bool ConvLegal(const OpQuery& q, bool direct) {
 
 bool Im2colLegal(const OpQuery& q) { return ConvLegal(q, false); }
 bool DirectLegal(const OpQuery& q) { return ConvLegal(q, true); }
+
+bool DirectGemmLegal(const OpQuery& q) {
+  if (!ConvLegal(q, true)) return false;
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  return g.ok() && g->groups == 1;
+}
+
+double DirectGemmConvCost(const OpQuery& q) {
+  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  if (!g.ok()) return 1e9;
+  const int64_t rows = g->n * g->oh * g->ow;
+  // The family's cost counts the multiplications and the output; the input rows are read once more
+  // per panel of 32 output channels, from L2.
+  return DirectGemmF32::Cost(rows, g->m, g->c) + 4.0 * rows * g->c / 40e9;
+}
 
 double GemmConvCost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
@@ -463,6 +546,8 @@ void RegisterGemmOpKernels(OpKernelRegistry& r) {
                    CreateGemmConv));
   r.Register(Entry("tessel_f32_conv2d_1x1_nhwc__gemm", "tessel.FusedConv", "nhwc", "gemm", DirectLegal, GemmConvCost,
                    CreateGemmConv));
+  r.Register(MakeOpKernelEntry("tessel_f32_conv2d_1x1_nhwc__direct_gemm", "tessel.FusedConv", "f32", "nhwc", Isa::kAvx512,
+                               "gemm", DirectGemmLegal, DirectGemmConvCost, DirectGemmConvKernel::Create));
   r.Register(Entry("tessel_f32_fully_connected_gemm__gemm", "Gemm", "row_major", "gemm", FcLegal, FcCost,
                    GemmFcKernel::Create));
   r.Register(Entry("tessel_f32_fully_connected_matmul__gemm", "MatMul", "row_major", "gemm", FcLegal, FcCost,

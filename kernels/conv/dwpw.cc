@@ -1,13 +1,14 @@
 // Depthwise 3x3 + pointwise 1x1 fused for real (tessel.DwPwConv, MobileNet's inverted-residual tail):
 // a block of output pixels goes through the depthwise convolution into a small per-task buffer, which
-// the pointwise GEMM consumes at once (XNNPACK's fully connected microkernels, the fastest here for the
-// narrow projections: 16 to 320 outputs); the residual is added to the block while it is in cache. The
+// the pointwise GEMM consumes at once (Tessel's direct-A GEMM on AVX-512, else XNNPACK's fully connected
+// microkernels); the residual is added to the block while it is in cache. The
 // depthwise output never travels to memory and the residual add is not a separate pass (XNNPACK's pair
 // of convolution operators writes and rereads the whole expanded tensor, then adds).
 #include "kernels/conv/dwpw.h"
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/gemm/gemm_direct.h"
 #include "pthreadpool.h"
 #include "xnnpack.h"
 
@@ -165,6 +167,21 @@ class DwPwKernel : public OpKernel {
     const float* wp = w_pw.data<float>();  // [M, 1, 1, C] = XNNPACK's [N, K]
     const float lo = k->residual_ ? -std::numeric_limits<float>::infinity() : k->pw_lo_;
     const float hi = k->residual_ ? std::numeric_limits<float>::infinity() : k->pw_hi_;
+    // Tessel's direct-A GEMM where it runs (AVX-512: 1.1-1.3x XNNPACK's fully connected on these
+    // shapes); it adds the residual in its store, also in place, so no copy of the residual is needed.
+    if (std::isfinite(DirectGemmF32::Cost(k->block_, k->m_, c))) {
+      std::vector<float> b(c * k->m_);
+      for (int64_t o = 0; o < k->m_; ++o) {
+        for (int64_t p = 0; p < c; ++p) b[p * k->m_ + o] = wp[o * c + p];
+      }
+      absl::StatusOr<DirectGemmF32> direct = DirectGemmF32::Create(k->m_, c, b.data(), k->m_, k->pw_b_, k->block_);
+      if (!direct.ok()) return direct.status();
+      k->direct_ = *std::move(direct);
+      k->use_direct_ = true;
+      k->residual_in_place_ = false;
+      for (int t = 0; t < k->tasks_; ++t) k->mid_.emplace_back(k->block_ * c);
+      return std::unique_ptr<OpKernel>(std::move(k));
+    }
     for (int t = 0; t < k->tasks_; ++t) {
       xnn_operator_t op = nullptr;
       const xnn_status s = xnn_create_fully_connected_nc_f32(c, k->m_, c, k->m_, wp, k->pw_b_, lo, hi, 0, &op);
@@ -200,6 +217,10 @@ class DwPwKernel : public OpKernel {
       Depthwise(p0, np, mid);
       float* y = y_ + p0 * m_;
       const float* r = residual_ ? residual_ + p0 * m_ : nullptr;
+      if (use_direct_) {
+        direct_.Run(np, mid, g.c, y, m_, r, m_, pw_lo_, pw_hi_);
+        continue;
+      }
       if (residual_in_place_) {
         std::memcpy(residual_copy_[t].data(), r, np * m_ * sizeof(float));
         r = residual_copy_[t].data();
@@ -264,6 +285,8 @@ class DwPwKernel : public OpKernel {
   bool residual_in_place_ = false;
   float dw_lo_ = 0, dw_hi_ = 0, pw_lo_ = 0, pw_hi_ = 0;
   std::vector<float> dw_w_, dw_b_, zeros_;
+  DirectGemmF32 direct_;
+  bool use_direct_ = false;
   std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)
   int64_t block_ = 1;
   int tasks_ = 1;
@@ -299,7 +322,8 @@ double DwPwCost(const OpQuery& q) {
   // connected rate (as in the XNNPACK backend's costs). Unlike the unfused pair, no depthwise output
   // goes to memory and back (measured per layer on MobileNetV2 with --tune: 0.6x to 1.0x the pair).
   const double dw = 18.0 * pixels * c / 60e9 + 4.0 * g->n * g->h * g->w * c / 20e9;
-  const double pw = 2.0 * pixels * c * m / 150e9;
+  const double direct = DirectGemmF32::Cost(static_cast<int64_t>(pixels), static_cast<int64_t>(m), g->c);
+  const double pw = std::isfinite(direct) ? direct : 2.0 * pixels * c * m / 150e9;
   return dw + pw;
 }
 
