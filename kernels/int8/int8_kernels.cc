@@ -1,4 +1,4 @@
-// Dispatch of quantized nodes to the u8 x s8 GEMM kernels (VNNI, NEON dotprod, NEON i8mm), with implicit
+// Dispatch of quantized nodes to the u8 x s8 GEMM kernels (VNNI, NEON dotprod, NEON i8mm, SVE), with implicit
 // GEMM or im2col for convolutions.
 #include "kernels/int8/int8_kernels.h"
 
@@ -98,12 +98,14 @@ bool QGemmKernelAvailable(QGemmKernel kernel) {
     case QGemmKernel::kAvx512Vnni: return HasQGemmVnni();
     case QGemmKernel::kNeonDot: return HasQGemmNeonDot();
     case QGemmKernel::kNeonI8mm: return HasQGemmNeonI8mm();
+    case QGemmKernel::kSve: return HasQGemmSve();
   }
   return false;
 }
 
 QGemmKernel BestQGemmKernel() {
   if (HasQGemmNeonI8mm()) return QGemmKernel::kNeonI8mm;
+  if (HasQGemmSve()) return QGemmKernel::kSve;
   if (HasQGemmNeonDot()) return QGemmKernel::kNeonDot;
   return QGemmKernel::kAvx512Vnni;
 }
@@ -273,6 +275,15 @@ void PreparedInt8Node::Gemm(const uint8_t* a, const QGemmOutputStage& stage, uin
         QGemmU8S8Indirect__neoni8mm(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
       } else {
         QGemmU8S8__neoni8mm(a, rows_, *weights_, stage, y, n_);
+      }
+#endif
+      break;
+    case QGemmKernel::kSve:
+#if defined(__aarch64__)
+      if (indirect_) {
+        QGemmU8S8Indirect__sve(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+      } else {
+        QGemmU8S8__sve(a, rows_, *weights_, stage, y, n_);
       }
 #endif
       break;

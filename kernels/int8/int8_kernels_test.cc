@@ -1,8 +1,9 @@
-// The int8 path (GEMM with every kernel: AVX-512 VNNI, NEON dotprod, NEON i8mm; the VNNI depthwise kernel)
-// against the reference QConv / QGemm kernels over awkward shapes (channel and K counts below, at and past
-// the 8- and 16-channel tiles and the 4-, 8- and 16-byte steps of K, primes, rows below and past the row
-// tiles, strides, padding, residuals, ReLU clamps, multipliers above and below 1): outputs must be
-// identical. Each kernel's cases skip on CPUs (or builds) without it.
+// The int8 path (GEMM with every kernel: AVX-512 VNNI, NEON dotprod, NEON i8mm, SVE; the VNNI depthwise
+// kernel) against the reference QConv / QGemm kernels over awkward shapes (channel and K counts below, at and
+// past the 8- and 16-channel tiles (SVE: 2 vectors, 8 to 32 channels) and the 4-, 8- and 16-byte steps of K,
+// primes, rows below and past the row tiles, strides, padding, residuals, ReLU clamps, multipliers above and
+// below 1): outputs must be identical. Each kernel's cases skip on CPUs (or builds) without it; the SVE ones
+// also run at vector lengths 128, 256 and 512 (int8_kernels_sve_test).
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #if defined(__aarch64__)
+#include "kernels/int8/internal/requantize_sve_probe.h"
 #include "kernels/int8/requantize_neon.h"
 #endif
 
@@ -43,13 +45,15 @@ void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt199
   n->SetAttr(prefix + "shift", Attribute::Ints(s));
 }
 
-constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kNeonDot, QGemmKernel::kNeonI8mm};
+constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kNeonDot, QGemmKernel::kNeonI8mm,
+                                    QGemmKernel::kSve};
 
 std::string KernelName(QGemmKernel k) {
   switch (k) {
     case QGemmKernel::kAvx512Vnni: return "avx512vnni";
     case QGemmKernel::kNeonDot: return "neondot";
     case QGemmKernel::kNeonI8mm: return "neoni8mm";
+    case QGemmKernel::kSve: return "sve";
   }
   return "?";
 }
@@ -391,6 +395,48 @@ TEST(RequantizeNeonTest, MatchesScalarExactly) {
       check4(requantize_neon::MultiplyByQuantizedMultiplier(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(std::max(shift, 0)),
                                                             vdupq_n_s32(std::min(shift, 0))),
              want);
+    }
+  }
+}
+
+// requantize_sve.h against requantize.h on arrays longer than any vector (so predicated tails too): the
+// rounding division over every exponent with ties of both signs and the int32 extremes, then the whole
+// multiply over every shift, with multipliers 0, 2^30, random ones and INT32_MIN (the saturating case).
+TEST(RequantizeSveTest, MatchesScalarExactly) {
+  if (!HasQGemmSve()) GTEST_SKIP() << "CPU without SVE";
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
+  constexpr int kLanes = 203;
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int32_t> any(kMin, kMax);
+  std::vector<int32_t> x(kLanes), e(kLanes), m(kLanes), want(kLanes), got(kLanes);
+  for (int exponent = 0; exponent <= 31; ++exponent) {
+    for (int i = 0; i < kLanes; ++i) {
+      // Ties +-(2j + 1) 2^(e - 1), their neighbours, the extremes, random values.
+      const int64_t tie = exponent == 0 ? 0 : (2LL * (i % 50) + 1) << (exponent - 1);
+      const int kind = i % 5;
+      x[i] = kind == 0   ? static_cast<int32_t>(std::min<int64_t>(tie, kMax))
+             : kind == 1 ? static_cast<int32_t>(-std::min<int64_t>(tie, kMax)) - (i % 3 == 0 ? 1 : 0)
+             : kind == 2 ? (i % 2 ? kMin : kMax)
+             : kind == 3 ? static_cast<int32_t>(std::min<int64_t>(tie, kMax)) + (i % 2 ? 1 : -1)
+                         : any(rng);
+      e[i] = exponent;
+      want[i] = RoundingDivideByPOT(x[i], exponent);
+    }
+    requantize_sve_probe::RoundingDivideByPOT(x.data(), e.data(), got.data(), kLanes);
+    for (int i = 0; i < kLanes; ++i) ASSERT_EQ(got[i], want[i]) << "exponent " << exponent << " x " << x[i];
+  }
+  std::uniform_int_distribution<int32_t> mults(1 << 30, kMax);
+  for (int32_t shift = -31; shift <= 30; ++shift) {
+    for (int i = 0; i < kLanes; ++i) {
+      m[i] = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : i % 13 == 0 ? kMin : mults(rng);
+      const int kind = i % 4;
+      x[i] = kind == 0 ? any(rng) : kind == 1 ? any(rng) >> (i % 31) : kind == 2 ? (i % 3 ? kMin : kMax) : (i % 64) - 32;
+      e[i] = shift;
+      want[i] = MultiplyByQuantizedMultiplier(x[i], m[i], shift);
+    }
+    requantize_sve_probe::MultiplyByQuantizedMultiplier(x.data(), m.data(), e.data(), got.data(), kLanes);
+    for (int i = 0; i < kLanes; ++i) {
+      ASSERT_EQ(got[i], want[i]) << "shift " << shift << " multiplier " << m[i] << " x " << x[i];
     }
   }
 }

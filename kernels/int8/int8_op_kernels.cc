@@ -1,6 +1,6 @@
-// Registers the int8 QConv / QGemm (AVX-512 VNNI; NEON dotprod and i8mm on aarch64) and the VNNI depthwise
-// QConv as operator kernels; the session binds arena views once and every run only computes (packing and
-// scratch happen in PreparedInt8Node::Create).
+// Registers the int8 QConv / QGemm (AVX-512 VNNI; NEON dotprod, NEON i8mm and SVE on aarch64) and the VNNI
+// depthwise QConv as operator kernels; the session binds arena views once and every run only computes
+// (packing and scratch happen in PreparedInt8Node::Create).
 #include "kernels/int8/int8_op_kernels.h"
 
 #include <algorithm>
@@ -87,9 +87,14 @@ double Cost(const OpQuery& q) {
 // VNNI: ~700 GOP/s (qgemm_benchmark on ResNet-18 shapes, 1 thread, Zen 5). NEON: not measured on Arm
 // hardware (qemu timings mean nothing); estimates from instruction counts for a ~3 GHz core issuing
 // two 128-bit SDOT per cycle (16 MACs each, ~190 GOP/s peak) and i8mm's USMMLA at twice the MACs per
-// instruction. The order is what selection uses: i8mm before dotprod.
+// instruction. SVE runs the same SDOT by lane in every 128-bit segment: wider vectors do more MACs per
+// instruction but issue fewer per cycle (Neoverse V1: two 256-bit SVE pipes, four 128-bit NEON ones), so
+// about dotprod's rate, with less waste on channel tails (predicated, 2 vectors per tile); ranked between
+// the two NEON kernels, behind i8mm's doubled MACs per instruction. The order is what selection uses: i8mm,
+// then SVE, then dotprod.
 constexpr int64_t kVnniOps = 700'000'000'000;
 constexpr int64_t kNeonDotOps = 150'000'000'000;
+constexpr int64_t kSveOps = 200'000'000'000;
 constexpr int64_t kNeonI8mmOps = 250'000'000'000;
 
 bool DepthwiseLegal(const OpQuery& q) {
@@ -190,6 +195,8 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
   r.Register(GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_conv2d_nhwc__neoni8mm", "tessel.QConv", Isa::kI8mm));
   r.Register(
       GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_fully_connected__neoni8mm", "tessel.QGemm", Isa::kI8mm));
+  r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_conv2d_nhwc__sve", "tessel.QConv", Isa::kSve));
+  r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_fully_connected__sve", "tessel.QGemm", Isa::kSve));
   r.Register(MakeOpKernelEntry("tessel_qu8_dwconv2d_nhwc__avx512vnni", "tessel.QConv", "u8", "nhwc", Isa::kAvx512Vnni,
                                "int8", DepthwiseLegal, DepthwiseCost, Int8OpKernel<PreparedDepthwise>::Create));
   r.Register(MakeOpKernelEntry("tessel_u8_maxpool_nhwc__portable", "tessel.QMaxPool", "u8", "nhwc", Isa::kPortable,

@@ -78,10 +78,18 @@ void QGemmU8S8Indirect__neoni8mm(const uint8_t* const* indirection, int64_t segm
                                  int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
                                  int64_t ldy);
 
-// Whether this build and CPU can run the VNNI, the NEON dotprod and the NEON i8mm kernels.
+// The same two on SVE at any vector length: SDOT by lane on a ^ 0x80 with dot_bias, on the dotprod kernel's
+// packed layout (w packed without the i8mm layout is enough); a register tile of up to 8 rows x 2 vectors.
+void QGemmU8S8__sve(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                    uint8_t* y, int64_t ldy);
+void QGemmU8S8Indirect__sve(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
+                            const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy);
+
+// Whether this build and CPU can run the VNNI, the NEON dotprod, the NEON i8mm and the SVE kernels.
 bool HasQGemmVnni();
 bool HasQGemmNeonDot();
 bool HasQGemmNeonI8mm();
+bool HasQGemmSve();
 
 }  // namespace tessel
 

@@ -80,4 +80,12 @@ bool HasQGemmNeonI8mm() {
 #endif
 }
 
+bool HasQGemmSve() {
+#if defined(__aarch64__)
+  return GetCpuFeatures().sve;
+#else
+  return false;
+#endif
+}
+
 }  // namespace tessel

@@ -3,6 +3,7 @@
 
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/direct_conv.h"
+#include "kernels/conv/dwconv3x3.h"
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
@@ -19,6 +20,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterWinogradOpKernels(*r);
     RegisterDwPwOpKernels(*r);
     RegisterDirectConvOpKernels(*r);
+    RegisterDwConv3x3OpKernels(*r);
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
     return r;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -134,6 +135,37 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
   c->label = absl::StrCat("x[", n, ",", h, ",", w, ",", g * cg, "] w[", g * mg, ",", kh, ",", kw, ",", cg, "] group ",
                           g, " strides ", sh, ",", sw, " dilations ", dh, ",", dw, " pads ", pads[0], ",", pads[1], ",",
                           pads[2], ",", pads[3], bias ? " bias" : "", residual ? " residual" : "");
+  SetActivation(rng, node, "", &c->label);
+  return true;
+}
+
+// A depthwise 3x3 tessel.FusedConv (group == C, multiplier 1) with strides 1 or 2 per axis and any padding
+// up to 2 per side, for the kernels that serve only that form.
+bool MakeDepthwiseConv3x3(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {1, 2, 3, 5, 8}), w = Pick(rng, {1, 2, 3, 4, 7, 12});
+  const int64_t ch = Pick(rng, {1, 3, 4, 8, 13, 16, 21, 40});
+  const int64_t sh = Pick(rng, {1, 2}), sw = Pick(rng, {1, 2});
+  std::vector<int64_t> pads = {0, 0, 0, 0};
+  for (int64_t& p : pads) p = Pick(rng, {0, 1, 1, 2});
+  const int64_t oh = OutExtent(h, 3, sh, 1, pads[0], pads[2]), ow = OutExtent(w, 3, sw, 1, pads[1], pads[3]);
+  if (oh < 1 || ow < 1) return false;
+  const bool bias = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
+  b.Activation({n, h, w, ch});
+  b.Weight({ch, 3, 3, 1});
+  if (bias) {
+    b.Weight({ch});
+  } else if (residual) {
+    b.Omitted();
+  }
+  if (residual) b.Activation({n, oh, ow, ch});
+  Node* node = b.Finish("FusedConv", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  node->SetAttr("group", Attribute::Int(ch));
+  node->SetAttr("strides", Attribute::Ints({sh, sw}));
+  node->SetAttr("pads", Attribute::Ints(pads));
+  c->label = absl::StrCat("depthwise x[", n, ",", h, ",", w, ",", ch, "] strides ", sh, ",", sw, " pads ", pads[0], ",",
+                          pads[1], ",", pads[2], ",", pads[3], bias ? " bias" : "", residual ? " residual" : "");
   SetActivation(rng, node, "", &c->label);
   return true;
 }
@@ -333,6 +365,7 @@ bool MakeCopy(std::mt19937& rng, Case* c, const std::string& op) {
 }
 
 bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
+  if (e.name.find("_dwconv2d_3x3_nhwc__") != std::string::npos) return MakeDepthwiseConv3x3(rng, c);
   if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
   if (e.op == "tessel.DwPwConv") return MakeDwPwConv(rng, c);
   if (e.op == "tessel.MaxPool") return MakePool(rng, c, "MaxPool");
@@ -352,7 +385,10 @@ double NormalizedError(const Tensor& got, const Tensor& want) {
   double max_ref = 1e-6, max_err = 0;
   for (int64_t i = 0; i < want.num_elements(); ++i) {
     max_ref = std::max(max_ref, std::abs(want.GetAsDouble(i)));
-    max_err = std::max(max_err, std::abs(got.GetAsDouble(i) - want.GetAsDouble(i)));
+    const double err = std::abs(got.GetAsDouble(i) - want.GetAsDouble(i));
+    // std::max would drop a NaN: an element the kernel never wrote (outputs start as NaN) must fail.
+    if (std::isnan(err)) return std::numeric_limits<double>::infinity();
+    max_err = std::max(max_err, err);
   }
   return max_err / max_ref;
 }
@@ -515,6 +551,111 @@ TEST(WinogradTest, WideChannelsF4x4) {
   std::printf("f4x4 on C=256: normalized error %.2e\n", err);
   EXPECT_LE(err, ToleranceFor(e->name));
 }
+
+// The depthwise 3x3 kernels (NEON, SVE; aarch64 only) over a fixed grid: channels below, at and past
+// their register tiles (4 and 8 lanes for NEON, one vector for SVE), images narrower and shorter than the
+// kernel, strides 1 and 2, no, symmetric and asymmetric padding, with and without bias and residual (also
+// in place of the output), every clamp, on 1 and 3 threads. Only the summation order differs from the
+// reference: normalized error within 1e-5.
+class DepthwiseConv3x3Test : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DepthwiseConv3x3Test, AwkwardShapesMatchReference) {
+  const OpKernelEntry* e = OpKernels().FindByName(GetParam());
+  if (e == nullptr) GTEST_SKIP() << GetParam() << " is not built for this target (aarch64 only)";
+  if (!CpuSupports(e->isa)) GTEST_SKIP() << e->name << " needs " << IsaName(e->isa) << ", which this CPU lacks";
+  constexpr double kDepthwiseTolerance = 1e-5;
+  struct Pads {
+    int64_t top, left, bottom, right;
+  };
+  // Asymmetric: TF-style SAME, more on the left, and none on the left with 2 on the right (narrow images
+  // whose only windows start inside and end past the image).
+  const Pads all_pads[] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {0, 0, 1, 1}, {1, 2, 0, 1}, {1, 0, 1, 2}};
+  const int64_t sizes[][2] = {{1, 1}, {1, 2}, {2, 1}, {3, 3}, {7, 7}, {8, 9}, {14, 14}};
+  const char* activations[] = {"none", "relu", "relu6", "clip"};
+  std::mt19937 rng(21);
+  // One pool for the whole grid: creating threads per case dominates the run time under qemu.
+  std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool3(pthreadpool_create(3), pthreadpool_destroy);
+  int checked = 0, index = 0;
+  double worst = 0;
+  for (int64_t ch : {1, 3, 4, 5, 8, 15, 16, 17, 33, 64}) {
+    for (const auto& size : sizes) {
+      for (int64_t s : {1, 2}) {
+        for (const Pads& p : all_pads) {
+          const int64_t h = size[0], w = size[1];
+          const int64_t oh = OutExtent(h, 3, s, 1, p.top, p.bottom), ow = OutExtent(w, 3, s, 1, p.left, p.right);
+          if (oh < 1 || ow < 1) continue;
+          for (int variant = 0; variant < 4; ++variant, ++index) {
+            const bool bias = variant & 1, residual = variant & 2;
+            const bool in_place = residual && index % 3 == 0;
+            const int64_t n = index % 5 == 0 ? 2 : 1;
+            const std::string act = activations[index % 4];
+            Case c;
+            CaseBuilder b(&rng, &c);
+            b.Activation({n, h, w, ch});
+            b.Weight({ch, 3, 3, 1});
+            if (bias) {
+              b.Weight({ch});
+            } else if (residual) {
+              b.Omitted();
+            }
+            if (residual) b.Activation({n, oh, ow, ch});
+            Node* node = b.Finish("FusedConv", "tessel");
+            node->SetAttr("layout", Attribute::String("nhwc"));
+            node->SetAttr("group", Attribute::Int(ch));
+            node->SetAttr("strides", Attribute::Ints({s, s}));
+            node->SetAttr("pads", Attribute::Ints({p.top, p.left, p.bottom, p.right}));
+            node->SetAttr("activation", Attribute::String(act == "relu6" ? "clip" : act));
+            if (act == "relu6" || act == "clip") {
+              node->SetAttr("clip_min", Attribute::Float(act == "relu6" ? 0.0f : -0.5f));
+              node->SetAttr("clip_max", Attribute::Float(act == "relu6" ? 6.0f : 0.75f));
+            }
+            const std::string label =
+                absl::StrCat(e->name, " x[", n, ",", h, ",", w, ",", ch, "] stride ", s, " pads ", p.top, ",", p.left,
+                             ",", p.bottom, ",", p.right, bias ? " bias" : "",
+                             residual ? (in_place ? " residual in place" : " residual") : "", " ", act);
+            std::vector<const Tensor*> inputs;
+            std::vector<OperandInfo> info;
+            for (size_t i = 0; i < c.values.size(); ++i) {
+              inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
+              info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()}
+                                         : OperandInfo{});
+            }
+            std::vector<Tensor> want;
+            ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
+            std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+            ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
+            for (int threads : {1, 3}) {
+              Tensor got(DType::kF32, want[0].shape());
+              for (int64_t i = 0; i < got.num_elements(); ++i) {
+                got.data<float>()[i] = in_place ? c.data[3].data<float>()[i] : NAN;
+              }
+              std::vector<const Tensor*> bound = inputs;
+              if (in_place) bound[3] = &got;
+              absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{
+                  *node, bound, absl::MakeSpan(&got, 1), threads > 1 ? pool3.get() : nullptr, threads, index % 2 == 1});
+              ASSERT_TRUE(k.ok()) << label << ": " << k.status();
+              ASSERT_TRUE((*k)->Run().ok()) << label;
+              // Run again (nothing carried between runs), except in place, where the residual is now gone.
+              if (!in_place) {
+                ASSERT_TRUE((*k)->Run().ok()) << label;
+              }
+              const double err = NormalizedError(got, want[0]);
+              EXPECT_LE(err, kDepthwiseTolerance) << label << ", " << threads << " threads";
+              worst = std::max(worst, err);
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("%s: %d runs, worst normalized error %.2e (tolerance %.0e)\n", e->name.c_str(), checked, worst,
+              kDepthwiseTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, DepthwiseConv3x3Test,
+                         ::testing::Values("tessel_f32_dwconv2d_3x3_nhwc__neon", "tessel_f32_dwconv2d_3x3_nhwc__sve"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // What the XNNPACK Softmax and Clip kernels must refuse (and so leave to the reference kernel): a
 // softmax over an axis other than the last, Clip bounds that are not constants, reversed bounds.

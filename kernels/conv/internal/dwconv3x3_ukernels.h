@@ -1,0 +1,45 @@
+// The f32 depthwise 3x3 microkernels (channels-last, channel multiplier 1) that kernels/conv/dwconv3x3.cc
+// drives: a row kernel for output pixels whose windows lie inside the image, a pixel kernel for the borders.
+// Each aarch64 ISA library (NEON, SVE) defines one pair; they never allocate and never fail.
+#ifndef TESSEL_KERNELS_CONV_INTERNAL_DWCONV3X3_UKERNELS_H_
+#define TESSEL_KERNELS_CONV_INTERNAL_DWCONV3X3_UKERNELS_H_
+
+#include <cstdint>
+
+namespace tessel {
+
+// What every call for one layer shares.
+struct DwConv3x3Params {
+  int64_t channels = 0;
+  int64_t stride = 1;              // horizontal stride of the row kernel: 1 or 2
+  const float* weights = nullptr;  // [9][channels], tap t = 3 * ky + kx
+  const float* bias = nullptr;     // [channels] (zeros when the node has none)
+  float lo = 0, hi = 0;            // the clamp, applied after bias and residual
+};
+
+// Output pixels [0, count) of one output row: out[i, ch] = clamp(bias[ch] + residual[i, ch] +
+// sum_{ky, kx} rows[ky][(i * stride + kx) * channels + ch] * weights[3 ky + kx][ch]). rows[ky] points at the
+// first pixel's left tap (or at a zero row long enough for the whole run). residual (may be null, may equal
+// out) and out hold count x channels floats.
+using DwConv3x3RowFn = void (*)(const DwConv3x3Params& p, int64_t count, const float* const (&rows)[3],
+                                const float* residual, float* out);
+
+// One output pixel: out[ch] = clamp(bias[ch] + residual[ch] + sum_t taps[t][ch] * weights[t][ch]); taps[t]
+// points at tap t's input pixel or at a zero row (padding).
+using DwConv3x3PixelFn = void (*)(const DwConv3x3Params& p, const float* const (&taps)[9], const float* residual,
+                                  float* out);
+
+#if defined(__aarch64__)
+void tessel_f32_dwconv3x3_row__neon(const DwConv3x3Params& p, int64_t count, const float* const (&rows)[3],
+                                    const float* residual, float* out);
+void tessel_f32_dwconv3x3_pixel__neon(const DwConv3x3Params& p, const float* const (&taps)[9], const float* residual,
+                                      float* out);
+void tessel_f32_dwconv3x3_row__sve(const DwConv3x3Params& p, int64_t count, const float* const (&rows)[3],
+                                   const float* residual, float* out);
+void tessel_f32_dwconv3x3_pixel__sve(const DwConv3x3Params& p, const float* const (&taps)[9], const float* residual,
+                                     float* out);
+#endif
+
+}  // namespace tessel
+
+#endif  // TESSEL_KERNELS_CONV_INTERNAL_DWCONV3X3_UKERNELS_H_

@@ -1,0 +1,223 @@
+// The u8 x s8 GEMM on SVE, vector-length agnostic. Like the NEON dotprod kernel it multiplies s8 by s8 with
+// SDOT by lane (base SVE) on a ^ 0x80 = a - 128, the packed dot_bias adding back 128 * sum_k W, and it reads
+// the same packed weights ([kp/4][nb][4] per 64-channel block), a layout fixed at pack time whatever the
+// vector length: one vector load takes svcntw() channels x 4 bytes of K. Each row's 16 bytes of K are
+// loaded once as a quadword replicated into every 128-bit segment (LD1RQB), so SDOT's per-segment lane
+// index picks the same 4 bytes of K for every channel. Register tile: up to 8 rows x 2 vectors of channels
+// (8 channels at 128 bits, 32 at 512); requantization in requantize_sve.h.
+#include <arm_sve.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8/internal/row_tiles.h"
+#include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize_sve.h"
+
+namespace tessel {
+namespace {
+
+constexpr int kMr = 8;  // rows per register tile
+
+// Where a tile reads and writes: rows [row, row + mr) x `channels` channels from col (at most 2 vectors),
+// row r's segment s at ind[r * ind_stride + s], the packed weights of its first channel at b, b_stride bytes
+// per 4-byte step of K.
+struct TileArgs {
+  const uint8_t* const* ind;
+  int64_t ind_stride, segments, segment_len;
+  const int8_t* b;
+  int64_t b_stride;
+  int64_t row, col, channels;
+};
+
+// The residual's requantization, split once per call (see requantize_sve::SplitShift).
+struct ResidualStage {
+  int32_t zero_point, multiplier, left, right, mask, half;
+};
+
+ResidualStage SplitResidual(const QGemmOutputStage& out) {
+  const int32_t right = std::max(-out.r_shift, 0);
+  const int32_t mask = static_cast<int32_t>((int64_t{1} << right) - 1);
+  return {out.r_zero_point, out.r_multiplier, std::max(out.r_shift, 0), right, mask, mask >> 1};
+}
+
+inline svint8_t Flip(svuint8_t a) { return svreinterpret_s8_u8(sveor_n_u8_x(svptrue_b8(), a, 0x80)); }
+
+// Requantizes one row's accumulators for one vector of channels (dot_bias not yet added), adds the residual
+// term when `residual` is non-null, clamps and stores the active channels as u8.
+inline void StoreRow(svbool_t pc, svint32_t acc, svint32_t bias, svint32_t multiplier, svuint32_t left,
+                     svuint32_t right, svint32_t mask, svint32_t half, const QGemmOutputStage& out,
+                     const ResidualStage& rs, const uint8_t* residual, uint8_t* y) {
+  svint32_t v = requantize_sve::MultiplyByQuantizedMultiplier(pc, svadd_s32_x(pc, acc, bias), multiplier, left, right,
+                                                              mask, half);
+  v = svadd_n_s32_x(pc, v, out.y_zero_point);
+  if (residual != nullptr) {
+    const svint32_t r = svsub_n_s32_x(pc, svreinterpret_s32_u32(svld1ub_u32(pc, residual)), rs.zero_point);
+    v = svadd_s32_x(pc, v,
+                    requantize_sve::MultiplyByQuantizedMultiplier(
+                        pc, r, svdup_n_s32(rs.multiplier), svdup_n_u32(static_cast<uint32_t>(rs.left)),
+                        svdup_n_u32(static_cast<uint32_t>(rs.right)), svdup_n_s32(rs.mask), svdup_n_s32(rs.half)));
+  }
+  v = svmin_n_s32_x(pc, svmax_n_s32_x(pc, v, out.act_min), out.act_max);
+  // The low 8 bits, as the other kernels store them (the clamp keeps a u8 range in range).
+  svst1b_s32(pc, reinterpret_cast<int8_t*>(y), v);
+}
+
+// Expands X(r) for the 8 rows of a tile; rows r >= MR compile to nothing (if constexpr).
+#define TESSEL_QSVE_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+#define TESSEL_QSVE_ACC(r) [[maybe_unused]] svint32_t c##r##0 = svdup_n_s32(0), c##r##1 = svdup_n_s32(0);
+#define TESSEL_QSVE_PTR(r) [[maybe_unused]] const uint8_t* p##r = MR > r ? t.ind[r * t.ind_stride + s] : nullptr;
+#define TESSEL_QSVE_DECLARE_A(r) [[maybe_unused]] svint8_t a##r;
+#define TESSEL_QSVE_LOAD16(r) \
+  if constexpr (MR > r) a##r = Flip(svld1rq_u8(all, p##r + kk * 4));
+#define TESSEL_QSVE_LOAD4(r)                                      \
+  if constexpr (MR > r) {                                         \
+    uint32_t quad;                                                \
+    std::memcpy(&quad, p##r + kk * 4, 4);                         \
+    a##r = Flip(svreinterpret_u8_u32(svdup_n_u32(quad)));         \
+  }
+#define TESSEL_QSVE_DOT(r, lane)                                             \
+  if constexpr (MR > r) {                                                    \
+    c##r##0 = svdot_lane_s32(c##r##0, w0, a##r, lane);                       \
+    if constexpr (NV == 2) c##r##1 = svdot_lane_s32(c##r##1, w1, a##r, lane); \
+  }
+#define TESSEL_QSVE_DOT0(r) TESSEL_QSVE_DOT(r, 0)
+#define TESSEL_QSVE_DOT1(r) TESSEL_QSVE_DOT(r, 1)
+#define TESSEL_QSVE_DOT2(r) TESSEL_QSVE_DOT(r, 2)
+#define TESSEL_QSVE_DOT3(r) TESSEL_QSVE_DOT(r, 3)
+// One 4-byte step of K: the step's weights for the tile's channels, then SDOT by `lane` for every row.
+#define TESSEL_QSVE_STEP(lane)                                       \
+  {                                                                  \
+    const svint8_t w0 = svld1_s8(pb0, b);                            \
+    [[maybe_unused]] const svint8_t w1 = NV == 2 ? svld1_s8(pb1, b + 4 * vl) : w0; \
+    TESSEL_QSVE_ROWS(TESSEL_QSVE_DOT##lane)                          \
+    b += t.b_stride;                                                 \
+  }
+#define TESSEL_QSVE_STORE(r)                                                                                    \
+  if constexpr (MR > r) {                                                                                       \
+    const int64_t off = (t.row + r) * ldy + t.col;                                                             \
+    StoreRow(pc0, c##r##0, bias0, mult0, left0, right0, mask0, half0, out, rs,                                 \
+             out.residual != nullptr ? out.residual + off : nullptr, y + off);                                  \
+    if constexpr (NV == 2) {                                                                                    \
+      StoreRow(pc1, c##r##1, bias1, mult1, left1, right1, mask1, half1, out, rs,                               \
+               out.residual != nullptr ? out.residual + off + vl : nullptr, y + off + vl);                     \
+    }                                                                                                           \
+  }
+
+// MR rows x NV vectors of channels.
+template <int MR, int NV>
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, const ResidualStage& rs,
+          uint8_t* y, int64_t ldy) {
+  const int64_t vl = static_cast<int64_t>(svcntw());
+  const svbool_t all = svptrue_b8();
+  // Weight bytes of the tile's valid channels (the block may end within the second vector).
+  const svbool_t pb0 = svwhilelt_b8_s64(int64_t{0}, 4 * t.channels);
+  const svbool_t pb1 = svwhilelt_b8_s64(4 * vl, 4 * t.channels);
+  TESSEL_QSVE_ROWS(TESSEL_QSVE_ACC)
+  const int64_t seg4 = t.segment_len / 4;
+  const int8_t* b = t.b;
+  for (int64_t s = 0; s < t.segments; ++s) {
+    TESSEL_QSVE_ROWS(TESSEL_QSVE_PTR)
+    int64_t kk = 0;
+    for (; kk + 4 <= seg4; kk += 4) {
+      TESSEL_QSVE_ROWS(TESSEL_QSVE_DECLARE_A)
+      TESSEL_QSVE_ROWS(TESSEL_QSVE_LOAD16)
+      TESSEL_QSVE_STEP(0)
+      TESSEL_QSVE_STEP(1)
+      TESSEL_QSVE_STEP(2)
+      TESSEL_QSVE_STEP(3)
+    }
+    for (; kk < seg4; ++kk) {
+      TESSEL_QSVE_ROWS(TESSEL_QSVE_DECLARE_A)
+      TESSEL_QSVE_ROWS(TESSEL_QSVE_LOAD4)
+      TESSEL_QSVE_STEP(0)
+    }
+  }
+  const svbool_t pc0 = svwhilelt_b32_s64(int64_t{0}, t.channels);
+  [[maybe_unused]] const svbool_t pc1 = svwhilelt_b32_s64(vl, t.channels);
+  const svint32_t bias0 = svld1_s32(pc0, w.dot_bias.data() + t.col);
+  const svint32_t mult0 = svld1_s32(pc0, w.multiplier.data() + t.col);
+  svuint32_t left0, right0;
+  svint32_t mask0, half0;
+  requantize_sve::SplitShift(pc0, svld1_s32(pc0, w.shift.data() + t.col), left0, right0, mask0, half0);
+  [[maybe_unused]] svint32_t bias1 = bias0, mult1 = mult0, mask1 = mask0, half1 = half0;
+  [[maybe_unused]] svuint32_t left1 = left0, right1 = right0;
+  if constexpr (NV == 2) {
+    bias1 = svld1_s32(pc1, w.dot_bias.data() + t.col + vl);
+    mult1 = svld1_s32(pc1, w.multiplier.data() + t.col + vl);
+    requantize_sve::SplitShift(pc1, svld1_s32(pc1, w.shift.data() + t.col + vl), left1, right1, mask1, half1);
+  }
+  TESSEL_QSVE_ROWS(TESSEL_QSVE_STORE)
+}
+
+#undef TESSEL_QSVE_ROWS
+#undef TESSEL_QSVE_ACC
+#undef TESSEL_QSVE_PTR
+#undef TESSEL_QSVE_DECLARE_A
+#undef TESSEL_QSVE_LOAD16
+#undef TESSEL_QSVE_LOAD4
+#undef TESSEL_QSVE_DOT
+#undef TESSEL_QSVE_DOT0
+#undef TESSEL_QSVE_DOT1
+#undef TESSEL_QSVE_DOT2
+#undef TESSEL_QSVE_DOT3
+#undef TESSEL_QSVE_STEP
+#undef TESSEL_QSVE_STORE
+
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, const ResidualStage&,
+                        uint8_t*, int64_t);
+
+TileFn GetTile(int mr, int nv) {
+  static constexpr TileFn kTiles[2][kMr] = {
+      {Tile<1, 1>, Tile<2, 1>, Tile<3, 1>, Tile<4, 1>, Tile<5, 1>, Tile<6, 1>, Tile<7, 1>, Tile<8, 1>},
+      {Tile<1, 2>, Tile<2, 2>, Tile<3, 2>, Tile<4, 2>, Tile<5, 2>, Tile<6, 2>, Tile<7, 2>, Tile<8, 2>}};
+  return kTiles[nv - 1][mr - 1];
+}
+
+// The loop over 64-channel blocks, row tiles and tiles of 2 vectors of channels. row_pointers(row, mr,
+// &stride) gives the tile's rows' segment pointers.
+template <typename RowPointers>
+void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
+         const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+  const int64_t vl = static_cast<int64_t>(svcntw());
+  const ResidualStage rs = SplitResidual(stage);
+  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
+  for (int64_t col = 0; col < padded; col += kQGemmNr) {
+    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
+    const int8_t* block = w.panels.data() + col * w.kp;
+    int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
+      int64_t stride = 0;
+      const uint8_t* const* ind = row_pointers(row, mr, &stride);
+      for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += 2 * vl) {
+        // Channels past n (zero padding) are neither computed nor stored.
+        const int64_t channels = std::min(nb - sub, w.n - col - sub);
+        const TileArgs t{ind, stride, segments, segment_len, block + sub * 4, nb * 4, row, col + sub, channels};
+        GetTile(mr, channels > vl ? 2 : 1)(t, w, stage, rs, y, ldy);
+      }
+    });
+  }
+}
+
+}  // namespace
+
+void QGemmU8S8__sve(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                    uint8_t* y, int64_t ldy) {
+  const uint8_t* ptrs[kMr];
+  Run(rows, 1, w.kp, w, stage, y, ldy, [&](int64_t row, int mr, int64_t* stride) {
+    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
+    *stride = 1;
+    return ptrs;
+  });
+}
+
+void QGemmU8S8Indirect__sve(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
+                            const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
+  Run(rows, segments, segment_len, w, stage, y, ldy, [&](int64_t row, int, int64_t* stride) {
+    *stride = segments;
+    return indirection + row * segments;
+  });
+}
+
+}  // namespace tessel
