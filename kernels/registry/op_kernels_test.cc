@@ -172,9 +172,9 @@ bool MakeDepthwiseConv3x3(std::mt19937& rng, Case* c) {
 
 bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
-  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {3, 8, 13}), w = Pick(rng, {1, 2, 4, 9});
+  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {3, 8, 13}), w = Pick(rng, {1, 2, 4, 9, 17});
   const int64_t ch = Pick(rng, {1, 7, 16, 24}), m = Pick(rng, {3, 16, 40});
-  const int64_t s = Pick(rng, {1, 2}), k = Pick(rng, {3, 5});
+  const int64_t s = Pick(rng, {1, 2, 3}), k = Pick(rng, {3, 5});
   // Symmetric "same" padding, or asymmetric (TF-style SAME on even sizes).
   const bool asymmetric = Pick(rng, {0, 1});
   const int64_t pt = asymmetric ? 0 : k / 2, pl = asymmetric ? 0 : k / 2, pb = k / 2, pr = k / 2;
