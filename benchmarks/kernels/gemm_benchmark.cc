@@ -13,6 +13,7 @@
 #include "benchmark/benchmark.h"
 #include "benchmarks/kernels/machine_limits.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_direct.h"
 #include "kernels/registry/registry.h"
 #include "xnnpack.h"
 
@@ -35,6 +36,9 @@ const Shape kShapes[] = {
     // MobileNetV2 pointwise (projection) layers: m = pixels, k = expanded channels, n = outputs.
     {"mbv2_112_pw", 12544, 16, 32},    {"mbv2_56_pw", 3136, 24, 144},
     {"mbv2_14_pw", 196, 96, 576},      {"mbv2_7_pw", 49, 160, 960},
+    // MobileNetV2 expansions (1x1 convolutions over the whole image): k = input channels.
+    {"mbv2_112_exp", 12544, 96, 16},   {"mbv2_28_exp", 784, 192, 32},
+    {"mbv2_7_exp", 49, 960, 160},
 };
 
 double PeakGflops() {
@@ -110,6 +114,26 @@ void BM_TesselGemmPrepacked(benchmark::State& state, const KernelEntry* entry, S
   SetRates(state, s);
 }
 
+// Direct-A GEMM (DirectGemmF32: prepacked weights, A read in place; MobileNetV2's 1x1 path).
+void BM_TesselGemmDirect(benchmark::State& state, const KernelEntry* entry, Shape s, bool cold) {
+  setenv("TESSEL_FORCE_BACKEND", entry->name.c_str(), 1);
+  absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(s.n, s.k, Fill(s.k * s.n, 0.5f).data(), s.n, nullptr, s.m);
+  unsetenv("TESSEL_FORCE_BACKEND");
+  if (!op.ok()) {
+    state.SkipWithError(std::string(op.status().message()).c_str());
+    return;
+  }
+  std::vector<float> a = Fill(s.m * s.k, 1.0f), c(s.m * s.n);
+  std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
+  for (auto _ : state) {
+    if (cold) EvictCaches(state, flush);
+    op->Run(s.m, a.data(), s.k, c.data(), s.n, nullptr, 0, -INFINITY, INFINITY);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  SetRates(state, s);
+}
+
 void BM_XnnpackFullyConnected(benchmark::State& state, Shape s, bool cold) {
   if (xnn_initialize(nullptr) != xnn_status_success) {
     state.SkipWithError("xnn_initialize failed");
@@ -151,6 +175,15 @@ const bool kRegistered = [] {
         benchmark::RegisterBenchmark(
             (std::string("gemm/") + s.name + "/prepacked_" + e.name + (cold ? "/cold" : "")).c_str(),
             BM_TesselGemmPrepacked, &e, s, cold)
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+    for (const KernelEntry& e : DirectGemmKernels().entries()) {
+      if (!CpuSupports(e.isa) || e.backend == "portable") continue;
+      for (bool cold : {false, true}) {
+        benchmark::RegisterBenchmark(
+            (std::string("gemm/") + s.name + "/direct_" + e.name + (cold ? "/cold" : "")).c_str(),
+            BM_TesselGemmDirect, &e, s, cold)
             ->Unit(benchmark::kMillisecond);
       }
     }

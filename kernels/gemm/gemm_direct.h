@@ -8,8 +8,9 @@
 //   tessel_f32_gemm_direct_ukernel_1x16__scalar   portable twin, any CPU
 //   tessel_f32_gemm_direct_ukernel_8x32__avx512   16 zmm accumulators, columns masked at the edge
 //   tessel_f32_gemm_direct_ukernel_12x16__avx512  12 zmm accumulators, for n <= 16
-// Against XNNPACK's f32 fully connected (7x16 broadcast tile) on MobileNetV2's 1x1 shapes, 1 thread,
-// warm caches: 1.1-1.3x faster (gemm_benchmark "direct" rows).
+// Against XNNPACK's f32 fully connected (7x16 broadcast tile) on MobileNetV2's 1x1 shapes, 1 thread
+// (gemm_benchmark "direct" rows, 2026-11-24): 1.1-1.45x faster with warm caches; with every cache flushed
+// before each run, 0.9-1.2x (the 112x112 expansion, 12544 x 96 x 16, is the 0.9x).
 #ifndef TESSEL_KERNELS_GEMM_GEMM_DIRECT_H_
 #define TESSEL_KERNELS_GEMM_GEMM_DIRECT_H_
 
