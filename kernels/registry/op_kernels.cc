@@ -6,6 +6,7 @@
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
+#include "kernels/vector/vector_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
 
 namespace tessel {
@@ -21,6 +22,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterDirectConvOpKernels(*r);
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
+    RegisterVectorOpKernels(*r);
     return r;
   }();
   return *registry;
