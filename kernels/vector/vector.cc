@@ -91,9 +91,15 @@ const KernelRegistry& VectorKernels() {
   return *registry;
 }
 
+// TinyLlama's hidden size: costs only scale with the shape, so any row length picks the same kernel.
+constexpr ProblemShape kTypicalRow = {1, 2048, 0, 0};
+
+absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op, absl::string_view force) {
+  return VectorKernels().Select(op, kDtypes, kLayout, kTypicalRow, force);
+}
+
 absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op) {
-  // TinyLlama's hidden size: costs only scale with the shape, so any row length picks the same kernel.
-  return VectorKernels().Select(op, kDtypes, kLayout, {1, 2048, 0, 0});
+  return VectorKernels().Select(op, kDtypes, kLayout, kTypicalRow);
 }
 
 }  // namespace tessel

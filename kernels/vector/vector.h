@@ -39,8 +39,10 @@ using BinaryFn = void (*)(int64_t n, const float* a, const float* b, float* y, f
 const KernelRegistry& VectorKernels();
 
 // The cheapest kernel for `op` that this CPU runs, for rows of a few thousand elements, restricted by
-// TESSEL_FORCE_BACKEND; NotFound (listing the candidates) when forcing leaves none. Cast entry->fn to
-// the op's function type above.
+// `force` (a backend or kernel name; empty: none); NotFound (listing the candidates) when forcing leaves
+// none. Cast entry->fn to the op's function type above.
+absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op, absl::string_view force);
+// The same with force = TESSEL_FORCE_BACKEND from the environment.
 absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op);
 
 }  // namespace tessel
