@@ -13,11 +13,13 @@ namespace {
 constexpr char kDtypes[] = "f32";
 constexpr char kLayout[] = "contiguous";
 
-// Seconds to move kBytes per element at kGBs GB/s, plus a call's fixed cost. The byte counts are what
-// each kernel streams (softmax: read x twice, write y, then rescale y in place = 16; rmsnorm with a
-// gain: read x twice, read the gain, write y = 16); the rates are single-thread figures from
-// benchmarks/kernels:vector_benchmark (x86 host: AVX-512 ~20 GB/s on rows in cache; the portable C,
-// built for baseline SSE2, 2-6x slower on the exp-based ops) and the same 20 GB/s for NEON.
+// Seconds to move kBytes per element at kGBs GB/s, plus a call's fixed cost. kBytes is what each kernel
+// streams (softmax: read x twice, write y, rescale y in place = 16; rmsnorm with a gain: read x twice,
+// the gain, write y = 16; the portable kernels' extra copy or clamp pass included). Rates are single-
+// thread figures from benchmarks/kernels:vector_benchmark on the x86 host, rows in cache: AVX-512 moved
+// 29-200 GB/s of that traffic (sigmoid slowest, softmax 60), so 25; the portable C, built for baseline
+// x86-64, 4-50 GB/s (its exp loops slowest), so 10. NEON is unmeasured (qemu timings mean nothing), so
+// the 20 GB/s the other Arm kernel families assume.
 template <int kBytes, int kGBs>
 double StreamCost(const ProblemShape& s) {
   return static_cast<double>(kBytes) * s.m * s.n / (kGBs * 1e9) + 2e-8;
@@ -72,7 +74,7 @@ KernelRegistry* BuildVectorRegistry() {
   TESSEL_VECTOR_ENTRIES(r, reference, Isa::kPortable, "reference", StreamCost, 1, 8, 12)
   TESSEL_VECTOR_ENTRIES(r, autovec, Isa::kPortable, "portable", StreamCost, 10, 16, 20)
 #if defined(__x86_64__)
-  TESSEL_VECTOR_ENTRIES(r, avx512, Isa::kAvx512, "x86", StreamCost, 20, 8, 12)
+  TESSEL_VECTOR_ENTRIES(r, avx512, Isa::kAvx512, "x86", StreamCost, 25, 8, 12)
 #endif
 #if defined(__aarch64__)
   TESSEL_VECTOR_ENTRIES(r, neon, Isa::kNeon, "neon", StreamCost, 20, 8, 12)
