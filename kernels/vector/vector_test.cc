@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -54,7 +53,6 @@ class Guarded {
   static constexpr float kSentinel = -7777.0f;
 
   explicit Guarded(int64_t n) : n_(n), storage_(n + 2 * kGuard, kSentinel) {}
-  Guarded(const Guarded& other) = default;
 
   float* data() { return storage_.data() + kGuard; }
   const float* data() const { return storage_.data() + kGuard; }
