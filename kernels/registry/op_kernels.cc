@@ -7,6 +7,7 @@
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
+#include "kernels/vector/vector_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
 
 namespace tessel {
@@ -23,6 +24,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterDwConv3x3OpKernels(*r);
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
+    RegisterVectorOpKernels(*r);
     return r;
   }();
   return *registry;

@@ -1,5 +1,5 @@
-// The catalog of every operator-level kernel built into this binary (XNNPACK, GEMM-based and layout
-// kernels), filled once; what `tessel compile` selects from and the executor instantiates.
+// The catalog of every operator-level kernel built into this binary (XNNPACK, GEMM-based, layout,
+// int8 and vector kernels), filled once; what `tessel compile` selects from and the executor instantiates.
 #ifndef TESSEL_KERNELS_REGISTRY_OP_KERNELS_H_
 #define TESSEL_KERNELS_REGISTRY_OP_KERNELS_H_
 

@@ -330,6 +330,27 @@ bool MakeSoftmax(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// tessel.RMSNorm over the trailing axes from a random axis (given as positive, negative or by default),
+// epsilon default or set, with no gain, a gain of the normalized shape, or one of the last axis only,
+// which broadcasts within a row when more than one axis is normalized (the vector kernels refuse that).
+bool MakeRmsNorm(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const std::vector<int64_t> shape = RandomShape(rng);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t axis = std::uniform_int_distribution<int64_t>(0, rank - 1)(rng);
+  const int64_t gain = Pick(rng, {0, 1, 2});
+  b.Activation(shape);
+  if (gain == 1) b.Weight(std::vector<int64_t>(shape.begin() + axis, shape.end()));
+  if (gain == 2) b.Weight({shape.back()});
+  Node* node = b.Finish("RMSNorm", "tessel");
+  const int64_t axis_form = axis == rank - 1 ? Pick(rng, {0, 1, 2}) : Pick(rng, {1, 2});
+  if (axis_form != 0) node->SetAttr("axis", Attribute::Int(axis_form == 1 ? axis : axis - rank));
+  const int64_t eps_form = Pick(rng, {0, 1, 2});
+  if (eps_form != 0) node->SetAttr("epsilon", Attribute::Float(eps_form == 1 ? 1e-6f : 0.5f));
+  c->label = absl::StrCat("RMSNorm ", ShapeString(shape), " axis ", axis, " gain form ", gain, " eps form ", eps_form);
+  return true;
+}
+
 bool MakeTranspose(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const int rank = static_cast<int>(Pick(rng, {2, 3, 4, 5}));
@@ -377,6 +398,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Mul") return MakeMul(rng, c);
   if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish") return MakeUnary(rng, c, e.op);
   if (e.op == "Softmax") return MakeSoftmax(rng, c);
+  if (e.op == "tessel.RMSNorm") return MakeRmsNorm(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   return MakeCopy(rng, c, e.op);
 }
@@ -657,26 +679,28 @@ INSTANTIATE_TEST_SUITE_P(Kernels, DepthwiseConv3x3Test,
                          ::testing::Values("tessel_f32_dwconv2d_3x3_nhwc__neon", "tessel_f32_dwconv2d_3x3_nhwc__sve"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// Whether `kernel` accepts the case's node (its output typed like its first input).
+bool LegalFor(const std::string& kernel, const Case& c) {
+  std::vector<OperandInfo> info;
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()} : OperandInfo{});
+  }
+  std::vector<OperandInfo> out = {{true, false, c.data[0].type()}};
+  const OpKernelEntry* e = OpKernels().FindByName(kernel);
+  EXPECT_NE(e, nullptr) << kernel;
+  return e != nullptr && e->legal(OpQuery{*c.node, info, out});
+}
+
 // What the XNNPACK Softmax and Clip kernels must refuse (and so leave to the reference kernel): a
 // softmax over an axis other than the last, Clip bounds that are not constants, reversed bounds.
 TEST(XnnpackElementwiseTest, RefusesWhatItCannotServe) {
   std::mt19937 rng(11);
-  auto legal = [](const char* kernel, Case& c) {
-    std::vector<OperandInfo> info;
-    for (size_t i = 0; i < c.values.size(); ++i) {
-      info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()} : OperandInfo{});
-    }
-    std::vector<OperandInfo> out = {{true, false, c.data[0].type()}};
-    const OpKernelEntry* e = OpKernels().FindByName(kernel);
-    EXPECT_NE(e, nullptr) << kernel;
-    return e != nullptr && e->legal(OpQuery{*c.node, info, out});
-  };
   for (int64_t axis : {-3, -2, -1, 0, 1, 2}) {
     Case c;
     CaseBuilder b(&rng, &c);
     b.Activation({2, 3, 5});
     b.Finish("Softmax", "")->SetAttr("axis", Attribute::Int(axis));
-    EXPECT_EQ(legal("xnn_f32_softmax_nc__xnnpack", c), axis == -1 || axis == 2) << "axis " << axis;
+    EXPECT_EQ(LegalFor("xnn_f32_softmax_nc__xnnpack", c), axis == -1 || axis == 2) << "axis " << axis;
   }
   struct ClipCase {
     float lo, hi;
@@ -690,9 +714,46 @@ TEST(XnnpackElementwiseTest, RefusesWhatItCannotServe) {
     cc.constant_min ? b.WeightTensor(Tensor::Scalar(cc.lo)) : b.Activation({});
     b.WeightTensor(Tensor::Scalar(cc.hi));
     b.Finish("Clip", "");
-    EXPECT_EQ(legal("xnn_f32_clamp_nc_clip__xnnpack", c), cc.legal)
+    EXPECT_EQ(LegalFor("xnn_f32_clamp_nc_clip__xnnpack", c), cc.legal)
         << "min " << cc.lo << (cc.constant_min ? "" : " (not constant)") << " max " << cc.hi;
   }
+}
+
+// What the vector kernels' Softmax and tessel.RMSNorm entries (every ISA) must refuse: a softmax over
+// an axis other than the last, an RMSNorm gain that broadcasts within a row; and what they accept.
+TEST(VectorOpKernelsTest, RefuseWhatTheyCannotServe) {
+  std::mt19937 rng(13);
+  int checked = 0;
+  for (const OpKernelEntry& e : OpKernels().entries()) {
+    if (e.name.rfind("tessel_f32_softmax_nc__", 0) == 0) {
+      for (int64_t axis : {-3, -2, -1, 0, 1, 2}) {
+        Case c;
+        CaseBuilder b(&rng, &c);
+        b.Activation({2, 3, 5});
+        b.Finish("Softmax", "")->SetAttr("axis", Attribute::Int(axis));
+        EXPECT_EQ(LegalFor(e.name, c), axis == -1 || axis == 2) << e.name << " axis " << axis;
+      }
+      ++checked;
+    }
+    if (e.name.rfind("tessel_f32_rmsnorm_nc__", 0) == 0) {
+      struct GainCase {
+        int64_t axis;
+        std::vector<int64_t> gain;  // empty: no gain
+        bool legal;
+      };
+      for (const GainCase& g : {GainCase{-1, {}, true}, GainCase{-1, {5}, true}, GainCase{1, {3, 5}, true},
+                                GainCase{1, {5}, false}, GainCase{1, {1, 5}, false}, GainCase{0, {}, true}}) {
+        Case c;
+        CaseBuilder b(&rng, &c);
+        b.Activation({2, 3, 5});
+        if (!g.gain.empty()) b.Weight(g.gain);
+        b.Finish("RMSNorm", "tessel")->SetAttr("axis", Attribute::Int(g.axis));
+        EXPECT_EQ(LegalFor(e.name, c), g.legal) << e.name << " axis " << g.axis << " gain " << ShapeString(g.gain);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 4) << "the portable Softmax and RMSNorm entries and at least one ISA's";
 }
 
 // Selection: the cheapest legal kernel wins, forcing restricts the backend, and nodes no kernel

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 
 #include "absl/status/status.h"
@@ -12,17 +13,6 @@
 
 namespace tessel::llm {
 namespace {
-
-void RmsNorm(const float* x, const float* w, int64_t n, int64_t dim, float eps, float* y) {
-  for (int64_t t = 0; t < n; ++t) {
-    const float* xt = x + t * dim;
-    float* yt = y + t * dim;
-    double ss = 0;
-    for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(xt[i]) * xt[i];
-    const float scale = static_cast<float>(1.0 / std::sqrt(ss / dim + eps));
-    for (int64_t i = 0; i < dim; ++i) yt[i] = xt[i] * scale * w[i];
-  }
-}
 
 // Rotates every head of n token vectors [n, heads, head_dim] at positions pos0 + t.
 void Rope(float* x, int64_t n, int64_t pos0, int heads, int head_dim, RopeStyle style, const float* cos_table,
@@ -71,6 +61,15 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   if (o.sliding_window < 0) o.sliding_window = c.sliding_window;
   o.max_batch = std::min(o.max_batch, o.max_context);
   std::unique_ptr<LlamaRuntime> r(new LlamaRuntime(model, o));
+
+  absl::StatusOr<const KernelEntry*> norm = SelectVectorKernel("rmsnorm");
+  if (absl::IsNotFound(norm.status())) {
+    // Forcing a backend that has no vector kernels (xnnpack, gemm): say so and use the best one, as gemv does.
+    std::fprintf(stderr, "tessel: %s; ignoring TESSEL_FORCE_BACKEND for rmsnorm\n", norm.status().ToString().c_str());
+    norm = SelectVectorKernel("rmsnorm", "");
+  }
+  if (!norm.ok()) return norm.status();
+  r->rms_norm_ = reinterpret_cast<RmsNormFn>((*norm)->fn);
 
   const int64_t B = o.max_batch;
   const int64_t q_dim = c.num_heads * c.head_dim;
@@ -165,7 +164,7 @@ void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t po
   }
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LlamaLayerWeights& lw = w.layers[l];
-    RmsNorm(x_, lw.attn_norm.data(), n, dim, c.norm_eps, xb_);
+    rms_norm_(n, dim, x_, lw.attn_norm.data(), c.norm_eps, xb_);
     const MatmulJob qkv[] = {{&lw.wq, q_}, {&lw.wk, k_}, {&lw.wv, v_}};
     matmul_->RunGroup(qkv, xb_, n);
     Rope(q_, n, pos0, static_cast<int>(c.num_heads), static_cast<int>(c.head_dim), c.rope_style, rope_cos_, rope_sin_);
@@ -176,7 +175,7 @@ void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t po
                    attention_scratch_.get());
     matmul_->Run(lw.wo, att_, n, xb_);
     AddInPlace(x_, xb_, n * dim);
-    RmsNorm(x_, lw.ffn_norm.data(), n, dim, c.norm_eps, xb_);
+    rms_norm_(n, dim, x_, lw.ffn_norm.data(), c.norm_eps, xb_);
     const MatmulJob gate_up[] = {{&lw.w_gate, gate_}, {&lw.w_up, up_}};
     matmul_->RunGroup(gate_up, xb_, n);
     SwiGlu(gate_, up_, n * c.ffn_dim);
@@ -187,7 +186,7 @@ void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t po
   // Only the rows whose logits are wanted go through the (vocabulary-sized) output head.
   const int64_t first = all_logits ? 0 : n - 1;
   const int64_t rows = n - first;
-  RmsNorm(x_ + first * dim, w.output_norm.data(), rows, dim, c.norm_eps, xb_);
+  rms_norm_(rows, dim, x_ + first * dim, w.output_norm.data(), c.norm_eps, xb_);
   matmul_->Run(w.output, xb_, rows, logits_);
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kernels/vector/vector.h"
 #include "llm/attention/flash_attention.h"
 #include "llm/base/thread_pool.h"
 #include "llm/kv_cache/paged_kv_cache.h"
@@ -61,6 +62,7 @@ class LlamaRuntime {
   std::unique_ptr<AttentionScratch> attention_scratch_;
   std::unique_ptr<PagedKvCache> cache_;
   AttentionParams attention_;
+  RmsNormFn rms_norm_ = nullptr;  // the vector family's kernel, selected once at creation
   size_t activation_bytes_ = 0;
   // One arena for every activation buffer; the pointers below are carved from it.
   std::vector<float> arena_;
