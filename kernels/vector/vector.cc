@@ -74,6 +74,7 @@ KernelRegistry* BuildVectorRegistry() {
   TESSEL_VECTOR_ENTRIES(r, reference, Isa::kPortable, "reference", StreamCost, 1, 8, 12)
   TESSEL_VECTOR_ENTRIES(r, autovec, Isa::kPortable, "portable", StreamCost, 10, 16, 20)
 #if defined(__x86_64__)
+  TESSEL_VECTOR_ENTRIES(r, avx2, Isa::kAvx2, "x86", StreamCost, 18, 8, 12)
   TESSEL_VECTOR_ENTRIES(r, avx512, Isa::kAvx512, "x86", StreamCost, 25, 8, 12)
 #endif
 #if defined(__aarch64__)
