@@ -17,9 +17,10 @@ constexpr char kLayout[] = "contiguous";
 // streams (softmax: read x twice, write y, rescale y in place = 16; rmsnorm with a gain: read x twice,
 // the gain, write y = 16; the portable kernels' extra copy or clamp pass included). Rates are single-
 // thread figures from benchmarks/kernels:vector_benchmark on the x86 host, rows in cache: AVX-512 moved
-// 29-200 GB/s of that traffic (sigmoid slowest, softmax 60), so 25; the portable C, built for baseline
-// x86-64, 4-50 GB/s (its exp loops slowest), so 10. NEON is unmeasured (qemu timings mean nothing), so
-// the 20 GB/s the other Arm kernel families assume.
+// 29-200 GB/s of that traffic (sigmoid slowest, softmax 60), so 25; AVX2 17-220 GB/s (its exp loops
+// at about half AVX-512's rate, the loads and stores nearer it), so 15; the portable C, built for
+// baseline x86-64, 4-50 GB/s (its exp loops slowest), so 10. NEON is unmeasured (qemu timings mean
+// nothing), so the 20 GB/s the other Arm kernel families assume.
 template <int kBytes, int kGBs>
 double StreamCost(const ProblemShape& s) {
   return static_cast<double>(kBytes) * s.m * s.n / (kGBs * 1e9) + 2e-8;
@@ -74,6 +75,7 @@ KernelRegistry* BuildVectorRegistry() {
   TESSEL_VECTOR_ENTRIES(r, reference, Isa::kPortable, "reference", StreamCost, 1, 8, 12)
   TESSEL_VECTOR_ENTRIES(r, autovec, Isa::kPortable, "portable", StreamCost, 10, 16, 20)
 #if defined(__x86_64__)
+  TESSEL_VECTOR_ENTRIES(r, avx2, Isa::kAvx2, "x86", StreamCost, 15, 8, 12)
   TESSEL_VECTOR_ENTRIES(r, avx512, Isa::kAvx512, "x86", StreamCost, 25, 8, 12)
 #endif
 #if defined(__aarch64__)

@@ -4,6 +4,7 @@
 // Kernels (all registered in VectorKernels(), dtypes "f32", layout "contiguous"), one per op and ISA:
 //   tessel_f32_<op>__reference  plain C++ (double sums), the oracle twin; chosen only when forced
 //   tessel_f32_<op>__autovec    the portable C kernels of kernels/portable (GCC's auto-vectorizer)
+//   tessel_f32_<op>__avx2       AVX2 + FMA, 4 vectors per iteration, masked (vmaskmovps) tails
 //   tessel_f32_<op>__avx512     AVX-512, 4 vectors per iteration, masked tails
 //   tessel_f32_<op>__neon       NEON, 4 vectors per iteration, tails through a zero-padded register
 //   tessel_f32_<op>__sve        SVE, vector-length agnostic (whilelt-predicated loops, 2 vectors each)

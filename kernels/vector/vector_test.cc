@@ -291,23 +291,49 @@ TEST_P(VectorKernelTest, MatchesDoublePrecision) {
 
 INSTANTIATE_TEST_SUITE_P(Vector, VectorKernelTest, testing::ValuesIn(AllVectorKernels()), TestName);
 
-// Every op has a kernel of every backend built for this target.
-TEST(VectorKernelsTest, EveryOpOnEveryBackend) {
-  std::vector<std::string> backends = {"reference", "portable"};
+// Every op has a kernel of every ISA built for this target.
+TEST(VectorKernelsTest, EveryOpOnEveryIsa) {
+  struct Built {
+    std::string backend;
+    Isa isa;
+  };
+  std::vector<Built> built = {{"reference", Isa::kPortable}, {"portable", Isa::kPortable}};
 #if defined(__x86_64__)
-  backends.push_back("x86");
+  built.push_back({"x86", Isa::kAvx2});
+  built.push_back({"x86", Isa::kAvx512});
 #endif
 #if defined(__aarch64__)
-  backends.push_back("neon");
-  backends.push_back("sve");
+  built.push_back({"neon", Isa::kNeon});
+  built.push_back({"sve", Isa::kSve});
 #endif
   for (const char* op : {"softmax", "rmsnorm", "clamp", "sigmoid", "silu", "hardswish", "vadd", "vmul"}) {
-    for (const std::string& backend : backends) {
+    for (const Built& b : built) {
       int found = 0;
-      for (const KernelEntry* e : VectorKernels().Find(op, "f32", "contiguous")) found += e->backend == backend;
-      EXPECT_EQ(found, 1) << op << " on " << backend;
+      for (const KernelEntry* e : VectorKernels().Find(op, "f32", "contiguous")) {
+        found += e->backend == b.backend && e->isa == b.isa;
+      }
+      EXPECT_EQ(found, 1) << op << " on " << b.backend << " " << IsaName(b.isa);
     }
   }
+}
+
+// Where both run, AVX-512 beats AVX2, which beats the portable C.
+TEST(VectorKernelsTest, X86CostsOrderByIsa) {
+#if defined(__x86_64__)
+  const ProblemShape row = {1, 2048, 0, 0};
+  for (const char* op : {"softmax", "rmsnorm", "clamp", "sigmoid", "silu", "hardswish", "vadd", "vmul"}) {
+    double portable = 0, avx2 = 0, avx512 = 0;
+    for (const KernelEntry* e : VectorKernels().Find(op, "f32", "contiguous")) {
+      if (e->backend == "portable") portable = e->cost(row);
+      if (e->isa == Isa::kAvx2) avx2 = e->cost(row);
+      if (e->isa == Isa::kAvx512) avx512 = e->cost(row);
+    }
+    EXPECT_LT(avx512, avx2) << op;
+    EXPECT_LT(avx2, portable) << op;
+  }
+#else
+  GTEST_SKIP() << "x86 only";
+#endif
 }
 
 // Sets TESSEL_FORCE_BACKEND for a scope (also when an assertion returns early).
@@ -322,7 +348,7 @@ TEST(SelectVectorKernelTest, PicksTheFastestAndHonoursForcing) {
   ASSERT_TRUE(best.ok()) << best.status();
   std::printf("selected rmsnorm kernel: %s\n", (*best)->name.c_str());
   EXPECT_EQ((*best)->op, "rmsnorm");
-  if (CpuSupports(Isa::kAvx512) || CpuSupports(Isa::kNeon)) {
+  if (CpuSupports(Isa::kAvx2) || CpuSupports(Isa::kNeon)) {
     EXPECT_NE((*best)->backend, "portable") << "a hand-written kernel should win where the CPU has one";
   }
   EXPECT_NE((*best)->backend, "reference");
@@ -331,6 +357,14 @@ TEST(SelectVectorKernelTest, PicksTheFastestAndHonoursForcing) {
     absl::StatusOr<const KernelEntry*> ref = SelectVectorKernel("softmax");
     ASSERT_TRUE(ref.ok()) << ref.status();
     EXPECT_EQ((*ref)->name, "tessel_f32_softmax__reference");
+  }
+  {
+    ScopedForce force("tessel_f32_silu__avx2");
+    absl::StatusOr<const KernelEntry*> named = SelectVectorKernel("silu");
+    if (CpuSupports(Isa::kAvx2)) {
+      ASSERT_TRUE(named.ok()) << named.status();
+      EXPECT_EQ((*named)->name, "tessel_f32_silu__avx2");
+    }
   }
   {
     ScopedForce force("tessel_f32_silu__autovec");

@@ -40,6 +40,7 @@ inline constexpr float kExpC2 = 5.0000001201e-1f;
 TESSEL_DECLARE_F32_VECTOR_KERNELS(reference)
 TESSEL_DECLARE_F32_VECTOR_KERNELS(autovec)
 #if defined(__x86_64__)
+TESSEL_DECLARE_F32_VECTOR_KERNELS(avx2)
 TESSEL_DECLARE_F32_VECTOR_KERNELS(avx512)
 #endif
 #if defined(__aarch64__)
