@@ -6,7 +6,10 @@
 // (u8 units) of the reference; the maximum difference and the fraction of exact matches are printed per
 // kernel. Legality must accept exactly the expected nodes (qu8: per-tensor multipliers only) and refuse
 // residuals, empty clamp ranges and multipliers XNNPACK cannot represent; selection must keep Tessel's own
-// int8 kernels wherever one serves the node.
+// int8 kernels wherever one serves the node. QMaxPool (exact), QAvgPool, QGlobalAvgPool and QAdd (within
+// 1) run against their reference kernels over 1, 3, 16, 17 and 64 channels, 1x1 to 14x14 inputs, 2x2 and
+// 3x3 windows at strides 1 and 2, padded and not, varied zero points, scales and clamps; what XNNPACK
+// computes differently must be refused by legality, and creating a refused node is an error, not a crash.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "graph/ops/quant_ops.h"
@@ -180,7 +184,7 @@ const std::vector<const OpKernelEntry*>& Int8Entries() {
 
 // Creates `e` for the case with 1 and 2 threads, runs each twice (the second run reuses the bound
 // operator) and compares with the reference.
-void RunAndCompare(const OpKernelEntry& e, const Case& c, Stats* stats) {
+void RunAndCompare(const OpKernelEntry& e, const Case& c, int tolerance, Stats* stats) {
   SCOPED_TRACE(e.name);
   const std::vector<const Tensor*> bound = c.bound();
   for (int threads : {1, 2}) {
@@ -202,7 +206,7 @@ void RunAndCompare(const OpKernelEntry& e, const Case& c, Stats* stats) {
         saturated += at_clamp;
         exact_saturated += at_clamp && diff == 0;
       }
-      EXPECT_LE(max_diff, kTolerance) << threads << " threads, run " << run;
+      EXPECT_LE(max_diff, tolerance) << threads << " threads, run " << run;
       if (threads == 1 && run == 0) {
         ++stats->cases;
         stats->outputs += got.num_elements();
@@ -217,10 +221,10 @@ void RunAndCompare(const OpKernelEntry& e, const Case& c, Stats* stats) {
   }
 }
 
-// Runs every int8 entry for `op` that is legal on each case; `expect_legal(entry name, case index)`
+// Runs every int8 entry for `op` that is legal on each case; `expect_legal(entry name, per-channel)`
 // says which must be. Prints the agreement per kernel; every entry must have run at least one case.
 void CheckEntries(const std::string& op, const std::vector<Case>& cases,
-                  bool (*expect_legal)(const std::string& name, bool per_channel)) {
+                  bool (*expect_legal)(const std::string& name, bool per_channel), int tolerance = kTolerance) {
   std::map<std::string, Stats> stats;
   for (const OpKernelEntry* e : Int8Entries()) {
     if (e->op != op) continue;
@@ -230,7 +234,7 @@ void CheckEntries(const std::string& op, const std::vector<Case>& cases,
       const bool per_channel = c.node->GetInts("multiplier").size() > 1;
       const bool legal = e->legal(c.query());
       EXPECT_EQ(legal, expect_legal(e->name, per_channel)) << e->name;
-      if (legal) RunAndCompare(*e, c, &s);
+      if (legal) RunAndCompare(*e, c, tolerance, &s);
     }
   }
   for (const auto& [name, s] : stats) {
@@ -389,6 +393,205 @@ TEST(XnnpackInt8Test, SelectionPrefersTesselInt8Kernels) {
     xnnpack_selected += chosen->backend == "xnnpack";
   }
   std::printf("XNNPACK selected for %d of %zu QConv cases on this CPU\n", xnnpack_selected, ConvCases().size());
+}
+
+// ---- QMaxPool, QAvgPool, QGlobalAvgPool, QAdd ------------------------------------------------------------
+
+struct PoolWindow {
+  int64_t k, stride, dilation;
+  std::vector<int64_t> pads;  // top, left, bottom, right
+};
+
+// A u8 NHWC pooling node; false (and no case) when the window leaves no output.
+bool MakePool(const std::string& op, int64_t n, int64_t h, int64_t w, int64_t c, const PoolWindow& p,
+              int64_t zero_point, std::mt19937& rng, Case* out) {
+  const int64_t span = p.dilation * (p.k - 1) + 1;
+  if (op != "QGlobalAvgPool" && (h + p.pads[0] + p.pads[2] < span || w + p.pads[1] + p.pads[3] < span)) return false;
+  const bool padded = p.pads[0] || p.pads[1] || p.pads[2] || p.pads[3];
+  out->label = absl::StrCat(op, " n", n, " ", h, "x", w, "x", c, " zp ", zero_point);
+  if (op != "QGlobalAvgPool") {
+    absl::StrAppend(&out->label, " k", p.k, " s", p.stride, " d", p.dilation, " pads ", p.pads[0], ",", p.pads[1], ",",
+                    p.pads[2], ",", p.pads[3]);
+  }
+  out->data.push_back(Random(DType::kU8, {n, h, w, c}, rng, 0, 255));
+  Node* node = out->graph->AddNode(op, {out->graph->AddInput("x", out->data[0].type())}, 1, "pool");
+  node->set_domain(kTesselDomain);
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  if (op != "QMaxPool") node->SetAttr("x_zero_point", Attribute::Int(zero_point));
+  if (op != "QGlobalAvgPool") {
+    node->SetAttr("kernel_shape", Attribute::Ints({p.k, p.k}));
+    node->SetAttr("strides", Attribute::Ints({p.stride, p.stride}));
+    node->SetAttr("dilations", Attribute::Ints({p.dilation, p.dilation}));
+    node->SetAttr("pads", Attribute::Ints({p.pads[0], p.pads[1], p.pads[2], p.pads[3]}));
+  }
+  // XNNPACK's average counts the padding (see the legality check).
+  if (op == "QAvgPool" && padded) node->SetAttr("count_include_pad", Attribute::Int(1));
+  out->node = node;
+  out->Finish();
+  return true;
+}
+
+std::vector<Case> PoolCases(const std::string& op, std::mt19937& rng) {
+  const std::vector<int64_t> p0 = {0, 0, 0, 0}, p1 = {1, 1, 1, 1};
+  std::vector<PoolWindow> windows = {{2, 1, 1, p0}, {2, 2, 1, p0}, {3, 1, 1, p1}, {3, 2, 1, p1}, {3, 2, 1, {0, 0, 1, 1}}};
+  if (op == "QMaxPool") windows.push_back({3, 1, 2, {2, 1, 2, 1}});  // dilated: XNNPACK has it for max only
+  if (op == "QGlobalAvgPool") windows = {{1, 1, 1, p0}};
+  const std::vector<std::array<int64_t, 2>> sizes = {{1, 1}, {3, 5}, {7, 7}, {14, 14}};
+  const std::vector<int64_t> zero_points = {0, 128, 255, 37, 200};
+  std::vector<Case> cases;
+  int i = 0;
+  for (const auto& [h, w] : sizes) {
+    for (int64_t c : {1, 3, 16, 17, 64}) {
+      for (const PoolWindow& win : windows) {
+        cases.emplace_back();
+        if (!MakePool(op, 1 + i % 2, h, w, c, win, zero_points[i % zero_points.size()], rng, &cases.back())) {
+          cases.pop_back();
+        }
+        ++i;
+      }
+    }
+  }
+  return cases;
+}
+
+bool AlwaysLegal(const std::string&, bool) { return true; }
+
+TEST(XnnpackInt8Test, QMaxPoolMatchesReferenceExactly) {
+  std::mt19937 rng(21);
+  CheckEntries("tessel.QMaxPool", PoolCases("QMaxPool", rng), AlwaysLegal, /*tolerance=*/0);
+}
+
+TEST(XnnpackInt8Test, QAvgPoolWithinOneOfReference) {
+  std::mt19937 rng(22);
+  CheckEntries("tessel.QAvgPool", PoolCases("QAvgPool", rng), AlwaysLegal);
+}
+
+TEST(XnnpackInt8Test, QGlobalAvgPoolWithinOneOfReference) {
+  std::mt19937 rng(23);
+  CheckEntries("tessel.QGlobalAvgPool", PoolCases("QGlobalAvgPool", rng), AlwaysLegal);
+}
+
+struct AddCase {
+  std::vector<int64_t> shape;
+  double a_scale, b_scale;
+  int64_t a_zero_point, b_zero_point, y_zero_point, lo, hi;
+};
+
+void MakeAdd(const AddCase& p, std::mt19937& rng, Case* c) {
+  c->label = absl::StrCat("QAdd [", absl::StrJoin(p.shape, ","), "] scales ", p.a_scale, ", ", p.b_scale, " zps ",
+                          p.a_zero_point, ",", p.b_zero_point, ",", p.y_zero_point, " clamp ", p.lo, "..", p.hi);
+  c->data.push_back(Random(DType::kU8, p.shape, rng, 0, 255));
+  c->data.push_back(Random(DType::kU8, p.shape, rng, 0, 255));
+  Node* n = c->graph->AddNode(
+      "QAdd", {c->graph->AddInput("a", c->data[0].type()), c->graph->AddInput("b", c->data[1].type())}, 1, "qadd");
+  n->set_domain(kTesselDomain);
+  const QuantizedMultiplier a = QuantizeMultiplier(p.a_scale), b = QuantizeMultiplier(p.b_scale);
+  n->SetAttr("a_multiplier", Attribute::Ints({a.multiplier}));
+  n->SetAttr("a_shift", Attribute::Ints({a.shift}));
+  n->SetAttr("b_multiplier", Attribute::Ints({b.multiplier}));
+  n->SetAttr("b_shift", Attribute::Ints({b.shift}));
+  n->SetAttr("a_zero_point", Attribute::Int(p.a_zero_point));
+  n->SetAttr("b_zero_point", Attribute::Int(p.b_zero_point));
+  n->SetAttr("y_zero_point", Attribute::Int(p.y_zero_point));
+  n->SetAttr("act_min", Attribute::Int(p.lo));
+  n->SetAttr("act_max", Attribute::Int(p.hi));
+  c->node = n;
+  c->Finish();
+  c->inputs[1].constant = false;
+}
+
+TEST(XnnpackInt8Test, QAddWithinOneOfReference) {
+  std::mt19937 rng(24);
+  std::uniform_real_distribution<double> log_scale(std::log(0.25), std::log(2.0));
+  std::uniform_int_distribution<int64_t> zp(0, 255);
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1, 1, 1}, {1, 3, 5, 17}, {2, 7, 7, 64}, {1, 14, 14, 16},
+                                                    {2, 3, 5, 3},  {1, 7, 7, 1},  {5},           {2, 3, 17}};
+  std::vector<Case> cases;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    // No clamp, a folded ReLU (act_min = y_zero_point) and a ReLU6-like range.
+    const int64_t y_zp = i % 3 == 0 ? 0 : zp(rng);
+    const int64_t lo = i % 3 == 1 ? y_zp : 0, hi = i % 3 == 2 ? std::min<int64_t>(255, y_zp + 90) : 255;
+    cases.emplace_back();
+    MakeAdd({shapes[i], std::exp(log_scale(rng)), std::exp(log_scale(rng)), zp(rng), zp(rng), y_zp, lo, hi}, rng,
+            &cases.back());
+  }
+  // The ends of XNNPACK's scale-ratio range [2^-10, 2^8), and equal scales with equal zero points.
+  cases.emplace_back();
+  MakeAdd({{2, 7, 7, 16}, 0x1.1p-10, 3.0, 128, 120, 60, 0, 255}, rng, &cases.back());
+  cases.emplace_back();
+  MakeAdd({{1, 5, 5, 17}, 0.01, 0x1.fp+7, 131, 129, 128, 0, 255}, rng, &cases.back());
+  cases.emplace_back();
+  MakeAdd({{1, 14, 14, 64}, 0.5, 0.5, 128, 128, 128, 0, 255}, rng, &cases.back());
+  CheckEntries("tessel.QAdd", cases, AlwaysLegal);
+}
+
+// Configurations each new entry must refuse, each beside an accepted twin: legality is false, and
+// creating the kernel anyway is an InvalidArgument error naming the node, not a crash.
+TEST(XnnpackInt8Test, PoolAndAddLegalityRefusesWhatXnnpackComputesDifferently) {
+  std::mt19937 rng(25);
+  struct Refusal {
+    std::string op, why;
+    Case refused, accepted;
+  };
+  std::vector<Refusal> all;
+  auto pool = [&](const std::string& op, const std::string& why, const PoolWindow& bad, const PoolWindow& good,
+                  int64_t h) {
+    all.push_back({"tessel." + op, why, Case(), Case()});
+    ASSERT_TRUE(MakePool(op, 1, h, h, 8, bad, 100, rng, &all.back().refused));
+    ASSERT_TRUE(MakePool(op, 1, h, h, 8, good, 100, rng, &all.back().accepted));
+  };
+  // Stride 2 over 2 rows with 2 rows of padding after them: the second window sees padding only.
+  pool("QMaxPool", "a window wholly in the padding", {2, 2, 1, {0, 0, 2, 2}}, {2, 2, 1, {0, 0, 1, 1}}, 2);
+  pool("QMaxPool", "a 1x1 window", {1, 1, 1, {0, 0, 0, 0}}, {2, 1, 1, {0, 0, 0, 0}}, 5);
+  pool("QAvgPool", "dilation", {2, 1, 2, {0, 0, 0, 0}}, {2, 1, 1, {0, 0, 0, 0}}, 6);
+  pool("QAvgPool", "a 1x1 window", {1, 1, 1, {0, 0, 0, 0}}, {2, 1, 1, {0, 0, 0, 0}}, 5);
+  pool("QAvgPool", "padding with count_include_pad=0", {3, 1, 1, {1, 1, 1, 1}}, {3, 1, 1, {1, 1, 1, 1}}, 6);
+  all.back().refused.node->SetAttr("count_include_pad", Attribute::Int(0));
+  all.back().refused.Finish();
+  pool("QGlobalAvgPool", "nchw layout", {1, 1, 1, {0, 0, 0, 0}}, {1, 1, 1, {0, 0, 0, 0}}, 4);
+  all.back().refused.node->SetAttr("layout", Attribute::String("nchw"));
+  auto add = [&](const std::string& why, const AddCase& bad) {
+    all.push_back({"tessel.QAdd", why, Case(), Case()});
+    MakeAdd(bad, rng, &all.back().refused);
+    MakeAdd({{1, 4, 4, 8}, 0.5, 0.7, 128, 128, 128, 0, 255}, rng, &all.back().accepted);
+  };
+  add("a scale ratio below 2^-10", {{1, 4, 4, 8}, 0x1.0p-11, 0.7, 128, 128, 128, 0, 255});
+  add("a scale ratio of 256", {{1, 4, 4, 8}, 0.5, 256.0, 128, 128, 128, 0, 255});
+  add("act_min == act_max", {{1, 4, 4, 8}, 0.5, 0.7, 128, 128, 128, 90, 90});
+  add("i8 inputs", {{1, 4, 4, 8}, 0.5, 0.7, 128, 128, 128, 0, 255});
+  all.back().refused.inputs[0].type.dtype = all.back().refused.inputs[1].type.dtype = DType::kI8;
+  for (Refusal& r : all) {
+    const OpKernelEntry* entry = nullptr;
+    for (const OpKernelEntry* e : Int8Entries()) {
+      if (e->op == r.op) entry = e;
+    }
+    ASSERT_NE(entry, nullptr) << r.op;
+    EXPECT_TRUE(entry->legal(r.accepted.query())) << entry->name << " refused " << r.accepted.label;
+    EXPECT_FALSE(entry->legal(r.refused.query())) << entry->name << " accepted " << r.refused.label << " with " << r.why;
+    if (r.refused.inputs[0].type.dtype != DType::kU8) continue;  // the bound tensors are u8: nothing to create
+    const std::vector<const Tensor*> bound = r.refused.bound();
+    Tensor got(DType::kU8, r.refused.want.shape());
+    absl::StatusOr<std::unique_ptr<OpKernel>> k =
+        entry->create(OpKernelArgs{*r.refused.node, bound, absl::MakeSpan(&got, 1), nullptr, 1, false});
+    EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument) << entry->name << " with " << r.why;
+  }
+}
+
+// Tessel's u8 max pooling stays the default where both serve the node; the other three ops have no Tessel
+// int8 kernel, so XNNPACK's entries take them.
+TEST(XnnpackInt8Test, SelectionKeepsTesselMaxPool) {
+  OpKernelRegistry r;
+  RegisterInt8OpKernels(r);
+  RegisterXnnpackOpKernels(r);
+  std::mt19937 rng(26);
+  for (const std::string op : {"QMaxPool", "QAvgPool", "QGlobalAvgPool"}) {
+    for (const Case& c : PoolCases(op, rng)) {
+      const OpQuery q = c.query();
+      const OpKernelEntry* chosen = r.Select(q, OpDTypes(q), "");
+      ASSERT_NE(chosen, nullptr) << c.label;
+      EXPECT_EQ(chosen->backend, op == "QMaxPool" ? "int8" : "xnnpack") << c.label << ": chose " << chosen->name;
+    }
+  }
 }
 
 }  // namespace
