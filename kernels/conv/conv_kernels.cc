@@ -71,6 +71,28 @@ int Tasks(const OpKernelArgs& args) { return std::max(1, args.num_threads); }
 
 // ---- convolution ----------------------------------------------------------------------------------------
 
+// Rows [r0, r0 + nr) of the im2col matrix of group `grp` of channels-last input x: one row per output
+// pixel, columns (kh, kw, c) in the weights' order; padding reads as zero.
+void Im2colRows(const Conv2dGeometry& g, const float* x, int64_t r0, int64_t nr, int64_t grp, float* out) {
+  const int64_t cg = g.group_in();
+  for (int64_t i = 0; i < nr; ++i) {
+    const int64_t r = r0 + i;
+    const int64_t ox = r % g.ow, oy = (r / g.ow) % g.oh, b = r / (g.ow * g.oh);
+    float* dst = out + i * g.kh * g.kw * cg;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = oy * g.sh - g.pad_top + ky * g.dh;
+      for (int64_t kx = 0; kx < g.kw; ++kx, dst += cg) {
+        const int64_t ix = ox * g.sw - g.pad_left + kx * g.dw;
+        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
+          std::memset(dst, 0, cg * sizeof(float));
+        } else {
+          std::memcpy(dst, x + ((b * g.h + iy) * g.w + ix) * g.c + grp * cg, cg * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
 // Convolution as a GEMM over prepacked weights (PackedGemmF32, packed once per group at load) with
 // bias, residual and clamp fused into the tiles. Rows (output pixels) go in blocks of the kernel's row
 // block, so each block streams the weights once; a 1x1 stride-1 layer reads its input in place, others
@@ -155,7 +177,7 @@ class GemmConvKernel : public OpKernel {
           a = x_ + r0 * g.c + grp * g.group_in();
           lda = g.c;
         } else {
-          Im2col(r0, nr, grp, cols_[t].data());
+          Im2colRows(g, x_, r0, nr, grp, cols_[t].data());
           a = cols_[t].data();
           lda = kg;
         }
@@ -166,29 +188,6 @@ class GemmConvKernel : public OpKernel {
         ep.lo = lo_;
         ep.hi = hi_;
         packed_[grp].Run(nr, a, lda, y_ + r0 * g.m + grp * mg, g.m, ep, n_begin, n_end, workspace_[t].data());
-      }
-    }
-  }
-
-  // Rows [r0, r0 + nr) of the im2col matrix of group `grp`: one row per output pixel, columns
-  // (kh, kw, c) in the weights' order; padding reads as zero.
-  void Im2col(int64_t r0, int64_t nr, int64_t grp, float* out) const {
-    const Conv2dGeometry& g = g_;
-    const int64_t cg = g.group_in();
-    for (int64_t i = 0; i < nr; ++i) {
-      const int64_t r = r0 + i;
-      const int64_t ox = r % g.ow, oy = (r / g.ow) % g.oh, b = r / (g.ow * g.oh);
-      float* dst = out + i * g.kh * g.kw * cg;
-      for (int64_t ky = 0; ky < g.kh; ++ky) {
-        const int64_t iy = oy * g.sh - g.pad_top + ky * g.dh;
-        for (int64_t kx = 0; kx < g.kw; ++kx, dst += cg) {
-          const int64_t ix = ox * g.sw - g.pad_left + kx * g.dw;
-          if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
-            std::memset(dst, 0, cg * sizeof(float));
-          } else {
-            std::memcpy(dst, x_ + ((b * g.h + iy) * g.w + ix) * g.c + grp * cg, cg * sizeof(float));
-          }
-        }
       }
     }
   }
@@ -210,29 +209,31 @@ class GemmConvKernel : public OpKernel {
   std::vector<Floats> cols_;
 };
 
-// 1x1 stride-1 convolution on the direct-A GEMM (DirectGemmF32): the input rows are the GEMM's A as
-// they lie in the arena, so nothing is packed per run; bias, residual (also in place) and clamp are
-// fused into the store. Tasks split the rows in whole register tiles.
+// Convolution on the direct-A GEMM (DirectGemmF32): a 1x1 stride-1 layer's input rows are the GEMM's
+// A as they lie in the arena, so nothing is packed per run; other layers gather im2col rows for a block
+// of output pixels into the task's buffer first. Bias, residual (also in place) and clamp are fused
+// into the store. Tasks split the rows in whole register tiles.
 class DirectGemmConvKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
     absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
     if (!g.ok()) return g.status();
-    if (!g->is_1x1_direct() || g->groups != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': not a 1x1 stride-1 convolution"));
+    if (g->groups != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': grouped convolution"));
     }
     std::unique_ptr<DirectGemmConvKernel> k(new DirectGemmConvKernel);
+    k->g_ = *g;
     k->rows_ = g->n * g->oh * g->ow;
-    k->c_ = g->c;
-    k->m_ = g->m;
-    // Weights [M, 1, 1, C] -> B [C x M].
+    k->k_ = g->kh * g->kw * g->c;
+    k->direct_ = g->is_1x1_direct();
+    // Weights [M, KH, KW, C] -> B [K x M], K in the im2col column order (kh, kw, c).
     const float* w = args.inputs[1]->data<float>();
-    std::vector<float> b(g->c * g->m);
+    std::vector<float> b(k->k_ * g->m);
     for (int64_t o = 0; o < g->m; ++o) {
-      for (int64_t p = 0; p < g->c; ++p) b[p * g->m + o] = w[o * g->c + p];
+      for (int64_t p = 0; p < k->k_; ++p) b[p * g->m + o] = w[o * k->k_ + p];
     }
     const float* bias = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
-    absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(g->m, g->c, b.data(), g->m, bias, k->rows_);
+    absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(g->m, k->k_, b.data(), g->m, bias, k->rows_);
     if (!op.ok()) return op.status();
     k->op_ = *std::move(op);
     k->x_ = args.inputs[0]->data<float>();
@@ -245,6 +246,7 @@ class DirectGemmConvKernel : public OpKernel {
     k->pool_ = args.threadpool;
     k->flags_ = ParallelFlags(args);
     k->tasks_ = Tasks(args);
+    for (int64_t t = 0; t < k->tasks_; ++t) k->cols_.emplace_back(k->direct_ ? 0 : kBlockRows * k->k_);
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -254,20 +256,35 @@ class DirectGemmConvKernel : public OpKernel {
   }
 
  private:
+  // Rows per im2col block: a multiple of both AVX-512 tiles' rows (8 and 12).
+  static constexpr int64_t kBlockRows = 48;
+
   static void Task(void* self, size_t t) { static_cast<DirectGemmConvKernel*>(self)->RunTask(static_cast<int64_t>(t)); }
 
   void RunTask(int64_t t) {
-    constexpr int64_t kTileRows = 24;  // a multiple of both AVX-512 tiles' rows (8 and 12)
+    constexpr int64_t kTileRows = 24;
+    const int64_t m = g_.m;
     const int64_t per_task = (rows_ + tasks_ * kTileRows - 1) / (tasks_ * kTileRows) * kTileRows;
     const int64_t begin = std::min(rows_, t * per_task);
     const int64_t end = std::min(rows_, begin + per_task);
     if (begin >= end) return;
-    op_.Run(end - begin, x_ + begin * c_, c_, y_ + begin * m_, m_, residual_ ? residual_ + begin * m_ : nullptr, m_,
-            lo_, hi_);
+    if (direct_) {
+      op_.Run(end - begin, x_ + begin * g_.c, g_.c, y_ + begin * m, m, residual_ ? residual_ + begin * m : nullptr, m,
+              lo_, hi_);
+      return;
+    }
+    float* cols = cols_[t].data();
+    for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
+      const int64_t nr = std::min(kBlockRows, end - r0);
+      Im2colRows(g_, x_, r0, nr, 0, cols);
+      op_.Run(nr, cols, k_, y_ + r0 * m, m, residual_ ? residual_ + r0 * m : nullptr, m, lo_, hi_);
+    }
   }
 
+  Conv2dGeometry g_;
   DirectGemmF32 op_;
-  int64_t rows_ = 0, c_ = 0, m_ = 0;
+  int64_t rows_ = 0, k_ = 0;
+  bool direct_ = false;
   const float* x_ = nullptr;
   const float* residual_ = nullptr;
   float* y_ = nullptr;
@@ -275,6 +292,7 @@ class DirectGemmConvKernel : public OpKernel {
   pthreadpool_t pool_ = nullptr;
   uint32_t flags_ = 0;
   int64_t tasks_ = 1;
+  std::vector<Floats> cols_;
 };
 
 bool ConvLegal(const OpQuery& q, bool direct) {
@@ -288,19 +306,31 @@ bool ConvLegal(const OpQuery& q, bool direct) {
 bool Im2colLegal(const OpQuery& q) { return ConvLegal(q, false); }
 bool DirectLegal(const OpQuery& q) { return ConvLegal(q, true); }
 
+// The direct-A GEMM serves dense convolutions whose K (kh * kw * c) keeps an 8-row block of A in L1
+// and a 32-column weight panel in L2; stems with a handful of input channels belong to the direct
+// stem kernel (short im2col rows).
 bool DirectGemmLegal(const OpQuery& q) {
-  if (!ConvLegal(q, true)) return false;
+  if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant) return false;
+  if (q.has_input(2) && !q.inputs[2].constant) return false;
+  if (!ReadClampActivation(q.node, "").is_clamp) return false;
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
-  return g.ok() && g->groups == 1;
+  if (!g.ok() || g->groups != 1) return false;
+  const int64_t k = g->kh * g->kw * g->c;
+  return g->is_1x1_direct() || (g->c >= 16 && k <= 2304);
 }
 
 double DirectGemmConvCost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
   const int64_t rows = g->n * g->oh * g->ow;
+  const int64_t k = g->kh * g->kw * g->c;
   // The family's cost counts the multiplications and the output; the input rows are read once more
-  // per panel of 32 output channels, from L2.
-  return DirectGemmF32::Cost(rows, g->m, g->c) + 4.0 * rows * g->c / 40e9;
+  // per panel of 32 output channels, from L2; im2col writes and rereads its rows (gemm_benchmark,
+  // ResNet-18 shapes: 0.88-0.96 of peak warm for K <= 2304, weights re-streamed per 8-row block
+  // beyond K ~1280, hence the lower rate there).
+  const double im2col_bytes = g->is_1x1_direct() ? 0.0 : 8.0 * rows * k;
+  const double scale = k <= 1280 ? 1.0 : 1.25;
+  return DirectGemmF32::Cost(rows, g->m, k) * scale + 4.0 * rows * k / 40e9 + im2col_bytes / 20e9;
 }
 
 double GemmConvCost(const OpQuery& q) {
@@ -546,7 +576,7 @@ void RegisterGemmOpKernels(OpKernelRegistry& r) {
                    CreateGemmConv));
   r.Register(Entry("tessel_f32_conv2d_1x1_nhwc__gemm", "tessel.FusedConv", "nhwc", "gemm", DirectLegal, GemmConvCost,
                    CreateGemmConv));
-  r.Register(MakeOpKernelEntry("tessel_f32_conv2d_1x1_nhwc__direct_gemm", "tessel.FusedConv", "f32", "nhwc", Isa::kAvx512,
+  r.Register(MakeOpKernelEntry("tessel_f32_conv2d_nhwc__direct_gemm", "tessel.FusedConv", "f32", "nhwc", Isa::kAvx512,
                                "gemm", DirectGemmLegal, DirectGemmConvCost, DirectGemmConvKernel::Create));
   r.Register(Entry("tessel_f32_fully_connected_gemm__gemm", "Gemm", "row_major", "gemm", FcLegal, FcCost,
                    GemmFcKernel::Create));
