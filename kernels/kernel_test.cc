@@ -121,6 +121,29 @@ TEST(GemmF32Test, ForcedReferenceAndRejectedShapes) {
   std::printf("selected for 256^3: %s\n", best->kernel().name.c_str());
 }
 
+// Checks C (row stride ldc, m x n, columns past n still `sentinel`) against double precision:
+// clamp_{[-0.5, 1.5] if clamp}(A B + bias + residual), residual laid out like C.
+void ExpectEpilogueGemm(const std::string& name, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                        const float* b, const float* bias, const float* residual, bool clamp, const float* got,
+                        int64_t ldc, float sentinel) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float g = got[i * ldc + j];
+      if (j >= n) {
+        ASSERT_EQ(g, sentinel) << "wrote past n at (" << i << "," << j << ")";
+        continue;
+      }
+      double abs_sum = 0;
+      double want = DoubleDot(a + i * lda, b, n, j, k, &abs_sum);
+      if (bias) want += bias[j], abs_sum += std::fabs(bias[j]);
+      if (residual) want += residual[i * ldc + j], abs_sum += std::fabs(residual[i * ldc + j]);
+      if (clamp) want = std::min(std::max(want, -0.5), 1.5);
+      ASSERT_NEAR(g, want, 2e-7 * (k + 6) * abs_sum + 1e-30)
+          << name << " m=" << m << " n=" << n << " k=" << k << " at (" << i << "," << j << ")";
+    }
+  }
+}
+
 // Prepacked weights with the fused epilogue (PackedGemmF32 over every prepacked microkernel): column
 // ranges starting on a panel, bias, residual and clamp, against double precision.
 class GemmPrepackedKernelTest : public testing::TestWithParam<const KernelEntry*> {};
@@ -175,22 +198,9 @@ TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
     } else {
       op->Run(c.m, a.data(), lda, got.data(), ldc, ep, 0, c.n, workspace.data());
     }
-    for (int64_t i = 0; i < c.m; ++i) {
-      for (int64_t j = 0; j < ldc; ++j) {
-        const float g = got[i * ldc + j];
-        if (j >= c.n) {
-          ASSERT_EQ(g, kSentinel) << "wrote past n at (" << i << "," << j << ")";
-          continue;
-        }
-        double abs_sum = 0;
-        double want = DoubleDot(a.data() + i * lda, b.data(), c.n, j, c.k, &abs_sum);
-        if (c.bias) want += bias[j], abs_sum += std::fabs(bias[j]);
-        if (c.residual) want += residual[i * ldc + j], abs_sum += std::fabs(residual[i * ldc + j]);
-        if (c.clamp) want = std::min(std::max(want, -0.5), 1.5);
-        ASSERT_NEAR(g, want, 2e-7 * (c.k + 6) * abs_sum + 1e-30)
-            << e.name << " m=" << c.m << " n=" << c.n << " k=" << c.k << " at (" << i << "," << j << ")";
-      }
-    }
+    ExpectEpilogueGemm(e.name, c.m, c.n, c.k, a.data(), lda, b.data(), c.bias ? bias.data() : nullptr,
+                       c.residual ? residual.data() : nullptr, c.clamp, got.data(), ldc, kSentinel);
+    if (HasFatalFailure()) return;
   }
 }
 
@@ -237,22 +247,9 @@ TEST_P(GemmDirectKernelTest, MatchesDoublePrecisionWithEpilogue) {
       r = got.data();
     }
     op->Run(c.m, a.data(), lda, got.data(), ldc, r, ldc, lo, hi);
-    for (int64_t i = 0; i < c.m; ++i) {
-      for (int64_t j = 0; j < ldc; ++j) {
-        const float g = got[i * ldc + j];
-        if (j >= c.n) {
-          ASSERT_EQ(g, kSentinel) << "wrote past n at (" << i << "," << j << ")";
-          continue;
-        }
-        double abs_sum = 0;
-        double want = DoubleDot(a.data() + i * lda, b.data(), c.n, j, c.k, &abs_sum);
-        if (c.bias) want += bias[j], abs_sum += std::fabs(bias[j]);
-        if (c.residual) want += residual[i * ldc + j], abs_sum += std::fabs(residual[i * ldc + j]);
-        if (c.clamp) want = std::min(std::max(want, -0.5), 1.5);
-        ASSERT_NEAR(g, want, 2e-7 * (c.k + 6) * abs_sum + 1e-30)
-            << e.name << " m=" << c.m << " n=" << c.n << " k=" << c.k << " at (" << i << "," << j << ")";
-      }
-    }
+    ExpectEpilogueGemm(e.name, c.m, c.n, c.k, a.data(), lda, b.data(), c.bias ? bias.data() : nullptr,
+                       c.residual ? residual.data() : nullptr, c.clamp, got.data(), ldc, kSentinel);
+    if (HasFatalFailure()) return;
   }
 }
 

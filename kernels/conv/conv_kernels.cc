@@ -226,14 +226,10 @@ class DirectGemmConvKernel : public OpKernel {
     k->rows_ = g->n * g->oh * g->ow;
     k->k_ = g->kh * g->kw * g->c;
     k->direct_ = g->is_1x1_direct();
-    // Weights [M, KH, KW, C] -> B [K x M], K in the im2col column order (kh, kw, c).
-    const float* w = args.inputs[1]->data<float>();
-    std::vector<float> b(k->k_ * g->m);
-    for (int64_t o = 0; o < g->m; ++o) {
-      for (int64_t p = 0; p < k->k_; ++p) b[p * g->m + o] = w[o * k->k_ + p];
-    }
+    // Weights [M, KH, KW, C] are B^T with K in the im2col column order (kh, kw, c).
     const float* bias = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
-    absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(g->m, k->k_, b.data(), g->m, bias, k->rows_);
+    absl::StatusOr<DirectGemmF32> op =
+        DirectGemmF32::CreateFromTransposed(g->m, k->k_, args.inputs[1]->data<float>(), bias, k->rows_);
     if (!op.ok()) return op.status();
     k->op_ = *std::move(op);
     k->x_ = args.inputs[0]->data<float>();

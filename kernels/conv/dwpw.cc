@@ -170,11 +170,7 @@ class DwPwKernel : public OpKernel {
     // Tessel's direct-A GEMM where it runs (AVX-512: 1.1-1.3x XNNPACK's fully connected on these
     // shapes); it adds the residual in its store, also in place, so no copy of the residual is needed.
     if (std::isfinite(DirectGemmF32::Cost(k->block_, k->m_, c))) {
-      std::vector<float> b(c * k->m_);
-      for (int64_t o = 0; o < k->m_; ++o) {
-        for (int64_t p = 0; p < c; ++p) b[p * k->m_ + o] = wp[o * c + p];
-      }
-      absl::StatusOr<DirectGemmF32> direct = DirectGemmF32::Create(k->m_, c, b.data(), k->m_, k->pw_b_, k->block_);
+      absl::StatusOr<DirectGemmF32> direct = DirectGemmF32::CreateFromTransposed(k->m_, c, wp, k->pw_b_, k->block_);
       if (!direct.ok()) return direct.status();
       k->direct_ = *std::move(direct);
       k->use_direct_ = true;

@@ -115,6 +115,17 @@ absl::StatusOr<DirectGemmF32> DirectGemmF32::Create(int64_t n, int64_t k, const 
   if (n < 0 || k < 0 || ldb < n) {
     return absl::InvalidArgumentError(absl::StrCat("DirectGemmF32: bad sizes n=", n, " k=", k, " ldb=", ldb));
   }
+  return Pack(n, k, b, ldb, 1, bias, m_hint);
+}
+
+absl::StatusOr<DirectGemmF32> DirectGemmF32::CreateFromTransposed(int64_t n, int64_t k, const float* b_t,
+                                                                  const float* bias, int64_t m_hint) {
+  if (n < 0 || k < 0) return absl::InvalidArgumentError(absl::StrCat("DirectGemmF32: bad sizes n=", n, " k=", k));
+  return Pack(n, k, b_t, 1, k, bias, m_hint);
+}
+
+absl::StatusOr<DirectGemmF32> DirectGemmF32::Pack(int64_t n, int64_t k, const float* b, int64_t row_stride,
+                                                  int64_t col_stride, const float* bias, int64_t m_hint) {
   if (b == nullptr && n * k > 0) return absl::InvalidArgumentError("DirectGemmF32: null weights");
   absl::StatusOr<const KernelEntry*> e = DirectGemmKernels().Select("gemm_direct", "f32", "row_major",
                                                                     {std::max<int64_t>(m_hint, 1), n, k, 0},
@@ -136,7 +147,7 @@ absl::StatusOr<DirectGemmF32> DirectGemmF32::Create(int64_t n, int64_t k, const 
   for (int64_t j0 = 0; j0 < np; j0 += nr) {
     float* panel = packed + j0 * k;
     for (int64_t p = 0; p < k; ++p) {
-      for (int64_t jj = 0; jj < nr && j0 + jj < n; ++jj) panel[p * nr + jj] = b[p * ldb + j0 + jj];
+      for (int64_t jj = 0; jj < nr && j0 + jj < n; ++jj) panel[p * nr + jj] = b[p * row_stride + (j0 + jj) * col_stride];
     }
   }
   if (bias) std::memcpy(packed + np * k, bias, n * sizeof(float));

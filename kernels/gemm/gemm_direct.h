@@ -46,6 +46,9 @@ class DirectGemmF32 {
   // CPU or forcing (TESSEL_FORCE_BACKEND) leaves none; InvalidArgument for negative sizes.
   static absl::StatusOr<DirectGemmF32> Create(int64_t n, int64_t k, const float* b, int64_t ldb, const float* bias,
                                               int64_t m_hint);
+  // The same from B^T, [n x k] row-major: convolution weights [M, KH, KW, C] as they are stored.
+  static absl::StatusOr<DirectGemmF32> CreateFromTransposed(int64_t n, int64_t k, const float* b_t,
+                                                            const float* bias, int64_t m_hint);
   // Estimated seconds for m rows with the kernel Create would choose on this CPU (what operator costs
   // use); infinity when no optimized kernel runs here.
   static double Cost(int64_t m, int64_t n, int64_t k);
@@ -57,6 +60,10 @@ class DirectGemmF32 {
   int64_t k() const { return k_; }
 
  private:
+  // Selects the kernel and packs B[p, j] = b[p * row_stride + j * col_stride].
+  static absl::StatusOr<DirectGemmF32> Pack(int64_t n, int64_t k, const float* b, int64_t row_stride,
+                                            int64_t col_stride, const float* bias, int64_t m_hint);
+
   int64_t n_ = 0, k_ = 0;
   const KernelEntry* kernel_ = nullptr;
   DirectGemmUkernel ukernel_{};
