@@ -74,7 +74,9 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   const bool panel16 = IsPanel16(e);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(23);
-  for (int64_t rows : {0, 1, 3, 4, 5, 8, 11, 16, 17, 35}) {
+  // 67, 120, 130: 5, 8 and 9 panels, so that the Panel16 decode kernel's 2- and 4-stream lockstep runs,
+  // with a partial last panel inside a stream (120) and after the streams (130).
+  for (int64_t rows : {0, 1, 3, 4, 5, 8, 11, 16, 17, 35, 67, 120, 130}) {
     for (int64_t blocks : {1, 2, 3, 4, 5, 6, 7, 13, 128}) {
       const int64_t cols = 32 * blocks, nb = blocks;
       ASSERT_TRUE(e.legal({rows, cols, 1, 0}));

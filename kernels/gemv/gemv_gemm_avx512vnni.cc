@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/gemv/internal/gemv_kernels.h"
 
@@ -250,31 +251,47 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }
 
 // One token on the Panel16 layout (decode): straight from the packed bytes, which stream in order.
-// No software prefetch: on Zen 5 the hardware prefetchers keep up with the one linear stream (with
-// huge pages), and prefetching 2.3 / 4.6 KB ahead measured 5-10% slower on TinyLlama's matrices.
 // Per block and 16 rows: K loads, 2K vpdpbusd against x's dwords broadcast from memory, one convert
 // and one FMA; the lanes are already y. Two dot chains per block (Q4_0: low / high nibbles, Q8_0: even /
 // odd vectors) halve the vpdpbusd latency chain. Q4_0's high nibbles are used in place (v & 0xf0 =
 // 16 x nibble: one AND, no shift per vector) and their chain is divided by 16 once per block (exact).
-template <bool kQ4>
-void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+//
+// kStreams panels run in lockstep, each from its own contiguous part of the row range: kStreams
+// linear streams, as the read-bandwidth probe's best case (benchmarks/kernels/machine_limits.h). One
+// core keeps more DRAM requests in flight on several streams than the hardware prefetcher does on
+// one. Q4_0, with twice the work per byte of Q8_0, also prefetches each stream two pairs (1152 bytes)
+// ahead. TinyLlama's decode matrices on Zen 5, 1 thread (gemv_benchmark, interleaved runs): Q4_0
+// 1 stream 23-28 GB/s, 4 streams 26-31, 4 streams + prefetch 29-34; 8 streams spill registers and
+// were slower than 4; Q8_0 4 streams 32-36 GB/s, slower with the prefetch.
+template <bool kQ4, int kStreams>
+void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr int kK = kQ4 ? 4 : 8;
   constexpr int64_t kPair = Panel16PairBytes<kQ4>();
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
-  const auto* w = static_cast<const uint8_t*>(a.w);
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
-  for (int64_t r = row_begin; r < row_end; r += kPanel) {
-    const uint8_t* panel = w + (r / kPanel) * pairs * kPair;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    for (int64_t j = 0; j < pairs; ++j) {
-      const uint8_t* pair = panel + j * kPair;
+  __m512 acc0[kStreams], acc1[kStreams];
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) acc0[s] = acc1[s] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < pairs; ++j) {
 #pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        const int64_t b = 2 * j + h;
-        if (b >= nb) break;
-        const int8_t* xb = kQ4 ? a.xq + (b / 4) * 128 + 16 * (b % 4) : a.xq + b * 32;
-        __m512i dot0 = _mm512_set1_epi32(a.block_bias[b]), dot1 = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const int64_t b = 2 * j + h;
+      if (b >= nb) break;
+      const int8_t* xb = kQ4 ? a.xq + (b / 4) * 128 + 16 * (b % 4) : a.xq + b * 32;
+      const __m512i bias = _mm512_set1_epi32(a.block_bias[b]);
+      const __m512 xs = _mm512_set1_ps(a.block_scale[b]);
+#pragma GCC unroll 4
+      for (int s = 0; s < kStreams; ++s) {
+        const uint8_t* pair = panels[s] + j * kPair;
+        if (kQ4 && h == 0) {
+          // Two pairs ahead in this stream (a prefetch past the matrix is harmless: it never faults).
+#pragma GCC unroll 9
+          for (int l = 0; l < kPair / 64; ++l) {
+            _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
+          }
+        }
+        __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int k = 0; k < kK; ++k) {
           const __m512i v = _mm512_load_si512(pair + (h * kK + k) * 64);
@@ -290,18 +307,53 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
         if (kQ4) dot1 = _mm512_srai_epi32(dot1, 4);  // |16 x 4 x 15 x 128 x 4| stays far inside int32
         const __m512 d =
             _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 2 * kK * 64 + 32 * h)));
-        const __m512 s = _mm512_mul_ps(d, _mm512_set1_ps(a.block_scale[b]));
         const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1));
         if (h == 0) {
-          acc0 = _mm512_fmadd_ps(dot, s, acc0);
+          acc0[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d, xs), acc0[s]);
         } else {
-          acc1 = _mm512_fmadd_ps(dot, s, acc1);
+          acc1[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d, xs), acc1[s]);
         }
       }
     }
-    const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
-    _mm512_mask_storeu_ps(a.y + r, static_cast<__mmask16>((1u << rows) - 1), _mm512_add_ps(acc0, acc1));
   }
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) {
+    _mm512_mask_storeu_ps(y[s], static_cast<__mmask16>((1u << rows[s]) - 1), _mm512_add_ps(acc0[s], acc1[s]));
+  }
+}
+
+template <bool kQ4>
+void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
+  const int64_t panel_bytes = pairs * Panel16PairBytes<kQ4>();
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  const int64_t first = row_begin / kPanel;
+  const int64_t count = (row_end - row_begin + kPanel - 1) / kPanel;
+  // Panel p of the range: its weights, its y and its row count.
+  auto locate = [&](int64_t p, const uint8_t** panel, float** y, int* rows) {
+    const int64_t r = row_begin + p * kPanel;
+    *panel = w + (first + p) * panel_bytes;
+    *y = a.y + r;
+    *rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
+  };
+  // Four streams while each has at least two panels, then two, then one.
+  int64_t done = 0;
+  auto run = [&](auto streams_tag) {
+    constexpr int S = decltype(streams_tag)::value;
+    const int64_t per = (count - done) / S;
+    if (S > 1 && per < 2) return;
+    for (int64_t i = 0; i < per; ++i) {
+      const uint8_t* panels[S];
+      float* y[S];
+      int rows[S];
+      for (int s = 0; s < S; ++s) locate(done + s * per + i, &panels[s], &y[s], &rows[s]);
+      Panel16GemvPanels<kQ4, S>(a, panels, y, rows);
+    }
+    done += per * S;
+  };
+  run(std::integral_constant<int, 4>());
+  run(std::integral_constant<int, 2>());
+  run(std::integral_constant<int, 1>());
 }
 
 template <bool kQ4>

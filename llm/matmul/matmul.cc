@@ -219,7 +219,10 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       a.block_stride = w.cols / 32;
       a.y = jobs[j].y;
       a.ldy = w.rows;
-      rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
+      // Decode on one thread: the whole matrix in one call, so that the kernel's parallel streams
+      // (gemv_gemm_avx512vnni.cc) run the full length of the matrix instead of restarting per task.
+      rows_per_task[j] = n == 1 && pool_->num_threads() == 1 ? CeilDiv(w.rows, 16) * 16
+                                                              : RowsPerTask(w.rows, pool_->num_threads());
     } else {
       gemm[j] = nullptr;
       rows_per_task[j] = f32_gemm_ != nullptr ? kF32ChunkRows : kNR;
