@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <limits>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -34,10 +36,6 @@ void Rope(float* x, int64_t n, int64_t pos0, int heads, int head_dim, RopeStyle 
   }
 }
 
-void SwiGlu(float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
-
 void AddInPlace(float* x, const float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
@@ -62,14 +60,19 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   o.max_batch = std::min(o.max_batch, o.max_context);
   std::unique_ptr<LlamaRuntime> r(new LlamaRuntime(model, o));
 
-  absl::StatusOr<const KernelEntry*> norm = SelectVectorKernel("rmsnorm");
-  if (absl::IsNotFound(norm.status())) {
-    // Forcing a backend that has no vector kernels (xnnpack, gemm): say so and use the best one, as gemv does.
-    std::fprintf(stderr, "tessel: %s; ignoring TESSEL_FORCE_BACKEND for rmsnorm\n", norm.status().ToString().c_str());
-    norm = SelectVectorKernel("rmsnorm", "");
+  for (const char* op : {"rmsnorm", "silu", "vmul"}) {
+    absl::StatusOr<const KernelEntry*> k = SelectVectorKernel(op);
+    if (absl::IsNotFound(k.status())) {
+      // Forcing a backend that has no vector kernels (xnnpack, gemm): say so and use the best one, as gemv does.
+      std::fprintf(stderr, "tessel: %s; ignoring TESSEL_FORCE_BACKEND for %s\n", k.status().ToString().c_str(), op);
+      k = SelectVectorKernel(op, "");
+    }
+    if (!k.ok()) return k.status();
+    const std::string_view name = op;
+    if (name == "rmsnorm") r->rms_norm_ = reinterpret_cast<RmsNormFn>((*k)->fn);
+    if (name == "silu") r->silu_ = reinterpret_cast<UnaryFn>((*k)->fn);
+    if (name == "vmul") r->vmul_ = reinterpret_cast<BinaryFn>((*k)->fn);
   }
-  if (!norm.ok()) return norm.status();
-  r->rms_norm_ = reinterpret_cast<RmsNormFn>((*norm)->fn);
 
   const int64_t B = o.max_batch;
   const int64_t q_dim = c.num_heads * c.head_dim;
@@ -178,7 +181,10 @@ void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t po
     rms_norm_(n, dim, x_, lw.ffn_norm.data(), c.norm_eps, xb_);
     const MatmulJob gate_up[] = {{&lw.w_gate, gate_}, {&lw.w_up, up_}};
     matmul_->RunGroup(gate_up, xb_, n);
-    SwiGlu(gate_, up_, n * c.ffn_dim);
+    // SwiGLU: gate = silu(gate) * up, in place, on the vector kernels.
+    silu_(n * c.ffn_dim, gate_, gate_);
+    vmul_(n * c.ffn_dim, gate_, up_, gate_, -std::numeric_limits<float>::infinity(),
+          std::numeric_limits<float>::infinity());
     matmul_->Run(lw.w_down, gate_, n, xb_);
     AddInPlace(x_, xb_, n * dim);
   }

@@ -62,7 +62,9 @@ class LlamaRuntime {
   std::unique_ptr<AttentionScratch> attention_scratch_;
   std::unique_ptr<PagedKvCache> cache_;
   AttentionParams attention_;
-  RmsNormFn rms_norm_ = nullptr;  // the vector family's kernel, selected once at creation
+  RmsNormFn rms_norm_ = nullptr;  // the vector family's kernels, selected once at creation
+  UnaryFn silu_ = nullptr;
+  BinaryFn vmul_ = nullptr;
   size_t activation_bytes_ = 0;
   // One arena for every activation buffer; the pointers below are carved from it.
   std::vector<float> arena_;
