@@ -329,9 +329,13 @@ absl::Status Emitter::EmitDwPw(const artifact::Op& op, const Node& node) {
     return absl::UnimplementedError("only the channels-last (layout nhwc) form; compile with the cnn pipeline");
   }
   auto in = [&](int i) { return op.inputs_size() > i ? op.inputs(i) : -1; };
-  const int xi = in(0), wdi = in(1), wpi = in(3), ri = in(5), yi = op.outputs(0);
+  const int xi = in(0), wdi = in(1), wpi = in(3), ri = in(5), wei = in(6), yi = op.outputs(0);
   if (Shape(xi).size() != 4) return absl::UnimplementedError("only 2-D convolutions (rank-4 input)");
   absl::StatusOr<std::vector<Dim>> xd = ChannelsFirstDims(Shape(xi), true);
+  if (!xd.ok()) return xd.status();
+  const int64_t c_in = (*xd)[1].value();
+  // With an expansion (W_exp [C, 1, 1, C_in]), the depthwise step sees C channels.
+  if (wei >= 0) (*xd)[1] = Dim(Shape(wei)[0]);
   absl::StatusOr<std::vector<Dim>> wd = ChannelsFirstDims(Shape(wdi), true);
   absl::StatusOr<ConvParams> p = ResolveConvParams(node, *xd, *wd);
   if (!p.ok()) return p.status();
@@ -365,12 +369,40 @@ absl::Status Emitter::EmitDwPw(const artifact::Op& op, const Node& node) {
   absl::StatusOr<std::string> y = Ptr(yi);
   if (!y.ok()) return y.status();
   const std::string win = Window(*p, h, w, oh, ow);
-  Need(ow * c);
   const int64_t out_img = oh * ow * m;
+  // The depthwise input of image n: X itself, or X expanded into the scratch after the row buffer.
+  std::string dw_in = absl::StrCat(ptr[0], " + n * ", h * w * c);
+  std::string expand;
+  if (wei >= 0) {
+    absl::StatusOr<std::vector<float>> wev = Values(wei);
+    if (!wev.ok()) return wev.status();
+    absl::StatusOr<Act> eact = ReadAct(node, "exp_");
+    if (!eact.ok()) return eact.status();
+    std::string be = "NULL";
+    if (in(7) >= 0) {
+      absl::StatusOr<std::string> b = Ptr(in(7));
+      if (!b.ok()) return b.status();
+      be = *b;
+    }
+    std::vector<float> we(c_in * c);  // [C_in][C]: the GEMM's B
+    for (int64_t co = 0; co < c; ++co)
+      for (int64_t ci = 0; ci < c_in; ++ci) we[ci * c + co] = (*wev)[co * c_in + ci];
+    dw_in = absl::StrCat("S + ", ow * c);
+    expand = absl::StrCat("  tsl_f32_gemm_minmax__autovec(", h * w, ", ", c, ", ", c_in, ", ", ptr[0], " + n * ",
+                          h * w * c_in, ", ", c_in, ", ", Packed(we), ", ", c, ", ", be, ", NULL, NULL, 0, ", dw_in,
+                          ", ", c, ", ", F(eact->lo), ", ", F(eact->hi), ");");
+    if (!eact->post.empty()) {
+      expand += absl::StrCat("\n  tsl_f32_", eact->post, "__autovec(", h * w * c, ", ", dw_in, ");");
+    }
+    Need(ow * c + h * w * c);
+  } else {
+    Need(ow * c);
+  }
   L(absl::StrCat("for (size_t n = 0; n < ", n, "; ++n) {"));
+  if (!expand.empty()) L(expand);
   L(absl::StrCat("  for (size_t oy = 0; oy < ", oh, "; ++oy) {"));
-  L(absl::StrCat("    tsl_f32_dwconv_nhwc_minmax__autovec(&", win, ", ", c, ", ", ptr[0], " + n * ", h * w * c, ", ",
-                 Packed(dw), ", ", ptr[2], ", NULL, oy, oy + 1, S, ", F(dact->lo), ", ", F(dact->hi), ");"));
+  L(absl::StrCat("    tsl_f32_dwconv_nhwc_minmax__autovec(&", win, ", ", c, ", ", dw_in, ", ", Packed(dw), ", ",
+                 ptr[2], ", NULL, oy, oy + 1, S, ", F(dact->lo), ", ", F(dact->hi), ");"));
   if (!dact->post.empty()) L(absl::StrCat("    tsl_f32_", dact->post, "__autovec(", ow * c, ", S);"));
   L(absl::StrCat("    tsl_f32_gemm_minmax__autovec(", ow, ", ", m, ", ", c, ", S, ", c, ", ", Packed(pw), ", ", m, ", ",
                  ptr[4], ", NULL, ", ri >= 0 ? absl::StrCat(ptr[5], " + n * ", out_img, " + oy * ", ow * m) : "NULL",

@@ -28,7 +28,7 @@ void RegisterBuiltinPasses() {
     PassRegistry& r = PassRegistry::Global();
     for (PassInfo info : {FoldShapeOpsPassInfo(), FoldConstantsPassInfo(), SimplifyPassInfo(), DcePassInfo(), CsePassInfo(),
                            FoldBatchNormPassInfo(), FuseConvAddPassInfo(), FuseConvActivationPassInfo(),
-                           FuseDepthwisePointwisePassInfo(), FuseMatMulBiasGeluPassInfo(), LayoutPassInfo(),
+                           FuseDepthwisePointwisePassInfo(), FuseExpansionPassInfo(), FuseMatMulBiasGeluPassInfo(), LayoutPassInfo(),
                            FuseRMSNormPassInfo(), FuseLayerNormPassInfo(), FuseRopePassInfo(), FuseAttentionPassInfo(),
                            PackQkvPassInfo(), FoldRMSNormGainPassInfo()}) {
       // Already registered (e.g. by a test that registered it first) is fine.

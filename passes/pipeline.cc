@@ -145,9 +145,9 @@ const std::vector<std::pair<std::string, std::string>>& NamedPipelines() {
       {"O0", ""},
       {"O1", "fold-shape-ops,fold-constants,simplify,dce"},
       {"O2", "O1,cse,fold-batchnorm,fuse-conv-add,fuse-conv-activation,fuse-matmul-bias-gelu,dce"},
-      {"O3", "O2,fuse-depthwise-pointwise,transformer,layout,dce"},
+      {"O3", "O2,fuse-depthwise-pointwise,transformer,layout,fuse-expansion,dce"},
       {"cnn", "fold-shape-ops,fold-constants,simplify,cse,fold-batchnorm,fuse-conv-add,fuse-conv-activation,"
-              "fuse-depthwise-pointwise,layout,dce"},
+              "fuse-depthwise-pointwise,layout,fuse-expansion,dce"},
       {"transformer", "fuse-rmsnorm,fuse-layernorm,fuse-rope,fuse-attention,pack-qkv,fold-rmsnorm-gain,dce"},
       {"llm", "fold-shape-ops,fold-constants,simplify,cse,transformer,fuse-matmul-bias-gelu,dce"},
   };

@@ -1,7 +1,10 @@
 // Schemas and type inference for Tessel's fused CNN operators (domain "tessel"), produced by the CNN
 // fusion and layout passes:
 //   FusedConv(X, W, B?, Residual?)            act(conv(X, W) + B + Residual), in that order
-//   DwPwConv(X, W_dw, B_dw?, W_pw, B_pw?, R?)  pw_act(conv1x1(dw_act(dwconv(X, W_dw) + B_dw), W_pw) + B_pw + R)
+//   DwPwConv(X, W_dw, B_dw?, W_pw, B_pw?, R?, W_exp?, B_exp?)
+//                                             pw_act(conv1x1(dw_act(dwconv(E, W_dw) + B_dw), W_pw) + B_pw + R)
+//                                             with E = X, or with W_exp (MobileNetV2's whole inverted-residual
+//                                             block) E = exp_act(conv1x1(X, W_exp) + B_exp)
 //   MaxPool, AveragePool, GlobalAveragePool   the ONNX operators with a `layout` attribute
 //   MatMulBias(A, W, B), MatMulBiasGelu(A, W, B)   A @ W + B (then GELU) for a 2-D W
 // Convolution and pooling attributes are the ONNX ones (read with nn_params.h). `activation` is one of
@@ -179,6 +182,30 @@ InferResult InferDwPwConv(const InferenceContext& ctx) {
   }
   absl::StatusOr<std::vector<Dim>> x = SpatialDims(ctx, 0, "X", *cl);
   if (!x.ok()) return x.status();
+  if (ctx.has_input(6)) {
+    // The expansion: a 1x1 convolution from X's channels to the depthwise channels.
+    s = RequireDType(ctx, 6, "W_exp", dt);
+    if (!s.ok()) return s;
+    absl::StatusOr<std::vector<Dim>> wexp = SpatialDims(ctx, 6, "W_exp", *cl);
+    if (!wexp.ok()) return wexp.status();
+    bool ok = wexp->size() == x->size() && (!(*wexp)[1].is_static() || !(*x)[1].is_static() ||
+                                            (*wexp)[1].value() == (*x)[1].value());
+    for (size_t i = 2; ok && i < wexp->size(); ++i) ok = (*wexp)[i].is_static() && (*wexp)[i].value() == 1;
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 6, "W_exp"), " has type ", ctx.type(6).ToString(),
+                                                     "; expected a 1x1 kernel over ", (*x)[1].ToString(),
+                                                     " channels"));
+    }
+    if (ctx.has_input(7)) {
+      s = RequireVector(ctx, 7, "B_exp", (*wexp)[0], dt);
+      if (!s.ok()) return s;
+    }
+    s = CheckActivation(ctx.node, "exp_");
+    if (!s.ok()) return s;
+    (*x)[1] = (*wexp)[0];  // the depthwise convolution sees the expanded channels
+  } else if (ctx.has_input(7)) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 7, "B_exp"), " is given without W_exp"));
+  }
   absl::StatusOr<std::vector<Dim>> wdw = SpatialDims(ctx, 1, "W_dw", *cl);
   if (!wdw.ok()) return wdw.status();
   absl::StatusOr<ConvParams> p = ResolveConvParams(ctx.node, *x, *wdw);
@@ -282,8 +309,9 @@ void Reg(OpRegistry& r, const char* op, int min_in, int max_in, int required, In
 void RegisterFusedCnnOps(OpRegistry& r) {
   Reg(r, "FusedConv", 2, 4, 2, InferFusedConv,
       "act(conv(X, W) + B + Residual) with optional bias and residual, nchw or nhwc");
-  Reg(r, "DwPwConv", 4, 6, 2, InferDwPwConv,
-      "depthwise conv + activation, then 1x1 conv + bias + residual + activation (the MobileNet block)");
+  Reg(r, "DwPwConv", 4, 8, 2, InferDwPwConv,
+      "[1x1 expansion + activation,] depthwise conv + activation, then 1x1 conv + bias + residual + activation "
+      "(the MobileNet block)");
   Reg(r, "MaxPool", 1, 1, 1, InferPool, "ONNX MaxPool with a layout attribute (nchw or nhwc)");
   Reg(r, "AveragePool", 1, 1, 1, InferPool, "ONNX AveragePool with a layout attribute (nchw or nhwc)");
   Reg(r, "GlobalAveragePool", 1, 1, 1, InferPool, "ONNX GlobalAveragePool with a layout attribute (nchw or nhwc)");

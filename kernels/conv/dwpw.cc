@@ -123,6 +123,14 @@ TESSEL_DWPW_CLONES void AddClamp(int64_t n, const float* __restrict r, float lo,
   }
 }
 
+// X's type as the depthwise convolution sees it: with an expansion W_exp [C, 1, 1, C_in], C channels.
+TensorType DepthwiseInputType(const TensorType& x, const TensorType* w_exp) {
+  if (w_exp == nullptr || x.rank() != 4 || w_exp->rank() != 4) return x;
+  TensorType t = x;
+  t.dims[3] = w_exp->dims[0];
+  return t;
+}
+
 class DwPwKernel : public OpKernel {
  public:
   ~DwPwKernel() override {
@@ -132,7 +140,10 @@ class DwPwKernel : public OpKernel {
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
     static const xnn_status init = xnn_initialize(nullptr);
     if (init != xnn_status_success) return absl::UnavailableError("XNNPACK cannot initialize on this CPU");
-    absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
+    const bool has_exp = args.inputs.size() > 6 && args.inputs[6] != nullptr;
+    const TensorType w_exp_type = has_exp ? args.inputs[6]->type() : TensorType();
+    absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(
+        args.node, DepthwiseInputType(args.inputs[0]->type(), has_exp ? &w_exp_type : nullptr), args.inputs[1]->type());
     if (!g.ok()) return g.status();
     const Tensor& w_pw = *args.inputs[3];
     std::unique_ptr<DwPwKernel> k(new DwPwKernel);
@@ -164,6 +175,10 @@ class DwPwKernel : public OpKernel {
     // Blocks of pixels whose depthwise output (block x C, at most 512 KiB) stays in L2.
     k->block_ = std::max<int64_t>(1, std::min<int64_t>({pixels, 168, std::max<int64_t>(8, (512 << 10) / (4 * c))}));
     k->tasks_ = std::max(1, args.num_threads);
+    if (has_exp) {
+      absl::Status s = k->CreateExpansion(args);
+      if (!s.ok()) return s;
+    }
     const float* wp = w_pw.data<float>();  // [M, 1, 1, C] = XNNPACK's [N, K]
     const float lo = k->residual_ ? -std::numeric_limits<float>::infinity() : k->pw_lo_;
     const float hi = k->residual_ ? std::numeric_limits<float>::infinity() : k->pw_hi_;
@@ -195,22 +210,71 @@ class DwPwKernel : public OpKernel {
   absl::Status Run() override {
     failed_ = false;
     pthreadpool_parallelize_1d(pool_, &DwPwKernel::Task, this, tasks_, flags_);
-    return failed_ ? absl::InternalError("XNNPACK fully connected run failed") : absl::OkStatus();
+    return failed_ ? absl::InternalError("XNNPACK fully connected run failed (tessel.DwPwConv)") : absl::OkStatus();
   }
 
  private:
   static void Task(void* self, size_t t) { static_cast<DwPwKernel*>(self)->RunTask(static_cast<int>(t)); }
 
-  void RunTask(int t) {
+  // The expansion's weights, band size and per-task band buffers.
+  absl::Status CreateExpansion(const OpKernelArgs& args) {
     const Conv2dGeometry& g = g_;
-    const int64_t pixels = g.n * g.oh * g.ow;
-    const int64_t per_task = (pixels + tasks_ - 1) / tasks_;
-    const int64_t begin = std::min(pixels, t * per_task);
-    const int64_t end = std::min(pixels, begin + per_task);
+    const Tensor& w_exp = *args.inputs[6];  // [C, 1, 1, C_in]
+    c_in_ = w_exp.dim(3);
+    const float* b_exp = args.inputs.size() > 7 && args.inputs[7] ? args.inputs[7]->data<float>() : nullptr;
+    const ClampActivation act = ReadClampActivation(args.node, "exp_");
+    exp_lo_ = act.lo, exp_hi_ = act.hi;
+    // Output rows per band: the input rows they need, expanded, stay within ~384 KiB (L2).
+    const int64_t row_floats = g.w * g.c;
+    band_rows_ = 1;
+    while (band_rows_ < g.oh && ((band_rows_) * g.sh + 3) * row_floats * 4 <= (384 << 10)) ++band_rows_;
+    band_in_rows_ = std::min<int64_t>(g.h, (band_rows_ - 1) * g.sh + 3);
+    has_exp_ = true;
+    const int64_t max_pixels = band_in_rows_ * g.w;
+    if (std::isfinite(DirectGemmF32::Cost(max_pixels, g.c, c_in_))) {
+      absl::StatusOr<DirectGemmF32> direct =
+          DirectGemmF32::CreateFromTransposed(g.c, c_in_, w_exp.data<float>(), b_exp, max_pixels);
+      if (!direct.ok()) return direct.status();
+      exp_direct_ = *std::move(direct);
+      exp_use_direct_ = true;
+    } else {
+      for (int t = 0; t < tasks_; ++t) {
+        xnn_operator_t op = nullptr;
+        if (xnn_create_fully_connected_nc_f32(c_in_, g.c, c_in_, g.c, w_exp.data<float>(), b_exp, exp_lo_, exp_hi_, 0,
+                                              &op) != xnn_status_success) {
+          return absl::InternalError(
+              absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected create failed (expansion)"));
+        }
+        fc_.push_back(op);  // deleted with the others
+        exp_fc_.push_back(op);
+      }
+    }
+    for (int t = 0; t < tasks_; ++t) band_.emplace_back(max_pixels * g.c + XNN_EXTRA_BYTES / sizeof(float));
+    return absl::OkStatus();
+  }
+
+  // Expands input rows [lo, hi) of image b into `out` (row after row, C floats per pixel).
+  bool Expand(int t, int64_t b, int64_t lo, int64_t hi, float* out) {
+    const Conv2dGeometry& g = g_;
+    if (hi <= lo) return true;
+    const int64_t pixels = (hi - lo) * g.w;
+    const float* a = x_ + ((b * g.h + lo) * g.w) * c_in_;
+    if (exp_use_direct_) {
+      exp_direct_.Run(pixels, a, c_in_, out, g.c, nullptr, 0, exp_lo_, exp_hi_);
+      return true;
+    }
+    return xnn_setup_fully_connected_nc_f32(exp_fc_[t], pixels, a, out, nullptr) == xnn_status_success &&
+           xnn_run_operator(exp_fc_[t], nullptr) == xnn_status_success;
+  }
+
+  // Depthwise + pointwise for output pixels [begin, end) (whole images' rows or not), reading the
+  // depthwise input at src, where pixel (b, iy, ix) sits at src + ((b * H + iy - row0) * W + ix) * C.
+  bool DwPwPixels(int t, int64_t begin, int64_t end, const float* src, int64_t row0) {
+    const Conv2dGeometry& g = g_;
     float* mid = mid_[t].data();
     for (int64_t p0 = begin; p0 < end; p0 += block_) {
       const int64_t np = std::min(block_, end - p0);
-      Depthwise(p0, np, mid);
+      Depthwise(p0, np, mid, src, row0);
       float* y = y_ + p0 * m_;
       const float* r = residual_ ? residual_ + p0 * m_ : nullptr;
       if (use_direct_) {
@@ -223,15 +287,58 @@ class DwPwKernel : public OpKernel {
       }
       if (xnn_setup_fully_connected_nc_f32(fc_[t], np, mid, y, nullptr) != xnn_status_success ||
           xnn_run_operator(fc_[t], nullptr) != xnn_status_success) {
-        failed_ = true;
-        return;
+        return false;
       }
       if (r) AddClamp(np * m_, r, pw_lo_, pw_hi_, y);
     }
+    return true;
   }
 
-  // Depthwise output of pixels [p0, p0 + count) into out (count x C).
-  void Depthwise(int64_t p0, int64_t count, float* out) const {
+  void RunTask(int t) {
+    const Conv2dGeometry& g = g_;
+    if (!has_exp_) {
+      const int64_t pixels = g.n * g.oh * g.ow;
+      const int64_t per_task = (pixels + tasks_ - 1) / tasks_;
+      const int64_t begin = std::min(pixels, t * per_task);
+      const int64_t end = std::min(pixels, begin + per_task);
+      if (!DwPwPixels(t, begin, end, x_, 0)) failed_ = true;
+      return;
+    }
+    // Output rows (over all images) split across tasks; each task walks its rows in bands.
+    const int64_t rows = g.n * g.oh;
+    const int64_t per_task = (rows + tasks_ - 1) / tasks_;
+    const int64_t row_begin = std::min(rows, t * per_task);
+    const int64_t row_end = std::min(rows, row_begin + per_task);
+    float* band = band_[t].data();
+    const int64_t row_floats = g.w * g.c;
+    int64_t have_b = -1, have_lo = 0, have_hi = 0;  // input rows [have_lo, have_hi) of image have_b in band
+    for (int64_t r0 = row_begin; r0 < row_end;) {
+      const int64_t b = r0 / g.oh, oy0 = r0 % g.oh;
+      const int64_t oy1 = std::min({g.oh, oy0 + band_rows_, oy0 + (row_end - r0)});
+      const int64_t lo = std::max<int64_t>(0, oy0 * g.sh - g.pad_top);
+      const int64_t hi = std::min<int64_t>(g.h, (oy1 - 1) * g.sh - g.pad_top + 3);
+      int64_t from = lo;
+      if (have_b == b && lo >= have_lo && lo < have_hi) {
+        // Rows this band shares with the last one: moved to the front, not expanded again.
+        std::memmove(band, band + (lo - have_lo) * row_floats, (have_hi - lo) * row_floats * sizeof(float));
+        from = have_hi;
+      }
+      if (!Expand(t, b, from, hi, band + (from - lo) * row_floats)) {
+        failed_ = true;
+        return;
+      }
+      have_b = b, have_lo = lo, have_hi = hi;
+      if (!DwPwPixels(t, (b * g.oh + oy0) * g.ow, (b * g.oh + oy1) * g.ow, band, b * g.h + lo)) {
+        failed_ = true;
+        return;
+      }
+      r0 += oy1 - oy0;
+    }
+  }
+
+  // Depthwise output of pixels [p0, p0 + count) into out (count x C); input pixel (b, iy, ix) at
+  // src + ((b * H + iy - row0) * W + ix) * C.
+  void Depthwise(int64_t p0, int64_t count, float* out, const float* src, int64_t row0) const {
     const Conv2dGeometry& g = g_;
     const int64_t c = g.c;
     const float* zero = zeros_.data();
@@ -249,7 +356,7 @@ class DwPwKernel : public OpKernel {
         for (int ky = 0; ky < 3; ++ky) {
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           const bool inside = iy >= 0 && iy < g.h;
-          rows[ky] = inside ? x_ + ((b * g.h + iy) * g.w + ox * g.sw - g.pad_left) * c : zero;
+          rows[ky] = inside ? src + ((b * g.h + iy - row0) * g.w + ox * g.sw - g.pad_left) * c : zero;
           steps[ky] = inside ? g.sw * c : 0;
         }
         DepthwiseRow3x3(c, n, rows[0], rows[1], rows[2], steps[0], steps[1], steps[2], dw_w_.data(), dw_b_.data(),
@@ -262,7 +369,8 @@ class DwPwKernel : public OpKernel {
         const int64_t iy = oy * g.sh - g.pad_top + ky;
         for (int kx = 0; kx < 3; ++kx) {
           const int64_t ix = ox * g.sw - g.pad_left + kx;
-          taps[ky * 3 + kx] = iy < 0 || iy >= g.h || ix < 0 || ix >= g.w ? zero : x_ + ((b * g.h + iy) * g.w + ix) * c;
+          taps[ky * 3 + kx] =
+              iy < 0 || iy >= g.h || ix < 0 || ix >= g.w ? zero : src + ((b * g.h + iy - row0) * g.w + ix) * c;
         }
       }
       DepthwisePixel3x3(c, taps, dw_w_.data(), dw_b_.data(), dw_lo_, dw_hi_, out + (p - p0) * c);
@@ -283,7 +391,15 @@ class DwPwKernel : public OpKernel {
   std::vector<float> dw_w_, dw_b_, zeros_;
   DirectGemmF32 direct_;
   bool use_direct_ = false;
-  std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)
+  std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block), and exp_fc_'s
+  // The expansion (inputs 6, 7), when present.
+  bool has_exp_ = false;
+  int64_t c_in_ = 0, band_rows_ = 1, band_in_rows_ = 3;
+  float exp_lo_ = 0, exp_hi_ = 0;
+  DirectGemmF32 exp_direct_;
+  bool exp_use_direct_ = false;
+  std::vector<xnn_operator_t> exp_fc_;
+  std::vector<std::vector<float>> band_;
   int64_t block_ = 1;
   int tasks_ = 1;
   std::vector<std::vector<float>> mid_, residual_copy_;
@@ -295,12 +411,24 @@ bool DwPwLegal(const OpQuery& q) {
     if (o.present && o.type.dtype != DType::kF32) return false;
   }
   if (q.outputs.empty() || q.output(0).dtype != DType::kF32 || !q.output(0).is_static()) return false;
-  for (int i : {1, 2, 3, 4}) {
+  for (int i : {1, 2, 3, 4, 6, 7}) {
     if (q.has_input(i) && !q.inputs[i].constant) return false;
   }
   if (!q.has_input(1) || !q.has_input(3) || q.input(3).rank() != 4 || !q.input(3).is_static()) return false;
   if (!ReadClampActivation(q.node, "dw_").is_clamp || !ReadClampActivation(q.node, "pw_").is_clamp) return false;
-  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  const bool has_exp = q.has_input(6);
+  if (has_exp) {
+    // Expansion [C, 1, 1, C_in] over X's channels, with a clamp activation.
+    const TensorType& we = q.input(6);
+    const TensorType& x = q.input(0);
+    if (we.rank() != 4 || !we.is_static() || x.rank() != 4 || !x.dims[3].is_static()) return false;
+    if (we.dims[1].value() != 1 || we.dims[2].value() != 1 || we.dims[3].value() != x.dims[3].value()) return false;
+    if (!ReadClampActivation(q.node, "exp_").is_clamp) return false;
+  } else if (q.has_input(7)) {
+    return false;
+  }
+  absl::StatusOr<Conv2dGeometry> g =
+      ResolveConv2dNhwc(q.node, DepthwiseInputType(q.input(0), has_exp ? &q.input(6) : nullptr), q.input(1));
   if (!g.ok()) return false;
   // Depthwise 3x3 with multiplier 1, any stride and padding, no dilation; pointwise [M, 1, 1, C].
   const TensorType& w = q.input(3);
@@ -309,7 +437,9 @@ bool DwPwLegal(const OpQuery& q) {
 }
 
 double DwPwCost(const OpQuery& q) {
-  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
+  const bool has_exp = q.has_input(6);
+  absl::StatusOr<Conv2dGeometry> g =
+      ResolveConv2dNhwc(q.node, DepthwiseInputType(q.input(0), has_exp ? &q.input(6) : nullptr), q.input(1));
   if (!g.ok()) return 1e9;
   const double pixels = g->n * g->oh * g->ow;
   const double c = g->c;
@@ -320,7 +450,13 @@ double DwPwCost(const OpQuery& q) {
   const double dw = 18.0 * pixels * c / 60e9 + 4.0 * g->n * g->h * g->w * c / 20e9;
   const double direct = DirectGemmF32::Cost(static_cast<int64_t>(pixels), static_cast<int64_t>(m), g->c);
   const double pw = std::isfinite(direct) ? direct : 2.0 * pixels * c * m / 150e9;
-  return dw + pw;
+  double exp = 0;
+  if (has_exp) {
+    const int64_t in_pixels = g->n * g->h * g->w, c_in = q.input(0).dims[3].value();
+    const double d = DirectGemmF32::Cost(in_pixels, g->c, c_in);
+    exp = std::isfinite(d) ? d : 2.0 * in_pixels * c * c_in / 150e9;
+  }
+  return dw + pw + exp;
 }
 
 }  // namespace

@@ -134,11 +134,45 @@ absl::Status FusedConvKernel(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
-// DwPwConv on channels-first tensors: the reference Conv for the depthwise step, its activation, then
-// the 1x1 convolution written out (bias first, channels in order: what the reference Conv computes for
-// a 1x1 kernel), residual and activation.
-absl::Status DwPwConvNchw(const Node& node, const Tensor& x, const Tensor& w_dw, const Tensor* b_dw,
-                          const Tensor& w_pw, const Tensor* b_pw, const Tensor* r, Tensor& y) {
+// y = conv1x1(t, w) + b on channels-first tensors, written out in double (bias first, channels in
+// order: what the reference Conv computes for a 1x1 kernel). t [N, C, ...], w [M, C, 1, 1], y [N, M, ...].
+void Pointwise(const Tensor& t, const Tensor& w, const Tensor* b, Tensor& y) {
+  const int64_t n_batch = t.dim(0);
+  const int64_t c = w.dim(1);
+  const int64_t m = w.dim(0);
+  const int64_t plane = t.num_elements() / (n_batch * c);
+  const float* tv = t.data<float>();
+  const float* wv = w.data<float>();
+  std::vector<double> acc(plane);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t oc = 0; oc < m; ++oc) {
+      std::fill(acc.begin(), acc.end(), b ? static_cast<double>(b->data<float>()[oc]) : 0.0);
+      for (int64_t ic = 0; ic < c; ++ic) {
+        const double wk = wv[oc * c + ic];
+        const float* tp = tv + (n * c + ic) * plane;
+        for (int64_t i = 0; i < plane; ++i) acc[i] += wk * tp[i];
+      }
+      float* yp = y.data<float>() + (n * m + oc) * plane;
+      for (int64_t i = 0; i < plane; ++i) yp[i] = static_cast<float>(acc[i]);
+    }
+  }
+}
+
+// DwPwConv on channels-first tensors: the expansion (when W_exp is given) and its activation, the
+// reference Conv for the depthwise step and its activation, then the 1x1 convolution, residual and
+// activation.
+absl::Status DwPwConvNchw(const Node& node, const Tensor& x_in, const Tensor& w_dw, const Tensor* b_dw,
+                          const Tensor& w_pw, const Tensor* b_pw, const Tensor* r, const Tensor* w_exp,
+                          const Tensor* b_exp, Tensor& y) {
+  Tensor expanded;
+  if (w_exp != nullptr) {
+    std::vector<int64_t> shape = x_in.shape();
+    shape[1] = w_exp->dim(0);
+    expanded = Tensor(DType::kF32, shape);
+    Pointwise(x_in, *w_exp, b_exp, expanded);
+    AddResidualAndActivate(nullptr, Activation(node, "exp_"), expanded);
+  }
+  const Tensor& x = w_exp != nullptr ? expanded : x_in;
   absl::StatusOr<ConvParams> p = ResolveConvParams(node, DimsOf(x.shape()), DimsOf(w_dw.shape()));
   if (!p.ok()) return p.status();
   std::vector<int64_t> mid_shape = {x.dim(0), w_dw.dim(0)};
@@ -147,25 +181,7 @@ absl::Status DwPwConvNchw(const Node& node, const Tensor& x, const Tensor& w_dw,
   absl::Status s = RunStandard("Conv", node, {&x, &w_dw, b_dw}, mid);
   if (!s.ok()) return s;
   AddResidualAndActivate(nullptr, Activation(node, "dw_"), mid);
-  const int64_t n_batch = x.dim(0);
-  const int64_t c = w_pw.dim(1);
-  const int64_t m = w_pw.dim(0);
-  const int64_t plane = mid.num_elements() / (n_batch * c);
-  const float* t = mid.data<float>();
-  const float* w = w_pw.data<float>();
-  std::vector<double> acc(plane);
-  for (int64_t n = 0; n < n_batch; ++n) {
-    for (int64_t oc = 0; oc < m; ++oc) {
-      std::fill(acc.begin(), acc.end(), b_pw ? static_cast<double>(b_pw->data<float>()[oc]) : 0.0);
-      for (int64_t ic = 0; ic < c; ++ic) {
-        const double wv = w[oc * c + ic];
-        const float* tp = t + (n * c + ic) * plane;
-        for (int64_t i = 0; i < plane; ++i) acc[i] += wv * tp[i];
-      }
-      float* yp = y.data<float>() + (n * m + oc) * plane;
-      for (int64_t i = 0; i < plane; ++i) yp[i] = static_cast<float>(acc[i]);
-    }
-  }
+  Pointwise(mid, w_pw, b_pw, y);
   AddResidualAndActivate(r, Activation(node, "pw_"), y);
   return absl::OkStatus();
 }
@@ -176,14 +192,21 @@ absl::Status DwPwConvKernel(const Node& node, Inputs in, Outputs out) {
   const Tensor* b_dw = In(in, 2);
   const Tensor* b_pw = In(in, 4);
   const Tensor* r = In(in, 5);
-  if (!IsChannelsLast(node)) return DwPwConvNchw(node, *in[0], *in[1], b_dw, *in[3], b_pw, r, out[0]);
+  const Tensor* w_exp = In(in, 6);
+  const Tensor* b_exp = In(in, 7);
+  if (!IsChannelsLast(node)) {
+    return DwPwConvNchw(node, *in[0], *in[1], b_dw, *in[3], b_pw, r, w_exp, b_exp, out[0]);
+  }
   const Tensor x = MoveChannels(*in[0], false);
   const Tensor w_dw = MoveChannels(*in[1], false);
   const Tensor w_pw = MoveChannels(*in[3], false);
+  Tensor w_exp_first;
+  if (w_exp != nullptr) w_exp_first = MoveChannels(*w_exp, false);
   Tensor r_first;
   if (r != nullptr) r_first = MoveChannels(*r, false);
   Tensor y(DType::kF32, ChannelsFirstShape(out[0].shape()));
-  s = DwPwConvNchw(node, x, w_dw, b_dw, w_pw, b_pw, r ? &r_first : nullptr, y);
+  s = DwPwConvNchw(node, x, w_dw, b_dw, w_pw, b_pw, r ? &r_first : nullptr, w_exp ? &w_exp_first : nullptr, b_exp,
+                   y);
   if (!s.ok()) return s;
   const Tensor y_last = MoveChannels(y, true);
   std::memcpy(out[0].raw_data(), y_last.raw_data(), y_last.byte_size());

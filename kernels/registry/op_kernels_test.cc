@@ -181,16 +181,27 @@ bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   const int64_t oh = OutExtent(h, k, s, 1, pt, pb), ow = OutExtent(w, k, s, 1, pl, pr);
   if (oh < 1 || ow < 1) return false;
   const bool b_dw = Pick(rng, {0, 1}), b_pw = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
-  b.Activation({n, h, w, ch});
+  // Half the cases start with a 1x1 expansion from c_in channels (inputs 6 and 7).
+  const bool exp = Pick(rng, {0, 1}), b_exp = Pick(rng, {0, 1});
+  const int64_t c_in = Pick(rng, {1, 3, 8, 16});
+  b.Activation({n, h, w, exp ? c_in : ch});
   b.Weight({ch, k, k, 1});
   b_dw ? b.Weight({ch}) : b.Omitted();
   b.Weight({m, 1, 1, ch});
   if (b_pw) {
     b.Weight({m});
-  } else if (residual) {
+  } else if (residual || exp) {
     b.Omitted();
   }
-  if (residual) b.Activation({n, oh, ow, m});
+  if (residual) {
+    b.Activation({n, oh, ow, m});
+  } else if (exp) {
+    b.Omitted();
+  }
+  if (exp) {
+    b.Weight({ch, 1, 1, c_in});
+    if (b_exp) b.Weight({ch});
+  }
   Node* node = b.Finish("DwPwConv", "tessel");
   node->SetAttr("layout", Attribute::String("nhwc"));
   node->SetAttr("group", Attribute::Int(ch));
@@ -198,9 +209,11 @@ bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   node->SetAttr("pads", Attribute::Ints({pt, pl, pb, pr}));
   c->label = absl::StrCat("x[", n, ",", h, ",", w, ",", ch, "] k", k, " s", s, " pads ", pt, ",", pl, ",", pb, ",", pr,
                           " -> ", m, b_dw ? " b_dw" : "",
-                          b_pw ? " b_pw" : "", residual ? " residual" : "");
+                          b_pw ? " b_pw" : "", residual ? " residual" : "",
+                          exp ? absl::StrCat(" expanded from ", c_in, b_exp ? " with bias" : "") : "");
   SetActivation(rng, node, "dw_", &c->label);
   SetActivation(rng, node, "pw_", &c->label);
+  if (exp) SetActivation(rng, node, "exp_", &c->label);
   return true;
 }
 
@@ -486,6 +499,72 @@ std::vector<std::string> EntryNames() {
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, OpKernelTest, ::testing::ValuesIn(EntryNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The fused kernel with an expansion on images wide enough that it works in several bands of rows
+// (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands are moved, not
+// expanded again): MobileNetV2's 112x112 block at 40 rows, strides 1 and 2, 1 and 2 threads, and a
+// batch of 2 (bands never cross images).
+TEST(DwPwExpansionTest, BandsMatchReference) {
+  const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused");
+  ASSERT_NE(e, nullptr);
+  std::mt19937 rng(7);
+  double worst = 0;
+  for (int64_t n : {1, 2}) {
+    for (int64_t s : {1, 2}) {
+      for (int threads : {1, 2}) {
+        const int64_t h = 40, w = 112, c_in = 16, ch = 96, m = 24;
+        const int64_t oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
+        Case c;
+        CaseBuilder b(&rng, &c);
+        b.Activation({n, h, w, c_in});
+        b.Weight({ch, 3, 3, 1});
+        b.Weight({ch});
+        b.Weight({m, 1, 1, ch});
+        b.Weight({m});
+        b.Omitted();
+        b.Weight({ch, 1, 1, c_in});
+        b.Weight({ch});
+        Node* node = b.Finish("DwPwConv", "tessel");
+        node->SetAttr("layout", Attribute::String("nhwc"));
+        node->SetAttr("group", Attribute::Int(ch));
+        node->SetAttr("strides", Attribute::Ints({s, s}));
+        node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+        for (const char* prefix : {"exp_", "dw_"}) {
+          node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String("clip"));
+          node->SetAttr(absl::StrCat(prefix, "clip_min"), Attribute::Float(0.0f));
+          node->SetAttr(absl::StrCat(prefix, "clip_max"), Attribute::Float(0.5f));
+        }
+        const std::string label = absl::StrCat("n ", n, " stride ", s, " threads ", threads);
+        std::vector<const Tensor*> inputs;
+        std::vector<OperandInfo> info;
+        for (size_t i = 0; i < c.values.size(); ++i) {
+          inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
+          info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()}
+                                     : OperandInfo{});
+        }
+        std::vector<Tensor> want;
+        ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
+        ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
+        std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+        ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
+        Tensor got(DType::kF32, want[0].shape());
+        for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
+        pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+        {
+          absl::StatusOr<std::unique_ptr<OpKernel>> k =
+              e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), pool, threads, false});
+          ASSERT_TRUE(k.ok()) << label << ": " << k.status();
+          ASSERT_TRUE((*k)->Run().ok()) << label;
+        }
+        if (pool) pthreadpool_destroy(pool);
+        const double err = NormalizedError(got, want[0]);
+        EXPECT_LE(err, 1e-5) << label;
+        worst = std::max(worst, err);
+      }
+    }
+  }
+  std::printf("fused depthwise+pointwise with expansion, 8 banded cases: worst normalized error %.2e\n", worst);
+}
 
 // The Winograd kernels over a fixed grid of awkward 3x3 stride-1 shapes: extents that are not
 // multiples of either tile (1..3 pixel images included), channel counts 1, 3, 17 and 64, padding 0

@@ -140,6 +140,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateFusedConv(const OpKernelArgs& ar
 // ---- tessel.DwPwConv: pw_act(conv1x1(dw_act(dwconv(X, W_dw) + B_dw), W_pw) + B_pw + R) ----------------
 
 bool DwPwConvLegal(const OpQuery& q) {
+  if (q.has_input(6) || q.has_input(7)) return false;  // an expansion: only Tessel's fused kernel runs it
   if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || !ConstantOrAbsent(q, 2)) return false;
   if (!q.has_input(3) || !q.inputs[3].constant || !ConstantOrAbsent(q, 4)) return false;
   if (!ReadClampActivation(q.node, "dw_").is_clamp || !ReadClampActivation(q.node, "pw_").is_clamp) return false;

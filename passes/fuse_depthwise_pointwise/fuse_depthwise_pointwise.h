@@ -10,6 +10,12 @@ namespace tessel {
 
 PassInfo FuseDepthwisePointwisePassInfo();
 
+// fuse-expansion (after layout): a channels-last 1x1 FusedConv (stride 1, no padding, group 1, no residual,
+// a clamp activation or none) whose output feeds only a channels-last tessel.DwPwConv becomes that
+// DwPwConv's expansion (inputs W_exp, B_exp; attributes exp_activation, exp_clip_min/max): MobileNetV2's
+// whole inverted-residual block in one operator, so that the expanded tensor never goes to memory.
+PassInfo FuseExpansionPassInfo();
+
 }  // namespace tessel
 
 #endif  // TESSEL_PASSES_FUSE_DEPTHWISE_POINTWISE_FUSE_DEPTHWISE_POINTWISE_H_
