@@ -119,7 +119,7 @@ TEST(FuseExpansionTest, InvertedResidualBecomesOneChannelsLastNode) {
   auto r = RunPipelineOnIr(ExpansionThen(R"(
   %z = Add "add" (%x, %p) : f32[1,2,5,5]
   output %z)"),
-                           "fuse-conv-add,fuse-conv-activation,fuse-depthwise-pointwise,layout,fuse-expansion,dce");
+                           "fuse-conv-add,fuse-conv-activation,fuse-depthwise-pointwise,layout,fuse-expansion{min-bytes=0},dce");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->stats["expansions-fused"], 1);
   int convs = 0;
@@ -140,7 +140,7 @@ TEST(FuseExpansionTest, DeclinesASharedExpansion) {
   auto r = RunPipelineOnIr(ExpansionThen(R"(
   %g = GlobalAveragePool "gap" (%f) : f32[1,4,1,1]
   output %p, %g)"),
-                           "fuse-conv-activation,fuse-depthwise-pointwise,layout,fuse-expansion", /*explain=*/true);
+                           "fuse-conv-activation,fuse-depthwise-pointwise,layout,fuse-expansion{min-bytes=0}", /*explain=*/true);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->stats["expansions-fused"], 0);
   EXPECT_THAT(r->explanations, ::testing::Contains("exp not fused into DwPwConv 'pw': output has 2 users"))
