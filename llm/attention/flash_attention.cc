@@ -1,57 +1,87 @@
 // Flash attention: tasks are (KV head, tile of queries); each task streams its key range tile by
-// tile with running max / sum / accumulator per (query, head) row.
+// tile with running max / sum / accumulator per (query, head) row. The tile kernel is picked once per
+// call: the vector kernel (internal/flash_tile_vec16.inc; AVX-512 where the CPU has it) for the head
+// sizes and block sizes it handles, else the generic one here.
 #include "llm/attention/flash_attention.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
+#include "kernels/registry/registry.h"
+#include "llm/attention/internal/flash_tile.h"
 #include "llm/base/fp16.h"
+
+#include "llm/attention/internal/flash_tile_vec16.inc"
 
 namespace tessel::llm {
 namespace {
+
+// The baseline copy of the vector kernel: software f16 widening on x86 (AVX-512 machines run
+// flash_tile_avx512.cc), the fcvtl instruction on aarch64. Blocking for 16 registers of 16 floats:
+// SSE and NEON hold a 16-float vector in four registers.
+struct PortableOps {
+  static constexpr int kScoreRows = 4;
+  static constexpr int kColumnVectors = 2;
+  static constexpr int kAccumulators = 4;
+  static F32x16 LoadHalf(const uint16_t* p) {
+#if defined(__aarch64__)
+    typedef __fp16 H16x16 __attribute__((vector_size(32)));
+    H16x16 h;
+    std::memcpy(&h, p, sizeof(h));
+    return __builtin_convertvector(h, F32x16);
+#else
+    return HalfToFloatBits(p);
+#endif
+  }
+};
 
 constexpr int kQT = AttentionScratch::kQueryTile;
 constexpr int kKT = AttentionScratch::kKeyTile;
 // Multiply-adds below which waking the thread pool costs more than it saves.
 constexpr int64_t kMinParallelWork = 1 << 16;
 
-size_t ScratchFloats(const AttentionParams& p) {
-  const size_t rows = static_cast<size_t>(kQT) * (p.num_heads / p.num_kv_heads);
-  // K and V tiles (converted to f32), and per row: max, sum, accumulator, scores.
-  return 2 * kKT * p.head_dim + rows * (2 + p.head_dim + kKT);
-}
-
-// Dot product with 8 independent lanes, so that it vectorizes without reassociation.
-inline __attribute__((always_inline)) float Dot(const float* a, const float* b, int n) {
-  float acc[8] = {};
-  int e = 0;
-  for (; e + 8 <= n; e += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += a[e + j] * b[e + j];
+// Copies keys [j0, j0 + c) of one head into f32 as [head_dim][kKT] (the cache stores them as
+// [head_dim][block_size]).
+inline const float* LoadKeys(const KvView& kv, int64_t j0, int c, int head, float* tmp) {
+  const int64_t off = kv.KeyOffset(j0, head, 0);
+  for (int e = 0; e < kv.head_dim; ++e) {
+    const int64_t src = off + static_cast<int64_t>(e) * kv.block_size;
+    float* dst = tmp + static_cast<int64_t>(e) * kKT;
+    if (kv.dtype == KvDType::kF32) {
+      std::memcpy(dst, static_cast<const float*>(kv.k_base) + src, c * sizeof(float));
+    } else {
+      for (int jj = 0; jj < c; ++jj) dst[jj] = HalfToFloat(static_cast<const uint16_t*>(kv.k_base)[src + jj]);
+    }
   }
-  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; e < n; ++e) s += a[e] * b[e];
-  return s;
+  return tmp;
 }
 
-// Copies keys or values [j0, j0 + c) of one head (contiguous within a block) into f32.
-inline __attribute__((always_inline)) const float* LoadTile(const KvView& kv, const void* base, int64_t j0, int c, int head, float* tmp) {
-  const int64_t off = kv.Offset(j0, head);
-  if (kv.dtype == KvDType::kF32) return static_cast<const float*>(base) + off;
-  const uint16_t* src = static_cast<const uint16_t*>(base) + off;
+// Values [j0, j0 + c) of one head (contiguous within a block) in f32.
+inline const float* LoadValues(const KvView& kv, int64_t j0, int c, int head, float* tmp) {
+  const int64_t off = kv.ValueOffset(j0, head);
+  if (kv.dtype == KvDType::kF32) return static_cast<const float*>(kv.v_base) + off;
+  const uint16_t* src = static_cast<const uint16_t*>(kv.v_base) + off;
   for (int64_t e = 0; e < static_cast<int64_t>(c) * kv.head_dim; ++e) tmp[e] = HalfToFloat(src[e]);
   return tmp;
 }
 
-// Compiled for each x86 vector width and picked at load time (GCC function multiversioning): the dot
-// products, the accumulator updates and the f16 conversion of the cache tiles vectorize 16 wide with
-// AVX-512 instead of the baseline's 4.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void AttendTile(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv, float* out,
-                int kv_head, int64_t i0, float* scratch) {
+}  // namespace
+
+size_t FlashScratchFloats(const AttentionParams& p) {
+  const size_t rows = static_cast<size_t>(kQT) * (p.num_heads / p.num_kv_heads);
+  // Generic: K and V tiles (converted to f32), and per row: max, sum, accumulator, scores.
+  const size_t generic = 2 * kKT * p.head_dim + rows * (2 + p.head_dim + kKT);
+  // Vector: per row max, sum, correction, scaled query, accumulator, probabilities.
+  const size_t vector = rows * (3 + 2 * p.head_dim + kKT);
+  return std::max(generic, vector);
+}
+
+void flash_tile__generic(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv,
+                         float* out, int kv_head, int64_t i0, float* scratch) {
   const int hd = p.head_dim;
   const int group = p.num_heads / p.num_kv_heads;
   const int64_t i1 = std::min<int64_t>(n, i0 + kQT);
@@ -75,8 +105,8 @@ void AttendTile(const AttentionParams& p, const float* q, int64_t n, int64_t pos
     // A tile never crosses a cache block, so each head's keys in it are contiguous.
     const int64_t block_end = (j0 / kv.block_size + 1) * kv.block_size;
     const int c = static_cast<int>(std::min<int64_t>({kKT, last + 1 - j0, block_end - j0}));
-    const float* kt = LoadTile(kv, kv.k_base, j0, c, kv_head, k_tmp);
-    const float* vt = LoadTile(kv, kv.v_base, j0, c, kv_head, v_tmp);
+    const float* kt = LoadKeys(kv, j0, c, kv_head, k_tmp);
+    const float* vt = LoadValues(kv, j0, c, kv_head, v_tmp);
     for (int r = 0; r < rows; ++r) {
       const int64_t i = i0 + r / group;
       const int head = kv_head * group + r % group;
@@ -84,6 +114,10 @@ void AttendTile(const AttentionParams& p, const float* q, int64_t n, int64_t pos
       const int64_t lo = p.sliding_window > 0 ? pos - p.sliding_window + 1 : 0;
       const float* qr = q + (i * p.num_heads + head) * hd;
       float* sr = s + r * kKT;
+      for (int jj = 0; jj < c; ++jj) sr[jj] = 0.0f;
+      for (int e = 0; e < hd; ++e) {
+        for (int jj = 0; jj < c; ++jj) sr[jj] += qr[e] * kt[e * kKT + jj];
+      }
       float tile_max = -std::numeric_limits<float>::infinity();
       for (int jj = 0; jj < c; ++jj) {
         const int64_t j = j0 + jj;
@@ -91,7 +125,7 @@ void AttendTile(const AttentionParams& p, const float* q, int64_t n, int64_t pos
           sr[jj] = -std::numeric_limits<float>::infinity();
           continue;
         }
-        sr[jj] = Dot(qr, kt + static_cast<int64_t>(jj) * hd, hd) * p.scale;
+        sr[jj] *= p.scale;
         tile_max = std::max(tile_max, sr[jj]);
       }
       if (tile_max == -std::numeric_limits<float>::infinity()) continue;  // nothing visible here
@@ -121,20 +155,23 @@ void AttendTile(const AttentionParams& p, const float* q, int64_t n, int64_t pos
   }
 }
 
-}  // namespace
+void flash_tile__vec16(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv,
+                       float* out, int kv_head, int64_t i0, float* scratch) {
+  VectorTileAny<PortableOps>(p, q, n, pos0, kv, out, kv_head, i0, scratch);
+}
 
 AttentionScratch::AttentionScratch(const AttentionParams& params, int num_threads) {
-  const size_t floats = ScratchFloats(params);
+  const size_t floats = FlashScratchFloats(params);
   for (int t = 0; t < num_threads; ++t) buffers_.emplace_back(new float[floats]);
 }
 
-void FlashAttention(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv, float* out,
-                    ThreadPool* pool, AttentionScratch* scratch) {
+void RunFlashAttention(FlashTileFn tile, const AttentionParams& p, const float* q, int64_t n, int64_t pos0,
+                       const KvView& kv, float* out, ThreadPool* pool, AttentionScratch* scratch) {
   const int64_t query_tiles = (n + kQT - 1) / kQT;
   auto task = [&](int64_t t, int thread) {
     const int kv_head = static_cast<int>(t % p.num_kv_heads);
     const int64_t i0 = (t / p.num_kv_heads) * kQT;
-    AttendTile(p, q, n, pos0, kv, out, kv_head, i0, scratch->Get(thread));
+    tile(p, q, n, pos0, kv, out, kv_head, i0, scratch->Get(thread));
   };
   // Short attention (decode early in a sequence) stays on the calling thread: see kMinParallelWork.
   const int64_t work = n * (pos0 + n) * p.num_heads * p.head_dim;
@@ -143,6 +180,23 @@ void FlashAttention(const AttentionParams& p, const float* q, int64_t n, int64_t
   } else {
     pool->Run(query_tiles * p.num_kv_heads, task);
   }
+}
+
+void FlashAttention(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv, float* out,
+                    ThreadPool* pool, AttentionScratch* scratch) {
+  // TESSEL_FORCE_BACKEND=reference runs the generic kernel, as it does the portable GEMVs.
+  static const bool force_generic = [] {
+    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
+    return force != nullptr && std::string(force) == "reference";
+  }();
+  FlashTileFn tile = flash_tile__generic;
+  if (!force_generic && FlashTileVectorShape(p.head_dim, kv.block_size)) {
+    tile = flash_tile__vec16;
+#if defined(__x86_64__)
+    if (CpuSupports(Isa::kAvx512)) tile = flash_tile__avx512;
+#endif
+  }
+  RunFlashAttention(tile, p, q, n, pos0, kv, out, pool, scratch);
 }
 
 }  // namespace tessel::llm

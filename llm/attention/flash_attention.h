@@ -27,7 +27,7 @@ struct AttentionParams {
 class AttentionScratch {
  public:
   static constexpr int kQueryTile = 16;  // queries per task
-  static constexpr int kKeyTile = 32;    // keys per online-softmax step
+  static constexpr int kKeyTile = 16;    // keys per online-softmax step (one vector)
 
   AttentionScratch(const AttentionParams& params, int num_threads);
   float* Get(int thread) { return buffers_[thread].get(); }

@@ -1,4 +1,5 @@
-// Paged KV cache: pool layout [layer][K|V][block][head][slot][head_dim].
+// Paged KV cache: pool layout [layer][K|V][block][head][...], where a head's part of a block is
+// [head_dim][slot] for K (keys transposed) and [slot][head_dim] for V (see KvView).
 #include "llm/kv_cache/paged_kv_cache.h"
 
 #include <cstdlib>
@@ -117,17 +118,20 @@ void PagedKvCache::Write(int layer, int seq, int64_t pos, int64_t n, const float
   const int hd = options_.head_dim;
   for (int64_t i = 0; i < n; ++i) {
     for (int h = 0; h < options_.num_kv_heads; ++h) {
-      const int64_t off = view.Offset(pos + i, h);
+      const int64_t k_off = view.KeyOffset(pos + i, h, 0);
+      const int64_t v_off = view.ValueOffset(pos + i, h);
+      const int bs = options_.block_size;
       const float* ks = k + (i * options_.num_kv_heads + h) * hd;
       const float* vs = v + (i * options_.num_kv_heads + h) * hd;
       if (options_.dtype == KvDType::kF32) {
-        std::memcpy(reinterpret_cast<float*>(k_base) + off, ks, hd * sizeof(float));
-        std::memcpy(reinterpret_cast<float*>(v_base) + off, vs, hd * sizeof(float));
+        float* kd = reinterpret_cast<float*>(k_base) + k_off;
+        for (int e = 0; e < hd; ++e) kd[static_cast<int64_t>(e) * bs] = ks[e];
+        std::memcpy(reinterpret_cast<float*>(v_base) + v_off, vs, hd * sizeof(float));
       } else {
-        uint16_t* kd = reinterpret_cast<uint16_t*>(k_base) + off;
-        uint16_t* vd = reinterpret_cast<uint16_t*>(v_base) + off;
+        uint16_t* kd = reinterpret_cast<uint16_t*>(k_base) + k_off;
+        uint16_t* vd = reinterpret_cast<uint16_t*>(v_base) + v_off;
         for (int e = 0; e < hd; ++e) {
-          kd[e] = FloatToHalf(ks[e]);
+          kd[static_cast<int64_t>(e) * bs] = FloatToHalf(ks[e]);
           vd[e] = FloatToHalf(vs[e]);
         }
       }

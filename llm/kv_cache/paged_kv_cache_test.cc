@@ -58,7 +58,9 @@ TEST(PagedKvCacheTest, BlocksComeFromTheBudgetAndReturnOnRemove) {
 
 TEST(PagedKvCacheTest, WritesLandWhereTheViewPoints) {
   for (KvDType dtype : {KvDType::kF32, KvDType::kF16}) {
-    auto c = PagedKvCache::Create(Small(dtype, 8));
+    KvCacheOptions o = Small(dtype, 10);
+    o.block_size = 5;  // differs from head_dim, so that a layout mixing the two up shows
+    auto c = PagedKvCache::Create(o);
     ASSERT_TRUE(c.ok());
     PagedKvCache& cache = **c;
     const int s0 = *cache.AddSequence();
@@ -91,14 +93,19 @@ TEST(PagedKvCacheTest, WritesLandWhereTheViewPoints) {
         for (int64_t pos = 0; pos < 13; ++pos) {
           for (int h = 0; h < 2; ++h) {
             for (int e = 0; e < 4; ++e) {
-              const int64_t off = view.Offset(pos, h) + e;
+              // The layout KvView documents, spelled out: keys transposed within a block, values by token.
+              const int64_t b = view.block_table[pos / 5], s = pos % 5;
+              const int64_t k_off = ((b * 2 + h) * 4 + e) * 5 + s;
+              const int64_t v_off = ((b * 2 + h) * 5 + s) * 4 + e;
+              ASSERT_EQ(view.KeyOffset(pos, h, e), k_off);
+              ASSERT_EQ(view.ValueOffset(pos, h) + e, v_off);
               float k, v;
               if (dtype == KvDType::kF32) {
-                k = static_cast<const float*>(view.k_base)[off];
-                v = static_cast<const float*>(view.v_base)[off];
+                k = static_cast<const float*>(view.k_base)[k_off];
+                v = static_cast<const float*>(view.v_base)[v_off];
               } else {
-                k = HalfToFloat(static_cast<const uint16_t*>(view.k_base)[off]);
-                v = HalfToFloat(static_cast<const uint16_t*>(view.v_base)[off]);
+                k = HalfToFloat(static_cast<const uint16_t*>(view.k_base)[k_off]);
+                v = HalfToFloat(static_cast<const uint16_t*>(view.v_base)[v_off]);
               }
               // Values up to ~1300 * 0.5 are exact in half precision (11-bit significand, step <= 0.5).
               ASSERT_EQ(k, value(seq, layer, pos, h, e, 0));
