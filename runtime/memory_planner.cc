@@ -2,6 +2,7 @@
 #include "runtime/memory_planner.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -126,11 +127,36 @@ absl::StatusOr<MemoryPlan> PlanMemory(const std::vector<TensorLifetime>& tensors
   std::vector<int> order(blocks.size());
   std::iota(order.begin(), order.end(), 0);
   if (algorithm == "greedy-by-size") {
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      if (blocks[a].bytes != blocks[b].bytes) return blocks[a].bytes > blocks[b].bytes;
-      return blocks[a].first < blocks[b].first;
-    });
-    block_offset = Place(blocks, order, /*best_fit=*/true);
+    // Largest first, ties by first use; then the same best-fit placement in two other orders (largest
+    // size x lifetime first, longest lifetime first), keeping the smallest arena: on MobileNetV2 with the
+    // expansion fused, size order alone left the arena 12% above the lower bound.
+    auto arena_of = [&](const std::vector<size_t>& off) {
+      size_t end = 0;
+      for (size_t b = 0; b < blocks.size(); ++b) end = std::max(end, off[b] + blocks[b].bytes);
+      return end;
+    };
+    auto span = [&](int b) { return static_cast<size_t>(blocks[b].last - blocks[b].first + 1); };
+    const std::function<bool(int, int)> orders[] = {
+        [&](int a, int b) { return blocks[a].bytes > blocks[b].bytes; },
+        [&](int a, int b) { return blocks[a].bytes * span(a) > blocks[b].bytes * span(b); },
+        [&](int a, int b) { return span(a) != span(b) ? span(a) > span(b) : blocks[a].bytes > blocks[b].bytes; },
+    };
+    size_t best = SIZE_MAX;
+    for (const auto& before : orders) {
+      std::vector<int> o(blocks.size());
+      std::iota(o.begin(), o.end(), 0);
+      std::stable_sort(o.begin(), o.end(), [&](int a, int b) {
+        if (before(a, b)) return true;
+        if (before(b, a)) return false;
+        return blocks[a].first < blocks[b].first;
+      });
+      std::vector<size_t> off = Place(blocks, o, /*best_fit=*/true);
+      const size_t arena = arena_of(off);
+      if (arena < best) {
+        best = arena;
+        block_offset = std::move(off);
+      }
+    }
   } else if (algorithm == "first-fit") {
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return blocks[a].first < blocks[b].first; });
     block_offset = Place(blocks, order, /*best_fit=*/false);

@@ -14,7 +14,7 @@ PassInfo FuseDepthwisePointwisePassInfo();
 // a clamp activation or none) whose output feeds only a channels-last tessel.DwPwConv becomes that
 // DwPwConv's expansion (inputs W_exp, B_exp; attributes exp_activation, exp_clip_min/max): MobileNetV2's
 // whole inverted-residual block in one operator, so that the expanded tensor never goes to memory.
-// Option min-bytes (default 1 MiB): smaller expanded tensors stay in cache anyway and are left alone.
+// Option min-bytes (default 2 MiB): smaller expanded tensors stay in cache anyway and are left alone.
 PassInfo FuseExpansionPassInfo();
 
 }  // namespace tessel
