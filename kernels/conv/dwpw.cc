@@ -135,6 +135,7 @@ class DwPwKernel : public OpKernel {
  public:
   ~DwPwKernel() override {
     for (xnn_operator_t op : fc_) xnn_delete_operator(op);
+    for (xnn_operator_t op : exp_fc_) xnn_delete_operator(op);
   }
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
@@ -245,7 +246,6 @@ class DwPwKernel : public OpKernel {
           return absl::InternalError(
               absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected create failed (expansion)"));
         }
-        fc_.push_back(op);  // deleted with the others
         exp_fc_.push_back(op);
       }
     }
@@ -391,14 +391,14 @@ class DwPwKernel : public OpKernel {
   std::vector<float> dw_w_, dw_b_, zeros_;
   DirectGemmF32 direct_;
   bool use_direct_ = false;
-  std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block), and exp_fc_'s
+  std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)
   // The expansion (inputs 6, 7), when present.
   bool has_exp_ = false;
   int64_t c_in_ = 0, band_rows_ = 1, band_in_rows_ = 3;
   float exp_lo_ = 0, exp_hi_ = 0;
   DirectGemmF32 exp_direct_;
   bool exp_use_direct_ = false;
-  std::vector<xnn_operator_t> exp_fc_;
+  std::vector<xnn_operator_t> exp_fc_;  // the expansion's, one per task, where the direct GEMM does not run
   std::vector<std::vector<float>> band_;
   int64_t block_ = 1;
   int tasks_ = 1;
