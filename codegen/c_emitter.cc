@@ -60,6 +60,13 @@ struct Act {
   std::string post;  // "", "hardswish", "sigmoid" or "silu"
 };
 
+// out[j * rows + i] = in[i * cols + j]: 1x1 convolution weights [M, C] as a GEMM's B [C][M], depthwise
+// weights [C, KH * KW] tap-major.
+void TransposeInto(const std::vector<float>& in, int64_t rows, int64_t cols, float* out) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) out[j * rows + i] = in[i * cols + j];
+}
+
 absl::StatusOr<Act> ReadAct(const Node& node, const std::string& prefix) {
   const std::string kind = node.GetString(prefix + "activation", "none");
   Act a;
@@ -256,8 +263,7 @@ absl::Status Emitter::EmitConv(const artifact::Op& op, const Node& node, bool nh
     // Depthwise, channel multiplier 1: weights [M][1][KH][KW] and [M][KH][KW][1] share one order.
     if (nhwc) {
       std::vector<float> packed(kh * kw * c);
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t q = 0; q < kh * kw; ++q) packed[q * c + ch] = (*wv)[ch * kh * kw + q];
+      TransposeInto(*wv, c, kh * kw, packed.data());
       L(absl::StrCat("  tsl_f32_dwconv_nhwc_minmax__autovec(&", win, ", ", c, ", ", *x, " + n * ", in_img, ", ",
                      Packed(packed), ", ", b, ", ", rn, ", 0, ", oh, ", ", *y, " + n * ", out_img, ", ", lo, ", ", hi,
                      ");"));
@@ -352,10 +358,8 @@ absl::Status Emitter::EmitDwPw(const artifact::Op& op, const Node& node) {
   absl::StatusOr<std::vector<float>> wpv = Values(wpi);
   if (!wpv.ok()) return wpv.status();
   std::vector<float> dw(kh * kw * c), pw(c * m);
-  for (int64_t ch = 0; ch < c; ++ch)
-    for (int64_t q = 0; q < kh * kw; ++q) dw[q * c + ch] = (*wdv)[ch * kh * kw + q];
-  for (int64_t mo = 0; mo < m; ++mo)
-    for (int64_t ch = 0; ch < c; ++ch) pw[ch * m + mo] = (*wpv)[mo * c + ch];
+  TransposeInto(*wdv, c, kh * kw, dw.data());
+  TransposeInto(*wpv, m, c, pw.data());
   std::string ptr[6];
   for (int i : {0, 2, 4, 5}) {
     if (in(i) < 0) {
@@ -385,8 +389,7 @@ absl::Status Emitter::EmitDwPw(const artifact::Op& op, const Node& node) {
       be = *b;
     }
     std::vector<float> we(c_in * c);  // [C_in][C]: the GEMM's B
-    for (int64_t co = 0; co < c; ++co)
-      for (int64_t ci = 0; ci < c_in; ++ci) we[ci * c + co] = (*wev)[co * c_in + ci];
+    TransposeInto(*wev, c, c_in, we.data());
     dw_in = absl::StrCat("S + ", ow * c);
     expand = absl::StrCat("  tsl_f32_gemm_minmax__autovec(", h * w, ", ", c, ", ", c_in, ", ", ptr[0], " + n * ",
                           h * w * c_in, ", ", c_in, ", ", Packed(we), ", ", c, ", ", be, ", NULL, NULL, 0, ", dw_in,

@@ -229,9 +229,9 @@ class DwPwKernel : public OpKernel {
     const int64_t row_floats = g.w * g.c;
     band_rows_ = 1;
     while (band_rows_ < g.oh && ((band_rows_) * g.sh + 3) * row_floats * 4 <= (384 << 10)) ++band_rows_;
-    band_in_rows_ = std::min<int64_t>(g.h, (band_rows_ - 1) * g.sh + 3);
     has_exp_ = true;
-    const int64_t max_pixels = band_in_rows_ * g.w;
+    // The most input rows a band holds.
+    const int64_t max_pixels = std::min<int64_t>(g.h, (band_rows_ - 1) * g.sh + 3) * g.w;
     if (std::isfinite(DirectGemmF32::Cost(max_pixels, g.c, c_in_))) {
       absl::StatusOr<DirectGemmF32> direct =
           DirectGemmF32::CreateFromTransposed(g.c, c_in_, w_exp.data<float>(), b_exp, max_pixels);
@@ -394,7 +394,7 @@ class DwPwKernel : public OpKernel {
   std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)
   // The expansion (inputs 6, 7), when present.
   bool has_exp_ = false;
-  int64_t c_in_ = 0, band_rows_ = 1, band_in_rows_ = 3;
+  int64_t c_in_ = 0, band_rows_ = 1;
   float exp_lo_ = 0, exp_hi_ = 0;
   DirectGemmF32 exp_direct_;
   bool exp_use_direct_ = false;

@@ -16,13 +16,6 @@ bool IsConv(const Node* n) {
                           (n->domain() == kTesselDomain && n->op_type() == "FusedConv"));
 }
 
-bool AllEqual(const std::vector<int64_t>& v, int64_t x) {
-  for (int64_t e : v) {
-    if (e != x) return false;
-  }
-  return true;
-}
-
 // The weight's static shape, or empty when unknown.
 std::vector<int64_t> WeightShape(const Node* conv) {
   const Value* w = conv->input(1);

@@ -10,13 +10,6 @@
 namespace tessel {
 namespace {
 
-bool AllEqual(const std::vector<int64_t>& v, int64_t x) {
-  for (int64_t e : v) {
-    if (e != x) return false;
-  }
-  return true;
-}
-
 // Why the channels-last FusedConv `exp` cannot become the expansion of `dwpw`; "" when it can.
 std::string ExpansionBlocker(const Graph& graph, const Node* exp) {
   const Value* w = exp->input(1);

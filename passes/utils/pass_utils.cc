@@ -81,6 +81,13 @@ absl::Status BypassNode(Graph& graph, Node* n, Value* input) {
   return absl::OkStatus();
 }
 
+bool AllEqual(const std::vector<int64_t>& v, int64_t x) {
+  for (int64_t e : v) {
+    if (e != x) return false;
+  }
+  return true;
+}
+
 int NumUsers(const Graph& graph, const Value* v) {
   int n = static_cast<int>(v->uses().size());
   for (const Value* o : graph.outputs()) n += o == v;

@@ -29,6 +29,8 @@ int NumUsers(const Graph& graph, const Value* v);
 bool GetScalarConstant(const Value* v, double* out);
 // True when v is a constant whose every element equals `x`.
 bool IsConstantFilledWith(const Value* v, double x);
+// True when every element of v equals x (also when v is empty): strides, pads and dilations checks.
+bool AllEqual(const std::vector<int64_t>& v, int64_t x);
 
 }  // namespace tessel
 
