@@ -1,7 +1,12 @@
-"""INT8 vs f32 top-1 agreement of Tessel on ResNet-18 and MobileNetV2 over photo crops.
+"""INT8 vs f32 top-1 agreement of Tessel on ResNet-18 and MobileNetV2, over photo crops (seeded weights)
+or over handwritten digits (the same architectures trained briefly).
 
-  /usr/bin/python3 benchmarks/cnn/int8_agreement.py [--tessel PATH] [--work DIR] [--methods mse,entropy,...]
-      [--names resnet18,mobilenet_v2] [--batch 50] [--extra NAME:FLAGS ...]
+  /usr/bin/python3 benchmarks/cnn/int8_agreement.py [--set photo|digits] [--tessel PATH] [--work DIR]
+      [--methods mse,entropy,...] [--names resnet18,mobilenet_v2] [--batch 50] [--extra NAME:FLAGS ...]
+
+--set digits (work directory out/int8_digits): the models of tools/frontend/train_digits_models.py
+(seeded, then trained a few epochs on scikit-learn's digits at 64x64), calibrated on the 297-image
+calibration split, evaluated on the 500-image test split; also prints fp32 and int8 accuracy.
 
 Makes (when missing) the photo calibration / evaluation sets (tools/frontend/make_photo_calibration.py)
 and the photo-statistics models (tools/frontend/export_photo_models.py) under --work, compiles each
@@ -37,8 +42,16 @@ def sh(argv, log=None):
     return r.stdout
 
 
-def ensure_inputs(work, names):
+def ensure_inputs(work, names, dataset):
     py = "/usr/bin/python3"
+    if dataset == "digits":
+        missing = [n for n in names if not os.path.exists(os.path.join(work, n + "_digits.onnx"))]
+        if missing:
+            print("training %s on digits (tools/frontend/train_digits_models.py, a few minutes)" % ",".join(missing),
+                  flush=True)
+            sh([py, os.path.join(ROOT, "tools/frontend/train_digits_models.py"), "--out", work, "--models",
+                ",".join(missing)], log=os.path.join(work, "train.log"))
+        return
     if not (os.path.exists(os.path.join(work, "calibration.npy")) and os.path.exists(os.path.join(work, "evaluation.npy"))):
         sh([py, os.path.join(ROOT, "tools/frontend/make_photo_calibration.py"), "--out", work])
     missing = [n for n in names if not os.path.exists(os.path.join(work, n + "_photo.onnx"))]
@@ -93,7 +106,8 @@ def compare(f32, q):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tessel", default=os.environ.get("TESSEL", os.path.join(ROOT, "bazel-out/k8-opt/bin/tools/tessel")))
-    parser.add_argument("--work", default=os.path.join(ROOT, "out", "int8"))
+    parser.add_argument("--set", dest="dataset", choices=["photo", "digits"], default="photo")
+    parser.add_argument("--work", help="default out/int8 (photo) or out/int8_digits (digits)")
     parser.add_argument("--names", default="resnet18,mobilenet_v2")
     parser.add_argument("--methods", default="mse,entropy,percentile,minmax")
     parser.add_argument("--batch", type=int, default=50)
@@ -101,7 +115,12 @@ def main():
     parser.add_argument("--extra", action="append", default=[], help="NAME:FLAGS, an int8 variant with extra flags")
     args = parser.parse_args()
     names = args.names.split(",")
-    ensure_inputs(args.work, names)
+    if args.work is None:
+        args.work = os.path.join(ROOT, "out", "int8" if args.dataset == "photo" else "int8_digits")
+    os.makedirs(args.work, exist_ok=True)
+    ensure_inputs(args.work, names, args.dataset)
+    labels_path = os.path.join(args.work, "evaluation_labels.npy")
+    labels = np.load(labels_path) if args.dataset == "digits" else None
     files = chunks(args.work, args.batch)
     results_path = os.path.join(args.work, "int8_agreement.json")
     results = json.load(open(results_path)) if os.path.exists(results_path) else {}
@@ -112,7 +131,7 @@ def main():
             full = np.load(os.path.join(args.work, "calibration.npy"), mmap_mode="r")
             np.save(cal, np.ascontiguousarray(full[:args.calibration_images]))
     for name in names:
-        onnx = os.path.join(args.work, name + "_photo.onnx")
+        onnx = os.path.join(args.work, name + "_%s.onnx" % args.dataset)
         base = os.path.join(args.work, name)
         ref_path = base + ".f32_logits.npy"
         if not os.path.exists(ref_path):
@@ -144,13 +163,20 @@ def main():
             q = run_all(args.tessel, tsl, files, args.work)
             np.save(base + ".int8_%s_logits.npy" % label, q)
             r = compare(f32, q)
+            if labels is not None:
+                n = len(f32)
+                r["f32_accuracy"] = float(np.mean(f32.argmax(1) == labels[:n]))
+                r["int8_accuracy"] = float(np.mean(q.argmax(1) == labels[:n]))
             r["compile_s"] = compile_s
             r["flags"] = flags
-            results["%s/%s" % (name, label)] = r
+            results["%s/%s/%s" % (args.dataset, name, label)] = r
             print("%-14s %-12s top-1 agreement %6.2f%%  SQNR %5.1f dB  rms err %.3f  confident %5.1f%% -> %6.2f%%  "
                   "in f32 top-5 %6.2f%%  (compile %.0fs)" % (
                       name, label, 100 * r["agreement"], r["sqnr_db"], r["rms_logit_error"], 100 * r["confident_share"],
                       100 * r["agreement_confident"], 100 * r["int8_top1_in_f32_top5"], compile_s), flush=True)
+            if labels is not None:
+                print("%-14s %-12s accuracy on %d test digits: f32 %.2f%%, int8 %.2f%%" % (
+                    name, label, len(f32), 100 * r["f32_accuracy"], 100 * r["int8_accuracy"]), flush=True)
             with open(results_path, "w") as f:
                 json.dump(results, f, indent=1)
 
