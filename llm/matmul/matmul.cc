@@ -159,7 +159,10 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
       const KernelEntry* q8 = Q8KernelFor(w.type);
       gemv[j] = q8 ? reinterpret_cast<GemvFn>(q8->fn) : nullptr;
-      dot[j] = q8 ? nullptr : GetRowDot(w.type);
+      dot[j] = q8 ? nullptr : GetRowDot(w.type, pool_->num_threads());
+      // One thread: the whole matrix in one call, so that the row-dot kernel's parallel streams run its
+      // full length instead of restarting per task.
+      if (!q8 && pool_->num_threads() == 1) rows_per_task[j] = CeilDiv(w.rows, 16) * 16;
       if (q8) {
         const int layout = w.type == GgmlType::kQ4_0 ? 0 : 1;
         const GemvFormat format = layout == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;

@@ -131,12 +131,16 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
   DequantizeRow(w.type, w.row(r), dst, w.cols);
 }
 
-RowDotFn GetRowDot(GgmlType type) {
+RowDotFn GetRowDot(GgmlType type, int threads) {
   switch (type) {
     case GgmlType::kF32: return f32_rowdot__portable;
 #if defined(__x86_64__)
-    case GgmlType::kF16: return UseAvx512() ? f16_rowdot__avx512 : f16_rowdot__portable;
-    case GgmlType::kBF16: return UseAvx512() ? bf16_rowdot__avx512 : bf16_rowdot__portable;
+    case GgmlType::kF16:
+      if (!UseAvx512()) return f16_rowdot__portable;
+      return threads > 1 ? f16_rowdot_2streams__avx512 : f16_rowdot__avx512;
+    case GgmlType::kBF16:
+      if (!UseAvx512()) return bf16_rowdot__portable;
+      return threads > 1 ? bf16_rowdot_2streams__avx512 : bf16_rowdot__avx512;
 #else
     case GgmlType::kF16: return f16_rowdot__portable;
     case GgmlType::kBF16: return bf16_rowdot__portable;

@@ -24,9 +24,14 @@ void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin,
 void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
 #if defined(__x86_64__)
-// AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512.
+// AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512. A row range is read as
+// four parallel streams (one thread), or two (`_2streams`, for each of several threads).
 void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+                                 float* y);
+void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+                                  float* y);
 void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 #endif
@@ -36,8 +41,9 @@ void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 void RowToF32(const WeightMatrix& w, int64_t r, float* dst);
 
 // The kernel for a supported type (nullptr otherwise); chosen once when a model loads. Honours
-// TESSEL_FORCE_BACKEND=reference (the portable kernels).
-RowDotFn GetRowDot(GgmlType type);
+// TESSEL_FORCE_BACKEND=reference (the portable kernels). `threads`: how many threads will run row
+// ranges of one matrix at once (the F16 / BF16 kernels read fewer parallel streams each when several do).
+RowDotFn GetRowDot(GgmlType type, int threads = 1);
 
 }  // namespace tessel::llm
 
