@@ -3,7 +3,7 @@
 # prefill tokens/s (a PROMPT-token prompt) and decode tokens/s (DECODE greedy tokens) at 1 and 2
 # threads, REPEATS interleaved repetitions (Tessel, llama.cpp, Tessel, ...), medians and the ratio
 # Tessel / llama.cpp; also Tessel's bytes of weights read per decode token and the rate that makes,
-# against a streaming-read bandwidth measured in the same run.
+# against a streaming-read bandwidth probed right before each Tessel run (median of the probes).
 #
 #   benchmarks/llm/run.sh [MODEL.gguf ...]
 #
@@ -43,6 +43,9 @@ trap 'rm -f "$RESULTS" "$ERR"' EXIT
 for model in "${MODELS[@]}"; do
   for rep in $(seq "$REPEATS"); do
     for t in $THREADS; do
+      # The read-bandwidth probe right before each Tessel run: this host's bandwidth moves with its
+      # other tenants, so the fraction compares the decode with probes taken under the same load.
+      echo "probe - $t $("$BIN/benchmarks/llm/read_bandwidth" "$t")" >> "$RESULTS"
       # -n DECODE+1: the first token comes from the prompt's logits, then DECODE decode steps.
       summary=$("$TESSEL" generate --model "$model" --prompt "$PROMPT_TEXT" -n $((DECODE + 1)) --temp 0 \
                 --threads "$t" --ctx 512 2>"$ERR" | tail -1 || true)
@@ -52,20 +55,25 @@ for model in "${MODELS[@]}"; do
     done
   done
 done
-BW=$("$BIN/benchmarks/llm/read_bandwidth" 1; "$BIN/benchmarks/llm/read_bandwidth" 2)
-
-/usr/bin/python3 - "$RESULTS" "$BW" <<'EOF'
+/usr/bin/python3 - "$RESULTS" <<'EOF'
 import json, os, re, statistics, sys
 from collections import defaultdict
 
-bw = dict(re.findall(r"threads=(\d+) read_GBs=([\d.]+)", sys.argv[2]))
+probes = defaultdict(list)  # threads -> GB/s of every probe taken before a Tessel run
 runs = defaultdict(lambda: defaultdict(list))
 mb_per_token = {}
+last_probe = {}  # threads -> the probe taken right before the current Tessel run
 for line in open(sys.argv[1]):
     parts = line.split(" ", 3)
     if len(parts) < 4:
         continue
     who, model, threads, rest = parts
+    if who == "probe":
+        m = re.search(r"read_GBs=([\d.]+)", rest)
+        if m:
+            probes[threads].append(float(m.group(1)))
+            last_probe[threads] = float(m.group(1))
+        continue
     key = (os.path.basename(model) + " (" + os.path.basename(os.path.dirname(model)) + ")", int(threads))
     if who == "tessel":
         m = re.search(r"prefill: (\d+) tokens, [\d.]+ s, ([\d.]+) tokens/s \| decode: (\d+) tokens, [\d.]+ s, ([\d.]+)", rest)
@@ -78,6 +86,8 @@ for line in open(sys.argv[1]):
         runs[key]["tessel_prompt_tokens"].append(int(m.group(1)))
         if w:
             mb_per_token[key[0]] = float(w.group(1))
+            if threads in last_probe:  # this run's rate against its own probe
+                runs[key]["fraction"].append(float(w.group(1)) * float(m.group(4)) / 1e3 / last_probe[threads])
     else:
         try:
             r = json.loads(rest)
@@ -91,19 +101,26 @@ for line in open(sys.argv[1]):
 def med(v):
     return statistics.median(v) if v else float("nan")
 
-print("read bandwidth (streaming sum, same run): " + ", ".join("%s thread(s) %s GB/s" % kv for kv in sorted(bw.items())))
+bw = {t: statistics.median(v) for t, v in probes.items()}
+print("read bandwidth (streaming sum, probed before each Tessel run; median [min-max]): " +
+      ", ".join("%s thread(s) %.1f GB/s [%.1f-%.1f]" % (t, bw[t], min(v), max(v)) for t, v in sorted(probes.items())))
 print()
 print("| model | threads | prefill tok/s Tessel | llama.cpp | ratio | decode tok/s Tessel | llama.cpp | ratio "
-      "| MB/token | Tessel decode GB/s | % of read BW |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+      "| MB/token | Tessel decode GB/s | % of read BW | per-run % |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (model, t), r in sorted(runs.items()):
     tp, lp = med(r["tessel_prefill"]), med(r["llama_prefill"])
     td, ld = med(r["tessel_decode"]), med(r["llama_decode"])
     mb = mb_per_token.get(model, float("nan"))
     gbs = mb * td / 1e3
     frac = 100 * gbs / float(bw[str(t)]) if str(t) in bw else float("nan")
-    print("| %s | %d | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.0f%% |" %
-          (model, t, tp, lp, tp / lp if lp else float("nan"), td, ld, td / ld if ld else float("nan"), mb, gbs, frac))
+    per_run = 100 * med(r["fraction"])
+    print("| %s | %d | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.0f%% | %.0f%% |" %
+          (model, t, tp, lp, tp / lp if lp else float("nan"), td, ld, td / ld if ld else float("nan"), mb, gbs, frac,
+           per_run))
+print()
+print("% of read BW: the median decode rate over the median probe; per-run %: the median over runs of each "
+      "run's rate over the probe taken just before it")
 print()
 print("medians of %d interleaved runs; prompt tokens (Tessel / llama.cpp): %s" % (
     max(len(r["tessel_decode"]) for r in runs.values()) if runs else 0,
