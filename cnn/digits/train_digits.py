@@ -37,6 +37,12 @@ class DigitsCNN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+def split_indices(n):
+    """The seeded train (1000) / calibration (297) / test (the rest) split of the n digits."""
+    perm = np.random.default_rng(0).permutation(n)
+    return {"train": perm[:1000], "calibration": perm[1000:1297], "test": perm[1297:]}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -47,8 +53,7 @@ def main():
     digits = load_digits()
     x = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
     y = digits.target.astype(np.int64)
-    perm = np.random.default_rng(0).permutation(len(x))
-    splits = {"train": perm[:1000], "calibration": perm[1000:1297], "test": perm[1297:]}
+    splits = split_indices(len(x))
     for name, idx in splits.items():
         np.save(os.path.join(args.out, "%s_images.npy" % name), x[idx])
         np.save(os.path.join(args.out, "%s_labels.npy" % name), y[idx])

@@ -39,6 +39,20 @@ struct Case {
   std::vector<Value*> values;  // node inputs (nullptr for omitted optional inputs)
   std::vector<Tensor> data;    // per input (undefined for omitted ones)
   std::string label;
+
+  // The kernel-facing views of the inputs: tensors (nullptr where omitted) and their operand infos.
+  std::vector<const Tensor*> Inputs() const {
+    std::vector<const Tensor*> inputs;
+    for (size_t i = 0; i < values.size(); ++i) inputs.push_back(values[i] ? &data[i] : nullptr);
+    return inputs;
+  }
+  std::vector<OperandInfo> Infos() const {
+    std::vector<OperandInfo> info;
+    for (size_t i = 0; i < values.size(); ++i) {
+      info.push_back(values[i] ? OperandInfo{true, values[i]->is_constant(), data[i].type()} : OperandInfo{});
+    }
+    return info;
+  }
 };
 
 class CaseBuilder {
@@ -445,12 +459,8 @@ TEST_P(OpKernelTest, MatchesReference) {
   for (int attempt = 0; attempt < 500 && legal < 40; ++attempt) {
     Case c;
     if (!MakeCase(*e, rng, &c)) continue;
-    std::vector<const Tensor*> inputs;
-    std::vector<OperandInfo> info;
-    for (size_t i = 0; i < c.values.size(); ++i) {
-      inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
-      info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()} : OperandInfo{});
-    }
+    const std::vector<const Tensor*> inputs = c.Inputs();
+    const std::vector<OperandInfo> info = c.Infos();
     std::vector<Tensor> want;
     absl::Status s = RunReferenceNode(*c.node, inputs, &want);
     ASSERT_TRUE(s.ok()) << c.label << ": " << s;
@@ -535,13 +545,8 @@ TEST(DwPwExpansionTest, BandsMatchReference) {
           node->SetAttr(absl::StrCat(prefix, "clip_max"), Attribute::Float(0.5f));
         }
         const std::string label = absl::StrCat("n ", n, " stride ", s, " threads ", threads);
-        std::vector<const Tensor*> inputs;
-        std::vector<OperandInfo> info;
-        for (size_t i = 0; i < c.values.size(); ++i) {
-          inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
-          info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()}
-                                     : OperandInfo{});
-        }
+        const std::vector<const Tensor*> inputs = c.Inputs();
+        const std::vector<OperandInfo> info = c.Infos();
         std::vector<Tensor> want;
         ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
         ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
@@ -603,13 +608,8 @@ TEST(WinogradTest, AwkwardShapesMatchReference) {
             node->SetAttr("activation", Attribute::String((h + w) % 2 ? "relu" : "none"));
             const std::string label = absl::StrCat(kernel, " x[1,", h, ",", w, ",", ch, "] m ", m, " pad ", pad,
                                                    bias ? " bias" : "", residual ? " residual" : "");
-            std::vector<const Tensor*> inputs;
-            std::vector<OperandInfo> info;
-            for (size_t i = 0; i < c.values.size(); ++i) {
-              inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
-              info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()}
-                                         : OperandInfo{});
-            }
+            const std::vector<const Tensor*> inputs = c.Inputs();
+            const std::vector<OperandInfo> info = c.Infos();
             std::vector<Tensor> want;
             ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
             std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
@@ -719,13 +719,8 @@ TEST_P(DepthwiseConv3x3Test, AwkwardShapesMatchReference) {
                 absl::StrCat(e->name, " x[", n, ",", h, ",", w, ",", ch, "] stride ", s, " pads ", p.top, ",", p.left,
                              ",", p.bottom, ",", p.right, bias ? " bias" : "",
                              residual ? (in_place ? " residual in place" : " residual") : "", " ", act);
-            std::vector<const Tensor*> inputs;
-            std::vector<OperandInfo> info;
-            for (size_t i = 0; i < c.values.size(); ++i) {
-              inputs.push_back(c.values[i] ? &c.data[i] : nullptr);
-              info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()}
-                                         : OperandInfo{});
-            }
+            const std::vector<const Tensor*> inputs = c.Inputs();
+            const std::vector<OperandInfo> info = c.Infos();
             std::vector<Tensor> want;
             ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
             std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
@@ -765,10 +760,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, DepthwiseConv3x3Test,
 
 // Whether `kernel` accepts the case's node (its output typed like its first input).
 bool LegalFor(const std::string& kernel, const Case& c) {
-  std::vector<OperandInfo> info;
-  for (size_t i = 0; i < c.values.size(); ++i) {
-    info.push_back(c.values[i] ? OperandInfo{true, c.values[i]->is_constant(), c.data[i].type()} : OperandInfo{});
-  }
+  const std::vector<OperandInfo> info = c.Infos();
   std::vector<OperandInfo> out = {{true, false, c.data[0].type()}};
   const OpKernelEntry* e = OpKernels().FindByName(kernel);
   EXPECT_NE(e, nullptr) << kernel;

@@ -20,33 +20,20 @@ inline __m512 Widen(__m256i h) {
   return _mm512_cvtph_ps(h);
 }
 
-template <bool kBf16, int R>
-void Rows(const uint8_t* w, size_t stride, const float* x, int64_t cols, float* y) {
-  __m512 acc[R];
-  for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_ps();
+// One row (the rows a range leaves after its streams).
+template <bool kBf16>
+float Row(const uint8_t* w, const float* x, int64_t cols) {
+  __m512 acc = _mm512_setzero_ps();
   int64_t k = 0;
   for (; k + 16 <= cols; k += 16) {
-    const __m512 xv = _mm512_loadu_ps(x + k);
-    // The next group of R rows (contiguous after this one) into L2, one line per row every 32
-    // elements: each group would otherwise start its R streams cold. TinyLlama F16 decode, 1 thread:
-    // 8.5 -> 12.0 tok/s.
-    if (R > 1 && (k & 31) == 0) {
-      for (int i = 0; i < R; ++i) _mm_prefetch(reinterpret_cast<const char*>(w + (R + i) * stride + 2 * k), _MM_HINT_T1);
-    }
-    for (int i = 0; i < R; ++i) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i * stride + 2 * k));
-      acc[i] = _mm512_fmadd_ps(Widen<kBf16>(h), xv, acc[i]);
-    }
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * k));
+    acc = _mm512_fmadd_ps(Widen<kBf16>(h), _mm512_loadu_ps(x + k), acc);
   }
   if (k < cols) {
     const __mmask16 m = static_cast<__mmask16>((1u << (cols - k)) - 1);
-    const __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
-    for (int i = 0; i < R; ++i) {
-      const __m256i h = _mm256_maskz_loadu_epi16(m, w + i * stride + 2 * k);
-      acc[i] = _mm512_fmadd_ps(Widen<kBf16>(h), xv, acc[i]);
-    }
+    acc = _mm512_fmadd_ps(Widen<kBf16>(_mm256_maskz_loadu_epi16(m, w + 2 * k)), _mm512_maskz_loadu_ps(m, x + k), acc);
   }
-  for (int i = 0; i < R; ++i) y[i] = _mm512_reduce_add_ps(acc[i]);
+  return _mm512_reduce_add_ps(acc);
 }
 
 // Bytes ahead of the current position that each stream prefetches (1 KiB and 4 KiB measured slower; the
@@ -95,8 +82,7 @@ void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t ro
     Streams<kBf16, S>(w.data + r * stride, stride, q, x, w.cols, y);
     r += S * q;
   }
-  for (; r + 8 <= row_end; r += 8) Rows<kBf16, 8>(w.data + r * stride, stride, x, w.cols, y + (r - row_begin));
-  for (; r < row_end; ++r) Rows<kBf16, 1>(w.data + r * stride, stride, x, w.cols, y + (r - row_begin));
+  for (; r < row_end; ++r) y[r - row_begin] = Row<kBf16>(w.data + r * stride, x, w.cols);
 }
 
 template <bool kBf16>

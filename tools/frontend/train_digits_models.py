@@ -32,7 +32,9 @@ import torch.nn.functional as F
 from sklearn.datasets import load_digits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "cnn", "digits"))
 import export_models  # noqa: E402
+from train_digits import split_indices  # noqa: E402
 
 SEEDS = {"resnet18": 0, "mobilenet_v2": 10}  # export_models.MODELS' seeds
 
@@ -42,8 +44,7 @@ def digit_images(size):
     x = torch.from_numpy((digits.images / 16.0).astype(np.float32))[:, None]
     x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False).repeat(1, 3, 1, 1)
     y = torch.from_numpy(digits.target.astype(np.int64))
-    perm = np.random.default_rng(0).permutation(len(x))  # train_digits.py's splits
-    idx = {"train": perm[:1000], "calibration": perm[1000:1297], "test": perm[1297:]}
+    idx = split_indices(len(x))  # the digits CNN's splits
     mean, std = x[idx["train"]].mean(), x[idx["train"]].std()
     x = (x - mean) / std
     return {k: (x[v].contiguous(), y[v]) for k, v in idx.items()}
