@@ -208,7 +208,8 @@ INSTANTIATE_TEST_SUITE_P(GemmPrepacked, GemmPrepackedKernelTest, testing::Values
                          TestName);
 
 // Direct-A GEMM (DirectGemmF32 over every registered microkernel): row and column remainders of
-// both tiles, bias, residual (also stored in place of C) and clamp, against double precision.
+// both tiles (the 8x32 tile's last panels of 16 and 24 columns too), bias, residual (also stored in
+// place of C) and clamp, against double precision.
 class GemmDirectKernelTest : public testing::TestWithParam<const KernelEntry*> {};
 
 TEST_P(GemmDirectKernelTest, MatchesDoublePrecisionWithEpilogue) {
@@ -224,7 +225,8 @@ TEST_P(GemmDirectKernelTest, MatchesDoublePrecisionWithEpilogue) {
                         {12, 16, 32, true, true, true, false},  {13, 17, 19, true, true, false, true},
                         {29, 24, 144, true, false, true, false}, {97, 96, 16, true, true, true, true},
                         {49, 160, 960, true, true, false, false}, {7, 33, 5, false, true, true, true},
-                        {200, 48, 37, true, false, false, false}, {11, 15, 64, true, true, true, false}};
+                        {200, 48, 37, true, false, false, false}, {11, 15, 64, true, true, true, false},
+                        {9, 56, 24, true, true, true, true},      {17, 144, 24, true, true, false, false}};
   Lcg rng(11);
   for (const Case& c : cases) {
     const int64_t lda = c.k + 3, ldc = c.n + 2;

@@ -508,6 +508,16 @@ class TransposeKernel : public OpKernel {
   absl::Status Run() override {
     const int64_t* e = extent_;
     const int64_t* s = stride_;
+    // NCHW -> NHWC and the like: a few channels (innermost, far apart in X) over a unit-stride row. The
+    // row loop runs innermost (unit-stride loads, the channels' stores interleaved in registers).
+    if (s[4] == 1 && e[5] >= 1 && e[5] <= 4 && e[4] >= 16) {
+      switch (e[5]) {
+        case 1: return Rows<1>();
+        case 2: return Rows<2>();
+        case 3: return Rows<3>();
+        case 4: return Rows<4>();
+      }
+    }
     uint32_t* y = y_;
     for (int64_t a = 0; a < e[0]; ++a)
       for (int64_t b = 0; b < e[1]; ++b)
@@ -521,6 +531,27 @@ class TransposeKernel : public OpKernel {
   }
 
  private:
+  // Y[..., f, g] = X[... + f + g * s5] for kC values of g; f runs over a unit-stride row of X.
+  template <int kC>
+  absl::Status Rows() {
+    const int64_t* e = extent_;
+    const int64_t* s = stride_;
+    const int64_t n = e[4], s5 = s[5];
+    uint32_t* __restrict y = y_;
+    for (int64_t a = 0; a < e[0]; ++a)
+      for (int64_t b = 0; b < e[1]; ++b)
+        for (int64_t c = 0; c < e[2]; ++c)
+          for (int64_t d = 0; d < e[3]; ++d) {
+            const uint32_t* __restrict x = x_ + a * s[0] + b * s[1] + c * s[2] + d * s[3];
+            for (int64_t f = 0; f < n; ++f) {
+#pragma GCC unroll 4
+              for (int g = 0; g < kC; ++g) y[f * kC + g] = x[f + g * s5];
+            }
+            y += n * kC;
+          }
+    return absl::OkStatus();
+  }
+
   static constexpr int kMaxRank = 6;
   int64_t extent_[kMaxRank];
   int64_t stride_[kMaxRank];

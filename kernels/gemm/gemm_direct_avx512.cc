@@ -1,7 +1,7 @@
 // AVX-512 direct-A GEMM microkernels (gemm_direct.h): A's rows are read in place and broadcast one
 // element at a time; B comes from 64-byte aligned k-major panels. 8x32 keeps 16 independent FMA chains
-// (two per row), enough to cover the FMA latency; 12x16 serves n <= 16, where a 32-wide tile would be
-// half padding.
+// (two per row), enough to cover the FMA latency, and computes only 16 or 24 columns of a last panel
+// that has no more; 12x16 serves n <= 16, where a 32-wide tile would be half padding.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -20,31 +20,52 @@ int64_t RowBlock(int64_t k, int64_t mr) {
 
 inline __mmask16 Mask(int64_t cols) { return cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1); }
 
-template <int kRows>
+// kCols (16, 24 or 32) of the panel's 32 columns: a panel holding at most 16 or 24 real columns (the
+// last one of n = 24, 144, ...) skips the FMAs of its padding; the 8 columns past 16 run on ymm, which
+// costs half a zmm FMA where 512-bit FMAs are split in two (Zen 4).
+template <int kRows, int kCols>
 inline void Tile8x32(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c,
                      int64_t ldc, const float* r, int64_t ldr, __mmask16 m0, __mmask16 m1, __m512 lo, __m512 hi) {
+  static_assert(kCols == 16 || kCols == 24 || kCols == 32, "tile width");
   __m512 acc0[kRows], acc1[kRows];
+  __m256 acc1h[kRows];
   const __m512 bias0 = _mm512_load_ps(bias), bias1 = _mm512_load_ps(bias + 16);
+  const __m256 bias1h = _mm256_load_ps(bias + 16);
 #pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) acc0[i] = bias0, acc1[i] = bias1;
+  for (int i = 0; i < kRows; ++i) {
+    acc0[i] = bias0;
+    if constexpr (kCols == 32) acc1[i] = bias1;
+    if constexpr (kCols == 24) acc1h[i] = bias1h;
+  }
   for (int64_t p = 0; p < k; ++p) {
-    const __m512 v0 = _mm512_load_ps(b), v1 = _mm512_load_ps(b + 16);
+    const __m512 v0 = _mm512_load_ps(b);
+    __m512 v1;
+    __m256 v1h;
+    if constexpr (kCols == 32) v1 = _mm512_load_ps(b + 16);
+    if constexpr (kCols == 24) v1h = _mm256_load_ps(b + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i * lda + p]);
       acc0[i] = _mm512_fmadd_ps(ai, v0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(ai, v1, acc1[i]);
+      if constexpr (kCols == 32) acc1[i] = _mm512_fmadd_ps(ai, v1, acc1[i]);
+      if constexpr (kCols == 24) acc1h[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(ai), v1h, acc1h[i]);
     }
     b += 32;
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
-    if (r) {
-      acc0[i] = _mm512_add_ps(acc0[i], _mm512_maskz_loadu_ps(m0, r + i * ldr));
-      acc1[i] = _mm512_add_ps(acc1[i], _mm512_maskz_loadu_ps(m1, r + i * ldr + 16));
-    }
+    if (r) acc0[i] = _mm512_add_ps(acc0[i], _mm512_maskz_loadu_ps(m0, r + i * ldr));
     _mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_min_ps(_mm512_max_ps(acc0[i], lo), hi));
-    _mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_min_ps(_mm512_max_ps(acc1[i], lo), hi));
+    if constexpr (kCols == 32) {
+      if (r) acc1[i] = _mm512_add_ps(acc1[i], _mm512_maskz_loadu_ps(m1, r + i * ldr + 16));
+      _mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_min_ps(_mm512_max_ps(acc1[i], lo), hi));
+    }
+    if constexpr (kCols == 24) {
+      // m1 covers at most 8 lanes here; the upper half of the widened vector is never stored.
+      __m512 v = _mm512_castps256_ps512(acc1h[i]);
+      if (r) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m1, r + i * ldr + 16));
+      _mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_min_ps(_mm512_max_ps(v, lo), hi));
+    }
   }
 }
 
@@ -77,13 +98,33 @@ inline void ForRows(int64_t rows, Args... args) {
   }
 }
 
-template <int kRows>
-struct Run8x32 {
-  static void Run(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c, int64_t ldc,
-                  const float* r, int64_t ldr, __mmask16 m0, __mmask16 m1, __m512 lo, __m512 hi) {
-    Tile8x32<kRows>(k, a, lda, b, bias, c, ldc, r, ldr, m0, m1, lo, hi);
-  }
+template <int kCols>
+struct Run8xN {
+  template <int kRows>
+  struct Rows {
+    static void Run(int64_t k, const float* a, int64_t lda, const float* b, const float* bias, float* c, int64_t ldc,
+                    const float* r, int64_t ldr, __mmask16 m0, __mmask16 m1, __m512 lo, __m512 hi) {
+      Tile8x32<kRows, kCols>(k, a, lda, b, bias, c, ldc, r, ldr, m0, m1, lo, hi);
+    }
+  };
 };
+
+// One panel (kCols of its 32 columns computed), rows [i0, i1) in 8-row tiles.
+template <int kCols>
+void Panel8xN(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, const float* bias,
+              float* c, int64_t ldc, const float* r, int64_t ldr, __mmask16 m0, __mmask16 m1, __m512 lo,
+              __m512 hi) {
+  for (int64_t i = i0; i < i1; i += 8) {
+    const float* ri = r ? r + i * ldr : nullptr;
+    const int64_t rows = std::min<int64_t>(8, i1 - i);
+    if (rows == 8) {
+      Tile8x32<8, kCols>(k, a + i * lda, lda, b, bias, c + i * ldc, ldc, ri, ldr, m0, m1, lo, hi);
+    } else {
+      ForRows<7, Run8xN<kCols>::template Rows>(rows, k, a + i * lda, lda, b, bias, c + i * ldc, ldc, ri, ldr, m0, m1,
+                                                lo, hi);
+    }
+  }
+}
 
 template <int kRows>
 struct Run12x16 {
@@ -106,14 +147,13 @@ void tessel_f32_gemm_direct_ukernel_8x32__avx512(int64_t m, int64_t n, int64_t k
       const int64_t w = std::min<int64_t>(32, n - j);
       const __mmask16 m0 = Mask(w), m1 = Mask(w - 16 > 0 ? w - 16 : 0);
       const float* b = packed_b + j * k;
-      for (int64_t i = i0; i < i1; i += 8) {
-        const float* r = residual ? residual + i * ldr + j : nullptr;
-        const int64_t rows = std::min<int64_t>(8, i1 - i);
-        if (rows == 8) {
-          Tile8x32<8>(k, a + i * lda, lda, b, bias + j, c + i * ldc + j, ldc, r, ldr, m0, m1, vlo, vhi);
-        } else {
-          ForRows<7, Run8x32>(rows, k, a + i * lda, lda, b, bias + j, c + i * ldc + j, ldc, r, ldr, m0, m1, vlo, vhi);
-        }
+      const float* r = residual ? residual + j : nullptr;
+      if (w <= 16) {
+        Panel8xN<16>(i0, i1, k, a, lda, b, bias + j, c + j, ldc, r, ldr, m0, m1, vlo, vhi);
+      } else if (w <= 24) {
+        Panel8xN<24>(i0, i1, k, a, lda, b, bias + j, c + j, ldc, r, ldr, m0, m1, vlo, vhi);
+      } else {
+        Panel8xN<32>(i0, i1, k, a, lda, b, bias + j, c + j, ldc, r, ldr, m0, m1, vlo, vhi);
       }
     }
   }
