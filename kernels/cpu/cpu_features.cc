@@ -3,6 +3,8 @@
 #include "kernels/cpu/cpu_features.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -24,7 +26,15 @@ uint64_t ReadXcr0() {
 CpuFeatures Detect() {
   CpuFeatures f;
   unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return f;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const unsigned base_family = (a >> 8) & 0xf;
+  const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
+  f.stream_prefetch = !(std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19);
   const bool osxsave = c & (1u << 27);
   const bool avx = c & (1u << 28);
   f.fma = c & (1u << 12);
@@ -77,6 +87,15 @@ CpuFeatures Detect() {
 CpuFeatures Detect() { return CpuFeatures(); }
 #endif
 
+// TESSEL_STREAM_PREFETCH=0/1 overrides the detected stream_prefetch.
+CpuFeatures DetectWithOverrides() {
+  CpuFeatures f = Detect();
+  if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
+    f.stream_prefetch = v[0] == '1';
+  }
+  return f;
+}
+
 }  // namespace
 
 std::string CpuFeatures::ToString() const {
@@ -109,7 +128,7 @@ std::string CpuFeatures::ToString() const {
 
 const CpuFeatures& GetCpuFeatures() {
   // Function-local static of a trivially destructible type: detected once, thread-safe.
-  static const CpuFeatures features = Detect();
+  static const CpuFeatures features = DetectWithOverrides();
   return features;
 }
 

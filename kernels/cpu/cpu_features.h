@@ -24,6 +24,11 @@ struct CpuFeatures {
   bool sve = false;
   bool sve2 = false;
   int sve_vector_bits = 0;  // 0 without SVE
+  // Whether the streaming decode GEMVs (Q4_0 Panel16, F16/BF16 rows) prefetch ahead in software. On,
+  // except on AMD family 19h (Zen 4), where the prefetches slow the streams down: random TinyLlama
+  // Q4_0, 1 thread, 17-21 GB/s with them against 26-28 without (on Zen 5 they gain ~10%).
+  // TESSEL_STREAM_PREFETCH=0 or 1 in the environment overrides the choice.
+  bool stream_prefetch = true;
 
   // Short description, e.g. "x86-64 avx2 fma f16c avx512f avx512bw avx512vl avx512dq avx512vnni".
   std::string ToString() const;

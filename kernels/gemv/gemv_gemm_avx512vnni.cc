@@ -17,6 +17,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
 
 namespace tessel {
@@ -262,8 +263,9 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // one. Q4_0, with twice the work per byte of Q8_0, also prefetches each stream two pairs (1152 bytes)
 // ahead. TinyLlama's decode matrices on Zen 5, 1 thread (gemv_benchmark, interleaved runs): Q4_0
 // 1 stream 23-28 GB/s, 4 streams 26-31, 4 streams + prefetch 29-34; 8 streams spill registers and
-// were slower than 4; Q8_0 4 streams 32-36 GB/s, slower with the prefetch.
-template <bool kQ4, int kStreams>
+// were slower than 4; Q8_0 4 streams 32-36 GB/s, slower with the prefetch. On Zen 4 the prefetch
+// slows Q4_0 down (17-21 GB/s with it, 26-28 without), so it follows CpuFeatures::stream_prefetch.
+template <bool kQ4, int kStreams, bool kPrefetch>
 void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr int kK = kQ4 ? 4 : 8;
   constexpr int64_t kPair = Panel16PairBytes<kQ4>();
@@ -284,7 +286,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* pair = panels[s] + j * kPair;
-        if (kQ4 && h == 0) {
+        if (kQ4 && kPrefetch && h == 0) {
           // Two pairs ahead in this stream (a prefetch past the matrix is harmless: it never faults).
 #pragma GCC unroll 9
           for (int l = 0; l < kPair / 64; ++l) {
@@ -322,7 +324,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
   }
 }
 
-template <bool kQ4>
+template <bool kQ4, bool kPrefetch>
 void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
   const int64_t panel_bytes = pairs * Panel16PairBytes<kQ4>();
@@ -347,7 +349,7 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
       float* y[S];
       int rows[S];
       for (int s = 0; s < S; ++s) locate(done + s * per + i, &panels[s], &y[s], &rows[s]);
-      Panel16GemvPanels<kQ4, S>(a, panels, y, rows);
+      Panel16GemvPanels<kQ4, S, kPrefetch>(a, panels, y, rows);
     }
     done += per * S;
   };
@@ -359,7 +361,11 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 template <bool kQ4>
 void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
-    Panel16Gemv<kQ4>(a, row_begin, row_end);
+    if (GetCpuFeatures().stream_prefetch) {
+      Panel16Gemv<kQ4, true>(a, row_begin, row_end);
+    } else {
+      Panel16Gemv<kQ4, false>(a, row_begin, row_end);
+    }
     return;
   }
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;

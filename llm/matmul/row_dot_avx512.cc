@@ -9,6 +9,7 @@
 // The portable kernels convert halves in scalar code, which runs at a fraction of memory bandwidth.
 #include <immintrin.h>
 
+#include "kernels/cpu/cpu_features.h"
 #include "llm/matmul/row_dot.h"
 
 namespace tessel::llm {
@@ -37,11 +38,11 @@ float Row(const uint8_t* w, const float* x, int64_t cols) {
 }
 
 // Bytes ahead of the current position that each stream prefetches (1 KiB and 4 KiB measured slower; the
-// T0 / T1 hints slightly slower than NTA).
+// T0 / T1 hints slightly slower than NTA), where CpuFeatures::stream_prefetch says the prefetch pays.
 constexpr int kStreamPrefetchBytes = 2048;
 
 // Rows [s * q, (s + 1) * q) of `w` for s = 0..S-1, one row of each stream at a time.
-template <bool kBf16, int S>
+template <bool kBf16, int S, bool kPrefetch>
 void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t cols, float* y) {
   const uint8_t* p[S];
   for (int s = 0; s < S; ++s) p[s] = w + s * q * stride;
@@ -53,7 +54,7 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
       const __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
       for (int s = 0; s < S; ++s) {
         const uint8_t* row = p[s] + 2 * k;
-        _mm_prefetch(reinterpret_cast<const char*>(row + kStreamPrefetchBytes), _MM_HINT_NTA);
+        if (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(row + kStreamPrefetchBytes), _MM_HINT_NTA);
         a0[s] = _mm512_fmadd_ps(Widen<kBf16>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))), x0, a0[s]);
         a1[s] = _mm512_fmadd_ps(Widen<kBf16>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32))), x1, a1[s]);
       }
@@ -79,7 +80,11 @@ void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t ro
   int64_t r = row_begin;
   const int64_t q = (row_end - row_begin) / S;
   if (q >= 2) {
-    Streams<kBf16, S>(w.data + r * stride, stride, q, x, w.cols, y);
+    if (GetCpuFeatures().stream_prefetch) {
+      Streams<kBf16, S, true>(w.data + r * stride, stride, q, x, w.cols, y);
+    } else {
+      Streams<kBf16, S, false>(w.data + r * stride, stride, q, x, w.cols, y);
+    }
     r += S * q;
   }
   for (; r < row_end; ++r) y[r - row_begin] = Row<kBf16>(w.data + r * stride, x, w.cols);
