@@ -34,7 +34,10 @@ CpuFeatures Detect() {
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const unsigned base_family = (a >> 8) & 0xf;
   const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
-  f.stream_prefetch = !(std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19);
+  if (std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19) {
+    f.stream_prefetch = false;
+    f.decode_streams = 2;
+  }
   const bool osxsave = c & (1u << 27);
   const bool avx = c & (1u << 28);
   f.fma = c & (1u << 12);
@@ -87,11 +90,14 @@ CpuFeatures Detect() {
 CpuFeatures Detect() { return CpuFeatures(); }
 #endif
 
-// TESSEL_STREAM_PREFETCH=0/1 overrides the detected stream_prefetch.
+// TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 override the detected choices.
 CpuFeatures DetectWithOverrides() {
   CpuFeatures f = Detect();
   if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
     f.stream_prefetch = v[0] == '1';
+  }
+  if (const char* v = std::getenv("TESSEL_DECODE_STREAMS"); v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
+    f.decode_streams = v[0] - '0';
   }
   return f;
 }

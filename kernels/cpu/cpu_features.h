@@ -24,11 +24,15 @@ struct CpuFeatures {
   bool sve = false;
   bool sve2 = false;
   int sve_vector_bits = 0;  // 0 without SVE
-  // Whether the streaming decode GEMVs (Q4_0 Panel16, F16/BF16 rows) prefetch ahead in software. On,
-  // except on AMD family 19h (Zen 4), where the prefetches slow the streams down: random TinyLlama
-  // Q4_0, 1 thread, 17-21 GB/s with them against 26-28 without (on Zen 5 they gain ~10%).
-  // TESSEL_STREAM_PREFETCH=0 or 1 in the environment overrides the choice.
+  // How the decode GEMVs (Q4_0/Q8_0 Panel16, F16/BF16 rows) stream weights: how many linear streams
+  // one call reads in lockstep (4 or 2; 1 for Panel16 too), and whether they prefetch ahead in
+  // software. 4 streams with prefetch, except on AMD family 19h (Zen 4), where 2 streams without
+  // prefetch read fastest. Random TinyLlama, 1 thread, GB/s of weights: Zen 4 Q4_0 17-20 (4 streams,
+  // prefetch), 23-26 (4, none), 29-30 (2, none); F16 22 / 24-26 / 27; Q8_0 (no prefetch either way)
+  // 22-25 / 26-27. On Zen 5 the prefetch gains ~10% and 4 streams beat 2.
+  // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 in the environment override them.
   bool stream_prefetch = true;
+  int decode_streams = 4;
 
   // Short description, e.g. "x86-64 avx2 fma f16c avx512f avx512bw avx512vl avx512dq avx512vnni".
   std::string ToString() const;

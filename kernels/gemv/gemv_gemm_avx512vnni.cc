@@ -263,8 +263,9 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // one. Q4_0, with twice the work per byte of Q8_0, also prefetches each stream two pairs (1152 bytes)
 // ahead. TinyLlama's decode matrices on Zen 5, 1 thread (gemv_benchmark, interleaved runs): Q4_0
 // 1 stream 23-28 GB/s, 4 streams 26-31, 4 streams + prefetch 29-34; 8 streams spill registers and
-// were slower than 4; Q8_0 4 streams 32-36 GB/s, slower with the prefetch. On Zen 4 the prefetch
-// slows Q4_0 down (17-21 GB/s with it, 26-28 without), so it follows CpuFeatures::stream_prefetch.
+// were slower than 4; Q8_0 4 streams 32-36 GB/s, slower with the prefetch. Zen 4 reads fastest with
+// 2 streams and no prefetch: the stream count and the prefetch follow CpuFeatures (decode_streams,
+// stream_prefetch).
 template <bool kQ4, int kStreams, bool kPrefetch>
 void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr int kK = kQ4 ? 4 : 8;
@@ -325,7 +326,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
 }
 
 template <bool kQ4, bool kPrefetch>
-void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
   const int64_t panel_bytes = pairs * Panel16PairBytes<kQ4>();
   const auto* w = static_cast<const uint8_t*>(a.w);
@@ -338,12 +339,12 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     *y = a.y + r;
     *rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
   };
-  // Four streams while each has at least two panels, then two, then one.
+  // max_streams (4, 2 or 1) streams while each has at least two panels, then fewer.
   int64_t done = 0;
   auto run = [&](auto streams_tag) {
     constexpr int S = decltype(streams_tag)::value;
     const int64_t per = (count - done) / S;
-    if (S > 1 && per < 2) return;
+    if (S > max_streams || (S > 1 && per < 2)) return;
     for (int64_t i = 0; i < per; ++i) {
       const uint8_t* panels[S];
       float* y[S];
@@ -361,10 +362,11 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 template <bool kQ4>
 void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
-    if (GetCpuFeatures().stream_prefetch) {
-      Panel16Gemv<kQ4, true>(a, row_begin, row_end);
+    const CpuFeatures& cpu = GetCpuFeatures();
+    if (cpu.stream_prefetch) {
+      Panel16Gemv<kQ4, true>(a, row_begin, row_end, cpu.decode_streams);
     } else {
-      Panel16Gemv<kQ4, false>(a, row_begin, row_end);
+      Panel16Gemv<kQ4, false>(a, row_begin, row_end, cpu.decode_streams);
     }
     return;
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/registry/registry.h"
 #include "llm/base/fp16.h"
@@ -137,10 +138,10 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
 #if defined(__x86_64__)
     case GgmlType::kF16:
       if (!UseAvx512()) return f16_rowdot__portable;
-      return threads > 1 ? f16_rowdot_2streams__avx512 : f16_rowdot__avx512;
+      return threads > 1 || GetCpuFeatures().decode_streams < 4 ? f16_rowdot_2streams__avx512 : f16_rowdot__avx512;
     case GgmlType::kBF16:
       if (!UseAvx512()) return bf16_rowdot__portable;
-      return threads > 1 ? bf16_rowdot_2streams__avx512 : bf16_rowdot__avx512;
+      return threads > 1 || GetCpuFeatures().decode_streams < 4 ? bf16_rowdot_2streams__avx512 : bf16_rowdot__avx512;
 #else
     case GgmlType::kF16: return f16_rowdot__portable;
     case GgmlType::kBF16: return bf16_rowdot__portable;
