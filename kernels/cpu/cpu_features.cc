@@ -96,7 +96,8 @@ CpuFeatures DetectWithOverrides() {
   if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
     f.stream_prefetch = v[0] == '1';
   }
-  if (const char* v = std::getenv("TESSEL_DECODE_STREAMS"); v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
+  if (const char* v = std::getenv("TESSEL_DECODE_STREAMS");
+      v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
     f.decode_streams = v[0] - '0';
   }
   return f;

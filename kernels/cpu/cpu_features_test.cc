@@ -1,6 +1,8 @@
 // Checks detection against the compiler's view of the target and the kernel's /proc/cpuinfo flags.
 #include "kernels/cpu/cpu_features.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -48,6 +50,25 @@ TEST(CpuFeaturesTest, AgreesWithProcCpuinfo) {
   EXPECT_EQ(&f, &GetCpuFeatures()) << "detected once";
   EXPECT_FALSE(f.ToString().empty());
   std::printf("cpu: %s\n", f.ToString().c_str());
+}
+
+// The decode streaming choice: 4 streams with prefetch or 2 without (by CPU), or what the environment
+// forces (cpu_features_override_test sets TESSEL_DECODE_STREAMS=1 and TESSEL_STREAM_PREFETCH=1).
+TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
+  const CpuFeatures& f = GetCpuFeatures();
+  const char* streams = std::getenv("TESSEL_DECODE_STREAMS");
+  const char* prefetch = std::getenv("TESSEL_STREAM_PREFETCH");
+  if (streams != nullptr) {
+    EXPECT_EQ(f.decode_streams, std::atoi(streams));
+  } else {
+    EXPECT_TRUE(f.decode_streams == 4 || f.decode_streams == 2) << f.decode_streams;
+  }
+  if (prefetch != nullptr) {
+    EXPECT_EQ(f.stream_prefetch, std::strcmp(prefetch, "1") == 0);
+  } else {
+    EXPECT_EQ(f.stream_prefetch, f.decode_streams == 4) << "the detected layouts are 4 + prefetch or 2 without";
+  }
+  std::printf("decode streams %d, software prefetch %s\n", f.decode_streams, f.stream_prefetch ? "on" : "off");
 }
 
 }  // namespace
