@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/cpu_features.h"
 #include "llm/base/mapped_file.h"
 #include "llm/cli/evaluate.h"
 #include "llm/model/llama_model.h"
@@ -177,8 +178,13 @@ int GenerateCommand(int argc, char** argv) {
     std::fprintf(stderr, "[context full after %lld tokens]\n", static_cast<long long>((*runtime)->options().max_context));
   }
   const double weight_mb = common->model->WeightBytesPerToken() / 1e6;
-  std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s\n", weight_mb,
-               weight_mb * stats->DecodeTokensPerSecond() / 1e3);
+  // The AVX-512 GEMVs' stream layout (kernels/cpu/cpu_features.h), which the rate depends on.
+  const CpuFeatures& cpu = GetCpuFeatures();
+  const std::string layout = cpu.avx512f ? absl::StrFormat(" (%d streams per GEMV call, %s)", cpu.decode_streams,
+                                                           cpu.stream_prefetch ? "software prefetch" : "no prefetch")
+                                         : "";
+  std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s%s\n", weight_mb,
+               weight_mb * stats->DecodeTokensPerSecond() / 1e3, layout.c_str());
   std::printf("%s\n", stats->Summary().c_str());
   return 0;
 }
