@@ -17,6 +17,7 @@
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
 #include "runtime/npy.h"
+#include "runtime/testing/write_and_load.h"
 
 namespace {
 std::atomic<long> g_allocations{0};
@@ -70,9 +71,7 @@ std::shared_ptr<const CompiledModel> CompileModel(const std::string& model, cons
   options.force_backend = "";
   auto result = CompileGraph(**graph, options);
   EXPECT_TRUE(result.ok()) << result.status();
-  const std::string path = absl::StrCat(::testing::TempDir(), "/", model, "_", pipeline, ".tsl");
-  EXPECT_TRUE(WriteArtifact(path, result->plan, result->weights).ok());
-  auto compiled = CompiledModel::Load(path);
+  auto compiled = WriteAndLoadArtifact(*result, absl::StrCat(model, "_", pipeline));
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   return *compiled;
 }

@@ -7,7 +7,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "codegen/artifact.h"
 #include "codegen/compiler.h"
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
@@ -16,6 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/interpreter.h"
 #include "runtime/npy.h"
+#include "runtime/testing/write_and_load.h"
 
 namespace tessel {
 namespace {
@@ -54,9 +54,7 @@ TEST(CompiledInt8Test, DigitsArtifactMatchesTheInterpreterExactly) {
   } else {
     std::printf("CPU without AVX-512 VNNI: the int8 ops run their reference kernels\n");
   }
-  const std::string path = absl::StrCat(::testing::TempDir(), "/digits_int8.tsl");
-  ASSERT_TRUE(WriteArtifact(path, result->plan, result->weights).ok());
-  auto model = CompiledModel::Load(path);
+  auto model = WriteAndLoadArtifact(*result, "digits_int8");
   ASSERT_TRUE(model.ok()) << model.status();
   auto session = Session::Create(*model, SessionOptions{});
   ASSERT_TRUE(session.ok()) << session.status();

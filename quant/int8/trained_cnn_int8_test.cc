@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/artifact.h"
 #include "codegen/compiler.h"
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
 #include "quant/int8/quantize.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
+#include "runtime/testing/write_and_load.h"
 
 namespace tessel {
 namespace {
@@ -45,9 +45,7 @@ std::vector<float> RunAll(Graph& graph, const std::string& pipeline, const Tenso
   auto result = CompileGraph(graph, options);
   EXPECT_TRUE(result.ok()) << result.status();
   if (!result.ok()) return {};
-  const std::string path = absl::StrCat(::testing::TempDir(), "/", name, ".tsl");
-  EXPECT_TRUE(WriteArtifact(path, result->plan, result->weights).ok());
-  auto model = CompiledModel::Load(path);
+  auto model = WriteAndLoadArtifact(*result, name);
   EXPECT_TRUE(model.ok()) << model.status();
   if (!model.ok()) return {};
   auto session = Session::Create(*model, SessionOptions{});
