@@ -80,7 +80,9 @@ TEST_P(TrainedCnnInt8Test, AgreesWithF32OnNinetyNinePercentOfTestDigits) {
   CalibrationOptions o;
   o.method = CalibrationMethod::kMse;
   o.num_batches = 3;
-  o.batch = [&](int i) -> absl::StatusOr<std::vector<Tensor>> { return std::vector<Tensor>{Slice(*calibration, i * 33, 33)}; };
+  o.batch = [&](int i) -> absl::StatusOr<std::vector<Tensor>> {
+    return std::vector<Tensor>{Slice(*calibration, i * 33, 33)};
+  };
   auto quantized = QuantizeInt8(**int8, o);
   ASSERT_TRUE(quantized.ok()) << quantized.status();
   int integer_convs = 0, float_convs = 0;
