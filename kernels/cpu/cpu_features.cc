@@ -37,6 +37,7 @@ CpuFeatures Detect() {
   if (std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19) {
     f.stream_prefetch = false;
     f.decode_streams = 2;
+    f.row_streams_threaded = 4;
   }
   const bool osxsave = c & (1u << 27);
   const bool avx = c & (1u << 28);
@@ -99,6 +100,7 @@ CpuFeatures DetectWithOverrides() {
   if (const char* v = std::getenv("TESSEL_DECODE_STREAMS");
       v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
     f.decode_streams = v[0] - '0';
+    f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
   }
   return f;
 }

@@ -24,15 +24,24 @@ struct CpuFeatures {
   bool sve = false;
   bool sve2 = false;
   int sve_vector_bits = 0;  // 0 without SVE
-  // How the decode GEMVs (Q4_0/Q8_0 Panel16, F16/BF16 rows) stream weights: how many linear streams
-  // one call reads in lockstep (4 or 2; 1 for Panel16 too), and whether they prefetch ahead in
-  // software. 4 streams with prefetch, except on AMD family 19h (Zen 4), where 2 streams without
-  // prefetch read fastest. Random TinyLlama, 1 thread, GB/s of weights: Zen 4 Q4_0 17-20 (4 streams,
-  // prefetch), 23-26 (4, none), 29-30 (2, none); F16 22 / 24-26 / 27; Q8_0 (no prefetch either way)
-  // 22-25 / 26-27. On Zen 5 the prefetch gains ~10% and 4 streams beat 2.
-  // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 in the environment override them.
+  // How the decode GEMVs stream weights: how many linear streams one call reads in lockstep, and
+  // whether they prefetch ahead in software.
+  // - decode_streams: the Q4_0/Q8_0 Panel16 kernels (4, 2 or 1). 4 with prefetch, except on AMD
+  //   family 19h (Zen 4), where 2 streams without prefetch read fastest. Random TinyLlama, 1 thread,
+  //   GB/s of weights on Zen 4: Q4_0 17-20 (4 streams, prefetch), 23-26 (4, none), 29-30 (2, none);
+  //   Q8_0 (no prefetch either way) 22-25 (4) / 26-27 (2). On Zen 5 the prefetch gains ~10% and 4
+  //   streams beat 2.
+  // - row_streams / row_streams_threaded: the F16/BF16 row-dot kernels on one thread / on each of
+  //   several threads sharing a matrix (4 or 2). Zen 4, F16, no prefetch: 1 thread 27.4-29.1 GB/s
+  //   with 4 streams, 24.8-26.7 with 2; 2 threads, 4 per thread faster in 8 of 10 paired runs. Zen 5
+  //   measured 2 per thread fastest on 2 threads.
+  // - stream_prefetch: both kinds' software prefetch (off on Zen 4: F16 22.5-23.7 GB/s with it).
+  // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 in the environment override them
+  // (TESSEL_DECODE_STREAMS sets all three stream counts; the row kernels read 1 as 2).
   bool stream_prefetch = true;
   int decode_streams = 4;
+  int row_streams = 4;
+  int row_streams_threaded = 2;
 
   // Short description, e.g. "x86-64 avx2 fma f16c avx512f avx512bw avx512vl avx512dq avx512vnni".
   std::string ToString() const;

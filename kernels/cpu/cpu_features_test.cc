@@ -60,15 +60,23 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   const char* prefetch = std::getenv("TESSEL_STREAM_PREFETCH");
   if (streams != nullptr) {
     EXPECT_EQ(f.decode_streams, std::atoi(streams));
+    // The F16 / BF16 row kernels have 4- and 2-stream forms only: 1 reads as 2.
+    const int rows = std::atoi(streams) == 4 ? 4 : 2;
+    EXPECT_EQ(f.row_streams, rows);
+    EXPECT_EQ(f.row_streams_threaded, rows);
   } else {
     EXPECT_TRUE(f.decode_streams == 4 || f.decode_streams == 2) << f.decode_streams;
+    EXPECT_EQ(f.row_streams, 4);
+    // 4 per thread where the Panel16 kernels run 2 streams (Zen 4), else 2.
+    EXPECT_EQ(f.row_streams_threaded, f.decode_streams == 2 ? 4 : 2);
   }
   if (prefetch != nullptr) {
     EXPECT_EQ(f.stream_prefetch, std::strcmp(prefetch, "1") == 0);
   } else {
     EXPECT_EQ(f.stream_prefetch, f.decode_streams == 4) << "the detected layouts are 4 + prefetch or 2 without";
   }
-  std::printf("decode streams %d, software prefetch %s\n", f.decode_streams, f.stream_prefetch ? "on" : "off");
+  std::printf("decode streams %d (F16/BF16 rows %d, %d per thread), software prefetch %s\n", f.decode_streams,
+              f.row_streams, f.row_streams_threaded, f.stream_prefetch ? "on" : "off");
 }
 
 }  // namespace

@@ -178,11 +178,20 @@ int GenerateCommand(int argc, char** argv) {
     std::fprintf(stderr, "[context full after %lld tokens]\n", static_cast<long long>((*runtime)->options().max_context));
   }
   const double weight_mb = common->model->WeightBytesPerToken() / 1e6;
-  // The AVX-512 GEMVs' stream layout (kernels/cpu/cpu_features.h), which the rate depends on.
+  // The AVX-512 GEMVs' stream layout (kernels/cpu/cpu_features.h), which the rate depends on: the
+  // Panel16 kernels' for Q4_0/Q8_0, the row kernels' for F16/BF16.
   const CpuFeatures& cpu = GetCpuFeatures();
-  const std::string layout = cpu.avx512f ? absl::StrFormat(" (%d streams per GEMV call, %s)", cpu.decode_streams,
-                                                           cpu.stream_prefetch ? "software prefetch" : "no prefetch")
-                                         : "";
+  const int threads = common->options.threads;
+  std::string layout;
+  if (cpu.avx512f && !common->model->weights().layers.empty()) {
+    const llm::WeightMatrix& wq = common->model->weights().layers[0].wq;
+    const bool half_rows = wq.type == llm::GgmlType::kF16 || wq.type == llm::GgmlType::kBF16;
+    const int streams = !half_rows ? cpu.decode_streams : threads > 1 ? cpu.row_streams_threaded : cpu.row_streams;
+    if (half_rows || wq.layout == llm::WeightLayout::kPanel16) {
+      layout = absl::StrFormat(" (%d streams per GEMV call%s, %s)", streams, threads > 1 ? " and thread" : "",
+                               cpu.stream_prefetch ? "software prefetch" : "no prefetch");
+    }
+  }
   std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s%s\n", weight_mb,
                weight_mb * stats->DecodeTokensPerSecond() / 1e3, layout.c_str());
   std::printf("%s\n", stats->Summary().c_str());

@@ -122,6 +122,14 @@ bool UseAvx512() {
 #endif
 }
 
+#if defined(__x86_64__)
+// Streams per F16 / BF16 row-dot call (CpuFeatures::row_streams*).
+int StreamsFor(int threads) {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  return threads > 1 ? cpu.row_streams_threaded : cpu.row_streams;
+}
+#endif
+
 }  // namespace
 
 void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
@@ -138,10 +146,10 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
 #if defined(__x86_64__)
     case GgmlType::kF16:
       if (!UseAvx512()) return f16_rowdot__portable;
-      return threads > 1 || GetCpuFeatures().decode_streams < 4 ? f16_rowdot_2streams__avx512 : f16_rowdot__avx512;
+      return StreamsFor(threads) == 4 ? f16_rowdot__avx512 : f16_rowdot_2streams__avx512;
     case GgmlType::kBF16:
       if (!UseAvx512()) return bf16_rowdot__portable;
-      return threads > 1 || GetCpuFeatures().decode_streams < 4 ? bf16_rowdot_2streams__avx512 : bf16_rowdot__avx512;
+      return StreamsFor(threads) == 4 ? bf16_rowdot__avx512 : bf16_rowdot_2streams__avx512;
 #else
     case GgmlType::kF16: return f16_rowdot__portable;
     case GgmlType::kBF16: return bf16_rowdot__portable;

@@ -25,8 +25,8 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
 
 #if defined(__x86_64__)
 // AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512. A row range is read as
-// four parallel streams (one thread), or two (`_2streams`: for each of several threads, and on CPUs
-// whose CpuFeatures::decode_streams is below 4).
+// four parallel streams, or two (`_2streams`), as CpuFeatures::row_streams (one thread) and
+// row_streams_threaded (each of several threads) say.
 void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void f16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,

@@ -1,9 +1,12 @@
 // AVX-512 F16 / BF16 weight rows against f32 x (decode of unquantized half-precision models). A row
 // range is read as S linear streams, one from each S-th of the range, in lockstep (as the Q4_0/Q8_0
-// Panel16 kernel does), each prefetched 2 KiB ahead (prefetchnta); two FMA chains per stream hide the
-// FMA latency and each x vector serves S rows. About four streams in flight on the whole machine read
-// fastest: S = 4 for one thread, 2 per thread for more (random TinyLlama F16, 1 thread: 19.5 -> 31.4
-// GB/s of weights; 2 threads: 31.3 -> 36.6; 8 streams per thread were slower than 4, 1 slower than 2).
+// Panel16 kernel does), optionally prefetched 2 KiB ahead (prefetchnta, CpuFeatures::stream_prefetch);
+// two FMA chains per stream hide the FMA latency and each x vector serves S rows. S = 4 or 2 as
+// CpuFeatures::row_streams says. Random TinyLlama F16, 1 thread: Zen 5 19.5 -> 31.4 GB/s of weights
+// with 4 streams and the prefetch; Zen 4 27.4-29.1 GB/s with 4 streams and no prefetch, 24.8-26.7
+// with 2. The stream loops carry `#pragma GCC unroll`: at -O2 GCC otherwise kept the 4-stream
+// accumulators in memory (a store and reload around every FMA), which made 4 streams measure slower
+// than 2 on Zen 4 (22.5-25.8 GB/s).
 // Halves widen with vcvtph2ps (F16) or a 16-bit shift (BF16) in registers.
 // Also the row-to-f32 conversions the f32-GEMM prefill path uses.
 // The portable kernels convert halves in scalar code, which runs at a fraction of memory bandwidth.
@@ -48,25 +51,32 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
   for (int s = 0; s < S; ++s) p[s] = w + s * q * stride;
   for (int64_t i = 0; i < q; ++i) {
     __m512 a0[S], a1[S];
+#pragma GCC unroll 8
     for (int s = 0; s < S; ++s) a0[s] = a1[s] = _mm512_setzero_ps();
     int64_t k = 0;
     for (; k + 32 <= cols; k += 32) {
       const __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
+#pragma GCC unroll 8
       for (int s = 0; s < S; ++s) {
         const uint8_t* row = p[s] + 2 * k;
         if (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(row + kStreamPrefetchBytes), _MM_HINT_NTA);
-        a0[s] = _mm512_fmadd_ps(Widen<kBf16>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))), x0, a0[s]);
-        a1[s] = _mm512_fmadd_ps(Widen<kBf16>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32))), x1, a1[s]);
+        const __m256i h0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row));
+        const __m256i h1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32));
+        a0[s] = _mm512_fmadd_ps(Widen<kBf16>(h0), x0, a0[s]);
+        a1[s] = _mm512_fmadd_ps(Widen<kBf16>(h1), x1, a1[s]);
       }
     }
     for (; k < cols; k += 16) {
       const int64_t left = cols - k;
       const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
       const __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
+#pragma GCC unroll 8
       for (int s = 0; s < S; ++s) {
-        a0[s] = _mm512_fmadd_ps(Widen<kBf16>(_mm256_maskz_loadu_epi16(m, p[s] + 2 * k)), xv, a0[s]);
+        const __m256i h = _mm256_maskz_loadu_epi16(m, p[s] + 2 * k);
+        a0[s] = _mm512_fmadd_ps(Widen<kBf16>(h), xv, a0[s]);
       }
     }
+#pragma GCC unroll 8
     for (int s = 0; s < S; ++s) {
       y[s * q + i] = _mm512_reduce_add_ps(_mm512_add_ps(a0[s], a1[s]));
       p[s] += stride;
