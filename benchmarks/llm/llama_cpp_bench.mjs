@@ -1,20 +1,22 @@
 // llama.cpp's side of benchmarks/llm/run.sh, through node-llama-cpp's prebuilt CPU binaries (offline):
 // prefill of a prompt of N tokens, then greedy decode of M tokens, on a fresh sequence each time.
-// Usage: node llama_cpp_bench.mjs MODEL.gguf THREADS PROMPT_TOKENS DECODE_TOKENS
+// Usage: node llama_cpp_bench.mjs MODEL.gguf THREADS PROMPT_TOKENS DECODE_TOKENS [CONTEXT]
+// CONTEXT (default 512) is the context and batch size.
 // Prints one JSON line: {"prefill_tokens", "prefill_tok_s", "decode_tokens", "decode_tok_s", "cpu"}.
 import path from "node:path";
 import {createRequire} from "node:module";
 
-const [modelPath, threadsArg, promptArg, decodeArg] = process.argv.slice(2);
+const [modelPath, threadsArg, promptArg, decodeArg, contextArg] = process.argv.slice(2);
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../third_party/npm/node_modules");
 const {getLlama, LlamaLogLevel} = await import(path.join(root, "node-llama-cpp/dist/index.js"));
 
 const threads = Number(threadsArg), promptTokens = Number(promptArg), decodeTokens = Number(decodeArg);
+const contextSize = Number(contextArg || 512);
 const llama = await getLlama({gpu: false, build: "never", usePrebuiltBinaries: true, skipDownload: true,
                               progressLogs: false, logLevel: LlamaLogLevel.error, maxThreads: threads});
 const model = await llama.loadModel({modelPath, gpuLayers: 0, useMmap: true});
-const context = await model.createContext({contextSize: 512, batchSize: 512, threads, sequences: 1});
+const context = await model.createContext({contextSize, batchSize: contextSize, threads, sequences: 1});
 const sequence = context.getSequence();
 // The same prompt text as Tessel's side: single-letter words, one token each, plus BOS.
 const letters = "abcdefghijklmnopqrstuvwxyz";

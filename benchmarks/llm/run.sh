@@ -19,6 +19,9 @@ PROMPT=${PROMPT:-128}
 DECODE=${DECODE:-64}
 THREADS=${THREADS:-"1 2"}
 BENCH_DIR=${BENCH_DIR:-$HOME/.cache/tessel/bench}
+# Context (and llama.cpp batch) size on both sides: the prompt, the decode tokens and a margin, at
+# least 512.
+CTX=$(( PROMPT + DECODE + 16 > 512 ? PROMPT + DECODE + 16 : 512 ))
 
 bazel build //tools:tessel //benchmarks/llm:read_bandwidth //llm/testdata:tiny_llama >&2
 BIN=bazel-out/k8-opt/bin
@@ -48,14 +51,14 @@ for model in "${MODELS[@]}"; do
       echo "probe - $t $("$BIN/benchmarks/llm/read_bandwidth" "$t")" >> "$RESULTS"
       # -n DECODE+1: the first token comes from the prompt's logits, then DECODE decode steps.
       summary=$("$TESSEL" generate --model "$model" --prompt "$PROMPT_TEXT" -n $((DECODE + 1)) --temp 0 \
-                --threads "$t" --ctx 512 2>"$ERR" | tail -1 || true)
+                --threads "$t" --ctx "$CTX" 2>"$ERR" | tail -1 || true)
       echo "tessel $model $t $summary $(grep 'decode reads' "$ERR" || tail -1 "$ERR")" >> "$RESULTS"
-      lc=$(node benchmarks/llm/llama_cpp_bench.mjs "$model" "$t" "$PROMPT" "$DECODE" 2>/dev/null | tail -1 || true)
+      lc=$(node benchmarks/llm/llama_cpp_bench.mjs "$model" "$t" "$PROMPT" "$DECODE" "$CTX" 2>/dev/null | tail -1 || true)
       echo "llama.cpp $model $t $lc" >> "$RESULTS"
     done
   done
 done
-/usr/bin/python3 - "$RESULTS" <<'EOF'
+/usr/bin/python3 - "$RESULTS" "$DECODE" <<'EOF'
 import json, os, re, statistics, sys
 from collections import defaultdict
 
@@ -80,6 +83,10 @@ for line in open(sys.argv[1]):
         w = re.search(r"decode reads ([\d.]+) MB of weights per token", rest)
         if not m:
             print("tessel failed on %s: %s" % (model, rest.strip()[-300:]), file=sys.stderr)
+            continue
+        if int(m.group(3)) < int(sys.argv[2]):  # stopped early (end of text, context full): not a full run
+            print("tessel decoded %s of %s tokens on %s: run left out" % (m.group(3), sys.argv[2], model),
+                  file=sys.stderr)
             continue
         runs[key]["tessel_prefill"].append(float(m.group(2)))
         runs[key]["tessel_decode"].append(float(m.group(4)))
