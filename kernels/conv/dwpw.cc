@@ -40,25 +40,47 @@ inline V16 Splat(float v) { return V16{} + v; }
 
 // One output row of a 3x3 depthwise convolution over `count` pixels: out[i, ch] = clamp(bias[ch] +
 // sum_{ky, kx} row_ky[(i * stride + kx) * channels + ch] * w[(3 ky + kx) * channels + ch]). The three
-// input rows start at the first pixel's left tap; a row outside the image points at a zero row with
-// step 0. Channel tiles of 16 outermost, so a tile's 9 weights and bias stay in registers across the
-// row; the last partial tile goes through scalar code.
+// input rows start at the first pixel's left tap; a row outside the image points at a zero row (3
+// pixels of zeros) with step 0. `left`: the first pixel lies on the left border, its kx = 0 taps
+// outside the image, and the rows start at its kx = 1 tap (a zero row at its second pixel); `right`:
+// the last pixel's kx = 2 taps are outside. Channel tiles of 16 outermost, so a tile's 9 weights and
+// bias stay in registers across the row; the last partial tile goes through scalar code.
 TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const float* __restrict r0,
                                         const float* __restrict r1, const float* __restrict r2, int64_t step0,
-                                        int64_t step1, int64_t step2, const float* __restrict w,
-                                        const float* __restrict bias, float lo, float hi, float* __restrict out) {
+                                        int64_t step1, int64_t step2, bool left, bool right,
+                                        const float* __restrict w, const float* __restrict bias, float lo, float hi,
+                                        float* __restrict out) {
   const int64_t c = channels;
   const V16 vlo = Splat(lo), vhi = Splat(hi);
+  // Where pixel 0's left tap would be, relative to the row pointers (reached only past the border).
+  const int64_t shift = left ? -c : 0;
+  const int64_t first = left ? 1 : 0, last = right ? count - 1 : count;  // the interior pixels
   int64_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
     V16 wt[9];
     for (int t = 0; t < 9; ++t) wt[t] = *reinterpret_cast<const V16u*>(w + t * c + ch);
     const V16 b = *reinterpret_cast<const V16u*>(bias + ch);
-    const float* a = r0 + ch;
-    const float* e = r1 + ch;
-    const float* d = r2 + ch;
     float* o = out + ch;
-    for (int64_t i = 0; i < count; ++i) {
+    if (left) {
+      const float* a = r0 + ch;
+      const float* e = r1 + ch;
+      const float* d = r2 + ch;
+      V16 acc = b;
+      acc += *reinterpret_cast<const V16u*>(a) * wt[1];
+      acc += *reinterpret_cast<const V16u*>(a + c) * wt[2];
+      acc += *reinterpret_cast<const V16u*>(e) * wt[4];
+      acc += *reinterpret_cast<const V16u*>(e + c) * wt[5];
+      acc += *reinterpret_cast<const V16u*>(d) * wt[7];
+      acc += *reinterpret_cast<const V16u*>(d + c) * wt[8];
+      acc = acc < vlo ? vlo : acc;
+      acc = acc > vhi ? vhi : acc;
+      *reinterpret_cast<V16u*>(o) = acc;
+      o += c;
+    }
+    const float* a = r0 + first * step0 + shift + ch;
+    const float* e = r1 + first * step1 + shift + ch;
+    const float* d = r2 + first * step2 + shift + ch;
+    for (int64_t i = first; i < last; ++i) {
       V16 acc = b;
       acc += *reinterpret_cast<const V16u*>(a) * wt[0];
       acc += *reinterpret_cast<const V16u*>(a + c) * wt[1];
@@ -74,15 +96,28 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
       *reinterpret_cast<V16u*>(o) = acc;
       a += step0, e += step1, d += step2, o += c;
     }
+    if (right) {
+      V16 acc = b;
+      acc += *reinterpret_cast<const V16u*>(a) * wt[0];
+      acc += *reinterpret_cast<const V16u*>(a + c) * wt[1];
+      acc += *reinterpret_cast<const V16u*>(e) * wt[3];
+      acc += *reinterpret_cast<const V16u*>(e + c) * wt[4];
+      acc += *reinterpret_cast<const V16u*>(d) * wt[6];
+      acc += *reinterpret_cast<const V16u*>(d + c) * wt[7];
+      acc = acc < vlo ? vlo : acc;
+      acc = acc > vhi ? vhi : acc;
+      *reinterpret_cast<V16u*>(o) = acc;
+    }
   }
   for (; ch < c; ++ch) {
     for (int64_t i = 0; i < count; ++i) {
-      const float* a = r0 + i * step0 + ch;
-      const float* e = r1 + i * step1 + ch;
-      const float* d = r2 + i * step2 + ch;
+      // Taps kx in [kx0, kx1) of pixel i, whose left tap is at offset i * step + shift.
+      const int kx0 = i == 0 && left ? 1 : 0, kx1 = i == count - 1 && right ? 2 : 3;
       float acc = bias[ch];
-      for (int kx = 0; kx < 3; ++kx) {
-        acc += a[kx * c] * w[kx * c + ch] + e[kx * c] * w[(3 + kx) * c + ch] + d[kx * c] * w[(6 + kx) * c + ch];
+      for (int kx = kx0; kx < kx1; ++kx) {
+        const int64_t at = kx * c + shift + ch;
+        acc += r0[i * step0 + at] * w[kx * c + ch] + r1[i * step1 + at] * w[(3 + kx) * c + ch] +
+               r2[i * step2 + at] * w[(6 + kx) * c + ch];
       }
       acc = acc < lo ? lo : acc;
       out[i * c + ch] = acc > hi ? hi : acc;
@@ -349,18 +384,28 @@ class DwPwKernel : public OpKernel {
       const int64_t first_in = (g.pad_left + g.sw - 1) / g.sw;           // smallest ox with ix0 >= 0
       const int64_t span = g.w - 3 + g.pad_left;                        // largest ix0 + pad_left with ix0 + 2 < w
       const int64_t last_in = span >= 0 ? span / g.sw : -1;              // largest ox with ix0 + 2 < w
-      if (ox >= first_in && ox <= last_in) {
-        const int64_t n = std::min(row_end, last_in + 1) - ox;
+      // A border pixel with one column of taps outside (image at least 2 wide): the left one starts
+      // the row's run, the right one ends it, instead of going through the per-pixel kernel (a
+      // 7x7 map's border is 2 of its 7 columns).
+      const int64_t ix0 = ox * g.sw - g.pad_left;
+      const bool left = ix0 == -1 && g.w >= 2;
+      const int64_t right_ox = last_in + 1;  // the pixel after the interior
+      const bool right_edge = right_ox * g.sw - g.pad_left + 2 == g.w && g.w >= 2 && right_ox < row_end;
+      // (A left border pixel is never the right one: that would need a 1-wide image. Past it, the
+      // interior starts: first_in is the next pixel.)
+      if ((ox >= first_in || left) && ox <= (right_edge ? right_ox : last_in)) {
+        const int64_t n = (right_edge ? right_ox + 1 : std::min(row_end, last_in + 1)) - ox;
         const float* rows[3];
         int64_t steps[3];
+        const int64_t start = left ? 0 : ix0;  // the first tap inside the image
         for (int ky = 0; ky < 3; ++ky) {
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           const bool inside = iy >= 0 && iy < g.h;
-          rows[ky] = inside ? src + ((b * g.h + iy - row0) * g.w + ox * g.sw - g.pad_left) * c : zero;
+          rows[ky] = inside ? src + ((b * g.h + iy - row0) * g.w + start) * c : zero + (left ? c : 0);
           steps[ky] = inside ? g.sw * c : 0;
         }
-        DepthwiseRow3x3(c, n, rows[0], rows[1], rows[2], steps[0], steps[1], steps[2], dw_w_.data(), dw_b_.data(),
-                        dw_lo_, dw_hi_, out + (p - p0) * c);
+        DepthwiseRow3x3(c, n, rows[0], rows[1], rows[2], steps[0], steps[1], steps[2], left, right_edge,
+                        dw_w_.data(), dw_b_.data(), dw_lo_, dw_hi_, out + (p - p0) * c);
         p += n;
         continue;
       }

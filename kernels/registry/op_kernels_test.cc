@@ -117,7 +117,8 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
   const bool one_by_one = shape_class == 1, three_by_three = shape_class == 2;
   const bool fixed = one_by_one || three_by_three;
   const int64_t n = Pick(rng, {1, 2});
-  const int64_t h = Pick(rng, {1, 5, 7, 12}), w = Pick(rng, {1, 6, 11});
+  // 37: rows longer than the direct stem kernel's 6-16 pixel chunks, with a remainder.
+  const int64_t h = Pick(rng, {1, 5, 7, 12}), w = Pick(rng, {1, 6, 11, 37});
   const int64_t groups = fixed ? 1 : Pick(rng, {1, 1, 2, 3, 0});  // 0: depthwise
   const int64_t cg = groups == 0 ? 1 : Pick(rng, {1, 3, 8, 17});
   const int64_t g = groups == 0 ? Pick(rng, {4, 13}) : groups;
