@@ -89,6 +89,27 @@ def tessel_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
         **kwargs
     )
 
+def tessel_spill_test(name, library, functions):
+    """A host test that disassembles `library`'s static archive and fails if a function whose demangled
+    name matches the regex `functions` moves a vector register to or from the stack
+    (kernels/portable/check_register_spills.py; its counter-example must fail first)."""
+    archive = name + "_archive"
+    # A cc_library in `data` brings no archive into the runfiles: copy the non-PIC one out.
+    native.genrule(
+        name = archive,
+        srcs = [library],
+        outs = [archive + ".a"],
+        cmd = "cp $$(echo $(locations %s) | tr ' ' '\\n' | grep -v '\\.pic\\.a$$' | grep '\\.a$$' | head -1) $@" % library,
+        tags = ["host_only"],
+    )
+    native.sh_test(
+        name = name,
+        srcs = ["//kernels/portable:check_register_spills_test.sh"],
+        args = ["'%s'" % functions, "$(rootpath :%s)" % archive],
+        data = [":" + archive, "//kernels/portable:check_register_spills"],
+        tags = ["host_only"],
+    )
+
 def _py_testdata_impl(ctx):
     out = ctx.actions.declare_directory(ctx.attr.name)
     ctx.actions.run_shell(

@@ -38,6 +38,22 @@ typedef float V16u __attribute__((vector_size(64), aligned(4)));
 
 inline V16 Splat(float v) { return V16{} + v; }
 
+// A border pixel's 16 channels from two columns of taps, kx = t and t + 1 (t = 1: the left column is
+// outside the image, t = 0: the right one), with rows a, e, d at its column kx = t.
+inline void BorderPixel(const float* a, const float* e, const float* d, int64_t c, const V16 (&wt)[9], int t, V16 b,
+                        V16 vlo, V16 vhi, float* o) {
+  V16 acc = b;
+  acc += *reinterpret_cast<const V16u*>(a) * wt[t];
+  acc += *reinterpret_cast<const V16u*>(a + c) * wt[t + 1];
+  acc += *reinterpret_cast<const V16u*>(e) * wt[3 + t];
+  acc += *reinterpret_cast<const V16u*>(e + c) * wt[4 + t];
+  acc += *reinterpret_cast<const V16u*>(d) * wt[6 + t];
+  acc += *reinterpret_cast<const V16u*>(d + c) * wt[7 + t];
+  acc = acc < vlo ? vlo : acc;
+  acc = acc > vhi ? vhi : acc;
+  *reinterpret_cast<V16u*>(o) = acc;
+}
+
 // One output row of a 3x3 depthwise convolution over `count` pixels: out[i, ch] = clamp(bias[ch] +
 // sum_{ky, kx} row_ky[(i * stride + kx) * channels + ch] * w[(3 ky + kx) * channels + ch]). The three
 // input rows start at the first pixel's left tap; a row outside the image points at a zero row (3
@@ -62,19 +78,7 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
     const V16 b = *reinterpret_cast<const V16u*>(bias + ch);
     float* o = out + ch;
     if (left) {
-      const float* a = r0 + ch;
-      const float* e = r1 + ch;
-      const float* d = r2 + ch;
-      V16 acc = b;
-      acc += *reinterpret_cast<const V16u*>(a) * wt[1];
-      acc += *reinterpret_cast<const V16u*>(a + c) * wt[2];
-      acc += *reinterpret_cast<const V16u*>(e) * wt[4];
-      acc += *reinterpret_cast<const V16u*>(e + c) * wt[5];
-      acc += *reinterpret_cast<const V16u*>(d) * wt[7];
-      acc += *reinterpret_cast<const V16u*>(d + c) * wt[8];
-      acc = acc < vlo ? vlo : acc;
-      acc = acc > vhi ? vhi : acc;
-      *reinterpret_cast<V16u*>(o) = acc;
+      BorderPixel(r0 + ch, r1 + ch, r2 + ch, c, wt, 1, b, vlo, vhi, o);
       o += c;
     }
     const float* a = r0 + first * step0 + shift + ch;
@@ -96,18 +100,7 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
       *reinterpret_cast<V16u*>(o) = acc;
       a += step0, e += step1, d += step2, o += c;
     }
-    if (right) {
-      V16 acc = b;
-      acc += *reinterpret_cast<const V16u*>(a) * wt[0];
-      acc += *reinterpret_cast<const V16u*>(a + c) * wt[1];
-      acc += *reinterpret_cast<const V16u*>(e) * wt[3];
-      acc += *reinterpret_cast<const V16u*>(e + c) * wt[4];
-      acc += *reinterpret_cast<const V16u*>(d) * wt[6];
-      acc += *reinterpret_cast<const V16u*>(d + c) * wt[7];
-      acc = acc < vlo ? vlo : acc;
-      acc = acc > vhi ? vhi : acc;
-      *reinterpret_cast<V16u*>(o) = acc;
-    }
+    if (right) BorderPixel(a, e, d, c, wt, 0, b, vlo, vhi, o);
   }
   for (; ch < c; ++ch) {
     for (int64_t i = 0; i < count; ++i) {
