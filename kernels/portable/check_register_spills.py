@@ -22,8 +22,13 @@ STACK_VECTOR = re.compile(r"%[yz]mm\d+.*\(%r[sb]p\)|\(%r[sb]p\).*%[yz]mm\d+")
 
 def functions(path):
     """{demangled name: [instruction lines]} of every function in `path`."""
-    out = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", path], check=True, capture_output=True,
-                         text=True).stdout
+    try:
+        out = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", path], check=True, capture_output=True,
+                             text=True).stdout
+    except FileNotFoundError:
+        sys.exit("check_register_spills: objdump not found (Debian package binutils)")
+    except subprocess.CalledProcessError as e:
+        sys.exit("check_register_spills: objdump failed on %s: %s" % (path, e.stderr.strip()[-500:]))
     result = {}
     current = None
     for line in out.splitlines():
