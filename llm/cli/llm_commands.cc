@@ -15,6 +15,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "llm/base/mapped_file.h"
 #include "llm/cli/evaluate.h"
+#include "llm/matmul/row_dot.h"
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
@@ -178,18 +179,14 @@ int GenerateCommand(int argc, char** argv) {
     std::fprintf(stderr, "[context full after %lld tokens]\n", static_cast<long long>((*runtime)->options().max_context));
   }
   const double weight_mb = common->model->WeightBytesPerToken() / 1e6;
-  // The AVX-512 GEMVs' stream layout (kernels/cpu/cpu_features.h), which the rate depends on: the
-  // Panel16 kernels' for Q4_0/Q8_0, the row kernels' for F16/BF16.
-  const CpuFeatures& cpu = GetCpuFeatures();
+  // The AVX-512 GEMVs' stream layout (llm/matmul/row_dot.h), which the rate depends on.
   const int threads = common->options.threads;
   std::string layout;
-  if (cpu.avx512f && !common->model->weights().layers.empty()) {
-    const llm::WeightMatrix& wq = common->model->weights().layers[0].wq;
-    const bool half_rows = wq.type == llm::GgmlType::kF16 || wq.type == llm::GgmlType::kBF16;
-    const int streams = !half_rows ? cpu.decode_streams : threads > 1 ? cpu.row_streams_threaded : cpu.row_streams;
-    if (half_rows || wq.layout == llm::WeightLayout::kPanel16) {
+  if (!common->model->weights().layers.empty()) {
+    const int streams = llm::DecodeStreams(common->model->weights().layers[0].wq, threads);
+    if (streams > 0) {
       layout = absl::StrFormat(" (%d streams per GEMV call%s, %s)", streams, threads > 1 ? " and thread" : "",
-                               cpu.stream_prefetch ? "software prefetch" : "no prefetch");
+                               GetCpuFeatures().stream_prefetch ? "software prefetch" : "no prefetch");
     }
   }
   std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s%s\n", weight_mb,

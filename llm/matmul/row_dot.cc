@@ -161,4 +161,13 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
   }
 }
 
+int DecodeStreams(const WeightMatrix& w, int threads) {
+#if defined(__x86_64__)
+  if (!UseAvx512()) return 0;
+  if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
+  if (w.layout == WeightLayout::kPanel16) return GetCpuFeatures().decode_streams;
+#endif
+  return 0;
+}
+
 }  // namespace tessel::llm

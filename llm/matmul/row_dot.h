@@ -46,6 +46,11 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst);
 // ranges of one matrix at once (the F16 / BF16 kernels read fewer parallel streams each when several do).
 RowDotFn GetRowDot(GgmlType type, int threads = 1);
 
+// How many linear streams one decode GEMV call over `w` reads on `threads` threads with the AVX-512
+// kernels: the F16 / BF16 row kernels' count (CpuFeatures::row_streams*), the Panel16 kernels' for a
+// repacked Q4_0 / Q8_0 matrix (decode_streams); 0 where neither runs.
+int DecodeStreams(const WeightMatrix& w, int threads);
+
 }  // namespace tessel::llm
 
 #endif  // TESSEL_LLM_MATMUL_ROW_DOT_H_
