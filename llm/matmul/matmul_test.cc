@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/registry/registry.h"
 #include "llm/matmul/row_dot.h"
 
 namespace tessel::llm {
@@ -202,6 +204,21 @@ TEST(RowDotTest, EverySupportedTypeHasAKernel) {
     EXPECT_NE(GetRowDot(t), nullptr) << GgmlTypeName(t);
   }
   EXPECT_EQ(GetRowDot(GgmlType::kQ6_K), nullptr);
+}
+
+// The stream count tessel generate reports is the one the kernels use: CpuFeatures' row counts for
+// F16 / BF16 on AVX-512, its Panel16 count for repacked matrices, none for ggml rows of Q4_0 or f32.
+TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  const bool avx512 = CpuSupports(Isa::kAvx512);
+  const WeightMatrix f16{GgmlType::kF16, 64, 64, nullptr};
+  EXPECT_EQ(DecodeStreams(f16, 1), avx512 ? cpu.row_streams : 0);
+  EXPECT_EQ(DecodeStreams(f16, 2), avx512 ? cpu.row_streams_threaded : 0);
+  WeightMatrix panel{GgmlType::kQ4_0, 64, 64, nullptr};
+  panel.layout = WeightLayout::kPanel16;
+  EXPECT_EQ(DecodeStreams(panel, 1), avx512 ? cpu.decode_streams : 0);
+  EXPECT_EQ(DecodeStreams(WeightMatrix{GgmlType::kQ4_0, 64, 64, nullptr}, 1), 0);
+  EXPECT_EQ(DecodeStreams(WeightMatrix{GgmlType::kF32, 64, 64, nullptr}, 1), 0);
 }
 
 }  // namespace
