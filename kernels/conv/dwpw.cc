@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "pthreadpool.h"
 #include "xnnpack.h"
@@ -54,6 +55,50 @@ inline void BorderPixel(const float* a, const float* e, const float* d, int64_t 
   *reinterpret_cast<V16u*>(o) = acc;
 }
 
+// acc[j] += the 3 taps of one input row for pixels j < P at stride SW: pixel j's tap kx sits at
+// p + (j * SW + kx) * c. Each of the (P - 1) * SW + 3 input vectors is loaded once and used by every
+// pixel that reads it, and the P accumulators are P independent FMA chains (one pixel's 9 taps are
+// one chain, 4 cycles a step). In the order of the one-pixel loop: kx = 0, 1, 2.
+template <int SW, int P>
+inline void RowTaps(const float* p, int64_t c, V16 w0, V16 w1, V16 w2, V16 (&acc)[P]) {
+  constexpr int kCols = (P - 1) * SW + 3;
+#pragma GCC unroll 16
+  for (int col = 0; col < kCols; ++col) {
+    const V16 x = *reinterpret_cast<const V16u*>(p + col * c);
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) {
+      const int kx = col - j * SW;
+      if (kx == 0) acc[j] += x * w0;
+      if (kx == 1) acc[j] += x * w1;
+      if (kx == 2) acc[j] += x * w2;
+    }
+  }
+}
+
+// Interior pixels of a row, P at a time, at stride SW (the rows' step is SW * c; a zero row, step 0,
+// adds nothing and is skipped). Returns how many pixels it wrote (a multiple of P).
+template <int SW, int P>
+inline int64_t DepthwiseTiles(int64_t c, int64_t n, const float* a, const float* e, const float* d, bool use_a,
+                              bool use_e, bool use_d, const V16 (&wt)[9], V16 b, V16 vlo, V16 vhi, float* o) {
+  int64_t i = 0;
+  for (; i + P <= n; i += P) {
+    V16 acc[P];
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) acc[j] = b;
+    const int64_t at = i * SW * c;
+    if (use_a) RowTaps<SW, P>(a + at, c, wt[0], wt[1], wt[2], acc);
+    if (use_e) RowTaps<SW, P>(e + at, c, wt[3], wt[4], wt[5], acc);
+    if (use_d) RowTaps<SW, P>(d + at, c, wt[6], wt[7], wt[8], acc);
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) {
+      V16 v = acc[j] < vlo ? vlo : acc[j];
+      v = v > vhi ? vhi : v;
+      *reinterpret_cast<V16u*>(o + (i + j) * c) = v;
+    }
+  }
+  return i;
+}
+
 // One output row of a 3x3 depthwise convolution over `count` pixels: out[i, ch] = clamp(bias[ch] +
 // sum_{ky, kx} row_ky[(i * stride + kx) * channels + ch] * w[(3 ky + kx) * channels + ch]). The three
 // input rows start at the first pixel's left tap; a row outside the image points at a zero row (3
@@ -71,6 +116,8 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
   // Where pixel 0's left tap would be, relative to the row pointers (reached only past the border).
   const int64_t shift = left ? -c : 0;
   const int64_t first = left ? 1 : 0, last = right ? count - 1 : count;  // the interior pixels
+  const int64_t step = std::max({step0, step1, step2});                   // stride x c; 0 on zero rows
+  constexpr int kTile = 4;
   int64_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
     V16 wt[9];
@@ -84,7 +131,18 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
     const float* a = r0 + first * step0 + shift + ch;
     const float* e = r1 + first * step1 + shift + ch;
     const float* d = r2 + first * step2 + shift + ch;
-    for (int64_t i = first; i < last; ++i) {
+    int64_t i = first;
+    // Strides 1 and 2 (MobileNet's) in tiles of pixels, the rest and the tail one pixel at a time.
+    if (step == c || step == 2 * c) {
+      const int64_t done =
+          step == c ? DepthwiseTiles<1, kTile>(c, last - first, a, e, d, step0 != 0, step1 != 0, step2 != 0, wt, b,
+                                               vlo, vhi, o)
+                    : DepthwiseTiles<2, kTile>(c, last - first, a, e, d, step0 != 0, step1 != 0, step2 != 0, wt, b,
+                                               vlo, vhi, o);
+      i += done;
+      a += done * step0, e += done * step1, d += done * step2, o += done * c;
+    }
+    for (; i < last; ++i) {
       V16 acc = b;
       acc += *reinterpret_cast<const V16u*>(a) * wt[0];
       acc += *reinterpret_cast<const V16u*>(a + c) * wt[1];
@@ -437,10 +495,11 @@ class DwPwKernel : public OpKernel {
   DirectGemmF32 exp_direct_;
   bool exp_use_direct_ = false;
   std::vector<xnn_operator_t> exp_fc_;  // the expansion's, one per task, where the direct GEMM does not run
-  std::vector<std::vector<float>> band_;
+  std::vector<AlignedBuffer<float>> band_;
   int64_t block_ = 1;
   int tasks_ = 1;
-  std::vector<std::vector<float>> mid_, residual_copy_;
+  // Cache-line aligned: the depthwise kernel's zmm loads (band) and stores (mid) stay within a line.
+  std::vector<AlignedBuffer<float>> mid_, residual_copy_;
   std::atomic<bool> failed_{false};
 };
 
