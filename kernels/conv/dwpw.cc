@@ -32,6 +32,10 @@ namespace {
 #define TESSEL_DWPW_CLONES
 #endif
 
+// The row kernels' helpers are inlined into each clone (GCC otherwise keeps the tile functions out of
+// line, passing the weight vectors through memory).
+#define TESSEL_DWPW_INLINE __attribute__((always_inline)) inline
+
 // 16 channels as one GCC vector (one zmm in the AVX-512 clone, two ymm or four xmm in the others);
 // unaligned access through the aligned(4) variant.
 typedef float V16 __attribute__((vector_size(64)));
@@ -55,16 +59,20 @@ inline void BorderPixel(const float* a, const float* e, const float* d, int64_t 
   *reinterpret_cast<V16u*>(o) = acc;
 }
 
-// acc[j] += the 3 taps of one input row for pixels j < P at stride SW: pixel j's tap kx sits at
-// p + (j * SW + kx) * c. Each of the (P - 1) * SW + 3 input vectors is loaded once and used by every
-// pixel that reads it, and the P accumulators are P independent FMA chains (one pixel's 9 taps are
-// one chain, 4 cycles a step). In the order of the one-pixel loop: kx = 0, 1, 2.
+// acc[j] += the taps of one input row for the P pixels of a tile at stride SW: pixel j's tap kx is
+// column j * SW + kx of the tile, at row + (off + column) * c. Each of the (P - 1) * SW + 3 columns is
+// loaded once and used by every pixel that reads it, and the P accumulators are P independent FMA
+// chains (one pixel's 9 taps are one chain, 4 cycles a step). `skip_first` / `skip_last`: the tile's
+// first / last column lies outside the image (its pixel is on the left / right border) and is never
+// read. Taps go in the order of the one-pixel loop: kx = 0, 1, 2.
 template <int SW, int P>
-inline void RowTaps(const float* p, int64_t c, V16 w0, V16 w1, V16 w2, V16 (&acc)[P]) {
+TESSEL_DWPW_INLINE void TileRowTaps(const float* row, int64_t c, int64_t off, bool skip_first, bool skip_last, V16 w0,
+                                    V16 w1, V16 w2, V16 (&acc)[P]) {
   constexpr int kCols = (P - 1) * SW + 3;
 #pragma GCC unroll 16
   for (int col = 0; col < kCols; ++col) {
-    const V16 x = *reinterpret_cast<const V16u*>(p + col * c);
+    if ((col == 0 && skip_first) || (col == kCols - 1 && skip_last)) continue;
+    const V16 x = *reinterpret_cast<const V16u*>(row + (off + col) * c);
 #pragma GCC unroll 8
     for (int j = 0; j < P; ++j) {
       const int kx = col - j * SW;
@@ -75,28 +83,55 @@ inline void RowTaps(const float* p, int64_t c, V16 w0, V16 w1, V16 w2, V16 (&acc
   }
 }
 
-// Interior pixels of a row, P at a time, at stride SW (the rows' step is SW * c; a zero row, step 0,
-// adds nothing and is skipped). Returns how many pixels it wrote (a multiple of P).
+// P output pixels (16 channels) from the rows in use; a zero row (outside the image) adds nothing.
 template <int SW, int P>
-inline int64_t DepthwiseTiles(int64_t c, int64_t n, const float* a, const float* e, const float* d, bool use_a,
-                              bool use_e, bool use_d, const V16 (&wt)[9], V16 b, V16 vlo, V16 vhi, float* o) {
-  int64_t i = 0;
-  for (; i + P <= n; i += P) {
-    V16 acc[P];
+TESSEL_DWPW_INLINE void DepthwiseTile(const float* const (&rows)[3], const bool (&use)[3], int64_t c, int64_t off,
+                                      bool skip_first, bool skip_last, const V16 (&wt)[9], V16 b, V16 vlo, V16 vhi,
+                                      float* o) {
+  V16 acc[P];
 #pragma GCC unroll 8
-    for (int j = 0; j < P; ++j) acc[j] = b;
-    const int64_t at = i * SW * c;
-    if (use_a) RowTaps<SW, P>(a + at, c, wt[0], wt[1], wt[2], acc);
-    if (use_e) RowTaps<SW, P>(e + at, c, wt[3], wt[4], wt[5], acc);
-    if (use_d) RowTaps<SW, P>(d + at, c, wt[6], wt[7], wt[8], acc);
-#pragma GCC unroll 8
-    for (int j = 0; j < P; ++j) {
-      V16 v = acc[j] < vlo ? vlo : acc[j];
-      v = v > vhi ? vhi : v;
-      *reinterpret_cast<V16u*>(o + (i + j) * c) = v;
+  for (int j = 0; j < P; ++j) acc[j] = b;
+#pragma GCC unroll 3
+  for (int r = 0; r < 3; ++r) {
+    if (use[r]) {
+      TileRowTaps<SW, P>(rows[r], c, off, skip_first, skip_last, wt[3 * r], wt[3 * r + 1], wt[3 * r + 2], acc);
     }
   }
-  return i;
+#pragma GCC unroll 8
+  for (int j = 0; j < P; ++j) {
+    V16 v = acc[j] < vlo ? vlo : acc[j];
+    v = v > vhi ? vhi : v;
+    *reinterpret_cast<V16u*>(o + j * c) = v;
+  }
+}
+
+// A whole row of `count` pixels at stride SW in tiles of 4, the last one 1-4 wide; the border pixels
+// are in the first and last tile, their outside column skipped. rows[r] points at pixel 0's first
+// tap inside the image (kx = 1 on a left border), so pixel i's tap kx is column i * SW + kx - left.
+template <int SW>
+TESSEL_DWPW_INLINE void DepthwiseRowTiles(const float* const (&rows)[3], const bool (&use)[3], int64_t c,
+                                          int64_t count, bool left, bool right, const V16 (&wt)[9], V16 b, V16 vlo,
+                                          V16 vhi, float* o) {
+  for (int64_t i = 0; i < count; i += 4) {
+    const int64_t n = std::min<int64_t>(4, count - i);
+    const bool skip_first = left && i == 0, skip_last = right && i + n == count;
+    const int64_t off = i * SW - (left ? 1 : 0);
+    float* oi = o + i * c;
+    switch (n) {
+      case 4:
+        DepthwiseTile<SW, 4>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        break;
+      case 3:
+        DepthwiseTile<SW, 3>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        break;
+      case 2:
+        DepthwiseTile<SW, 2>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        break;
+      default:
+        DepthwiseTile<SW, 1>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        break;
+    }
+  }
 }
 
 // One output row of a 3x3 depthwise convolution over `count` pixels: out[i, ch] = clamp(bias[ch] +
@@ -117,13 +152,23 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
   const int64_t shift = left ? -c : 0;
   const int64_t first = left ? 1 : 0, last = right ? count - 1 : count;  // the interior pixels
   const int64_t step = std::max({step0, step1, step2});                   // stride x c; 0 on zero rows
-  constexpr int kTile = 4;
+  const bool use[3] = {step0 != 0, step1 != 0, step2 != 0};
   int64_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
     V16 wt[9];
     for (int t = 0; t < 9; ++t) wt[t] = *reinterpret_cast<const V16u*>(w + t * c + ch);
     const V16 b = *reinterpret_cast<const V16u*>(bias + ch);
     float* o = out + ch;
+    // Strides 1 and 2 (MobileNet's): the whole row in tiles of pixels.
+    if (step == c || step == 2 * c) {
+      const float* const rows[3] = {r0 + ch, r1 + ch, r2 + ch};
+      if (step == c) {
+        DepthwiseRowTiles<1>(rows, use, c, count, left, right, wt, b, vlo, vhi, o);
+      } else {
+        DepthwiseRowTiles<2>(rows, use, c, count, left, right, wt, b, vlo, vhi, o);
+      }
+      continue;
+    }
     if (left) {
       BorderPixel(r0 + ch, r1 + ch, r2 + ch, c, wt, 1, b, vlo, vhi, o);
       o += c;
@@ -132,16 +177,6 @@ TESSEL_DWPW_CLONES void DepthwiseRow3x3(int64_t channels, int64_t count, const f
     const float* e = r1 + first * step1 + shift + ch;
     const float* d = r2 + first * step2 + shift + ch;
     int64_t i = first;
-    // Strides 1 and 2 (MobileNet's) in tiles of pixels, the rest and the tail one pixel at a time.
-    if (step == c || step == 2 * c) {
-      const int64_t done =
-          step == c ? DepthwiseTiles<1, kTile>(c, last - first, a, e, d, step0 != 0, step1 != 0, step2 != 0, wt, b,
-                                               vlo, vhi, o)
-                    : DepthwiseTiles<2, kTile>(c, last - first, a, e, d, step0 != 0, step1 != 0, step2 != 0, wt, b,
-                                               vlo, vhi, o);
-      i += done;
-      a += done * step0, e += done * step1, d += done * step2, o += done * c;
-    }
     for (; i < last; ++i) {
       V16 acc = b;
       acc += *reinterpret_cast<const V16u*>(a) * wt[0];
