@@ -479,6 +479,24 @@ double FcCost(const OpQuery& q) {
 
 // ---- layout: Transpose, and reshapes that only copy ---------------------------------------------------------
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TESSEL_TRANSPOSE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TESSEL_TRANSPOSE_CLONES
+#endif
+
+// y[f * kC + g] = x[f + g * s5] for f < n: kC unit-stride rows of X interleaved (a row of NCHW ->
+// NHWC). Compiled per x86 vector width: the AVX-512 clone interleaves 16 pixels at a time with
+// permutes, where the baseline build stays scalar.
+template <int kC>
+TESSEL_TRANSPOSE_CLONES void InterleaveRows(int64_t n, int64_t s5, const uint32_t* __restrict x,
+                                            uint32_t* __restrict y) {
+  for (int64_t f = 0; f < n; ++f) {
+#pragma GCC unroll 4
+    for (int g = 0; g < kC; ++g) y[f * kC + g] = x[f + g * s5];
+  }
+}
+
 class TransposeKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
@@ -542,11 +560,7 @@ class TransposeKernel : public OpKernel {
       for (int64_t b = 0; b < e[1]; ++b)
         for (int64_t c = 0; c < e[2]; ++c)
           for (int64_t d = 0; d < e[3]; ++d) {
-            const uint32_t* __restrict x = x_ + a * s[0] + b * s[1] + c * s[2] + d * s[3];
-            for (int64_t f = 0; f < n; ++f) {
-#pragma GCC unroll 4
-              for (int g = 0; g < kC; ++g) y[f * kC + g] = x[f + g * s5];
-            }
+            InterleaveRows<kC>(n, s5, x_ + a * s[0] + b * s[1] + c * s[2] + d * s[3], y);
             y += n * kC;
           }
     return absl::OkStatus();
