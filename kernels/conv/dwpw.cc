@@ -252,6 +252,9 @@ TensorType DepthwiseInputType(const TensorType& x, const TensorType* w_exp) {
   return t;
 }
 
+// The shortest expansion (K = input channels) that runs on the direct-A GEMM.
+constexpr int64_t kMinDirectExpansionK = 24;
+
 class DwPwKernel : public OpKernel {
  public:
   ~DwPwKernel() override {
@@ -353,7 +356,11 @@ class DwPwKernel : public OpKernel {
     has_exp_ = true;
     // The most input rows a band holds.
     const int64_t max_pixels = std::min<int64_t>(g.h, (band_rows_ - 1) * g.sh + 3) * g.w;
-    if (std::isfinite(DirectGemmF32::Cost(max_pixels, g.c, c_in_))) {
+    // Tessel's direct-A GEMM from K = 24 up; below, XNNPACK's fully connected (7x16 tiles), whose
+    // fixed cost per tile weighs less when each tile has only K = 16 steps: MobileNetV2's 112x112
+    // block 0.65-0.67 -> 0.61-0.63 ms on Zen 4 (per-op medians, interleaved), and gemm_benchmark's
+    // mbv2_112_exp (K = 16) 0.41 vs 0.36 ms there, 0.9x on Zen 5 (gemm_direct.h).
+    if (c_in_ >= kMinDirectExpansionK && std::isfinite(DirectGemmF32::Cost(max_pixels, g.c, c_in_))) {
       absl::StatusOr<DirectGemmF32> direct =
           DirectGemmF32::CreateFromTransposed(g.c, c_in_, w_exp.data<float>(), b_exp, max_pixels);
       if (!direct.ok()) return direct.status();

@@ -199,7 +199,8 @@ bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   const bool b_dw = Pick(rng, {0, 1}), b_pw = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
   // Half the cases start with a 1x1 expansion from c_in channels (inputs 6 and 7).
   const bool exp = Pick(rng, {0, 1}), b_exp = Pick(rng, {0, 1});
-  const int64_t c_in = Pick(rng, {1, 3, 8, 16});
+  // Below 24 input channels the expansion runs on XNNPACK, from 24 on the direct-A GEMM (dwpw.cc).
+  const int64_t c_in = Pick(rng, {1, 3, 8, 16, 24, 40});
   b.Activation({n, h, w, exp ? c_in : ch});
   b.Weight({ch, k, k, 1});
   b_dw ? b.Weight({ch}) : b.Omitted();
@@ -520,62 +521,65 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, OpKernelTest, ::testing::ValuesIn(EntryName
 // The fused kernel with an expansion on images wide enough that it works in several bands of rows
 // (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands are moved, not
 // expanded again): MobileNetV2's 112x112 block at 40 rows, strides 1 and 2, 1 and 2 threads, and a
-// batch of 2 (bands never cross images).
+// batch of 2 (bands never cross images); 16 input channels (XNNPACK's expansion) and 32 (the direct-A
+// GEMM's).
 TEST(DwPwExpansionTest, BandsMatchReference) {
   const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused");
   ASSERT_NE(e, nullptr);
   std::mt19937 rng(7);
   double worst = 0;
-  for (int64_t n : {1, 2}) {
-    for (int64_t s : {1, 2}) {
-      for (int threads : {1, 2}) {
-        const int64_t h = 40, w = 112, c_in = 16, ch = 96, m = 24;
-        const int64_t oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
-        Case c;
-        CaseBuilder b(&rng, &c);
-        b.Activation({n, h, w, c_in});
-        b.Weight({ch, 3, 3, 1});
-        b.Weight({ch});
-        b.Weight({m, 1, 1, ch});
-        b.Weight({m});
-        b.Omitted();
-        b.Weight({ch, 1, 1, c_in});
-        b.Weight({ch});
-        Node* node = b.Finish("DwPwConv", "tessel");
-        node->SetAttr("layout", Attribute::String("nhwc"));
-        node->SetAttr("group", Attribute::Int(ch));
-        node->SetAttr("strides", Attribute::Ints({s, s}));
-        node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
-        for (const char* prefix : {"exp_", "dw_"}) {
-          node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String("clip"));
-          node->SetAttr(absl::StrCat(prefix, "clip_min"), Attribute::Float(0.0f));
-          node->SetAttr(absl::StrCat(prefix, "clip_max"), Attribute::Float(0.5f));
+  for (int64_t c_in : {16, 32}) {
+    for (int64_t n : {1, 2}) {
+      for (int64_t s : {1, 2}) {
+        for (int threads : {1, 2}) {
+          const int64_t h = 40, w = 112, ch = 96, m = 24;
+          const int64_t oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
+          Case c;
+          CaseBuilder b(&rng, &c);
+          b.Activation({n, h, w, c_in});
+          b.Weight({ch, 3, 3, 1});
+          b.Weight({ch});
+          b.Weight({m, 1, 1, ch});
+          b.Weight({m});
+          b.Omitted();
+          b.Weight({ch, 1, 1, c_in});
+          b.Weight({ch});
+          Node* node = b.Finish("DwPwConv", "tessel");
+          node->SetAttr("layout", Attribute::String("nhwc"));
+          node->SetAttr("group", Attribute::Int(ch));
+          node->SetAttr("strides", Attribute::Ints({s, s}));
+          node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+          for (const char* prefix : {"exp_", "dw_"}) {
+            node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String("clip"));
+            node->SetAttr(absl::StrCat(prefix, "clip_min"), Attribute::Float(0.0f));
+            node->SetAttr(absl::StrCat(prefix, "clip_max"), Attribute::Float(0.5f));
+          }
+          const std::string label = absl::StrCat("c_in ", c_in, " n ", n, " stride ", s, " threads ", threads);
+          const std::vector<const Tensor*> inputs = c.Inputs();
+          const std::vector<OperandInfo> info = c.Infos();
+          std::vector<Tensor> want;
+          ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
+          ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
+          std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+          ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
+          Tensor got(DType::kF32, want[0].shape());
+          for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
+          pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+          {
+            absl::StatusOr<std::unique_ptr<OpKernel>> k =
+                e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), pool, threads, false});
+            ASSERT_TRUE(k.ok()) << label << ": " << k.status();
+            ASSERT_TRUE((*k)->Run().ok()) << label;
+          }
+          if (pool) pthreadpool_destroy(pool);
+          const double err = NormalizedError(got, want[0]);
+          EXPECT_LE(err, 1e-5) << label;
+          worst = std::max(worst, err);
         }
-        const std::string label = absl::StrCat("n ", n, " stride ", s, " threads ", threads);
-        const std::vector<const Tensor*> inputs = c.Inputs();
-        const std::vector<OperandInfo> info = c.Infos();
-        std::vector<Tensor> want;
-        ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
-        ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
-        std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
-        ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
-        Tensor got(DType::kF32, want[0].shape());
-        for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
-        pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
-        {
-          absl::StatusOr<std::unique_ptr<OpKernel>> k =
-              e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), pool, threads, false});
-          ASSERT_TRUE(k.ok()) << label << ": " << k.status();
-          ASSERT_TRUE((*k)->Run().ok()) << label;
-        }
-        if (pool) pthreadpool_destroy(pool);
-        const double err = NormalizedError(got, want[0]);
-        EXPECT_LE(err, 1e-5) << label;
-        worst = std::max(worst, err);
       }
     }
   }
-  std::printf("fused depthwise+pointwise with expansion, 8 banded cases: worst normalized error %.2e\n", worst);
+  std::printf("fused depthwise+pointwise with expansion, 16 banded cases: worst normalized error %.2e\n", worst);
 }
 
 // The Winograd kernels over a fixed grid of awkward 3x3 stride-1 shapes: extents that are not
