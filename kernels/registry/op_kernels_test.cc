@@ -125,7 +125,8 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
   const int64_t mg = Pick(rng, {1, 5, 16, 33, 64});
   const int64_t kh = one_by_one ? 1 : three_by_three ? 3 : Pick(rng, {1, 3, 5});
   const int64_t kw = one_by_one ? 1 : three_by_three ? 3 : Pick(rng, {1, 2, 3});
-  const int64_t sh = fixed ? 1 : Pick(rng, {1, 2}), sw = fixed ? 1 : Pick(rng, {1, 3});
+  // sw 2 with 3 channels: the direct stem kernel's constant-offset taps (sw * c == 6).
+  const int64_t sh = fixed ? 1 : Pick(rng, {1, 2}), sw = fixed ? 1 : Pick(rng, {1, 2, 3});
   const int64_t dh = fixed ? 1 : Pick(rng, {1, 2}), dw = fixed ? 1 : Pick(rng, {1, 1, 2});
   std::vector<int64_t> pads = {0, 0, 0, 0};
   if (!one_by_one) {
@@ -517,6 +518,56 @@ std::vector<std::string> EntryNames() {
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, OpKernelTest, ::testing::ValuesIn(EntryNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The direct stem kernel on network stems: RGB at stride 2 (its constant-offset taps), MobileNetV2's
+// 3x3 (pad 1, 32 channels) and ResNet-18's 7x7 (pad 3, 64 channels), plus 24 and 48 output channels
+// (a masked last vector), over rows with full chunks and a remainder.
+TEST(DirectStemTest, RgbStride2MatchesReference) {
+  const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_conv2d_nhwc__direct_avx512");
+  if (e == nullptr) GTEST_SKIP() << "the direct stem kernel is x86-64 only";
+  std::mt19937 rng(11);
+  struct Stem {
+    int64_t k, pad, m;
+  };
+  double worst = 0;
+  int checked = 0;
+  for (const Stem& st : {Stem{3, 1, 32}, Stem{7, 3, 64}, Stem{3, 1, 24}, Stem{7, 3, 48}}) {
+    for (int64_t w : {37, 64}) {
+      const int64_t n = 1, h = 9, c = 3;
+      const int64_t oh = OutExtent(h, st.k, 2, 1, st.pad, st.pad), ow = OutExtent(w, st.k, 2, 1, st.pad, st.pad);
+      Case cs;
+      CaseBuilder b(&rng, &cs);
+      b.Activation({n, h, w, c});
+      b.Weight({st.m, st.k, st.k, c});
+      b.Weight({st.m});
+      Node* node = b.Finish("FusedConv", "tessel");
+      node->SetAttr("layout", Attribute::String("nhwc"));
+      node->SetAttr("strides", Attribute::Ints({2, 2}));
+      node->SetAttr("pads", Attribute::Ints({st.pad, st.pad, st.pad, st.pad}));
+      node->SetAttr("activation", Attribute::String("relu"));
+      const std::string label = absl::StrCat(st.k, "x", st.k, " stem, ", st.m, " channels, width ", w);
+      const std::vector<const Tensor*> inputs = cs.Inputs();
+      const std::vector<OperandInfo> info = cs.Infos();
+      std::vector<Tensor> want;
+      ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
+      ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, st.m})) << label;
+      std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+      if (!e->legal(OpQuery{*node, info, out_info})) continue;  // no AVX-512 on this machine
+      Tensor got(DType::kF32, want[0].shape());
+      for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
+      absl::StatusOr<std::unique_ptr<OpKernel>> k =
+          e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), nullptr, 1, false});
+      ASSERT_TRUE(k.ok()) << label << ": " << k.status();
+      ASSERT_TRUE((*k)->Run().ok()) << label;
+      const double err = NormalizedError(got, want[0]);
+      EXPECT_LE(err, 1e-5) << label;
+      worst = std::max(worst, err);
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no AVX-512 on this machine";
+  std::printf("direct stem kernel, %d RGB stride-2 cases: worst normalized error %.2e\n", checked, worst);
+}
 
 // The fused kernel with an expansion on images wide enough that it works in several bands of rows
 // (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands are moved, not
