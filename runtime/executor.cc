@@ -158,6 +158,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
   }
   profile_data_.resize(plan.ops_size());
   kernels_.resize(plan.ops_size());
+  scratch_ = std::make_unique<SharedScratch>();
   for (int i = 0; i < plan.ops_size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
     const bool optimized = op.entry != nullptr && !(options.force_reference && op.reference != nullptr);
@@ -167,7 +168,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
             : absl::StrCat("reference/", op.node->domain().empty() ? "" : op.node->domain() + ".", op.node->op_type()));
     if (!optimized) continue;
     const OpKernelArgs args{*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]), pool_.get(), num_threads_,
-                            options.spin_workers};
+                            options.spin_workers, scratch_.get()};
     absl::StatusOr<std::unique_ptr<OpKernel>> k = op.entry->create(args);
     if (!k.ok()) {
       init_status_ = absl::Status(k.status().code(), absl::StrCat("op '", op.node->name(), "' (kernel ",
@@ -176,6 +177,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
     }
     kernels_[i] = std::move(*k);
   }
+  scratch_->Allocate();
 }
 
 absl::Status Session::Run(absl::Span<const Tensor> inputs) {

@@ -84,6 +84,8 @@ class Session {
   void set_profile(bool on) { profile_ = on; }
   const std::vector<OpProfile>& profile() const { return profile_data_; }
   size_t arena_bytes() const { return arena_ ? arena_->size() : 0; }
+  // Scratch the kernels share (SharedScratch), besides the arena.
+  size_t scratch_bytes() const { return scratch_ ? scratch_->bytes() : 0; }
   int num_threads() const { return num_threads_; }
   // The kernel each op runs in this session ("reference/..." under force_reference).
   const std::string& kernel_name(int op) const { return kernel_names_[op]; }
@@ -101,6 +103,7 @@ class Session {
   std::vector<std::vector<const Tensor*>> op_inputs_;  // per op
   std::vector<std::vector<Tensor>> op_outputs_;        // per op
   std::vector<std::unique_ptr<OpKernel>> kernels_;     // per op; nullptr: the reference kernel
+  std::unique_ptr<SharedScratch> scratch_;             // the kernels' shared scratch (stable address)
   std::vector<std::string> kernel_names_;              // per op
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;

@@ -315,7 +315,8 @@ class DwPwKernel : public OpKernel {
       k->direct_ = *std::move(direct);
       k->use_direct_ = true;
       k->residual_in_place_ = false;
-      for (int t = 0; t < k->tasks_; ++t) k->mid_.emplace_back(k->block_ * c);
+      k->mid_floats_ = k->block_ * c;
+      k->SetUpScratch(args);
       return std::unique_ptr<OpKernel>(std::move(k));
     }
     for (int t = 0; t < k->tasks_; ++t) {
@@ -325,10 +326,11 @@ class DwPwKernel : public OpKernel {
         return absl::InternalError(absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected create failed"));
       }
       k->fc_.push_back(op);
-      // XNNPACK's microkernels may read up to XNN_EXTRA_BYTES past their input.
-      k->mid_.emplace_back(k->block_ * c + XNN_EXTRA_BYTES / sizeof(float));
-      k->residual_copy_.emplace_back(k->residual_in_place_ ? k->block_ * k->m_ : 0);
     }
+    // XNNPACK's microkernels may read up to XNN_EXTRA_BYTES past their input.
+    k->mid_floats_ = k->block_ * c + XNN_EXTRA_BYTES / sizeof(float);
+    k->copy_floats_ = k->residual_in_place_ ? k->block_ * k->m_ : 0;
+    k->SetUpScratch(args);
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -340,6 +342,21 @@ class DwPwKernel : public OpKernel {
 
  private:
   static void Task(void* self, size_t t) { static_cast<DwPwKernel*>(self)->RunTask(static_cast<int>(t)); }
+
+  static int64_t Round16(int64_t floats) { return (floats + 15) / 16 * 16; }
+  int64_t TaskFloats() const { return Round16(band_floats_) + Round16(mid_floats_) + Round16(copy_floats_); }
+
+  // The per-task buffers in the session's shared scratch (where there is one), else owned.
+  void SetUpScratch(const OpKernelArgs& args) {
+    if (args.scratch != nullptr && args.scratch->Reserve(tasks_, TaskFloats() * sizeof(float))) {
+      scratch_ = args.scratch;
+    } else {
+      own_ = AlignedBuffer<float>(tasks_ * TaskFloats());
+    }
+  }
+  float* Band(int t) { return scratch_ ? static_cast<float*>(scratch_->Get(t)) : own_.data() + t * TaskFloats(); }
+  float* Mid(int t) { return Band(t) + Round16(band_floats_); }
+  float* ResidualCopy(int t) { return Mid(t) + Round16(mid_floats_); }
 
   // The expansion's weights, band size and per-task band buffers.
   absl::Status CreateExpansion(const OpKernelArgs& args) {
@@ -377,7 +394,7 @@ class DwPwKernel : public OpKernel {
         exp_fc_.push_back(op);
       }
     }
-    for (int t = 0; t < tasks_; ++t) band_.emplace_back(max_pixels * g.c + XNN_EXTRA_BYTES / sizeof(float));
+    band_floats_ = max_pixels * g.c + XNN_EXTRA_BYTES / sizeof(float);
     return absl::OkStatus();
   }
 
@@ -399,7 +416,7 @@ class DwPwKernel : public OpKernel {
   // depthwise input at src, where pixel (b, iy, ix) sits at src + ((b * H + iy - row0) * W + ix) * C.
   bool DwPwPixels(int t, int64_t begin, int64_t end, const float* src, int64_t row0) {
     const Conv2dGeometry& g = g_;
-    float* mid = mid_[t].data();
+    float* mid = Mid(t);
     for (int64_t p0 = begin; p0 < end; p0 += block_) {
       const int64_t np = std::min(block_, end - p0);
       Depthwise(p0, np, mid, src, row0);
@@ -410,8 +427,8 @@ class DwPwKernel : public OpKernel {
         continue;
       }
       if (residual_in_place_) {
-        std::memcpy(residual_copy_[t].data(), r, np * m_ * sizeof(float));
-        r = residual_copy_[t].data();
+        std::memcpy(ResidualCopy(t), r, np * m_ * sizeof(float));
+        r = ResidualCopy(t);
       }
       if (xnn_setup_fully_connected_nc_f32(fc_[t], np, mid, y, nullptr) != xnn_status_success ||
           xnn_run_operator(fc_[t], nullptr) != xnn_status_success) {
@@ -437,7 +454,7 @@ class DwPwKernel : public OpKernel {
     const int64_t per_task = (rows + tasks_ - 1) / tasks_;
     const int64_t row_begin = std::min(rows, t * per_task);
     const int64_t row_end = std::min(rows, row_begin + per_task);
-    float* band = band_[t].data();
+    float* band = Band(t);
     const int64_t row_floats = g.w * g.c;
     int64_t have_b = -1, have_lo = 0, have_hi = 0;  // input rows [have_lo, have_hi) of image have_b in band
     for (int64_t r0 = row_begin; r0 < row_end;) {
@@ -537,11 +554,15 @@ class DwPwKernel : public OpKernel {
   DirectGemmF32 exp_direct_;
   bool exp_use_direct_ = false;
   std::vector<xnn_operator_t> exp_fc_;  // the expansion's, one per task, where the direct GEMM does not run
-  std::vector<AlignedBuffer<float>> band_;
+
   int64_t block_ = 1;
   int tasks_ = 1;
-  // Cache-line aligned: the depthwise kernel's zmm loads (band) and stores (mid) stay within a line.
-  std::vector<AlignedBuffer<float>> mid_, residual_copy_;
+  // Per task: the expansion's band, the depthwise output (mid) and the residual's copy, each a
+  // multiple of 16 floats, cache-line aligned (the depthwise kernel's zmm loads of the band and stores
+  // to mid stay within a line), in the session's shared scratch or else in own_.
+  int64_t band_floats_ = 0, mid_floats_ = 0, copy_floats_ = 0;
+  SharedScratch* scratch_ = nullptr;
+  AlignedBuffer<float> own_;
   std::atomic<bool> failed_{false};
 };
 

@@ -1,7 +1,10 @@
 // OpKernelRegistry: a flat table of operator-level kernels; selection filters then takes the cheapest.
 #include "kernels/registry/op_kernel.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +23,25 @@ std::string OpDTypes(const OpQuery& query) {
 std::string ForcedBackendFromEnv() {
   const char* force = std::getenv("TESSEL_FORCE_BACKEND");
   return force ? force : "";
+}
+
+bool SharedScratch::Reserve(int tasks, size_t bytes) {
+  if (allocated_) return false;
+  tasks_ = std::max(tasks_, tasks);
+  stride_ = std::max(stride_, (bytes + 63) / 64 * 64);
+  return true;
+}
+
+void SharedScratch::Allocate() {
+  if (allocated_) return;
+  allocated_ = true;
+  const size_t total = bytes();
+  if (total == 0) return;
+  void* p = std::aligned_alloc(64, total);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, total);
+  memory_ = std::unique_ptr<unsigned char, void (*)(void*)>(static_cast<unsigned char*>(p), std::free);
+  base_ = memory_.get();
 }
 
 uint32_t ParallelFlags(const OpKernelArgs& args) {

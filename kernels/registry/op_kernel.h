@@ -6,6 +6,7 @@
 #ifndef TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_
 #define TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,6 +51,30 @@ class OpKernel {
   virtual absl::Status Run() = 0;
 };
 
+// Scratch memory shared by every kernel of one session. The operators run one after another, so one set
+// of per-task buffers serves them all, and what one operator wrote there is still in cache when the
+// next one writes: with a buffer of its own per kernel, every operator's first writes to its scratch
+// missed to memory (MobileNetV2's fused depthwise ops, whose depthwise output goes through scratch:
+// 6.76 -> 6.51 ms shared, Zen 4, 1 thread). Kernels Reserve while they are created and look their
+// buffer up with Get when they run; the session calls Allocate once every kernel is created.
+class SharedScratch {
+ public:
+  // At least `bytes` for each task t < tasks. False once allocated: the caller then keeps its own.
+  bool Reserve(int tasks, size_t bytes);
+  // Allocates what was reserved (64-byte aligned, zero-filled), once.
+  void Allocate();
+  // Task t's buffer: 64-byte aligned, as large as the largest reservation; null before Allocate.
+  void* Get(int t) const { return t < tasks_ ? base_ + static_cast<size_t>(t) * stride_ : nullptr; }
+  size_t bytes() const { return static_cast<size_t>(tasks_) * stride_; }
+
+ private:
+  int tasks_ = 0;
+  size_t stride_ = 0;  // bytes per task, a multiple of 64
+  bool allocated_ = false;
+  std::unique_ptr<unsigned char, void (*)(void*)> memory_{nullptr, nullptr};
+  unsigned char* base_ = nullptr;
+};
+
 // What a factory gets: the node's attributes, the bound operand tensors (weights are the mapped
 // constants, activations are views into the session's arena; nullptr for an omitted optional input),
 // and the session's thread pool (nullptr: run on the calling thread).
@@ -62,6 +87,8 @@ struct OpKernelArgs {
   // Whether pool workers spin between parallel regions (lowest latency on idle cores) or sleep on a
   // futex after each (robust when other processes compete for the cores).
   bool spin_workers = false;
+  // The session's shared scratch, or null (the kernel then owns its scratch).
+  SharedScratch* scratch = nullptr;
 };
 
 // The pthreadpool flags for a parallel region under `args`.
