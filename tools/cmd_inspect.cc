@@ -41,6 +41,8 @@ int InspectArtifact(const std::string& path, bool profile, int iterations, int t
     absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model, options);
     if (!created.ok()) return cli::Fail("inspect", created.status());
     Session& session = **created;
+    std::printf("scratch: %.3f MB per session on %d thread(s), one buffer per task that every kernel shares\n",
+                session.scratch_bytes() / 1e6, threads);
     std::vector<Tensor> inputs;
     for (int i = 0; i < (*model)->num_inputs(); ++i) {
       TensorType t = (*model)->input_type(i);
