@@ -52,23 +52,20 @@ class DirectConvKernel : public OpKernel {
     p.lo = act.lo, p.hi = act.hi;
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();
-    const int64_t hp = p.h + p.pad_top + p.pad_bottom, wp = p.w + p.pad_left + p.pad_right;
-    k->xpad_.assign(p.n * hp * wp * p.c, 0.0f);  // the borders stay zero
+    // Per task, one output row's padded input rows: in the session's shared scratch where there is one.
+    k->window_floats_ = (DirectConvWindowFloats(p) + 15) / 16 * 16;
     k->pool_ = args.threadpool;
     k->flags_ = ParallelFlags(args);
     k->tasks_ = std::max(1, args.num_threads);
+    if (args.scratch != nullptr && args.scratch->Reserve(k->tasks_, k->window_floats_ * sizeof(float))) {
+      k->scratch_ = args.scratch;
+    } else {
+      k->own_.assign(k->tasks_ * k->window_floats_, 0.0f);
+    }
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
   absl::Status Run() override {
-    const DirectConvParams& p = p_;
-    const int64_t hp = p.h + p.pad_top + p.pad_bottom, wp = p.w + p.pad_left + p.pad_right;
-    for (int64_t b = 0; b < p.n; ++b) {
-      for (int64_t iy = 0; iy < p.h; ++iy) {
-        std::memcpy(xpad_.data() + ((b * hp + iy + p.pad_top) * wp + p.pad_left) * p.c,
-                    x_ + (b * p.h + iy) * p.w * p.c, p.w * p.c * sizeof(float));
-      }
-    }
     pthreadpool_parallelize_1d(pool_, &DirectConvKernel::Task, this, tasks_, flags_);
     return absl::OkStatus();
   }
@@ -80,11 +77,16 @@ class DirectConvKernel : public OpKernel {
     const int64_t per_task = (rows + k->tasks_ - 1) / k->tasks_;
     const int64_t begin = std::min(rows, static_cast<int64_t>(t) * per_task);
     const int64_t end = std::min(rows, begin + per_task);
-    if (begin < end) DirectConvRows__avx512(k->p_, k->xpad_.data(), begin, end, k->y_);
+    float* window = k->scratch_ ? static_cast<float*>(k->scratch_->Get(static_cast<int>(t)))
+                                : k->own_.data() + t * k->window_floats_;
+    if (begin < end) DirectConvRows__avx512(k->p_, k->x_, begin, end, window, k->y_);
   }
 
   DirectConvParams p_;
-  std::vector<float> weights_, bias_, xpad_;
+  std::vector<float> weights_, bias_;
+  int64_t window_floats_ = 0;  // per task, a multiple of 16
+  SharedScratch* scratch_ = nullptr;
+  std::vector<float> own_;  // the windows where there is no shared scratch
   const float* x_ = nullptr;
   float* y_ = nullptr;
   pthreadpool_t pool_ = nullptr;

@@ -1,5 +1,5 @@
 // Direct convolution for network stems (few input channels: RGB images), channels last: AVX-512
-// microkernel over a zero-padded copy of the input, bias, residual and clamp fused. Backend "direct",
+// microkernel over each output row's zero-padded input rows, bias, residual and clamp fused. Backend "direct",
 // kernel tessel_f32_conv2d_nhwc__direct_avx512 (x86 builds only).
 #ifndef TESSEL_KERNELS_CONV_DIRECT_CONV_H_
 #define TESSEL_KERNELS_CONV_DIRECT_CONV_H_
@@ -22,11 +22,17 @@ struct DirectConvParams {
   float lo = 0, hi = 0;
 };
 
+// Floats of DirectConvRows__avx512's window: kh rows of (w + pad_left + pad_right) pixels.
+inline int64_t DirectConvWindowFloats(const DirectConvParams& p) {
+  return p.kh * (p.w + p.pad_left + p.pad_right) * p.c;
+}
+
 #if defined(__x86_64__)
-// Output rows [row_begin, row_end) (row = b * oh + oy) of y [n, oh, ow, m] from xpad, the input with
-// its padding materialized: [n, h + pad_top + pad_bottom, w + pad_left + pad_right, c]. Needs AVX-512F.
-void DirectConvRows__avx512(const DirectConvParams& p, const float* xpad, int64_t row_begin, int64_t row_end,
-                            float* y);
+// Output rows [row_begin, row_end) (row = b * oh + oy) of y [n, oh, ow, m] from x [n, h, w, c]. `window`
+// is scratch for one output row's kh input rows with their padding: DirectConvWindowFloats(p) floats.
+// Needs AVX-512F.
+void DirectConvRows__avx512(const DirectConvParams& p, const float* x, int64_t row_begin, int64_t row_end,
+                            float* window, float* y);
 #endif
 
 // Registers the direct stem convolution (x86 builds; nothing elsewhere).
