@@ -396,18 +396,26 @@ bool ResolveFc(const OpQuery& q, FcShape* fc) {
   return true;
 }
 
+// The fully connected shape of a kernel's bound operands (weights constant), or why it is none.
+absl::StatusOr<FcShape> ResolveFcArgs(const OpKernelArgs& args) {
+  std::vector<OperandInfo> info(args.inputs.size());
+  for (size_t i = 0; i < info.size(); ++i) {
+    if (args.inputs[i]) info[i] = {true, true, args.inputs[i]->type()};
+  }
+  std::vector<OperandInfo> out_info = {{true, false, args.outputs[0].type()}};
+  FcShape fc;
+  if (!ResolveFc(OpQuery{args.node, info, out_info}, &fc)) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "' is not a fully connected layer"));
+  }
+  return fc;
+}
+
 class GemmFcKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-    std::vector<OperandInfo> info(args.inputs.size());
-    for (size_t i = 0; i < info.size(); ++i) {
-      if (args.inputs[i]) info[i] = {true, true, args.inputs[i]->type()};
-    }
-    std::vector<OperandInfo> out_info = {{true, false, args.outputs[0].type()}};
-    FcShape fc;
-    if (!ResolveFc(OpQuery{args.node, info, out_info}, &fc)) {
-      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "' is not a fully connected layer"));
-    }
+    absl::StatusOr<FcShape> shape = ResolveFcArgs(args);
+    if (!shape.ok()) return shape.status();
+    const FcShape& fc = *shape;
     std::unique_ptr<GemmFcKernel> k(new GemmFcKernel);
     k->fc_ = fc;
     k->pool_ = args.threadpool;
@@ -484,15 +492,12 @@ double FcCost(const OpQuery& q) {
 class FcGemvKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-    std::vector<OperandInfo> info(args.inputs.size());
-    for (size_t i = 0; i < info.size(); ++i) {
-      if (args.inputs[i]) info[i] = {true, true, args.inputs[i]->type()};
-    }
-    std::vector<OperandInfo> out_info = {{true, false, args.outputs[0].type()}};
-    FcShape fc;
-    if (!ResolveFc(OpQuery{args.node, info, out_info}, &fc) || fc.batch != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node '", args.node.name(), "' is not a batch-1 fully connected layer"));
+    absl::StatusOr<FcShape> shape = ResolveFcArgs(args);
+    if (!shape.ok()) return shape.status();
+    const FcShape& fc = *shape;
+    if (fc.batch != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "' has batch ", fc.batch,
+                                                     ": the GEMV serves batch-1 fully connected layers"));
     }
     std::unique_ptr<FcGemvKernel> k(new FcGemvKernel);
     k->fc_ = fc;

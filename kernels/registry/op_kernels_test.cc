@@ -456,6 +456,27 @@ double NormalizedError(const Tensor& got, const Tensor& want) {
   return max_err / max_ref;
 }
 
+// Creates `e` on the node's operands, runs it once into an output that starts as NaN (an element it
+// never writes fails) and returns its normalized error against `want`; infinity, with a test failure,
+// when the kernel cannot be created or run.
+double RunKernelError(const OpKernelEntry& e, const Node& node, const std::vector<const Tensor*>& inputs,
+                      const Tensor& want, pthreadpool_t pool, int threads, const std::string& label) {
+  Tensor got(DType::kF32, want.shape());
+  for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
+  absl::StatusOr<std::unique_ptr<OpKernel>> k =
+      e.create(OpKernelArgs{node, inputs, absl::MakeSpan(&got, 1), pool, threads, false});
+  if (!k.ok()) {
+    ADD_FAILURE() << label << ": " << k.status();
+    return std::numeric_limits<double>::infinity();
+  }
+  const absl::Status run = (*k)->Run();
+  if (!run.ok()) {
+    ADD_FAILURE() << label << ": " << run;
+    return std::numeric_limits<double>::infinity();
+  }
+  return NormalizedError(got, want);
+}
+
 class OpKernelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpKernelTest, MatchesReference) {
@@ -553,13 +574,7 @@ TEST(DirectStemTest, RgbStride2MatchesReference) {
       ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, st.m})) << label;
       std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
       if (!e->legal(OpQuery{*node, info, out_info})) continue;  // no AVX-512 on this machine
-      Tensor got(DType::kF32, want[0].shape());
-      for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
-      absl::StatusOr<std::unique_ptr<OpKernel>> k =
-          e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), nullptr, 1, false});
-      ASSERT_TRUE(k.ok()) << label << ": " << k.status();
-      ASSERT_TRUE((*k)->Run().ok()) << label;
-      const double err = NormalizedError(got, want[0]);
+      const double err = RunKernelError(*e, *node, inputs, want[0], nullptr, 1, label);
       EXPECT_LE(err, 1e-5) << label;
       worst = std::max(worst, err);
       ++checked;
@@ -613,17 +628,9 @@ TEST(DwPwExpansionTest, BandsMatchReference) {
           ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
           std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
           ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
-          Tensor got(DType::kF32, want[0].shape());
-          for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
           pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
-          {
-            absl::StatusOr<std::unique_ptr<OpKernel>> k =
-                e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), pool, threads, false});
-            ASSERT_TRUE(k.ok()) << label << ": " << k.status();
-            ASSERT_TRUE((*k)->Run().ok()) << label;
-          }
+          const double err = RunKernelError(*e, *node, inputs, want[0], pool, threads, label);
           if (pool) pthreadpool_destroy(pool);
-          const double err = NormalizedError(got, want[0]);
           EXPECT_LE(err, 1e-5) << label;
           worst = std::max(worst, err);
         }
@@ -676,13 +683,7 @@ TEST(WinogradTest, AwkwardShapesMatchReference) {
             ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
             std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
             ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
-            Tensor got(DType::kF32, want[0].shape());
-            for (int64_t i = 0; i < got.num_elements(); ++i) got.data<float>()[i] = NAN;
-            absl::StatusOr<std::unique_ptr<OpKernel>> k =
-                e->create(OpKernelArgs{*node, inputs, absl::MakeSpan(&got, 1), nullptr, 1, false});
-            ASSERT_TRUE(k.ok()) << label << ": " << k.status();
-            ASSERT_TRUE((*k)->Run().ok()) << label;
-            const double err = NormalizedError(got, want[0]);
+            const double err = RunKernelError(*e, *node, inputs, want[0], nullptr, 1, label);
             EXPECT_LE(err, tolerance) << label;
             worst = std::max(worst, err);
             ++checked;
