@@ -12,6 +12,7 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/kernels/machine_limits.h"
+#include "kernels/conv/fc_gemv.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "kernels/registry/registry.h"
@@ -39,6 +40,8 @@ const Shape kShapes[] = {
     // MobileNetV2 expansions (1x1 convolutions over the whole image): k = input channels.
     {"mbv2_112_exp", 12544, 96, 16},   {"mbv2_28_exp", 784, 192, 32},
     {"mbv2_7_exp", 49, 960, 160},
+    // MobileNetV2's classifier (batch 1, 5 MB of weights).
+    {"mbv2_fc", 1, 1000, 1280},
 };
 
 double PeakGflops() {
@@ -134,6 +137,29 @@ void BM_TesselGemmDirect(benchmark::State& state, const KernelEntry* entry, Shap
   SetRates(state, s);
 }
 
+#if defined(__x86_64__)
+// Batch-1 fully connected on the 4-stream GEMV (kernels/conv/fc_gemv.h), weights packed as the
+// operator kernel packs them: 16-output panels, k-major, 64-byte aligned.
+void BM_TesselFcGemv(benchmark::State& state, Shape s, bool cold) {
+  const int64_t panels = (s.n + 15) / 16;
+  auto* packed = static_cast<float*>(std::aligned_alloc(64, panels * 16 * s.k * sizeof(float)));
+  std::vector<float> w = Fill(s.n * s.k, 0.5f), x = Fill(s.k, 1.0f), bias(panels * 16, 0.0f), y(s.n);
+  for (int64_t i = 0; i < panels * 16 * s.k; ++i) packed[i] = 0.0f;
+  for (int64_t j = 0; j < s.n; ++j) {
+    for (int64_t p = 0; p < s.k; ++p) packed[((j / 16) * s.k + p) * 16 + j % 16] = w[j * s.k + p];
+  }
+  std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
+  for (auto _ : state) {
+    if (cold) EvictCaches(state, flush);
+    tessel_f32_gemv_panel16__avx512(packed, s.k, x.data(), bias.data(), s.n, 0, panels, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  std::free(packed);
+  SetRates(state, s);
+}
+#endif
+
 void BM_XnnpackFullyConnected(benchmark::State& state, Shape s, bool cold) {
   if (xnn_initialize(nullptr) != xnn_status_success) {
     state.SkipWithError("xnn_initialize failed");
@@ -187,6 +213,15 @@ const bool kRegistered = [] {
             ->Unit(benchmark::kMillisecond);
       }
     }
+#if defined(__x86_64__)
+    if (s.m == 1 && CpuSupports(Isa::kAvx512)) {
+      for (bool cold : {false, true}) {
+        const std::string name = std::string("gemm/") + s.name + "/fc_gemv_4streams_avx512" + (cold ? "/cold" : "");
+        benchmark::RegisterBenchmark(name.c_str(), BM_TesselFcGemv, s, cold)
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+#endif
     for (bool cold : {false, true}) {
       benchmark::RegisterBenchmark(
           (std::string("gemm/") + s.name + "/xnnpack_fully_connected_nc_f32" + (cold ? "/cold" : "")).c_str(),

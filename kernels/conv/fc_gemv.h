@@ -4,7 +4,9 @@
 // the one a panel-by-panel walk is: the AVX-512 kernel runs 4 panels in lockstep from 4 parts of its
 // range (as the LLM decode GEMVs do). MobileNetV2's classifier (1280 x 1000, 5 MB), Zen 4, 1 thread,
 // caches flushed before each run: XNNPACK's fully connected 0.30-0.35 ms, 1 stream 0.33-0.37, 2 streams
-// 0.30, 4 streams 0.26 (8: 0.27).
+// 0.30, 4 streams 0.26 (8: 0.27). `gemm_benchmark --benchmark_filter=_fc/` (the "fc_gemv" rows):
+// mbv2_fc cold 0.238 vs XNNPACK 0.306 ms, warm 0.057 vs 0.089; ResNet-18's 2 MB r18_fc cold 0.091 vs
+// 0.086, warm 0.022 vs 0.033.
 #ifndef TESSEL_KERNELS_CONV_FC_GEMV_H_
 #define TESSEL_KERNELS_CONV_FC_GEMV_H_
 
