@@ -145,9 +145,7 @@ void BM_TesselFcGemv(benchmark::State& state, Shape s, bool cold) {
   auto* packed = static_cast<float*>(std::aligned_alloc(64, panels * 16 * s.k * sizeof(float)));
   std::vector<float> w = Fill(s.n * s.k, 0.5f), x = Fill(s.k, 1.0f), bias(panels * 16, 0.0f), y(s.n);
   for (int64_t i = 0; i < panels * 16 * s.k; ++i) packed[i] = 0.0f;
-  for (int64_t j = 0; j < s.n; ++j) {
-    for (int64_t p = 0; p < s.k; ++p) packed[((j / 16) * s.k + p) * 16 + j % 16] = w[j * s.k + p];
-  }
+  PackFcGemvPanels(w.data(), s.n, s.k, /*weights_nk=*/true, packed);
   std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
   for (auto _ : state) {
     if (cold) EvictCaches(state, flush);

@@ -505,12 +505,7 @@ class FcGemvKernel : public OpKernel {
     k->packed_ = Floats(k->panels_ * 16 * fc.k);  // zero-filled: the last panel's padding
     k->bias_ = Floats(k->panels_ * 16);
     const float* w = args.inputs[1]->data<float>();
-    float* packed = k->packed_.data();
-    for (int64_t j = 0; j < fc.n; ++j) {
-      for (int64_t p = 0; p < fc.k; ++p) {
-        packed[((j / 16) * fc.k + p) * 16 + j % 16] = fc.weights_nk ? w[j * fc.k + p] : w[p * fc.n + j];
-      }
-    }
+    PackFcGemvPanels(w, fc.n, fc.k, fc.weights_nk, k->packed_.data());
     if (fc.bias >= 0) std::memcpy(k->bias_.data(), args.inputs[fc.bias]->data<float>(), fc.n * sizeof(float));
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();

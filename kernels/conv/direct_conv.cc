@@ -57,11 +57,7 @@ class DirectConvKernel : public OpKernel {
     k->pool_ = args.threadpool;
     k->flags_ = ParallelFlags(args);
     k->tasks_ = std::max(1, args.num_threads);
-    if (args.scratch != nullptr && args.scratch->Reserve(k->tasks_, k->window_floats_ * sizeof(float))) {
-      k->scratch_ = args.scratch;
-    } else {
-      k->own_.assign(k->tasks_ * k->window_floats_, 0.0f);
-    }
+    k->scratch_.Bind(args, k->tasks_, k->window_floats_ * sizeof(float));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -77,16 +73,14 @@ class DirectConvKernel : public OpKernel {
     const int64_t per_task = (rows + k->tasks_ - 1) / k->tasks_;
     const int64_t begin = std::min(rows, static_cast<int64_t>(t) * per_task);
     const int64_t end = std::min(rows, begin + per_task);
-    float* window = k->scratch_ ? static_cast<float*>(k->scratch_->Get(static_cast<int>(t)))
-                                : k->own_.data() + t * k->window_floats_;
+    float* window = static_cast<float*>(k->scratch_.Get(static_cast<int>(t)));
     if (begin < end) DirectConvRows__avx512(k->p_, k->x_, begin, end, window, k->y_);
   }
 
   DirectConvParams p_;
   std::vector<float> weights_, bias_;
   int64_t window_floats_ = 0;  // per task, a multiple of 16
-  SharedScratch* scratch_ = nullptr;
-  std::vector<float> own_;  // the windows where there is no shared scratch
+  KernelScratch scratch_;      // one window per task
   const float* x_ = nullptr;
   float* y_ = nullptr;
   pthreadpool_t pool_ = nullptr;

@@ -17,7 +17,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
-#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "pthreadpool.h"
 #include "xnnpack.h"
@@ -347,14 +346,8 @@ class DwPwKernel : public OpKernel {
   int64_t TaskFloats() const { return Round16(band_floats_) + Round16(mid_floats_) + Round16(copy_floats_); }
 
   // The per-task buffers in the session's shared scratch (where there is one), else owned.
-  void SetUpScratch(const OpKernelArgs& args) {
-    if (args.scratch != nullptr && args.scratch->Reserve(tasks_, TaskFloats() * sizeof(float))) {
-      scratch_ = args.scratch;
-    } else {
-      own_ = AlignedBuffer<float>(tasks_ * TaskFloats());
-    }
-  }
-  float* Band(int t) { return scratch_ ? static_cast<float*>(scratch_->Get(t)) : own_.data() + t * TaskFloats(); }
+  void SetUpScratch(const OpKernelArgs& args) { scratch_.Bind(args, tasks_, TaskFloats() * sizeof(float)); }
+  float* Band(int t) { return static_cast<float*>(scratch_.Get(t)); }
   float* Mid(int t) { return Band(t) + Round16(band_floats_); }
   float* ResidualCopy(int t) { return Mid(t) + Round16(mid_floats_); }
 
@@ -559,10 +552,9 @@ class DwPwKernel : public OpKernel {
   int tasks_ = 1;
   // Per task: the expansion's band, the depthwise output (mid) and the residual's copy, each a
   // multiple of 16 floats, cache-line aligned (the depthwise kernel's zmm loads of the band and stores
-  // to mid stay within a line), in the session's shared scratch or else in own_.
+  // to mid stay within a line), in the session's shared scratch or else the kernel's own.
   int64_t band_floats_ = 0, mid_floats_ = 0, copy_floats_ = 0;
-  SharedScratch* scratch_ = nullptr;
-  AlignedBuffer<float> own_;
+  KernelScratch scratch_;
   std::atomic<bool> failed_{false};
 };
 

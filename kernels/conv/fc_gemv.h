@@ -14,6 +14,14 @@
 
 namespace tessel {
 
+// packed[((j / 16) * k + p) * 16 + j % 16] = W[j, p] for j < n, p < k, where W is w as [n, k] (weights_nk)
+// or as [k, n]; packed holds ceil(n / 16) * 16 * k floats and its padding must already be zero.
+inline void PackFcGemvPanels(const float* w, int64_t n, int64_t k, bool weights_nk, float* packed) {
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t p = 0; p < k; ++p) packed[((j / 16) * k + p) * 16 + j % 16] = weights_nk ? w[j * k + p] : w[p * n + j];
+  }
+}
+
 #if defined(__x86_64__)
 // y[j] = bias[j] + sum_p x[p] * W[j, p] for the outputs of panels [panel_begin, panel_end), j < n.
 // packed: 64-byte aligned panels; bias: ceil(n / 16) * 16 floats. Needs AVX-512F.

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
-#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -35,13 +33,16 @@ bool SharedScratch::Reserve(int tasks, size_t bytes) {
 void SharedScratch::Allocate() {
   if (allocated_) return;
   allocated_ = true;
-  const size_t total = bytes();
-  if (total == 0) return;
-  void* p = std::aligned_alloc(64, total);
-  if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, total);
-  memory_ = std::unique_ptr<unsigned char, void (*)(void*)>(static_cast<unsigned char*>(p), std::free);
-  base_ = memory_.get();
+  if (bytes() > 0) memory_ = Buffer::Allocate(bytes());
+}
+
+void KernelScratch::Bind(const OpKernelArgs& args, int tasks, size_t bytes_per_task) {
+  if (args.scratch != nullptr && args.scratch->Reserve(tasks, bytes_per_task)) {
+    shared_ = args.scratch;
+    return;
+  }
+  stride_ = (bytes_per_task + 63) / 64 * 64;
+  own_ = Buffer::Allocate(static_cast<size_t>(tasks) * stride_);
 }
 
 uint32_t ParallelFlags(const OpKernelArgs& args) {

@@ -57,22 +57,41 @@ class OpKernel {
 // missed to memory (MobileNetV2's fused depthwise ops, whose depthwise output goes through scratch:
 // 6.76 -> 6.51 ms shared, Zen 4, 1 thread). Kernels Reserve while they are created and look their
 // buffer up with Get when they run; the session calls Allocate once every kernel is created.
+struct OpKernelArgs;
+
 class SharedScratch {
  public:
   // At least `bytes` for each task t < tasks. False once allocated: the caller then keeps its own.
   bool Reserve(int tasks, size_t bytes);
-  // Allocates what was reserved (64-byte aligned, zero-filled), once.
+  // Allocates what was reserved (Buffer::Allocate: 64-byte aligned, zero-filled), once.
   void Allocate();
   // Task t's buffer: 64-byte aligned, as large as the largest reservation; null before Allocate.
-  void* Get(int t) const { return t < tasks_ ? base_ + static_cast<size_t>(t) * stride_ : nullptr; }
+  void* Get(int t) const {
+    return t < tasks_ && memory_ ? static_cast<unsigned char*>(memory_->data()) + static_cast<size_t>(t) * stride_
+                                 : nullptr;
+  }
   size_t bytes() const { return static_cast<size_t>(tasks_) * stride_; }
 
  private:
   int tasks_ = 0;
   size_t stride_ = 0;  // bytes per task, a multiple of 64
   bool allocated_ = false;
-  std::unique_ptr<unsigned char, void (*)(void*)> memory_{nullptr, nullptr};
-  unsigned char* base_ = nullptr;
+  std::shared_ptr<Buffer> memory_;
+};
+
+// One kernel's per-task scratch: in the session's SharedScratch where the factory got one (and it is
+// still open for reservations), else a buffer of the kernel's own. Either way 64-byte aligned per task.
+class KernelScratch {
+ public:
+  void Bind(const OpKernelArgs& args, int tasks, size_t bytes_per_task);
+  void* Get(int t) const {
+    return shared_ ? shared_->Get(t) : static_cast<unsigned char*>(own_->data()) + static_cast<size_t>(t) * stride_;
+  }
+
+ private:
+  SharedScratch* shared_ = nullptr;
+  std::shared_ptr<Buffer> own_;
+  size_t stride_ = 0;
 };
 
 // What a factory gets: the node's attributes, the bound operand tensors (weights are the mapped

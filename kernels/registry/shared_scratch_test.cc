@@ -1,6 +1,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "graph/graph.h"
 #include "gtest/gtest.h"
 #include "kernels/registry/op_kernel.h"
 
@@ -36,6 +37,37 @@ TEST(SharedScratchTest, NothingReserved) {
   s.Allocate();
   EXPECT_EQ(s.bytes(), 0u);
   EXPECT_EQ(s.Get(0), nullptr);
+}
+
+// A kernel's scratch: its own buffer without a session (64-byte aligned per task, zero-filled, the
+// whole size writable), the session's once there is one, its own again once the session allocated.
+TEST(KernelScratchTest, OwnOrShared) {
+  Graph graph;
+  Node* node = graph.AddNode("Relu", {}, 1, "n");
+  for (size_t bytes : {size_t{4}, size_t{60}, size_t{1000}, size_t{160000}, size_t{1200000}}) {
+    KernelScratch own;
+    own.Bind(OpKernelArgs{*node, {}, {}, nullptr, 3, false, nullptr}, 3, bytes);
+    for (int t = 0; t < 3; ++t) {
+      auto* p = static_cast<unsigned char*>(own.Get(t));
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
+      for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(p[i], 0) << bytes << " task " << t << " byte " << i;
+      std::memset(p, 0x5a, bytes);  // tasks do not overlap: the next task's bytes are still zero
+    }
+  }
+  SharedScratch session;
+  KernelScratch a, b;
+  a.Bind(OpKernelArgs{*node, {}, {}, nullptr, 2, false, &session}, 2, 1000);
+  b.Bind(OpKernelArgs{*node, {}, {}, nullptr, 1, false, &session}, 1, 5000);
+  session.Allocate();
+  EXPECT_EQ(a.Get(0), session.Get(0));  // every kernel of the session on the same bytes
+  EXPECT_EQ(b.Get(0), session.Get(0));
+  EXPECT_EQ(a.Get(1), session.Get(1));
+  EXPECT_GE(static_cast<unsigned char*>(session.Get(1)) - static_cast<unsigned char*>(session.Get(0)), 5000);
+  KernelScratch late;  // created after the session allocated: keeps its own
+  late.Bind(OpKernelArgs{*node, {}, {}, nullptr, 1, false, &session}, 1, 100);
+  EXPECT_NE(late.Get(0), nullptr);
+  EXPECT_NE(late.Get(0), session.Get(0));
 }
 
 }  // namespace
