@@ -1,5 +1,5 @@
-// The operator kernel around DirectConvRows__avx512: weights packed once, the padded input copy
-// (borders zeroed once at creation, interior copied per run), output rows split across the threads.
+// The operator kernel around DirectConvRows__avx512: weights packed once, output rows split across the
+// threads, each with a strip for its border chunks' zero-padded taps.
 #include "kernels/conv/direct_conv.h"
 
 #include <algorithm>
@@ -24,10 +24,12 @@ class DirectConvKernel : public OpKernel {
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
     absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
     if (!g.ok()) return g.status();
-    if (g->groups != 1 || g->c > kMaxChannels || g->m > kMaxOutputs || g->dh != 1 || g->dw != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
-                                                     "': the direct convolution takes groups 1, at most ", kMaxChannels,
-                                                     " input and ", kMaxOutputs, " output channels, no dilation"));
+    if (g->groups != 1 || g->c > kMaxChannels || g->m > kMaxOutputs || g->dh != 1 || g->dw != 1 ||
+        g->kh > kDirectConvMaxKernel || g->kw > kDirectConvMaxKernel) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", args.node.name(), "': the direct convolution takes groups 1, at most ", kMaxChannels, " input and ",
+          kMaxOutputs, " output channels, kernels up to ", kDirectConvMaxKernel, "x", kDirectConvMaxKernel,
+          ", no dilation"));
     }
     std::unique_ptr<DirectConvKernel> k(new DirectConvKernel);
     DirectConvParams& p = k->p_;
@@ -52,12 +54,14 @@ class DirectConvKernel : public OpKernel {
     p.lo = act.lo, p.hi = act.hi;
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();
-    // Per task, one output row's padded input rows: in the session's shared scratch where there is one.
-    k->window_floats_ = (DirectConvWindowFloats(p) + 15) / 16 * 16;
+    k->zeros_.assign(DirectConvZeroFloats(p), 0.0f);
+    p.zeros = k->zeros_.data();
+    // Per task, a border chunk's strip: in the session's shared scratch where there is one.
+    k->strip_floats_ = (DirectConvStripFloats(p) + 15) / 16 * 16;
     k->pool_ = args.threadpool;
     k->flags_ = ParallelFlags(args);
     k->tasks_ = std::max(1, args.num_threads);
-    k->scratch_.Bind(args, k->tasks_, k->window_floats_ * sizeof(float));
+    k->scratch_.Bind(args, k->tasks_, k->strip_floats_ * sizeof(float));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -73,14 +77,14 @@ class DirectConvKernel : public OpKernel {
     const int64_t per_task = (rows + k->tasks_ - 1) / k->tasks_;
     const int64_t begin = std::min(rows, static_cast<int64_t>(t) * per_task);
     const int64_t end = std::min(rows, begin + per_task);
-    float* window = static_cast<float*>(k->scratch_.Get(static_cast<int>(t)));
-    if (begin < end) DirectConvRows__avx512(k->p_, k->x_, begin, end, window, k->y_);
+    float* strip = static_cast<float*>(k->scratch_.Get(static_cast<int>(t)));
+    if (begin < end) DirectConvRows__avx512(k->p_, k->x_, begin, end, strip, k->y_);
   }
 
   DirectConvParams p_;
-  std::vector<float> weights_, bias_;
-  int64_t window_floats_ = 0;  // per task, a multiple of 16
-  KernelScratch scratch_;      // one window per task
+  std::vector<float> weights_, bias_, zeros_;
+  int64_t strip_floats_ = 0;  // per task, a multiple of 16
+  KernelScratch scratch_;     // one strip per task
   const float* x_ = nullptr;
   float* y_ = nullptr;
   pthreadpool_t pool_ = nullptr;
@@ -97,7 +101,7 @@ bool DirectLegal(const OpQuery& q) {
   if (!ReadClampActivation(q.node, "").is_clamp) return false;
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   return g.ok() && g->groups == 1 && g->c <= kMaxChannels && g->m <= kMaxOutputs && g->dh == 1 && g->dw == 1 &&
-         g->oh > 0 && g->ow > 0;
+         g->kh <= kDirectConvMaxKernel && g->kw <= kDirectConvMaxKernel && g->oh > 0 && g->ow > 0;
 }
 
 double DirectCost(const OpQuery& q) {
