@@ -142,14 +142,16 @@ void BM_TesselGemmDirect(benchmark::State& state, const KernelEntry* entry, Shap
 // operator kernel packs them: 16-output panels, k-major, 64-byte aligned.
 void BM_TesselFcGemv(benchmark::State& state, Shape s, bool cold) {
   const int64_t panels = (s.n + 15) / 16;
-  auto* packed = static_cast<float*>(std::aligned_alloc(64, panels * 16 * s.k * sizeof(float)));
-  std::vector<float> w = Fill(s.n * s.k, 0.5f), x = Fill(s.k, 1.0f), bias(panels * 16, 0.0f), y(s.n);
-  for (int64_t i = 0; i < panels * 16 * s.k; ++i) packed[i] = 0.0f;
+  // Panels, then the bias: both 64-byte aligned, as the kernel loads them.
+  auto* packed = static_cast<float*>(std::aligned_alloc(64, panels * 16 * (s.k + 1) * sizeof(float)));
+  float* bias = packed + panels * 16 * s.k;
+  std::vector<float> w = Fill(s.n * s.k, 0.5f), x = Fill(s.k, 1.0f), y(s.n);
+  for (int64_t i = 0; i < panels * 16 * (s.k + 1); ++i) packed[i] = 0.0f;
   PackFcGemvPanels(w.data(), s.n, s.k, /*weights_nk=*/true, packed);
   std::vector<float> flush(cold ? (64 << 20) / 4 : 0);
   for (auto _ : state) {
     if (cold) EvictCaches(state, flush);
-    tessel_f32_gemv_panel16__avx512(packed, s.k, x.data(), bias.data(), s.n, 0, panels, y.data());
+    tessel_f32_gemv_panel16__avx512(packed, s.k, x.data(), bias, s.n, 0, panels, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }

@@ -24,7 +24,7 @@ inline void PackFcGemvPanels(const float* w, int64_t n, int64_t k, bool weights_
 
 #if defined(__x86_64__)
 // y[j] = bias[j] + sum_p x[p] * W[j, p] for the outputs of panels [panel_begin, panel_end), j < n.
-// packed: 64-byte aligned panels; bias: ceil(n / 16) * 16 floats. Needs AVX-512F.
+// packed: 64-byte aligned panels; bias: ceil(n / 16) * 16 floats, 64-byte aligned. Needs AVX-512F.
 void tessel_f32_gemv_panel16__avx512(const float* packed, int64_t k, const float* x, const float* bias, int64_t n,
                                      int64_t panel_begin, int64_t panel_end, float* y);
 #endif
