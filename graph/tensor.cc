@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/memory.h"
 
 namespace tessel {
 
@@ -77,7 +78,7 @@ int64_t NumElements(absl::Span<const int64_t> shape) {
 std::shared_ptr<Buffer> Buffer::Allocate(size_t bytes) {
   std::shared_ptr<Buffer> b(new Buffer());
   const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  b->data_ = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+  b->data_ = AllocateBuffer(rounded == 0 ? kTensorAlignment : rounded);  // 2 MiB pages when large
   if (b->data_ == nullptr) return nullptr;
   std::memset(b->data_, 0, rounded == 0 ? kTensorAlignment : rounded);
   b->size_ = bytes;
@@ -94,7 +95,7 @@ std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes, std::shared_ptr
 }
 
 Buffer::~Buffer() {
-  if (owned_) std::free(data_);
+  if (owned_) FreeBuffer(data_);
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {

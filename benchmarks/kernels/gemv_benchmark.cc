@@ -14,6 +14,7 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/kernels/machine_limits.h"
+#include "graph/memory.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/registry/registry.h"
 #include "kernels/threadpool/thread_pool.h"
@@ -216,7 +217,8 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Gemv
   const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, GemvPanel16Bytes, &total);
   const double bw = ReadBandwidthGBs(total);
   // Huge pages, as the runtime loads weights (llm/base/mapped_file.h).
-  std::unique_ptr<uint8_t, decltype(&std::free)> w(static_cast<uint8_t*>(AllocateHugePages(total)), &std::free);
+  std::shared_ptr<uint8_t> w(static_cast<uint8_t*>(MapHugePages(total)),
+                             [total](uint8_t* p) { UnmapHugePages(p, total); });
   {
     // Every matrix packed from one raw pattern: the kernels' speed does not depend on values.
     std::vector<uint8_t> raw(5632 * GemvRowBytes(format, 5632));

@@ -2,8 +2,6 @@
 // the rest of the benchmark binary keeps the baseline ISA.
 #include "benchmarks/kernels/machine_limits.h"
 
-#include <sys/mman.h>
-
 #include <time.h>
 
 #include <cstdint>
@@ -11,6 +9,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "graph/memory.h"
 #include "kernels/cpu/cpu_features.h"
 
 #if defined(__x86_64__)
@@ -132,17 +131,10 @@ uint64_t SumStreams(const void* p, size_t bytes, int streams) {
   return total;
 }
 
-void* AllocateHugePages(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t alloc = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, alloc);
-  if (p != nullptr) ::madvise(p, alloc, MADV_HUGEPAGE);
-  return p;
-}
-
 double MeasureReadBandwidthGBs(size_t bytes, int repeats, int* streams_used) {
   bytes = bytes / 2048 * 2048;
-  auto* p = static_cast<uint8_t*>(AllocateHugePages(bytes));
+  auto* p = static_cast<uint8_t*>(MapHugePages(bytes));
+  if (p == nullptr) return 0;
   std::memset(p, 1, bytes);
   double best = 0;
   volatile uint64_t sink = 0;
@@ -157,7 +149,7 @@ double MeasureReadBandwidthGBs(size_t bytes, int repeats, int* streams_used) {
       }
     }
   }
-  std::free(p);
+  UnmapHugePages(p, bytes);
   return best;
 }
 

@@ -32,9 +32,6 @@ double MeasureReadBandwidthGBs(size_t bytes, int repeats, int* streams = nullptr
 // read in lockstep, 256 bytes of each per step.
 uint64_t SumStreams(const void* p, size_t bytes, int streams);
 
-// `bytes` of memory, 2 MiB aligned and advised MADV_HUGEPAGE; free with std::free.
-void* AllocateHugePages(size_t bytes);
-
 }  // namespace tessel
 
 #endif  // TESSEL_BENCHMARKS_KERNELS_MACHINE_LIMITS_H_

@@ -14,15 +14,21 @@
 #include <vector>
 
 #include "benchmarks/kernels/machine_limits.h"
+#include "graph/memory.h"
 
 int main(int argc, char** argv) {
+  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf("usage: read_bandwidth [THREADS]  (1 to 256, default 1)\n"
+                "Prints \"threads=N read_GBs=X streams=S\": the best streaming read rate over a 1 GiB buffer.\n");
+    return 0;
+  }
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
   if (threads < 1 || threads > 256) {
-    std::fprintf(stderr, "read_bandwidth: THREADS must be 1 to 256\n");
+    std::fprintf(stderr, "read_bandwidth: THREADS must be 1 to 256 (got '%s'; see --help)\n", argv[1]);
     return 1;
   }
   const size_t bytes = size_t{1} << 30;
-  auto* buf = static_cast<uint8_t*>(tessel::AllocateHugePages(bytes));
+  auto* buf = static_cast<uint8_t*>(tessel::MapHugePages(bytes));
   if (buf == nullptr) {
     std::fprintf(stderr, "read_bandwidth: cannot allocate 1 GiB\n");
     return 1;
@@ -51,6 +57,6 @@ int main(int argc, char** argv) {
   uint64_t total = 0;
   for (uint64_t v : sums) total += v;
   std::printf("threads=%d read_GBs=%.2f streams=%d%s\n", threads, best, best_streams, total == 42 ? " " : "");
-  std::free(buf);
+  tessel::UnmapHugePages(buf, bytes);
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "graph/memory.h"
 #include "kernels/gemm/internal/gemm_direct_kernels.h"
 
 namespace tessel {
@@ -139,9 +140,9 @@ absl::StatusOr<DirectGemmF32> DirectGemmF32::Pack(int64_t n, int64_t k, const fl
   const int64_t nr = op.ukernel_.nr;
   const int64_t np = (n + nr - 1) / nr * nr;
   const size_t floats = static_cast<size_t>(np * k + np);
-  void* mem = std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64 + 64);
+  void* mem = AllocateBuffer(floats * sizeof(float) + 64);  // 2 MiB pages when large (graph/memory.h)
   if (mem == nullptr) return absl::ResourceExhaustedError("DirectGemmF32: cannot allocate the packed weights");
-  op.packed_ = std::shared_ptr<float>(static_cast<float*>(mem), std::free);
+  op.packed_ = std::shared_ptr<float>(static_cast<float*>(mem), FreeBuffer);
   float* packed = op.packed_.get();
   std::memset(packed, 0, floats * sizeof(float));
   for (int64_t j0 = 0; j0 < np; j0 += nr) {

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/memory.h"
 
 namespace tessel::llm {
 namespace {
@@ -109,16 +110,12 @@ MappedFile::~MappedFile() {
 }
 
 absl::StatusOr<std::shared_ptr<uint8_t>> AllocateHugePageBuffer(size_t bytes, const std::string& what) {
-  constexpr size_t kHugePage = size_t{2} << 20;
-  const size_t len = (std::max<size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage + kHugePage;
-  void* region = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (region == MAP_FAILED) {
+  auto* data = static_cast<uint8_t*>(MapHugePages(bytes));
+  if (data == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", bytes, " bytes for ", what, ": ", std::strerror(errno)));
   }
-  auto* data = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(region) + kHugePage - 1) / kHugePage * kHugePage);
-  ::madvise(data, len - (data - static_cast<uint8_t*>(region)), MADV_HUGEPAGE);
-  return std::shared_ptr<uint8_t>(data, [region, len](uint8_t*) { ::munmap(region, len); });
+  return std::shared_ptr<uint8_t>(data, [bytes](uint8_t* p) { UnmapHugePages(p, bytes); });
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
