@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "benchmarks/kernels/evict_caches.h"
 #include "benchmarks/kernels/machine_limits.h"
 #include "graph/graph.h"
 #include "kernels/registry/op_kernels.h"
@@ -110,15 +111,6 @@ std::unique_ptr<Layer> StemLayer(int64_t h, int64_t w, int64_t m) {
   l->output = Tensor(DType::kF32, {1, oh, ow, m});
   l->flops = 2.0 * oh * ow * m * 27;
   return l;
-}
-
-// Reads and writes `flush` (beyond the caches) outside the timed region.
-void EvictCaches(benchmark::State& state, std::vector<float>& flush) {
-  state.PauseTiming();
-  float sum = 0;
-  for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
-  benchmark::DoNotOptimize(sum);
-  state.ResumeTiming();
 }
 
 void BM_Layer(benchmark::State& state, const std::string& kernel, std::shared_ptr<Layer> l, bool cold) {

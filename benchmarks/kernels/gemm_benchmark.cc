@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/kernels/evict_caches.h"
 #include "benchmarks/kernels/machine_limits.h"
 #include "kernels/conv/fc_gemv.h"
 #include "kernels/gemm/gemm.h"
@@ -84,15 +85,6 @@ void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
     benchmark::ClobberMemory();
   }
   SetRates(state, s);
-}
-
-// Reads and writes `flush` (64 MB, beyond the caches) outside the timed region.
-void EvictCaches(benchmark::State& state, std::vector<float>& flush) {
-  state.PauseTiming();
-  float sum = 0;
-  for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i]++;
-  benchmark::DoNotOptimize(sum);
-  state.ResumeTiming();
 }
 
 // Prepacked weights (PackedGemmF32, packed once, as the convolution kernels use it). cold: a 64 MB buffer
