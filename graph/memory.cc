@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -47,7 +48,14 @@ class HugePagePool {
     void* p = c.base + c.used;
     c.used += bytes;
     ++c.live;
+    sizes_[p] = bytes;
+    live_bytes_ += bytes;
     return p;
+  }
+
+  size_t live_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_bytes_;
   }
 
   // False when p is not the pool's.
@@ -57,6 +65,11 @@ class HugePagePool {
     for (size_t i = 0; i < chunks_.size(); ++i) {
       Chunk& c = chunks_[i];
       if (b < c.base || b >= c.base + c.size) continue;
+      auto it = sizes_.find(p);
+      if (it != sizes_.end()) {
+        live_bytes_ -= it->second;
+        sizes_.erase(it);
+      }
       if (--c.live == 0) {
         UnmapHugePages(c.base, c.size);
         chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -74,6 +87,8 @@ class HugePagePool {
   };
   std::mutex mu_;
   std::vector<Chunk> chunks_;  // new buffers come from the last
+  std::unordered_map<void*, size_t> sizes_;  // live buffers' sizes
+  size_t live_bytes_ = 0;
 };
 
 }  // namespace
@@ -103,6 +118,14 @@ void* AllocateBuffer(size_t bytes) {
   }
 #endif
   return std::aligned_alloc(kAlignment, RoundUp(bytes, kAlignment));
+}
+
+size_t PooledBytes() {
+#if defined(TESSEL_MEMORY_ASAN)
+  return 0;
+#else
+  return HugePagePool::Get().live_bytes();
+#endif
 }
 
 void FreeBuffer(void* p) {

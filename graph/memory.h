@@ -27,6 +27,9 @@ void UnmapHugePages(void* p, size_t bytes);
 void* AllocateBuffer(size_t bytes);
 void FreeBuffer(void* p);
 
+// Bytes of the buffers AllocateBuffer has placed on 2 MiB pages and not yet freed.
+size_t PooledBytes();
+
 }  // namespace tessel
 
 #endif  // TESSEL_GRAPH_MEMORY_H_

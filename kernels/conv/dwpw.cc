@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
 #include "kernels/gemm/gemm_direct.h"
+#include "kernels/xnnpack/xnn_init.h"
 #include "pthreadpool.h"
 #include "xnnpack.h"
 
@@ -295,8 +296,7 @@ class DwPwKernel : public OpKernel {
   }
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-    static const xnn_status init = xnn_initialize(nullptr);
-    if (init != xnn_status_success) return absl::UnavailableError("XNNPACK cannot initialize on this CPU");
+    if (absl::Status s = InitXnnpack(); !s.ok()) return s;
     const bool has_exp = args.inputs.size() > 6 && args.inputs[6] != nullptr;
     const TensorType w_exp_type = has_exp ? args.inputs[6]->type() : TensorType();
     absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(

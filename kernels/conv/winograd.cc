@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/xnnpack/xnn_init.h"
 #include "pthreadpool.h"
 #include "xnnpack.h"
 
@@ -245,8 +246,7 @@ class WinogradKernel : public OpKernel {
   }
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-    static const xnn_status init = xnn_initialize(nullptr);
-    if (init != xnn_status_success) return absl::UnavailableError("XNNPACK cannot initialize on this CPU");
+    if (absl::Status s = InitXnnpack(); !s.ok()) return s;
     absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(args.node, args.inputs[0]->type(), args.inputs[1]->type());
     if (!g.ok()) return g.status();
     std::unique_ptr<WinogradKernel> k(new WinogradKernel);

@@ -22,7 +22,6 @@
 namespace tessel {
 namespace {
 
-using xnn_internal::InitXnnpack;
 using xnn_internal::XnnError;
 using xnn_internal::XnnFlags;
 

@@ -17,7 +17,6 @@
 namespace tessel {
 namespace {
 
-using xnn_internal::InitXnnpack;
 using xnn_internal::XnnError;
 using xnn_internal::XnnFlags;
 

@@ -1,11 +1,12 @@
-// What the XNNPACK f32 and int8 operator kernels share: one-time initialization, the worker flags and
-// error messages naming the node.
+// What the XNNPACK f32 and int8 operator kernels share: the worker flags and error messages naming the
+// node (one-time initialization: kernels/xnnpack/xnn_init.h).
 #ifndef TESSEL_KERNELS_XNNPACK_INTERNAL_XNN_COMMON_H_
 #define TESSEL_KERNELS_XNNPACK_INTERNAL_XNN_COMMON_H_
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/registry/op_kernel.h"
+#include "kernels/xnnpack/xnn_init.h"
 #include "xnnpack.h"
 
 namespace tessel {
@@ -20,13 +21,6 @@ inline uint32_t XnnFlags(const OpKernelArgs& args) { return args.spin_workers ? 
 inline absl::Status XnnError(const OpKernelArgs& args, const char* what, xnn_status status) {
   return absl::InternalError(
       absl::StrCat("node '", args.node.name(), "': XNNPACK ", what, " failed (status ", static_cast<int>(status), ")"));
-}
-
-inline absl::Status InitXnnpack() {
-  static const xnn_status status = xnn_initialize(nullptr);
-  if (status == xnn_status_success) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("XNNPACK cannot initialize on this CPU (status ", static_cast<int>(status),
-                                             "); set TESSEL_FORCE_BACKEND=reference"));
 }
 
 }  // namespace xnn_internal
