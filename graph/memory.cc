@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -118,6 +119,18 @@ void* AllocateBuffer(size_t bytes) {
   }
 #endif
   return std::aligned_alloc(kAlignment, RoundUp(bytes, kAlignment));
+}
+
+long long HugePageBackedBytes() {
+  std::FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long long kb = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "AnonHugePages: %lld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
 }
 
 size_t PooledBytes() {

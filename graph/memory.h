@@ -30,6 +30,10 @@ void FreeBuffer(void* p);
 // Bytes of the buffers AllocateBuffer has placed on 2 MiB pages and not yet freed.
 size_t PooledBytes();
 
+// Bytes of this process's anonymous memory the kernel backs with 2 MiB pages (AnonHugePages in
+// /proc/self/smaps_rollup), or -1 where that is not readable.
+long long HugePageBackedBytes();
+
 }  // namespace tessel
 
 #endif  // TESSEL_GRAPH_MEMORY_H_

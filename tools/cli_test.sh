@@ -40,5 +40,15 @@ check "inspect counts ops" bash -c "'$tessel' inspect '$models/resnet18_op17.onn
 check "inspect prints IR" bash -c "'$tessel' inspect '$models/transformer_block_op17.onnx' | grep -q 'graph @'"
 check "inspect writes dot" bash -c "'$tessel' inspect '$models/transformer_block_op17.onnx' --no-ir --dot '$tmp/g.dot' && grep -q digraph '$tmp/g.dot'"
 
+# The artifact path: compile, per-op profile (kernels, scratch, 2 MiB pages, per-op times), bench JSON.
+check "compile to an artifact" "$tessel" compile "$models/resnet18_op17.onnx" -o "$tmp/r18.tsl"
+check "inspect --profile" bash -c "'$tessel' inspect '$tmp/r18.tsl' --profile --iterations 2 > '$tmp/prof.txt' &&
+  grep -qE '^scratch: [0-9.]+ MB' '$tmp/prof.txt' && grep -qE '^pages: [0-9.]+ MB' '$tmp/prof.txt' &&
+  grep -qE '^total [0-9.]+ ms' '$tmp/prof.txt' && grep -qE '^ +[0-9]+ .* [0-9.]+ ms$' '$tmp/prof.txt'"
+check "bench ends with JSON" bash -c "'$tessel' bench '$tmp/r18.tsl' --iterations 2 | tail -1 | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d[\"threads\"] == 1 and d[\"median_ms\"] > 0 and d[\"min_ms\"] > 0 else 1)'"
+
 echo "cli_test: $fails failure(s)"
 [ "$fails" = 0 ]

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "graph/dot.h"
+#include "graph/memory.h"
 #include "runtime/executor.h"
 #include "graph/text.h"
 #include "runtime/memory_planner.h"
@@ -43,6 +44,12 @@ int InspectArtifact(const std::string& path, bool profile, int iterations, int t
     Session& session = **created;
     std::printf("scratch: %.3f MB per session on %d thread(s), one buffer per task that every kernel shares\n",
                 session.scratch_bytes() / 1e6, threads);
+    // Packed weights, arena and scratch of 64 KiB or more sit on 2 MiB pages where the kernel gives
+    // them (graph/memory.h).
+    const long long backed = HugePageBackedBytes();
+    std::printf("pages: %.2f MB of packed weights and buffers on 2 MiB-page chunks", PooledBytes() / 1e6);
+    if (backed >= 0) std::printf("; %.2f MB of this process backed by 2 MiB pages", backed / 1e6);
+    std::printf("\n");
     std::vector<Tensor> inputs;
     for (int i = 0; i < (*model)->num_inputs(); ++i) {
       TensorType t = (*model)->input_type(i);
