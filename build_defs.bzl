@@ -102,12 +102,14 @@ def tessel_spill_test(name, library, functions):
         cmd = "cp $$(echo $(locations %s) | tr ' ' '\\n' | grep -v '\\.pic\\.a$$' | grep '\\.a$$' | head -1) $@" % library,
         tags = ["host_only"],
     )
+    # Not under the asan config: its -O1 and sanitizer checks change inlining and register allocation,
+    # so the functions checked are missing or spill for reasons the optimized build does not have.
     native.sh_test(
         name = name,
         srcs = ["//kernels/portable:check_register_spills_test.sh"],
         args = ["'%s'" % functions, "$(rootpath :%s)" % archive],
         data = [":" + archive, "//kernels/portable:check_register_spills"],
-        tags = ["host_only"],
+        tags = ["host_only", "no_asan"],
     )
 
 def _py_testdata_impl(ctx):

@@ -398,8 +398,9 @@ class DwPwKernel : public OpKernel {
     band_rows_ = 1;
     while (band_rows_ < g.oh && ((band_rows_) * g.sh + 3) * row_floats * 4 <= (384 << 10)) ++band_rows_;
     has_exp_ = true;
-    // The most input rows a band holds.
-    const int64_t max_pixels = std::min<int64_t>(g.h, (band_rows_ - 1) * g.sh + 3) * g.w;
+    // The most input rows a band holds: the ring's slots.
+    ring_rows_ = std::min<int64_t>(g.h, (band_rows_ - 1) * g.sh + 3);
+    const int64_t max_pixels = ring_rows_ * g.w;
     // Tessel's direct-A GEMM from K = 24 up; below, XNNPACK's fully connected (7x16 tiles), whose
     // fixed cost per tile weighs less when each tile has only K = 16 steps: MobileNetV2's 112x112
     // block 0.65-0.67 -> 0.61-0.63 ms on Zen 4 (per-op medians, interleaved), and gemm_benchmark's
@@ -439,14 +440,25 @@ class DwPwKernel : public OpKernel {
            xnn_run_operator(exp_fc_[t], nullptr) == xnn_status_success;
   }
 
-  // Depthwise + pointwise for output pixels [begin, end) (whole images' rows or not), reading the
-  // depthwise input at src, where pixel (b, iy, ix) sits at src + ((b * H + iy - row0) * W + ix) * C.
-  bool DwPwPixels(int t, int64_t begin, int64_t end, const float* src, int64_t row0) {
+  // Where the depthwise input's rows are: the input tensor itself (ring = 0: row (b, iy) at
+  // base + (b * H + iy) * W * C), or the expansion's band, a ring of `ring` rows of one image (row iy in
+  // slot iy % ring), so that a band's rows shared with the next stay where they are.
+  struct InputRows {
+    const float* base = nullptr;
+    int64_t ring = 0;
+  };
+  const float* InputRow(const InputRows& in, int64_t b, int64_t iy) const {
+    const int64_t row = in.ring > 0 ? iy % in.ring : b * g_.h + iy;
+    return in.base + row * g_.w * g_.c;
+  }
+
+  // Depthwise + pointwise for output pixels [begin, end) (whole images' rows or not).
+  bool DwPwPixels(int t, int64_t begin, int64_t end, const InputRows& in) {
     const Conv2dGeometry& g = g_;
     float* mid = Mid(t);
     for (int64_t p0 = begin; p0 < end; p0 += block_) {
       const int64_t np = std::min(block_, end - p0);
-      Depthwise(p0, np, mid, src, row0);
+      Depthwise(p0, np, mid, in);
       float* y = y_ + p0 * m_;
       const float* r = residual_ ? residual_ + p0 * m_ : nullptr;
       if (use_direct_) {
@@ -473,7 +485,7 @@ class DwPwKernel : public OpKernel {
       const int64_t per_task = (pixels + tasks_ - 1) / tasks_;
       const int64_t begin = std::min(pixels, t * per_task);
       const int64_t end = std::min(pixels, begin + per_task);
-      if (!DwPwPixels(t, begin, end, x_, 0)) failed_ = true;
+      if (!DwPwPixels(t, begin, end, InputRows{x_, 0})) failed_ = true;
       return;
     }
     // Output rows (over all images) split across tasks; each task walks its rows in bands.
@@ -483,24 +495,26 @@ class DwPwKernel : public OpKernel {
     const int64_t row_end = std::min(rows, row_begin + per_task);
     float* band = Band(t);
     const int64_t row_floats = g.w * g.c;
+    const InputRows ring{band, ring_rows_};
     int64_t have_b = -1, have_lo = 0, have_hi = 0;  // input rows [have_lo, have_hi) of image have_b in band
     for (int64_t r0 = row_begin; r0 < row_end;) {
       const int64_t b = r0 / g.oh, oy0 = r0 % g.oh;
       const int64_t oy1 = std::min({g.oh, oy0 + band_rows_, oy0 + (row_end - r0)});
       const int64_t lo = std::max<int64_t>(0, oy0 * g.sh - g.pad_top);
       const int64_t hi = std::min<int64_t>(g.h, (oy1 - 1) * g.sh - g.pad_top + 3);
-      int64_t from = lo;
-      if (have_b == b && lo >= have_lo && lo < have_hi) {
-        // Rows this band shares with the last one: moved to the front, not expanded again.
-        std::memmove(band, band + (lo - have_lo) * row_floats, (have_hi - lo) * row_floats * sizeof(float));
-        from = have_hi;
-      }
-      if (!Expand(t, b, from, hi, band + (from - lo) * row_floats)) {
-        failed_ = true;
-        return;
+      // Rows this band shares with the last one stay in their slots, not expanded again; hi - lo <=
+      // ring_rows_, so the new rows only overwrite rows no longer needed.
+      int64_t from = have_b == b && lo >= have_lo && lo < have_hi ? have_hi : lo;
+      while (from < hi) {  // in runs of consecutive slots
+        const int64_t slot = from % ring_rows_, n = std::min(hi - from, ring_rows_ - slot);
+        if (!Expand(t, b, from, from + n, band + slot * row_floats)) {
+          failed_ = true;
+          return;
+        }
+        from += n;
       }
       have_b = b, have_lo = lo, have_hi = hi;
-      if (!DwPwPixels(t, (b * g.oh + oy0) * g.ow, (b * g.oh + oy1) * g.ow, band, b * g.h + lo)) {
+      if (!DwPwPixels(t, (b * g.oh + oy0) * g.ow, (b * g.oh + oy1) * g.ow, ring)) {
         failed_ = true;
         return;
       }
@@ -508,9 +522,8 @@ class DwPwKernel : public OpKernel {
     }
   }
 
-  // Depthwise output of pixels [p0, p0 + count) into out (count x C); input pixel (b, iy, ix) at
-  // src + ((b * H + iy - row0) * W + ix) * C.
-  void Depthwise(int64_t p0, int64_t count, float* out, const float* src, int64_t row0) const {
+  // Depthwise output of pixels [p0, p0 + count) into out (count x C).
+  void Depthwise(int64_t p0, int64_t count, float* out, const InputRows& in) const {
     const Conv2dGeometry& g = g_;
     const int64_t c = g.c;
     const float* zero = zeros_.data();
@@ -538,7 +551,7 @@ class DwPwKernel : public OpKernel {
         for (int ky = 0; ky < 3; ++ky) {
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           const bool inside = iy >= 0 && iy < g.h;
-          rows[ky] = inside ? src + ((b * g.h + iy - row0) * g.w + start) * c : zero + (left ? c : 0);
+          rows[ky] = inside ? InputRow(in, b, iy) + start * c : zero + (left ? c : 0);
           steps[ky] = inside ? g.sw * c : 0;
         }
         row_fn_(c, n, rows[0], rows[1], rows[2], steps[0], steps[1], steps[2], left, right_edge, dw_w_.data(),
@@ -552,7 +565,7 @@ class DwPwKernel : public OpKernel {
         for (int kx = 0; kx < 3; ++kx) {
           const int64_t ix = ox * g.sw - g.pad_left + kx;
           taps[ky * 3 + kx] =
-              iy < 0 || iy >= g.h || ix < 0 || ix >= g.w ? zero : src + ((b * g.h + iy - row0) * g.w + ix) * c;
+              iy < 0 || iy >= g.h || ix < 0 || ix >= g.w ? zero : InputRow(in, b, iy) + ix * c;
         }
       }
       DepthwisePixel3x3(c, taps, dw_w_.data(), dw_b_.data(), dw_lo_, dw_hi_, out + (p - p0) * c);
@@ -577,7 +590,7 @@ class DwPwKernel : public OpKernel {
   std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)
   // The expansion (inputs 6, 7), when present.
   bool has_exp_ = false;
-  int64_t c_in_ = 0, band_rows_ = 1;
+  int64_t c_in_ = 0, band_rows_ = 1, ring_rows_ = 1;
   float exp_lo_ = 0, exp_hi_ = 0;
   DirectGemmF32 exp_direct_;
   bool exp_use_direct_ = false;

@@ -585,10 +585,10 @@ TEST(DirectStemTest, RgbStride2MatchesReference) {
 }
 
 // The fused kernel with an expansion on images wide enough that it works in several bands of rows
-// (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands are moved, not
-// expanded again): MobileNetV2's 112x112 block at 40 rows, strides 1 and 2, 1 and 2 threads, and a
-// batch of 2 (bands never cross images); 16 input channels (XNNPACK's expansion) and 32 (the direct-A
-// GEMM's).
+// (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands stay in a ring of
+// row slots, not expanded again, and the expansion wraps around the ring): MobileNetV2's 112x112
+// block at 40 rows, strides 1 and 2, 1 and 2 threads, and a batch of 2 (bands never cross images); 16
+// input channels (XNNPACK's expansion) and 32 (the direct-A GEMM's).
 TEST(DwPwExpansionTest, BandsMatchReference) {
   const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused");
   ASSERT_NE(e, nullptr);

@@ -171,7 +171,7 @@ struct Stats {
 
 const std::vector<const OpKernelEntry*>& Int8Entries() {
   static const auto* entries = [] {
-    auto* r = new OpKernelRegistry;
+    static auto* r = new OpKernelRegistry;  // kept reachable: the entries point into it
     RegisterXnnpackOpKernels(*r);
     auto* e = new std::vector<const OpKernelEntry*>;
     for (const OpKernelEntry& k : r->entries()) {
