@@ -144,13 +144,14 @@ class GemmConvKernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &GemmConvKernel::Task, this, tasks_, flags_);
+    RunTasks(pool_, this, tasks_, flags_);
     return absl::OkStatus();
   }
 
  private:
-  static void Task(void* self, size_t t) { static_cast<GemmConvKernel*>(self)->RunTask(static_cast<int>(t)); }
 
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
   void RunTask(int t) {
     const Conv2dGeometry& g = g_;
     const int64_t rows = g.n * g.oh * g.ow;
@@ -158,16 +159,12 @@ class GemmConvKernel : public OpKernel {
     const int64_t mg = g.group_out();
     int64_t begin = 0, end = rows, n_begin = 0, n_end = mg;
     if (split_columns_) {
-      const int64_t nr = packed_[0].panel_width();
-      const int64_t panels = (mg + nr - 1) / nr;
-      const int64_t per_task = (panels + tasks_ - 1) / tasks_;
-      n_begin = std::min(mg, t * per_task * nr);
-      n_end = std::min(mg, n_begin + per_task * nr);
+      const TaskRange cols = SplitForTask(mg, tasks_, t, packed_[0].panel_width());  // whole panels
+      n_begin = cols.begin, n_end = cols.end;
       if (n_begin >= n_end) return;
     } else {
-      const int64_t per_task = (rows + tasks_ - 1) / tasks_;
-      begin = std::min(rows, t * per_task);
-      end = std::min(rows, begin + per_task);
+      const TaskRange r = SplitForTask(rows, tasks_, t);
+      begin = r.begin, end = r.end;
     }
     for (int64_t r0 = begin; r0 < end; r0 += block_rows_) {
       const int64_t nr = std::min(block_rows_, end - r0);
@@ -248,7 +245,7 @@ class DirectGemmConvKernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &DirectGemmConvKernel::Task, this, tasks_, flags_);
+    RunTasks(pool_, this, tasks_, flags_);
     return absl::OkStatus();
   }
 
@@ -256,14 +253,13 @@ class DirectGemmConvKernel : public OpKernel {
   // Rows per im2col block: a multiple of both AVX-512 tiles' rows (8 and 12).
   static constexpr int64_t kBlockRows = 48;
 
-  static void Task(void* self, size_t t) { static_cast<DirectGemmConvKernel*>(self)->RunTask(static_cast<int64_t>(t)); }
 
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
   void RunTask(int64_t t) {
     constexpr int64_t kTileRows = 24;
     const int64_t m = g_.m;
-    const int64_t per_task = (rows_ + tasks_ * kTileRows - 1) / (tasks_ * kTileRows) * kTileRows;
-    const int64_t begin = std::min(rows_, t * per_task);
-    const int64_t end = std::min(rows_, begin + per_task);
+    const auto [begin, end] = SplitForTask(rows_, tasks_, t, kTileRows);
     if (begin >= end) return;
     if (direct_) {
       op_.Run(end - begin, x_ + begin * g_.c, g_.c, y_ + begin * m, m, residual_ ? residual_ + begin * m : nullptr, m,
@@ -442,22 +438,24 @@ class GemmFcKernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &GemmFcKernel::Task, this, tasks_, flags_);
+    RunTasks(pool_, this, tasks_, flags_);
     return absl::OkStatus();
   }
 
  private:
-  // Tasks split the output columns: batch-1 layers have one row.
-  static void Task(void* self, size_t t) {
-    auto* k = static_cast<GemmFcKernel*>(self);
-    const FcShape& fc = k->fc_;
-    const int64_t per_task = ((fc.n + k->tasks_ - 1) / k->tasks_ + 31) & ~int64_t{31};
-    const int64_t begin = std::min(fc.n, static_cast<int64_t>(t) * per_task);
-    const int64_t cols = std::min(fc.n, begin + per_task) - begin;
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  // Tasks split the output columns (in runs of 32): batch-1 layers have one row.
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  void RunTask(int t) {
+    const FcShape& fc = fc_;
+    const TaskRange r = SplitForTask(fc.n, tasks_, t, 32);
+    const int64_t begin = r.begin, cols = r.end - r.begin;
     if (cols <= 0) return;
-    reinterpret_cast<GemmF32Fn>(k->gemm_->fn)(fc.batch, cols, fc.k, k->a_, fc.k, k->w_ + begin, fc.n, k->y_ + begin,
-                                              fc.n, k->workspace_[t].data());
-    Epilogue(k->y_ + begin, fc.batch, cols, fc.n, k->bias_ ? k->bias_ + begin : nullptr, nullptr,
+    reinterpret_cast<GemmF32Fn>(gemm_->fn)(fc.batch, cols, fc.k, a_, fc.k, w_ + begin, fc.n, y_ + begin, fc.n,
+                                           workspace_[t].data());
+    Epilogue(y_ + begin, fc.batch, cols, fc.n, bias_ ? bias_ + begin : nullptr, nullptr,
              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
   }
 
@@ -516,17 +514,16 @@ class FcGemvKernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &FcGemvKernel::Task, this, tasks_, flags_);
+    RunTasks(pool_, this, tasks_, flags_);
     return absl::OkStatus();
   }
 
  private:
-  static void Task(void* self, size_t t) {
-    auto* k = static_cast<FcGemvKernel*>(self);
-    const int64_t per_task = (k->panels_ + k->tasks_ - 1) / k->tasks_;
-    const int64_t begin = std::min<int64_t>(k->panels_, static_cast<int64_t>(t) * per_task);
-    const int64_t end = std::min(k->panels_, begin + per_task);
-    tessel_f32_gemv_panel16__avx512(k->packed_.data(), k->fc_.k, k->x_, k->bias_.data(), k->fc_.n, begin, end, k->y_);
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  void RunTask(int t) {
+    const TaskRange panels = SplitForTask(panels_, tasks_, t);
+    tessel_f32_gemv_panel16__avx512(packed_.data(), fc_.k, x_, bias_.data(), fc_.n, panels.begin, panels.end, y_);
   }
 
   FcShape fc_;

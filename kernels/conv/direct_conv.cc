@@ -66,19 +66,17 @@ class DirectConvKernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &DirectConvKernel::Task, this, tasks_, flags_);
+    RunTasks(pool_, this, tasks_, flags_);
     return absl::OkStatus();
   }
 
  private:
-  static void Task(void* self, size_t t) {
-    auto* k = static_cast<DirectConvKernel*>(self);
-    const int64_t rows = k->p_.n * k->p_.oh;
-    const int64_t per_task = (rows + k->tasks_ - 1) / k->tasks_;
-    const int64_t begin = std::min(rows, static_cast<int64_t>(t) * per_task);
-    const int64_t end = std::min(rows, begin + per_task);
-    float* strip = static_cast<float*>(k->scratch_.Get(static_cast<int>(t)));
-    if (begin < end) DirectConvRows__avx512(k->p_, k->x_, begin, end, strip, k->y_);
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  void RunTask(int t) {
+    const TaskRange rows = SplitForTask(p_.n * p_.oh, tasks_, t);
+    float* strip = static_cast<float*>(scratch_.Get(t));
+    if (rows.begin < rows.end) DirectConvRows__avx512(p_, x_, rows.begin, rows.end, strip, y_);
   }
 
   DirectConvParams p_;

@@ -369,12 +369,11 @@ class DwPwKernel : public OpKernel {
 
   absl::Status Run() override {
     failed_ = false;
-    pthreadpool_parallelize_1d(pool_, &DwPwKernel::Task, this, tasks_, flags_);
+    RunTasks(pool_, this, tasks_, flags_);
     return failed_ ? absl::InternalError("XNNPACK fully connected run failed (tessel.DwPwConv)") : absl::OkStatus();
   }
 
  private:
-  static void Task(void* self, size_t t) { static_cast<DwPwKernel*>(self)->RunTask(static_cast<int>(t)); }
 
   static int64_t Round16(int64_t floats) { return (floats + 15) / 16 * 16; }
   int64_t TaskFloats() const { return Round16(band_floats_) + Round16(mid_floats_) + Round16(copy_floats_); }
@@ -478,21 +477,17 @@ class DwPwKernel : public OpKernel {
     return true;
   }
 
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
   void RunTask(int t) {
     const Conv2dGeometry& g = g_;
     if (!has_exp_) {
-      const int64_t pixels = g.n * g.oh * g.ow;
-      const int64_t per_task = (pixels + tasks_ - 1) / tasks_;
-      const int64_t begin = std::min(pixels, t * per_task);
-      const int64_t end = std::min(pixels, begin + per_task);
-      if (!DwPwPixels(t, begin, end, InputRows{x_, 0})) failed_ = true;
+      const TaskRange pixels = SplitForTask(g.n * g.oh * g.ow, tasks_, t);
+      if (!DwPwPixels(t, pixels.begin, pixels.end, InputRows{x_, 0})) failed_ = true;
       return;
     }
     // Output rows (over all images) split across tasks; each task walks its rows in bands.
-    const int64_t rows = g.n * g.oh;
-    const int64_t per_task = (rows + tasks_ - 1) / tasks_;
-    const int64_t row_begin = std::min(rows, t * per_task);
-    const int64_t row_end = std::min(rows, row_begin + per_task);
+    const auto [row_begin, row_end] = SplitForTask(g.n * g.oh, tasks_, t);
     float* band = Band(t);
     const int64_t row_floats = g.w * g.c;
     const InputRows ring{band, ring_rows_};

@@ -6,6 +6,7 @@
 #ifndef TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_
 #define TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,8 +19,7 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "kernels/registry/registry.h"
-
-typedef struct pthreadpool* pthreadpool_t;
+#include "pthreadpool.h"
 
 namespace tessel {
 
@@ -112,6 +112,26 @@ struct OpKernelArgs {
 
 // The pthreadpool flags for a parallel region under `args`.
 uint32_t ParallelFlags(const OpKernelArgs& args);
+
+// Runs k->RunTask(t) for every task t < tasks on `pool` (on the calling thread where pool is null):
+// the parallel region of a kernel that splits its work into tasks.
+template <typename K>
+void RunTasks(pthreadpool_t pool, K* k, int64_t tasks, uint32_t flags) {
+  pthreadpool_parallelize_1d(
+      pool, [](void* self, size_t t) { static_cast<K*>(self)->RunTask(static_cast<int>(t)); }, k,
+      static_cast<size_t>(tasks), flags);
+}
+
+// Task t's share [begin, end) of n items split over `tasks` tasks in runs of equal length, a multiple
+// of `step` items: the last run may be shorter and the ones after it empty (begin == end == n).
+struct TaskRange {
+  int64_t begin = 0, end = 0;
+};
+inline TaskRange SplitForTask(int64_t n, int64_t tasks, int64_t t, int64_t step = 1) {
+  const int64_t per = ((n + tasks - 1) / tasks + step - 1) / step * step;
+  const int64_t begin = std::min(n, t * per);
+  return {begin, std::min(n, begin + per)};
+}
 
 struct OpKernelEntry {
   std::string name;    // unique, microkernel style: "xnn_f32_conv2d_nhwc__xnnpack"
