@@ -34,7 +34,7 @@ void GemmTile(const float* x, int64_t ldx, const float* panel, int64_t k, float*
 void PackPanel(const WeightMatrix& w, int64_t r0, int nr, float* panel, float* row) {
   for (int j = 0; j < kNR; ++j) {
     if (j < nr) {
-      DequantizeRow(w.type, w.row(r0 + j), row, w.cols);
+      RowToF32(w, r0 + j, row);
     } else {
       std::memset(row, 0, w.cols * sizeof(float));
     }
@@ -248,7 +248,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     while (task >= first_task[j + 1]) ++j;
     const WeightMatrix& w = *jobs[j].w;
     const int64_t local = task - first_task[j];
-    if (n == 1 && w.layout == WeightLayout::kRows) {
+    if (n == 1 && w.layout != WeightLayout::kPanel16) {
       const int64_t r0 = local * rows_per_task[j];
       const int64_t r1 = std::min(w.rows, r0 + rows_per_task[j]);
       if (gemv[j]) {

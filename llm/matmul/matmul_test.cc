@@ -198,6 +198,52 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                            return std::string(GgmlTypeName(info.param));
                          });
 
+// F16 / BF16 wider than kColumnBlockCols, repacked into column blocks as models load where the AVX-512
+// row kernels read that layout: the layout holds the same rows (RowBlocks), and decode (the blocked row
+// kernel, 1 and 3 threads, rows below and across the 4-stream split), a few tokens (per-token decode) and
+// prefill (the f32 GEMM on rows gathered from the blocks) match the reference on the ggml rows. Widths: a
+// 1-column last block, a whole number of blocks, and a narrow third block.
+TEST(ColumnBlocksTest, MatchesReference) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16}) {
+    for (int64_t cols : {kColumnBlockCols + 1, 2 * kColumnBlockCols, 2 * kColumnBlockCols + 96}) {
+      for (int64_t rows : {1, 5, 37}) {
+        const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
+        const WeightMatrix w{type, rows, cols, data.data()};
+        std::vector<uint8_t> blocked_storage(w.bytes());
+        const WeightMatrix blocked = RepackColumnBlocks(w, blocked_storage.data());
+        ASSERT_EQ(blocked.column_blocks(), (cols + kColumnBlockCols - 1) / kColumnBlockCols);
+        std::vector<uint8_t> scratch(w.row_bytes());
+        for (int64_t r = 0; r < rows; ++r) {
+          ASSERT_TRUE(std::equal(w.row(r), w.row(r) + w.row_bytes(), blocked.RowBlocks(r, scratch.data()))) << r;
+        }
+        if (!ColumnBlocksAvailable(type)) continue;  // the portable row kernels read ggml rows only
+        for (int threads : {1, 3}) {
+          ThreadPool pool(threads);
+          Matmul mm(cols, &pool);
+          for (int64_t n : {1, 3, 67}) {
+            std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows), row(cols);
+            for (float& v : x) v = dist(rng);
+            MatmulReference(w, x.data(), n, want.data());
+            mm.Run(blocked, x.data(), n, y.data());
+            for (int64_t t = 0; t < n; ++t) {
+              for (int64_t r = 0; r < rows; ++r) {
+                DequantizeRow(type, w.row(r), row.data(), cols);
+                double mag = 0;
+                for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
+                ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6)
+                    << GgmlTypeName(type) << " threads " << threads << " rows " << rows << " cols " << cols << " n "
+                    << n << " at " << t << "," << r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(RowDotTest, EverySupportedTypeHasAKernel) {
   for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                      GgmlType::kQ4_1}) {

@@ -133,6 +133,10 @@ int StreamsFor(int threads) {
 }  // namespace
 
 void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
+  if (w.layout == WeightLayout::kColumnBlocks) {
+    for (int64_t b = 0; b < w.column_blocks(); ++b) RowToF32(w.ColumnBlock(b), r, dst + b * kColumnBlockCols);
+    return;
+  }
 #if defined(__x86_64__)
   if (UseAvx512() && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
   if (UseAvx512() && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
@@ -159,6 +163,10 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kQ4_1: return q4_1_rowdot__portable;
     default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
   }
+}
+
+bool ColumnBlocksAvailable(GgmlType type) {
+  return (type == GgmlType::kF16 || type == GgmlType::kBF16) && UseAvx512();
 }
 
 int DecodeStreams(const WeightMatrix& w, int threads) {

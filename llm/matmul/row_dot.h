@@ -37,9 +37,13 @@ void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 #endif
 
-// Row r of w (kRows) as f32 into dst[w.cols]: DequantizeRow, with AVX-512 conversions for F16 / BF16
-// where GetRowDot uses AVX-512.
+// Row r of w (kRows or kColumnBlocks) as f32 into dst[w.cols]: DequantizeRow, with AVX-512 conversions
+// for F16 / BF16 where GetRowDot uses AVX-512.
 void RowToF32(const WeightMatrix& w, int64_t r, float* dst);
+
+// Whether GetRowDot's kernel for `type` reads the kColumnBlocks layout (F16 / BF16 on AVX-512): then
+// RepackColumnBlocks pays for matrices wider than kColumnBlockCols. The portable kernels read kRows only.
+bool ColumnBlocksAvailable(GgmlType type);
 
 // The kernel for a supported type (nullptr otherwise); chosen once when a model loads. Honours
 // TESSEL_FORCE_BACKEND=reference (the portable kernels). `threads`: how many threads will run row

@@ -44,8 +44,9 @@ float Row(const uint8_t* w, const float* x, int64_t cols) {
 // T0 / T1 hints slightly slower than NTA), where CpuFeatures::stream_prefetch says the prefetch pays.
 constexpr int kStreamPrefetchBytes = 2048;
 
-// Rows [s * q, (s + 1) * q) of `w` for s = 0..S-1, one row of each stream at a time.
-template <bool kBf16, int S, bool kPrefetch>
+// Rows [s * q, (s + 1) * q) of `w` for s = 0..S-1, one row of each stream at a time; y = the dots, or
+// y += them (kAccumulate: column blocks after the first).
+template <bool kBf16, int S, bool kPrefetch, bool kAccumulate>
 void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t cols, float* y) {
   const uint8_t* p[S];
   for (int s = 0; s < S; ++s) p[s] = w + s * q * stride;
@@ -78,26 +79,48 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
     }
 #pragma GCC unroll 8
     for (int s = 0; s < S; ++s) {
-      y[s * q + i] = _mm512_reduce_add_ps(_mm512_add_ps(a0[s], a1[s]));
+      const float dot = _mm512_reduce_add_ps(_mm512_add_ps(a0[s], a1[s]));
+      y[s * q + i] = kAccumulate ? y[s * q + i] + dot : dot;
       p[s] += stride;
     }
   }
 }
 
-template <bool kBf16, int S>
-void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+template <bool kBf16, int S, bool kAccumulate>
+void RowDotRows(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   const size_t stride = w.row_bytes();
   int64_t r = row_begin;
   const int64_t q = (row_end - row_begin) / S;
   if (q >= 2) {
     if (GetCpuFeatures().stream_prefetch) {
-      Streams<kBf16, S, true>(w.data + r * stride, stride, q, x, w.cols, y);
+      Streams<kBf16, S, true, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
     } else {
-      Streams<kBf16, S, false>(w.data + r * stride, stride, q, x, w.cols, y);
+      Streams<kBf16, S, false, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
     }
     r += S * q;
   }
-  for (; r < row_end; ++r) y[r - row_begin] = Row<kBf16>(w.data + r * stride, x, w.cols);
+  for (; r < row_end; ++r) {
+    const float dot = Row<kBf16>(w.data + r * stride, x, w.cols);
+    y[r - row_begin] = kAccumulate ? y[r - row_begin] + dot : dot;
+  }
+}
+
+// A kColumnBlocks matrix block by block: each block's rows are linear streams again, against an
+// 8 KiB slice of x that stays in L1 (weight_matrix.h).
+template <bool kBf16, int S>
+void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  if (w.layout != WeightLayout::kColumnBlocks) {
+    RowDotRows<kBf16, S, false>(w, x, row_begin, row_end, y);
+    return;
+  }
+  for (int64_t b = 0; b < w.column_blocks(); ++b) {
+    const float* xb = x + b * kColumnBlockCols;
+    if (b == 0) {
+      RowDotRows<kBf16, S, false>(w.ColumnBlock(b), xb, row_begin, row_end, y);
+    } else {
+      RowDotRows<kBf16, S, true>(w.ColumnBlock(b), xb, row_begin, row_end, y);
+    }
+  }
 }
 
 template <bool kBf16>

@@ -1,5 +1,7 @@
 #include "llm/matmul/weight_matrix.h"
 
+#include <cstring>
+
 #include "kernels/gemv/gemv.h"
 
 namespace tessel::llm {
@@ -16,6 +18,13 @@ size_t WeightMatrix::bytes() const {
 
 const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
   if (layout == WeightLayout::kRows) return row(r);
+  if (layout == WeightLayout::kColumnBlocks) {
+    for (int64_t b = 0; b < column_blocks(); ++b) {
+      const WeightMatrix block = ColumnBlock(b);
+      std::memcpy(scratch + GgmlRowBytes(type, b * kColumnBlockCols), block.row(r), block.row_bytes());
+    }
+    return scratch;
+  }
   UnpackGemvPanel16Row(Panel16Format(type), data, cols, r, scratch);
   return scratch;
 }
@@ -35,6 +44,19 @@ WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
   WeightMatrix out = w;
   out.data = dst;
   out.layout = WeightLayout::kPanel16;
+  return out;
+}
+
+WeightMatrix RepackColumnBlocks(const WeightMatrix& w, uint8_t* dst) {
+  WeightMatrix out = w;
+  out.data = dst;
+  out.layout = WeightLayout::kColumnBlocks;
+  for (int64_t b = 0; b < out.column_blocks(); ++b) {
+    const size_t offset = GgmlRowBytes(w.type, b * kColumnBlockCols);  // into a row; rows x it into dst
+    const size_t width = out.ColumnBlock(b).row_bytes();
+    uint8_t* block = dst + static_cast<size_t>(w.rows) * offset;
+    for (int64_t r = 0; r < w.rows; ++r) std::memcpy(block + r * width, w.row(r) + offset, width);
+  }
   return out;
 }
 

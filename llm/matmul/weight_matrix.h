@@ -1,6 +1,7 @@
 // A weight matrix [rows, cols] in a ggml type: as the model file stores it (rows contiguous, ggml
-// blocks), or, for Q4_0 / Q8_0 on CPUs with a Panel16 kernel, repacked once at load into kernels/gemv's
-// Panel16 layout (gemv.h: 16 rows per vector, one linear stream).
+// blocks), or repacked once at load for decode: Q4_0 / Q8_0 on CPUs with a Panel16 kernel into
+// kernels/gemv's Panel16 layout (gemv.h: 16 rows per vector, one linear stream); wide F16 / BF16
+// matrices on CPUs with the AVX-512 row kernels into column blocks (kColumnBlocks).
 #ifndef TESSEL_LLM_MATMUL_WEIGHT_MATRIX_H_
 #define TESSEL_LLM_MATMUL_WEIGHT_MATRIX_H_
 
@@ -14,7 +15,18 @@ namespace tessel::llm {
 enum class WeightLayout {
   kRows,     // ggml: row r at data + r * row_bytes()
   kPanel16,  // kernels/gemv Panel16 (Q4_0 / Q8_0 only); row() does not apply, see RowBlocks
+  // Columns in blocks of kColumnBlockCols (the last one narrower), block after block, each block's
+  // [rows, width] sub-matrix row-major (ColumnBlock); types of block size 1 (F32, F16, BF16) only.
+  // row() does not apply, see RowBlocks.
+  kColumnBlocks,
 };
+
+// Columns per block of kColumnBlocks: 8 KiB of f32 x. A decode GEMV over a block re-reads its slice
+// of x for every row while streaming the weights past it; a row-major matrix wider than this makes
+// x itself drop out of L1 between rows (TinyLlama's FFN down projection, 5632 columns: x is 22 KiB
+// against a 48 KiB L1), and then x's reloads from L2 cost DRAM streaming rate (F16, 4 streams, Zen 4:
+// 21-24 GB/s row-major, 25-29 GB/s in blocks of 2048 columns).
+constexpr int64_t kColumnBlockCols = 2048;
 
 struct WeightMatrix {
   GgmlType type = GgmlType::kF32;
@@ -28,8 +40,19 @@ struct WeightMatrix {
   const uint8_t* row(int64_t r) const { return data + r * row_bytes(); }
   // Bytes the matrix occupies (Panel16 pads rows to 16 and blocks to pairs).
   size_t bytes() const;
-  // Row r in ggml blocks, either layout: a pointer into data (kRows), or `scratch` (row_bytes()) filled.
+  // Row r in ggml blocks, any layout: a pointer into data (kRows), or `scratch` (row_bytes()) filled.
   const uint8_t* RowBlocks(int64_t r, uint8_t* scratch) const;
+  // kColumnBlocks: how many blocks, and block b as a kRows matrix of columns
+  // [b * kColumnBlockCols, min(cols, (b + 1) * kColumnBlockCols)).
+  int64_t column_blocks() const { return (cols + kColumnBlockCols - 1) / kColumnBlockCols; }
+  WeightMatrix ColumnBlock(int64_t b) const {
+    const int64_t c0 = b * kColumnBlockCols;
+    WeightMatrix m = *this;
+    m.cols = cols - c0 < kColumnBlockCols ? cols - c0 : kColumnBlockCols;
+    m.data = data + static_cast<size_t>(rows) * GgmlRowBytes(type, c0);
+    m.layout = WeightLayout::kRows;
+    return m;
+  }
 };
 
 // True for Q4_0 / Q8_0 when this CPU has a Panel16 kernel (kernels/gemv FastGemmQ8Panel16Kernel):
@@ -40,6 +63,9 @@ size_t Panel16Bytes(const WeightMatrix& w);
 // Writes w (kRows, Q4_0 / Q8_0) to dst (Panel16Bytes(w), 64-byte aligned) in the Panel16 layout and
 // returns the view of it.
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst);
+// Writes w (kRows; F32, F16 or BF16) to dst (w.bytes(): the same bytes, reordered) in the kColumnBlocks
+// layout and returns the view of it.
+WeightMatrix RepackColumnBlocks(const WeightMatrix& w, uint8_t* dst);
 
 }  // namespace tessel::llm
 

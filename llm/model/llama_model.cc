@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,7 @@
 #include "llm/base/mapped_file.h"
 #include "llm/gguf/gguf.h"
 #include "llm/json/json.h"
+#include "llm/matmul/row_dot.h"
 #include "llm/safetensors/safetensors.h"
 
 namespace tessel::llm {
@@ -243,30 +246,63 @@ void ForEachMatmulWeight(Weights& w, Fn fn) {
 }  // namespace
 
 std::string LlamaModel::WeightLayoutSummary() const {
-  int panel16 = 0, rows = 0;
+  int panel16 = 0, blocks = 0, rows = 0;
   ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) {
-    (m.layout == WeightLayout::kPanel16 ? panel16 : rows) += 1;
+    (m.layout == WeightLayout::kPanel16 ? panel16 : m.layout == WeightLayout::kColumnBlocks ? blocks : rows) += 1;
   });
-  return rows == 0 ? "Panel16" : panel16 == 0 ? "ggml rows" : "mixed";
+  if (panel16 > 0) return rows == 0 && blocks == 0 ? "Panel16" : "mixed";
+  if (blocks > 0) return "ggml rows, column blocks for " + std::to_string(blocks) + " wide matrices";
+  return "ggml rows";
 }
 
-bool LlamaModel::CanRepackPanel16() const {
+namespace {
+
+// How RepackForDecode lays out m: Panel16 (Q4_0 / Q8_0 with a Panel16 kernel), column blocks (F16 /
+// BF16 wider than kColumnBlockCols, read by the AVX-512 row kernels), the same rows (narrower F16 /
+// BF16), or nullopt when the decode kernels for its type read only the file's layout.
+std::optional<WeightLayout> DecodeLayout(const WeightMatrix& m) {
+  if (m.layout != WeightLayout::kRows) return std::nullopt;
+  if (Panel16Available(m.type)) return WeightLayout::kPanel16;
+  if (ColumnBlocksAvailable(m.type)) {
+    return m.cols > kColumnBlockCols ? WeightLayout::kColumnBlocks : WeightLayout::kRows;
+  }
+  return std::nullopt;
+}
+
+size_t DecodeBytes(const WeightMatrix& m) {
+  // Multiples of 64 (Panel16 pads; the others round up): every matrix stays 64-byte aligned.
+  return *DecodeLayout(m) == WeightLayout::kPanel16 ? Panel16Bytes(m) : (m.bytes() + 63) / 64 * 64;
+}
+
+}  // namespace
+
+bool LlamaModel::CanRepackForDecode() const {
   bool all = true;
-  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) {
-    all = all && m.layout == WeightLayout::kRows && Panel16Available(m.type);
-  });
+  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) { all = all && DecodeLayout(m).has_value(); });
   return all;
 }
 
-absl::Status LlamaModel::RepackPanel16() {
+absl::Status LlamaModel::RepackForDecode() {
   size_t total = 0;
-  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) { total += Panel16Bytes(m); });
+  ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) { total += DecodeBytes(m); });
   absl::StatusOr<std::shared_ptr<uint8_t>> buffer = AllocateHugePageBuffer(total, "the repacked weights");
   if (!buffer.ok()) return buffer.status();
   size_t offset = 0;
   ForEachMatmulWeight(weights_, [&](WeightMatrix& m) {
-    const size_t bytes = Panel16Bytes(m);  // a multiple of 64: every matrix stays 64-byte aligned
-    m = llm::RepackPanel16(m, buffer->get() + offset);
+    const size_t bytes = DecodeBytes(m);
+    uint8_t* dst = buffer->get() + offset;
+    switch (*DecodeLayout(m)) {
+      case WeightLayout::kPanel16:
+        m = llm::RepackPanel16(m, dst);
+        break;
+      case WeightLayout::kColumnBlocks:
+        m = RepackColumnBlocks(m, dst);
+        break;
+      case WeightLayout::kRows:
+        std::memcpy(dst, m.data, m.bytes());
+        m.data = dst;
+        break;
+    }
     offset += bytes;
   });
   storage_.push_back(*std::move(buffer));
@@ -276,20 +312,21 @@ absl::Status LlamaModel::RepackPanel16() {
 absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf);
 
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load) {
-  // Map first (only the header is read): if every matmul weight can be repacked, the repacked copy
-  // is all decode streams and the file stays mapped; otherwise copy the whole file.
+  // Map first (only the header is read): if every matmul weight can be repacked (Panel16, column
+  // blocks, or a plain copy), the repacked copy is all decode streams and the file stays mapped;
+  // otherwise copy the whole file.
   absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(path, FileLoad::kMap);
   if (!gguf.ok()) return gguf.status();
   const std::shared_ptr<const MappedFile> file = (*gguf)->file();
   absl::StatusOr<std::unique_ptr<LlamaModel>> m = ModelFromGguf(*std::move(gguf));
   if (!m.ok() || load == FileLoad::kMap) return m;
-  if (!(*m)->CanRepackPanel16()) {
+  if (!(*m)->CanRepackForDecode()) {
     gguf = GgufFile::Open(path, FileLoad::kHugePageCopy);
     if (!gguf.ok()) return gguf.status();
     return ModelFromGguf(*std::move(gguf));
   }
   file->Prefault();
-  if (absl::Status s = (*m)->RepackPanel16(); !s.ok()) return s;
+  if (absl::Status s = (*m)->RepackForDecode(); !s.ok()) return s;
   return m;
 }
 

@@ -48,7 +48,8 @@ class LlamaModel {
   std::string WeightTypeSummary() const;
   // Bytes of weights a decode step reads (every matrix once, the embedding row aside).
   size_t WeightBytesPerToken() const;
-  // "ggml rows", "Panel16" or "mixed": how the matmul weights are laid out; for status lines.
+  // "ggml rows", "Panel16", "mixed" or "ggml rows, column blocks for N wide matrices": how the matmul
+  // weights are laid out; for status lines.
   std::string WeightLayoutSummary() const;
 
  private:
@@ -59,10 +60,11 @@ class LlamaModel {
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string source_;
-  // Whether every matmul weight is Q4_0 / Q8_0 (ggml rows) with a Panel16 kernel on this CPU.
-  bool CanRepackPanel16() const;
-  // Repacks them all into one huge-page buffer; CanRepackPanel16() must hold.
-  absl::Status RepackPanel16();
+  // Whether every matmul weight (ggml rows) has a decode layout on this CPU: Q4_0 / Q8_0 with a Panel16
+  // kernel, F16 / BF16 with the AVX-512 row kernels (column blocks where wider than kColumnBlockCols).
+  bool CanRepackForDecode() const;
+  // Repacks them all into one huge-page buffer; CanRepackForDecode() must hold.
+  absl::Status RepackForDecode();
   // Whatever the weight views point into: mapped files, or copies of misaligned tensors.
   std::vector<std::shared_ptr<const void>> storage_;
 };

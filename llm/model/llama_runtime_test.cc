@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "kernels/gemv/gemv.h"
 #include "llm/gguf/gguf.h"
+#include "llm/matmul/row_dot.h"
 #include "llm/model/llama_model.h"
 #include "llm/model/testing/test_models.h"
 
@@ -310,6 +311,47 @@ TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
       auto lm = rm->Eval(sm, absl::MakeConstSpan(&t, 1));
       std::vector<float> vm(lm->begin(), lm->end());
       ASSERT_LT(MaxAbsDiff(vp, vm), 1e-4f * range) << name << " decode";
+    }
+  }
+}
+
+// F16 / BF16 loaded for decode (a huge-page copy; the FFN down projections, 2112 columns, in column
+// blocks where the AVX-512 row kernels read them) against the same file used as mapped (ggml rows): the
+// same products, summed block by block, so the logits differ by float summation order only.
+TEST(HalfWeightsTest, ColumnBlocksMatchMappedRows) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16}) {
+    SyntheticModelSpec spec;
+    spec.type = type;
+    spec.ffn = static_cast<int>(kColumnBlockCols) + 64;
+    const std::string name(GgmlTypeName(type));
+    const std::string path = testing::WriteSyntheticLlama(spec, name + "-blocks.gguf");
+    auto packed = LoadModel(path, FileLoad::kHugePageCopy);
+    auto mapped = LoadModel(path, FileLoad::kMap);
+    ASSERT_TRUE(packed.ok() && mapped.ok());
+    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
+    if (!ColumnBlocksAvailable(type)) {
+      ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows");
+      GTEST_SKIP() << "no AVX-512 row kernels on this CPU: both loads use the ggml layout";
+    }
+    ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows, column blocks for 2 wide matrices");
+    EXPECT_EQ((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());
+    const std::vector<int32_t> tokens = RandomTokens(29, spec.vocab, 5);
+    const std::vector<float> pp = Prefill(*MakeRuntime(**packed, AllLogits()), tokens);
+    const std::vector<float> pm = Prefill(*MakeRuntime(**mapped, AllLogits()), tokens);
+    float range = 0;
+    for (float v : pm) range = std::max(range, std::fabs(v));
+    EXPECT_LT(MaxAbsDiff(pp, pm), 1e-5f * range) << name << " prefill, logits up to " << range;
+    RuntimeOptions o = AllLogits();
+    o.all_logits = false;
+    auto rp = MakeRuntime(**packed, o);
+    auto rm = MakeRuntime(**mapped, o);
+    const int sp = *rp->NewSequence(), sm = *rm->NewSequence();
+    for (int32_t t : tokens) {
+      auto lp = rp->Eval(sp, absl::MakeConstSpan(&t, 1));
+      std::vector<float> vp(lp->begin(), lp->end());
+      auto lm = rm->Eval(sm, absl::MakeConstSpan(&t, 1));
+      std::vector<float> vm(lm->begin(), lm->end());
+      ASSERT_LT(MaxAbsDiff(vp, vm), 1e-5f * range) << name << " decode";
     }
   }
 }
