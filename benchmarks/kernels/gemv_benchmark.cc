@@ -5,6 +5,7 @@
 // One thread: rates per CPU second of the benchmark thread (the bandwidth probe is timed the same way),
 // so preemption on a shared machine does not count; two threads: wall time. Run with
 // --benchmark_repetitions=5 --benchmark_report_aggregates_only=true on a noisy machine.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -232,8 +233,12 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Gemv
   const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
   ThreadPool pool(threads);
   Panel16Job job{reinterpret_cast<GemmQ8Fn>(entry->fn), nullptr};
+  // Wall seconds and bytes per kind of matrix (attention q/k/v/o, FFN gate/up, FFN down): which shapes
+  // stream slower than the others.
+  double kind_seconds[3] = {}, kind_bytes[3] = {};
   for (auto _ : state) {
     for (const ModelMatrix& m : mats) {
+      const auto t0 = std::chrono::steady_clock::now();
       GemmQ8Args a;
       a.w = w.get() + m.offset;
       a.rows = m.rows;
@@ -254,11 +259,17 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Gemv
       } else {
         pool.ParallelFor(m.rows, 16, RunPanel16Rows, &job);
       }
+      const int kind = m.cols == 5632 ? 2 : m.rows == 5632 ? 1 : 0;
+      kind_seconds[kind] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      kind_bytes[kind] += static_cast<double>(GemvPanel16Bytes(format, m.rows, m.cols));
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
   state.counters["GBs"] = benchmark::Counter(total / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["qkvo_GBs"] = kind_bytes[0] / kind_seconds[0] / 1e9;
+  state.counters["gate_up_GBs"] = kind_bytes[1] / kind_seconds[1] / 1e9;
+  state.counters["down_GBs"] = kind_bytes[2] / kind_seconds[2] / 1e9;
   state.counters["bw_frac"] = benchmark::Counter(total / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
 }
 

@@ -148,7 +148,7 @@ void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
     const int h = static_cast<int>(b % 2);
     __m512i* o = out + b * kVecsPerBlock;
     for (int k = 0; k < kK; ++k) {
-      const __m512i v = _mm512_load_si512(pair + (h * kK + k) * 64);
+      const __m512i v = _mm512_load_si512(pair + 64 + (h * kK + k) * 64);
       if (kQ4) {
         o[k] = _mm512_and_si512(v, low4);
         o[4 + k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
@@ -157,7 +157,7 @@ void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
       }
     }
     o[8] = _mm512_castps_si512(
-        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 2 * kK * 64 + 32 * h))));
+        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 32 * h))));
   }
 }
 
@@ -294,10 +294,12 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
             _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
           }
         }
+        // The scales first: they lead the pair (gemv.h), so the loads walk the stream in address order.
+        const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 32 * h)));
         __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int k = 0; k < kK; ++k) {
-          const __m512i v = _mm512_load_si512(pair + (h * kK + k) * 64);
+          const __m512i v = _mm512_load_si512(pair + 64 + (h * kK + k) * 64);
           if (kQ4) {
             dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
             dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
@@ -308,8 +310,6 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
           }
         }
         if (kQ4) dot1 = _mm512_srai_epi32(dot1, 4);  // |16 x 4 x 15 x 128 x 4| stays far inside int32
-        const __m512 d =
-            _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 2 * kK * 64 + 32 * h)));
         const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1));
         if (h == 0) {
           acc0[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d, xs), acc0[s]);

@@ -27,8 +27,8 @@ struct Geometry {
   void Locate(int64_t r, int64_t b, int64_t* vec, int64_t* scale) const {
     const int64_t pair = ((r / kPanelRows) * pairs + b / 2) * pair_bytes;
     const int lane = static_cast<int>(r % kPanelRows), h = static_cast<int>(b % 2);
-    *vec = pair + int64_t{h} * vecs * 64 + 4 * lane;
-    *scale = pair + 2 * int64_t{vecs} * 64 + 2 * (h * kPanelRows + lane);
+    *vec = pair + 64 + int64_t{h} * vecs * 64 + 4 * lane;
+    *scale = pair + 2 * (h * kPanelRows + lane);
   }
 };
 
@@ -53,14 +53,17 @@ void PackGemvPanel16(GemvFormat format, const void* w, int64_t rows, int64_t col
       std::memset(pair, 0, g.pair_bytes);  // missing rows and the padding block stay zero
       for (int h = 0; h < 2 && 2 * j + h < g.nb; ++h) {
         for (int lane = 0; lane < lanes; ++lane) {
-          const uint8_t* blk = src + (p * kPanelRows + lane) * row_bytes + (2 * j + h) * g.block_bytes;
+          const int64_t r = p * kPanelRows + lane, b = 2 * j + h;
+          const uint8_t* blk = src + r * row_bytes + b * g.block_bytes;
+          int64_t vec, scale;
+          g.Locate(r, b, &vec, &scale);
           for (int k = 0; k < g.vecs; ++k) {
             uint32_t v;
             std::memcpy(&v, blk + 2 + 4 * k, 4);
             v ^= flip;
-            std::memcpy(pair + (h * g.vecs + k) * 64 + 4 * lane, &v, 4);
+            std::memcpy(dst + vec + 64 * k, &v, 4);
           }
-          std::memcpy(pair + 2 * g.vecs * 64 + 2 * (h * kPanelRows + lane), blk, 2);
+          std::memcpy(dst + scale, blk, 2);
         }
       }
     }
