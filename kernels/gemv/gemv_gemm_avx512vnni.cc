@@ -295,10 +295,46 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
       const int8_t* xb = kQ4 ? a.xq + (b / 4) * 128 + 16 * (b % 4) : a.xq + b * 32;
       const __m512i bias = _mm512_set1_epi32(a.block_bias[b]);
       const __m512 xs = _mm512_set1_ps(a.block_scale[b]);
+      if (!kQ4) {
+        // Q8_0: vector k of every stream, then vector k + 1: the streams advance together line by
+        // line instead of 8 lines each in turn (gemv_benchmark TinyLlama Q8_0, 1 thread, 4 interleaved
+        // runs: 27.2-29.7 -> 28.5-30.7 GB/s).
+        __m512 d[kStreams];
+        __m512i dot0[kStreams], dot1[kStreams];
+#pragma GCC unroll 4
+        for (int s = 0; s < kStreams; ++s) {
+          // The scales first: they lead the pair (gemv.h), so the loads walk the stream in address order.
+          d[s] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(panels[s] + j * kPair + 32 * h)));
+          dot0[s] = bias;
+          dot1[s] = _mm512_setzero_si512();
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < kK; ++k) {
+#pragma GCC unroll 4
+          for (int s = 0; s < kStreams; ++s) {
+            const __m512i v = LoadAsHalves(panels[s] + j * kPair + 64 + (h * kK + k) * 64);
+            if (k % 2 == 0) {
+              dot0[s] = DpbusdBroadcast(dot0[s], v, xb + 4 * k);
+            } else {
+              dot1[s] = DpbusdBroadcast(dot1[s], v, xb + 4 * k);
+            }
+          }
+        }
+#pragma GCC unroll 4
+        for (int s = 0; s < kStreams; ++s) {
+          const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(dot0[s], dot1[s]));
+          if (h == 0) {
+            acc0[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d[s], xs), acc0[s]);
+          } else {
+            acc1[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d[s], xs), acc1[s]);
+          }
+        }
+        continue;
+      }
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* pair = panels[s] + j * kPair;
-        if (kQ4 && kPrefetch && h == 0) {
+        if (kPrefetch && h == 0) {
           // Two pairs ahead in this stream (a prefetch past the matrix is harmless: it never faults).
 #pragma GCC unroll 9
           for (int l = 0; l < kPair / 64; ++l) {
@@ -310,18 +346,11 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
         __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int k = 0; k < kK; ++k) {
-          const __m512i v = kQ4 ? _mm512_load_si512(pair + 64 + (h * kK + k) * 64)
-                                : LoadAsHalves(pair + 64 + (h * kK + k) * 64);
-          if (kQ4) {
-            dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
-            dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
-          } else if (k % 2 == 0) {
-            dot0 = DpbusdBroadcast(dot0, v, xb + 4 * k);
-          } else {
-            dot1 = DpbusdBroadcast(dot1, v, xb + 4 * k);
-          }
+          const __m512i v = _mm512_load_si512(pair + 64 + (h * kK + k) * 64);
+          dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
+          dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
         }
-        if (kQ4) dot1 = _mm512_srai_epi32(dot1, 4);  // |16 x 4 x 15 x 128 x 4| stays far inside int32
+        dot1 = _mm512_srai_epi32(dot1, 4);  // |16 x 4 x 15 x 128 x 4| stays far inside int32
         const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1));
         if (h == 0) {
           acc0[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d, xs), acc0[s]);
