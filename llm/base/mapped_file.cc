@@ -101,6 +101,10 @@ void MappedFile::Prefault() const {
 #endif
 }
 
+void MappedFile::ReleasePages() const {
+  if (mapped_) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (mapped_) {
     ::munmap(const_cast<uint8_t*>(data_), size_);

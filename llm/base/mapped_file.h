@@ -41,6 +41,10 @@ class MappedFile {
   // For a kMap file about to be read whole (repacking at load): maps every page now, in one system
   // call instead of a page fault per 4 KiB. Best effort; a no-op for copies.
   void Prefault() const;
+  // For a kMap file whose bytes have been copied to where they are used (repacked at load): drops
+  // its pages from this process (MADV_DONTNEED), so that they stop counting in its resident memory;
+  // later reads fault them back in from the page cache. Best effort; a no-op for copies.
+  void ReleasePages() const;
 
  private:
   MappedFile() = default;

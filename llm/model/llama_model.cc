@@ -327,6 +327,8 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& pat
   }
   file->Prefault();
   if (absl::Status s = (*m)->RepackForDecode(); !s.ok()) return s;
+  // The matmul weights are read from the copy from now on; the embedding and norms fault back in.
+  file->ReleasePages();
   return m;
 }
 
