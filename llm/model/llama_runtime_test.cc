@@ -277,6 +277,29 @@ TEST(QuantizedWeightsTest, MatchTheirDequantizedCopy) {
   }
 }
 
+// Logits of `packed` against `mapped` (the same file in two layouts) over `tokens`: the whole prompt at
+// once (prefill), then token by token (decode), each within `tolerance` x the largest prefill logit.
+void ExpectSameLogits(const LlamaModel& packed, const LlamaModel& mapped, const std::vector<int32_t>& tokens,
+                      float tolerance, const std::string& name) {
+  const std::vector<float> pp = Prefill(*MakeRuntime(packed, AllLogits()), tokens);
+  const std::vector<float> pm = Prefill(*MakeRuntime(mapped, AllLogits()), tokens);
+  float range = 0;
+  for (float v : pm) range = std::max(range, std::fabs(v));
+  EXPECT_LT(MaxAbsDiff(pp, pm), tolerance * range) << name << " prefill, logits up to " << range;
+  RuntimeOptions o = AllLogits();
+  o.all_logits = false;
+  auto rp = MakeRuntime(packed, o);
+  auto rm = MakeRuntime(mapped, o);
+  const int sp = *rp->NewSequence(), sm = *rm->NewSequence();
+  for (int32_t t : tokens) {
+    auto lp = rp->Eval(sp, absl::MakeConstSpan(&t, 1));
+    std::vector<float> vp(lp->begin(), lp->end());
+    auto lm = rm->Eval(sm, absl::MakeConstSpan(&t, 1));
+    std::vector<float> vm(lm->begin(), lm->end());
+    ASSERT_LT(MaxAbsDiff(vp, vm), tolerance * range) << name << " decode";
+  }
+}
+
 // Q4_0 / Q8_0 repacked at load (Panel16, where this CPU has the kernels) against the same file used as
 // mapped (ggml rows): the same int8 activations and integer dot products, so the logits may differ by
 // float summation order only.
@@ -294,24 +317,7 @@ TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
     ASSERT_EQ((*packed)->WeightLayoutSummary(), has_kernels ? "Panel16" : "ggml rows");
     if (!has_kernels) GTEST_SKIP() << "no Panel16 kernel on this CPU: both loads use the ggml layout";
     EXPECT_GE((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());  // padding only
-    const std::vector<int32_t> tokens = RandomTokens(29, spec.vocab, 11);
-    const std::vector<float> pp = Prefill(*MakeRuntime(**packed, AllLogits()), tokens);
-    const std::vector<float> pm = Prefill(*MakeRuntime(**mapped, AllLogits()), tokens);
-    float range = 0;
-    for (float v : pm) range = std::max(range, std::fabs(v));
-    EXPECT_LT(MaxAbsDiff(pp, pm), 1e-4f * range) << name << " prefill, logits up to " << range;
-    RuntimeOptions o = AllLogits();
-    o.all_logits = false;
-    auto rp = MakeRuntime(**packed, o);
-    auto rm = MakeRuntime(**mapped, o);
-    const int sp = *rp->NewSequence(), sm = *rm->NewSequence();
-    for (int32_t t : tokens) {
-      auto lp = rp->Eval(sp, absl::MakeConstSpan(&t, 1));
-      std::vector<float> vp(lp->begin(), lp->end());
-      auto lm = rm->Eval(sm, absl::MakeConstSpan(&t, 1));
-      std::vector<float> vm(lm->begin(), lm->end());
-      ASSERT_LT(MaxAbsDiff(vp, vm), 1e-4f * range) << name << " decode";
-    }
+    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 11), 1e-4f, name);
   }
 }
 
@@ -335,24 +341,7 @@ TEST(HalfWeightsTest, ColumnBlocksMatchMappedRows) {
     }
     ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows, column blocks for 2 wide matrices");
     EXPECT_EQ((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());
-    const std::vector<int32_t> tokens = RandomTokens(29, spec.vocab, 5);
-    const std::vector<float> pp = Prefill(*MakeRuntime(**packed, AllLogits()), tokens);
-    const std::vector<float> pm = Prefill(*MakeRuntime(**mapped, AllLogits()), tokens);
-    float range = 0;
-    for (float v : pm) range = std::max(range, std::fabs(v));
-    EXPECT_LT(MaxAbsDiff(pp, pm), 1e-5f * range) << name << " prefill, logits up to " << range;
-    RuntimeOptions o = AllLogits();
-    o.all_logits = false;
-    auto rp = MakeRuntime(**packed, o);
-    auto rm = MakeRuntime(**mapped, o);
-    const int sp = *rp->NewSequence(), sm = *rm->NewSequence();
-    for (int32_t t : tokens) {
-      auto lp = rp->Eval(sp, absl::MakeConstSpan(&t, 1));
-      std::vector<float> vp(lp->begin(), lp->end());
-      auto lm = rm->Eval(sm, absl::MakeConstSpan(&t, 1));
-      std::vector<float> vm(lm->begin(), lm->end());
-      ASSERT_LT(MaxAbsDiff(vp, vm), 1e-5f * range) << name << " decode";
-    }
+    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 5), 1e-5f, name);
   }
 }
 
