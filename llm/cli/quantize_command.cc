@@ -80,7 +80,8 @@ int QuantizeCommand(int argc, char** argv) {
     absl::StatusOr<std::string> text = llm::ReadFileToString(args->Get("calibration"));
     if (!text.ok()) return cli::Fail(cmd, text.status());
     // The tokenizer comes from the model; loading maps the file, so this costs little.
-    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadGgufModel(args->Get("model"));
+    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model =
+        llm::LoadGgufModel(args->Get("model"), llm::FileLoad::kMap);
     if (!model.ok()) return cli::Fail(cmd, model.status());
     absl::StatusOr<std::vector<std::vector<int32_t>>> windows =
         quant::CalibrationSamples((*model)->tokenizer(), *text, *samples, *seq, static_cast<uint64_t>(*seed));

@@ -22,9 +22,13 @@ namespace {
 using llm::LlamaConfig;
 using llm::WeightMatrix;
 
+// Any layout (the model is mapped as the file stores it, but RowBlocks also reads repacked ones).
 std::vector<float> ToF32(const WeightMatrix& m) {
   std::vector<float> out(m.rows * m.cols);
-  for (int64_t r = 0; r < m.rows; ++r) llm::DequantizeRow(m.type, m.row(r), &out[r * m.cols], m.cols);
+  std::vector<uint8_t> scratch(m.row_bytes());
+  for (int64_t r = 0; r < m.rows; ++r) {
+    llm::DequantizeRow(m.type, m.RowBlocks(r, scratch.data()), &out[r * m.cols], m.cols);
+  }
   return out;
 }
 
@@ -348,7 +352,8 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
     return absl::InvalidArgumentError(
         absl::StrCat(WeightMethodName(options.method), " needs calibration text (--calibration FILE)"));
   }
-  absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadGgufModel(in_path);
+  // Mapped: every weight is read once, in the file's own layout (no decode repack).
+  absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadGgufModel(in_path, llm::FileLoad::kMap);
   if (!model.ok()) return model.status();
   const LlamaConfig& c = (*model)->config();
   for (int64_t cols : {c.dim, c.num_heads * c.head_dim, c.ffn_dim}) {

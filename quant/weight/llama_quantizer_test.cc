@@ -1,0 +1,59 @@
+// QuantizeLlamaGguf reads every weight as the file stores it: the written Q8_0 matrices against the
+// input F16 matrices, row by row, both loaded mapped. An F16 FFN down projection wider than a column
+// block (2112 columns) is what the decode loader would repack (llm/matmul/weight_matrix.h); a quantizer
+// reading the repacked copy as rows would write permuted weights (relative error ~1.4, not ~0.004).
+#include "quant/weight/llama_quantizer.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "llm/gguf/ggml_types.h"
+#include "llm/model/llama_model.h"
+#include "llm/model/testing/test_models.h"
+
+namespace tessel::quant {
+namespace {
+
+double RelativeError(const llm::WeightMatrix& q, const llm::WeightMatrix& w) {
+  std::vector<float> a(w.cols), b(w.cols);
+  double err = 0, norm = 0;
+  for (int64_t r = 0; r < w.rows; ++r) {
+    llm::DequantizeRow(q.type, q.row(r), a.data(), q.cols);
+    llm::DequantizeRow(w.type, w.row(r), b.data(), w.cols);
+    for (int64_t k = 0; k < w.cols; ++k) {
+      err += (a[k] - b[k]) * (a[k] - b[k]);
+      norm += b[k] * b[k];
+    }
+  }
+  return std::sqrt(err / norm);
+}
+
+TEST(LlamaQuantizerTest, ReadsWideHalfWeightsInFileOrder) {
+  llm::testing::SyntheticModelSpec spec;
+  spec.type = llm::GgmlType::kF16;
+  spec.ffn = 2112;  // wider than llm::kColumnBlockCols (2048)
+  const std::string in = llm::testing::WriteSyntheticLlama(spec, "f16-wide.gguf");
+  const std::string out = llm::testing::TempPath("f16-wide-w8.gguf");
+  LlamaQuantOptions o;
+  o.method = WeightMethod::kRtn;
+  o.scheme.bits = 8;
+  o.scheme.group = 32;
+  auto report = QuantizeLlamaGguf(in, {}, o, out, [](const std::string&) {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  auto w = llm::LoadGgufModel(in, llm::FileLoad::kMap);
+  auto q = llm::LoadGgufModel(out, llm::FileLoad::kMap);
+  ASSERT_TRUE(w.ok() && q.ok());
+  for (size_t l = 0; l < (*w)->weights().layers.size(); ++l) {
+    const llm::LlamaLayerWeights& lw = (*w)->weights().layers[l];
+    const llm::LlamaLayerWeights& lq = (*q)->weights().layers[l];
+    EXPECT_EQ(lq.w_down.type, llm::GgmlType::kQ8_0);
+    EXPECT_LT(RelativeError(lq.w_down, lw.w_down), 0.02) << "layer " << l << " ffn_down";
+    EXPECT_LT(RelativeError(lq.w_gate, lw.w_gate), 0.02) << "layer " << l << " ffn_gate";
+    EXPECT_LT(RelativeError(lq.wq, lw.wq), 0.02) << "layer " << l << " attn_q";
+  }
+}
+
+}  // namespace
+}  // namespace tessel::quant
