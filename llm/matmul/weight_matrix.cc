@@ -52,10 +52,12 @@ WeightMatrix RepackColumnBlocks(const WeightMatrix& w, uint8_t* dst) {
   out.data = dst;
   out.layout = WeightLayout::kColumnBlocks;
   for (int64_t b = 0; b < out.column_blocks(); ++b) {
-    const size_t offset = GgmlRowBytes(w.type, b * kColumnBlockCols);  // into a row; rows x it into dst
-    const size_t width = out.ColumnBlock(b).row_bytes();
-    uint8_t* block = dst + static_cast<size_t>(w.rows) * offset;
-    for (int64_t r = 0; r < w.rows; ++r) std::memcpy(block + r * width, w.row(r) + offset, width);
+    const WeightMatrix block = out.ColumnBlock(b);
+    uint8_t* block_dst = dst + (block.data - out.data);
+    const size_t offset = GgmlRowBytes(w.type, b * kColumnBlockCols);  // of the block's columns in a row
+    for (int64_t r = 0; r < w.rows; ++r) {
+      std::memcpy(block_dst + r * block.row_bytes(), w.row(r) + offset, block.row_bytes());
+    }
   }
   return out;
 }
