@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -212,19 +213,65 @@ void RunPanel16Rows(void* ctx, int64_t begin, int64_t end) {
   job->fn(*job->args, begin, end);
 }
 
-void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
+// Group-wise INT4 Panel16 (Tessel's I4G128 / I4G128_A, tessel quantize's default scheme) sizes.
+template <bool kAsym>
+int64_t Group128Panel16Bytes(GemvFormat, int64_t rows, int64_t cols) {
+  return GemvPanel16GroupBytes(rows, cols, 128, kAsym);
+}
+
+// What a Panel16 benchmark packs: Q4_0 / Q8_0 blocks, or INT4 groups of 128 (group > 0).
+struct Panel16Kind {
+  GemvFormat format;
+  int64_t group = 0;
+  bool asym = false;
+};
+
+void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
   const int threads = static_cast<int>(state.range(0));
+  const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
+  const bool group = kind_of.group > 0;
+  int64_t (*panel_bytes)(GemvFormat, int64_t, int64_t) =
+      !group ? GemvPanel16Bytes : kind_of.asym ? Group128Panel16Bytes<true> : Group128Panel16Bytes<false>;
   int64_t total;
-  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, GemvPanel16Bytes, &total);
+  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, panel_bytes, &total);
   const double bw = ReadBandwidthGBs(total);
   // Huge pages, as the runtime loads weights (llm/base/mapped_file.h).
   std::shared_ptr<uint8_t> w(static_cast<uint8_t*>(MapHugePages(total)),
                              [total](uint8_t* p) { UnmapHugePages(p, total); });
-  {
+  if (!group) {
     // Every matrix packed from one raw pattern: the kernels' speed does not depend on values.
     std::vector<uint8_t> raw(5632 * GemvRowBytes(format, 5632));
     FillBlocks(format, raw.data(), static_cast<int64_t>(raw.size()));
     for (const ModelMatrix& m : mats) PackGemvPanel16(format, raw.data(), m.rows, m.cols, w.get() + m.offset);
+  } else {
+    // A byte pattern packed once per shape (records: nibbles, fp16 scales of 1/16, zeros), then copied.
+    std::map<std::pair<int64_t, int64_t>, int64_t> packed;  // shape -> offset of its first copy
+    for (const ModelMatrix& m : mats) {
+      auto it = packed.find({m.rows, m.cols});
+      if (it != packed.end()) {
+        std::memcpy(w.get() + m.offset, w.get() + it->second, panel_bytes(format, m.rows, m.cols));
+        continue;
+      }
+      Int4GroupRecords rec;
+      rec.group_size = kind_of.group;
+      rec.asymmetric = kind_of.asym;
+      const int64_t groups = m.cols / kind_of.group;
+      rec.scales_offset = m.cols / 2;
+      rec.zeros_offset = m.cols / 2 + 2 * groups;
+      rec.row_bytes = m.cols / 2 + 2 * groups + (kind_of.asym ? 2 * groups : 0);
+      std::vector<uint8_t> raw(m.rows * rec.row_bytes);
+      for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 131 + 7);
+      for (int64_t r = 0; r < m.rows; ++r) {
+        for (int64_t g = 0; g < groups; ++g) {
+          const uint16_t d = 0x2c00;  // 1/16
+          std::memcpy(raw.data() + r * rec.row_bytes + rec.scales_offset + 2 * g, &d, 2);
+          if (kind_of.asym) raw[r * rec.row_bytes + rec.zeros_offset + g] = static_cast<uint8_t>(g % 16);
+        }
+      }
+      rec.base = raw.data();
+      PackGemvPanel16Group(rec, m.rows, m.cols, w.get() + m.offset);
+      packed[{m.rows, m.cols}] = m.offset;
+    }
   }
   std::vector<float> x(5632, 0.5f), y(5632);
   std::vector<int8_t> xq(GemvQ8PaddedCols(format, 5632));
@@ -253,6 +300,8 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Gemv
       a.block_scale = block_scale.data();
       a.y = y.data();
       a.ldy = m.rows;
+      a.group_size = kind_of.group;
+      a.asymmetric = kind_of.asym;
       job.args = &a;
       if (threads == 1) {
         job.fn(a, 0, m.rows);
@@ -261,7 +310,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Gemv
       }
       const int kind = m.cols == 5632 ? 2 : m.rows == 5632 ? 1 : 0;
       kind_seconds[kind] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      kind_bytes[kind] += static_cast<double>(GemvPanel16Bytes(format, m.rows, m.cols));
+      kind_bytes[kind] += static_cast<double>(panel_bytes(format, m.rows, m.cols));
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -276,14 +325,26 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Gemv
 const bool kRegisteredModel = [] {
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
-    const GemvFormat format = e.dtypes.rfind("q4_0", 0) == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
-    const std::string name = std::string("gemv_tinyllama/") + (format == GemvFormat::kQ4_0 ? "q4_0/" : "q8_0/") + e.name;
-    benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, format)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, format)
-        ->Arg(2)
-        ->ArgName("threads")
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+    std::vector<std::pair<std::string, Panel16Kind>> kinds;
+    if (e.dtypes.rfind("i4g", 0) == 0) {
+      kinds = {{"i4g128", {GemvFormat::kInt4Group, 128, false}}, {"i4g128a", {GemvFormat::kInt4Group, 128, true}}};
+    } else if (e.dtypes.rfind("q4_0", 0) == 0) {
+      kinds = {{"q4_0", {GemvFormat::kQ4_0}}};
+    } else {
+      kinds = {{"q8_0", {GemvFormat::kQ8_0}}};
+    }
+    for (const auto& [label, kind] : kinds) {
+      const std::string name = "gemv_tinyllama/" + label + "/" + e.name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, kind)
+          ->Arg(1)
+          ->ArgName("threads")
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, kind)
+          ->Arg(2)
+          ->ArgName("threads")
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   }
   for (const KernelEntry& e : GemvQ8Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;

@@ -22,10 +22,22 @@ using q8_test::Lcg;
 using q8_test::MakeMatrix;
 using q8_test::Matrix;
 
+bool IsGroup(const KernelEntry& e) { return e.dtypes.rfind("i4g", 0) == 0; }
+
 std::vector<const KernelEntry*> AllGemmKernels() {
   std::vector<const KernelEntry*> out;
   for (const KernelEntry& e : GemmQ8Kernels().entries()) out.push_back(&e);
-  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) out.push_back(&e);
+  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+    if (!IsGroup(e)) out.push_back(&e);
+  }
+  return out;
+}
+
+std::vector<const KernelEntry*> GroupKernels() {
+  std::vector<const KernelEntry*> out;
+  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+    if (IsGroup(e)) out.push_back(&e);
+  }
   return out;
 }
 
@@ -162,6 +174,186 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmQ8, GemmQ8KernelTest, testing::ValuesIn(AllGemmKernels()),
+                         [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
+
+// Group-wise INT4 records (gemv.h Int4GroupRecords, laid out as llm's Tessel group types: nibbles,
+// then fp16 scales, then zeros and as many padding bytes) with their codes, scales and zeros kept aside.
+struct GroupMatrix {
+  Int4GroupRecords format;
+  std::vector<uint8_t> bytes;
+  std::vector<int> code;      // rows x cols, 0..15
+  std::vector<double> scale;  // rows x groups
+  std::vector<int> zero;      // rows x groups (8 when symmetric)
+};
+
+GroupMatrix MakeGroupMatrix(int64_t rows, int64_t cols, int64_t group, bool asym, Lcg& rng) {
+  GroupMatrix m;
+  const int64_t groups = cols / group;
+  m.format.group_size = group;
+  m.format.asymmetric = asym;
+  m.format.scales_offset = cols / 2;
+  m.format.zeros_offset = cols / 2 + 2 * groups;
+  m.format.row_bytes = cols / 2 + 2 * groups + (asym ? 2 * groups : 0);
+  m.bytes.assign(rows * m.format.row_bytes, 0);  // exactly sized: reads past the last row show under ASan
+  m.format.base = m.bytes.data();
+  m.code.resize(rows * cols);
+  m.scale.resize(rows * groups);
+  m.zero.resize(rows * groups);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* rec = m.bytes.data() + r * m.format.row_bytes;
+    for (int64_t e = 0; e < cols; ++e) {
+      const int c = static_cast<int>(rng.Next() % 16);
+      m.code[r * cols + e] = c;
+      const int64_t g = e / group, j = e % group, half = group / 2;
+      rec[g * half + j % half] |= static_cast<uint8_t>(c << (j < half ? 0 : 4));
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint16_t d = static_cast<uint16_t>(((6 + rng.Next() % 9) << 10) | (rng.Next() & 0x3ff) |
+                                               (rng.Next() % 4 == 0 ? 0x8000 : 0));
+      std::memcpy(rec + m.format.scales_offset + 2 * g, &d, 2);
+      m.scale[r * groups + g] = DecodeHalf(d);
+      m.zero[r * groups + g] = asym ? static_cast<int>(rng.Next() % 16) : 8;
+      if (asym) rec[m.format.zeros_offset + g] = static_cast<uint8_t>(m.zero[r * groups + g]);
+    }
+  }
+  return m;
+}
+
+Packed PackGroup(const GroupMatrix& m, int64_t rows, int64_t cols) {
+  Packed p;
+  const int64_t bytes = GemvPanel16GroupBytes(rows, cols, m.format.group_size, m.format.asymmetric);
+  p.storage.resize(bytes + 64);
+  p.data = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
+  PackGemvPanel16Group(m.format, rows, cols, p.data);
+  return p;
+}
+
+TEST(GemvPanel16GroupTest, PackUnpackRoundTripsEveryRowAtTheRowFormatsSize) {
+  Lcg rng(7);
+  for (bool asym : {false, true}) {
+    for (int64_t group : {32, 64, 128}) {
+      for (int64_t rows : {1, 15, 16, 17, 40}) {
+        for (int64_t groups : {1, 2, 3, 9}) {
+          const int64_t cols = group * groups;
+          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, rng);
+          const Packed p = PackGroup(m, rows, cols);
+          const int64_t bytes = GemvPanel16GroupBytes(rows, cols, group, asym);
+          EXPECT_EQ(bytes % 64, 0);
+          if (rows % 16 == 0 && cols % 256 == 0 && !(asym && group == 128)) {
+            // No padding: exactly the row format's codes, scales and zeros.
+            EXPECT_EQ(bytes, rows * (cols / 2 + 2 * groups + (asym ? groups : 0)));
+          }
+          std::vector<uint8_t> rec(m.format.row_bytes, 0xee);
+          for (int64_t r = 0; r < rows; ++r) {
+            UnpackGemvPanel16GroupRow(p.data, m.format, cols, r, rec.data());
+            ASSERT_EQ(0, std::memcmp(rec.data(), m.bytes.data() + r * m.format.row_bytes, m.format.row_bytes))
+                << "asym=" << asym << " group=" << group << " rows=" << rows << " cols=" << cols << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+class GemmQ8GroupKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+
+TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
+  const KernelEntry& e = *GetParam();
+  if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  const GemvFormat f = GemvFormat::kQ4_0;  // x's layout
+  Lcg rng(31);
+  for (bool asym : {false, true}) {
+    for (int64_t group : {32, 64, 128}) {
+      // 67, 120, 130 rows: the decode kernel's 2- and 4-stream lockstep with partial panels (see above).
+      for (int64_t rows : {1, 5, 16, 17, 67, 120, 130}) {
+        // Whole units of 256 columns, and a partial last unit.
+        for (int64_t cols : {group, int64_t{256}, int64_t{384}, 2048 + group}) {
+          if (cols % group != 0) continue;
+          ASSERT_TRUE(e.legal({rows, cols, 1, group}));
+          const int64_t nb = cols / 32, groups = cols / group;
+          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, rng);
+          const Packed packed = PackGroup(m, rows, cols);
+          for (int64_t n : {1, 2, 5, 13}) {
+            std::vector<float> x(n * cols);
+            for (float& v : x) v = rng.Uniform(-2, 2);
+            if (nb > 2) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0
+            const int64_t xq_stride = GemvQ8PaddedCols(f, cols) + 64, lane_stride = GemvQ8Lanes(f, cols) + 16;
+            std::vector<int8_t> xq(n * xq_stride, 99);
+            std::vector<int32_t> xbias(n * lane_stride, 99);
+            std::vector<float> xscale(n * lane_stride, 99.0f);
+            const int64_t block_stride = nb + 5;
+            std::vector<int32_t> block_bias(n * block_stride, 99);
+            std::vector<float> block_scale(n * block_stride, 99.0f);
+            for (int64_t t = 0; t < n; ++t) {
+              const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lane_stride,
+                                   xscale.data() + t * lane_stride};
+              QuantizeGemvInput(f, x.data() + t * cols, cols, in);
+              GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride,
+                               block_scale.data() + t * block_stride);
+            }
+            GemmQ8Args a;
+            a.w = packed.data;
+            a.rows = rows;
+            a.cols = cols;
+            a.n = n;
+            a.xq = xq.data();
+            a.xbias = xbias.data();
+            a.xscale = xscale.data();
+            a.xq_stride = xq_stride;
+            a.lane_stride = lane_stride;
+            a.block_bias = block_bias.data();
+            a.block_scale = block_scale.data();
+            a.block_stride = block_stride;
+            a.group_size = group;
+            a.asymmetric = asym;
+            a.ldy = rows + 3;
+            std::vector<float> y(n * a.ldy + 1, -777.0f);
+            a.y = y.data();
+            const int64_t split = rows / 3 / 16 * 16;  // whole panels per call, as threads run them
+            fn(a, 0, split);
+            fn(a, split, rows);
+            for (int64_t t = 0; t < n; ++t) {
+              for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
+              const float* xt = x.data() + t * cols;
+              std::vector<int> xi(cols);
+              std::vector<double> dx(nb);
+              for (int64_t b = 0; b < nb; ++b) {
+                float amax = 0;
+                for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xt[b * 32 + j]));
+                dx[b] = amax / 127.0f;
+                for (int j = 0; j < 32; ++j) {
+                  xi[b * 32 + j] = amax > 0 ? static_cast<int>(std::nearbyint(xt[b * 32 + j] * (127 / amax))) : 0;
+                }
+              }
+              for (int64_t r = 0; r < rows; ++r) {
+                double want = 0, mag = 0, f32 = 0, bound = 0;
+                for (int64_t k = 0; k < cols; ++k) {
+                  const int64_t g = r * groups + k / group, b = k / 32;
+                  const int c = m.code[r * cols + k], z = m.zero[g];
+                  want += m.scale[g] * dx[b] * (c - z) * xi[k];
+                  // The kernel sums code x x and zero x x separately (asymmetric): both count.
+                  mag += std::fabs(m.scale[g] * dx[b] * xi[k]) * (c + z);
+                  f32 += m.scale[g] * (c - z) * xt[k];
+                  bound += dx[b] / 2 * std::fabs(m.scale[g] * (c - z));
+                }
+                const float got = y[t * a.ldy + r];
+                ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30) << e.name << " asym=" << asym << " group=" << group
+                                                            << " rows=" << rows << " cols=" << cols << " n=" << n
+                                                            << " at " << t << "," << r;
+                ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+                    << e.name << " asym=" << asym << " group=" << group << " rows=" << rows << " cols=" << cols
+                    << " n=" << n << " at " << t << "," << r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmQ8Group, GemmQ8GroupKernelTest, testing::ValuesIn(GroupKernels()),
                          [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
 
 TEST(GemmQ8SelectionTest, FastKernelIsNeverTheReference) {

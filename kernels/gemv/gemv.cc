@@ -137,6 +137,34 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
        tessel_q8_0x16_q8_gemm__avx512vnni},
 #endif
   };
+  if (panel16) {
+    // Group-wise INT4 on the Panel16 layout.
+    struct GroupItem {
+      const char* isa_name;
+      Isa isa;
+      const char* backend;
+      GemmQ8Fn fn;
+    };
+    const GroupItem group_items[] = {
+        {"reference", Isa::kPortable, "reference", tessel_i4gx16_q8_gemm__reference},
+#if defined(__x86_64__)
+        {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_i4gx16_q8_gemm__avx512vnni},
+#endif
+    };
+    for (const GroupItem& it : group_items) {
+      KernelEntry e;
+      e.name = absl::StrCat("tessel_i4gx16_q8_gemm__", it.isa_name);
+      e.op = "gemm";
+      e.dtypes = "i4gx16xq8";
+      e.layout = "i4g_panel16";
+      e.isa = it.isa;
+      e.backend = it.backend;
+      e.legal = GroupLegal;
+      e.cost = it.isa == Isa::kPortable ? StreamCost<1> : StreamCost<30>;
+      e.fn = reinterpret_cast<const void*>(it.fn);
+      r->Register(e);
+    }
+  }
   const absl::Span<const Item> items = panel16 ? absl::MakeConstSpan(panel16_items) : absl::MakeConstSpan(rows_items);
   for (const Item& it : items) {
     for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, panel16 ? "q4_0x16" : "q4_0", it.q4},
@@ -166,9 +194,12 @@ const KernelEntry* SelectGemmQ8(GemvFormat format) {
 }
 
 const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
-  const bool q4 = format == GemvFormat::kQ4_0;
-  absl::StatusOr<const KernelEntry*> e = GemmQ8Panel16Kernels().Select(
-      "gemm", q4 ? "q4_0x16xq8" : "q8_0x16xq8", q4 ? "q4_0_panel16" : "q8_0_panel16", {1, kQBlock, 1, 0});
+  absl::StatusOr<const KernelEntry*> e =
+      format == GemvFormat::kInt4Group
+          ? GemmQ8Panel16Kernels().Select("gemm", "i4gx16xq8", "i4g_panel16", {1, 128, 1, 128})
+      : format == GemvFormat::kQ4_0
+          ? GemmQ8Panel16Kernels().Select("gemm", "q4_0x16xq8", "q4_0_panel16", {1, kQBlock, 1, 0})
+          : GemmQ8Panel16Kernels().Select("gemm", "q8_0x16xq8", "q8_0_panel16", {1, kQBlock, 1, 0});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
@@ -287,7 +318,8 @@ const KernelRegistry& GemmQ8Panel16Kernels() {
 const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format) {
   static const KernelEntry* q4 = SelectGemmQ8Panel16(GemvFormat::kQ4_0);
   static const KernelEntry* q8 = SelectGemmQ8Panel16(GemvFormat::kQ8_0);
-  return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
+  static const KernelEntry* i4g = SelectGemmQ8Panel16(GemvFormat::kInt4Group);
+  return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : i4g;
 }
 
 const KernelEntry* FastGemmQ8Kernel(GemvFormat format) {

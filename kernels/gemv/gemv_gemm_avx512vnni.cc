@@ -191,7 +191,10 @@ inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
 // `next`: the next panel's weights (16 rows from there on), or null. The repack of a panel waits on
 // DRAM unless its rows are already on their way, so the first token tile fetches them block by block
 // while it computes.
-template <bool kQ4, int T, bool kPanel16 = false>
+// kBiasShift: the block bias (-8 x the sum of the block's x) is doubled for group-wise INT4 with zero
+// points, whose unpacked weights are code - zero + 16 (UnpackPanel16Group).
+// For the Panel16 layouts, row_bytes is the stride of the next panel's weights per block.
+template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0>
 void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows, float* y,
                  const uint8_t* next, int64_t row_bytes) {
   __m512 acc[T];
@@ -208,8 +211,8 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
     const __m512 d = _mm512_castsi512_ps(_mm512_load_si512(p + 8));
     if (next != nullptr) {
       if (kPanel16) {
-        // The next panel is one linear stream: its half-pair for block b.
-        const char* q = reinterpret_cast<const char*>(next) + b * (Panel16PairBytes<kQ4>() / 2);
+        // The next panel is one linear stream: its share for block b (Q4_0 / Q8_0: a half-pair).
+        const char* q = reinterpret_cast<const char*>(next) + b * row_bytes;
         for (int i = 0; i < (kQ4 ? 5 : 9); ++i) _mm_prefetch(q + 64 * i, _MM_HINT_T0);
       } else {
         const char* q = reinterpret_cast<const char*>(next + b * (kQ4 ? 18 : 34));
@@ -222,7 +225,7 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
 #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) {
       const int8_t* x = xb + t * a.xq_stride;
-      __m512i dot = _mm512_set1_epi32(bias0[t * a.block_stride + b]);
+      __m512i dot = _mm512_set1_epi32(bias0[t * a.block_stride + b] * (1 << kBiasShift));
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
         dot = DpbusdBroadcast(dot, wv[k], x + (kQ4 ? (k < 4 ? 4 * k : 64 + 4 * (k - 4)) : 4 * k));
@@ -235,14 +238,14 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * a.ldy, rows, acc[t]);
 }
 
-template <bool kQ4, bool kPanel16, int T = kTileTokens - 1>
+template <bool kQ4, bool kPanel16, int kBiasShift = 0, int T = kTileTokens - 1>
 void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows,
                float* y, const uint8_t* next, int64_t row_bytes) {
   if constexpr (T > 0) {
     if (tokens == T) {
-      PanelTokens<kQ4, T, kPanel16>(a, panel, nb, t0, rows, y, next, row_bytes);
+      PanelTokens<kQ4, T, kPanel16, kBiasShift>(a, panel, nb, t0, rows, y, next, row_bytes);
     } else {
-      TokenTail<kQ4, kPanel16, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
+      TokenTail<kQ4, kPanel16, kBiasShift, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
     }
   }
 }
@@ -374,10 +377,11 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
   }
 }
 
-template <bool kQ4, bool kPrefetch>
-void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
-  const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
-  const int64_t panel_bytes = pairs * Panel16PairBytes<kQ4>();
+// Runs the panels of rows [row_begin, row_end) as max_streams (4, 2 or 1) lockstep streams while each
+// has at least two panels, then fewer: panels_fn(std::integral_constant<int, S>, panels, y, rows).
+template <typename PanelsFn>
+void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes, int max_streams,
+                  PanelsFn panels_fn) {
   const auto* w = static_cast<const uint8_t*>(a.w);
   const int64_t first = row_begin / kPanel;
   const int64_t count = (row_end - row_begin + kPanel - 1) / kPanel;
@@ -388,7 +392,6 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int ma
     *y = a.y + r;
     *rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
   };
-  // max_streams (4, 2 or 1) streams while each has at least two panels, then fewer.
   int64_t done = 0;
   auto run = [&](auto streams_tag) {
     constexpr int S = decltype(streams_tag)::value;
@@ -399,13 +402,22 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int ma
       float* y[S];
       int rows[S];
       for (int s = 0; s < S; ++s) locate(done + s * per + i, &panels[s], &y[s], &rows[s]);
-      Panel16GemvPanels<kQ4, S, kPrefetch>(a, panels, y, rows);
+      panels_fn(streams_tag, panels, y, rows);
     }
     done += per * S;
   };
   run(std::integral_constant<int, 4>());
   run(std::integral_constant<int, 2>());
   run(std::integral_constant<int, 1>());
+}
+
+template <bool kQ4, bool kPrefetch>
+void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
+  const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
+  StreamPanels(a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), max_streams,
+               [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
+                 Panel16GemvPanels<kQ4, decltype(streams_tag)::value, kPrefetch>(a, panels, y, rows);
+               });
 }
 
 template <bool kQ4>
@@ -428,11 +440,175 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     const uint8_t* packed = w + (r / kPanel) * pairs * Panel16PairBytes<kQ4>();
     UnpackPanel16<kQ4>(packed, nb, panel);
     const uint8_t* next = r + kPanel < row_end ? packed + pairs * Panel16PairBytes<kQ4>() : nullptr;
+    constexpr int64_t kNextPerBlock = Panel16PairBytes<kQ4>() / 2;
     for (int64_t t = 0; t < a.n; t += kTileTokens) {
       if (t + kTileTokens <= a.n) {
-        PanelTokens<kQ4, kTileTokens, true>(a, panel, nb, t, mask, a.y + r, next, 0);
+        PanelTokens<kQ4, kTileTokens, true>(a, panel, nb, t, mask, a.y + r, next, kNextPerBlock);
       } else {
-        TokenTail<kQ4, true>(a, a.n - t, panel, nb, t, mask, a.y + r, next, 0);
+        TokenTail<kQ4, true>(a, a.n - t, panel, nb, t, mask, a.y + r, next, kNextPerBlock);
+      }
+      next = nullptr;
+    }
+  }
+}
+
+// Group-wise INT4 on the Panel16 layout (gemv.h): the Q4_0 Panel16 vectors, with a scale (and a zero
+// point) per group of kG columns instead of per 32-block.
+//
+// Decode, per group and 16 rows: the group's scales (and zeros) first (they lead the unit, so the loads
+// walk the stream in address order), then per 32-block the Q4_0 kernel's 4 loads and 8 vpdpbusd (two
+// chains: low nibbles, and high nibbles in place as 16 x nibble), one convert and one FMA by the block's
+// dx into a per-group sum; then one FMA by the group scales. Symmetric groups start each block's dot
+// from the block bias (-8 x the sum of x's block), which makes it sum((code - 8) x). Zero points are
+// applied per group in float: sum(code x) - zero x sum over the group's blocks of dx x sum(x block).
+template <int kG, bool kAsym, int kStreams, bool kPrefetch>
+void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
+  constexpr Panel16GroupGeometry kGeo(0, kG, kAsym);
+  constexpr int kBlocksPerGroup = kG / kQBlock, kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
+  const int64_t groups = a.cols / kG;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
+  __m512 acc[kStreams];
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) acc[s] = _mm512_setzero_ps();
+  for (int64_t gg = 0; gg < groups; ++gg) {
+    const int64_t unit_offset = gg / kGroupsPerUnit * kGeo.unit_bytes;
+    const int gi = static_cast<int>(gg % kGroupsPerUnit);
+    __m512 d[kStreams], z[kStreams], facc[kStreams];
+#pragma GCC unroll 4
+    for (int s = 0; s < kStreams; ++s) {
+      const uint8_t* unit = panels[s] + unit_offset;
+      d[s] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(unit + Panel16GroupGeometry::Scales(gi))));
+      if (kAsym) {
+        const __m128i zb = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Zeros(gi)));
+        z[s] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(zb));
+      }
+      facc[s] = _mm512_setzero_ps();
+    }
+    float xsum = 0;  // asymmetric: sum over the group's blocks of dx x sum(x_q)
+#pragma GCC unroll 4
+    for (int bi = 0; bi < kBlocksPerGroup; ++bi) {
+      const int64_t b = gg * kBlocksPerGroup + bi;
+      const int i = static_cast<int>(b % 8);  // block within the unit
+      const int8_t* xb = a.xq + (b / 4) * 128 + 16 * (b % 4);
+      const __m512i bias = kAsym ? _mm512_setzero_si512() : _mm512_set1_epi32(a.block_bias[b]);
+      const __m512 dx = _mm512_set1_ps(a.block_scale[b]);
+      if (kAsym) xsum += a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8);  // exact: bias = -8 x sum
+#pragma GCC unroll 4
+      for (int s = 0; s < kStreams; ++s) {
+        const uint8_t* unit = panels[s] + unit_offset;
+        if (kPrefetch) {
+          // The same block two units (about 4 KiB) ahead in this stream: harmless past the matrix.
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) {
+            _mm_prefetch(reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes + kGeo.Vector(i, k)), _MM_HINT_T0);
+          }
+        }
+        __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const __m512i v = _mm512_load_si512(unit + kGeo.Vector(i, k));
+          dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
+          dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
+        }
+        dot1 = _mm512_srai_epi32(dot1, 4);
+        facc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1)), dx, facc[s]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int s = 0; s < kStreams; ++s) {
+      const __m512 f = kAsym ? _mm512_fnmadd_ps(z[s], _mm512_set1_ps(xsum), facc[s]) : facc[s];
+      acc[s] = _mm512_fmadd_ps(f, d[s], acc[s]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) {
+    _mm512_mask_storeu_ps(y[s], static_cast<__mmask16>((1u << rows[s]) - 1), acc[s]);
+  }
+}
+
+template <int kG, bool kAsym, bool kPrefetch>
+void Panel16GroupGemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
+  const Panel16GroupGeometry geo(a.cols, kG, kAsym);
+  StreamPanels(a, row_begin, row_end, geo.panel_bytes(), max_streams,
+               [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
+                 Panel16GroupGemvPanels<kG, kAsym, decltype(streams_tag)::value, kPrefetch>(a, panels, y, rows);
+               });
+}
+
+// The kVecsPerBlock form of a group Panel16 panel, for the token tiles of PanelTokens<kQ4 = true>: the
+// group's scale as each of its blocks' scale; with zero points, the weights as code - zero + 16 (1..31,
+// unsigned for vpdpbusd), whose offset the doubled block bias (-16 x sum x) removes.
+template <bool kAsym>
+void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, int64_t nb, int64_t group,
+                        __m512i* out) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const int64_t blocks_per_group = group / kQBlock;
+  __m512 d = _mm512_setzero_ps();
+  __m512i zc = _mm512_setzero_si512();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
+    const int i = static_cast<int>(b % 8);
+    if (b % blocks_per_group == 0) {
+      const int64_t gi = i / blocks_per_group;
+      d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(unit + Panel16GroupGeometry::Scales(gi))));
+      if (kAsym) {
+        const __m512i zero = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + geo.Zeros(gi))));
+        // 16 - zero in each byte of the row's lane.
+        zc = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_set1_epi32(16), zero), _mm512_set1_epi32(0x01010101));
+      }
+    }
+    __m512i* o = out + b * kVecsPerBlock;
+    for (int k = 0; k < 4; ++k) {
+      const __m512i v = _mm512_load_si512(unit + geo.Vector(i, k));
+      __m512i lo = _mm512_and_si512(v, low4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+      if (kAsym) {
+        lo = _mm512_add_epi8(lo, zc);
+        hi = _mm512_add_epi8(hi, zc);
+      }
+      o[k] = lo;
+      o[4 + k] = hi;
+    }
+    o[8] = _mm512_castps_si512(d);
+  }
+}
+
+template <int kG, bool kAsym>
+void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  if (cpu.stream_prefetch) {
+    Panel16GroupGemv<kG, kAsym, true>(a, row_begin, row_end, cpu.decode_streams);
+  } else {
+    Panel16GroupGemv<kG, kAsym, false>(a, row_begin, row_end, cpu.decode_streams);
+  }
+}
+
+template <bool kAsym>
+void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.n == 1) {
+    switch (a.group_size) {
+      case 32: return RunPanel16GroupDecode<32, kAsym>(a, row_begin, row_end);
+      case 64: return RunPanel16GroupDecode<64, kAsym>(a, row_begin, row_end);
+      default: return RunPanel16GroupDecode<128, kAsym>(a, row_begin, row_end);
+    }
+  }
+  const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym);
+  const int64_t nb = a.cols / kQBlock;
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  __m512i* panel = PanelBuffer(nb * kVecsPerBlock);
+  constexpr int kShift = kAsym ? 1 : 0;
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
+    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+    const uint8_t* packed = w + (r / kPanel) * geo.panel_bytes();
+    UnpackPanel16Group<kAsym>(packed, geo, nb, a.group_size, panel);
+    const uint8_t* next = r + kPanel < row_end ? packed + geo.panel_bytes() : nullptr;
+    const int64_t next_per_block = geo.unit_bytes / 8;
+    for (int64_t t = 0; t < a.n; t += kTileTokens) {
+      if (t + kTileTokens <= a.n) {
+        PanelTokens<true, kTileTokens, true, kShift>(a, panel, nb, t, mask, a.y + r, next, next_per_block);
+      } else {
+        TokenTail<true, true, kShift>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
       }
       next = nullptr;
     }
@@ -440,6 +616,14 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }
 
 }  // namespace
+
+void tessel_i4gx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.asymmetric) {
+    RunPanel16Group<true>(a, row_begin, row_end);
+  } else {
+    RunPanel16Group<false>(a, row_begin, row_end);
+  }
+}
 
 void tessel_q4_0x16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   RunPanel16<true>(a, row_begin, row_end);

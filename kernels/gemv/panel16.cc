@@ -125,6 +125,112 @@ void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin,
 
 }  // namespace
 
+namespace {
+
+// Element e's nibble within an Int4Group row (gemv.h: byte j of a group holds its elements j and
+// j + G/2), and its place in a group Panel16 vector (low nibbles: elements 4k.. of a 32-block, high
+// nibbles 16 + 4k..).
+int RecordCode(const uint8_t* q, int64_t group, int64_t e) {
+  const int64_t g = e / group, j = e % group, half = group / 2;
+  const uint8_t byte = q[g * half + j % half];
+  return j < half ? byte & 15 : byte >> 4;
+}
+struct GroupSlot {
+  int64_t vec_byte;  // byte offset in the packed matrix
+  bool high;
+};
+GroupSlot Slot(const Panel16GroupGeometry& g, int64_t r, int64_t e) {
+  const int64_t unit = ((r / kPanelRows) * g.units + e / Panel16GroupGeometry::kUnitCols) * g.unit_bytes;
+  const int64_t i = (e % Panel16GroupGeometry::kUnitCols) / kQBlock, j = e % kQBlock;
+  const int k = static_cast<int>((j % 16) / 4);
+  return {unit + g.Vector(i, k) + 4 * (r % kPanelRows) + j % 4, j >= 16};
+}
+// Byte offsets of row r's scale and zero for its group `gg` (groups counted from column 0).
+int64_t GroupUnit(const Panel16GroupGeometry& g, int64_t r, int64_t gg) {
+  return ((r / kPanelRows) * g.units + gg / g.groups_per_unit) * g.unit_bytes;
+}
+
+}  // namespace
+
+int64_t GemvPanel16GroupBytes(int64_t rows, int64_t cols, int64_t group_size, bool asymmetric) {
+  const Panel16GroupGeometry g(cols, group_size, asymmetric);
+  return (rows + kPanelRows - 1) / kPanelRows * g.panel_bytes();
+}
+
+void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols, void* out) {
+  const Panel16GroupGeometry g(cols, w.group_size, w.asymmetric);
+  auto* dst = static_cast<uint8_t*>(out);
+  std::memset(dst, 0, GemvPanel16GroupBytes(rows, cols, w.group_size, w.asymmetric));  // padding stays zero
+  const int64_t groups = cols / w.group_size;
+  // Panel by panel, so that the writes of one panel stay in cache while its 16 rows are read.
+  for (int64_t p = 0; p * kPanelRows < rows; ++p) {
+    for (int64_t r = p * kPanelRows; r < std::min(rows, (p + 1) * kPanelRows); ++r) {
+      const uint8_t* rec = static_cast<const uint8_t*>(w.base) + r * w.row_bytes;
+      const int lane = static_cast<int>(r % kPanelRows);
+      for (int64_t e = 0; e < cols; ++e) {
+        const GroupSlot s = Slot(g, r, e);
+        dst[s.vec_byte] |= static_cast<uint8_t>(RecordCode(rec, w.group_size, e) << (s.high ? 4 : 0));
+      }
+      for (int64_t gg = 0; gg < groups; ++gg) {
+        const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
+        std::memcpy(dst + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, rec + w.scales_offset + 2 * gg, 2);
+        if (w.asymmetric) dst[unit + g.Zeros(i) + lane] = rec[w.zeros_offset + gg];
+      }
+    }
+  }
+}
+
+void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& format, int64_t cols, int64_t r,
+                               void* record_out) {
+  const Panel16GroupGeometry g(cols, format.group_size, format.asymmetric);
+  const auto* src = static_cast<const uint8_t*>(packed);
+  auto* rec = static_cast<uint8_t*>(record_out);
+  std::memset(rec, 0, format.row_bytes);
+  const int64_t half = format.group_size / 2;
+  for (int64_t e = 0; e < cols; ++e) {
+    const GroupSlot s = Slot(g, r, e);
+    const int code = s.high ? src[s.vec_byte] >> 4 : src[s.vec_byte] & 15;
+    const int64_t gg = e / format.group_size, j = e % format.group_size;
+    rec[gg * half + j % half] |= static_cast<uint8_t>(code << (j < half ? 0 : 4));
+  }
+  const int lane = static_cast<int>(r % kPanelRows);
+  for (int64_t gg = 0; gg < cols / format.group_size; ++gg) {
+    const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
+    std::memcpy(rec + format.scales_offset + 2 * gg, src + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, 2);
+    if (format.asymmetric) rec[format.zeros_offset + gg] = src[unit + g.Zeros(i) + lane];
+  }
+}
+
+void tessel_i4gx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  // (code - zero) * x_q per 32-block, exact in integers; the group scale times the block's dx in double.
+  const Panel16GroupGeometry g(a.cols, a.group_size, a.asymmetric);
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  for (int64_t t = 0; t < a.n; ++t) {
+    const int8_t* xq = a.xq + t * a.xq_stride;
+    const float* bscale = a.block_scale + t * a.block_stride;
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      const int lane = static_cast<int>(r % kPanelRows);
+      double sum = 0;
+      for (int64_t b = 0; b < a.cols / kQBlock; ++b) {
+        const int64_t gg = b * kQBlock / a.group_size;
+        const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
+        const int zero = a.asymmetric ? w[unit + g.Zeros(i) + lane] : 8;
+        int64_t dot = 0;
+        for (int j = 0; j < kQBlock; ++j) {
+          const GroupSlot s = Slot(g, r, b * kQBlock + j);
+          const int code = s.high ? w[s.vec_byte] >> 4 : w[s.vec_byte] & 15;
+          const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
+          dot += int64_t{code - zero} * x;
+        }
+        uint16_t d;
+        std::memcpy(&d, w + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, 2);
+        sum += static_cast<double>(Fp16ToF32(d)) * bscale[b] * static_cast<double>(dot);
+      }
+      a.y[t * a.ldy + r] = static_cast<float>(sum);
+    }
+  }
+}
+
 void tessel_q4_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end) {
   Panel16Reference(GemvFormat::kQ4_0, args, row_begin, row_end);
 }

@@ -76,6 +76,11 @@ const KernelEntry* Q8KernelFor(GgmlType type) {
 // The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr. Panel16
 // matrices always have one (they are only repacked where it exists), and use it for decode too.
 const KernelEntry* GemmQ8KernelFor(const WeightMatrix& w) {
+  int64_t group;
+  bool asymmetric;
+  if (w.layout == WeightLayout::kPanel16 && Panel16GroupShape(w, &group, &asymmetric)) {
+    return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
+  }
   const GemvFormat format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
   if (w.type != GgmlType::kQ4_0 && w.type != GgmlType::kQ8_0) return nullptr;
   return w.layout == WeightLayout::kPanel16 ? FastGemmQ8Panel16Kernel(format) : FastGemmQ8Kernel(format);
@@ -178,8 +183,8 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       }
     } else if (const KernelEntry* k = GemmQ8KernelFor(w)) {
       // Prefill on int8 hardware: every token row quantized once per call and format, then register
-      // tiles of weight rows x tokens.
-      const int layout = w.type == GgmlType::kQ4_0 ? 0 : 1;
+      // tiles of weight rows x tokens. INT4 groups read x in the Q4_0 layout.
+      const int layout = w.type == GgmlType::kQ8_0 ? 1 : 0;
       const GemvFormat format = layout == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
       Q8Buffers& b = gemm_input_[layout];
       const int64_t xq_stride = GemvQ8PaddedCols(format, w.cols), lane_stride = GemvQ8Lanes(format, w.cols);
@@ -221,6 +226,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       a.block_stride = w.cols / 32;
       a.y = jobs[j].y;
       a.ldy = w.rows;
+      Panel16GroupShape(w, &a.group_size, &a.asymmetric);
       // Decode on one thread: the whole matrix in one call, so that the kernel's parallel streams
       // (gemv_gemm_avx512vnni.cc) run the full length of the matrix instead of restarting per task.
       // On several threads, two tasks per thread: long streams, and still some balancing on a shared

@@ -71,16 +71,18 @@ TEST_P(MatmulTest, MatchesReference) {
   const bool blocked = GetGgmlTypeInfo(type).block_size > 1;
   std::vector<int64_t> col_counts = {32, 64, 96, 352};
   if (!blocked) col_counts.insert(col_counts.end(), {1, 7, 33, 100});
+  // Tessel group types: 1 to 3 groups (the group Panel16 layout's 256-column units whole and partial).
+  if (TesselGroupFormat f; GetTesselGroupFormat(type, &f)) col_counts = {f.group, 2 * f.group, 3 * f.group};
   std::mt19937 rng(static_cast<uint32_t>(type) + 1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int threads : {1, 3}) {
     ThreadPool pool(threads);
-    Matmul mm(352, &pool);
+    Matmul mm(384, &pool);
     for (int64_t rows : {1, 3, 8, 17, 33, 70, 200}) {  // 200: 13 panels of 16, 4 streams
       for (int64_t cols : col_counts) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
         const WeightMatrix w{type, rows, cols, data.data()};
-        // Q4_0 / Q8_0: also repacked to Panel16 where this CPU has its kernels, as models load.
+        // Q4_0 / Q8_0 / INT4 groups: also repacked to Panel16 where this CPU has its kernels, as models load.
         std::vector<uint8_t> packed_storage;
         WeightMatrix packed;
         if (Panel16Available(type)) {
@@ -102,7 +104,8 @@ TEST_P(MatmulTest, MatchesReference) {
             MatmulReference(packed, x.data(), n, want_packed.data());  // unpacks rows: the same values
             ASSERT_EQ(want_packed, want);
           }
-          const bool int8_x = n == 1 ? Int8Input(type) : Int8PrefillInput(type);
+          // Panel16 matrices always run the int8 kernels.
+          const bool int8_x = m == &packed || (n == 1 ? Int8Input(type) : Int8PrefillInput(type));
           for (int64_t t = 0; t < n; ++t) {
             for (int64_t r = 0; r < rows; ++r) {
               // Float rounding of a length-`cols` dot product: relative to sum |w| |x|. With x
@@ -136,11 +139,13 @@ TEST_P(MatmulTest, GroupEqualsSeparateRuns) {
   std::mt19937 rng(99);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   ThreadPool pool(2);
-  Matmul mm(64, &pool);
-  const std::vector<uint8_t> a = RandomWeights(type, 24, 64, rng), b = RandomWeights(type, 5, 64, rng);
-  const WeightMatrix wa{type, 24, 64, a.data()}, wb{type, 5, 64, b.data()};
+  TesselGroupFormat f;
+  const int64_t cols = GetTesselGroupFormat(type, &f) ? std::max(64, f.group) : 64;
+  Matmul mm(cols, &pool);
+  const std::vector<uint8_t> a = RandomWeights(type, 24, cols, rng), b = RandomWeights(type, 5, cols, rng);
+  const WeightMatrix wa{type, 24, cols, a.data()}, wb{type, 5, cols, b.data()};
   for (int64_t n : {1, 6}) {
-    std::vector<float> x(n * 64);
+    std::vector<float> x(n * cols);
     for (float& v : x) v = dist(rng);
     std::vector<float> ya(n * 24), yb(n * 5), ga(n * 24), gb(n * 5);
     mm.Run(wa, x.data(), n, ya.data());
@@ -193,7 +198,9 @@ TEST(MatmulPrefillTest, Int8PathMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                          ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                                           GgmlType::kQ4_0, GgmlType::kQ4_1),
+                                           GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kTesselI4G32,
+                                           GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A,
+                                           GgmlType::kTesselI4G128A, GgmlType::kTesselI3G128),
                          [](const ::testing::TestParamInfo<GgmlType>& info) {
                            return std::string(GgmlTypeName(info.param));
                          });

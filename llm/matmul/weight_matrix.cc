@@ -9,10 +9,24 @@ namespace {
 
 GemvFormat Panel16Format(GgmlType type) { return type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0; }
 
+// kernels/gemv's description of a Tessel INT4 group type's rows (ggml_types.h TesselGroupFormat); false
+// for every other type (INT3 included).
+bool GroupRecords(const WeightMatrix& w, Int4GroupRecords* out) {
+  TesselGroupFormat f;
+  if (!GetTesselGroupFormat(w.type, &f) || f.bits != 4) return false;
+  out->base = w.data;
+  out->row_bytes = static_cast<int64_t>(w.row_bytes());
+  out->scales_offset = f.ScalesOffset(w.cols);
+  out->zeros_offset = f.ZerosOffset(w.cols);
+  out->group_size = f.group;
+  out->asymmetric = f.asymmetric;
+  return true;
+}
+
 }  // namespace
 
 size_t WeightMatrix::bytes() const {
-  if (layout == WeightLayout::kPanel16) return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(type), rows, cols));
+  if (layout == WeightLayout::kPanel16) return Panel16Bytes(*this);
   return row_bytes() * static_cast<size_t>(rows);
 }
 
@@ -25,22 +39,43 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
     }
     return scratch;
   }
-  UnpackGemvPanel16Row(Panel16Format(type), data, cols, r, scratch);
+  if (Int4GroupRecords g; GroupRecords(*this, &g)) {
+    UnpackGemvPanel16GroupRow(data, g, cols, r, scratch);
+  } else {
+    UnpackGemvPanel16Row(Panel16Format(type), data, cols, r, scratch);
+  }
   return scratch;
 }
 
 bool Panel16Available(GgmlType type) {
   if (type == GgmlType::kQ4_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ4_0) != nullptr;
   if (type == GgmlType::kQ8_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ8_0) != nullptr;
+  TesselGroupFormat f;
+  if (GetTesselGroupFormat(type, &f) && f.bits == 4) return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
   return false;
 }
 
 size_t Panel16Bytes(const WeightMatrix& w) {
+  if (Int4GroupRecords g; GroupRecords(w, &g)) {
+    return static_cast<size_t>(GemvPanel16GroupBytes(w.rows, w.cols, g.group_size, g.asymmetric));
+  }
   return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(w.type), w.rows, w.cols));
 }
 
+bool Panel16GroupShape(const WeightMatrix& w, int64_t* group_size, bool* asymmetric) {
+  Int4GroupRecords g;
+  if (!GroupRecords(w, &g)) return false;
+  *group_size = g.group_size;
+  *asymmetric = g.asymmetric;
+  return true;
+}
+
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
-  PackGemvPanel16(Panel16Format(w.type), w.data, w.rows, w.cols, dst);
+  if (Int4GroupRecords g; GroupRecords(w, &g)) {
+    PackGemvPanel16Group(g, w.rows, w.cols, dst);
+  } else {
+    PackGemvPanel16(Panel16Format(w.type), w.data, w.rows, w.cols, dst);
+  }
   WeightMatrix out = w;
   out.data = dst;
   out.layout = WeightLayout::kPanel16;

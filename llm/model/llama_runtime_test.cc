@@ -321,6 +321,31 @@ TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
   }
 }
 
+// Tessel's INT4 group types repacked at load (the group Panel16 layout, where this CPU has the kernel)
+// against the same file used as mapped (row records, f32-input kernels). The packed kernels quantize
+// x to int8 per 32-block (llama.cpp's q8_0 activations), the mapped ones do not, so the logits differ by
+// that rounding: within 2% of their range (1.1-1.3% measured), against 120-200% for a packed load
+// whose zero points were replaced by 8. Widths: dim 128 (half a 256-column unit), ffn 384 (a unit and a half).
+TEST(QuantizedWeightsTest, GroupPanel16LayoutMatchesMappedRows) {
+  for (GgmlType type : {GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A, GgmlType::kTesselI4G32}) {
+    SyntheticModelSpec spec;
+    spec.type = type;
+    spec.dim = 128;
+    spec.ffn = 384;
+    const std::string name(GgmlTypeName(type));
+    const std::string path = testing::WriteSyntheticLlama(spec, name + "-layouts.gguf");
+    auto packed = LoadModel(path, FileLoad::kHugePageCopy);
+    auto mapped = LoadModel(path, FileLoad::kMap);
+    ASSERT_TRUE(packed.ok() && mapped.ok());
+    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
+    const bool has_kernels = Panel16Available(type);
+    ASSERT_EQ((*packed)->WeightLayoutSummary(), has_kernels ? "Panel16" : "ggml rows");
+    if (!has_kernels) GTEST_SKIP() << "no Panel16 kernel on this CPU: both loads use the row layout";
+    EXPECT_GE((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());  // padding only
+    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 11), 2e-2f, name);
+  }
+}
+
 // F16 / BF16 loaded for decode (a huge-page copy; the FFN down projections, 2112 columns, in column
 // blocks where the AVX-512 row kernels read them) against the same file used as mapped (ggml rows): the
 // same products, summed block by block, so the logits differ by float summation order only.
