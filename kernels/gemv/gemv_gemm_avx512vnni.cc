@@ -462,7 +462,7 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // from the block bias (-8 x the sum of x's block), which makes it sum((code - 8) x). Zero points are
 // applied per group in float: sum(code x) - zero x sum over the group's blocks of dx x sum(x block).
 template <int kG, bool kAsym, int kStreams, bool kPrefetch>
-void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
+__attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr Panel16GroupGeometry kGeo(0, kG, kAsym);
   constexpr int kBlocksPerGroup = kG / kQBlock, kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
   const int64_t groups = a.cols / kG;

@@ -127,14 +127,8 @@ void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin,
 
 namespace {
 
-// Element e's nibble within an Int4Group row (gemv.h: byte j of a group holds its elements j and
-// j + G/2), and its place in a group Panel16 vector (low nibbles: elements 4k.. of a 32-block, high
-// nibbles 16 + 4k..).
-int RecordCode(const uint8_t* q, int64_t group, int64_t e) {
-  const int64_t g = e / group, j = e % group, half = group / 2;
-  const uint8_t byte = q[g * half + j % half];
-  return j < half ? byte & 15 : byte >> 4;
-}
+// Element e's place in a group Panel16 vector (low nibbles: elements 4k.. of a 32-block, high nibbles
+// 16 + 4k..).
 struct GroupSlot {
   int64_t vec_byte;  // byte offset in the packed matrix
   bool high;
@@ -167,9 +161,16 @@ void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols,
     for (int64_t r = p * kPanelRows; r < std::min(rows, (p + 1) * kPanelRows); ++r) {
       const uint8_t* rec = static_cast<const uint8_t*>(w.base) + r * w.row_bytes;
       const int lane = static_cast<int>(r % kPanelRows);
-      for (int64_t e = 0; e < cols; ++e) {
-        const GroupSlot s = Slot(g, r, e);
-        dst[s.vec_byte] |= static_cast<uint8_t>(RecordCode(rec, w.group_size, e) << (s.high ? 4 : 0));
+      const int64_t half = w.group_size / 2;
+      // Block by block: 16 bytes of 4 vectors, each byte two codes of the block's group.
+      for (int64_t b = 0; b < cols / kQBlock; ++b) {
+        const uint8_t* q = rec + b * kQBlock / w.group_size * half;  // the block's group
+        const int64_t e0 = b * kQBlock % w.group_size;                // its first element in the group
+        auto code = [&](int64_t e) { return e < half ? q[e] & 15 : q[e - half] >> 4; };
+        uint8_t* out = dst + (p * g.units + b / 8) * g.unit_bytes + g.Vector(b % 8, 0) + 4 * lane;
+        for (int j = 0; j < 16; ++j) {
+          out[(j / 4) * 64 + j % 4] = static_cast<uint8_t>(code(e0 + j) | code(e0 + 16 + j) << 4);
+        }
       }
       for (int64_t gg = 0; gg < groups; ++gg) {
         const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
