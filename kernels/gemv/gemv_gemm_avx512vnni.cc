@@ -144,7 +144,7 @@ void PackPanel(const uint8_t* w, int64_t row_bytes, int64_t nb, int rows, __m512
   }
 }
 
-// Panel16 layout (gemv.h): K vectors per block, blocks in pairs with their scales after them.
+// Panel16 layout (gemv.h): K vectors per block, blocks in pairs led by their scales.
 template <bool kQ4>
 constexpr int64_t Panel16PairBytes() {
   return kQ4 ? 2 * 4 * 64 + 64 : 2 * 8 * 64 + 64;

@@ -72,7 +72,7 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   if (!model.ok()) return model.status();
   c.model = *std::move(model);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "loaded %s (%s weights, %s layout; %s) in %.0f ms\n", c.model->source().c_str(),
+  std::fprintf(stderr, "loaded %s (%s weights; layout: %s; %s) in %.0f ms\n", c.model->source().c_str(),
                c.model->WeightTypeSummary().c_str(), c.model->WeightLayoutSummary().c_str(),
                c.model->config().ToString().c_str(), ms);
   return c;

@@ -250,7 +250,14 @@ std::string LlamaModel::WeightLayoutSummary() const {
   ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) {
     (m.layout == WeightLayout::kPanel16 ? panel16 : m.layout == WeightLayout::kColumnBlocks ? blocks : rows) += 1;
   });
-  if (panel16 > 0) return rows == 0 && blocks == 0 ? "Panel16" : "mixed";
+  if (panel16 > 0) {
+    if (rows == 0 && blocks == 0) return "Panel16";
+    // E.g. a tessel-quantized model whose output head kept its F16 rows.
+    std::string s = "Panel16 for " + std::to_string(panel16) + " matrices";
+    if (rows > 0) s += ", ggml rows for " + std::to_string(rows);
+    if (blocks > 0) s += ", column blocks for " + std::to_string(blocks);
+    return s;
+  }
   if (blocks > 0) return "ggml rows, column blocks for " + std::to_string(blocks) + " wide matrices";
   return "ggml rows";
 }

@@ -48,8 +48,9 @@ class LlamaModel {
   std::string WeightTypeSummary() const;
   // Bytes of weights a decode step reads (every matrix once, the embedding row aside).
   size_t WeightBytesPerToken() const;
-  // "ggml rows", "Panel16", "mixed" or "ggml rows, column blocks for N wide matrices": how the matmul
-  // weights are laid out; for status lines.
+  // "ggml rows", "Panel16", "ggml rows, column blocks for N wide matrices" or, for models of several
+  // types, e.g. "Panel16 for 154 matrices, ggml rows for 1": how the matmul weights are laid out; for
+  // status lines.
   std::string WeightLayoutSummary() const;
 
  private:
