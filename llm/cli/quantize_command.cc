@@ -32,13 +32,16 @@ int QuantizeCommand(int argc, char** argv) {
       {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01"},
       {"no-clip", "", "AWQ: skip the per-group clipping search"},
       {"tessel-types", "", "store W4 g32 in Tessel's group type instead of ggml's Q4_0 / Q4_1"},
+      {"output-type", "T", "round an F32/F16/BF16 output head to this type (q8_0, q4_0, f16, ...) or 'keep' it",
+       false, "q8_0"},
       {"o", "OUT.gguf", "output file"},
   };
   if (cli::WantsHelp(argc, argv)) {
     std::fputs(cli::Usage(cmd, "--model IN.gguf --method rtn|gptq|awq --bits 4|3 --group 128 "
                                "[--calibration TEXT --samples 128 --seq 256] -o OUT.gguf",
                           "Quantizes every linear layer of the decoder blocks (embeddings, output head and norms keep\n"
-                          "their type). W4 g32 is written as ggml's Q4_0 (symmetric) or Q4_1 (asymmetric) so that\n"
+                          "their type, except a float output head, rounded to --output-type: decode reads all of it\n"
+                          "every token). W4 g32 is written as ggml's Q4_0 (symmetric) or Q4_1 (asymmetric) so that\n"
                           "llama.cpp loads it; other schemes use Tessel's TESSEL_I{4,3}G{32,64,128}[_A] types.\n"
                           "Prints one line per layer with each matrix's relative output error on calibration\n"
                           "tokens (weight error for RTN without --calibration), then a summary.",
@@ -74,6 +77,16 @@ int QuantizeCommand(int argc, char** argv) {
   options.gptq.damp = *damp;
   options.awq_clip = !args->Has("no-clip");
   options.prefer_ggml_types = !args->Has("tessel-types");
+  if (const std::string head = args->Get("output-type"); head == "keep") {
+    options.output_type = std::nullopt;
+  } else {
+    absl::StatusOr<llm::GgmlType> t = llm::ParseGgmlType(head);
+    if (!t.ok() || *t == llm::GgmlType::kF32 || llm::GetGgmlTypeInfo(*t).block_size > 32) {
+      return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
+                                "--output-type '", head, "': use keep, f16, bf16, q8_0, q4_0 or q4_1")));
+    }
+    options.output_type = *t;
+  }
 
   std::vector<std::vector<int32_t>> calibration;
   if (args->Has("calibration")) {
@@ -115,6 +128,11 @@ int QuantizeCommand(int argc, char** argv) {
   }
   std::printf("%zu matrices, mean %s %.3e, worst %.3e (%s)\n", report->linears.size(), what,
               report->linears.empty() ? 0.0 : sum / report->linears.size(), worst, worst_name.c_str());
+  if (report->output_head) {
+    std::printf("output head %s (%lld x %lld): %s, relative weight error %.3e\n", report->output_head->name.c_str(),
+                static_cast<long long>(report->output_head->rows), static_cast<long long>(report->output_head->cols),
+                report->output_head->note.c_str(), report->output_head->rel_error);
+  }
   std::printf("quantized in %.2f s -> %s\n", report->seconds, args->Get("o").c_str());
   return 0;
 }

@@ -343,6 +343,46 @@ const char* WeightMethodName(WeightMethod m) {
   return "?";
 }
 
+namespace {
+
+// Whether the head, stored as `from`, is worth rounding to `to`: float heads only (an already
+// quantized head keeps its type), and only to a narrower type.
+bool NarrowsHead(llm::GgmlType from, llm::GgmlType to) {
+  if (from != llm::GgmlType::kF32 && from != llm::GgmlType::kF16 && from != llm::GgmlType::kBF16) return false;
+  const llm::GgmlTypeInfo& a = llm::GetGgmlTypeInfo(from);
+  const llm::GgmlTypeInfo& b = llm::GetGgmlTypeInfo(to);
+  return b.block_bytes * a.block_size < a.block_bytes * b.block_size;
+}
+
+// t's rows rounded to `type` (ggml's reference quantization), and its weight error in report.
+absl::StatusOr<std::string> RoundMatrix(const llm::GgufTensorInfo& t, llm::GgmlType type, LlamaQuantReport* report) {
+  const int64_t rows = t.num_rows(), cols = t.row_length();
+  const size_t in_row = llm::GgmlRowBytes(t.type, cols), out_row = llm::GgmlRowBytes(type, cols);
+  std::string out(rows * out_row, '\0');
+  std::vector<float> x(cols), back(cols);
+  double err = 0, norm = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    llm::DequantizeRow(t.type, t.data + r * in_row, x.data(), cols);
+    uint8_t* dst = reinterpret_cast<uint8_t*>(out.data()) + r * out_row;
+    llm::QuantizeRow(type, x.data(), dst, cols);
+    llm::DequantizeRow(type, dst, back.data(), cols);
+    for (int64_t k = 0; k < cols; ++k) {
+      err += (double{x[k]} - back[k]) * (double{x[k]} - back[k]);
+      norm += double{x[k]} * x[k];
+    }
+  }
+  LinearReport head;
+  head.name = t.name;
+  head.rows = rows;
+  head.cols = cols;
+  head.rel_error = norm > 0 ? err / norm : 0;
+  head.note = absl::StrCat(llm::GgmlTypeName(t.type), " -> ", llm::GgmlTypeName(type));
+  report->output_head = head;
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
                                                    const std::vector<std::vector<int32_t>>& calibration,
                                                    const LlamaQuantOptions& options, const std::string& out_path,
@@ -386,9 +426,22 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
   w.CopyMetadata(**in);
   w.SetString("tessel.quantization",
               absl::StrCat(WeightMethodName(options.method), " ", options.scheme.ToString()));
+  // The output head: output.weight, or the embedding when they are tied.
+  const bool has_output = std::any_of((*in)->tensors().begin(), (*in)->tensors().end(),
+                                      [](const llm::GgufTensorInfo& t) { return t.name == "output.weight"; });
+  const std::string head = has_output ? "output.weight" : "token_embd.weight";
   for (const llm::GgufTensorInfo& t : (*in)->tensors()) {
     absl::Status s;
-    if (auto it = q.tensors().find(t.name); it != q.tensors().end()) {
+    if (t.name == head && options.output_type && NarrowsHead(t.type, *options.output_type) &&
+        t.row_length() % llm::GetGgmlTypeInfo(*options.output_type).block_size == 0) {
+      absl::StatusOr<std::string> bytes = RoundMatrix(t, *options.output_type, &report);
+      if (!bytes.ok()) return bytes.status();
+      s = w.AddTensor(t.name, *options.output_type, t.dims, *bytes);
+      if (log) {
+        log(absl::StrCat(t.name, ": ", llm::GgmlTypeName(t.type), " -> ", llm::GgmlTypeName(*options.output_type),
+                         ", relative weight error ", absl::StrFormat("%.3e", report.output_head->rel_error)));
+      }
+    } else if (auto it = q.tensors().find(t.name); it != q.tensors().end()) {
       s = w.AddTensor(t.name, it->second.type, t.dims, it->second.bytes);
     } else if (auto nt = q.norms().find(t.name); nt != q.norms().end()) {
       s = w.AddTensor(t.name, llm::GgmlType::kF32, t.dims,
