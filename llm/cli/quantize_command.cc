@@ -19,7 +19,8 @@ namespace tessel {
 int QuantizeCommand(int argc, char** argv) {
   const std::string cmd = "quantize";
   const std::vector<cli::FlagSpec> flags = {
-      {"model", "IN.gguf", "the model to quantize (a Llama-family GGUF, any weight type)"},
+      {"model", "IN", "the model to quantize: a Llama-family GGUF (any weight type) or Hugging Face directory "
+                      "(config.json, *.safetensors, tokenizer.json)"},
       {"method", "M", "rtn, gptq or awq", false, "gptq"},
       {"bits", "B", "bits per weight: 4 or 3 (8: Q8_0, RTN group 32 symmetric)", false, "4"},
       {"group", "G", "input channels per scale: 32, 64 or 128", false, "128"},
@@ -37,12 +38,14 @@ int QuantizeCommand(int argc, char** argv) {
       {"o", "OUT.gguf", "output file"},
   };
   if (cli::WantsHelp(argc, argv)) {
-    std::fputs(cli::Usage(cmd, "--model IN.gguf --method rtn|gptq|awq --bits 4|3 --group 128 "
+    std::fputs(cli::Usage(cmd, "--model IN.gguf|HF_DIR --method rtn|gptq|awq --bits 4|3 --group 128 "
                                "[--calibration TEXT --samples 128 --seq 256] -o OUT.gguf",
                           "Quantizes every linear layer of the decoder blocks (embeddings, output head and norms keep\n"
                           "their type, except a float output head, rounded to --output-type: decode reads all of it\n"
                           "every token). W4 g32 is written as ggml's Q4_0 (symmetric) or Q4_1 (asymmetric) so that\n"
                           "llama.cpp loads it; other schemes use Tessel's TESSEL_I{4,3}G{32,64,128}[_A] types.\n"
+                          "A Hugging Face directory is written as a llama GGUF (its config, tokenizer.json and\n"
+                          "weights under GGUF names; --method rtn --bits 8 --group 32 makes a Q8_0 conversion).\n"
                           "Prints one line per layer with each matrix's relative output error on calibration\n"
                           "tokens (weight error for RTN without --calibration), then a summary.",
                           flags)
@@ -93,8 +96,7 @@ int QuantizeCommand(int argc, char** argv) {
     absl::StatusOr<std::string> text = llm::ReadFileToString(args->Get("calibration"));
     if (!text.ok()) return cli::Fail(cmd, text.status());
     // The tokenizer comes from the model; loading maps the file, so this costs little.
-    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model =
-        llm::LoadGgufModel(args->Get("model"), llm::FileLoad::kMap);
+    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(args->Get("model"), llm::FileLoad::kMap);
     if (!model.ok()) return cli::Fail(cmd, model.status());
     absl::StatusOr<std::vector<std::vector<int32_t>>> windows =
         quant::CalibrationSamples((*model)->tokenizer(), *text, *samples, *seq, static_cast<uint64_t>(*seed));
@@ -108,7 +110,7 @@ int QuantizeCommand(int argc, char** argv) {
   }
   std::fprintf(stderr, "quantizing %s: %s %s\n", args->Get("model").c_str(), quant::WeightMethodName(options.method),
                options.scheme.ToString().c_str());
-  absl::StatusOr<quant::LlamaQuantReport> report = quant::QuantizeLlamaGguf(
+  absl::StatusOr<quant::LlamaQuantReport> report = quant::QuantizeLlamaModel(
       args->Get("model"), calibration, options, args->Get("o"),
       [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
   if (!report.ok()) return cli::Fail(cmd, report.status());

@@ -328,7 +328,7 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& g
       spec.types.push_back(static_cast<TokenType>(t));
     }
   }
-  if (spec.kind == Kind::kByteLevelBpe) {
+  if (spec.kind == Kind::kByteLevelBpe || gguf.Has("tokenizer.ggml.merges")) {
     absl::StatusOr<absl::Span<const absl::string_view>> merges = gguf.GetStringArray("tokenizer.ggml.merges");
     if (!merges.ok()) return merges.status();
     for (absl::string_view m : *merges) {

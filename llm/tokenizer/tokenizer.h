@@ -52,7 +52,8 @@ class Tokenizer {
   };
 
   static absl::StatusOr<std::unique_ptr<Tokenizer>> Create(Spec spec);
-  // tokenizer.ggml.* metadata ("llama" and "gpt2" models).
+  // tokenizer.ggml.* metadata ("llama" and "gpt2" models). A "llama" vocabulary with
+  // tokenizer.ggml.merges (as Tessel writes one converted from tokenizer.json) merges by their rank.
   static absl::StatusOr<std::unique_ptr<Tokenizer>> FromGguf(const GgufFile& gguf);
   // A Hugging Face tokenizer.json (model type BPE, with byte fallback or byte-level); bos/eos come
   // from config.json when the caller has them (-1 otherwise).
@@ -75,6 +76,8 @@ class Tokenizer {
   bool add_bos() const { return spec_.add_bos; }
   bool IsEndOfGeneration(int32_t id) const { return id == spec_.eos && id >= 0; }
   const std::string& token_text(int32_t id) const { return spec_.tokens[id]; }
+  // Everything it was built from (to write it into another file).
+  const Spec& spec() const { return spec_; }
   TokenType token_type(int32_t id) const { return spec_.types[id]; }
 
  private:

@@ -2,6 +2,8 @@
 // and feeds the quantized layer's outputs to the next layer (true-sequential).
 #include "quant/weight/llama_quantizer.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "llm/gguf/gguf.h"
 #include "llm/gguf/gguf_writer.h"
+#include "llm/model/gguf_export.h"
 #include "llm/model/llama_model.h"
 #include "quant/weight/calibration.h"
 #include "quant/weight/rtn.h"
@@ -354,36 +357,152 @@ bool NarrowsHead(llm::GgmlType from, llm::GgmlType to) {
   return b.block_bytes * a.block_size < a.block_bytes * b.block_size;
 }
 
-// t's rows rounded to `type` (ggml's reference quantization), and its weight error in report.
-absl::StatusOr<std::string> RoundMatrix(const llm::GgufTensorInfo& t, llm::GgmlType type, LlamaQuantReport* report) {
-  const int64_t rows = t.num_rows(), cols = t.row_length();
-  const size_t in_row = llm::GgmlRowBytes(t.type, cols), out_row = llm::GgmlRowBytes(type, cols);
+// The rows [rows, cols] of `from` at data rounded to `to` (ggml's reference quantization), and their
+// weight error as report->output_head.
+std::string RoundMatrix(const std::string& name, llm::GgmlType from, const uint8_t* data, int64_t rows, int64_t cols,
+                        llm::GgmlType to, LlamaQuantReport* report) {
+  const size_t in_row = llm::GgmlRowBytes(from, cols), out_row = llm::GgmlRowBytes(to, cols);
   std::string out(rows * out_row, '\0');
   std::vector<float> x(cols), back(cols);
   double err = 0, norm = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    llm::DequantizeRow(t.type, t.data + r * in_row, x.data(), cols);
+    llm::DequantizeRow(from, data + r * in_row, x.data(), cols);
     uint8_t* dst = reinterpret_cast<uint8_t*>(out.data()) + r * out_row;
-    llm::QuantizeRow(type, x.data(), dst, cols);
-    llm::DequantizeRow(type, dst, back.data(), cols);
+    llm::QuantizeRow(to, x.data(), dst, cols);
+    llm::DequantizeRow(to, dst, back.data(), cols);
     for (int64_t k = 0; k < cols; ++k) {
       err += (double{x[k]} - back[k]) * (double{x[k]} - back[k]);
       norm += double{x[k]} * x[k];
     }
   }
   LinearReport head;
-  head.name = t.name;
+  head.name = name;
   head.rows = rows;
   head.cols = cols;
   head.rel_error = norm > 0 ? err / norm : 0;
-  head.note = absl::StrCat(llm::GgmlTypeName(t.type), " -> ", llm::GgmlTypeName(type));
+  head.note = absl::StrCat(llm::GgmlTypeName(from), " -> ", llm::GgmlTypeName(to));
   report->output_head = head;
   return out;
 }
 
+// Adds the output head (a [rows, cols] matrix of `type` at data) under `name`: rounded to
+// options.output_type where that narrows a float head, else as it is.
+absl::Status AddHead(const std::string& name, llm::GgmlType type, const uint8_t* data, int64_t rows, int64_t cols,
+                     const LlamaQuantOptions& options, LlamaQuantReport* report,
+                     const std::function<void(const std::string&)>& log, llm::GgufWriter* w) {
+  if (options.output_type && NarrowsHead(type, *options.output_type) &&
+      cols % llm::GetGgmlTypeInfo(*options.output_type).block_size == 0) {
+    const std::string bytes = RoundMatrix(name, type, data, rows, cols, *options.output_type, report);
+    if (log) {
+      log(absl::StrCat(name, ": ", report->output_head->note, ", relative weight error ",
+                       absl::StrFormat("%.3e", report->output_head->rel_error)));
+    }
+    return w->AddTensor(name, *options.output_type, {cols, rows}, bytes);
+  }
+  return w->AddTensor(name, type, {cols, rows},
+                      absl::string_view(reinterpret_cast<const char*>(data), llm::GgmlRowBytes(type, cols) * rows));
+}
+
+absl::string_view Bytes(const std::vector<float>& v) {
+  return absl::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+// The output file of a GGUF input: its metadata and tensors in its order, the quantized matrices and
+// folded norms replacing theirs.
+absl::Status WriteFromGguf(const std::string& in_path, const Quantizer& q, const LlamaQuantOptions& options,
+                           LlamaQuantReport* report, const std::function<void(const std::string&)>& log,
+                           llm::GgufWriter* w) {
+  absl::StatusOr<std::unique_ptr<llm::GgufFile>> in = llm::GgufFile::Open(in_path, llm::FileLoad::kMap);
+  if (!in.ok()) return in.status();
+  w->CopyMetadata(**in);
+  // The output head: output.weight, or the embedding when they are tied.
+  const bool has_output = (*in)->FindTensor("output.weight") != nullptr;
+  const std::string head = has_output ? "output.weight" : "token_embd.weight";
+  for (const llm::GgufTensorInfo& t : (*in)->tensors()) {
+    absl::Status s;
+    if (t.name == head && t.dims.size() == 2) {
+      s = AddHead(t.name, t.type, t.data, t.num_rows(), t.row_length(), options, report, log, w);
+    } else if (auto it = q.tensors().find(t.name); it != q.tensors().end()) {
+      s = w->AddTensor(t.name, it->second.type, t.dims, it->second.bytes);
+    } else if (auto nt = q.norms().find(t.name); nt != q.norms().end()) {
+      s = w->AddTensor(t.name, llm::GgmlType::kF32, t.dims, Bytes(nt->second));
+    } else {
+      s = w->AddTensor(t.name, t.type, t.dims, absl::string_view(reinterpret_cast<const char*>(t.data), t.size_bytes));
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// The output file of a Hugging Face directory: llama GGUF metadata and tokenizer from the loaded model
+// (llm/model/gguf_export.h), tensors under GGUF names in llama.cpp's order, the Q and K rows moved to
+// GGUF's RoPE order, so that the file is an ordinary llama GGUF (llama.cpp loads it where its types
+// are ggml's).
+absl::Status WriteFromHuggingFace(const std::string& in_path, const llm::LlamaModel& model, const Quantizer& q,
+                                  const LlamaQuantOptions& options, LlamaQuantReport* report,
+                                  const std::function<void(const std::string&)>& log, llm::GgufWriter* w) {
+  std::string name = in_path;
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  name = name.substr(name.find_last_of('/') + 1);
+  llm::SetLlamaGgufMetadata(model, name, w);
+  const LlamaConfig& c = model.config();
+  const llm::LlamaWeights& weights = model.weights();
+  const WeightMatrix& e = weights.token_embedding;
+  absl::Status s;
+  if (c.tied_embeddings) {
+    s = AddHead("token_embd.weight", e.type, e.data, e.rows, e.cols, options, report, log, w);
+  } else {
+    s = w->AddTensor("token_embd.weight", e.type, {e.cols, e.rows},
+                     absl::string_view(reinterpret_cast<const char*>(e.data), e.bytes()));
+  }
+  if (!s.ok()) return s;
+  const bool permute = c.rope_style == llm::RopeStyle::kHalves;
+  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  struct Part {
+    const char* name;
+    int64_t rows, cols, rope_heads;  // rope_heads: Q / K, whose rows move to GGUF's RoPE order
+  };
+  const Part parts[] = {{"attn_q", qd, c.dim, c.num_heads},   {"attn_k", kvd, c.dim, c.num_kv_heads},
+                        {"attn_v", kvd, c.dim, 0},            {"attn_output", c.dim, qd, 0},
+                        {"ffn_gate", c.ffn_dim, c.dim, 0},    {"ffn_up", c.ffn_dim, c.dim, 0},
+                        {"ffn_down", c.dim, c.ffn_dim, 0}};
+  auto add_norm = [&](int64_t l, const char* part, const std::vector<float>& loaded) {
+    const std::string tensor = absl::StrCat("blk.", l, ".", part, ".weight");
+    auto nt = q.norms().find(tensor);  // AWQ folds scales into the norms
+    const std::vector<float>& v = nt != q.norms().end() ? nt->second : loaded;
+    return w->AddTensor(tensor, llm::GgmlType::kF32, {static_cast<int64_t>(v.size())}, Bytes(v));
+  };
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    if (s = add_norm(l, "attn_norm", weights.layers[l].attn_norm); !s.ok()) return s;
+    for (const Part& p : parts) {
+      if (std::string(p.name) == "ffn_gate") {
+        if (s = add_norm(l, "ffn_norm", weights.layers[l].ffn_norm); !s.ok()) return s;
+      }
+      const std::string tensor = absl::StrCat("blk.", l, ".", p.name, ".weight");
+      auto it = q.tensors().find(tensor);
+      if (it == q.tensors().end()) return absl::InternalError(absl::StrCat("no quantized tensor ", tensor));
+      const GgmlTensorData& t = it->second;
+      if (permute && p.rope_heads > 0) {
+        s = w->AddTensor(tensor, t.type, {p.cols, p.rows},
+                         llm::PermuteRopeRowsToGguf(t.bytes, p.rope_heads, c.head_dim, t.bytes.size() / p.rows));
+      } else {
+        s = w->AddTensor(tensor, t.type, {p.cols, p.rows}, t.bytes);
+      }
+      if (!s.ok()) return s;
+    }
+  }
+  s = w->AddTensor("output_norm.weight", llm::GgmlType::kF32, {c.dim}, Bytes(weights.output_norm));
+  if (!s.ok()) return s;
+  if (!c.tied_embeddings) {
+    const WeightMatrix& o = weights.output;
+    s = AddHead("output.weight", o.type, o.data, o.rows, o.cols, options, report, log, w);
+  }
+  return s;
+}
+
 }  // namespace
 
-absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
+absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
                                                    const std::vector<std::vector<int32_t>>& calibration,
                                                    const LlamaQuantOptions& options, const std::string& out_path,
                                                    const std::function<void(const std::string&)>& log) {
@@ -393,7 +512,7 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
         absl::StrCat(WeightMethodName(options.method), " needs calibration text (--calibration FILE)"));
   }
   // Mapped: every weight is read once, in the file's own layout (no decode repack).
-  absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadGgufModel(in_path, llm::FileLoad::kMap);
+  absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(in_path, llm::FileLoad::kMap);
   if (!model.ok()) return model.status();
   const LlamaConfig& c = (*model)->config();
   for (int64_t cols : {c.dim, c.num_heads * c.head_dim, c.ffn_dim}) {
@@ -420,38 +539,14 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
   Quantizer q(**model, options, calibration, &report, log);
   if (absl::Status s = q.Run(); !s.ok()) return s;
 
-  absl::StatusOr<std::unique_ptr<llm::GgufFile>> in = llm::GgufFile::Open(in_path);
-  if (!in.ok()) return in.status();
   llm::GgufWriter w;
-  w.CopyMetadata(**in);
+  struct stat st;
+  const bool directory = ::stat(in_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  absl::Status written = directory ? WriteFromHuggingFace(in_path, **model, q, options, &report, log, &w)
+                                   : WriteFromGguf(in_path, q, options, &report, log, &w);
+  if (!written.ok()) return written;
   w.SetString("tessel.quantization",
               absl::StrCat(WeightMethodName(options.method), " ", options.scheme.ToString()));
-  // The output head: output.weight, or the embedding when they are tied.
-  const bool has_output = std::any_of((*in)->tensors().begin(), (*in)->tensors().end(),
-                                      [](const llm::GgufTensorInfo& t) { return t.name == "output.weight"; });
-  const std::string head = has_output ? "output.weight" : "token_embd.weight";
-  for (const llm::GgufTensorInfo& t : (*in)->tensors()) {
-    absl::Status s;
-    if (t.name == head && options.output_type && NarrowsHead(t.type, *options.output_type) &&
-        t.row_length() % llm::GetGgmlTypeInfo(*options.output_type).block_size == 0) {
-      absl::StatusOr<std::string> bytes = RoundMatrix(t, *options.output_type, &report);
-      if (!bytes.ok()) return bytes.status();
-      s = w.AddTensor(t.name, *options.output_type, t.dims, *bytes);
-      if (log) {
-        log(absl::StrCat(t.name, ": ", llm::GgmlTypeName(t.type), " -> ", llm::GgmlTypeName(*options.output_type),
-                         ", relative weight error ", absl::StrFormat("%.3e", report.output_head->rel_error)));
-      }
-    } else if (auto it = q.tensors().find(t.name); it != q.tensors().end()) {
-      s = w.AddTensor(t.name, it->second.type, t.dims, it->second.bytes);
-    } else if (auto nt = q.norms().find(t.name); nt != q.norms().end()) {
-      s = w.AddTensor(t.name, llm::GgmlType::kF32, t.dims,
-                      absl::string_view(reinterpret_cast<const char*>(nt->second.data()), nt->second.size() * 4));
-    } else {
-      s = w.AddTensor(t.name, t.type, t.dims,
-                      absl::string_view(reinterpret_cast<const char*>(t.data), t.size_bytes));
-    }
-    if (!s.ok()) return s;
-  }
   if (absl::Status s = w.WriteFile(out_path); !s.ok()) return s;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

@@ -1,5 +1,5 @@
-// Quantizes the linear layers of a Llama-family GGUF model layer by layer (RTN, GPTQ or AWQ) and
-// writes a GGUF file: quantized matrices in the scheme's type, the output head rounded to
+// Quantizes the linear layers of a Llama-family model (a GGUF file or a Hugging Face directory) layer by
+// layer (RTN, GPTQ or AWQ) and writes a GGUF file: quantized matrices in the scheme's type, the output head rounded to
 // output_type (Q8_0 by default, as llama.cpp's quantize also narrows it) when it is stored wider,
 // everything else (embeddings, norms unless AWQ folded scales into them, metadata, tokenizer) copied.
 #ifndef TESSEL_QUANT_WEIGHT_LLAMA_QUANTIZER_H_
@@ -59,9 +59,11 @@ struct LlamaQuantReport {
   double seconds = 0;
 };
 
-// `calibration` holds token windows (CalibrationSamples); GPTQ and AWQ need them, RTN uses them only
-// to report output errors. `log` receives one line per layer as it finishes.
-absl::StatusOr<LlamaQuantReport> QuantizeLlamaGguf(const std::string& in_path,
+// `in_path`: a GGUF file (the output keeps its metadata and tensor order) or a Hugging Face directory
+// (the output is written as llama.cpp's converter would: llama metadata and tokenizer, GGUF tensor
+// names, Q/K rows in GGUF's RoPE order; llm/model/gguf_export.h). `calibration` holds token windows
+// (CalibrationSamples); GPTQ and AWQ need them, RTN uses them only to report output errors. `log` receives one line per layer as it finishes.
+absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
                                                    const std::vector<std::vector<int32_t>>& calibration,
                                                    const LlamaQuantOptions& options, const std::string& out_path,
                                                    const std::function<void(const std::string&)>& log);

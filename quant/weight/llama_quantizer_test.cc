@@ -1,4 +1,4 @@
-// QuantizeLlamaGguf reads every weight as the file stores it: the written Q8_0 matrices against the
+// QuantizeLlamaModel reads every weight as the file stores it: the written Q8_0 matrices against the
 // input F16 matrices, row by row, both loaded mapped. An F16 FFN down projection wider than a column
 // block (2112 columns) is what the decode loader would repack (llm/matmul/weight_matrix.h); a quantizer
 // reading the repacked copy as rows would write permuted weights (relative error ~1.4, not ~0.004).
@@ -40,7 +40,7 @@ TEST(LlamaQuantizerTest, ReadsWideHalfWeightsInFileOrder) {
   o.method = WeightMethod::kRtn;
   o.scheme.bits = 8;
   o.scheme.group = 32;
-  auto report = QuantizeLlamaGguf(in, {}, o, out, [](const std::string&) {});
+  auto report = QuantizeLlamaModel(in, {}, o, out, [](const std::string&) {});
   ASSERT_TRUE(report.ok()) << report.status();
   auto w = llm::LoadGgufModel(in, llm::FileLoad::kMap);
   auto q = llm::LoadGgufModel(out, llm::FileLoad::kMap);
