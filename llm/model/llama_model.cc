@@ -363,7 +363,27 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFi
   return m;
 }
 
+// The model of a Hugging Face directory with its safetensors opened as `load` says; *files_out: them.
+absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromHuggingFace(const std::string& dir, FileLoad load,
+                                                                 std::shared_ptr<const SafetensorsDir>* files_out);
+
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load) {
+  // As LoadGgufModel: map first; if every matmul weight can be repacked for decode (F16 / BF16 on CPUs
+  // with the AVX-512 row kernels: column blocks for wide matrices, a huge-page copy of the others),
+  // repack, then drop the mapped pages (the embedding rows and norms fault back in); otherwise copy
+  // the files whole.
+  std::shared_ptr<const SafetensorsDir> files;
+  absl::StatusOr<std::unique_ptr<LlamaModel>> m = ModelFromHuggingFace(dir, FileLoad::kMap, &files);
+  if (!m.ok() || load == FileLoad::kMap) return m;
+  if (!(*m)->CanRepackForDecode()) return ModelFromHuggingFace(dir, load, &files);
+  files->Prefault();
+  if (absl::Status s = (*m)->RepackForDecode(); !s.ok()) return s;
+  files->ReleasePages();
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromHuggingFace(const std::string& dir, FileLoad load,
+                                                                 std::shared_ptr<const SafetensorsDir>* files_out) {
   const std::string config_path = absl::StrCat(dir, "/config.json");
   absl::StatusOr<std::string> config_text = ReadFileToString(config_path);
   if (!config_text.ok()) return config_text.status();
@@ -399,7 +419,8 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::stri
                                                    " tokens but the model only ", m->config_.vocab_size));
   }
   m->source_ = dir;
-  m->storage_.push_back(std::shared_ptr<const SafetensorsDir>(std::move(*files)));
+  *files_out = std::shared_ptr<const SafetensorsDir>(std::move(*files));
+  m->storage_.push_back(*files_out);
   return m;
 }
 

@@ -38,6 +38,8 @@ struct LlamaWeights {
   WeightMatrix output;             // [vocab, dim]; the embedding itself when tied
 };
 
+class SafetensorsDir;
+
 class LlamaModel {
  public:
   const LlamaConfig& config() const { return config_; }
@@ -57,6 +59,8 @@ class LlamaModel {
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load);
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf);
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromHuggingFace(
+      const std::string& dir, FileLoad load, std::shared_ptr<const SafetensorsDir>* files_out);
   LlamaConfig config_;
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;

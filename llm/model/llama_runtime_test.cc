@@ -370,6 +370,29 @@ TEST(HalfWeightsTest, ColumnBlocksMatchMappedRows) {
   }
 }
 
+// The same for a Hugging Face directory (safetensors F16 / BF16): mapped first, then repacked for decode
+// and the mapped pages released, as GGUF files load.
+TEST(HalfWeightsTest, HuggingFaceColumnBlocksMatchMappedRows) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16}) {
+    SyntheticModelSpec spec;
+    spec.type = type;
+    spec.ffn = static_cast<int>(kColumnBlockCols) + 64;
+    const std::string name(GgmlTypeName(type));
+    const std::string dir = testing::WriteSyntheticHuggingFace(spec, name + "-hf");
+    auto packed = LoadModel(dir, FileLoad::kHugePageCopy);
+    auto mapped = LoadModel(dir, FileLoad::kMap);
+    ASSERT_TRUE(packed.ok() && mapped.ok()) << packed.status() << mapped.status();
+    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
+    if (!ColumnBlocksAvailable(type)) {
+      ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows");
+      GTEST_SKIP() << "no AVX-512 row kernels on this CPU: both loads use the row layout";
+    }
+    ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows, column blocks for 2 wide matrices");
+    EXPECT_EQ((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());
+    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 5), 1e-5f, name + " (Hugging Face)");
+  }
+}
+
 // --- bad model files ------------------------------------------------------------------------------
 
 absl::Status LoadStatus(GgufWriter& w, const std::string& name) {

@@ -113,6 +113,14 @@ const SafetensorsTensor* SafetensorsFile::Find(absl::string_view name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
+void SafetensorsDir::Prefault() const {
+  for (const auto& f : files_) f->file().Prefault();
+}
+
+void SafetensorsDir::ReleasePages() const {
+  for (const auto& f : files_) f->file().ReleasePages();
+}
+
 absl::StatusOr<std::unique_ptr<SafetensorsDir>> SafetensorsDir::Open(const std::string& dir, FileLoad load) {
   std::unique_ptr<SafetensorsDir> d(new SafetensorsDir());
   d->dir_ = dir;

@@ -35,6 +35,7 @@ class SafetensorsFile {
   const std::string& path() const { return file_->path(); }
   const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
   const SafetensorsTensor* Find(absl::string_view name) const;
+  const MappedFile& file() const { return *file_; }
 
  private:
   SafetensorsFile() = default;
@@ -51,6 +52,9 @@ class SafetensorsDir {
 
   const std::string& dir() const { return dir_; }
   const SafetensorsTensor* Find(absl::string_view name) const;
+  // MappedFile::Prefault / ReleasePages on every shard.
+  void Prefault() const;
+  void ReleasePages() const;
   // NotFound naming the tensor and the directory.
   absl::StatusOr<const SafetensorsTensor*> Get(absl::string_view name) const;
   size_t num_tensors() const { return by_name_.size(); }

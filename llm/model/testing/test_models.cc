@@ -1,7 +1,10 @@
 // Random-weight Llama GGUF files in llama.cpp's layout.
 #include "llm/model/testing/test_models.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
@@ -128,6 +131,76 @@ absl::Status ConvertGguf(const std::string& in, const std::string& out, GgmlType
     if (absl::Status s = w.AddTensor(t.name, type, t.dims, data); !s.ok()) return s;
   }
   return w.WriteFile(out);
+}
+
+std::string WriteSyntheticHuggingFace(const SyntheticModelSpec& spec, const std::string& name) {
+  const std::string gguf_path = TempPath(name + ".gguf");
+  if (!MakeSyntheticLlama(spec).WriteFile(gguf_path).ok()) std::abort();
+  absl::StatusOr<std::unique_ptr<GgufFile>> f = GgufFile::Open(gguf_path);
+  if (!f.ok()) std::abort();
+  const std::string dir = TempPath(name);
+  ::mkdir(dir.c_str(), 0755);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size()) std::abort();
+    std::fclose(out);
+  };
+  write(dir + "/config.json",
+        absl::StrCat("{\"model_type\": \"llama\", \"hidden_size\": ", spec.dim, ", \"num_hidden_layers\": ", spec.layers,
+                     ", \"num_attention_heads\": ", spec.heads, ", \"num_key_value_heads\": ", spec.kv_heads,
+                     ", \"intermediate_size\": ", spec.ffn, ", \"vocab_size\": ", spec.vocab,
+                     ", \"max_position_embeddings\": ", spec.context,
+                     ", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"tie_word_embeddings\": ",
+                     spec.tied ? "true" : "false", ", \"bos_token_id\": 1, \"eos_token_id\": 2}"));
+  // tokenizer.json: the GGUF vocabulary, its last token renamed "ab" and made by the one merge.
+  absl::StatusOr<absl::Span<const absl::string_view>> tokens = (*f)->GetStringArray("tokenizer.ggml.tokens");
+  if (!tokens.ok()) std::abort();
+  std::string vocab;
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    std::string t = i + 1 == tokens->size() ? "ab" : std::string((*tokens)[i]);
+    absl::StrAppend(&vocab, i ? ", " : "", "\"", t, "\": ", i);
+  }
+  write(dir + "/tokenizer.json",
+        absl::StrCat("{\"model\": {\"type\": \"BPE\", \"byte_fallback\": true, \"unk_token\": \"<unk>\", \"vocab\": {",
+                     vocab, "}, \"merges\": [\"a b\"]}, \"added_tokens\": [",
+                     "{\"id\": 0, \"content\": \"<unk>\", \"special\": true}, ",
+                     "{\"id\": 1, \"content\": \"<s>\", \"special\": true}, ",
+                     "{\"id\": 2, \"content\": \"</s>\", \"special\": true}], ",
+                     "\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", ",
+                     "\"prepend\": \"\xe2\x96\x81\"}, {\"type\": \"Replace\"}]}}"));
+  // model.safetensors: every GGUF tensor under its Hugging Face name, matrices as [rows, cols].
+  auto hf_name = [](const std::string& g) -> std::string {
+    if (g == "token_embd.weight") return "model.embed_tokens.weight";
+    if (g == "output_norm.weight") return "model.norm.weight";
+    if (g == "output.weight") return "lm_head.weight";
+    const size_t a = g.find('.', 4), b = g.rfind('.');
+    const std::string layer = g.substr(4, a - 4), part = g.substr(a + 1, b - a - 1);
+    const std::pair<const char*, const char*> parts[] = {
+        {"attn_norm", "input_layernorm"},        {"ffn_norm", "post_attention_layernorm"},
+        {"attn_q", "self_attn.q_proj"},          {"attn_k", "self_attn.k_proj"},
+        {"attn_v", "self_attn.v_proj"},          {"attn_output", "self_attn.o_proj"},
+        {"ffn_gate", "mlp.gate_proj"},           {"ffn_up", "mlp.up_proj"},
+        {"ffn_down", "mlp.down_proj"}};
+    for (const auto& [from, to] : parts) {
+      if (part == from) return absl::StrCat("model.layers.", layer, ".", to, ".weight");
+    }
+    std::abort();
+  };
+  std::string header = "{", data;
+  for (const GgufTensorInfo& t : (*f)->tensors()) {
+    const char* dtype = t.type == GgmlType::kF32 ? "F32" : t.type == GgmlType::kF16 ? "F16" : "BF16";
+    const std::string shape = t.dims.size() == 1 ? absl::StrCat("[", t.dims[0], "]")
+                                                 : absl::StrCat("[", t.dims[1], ", ", t.dims[0], "]");
+    absl::StrAppend(&header, header.size() > 1 ? ", " : "", "\"", hf_name(t.name), "\": {\"dtype\": \"", dtype,
+                    "\", \"shape\": ", shape, ", \"data_offsets\": [", data.size(), ", ",
+                    data.size() + t.size_bytes, "]}");
+    data.append(reinterpret_cast<const char*>(t.data), t.size_bytes);
+  }
+  header += "}";
+  while (header.size() % 8 != 0) header += ' ';
+  const uint64_t n = header.size();
+  write(dir + "/model.safetensors", std::string(reinterpret_cast<const char*>(&n), 8) + header + data);
+  return dir;
 }
 
 }  // namespace tessel::llm::testing

@@ -39,6 +39,12 @@ std::string TempPath(const std::string& name);
 // (norms) and metadata are copied unchanged.
 absl::Status ConvertGguf(const std::string& in, const std::string& out, GgmlType type);
 
+// The same random model as a Hugging Face directory $TEST_TMPDIR/<name>: config.json, model.safetensors
+// (spec.type F32, F16 or BF16; Hugging Face tensor names; the Q/K rows as drawn, which random weights do
+// not care about) and a tokenizer.json (byte-fallback BPE over the same vocabulary, one merge "a b").
+// Returns the directory.
+std::string WriteSyntheticHuggingFace(const SyntheticModelSpec& spec, const std::string& name);
+
 }  // namespace tessel::llm::testing
 
 #endif  // TESSEL_LLM_MODEL_TESTING_TEST_MODELS_H_
