@@ -213,17 +213,18 @@ void RunPanel16Rows(void* ctx, int64_t begin, int64_t end) {
   job->fn(*job->args, begin, end);
 }
 
-// Group-wise INT4 Panel16 (Tessel's I4G128 / I4G128_A, tessel quantize's default scheme) sizes.
-template <bool kAsym>
+// Group-wise Panel16 (Tessel's I4G128 / I4G128_A / I3G128; I4G128 is tessel quantize's default) sizes.
+template <bool kAsym, int kBits>
 int64_t Group128Panel16Bytes(GemvFormat, int64_t rows, int64_t cols) {
-  return GemvPanel16GroupBytes(rows, cols, 128, kAsym);
+  return GemvPanel16GroupBytes(rows, cols, 128, kAsym, kBits);
 }
 
-// What a Panel16 benchmark packs: Q4_0 / Q8_0 blocks, or INT4 groups of 128 (group > 0).
+// What a Panel16 benchmark packs: Q4_0 / Q8_0 blocks, or INT4 / INT3 groups of 128 (group > 0).
 struct Panel16Kind {
   GemvFormat format;
   int64_t group = 0;
   bool asym = false;
+  int bits = 4;
 };
 
 void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
@@ -231,7 +232,10 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
   const bool group = kind_of.group > 0;
   int64_t (*panel_bytes)(GemvFormat, int64_t, int64_t) =
-      !group ? GemvPanel16Bytes : kind_of.asym ? Group128Panel16Bytes<true> : Group128Panel16Bytes<false>;
+      !group                ? GemvPanel16Bytes
+      : kind_of.bits == 3   ? Group128Panel16Bytes<false, 3>
+      : kind_of.asym        ? Group128Panel16Bytes<true, 4>
+                            : Group128Panel16Bytes<false, 4>;
   int64_t total;
   const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, panel_bytes, &total);
   const double bw = ReadBandwidthGBs(total);
@@ -255,10 +259,11 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       Int4GroupRecords rec;
       rec.group_size = kind_of.group;
       rec.asymmetric = kind_of.asym;
-      const int64_t groups = m.cols / kind_of.group;
-      rec.scales_offset = m.cols / 2;
-      rec.zeros_offset = m.cols / 2 + 2 * groups;
-      rec.row_bytes = m.cols / 2 + 2 * groups + (kind_of.asym ? 2 * groups : 0);
+      rec.bits = kind_of.bits;
+      const int64_t groups = m.cols / kind_of.group, code_bytes = m.cols * kind_of.bits / 8;
+      rec.scales_offset = code_bytes;
+      rec.zeros_offset = code_bytes + 2 * groups;
+      rec.row_bytes = code_bytes + 2 * groups + (kind_of.asym ? 2 * groups : 0);
       std::vector<uint8_t> raw(m.rows * rec.row_bytes);
       for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 131 + 7);
       for (int64_t r = 0; r < m.rows; ++r) {
@@ -302,6 +307,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       a.ldy = m.rows;
       a.group_size = kind_of.group;
       a.asymmetric = kind_of.asym;
+      a.group_bits = kind_of.bits;
       job.args = &a;
       if (threads == 1) {
         job.fn(a, 0, m.rows);
@@ -326,8 +332,10 @@ const bool kRegisteredModel = [] {
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
     std::vector<std::pair<std::string, Panel16Kind>> kinds;
-    if (e.dtypes.rfind("i4g", 0) == 0) {
-      kinds = {{"i4g128", {GemvFormat::kInt4Group, 128, false}}, {"i4g128a", {GemvFormat::kInt4Group, 128, true}}};
+    if (e.dtypes.rfind("igx16", 0) == 0) {
+      kinds = {{"i4g128", {GemvFormat::kInt4Group, 128, false, 4}},
+               {"i4g128a", {GemvFormat::kInt4Group, 128, true, 4}},
+               {"i3g128", {GemvFormat::kInt4Group, 128, false, 3}}};
     } else if (e.dtypes.rfind("q4_0", 0) == 0) {
       kinds = {{"q4_0", {GemvFormat::kQ4_0}}};
     } else {

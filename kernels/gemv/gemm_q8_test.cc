@@ -22,7 +22,7 @@ using q8_test::Lcg;
 using q8_test::MakeMatrix;
 using q8_test::Matrix;
 
-bool IsGroup(const KernelEntry& e) { return e.dtypes.rfind("i4g", 0) == 0; }
+bool IsGroup(const KernelEntry& e) { return e.dtypes.rfind("igx16", 0) == 0; }
 
 std::vector<const KernelEntry*> AllGemmKernels() {
   std::vector<const KernelEntry*> out;
@@ -176,24 +176,25 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
 INSTANTIATE_TEST_SUITE_P(GemmQ8, GemmQ8KernelTest, testing::ValuesIn(AllGemmKernels()),
                          [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
 
-// Group-wise INT4 records (gemv.h Int4GroupRecords, laid out as llm's Tessel group types: nibbles,
+// Group-wise INT4 / INT3 records (gemv.h Int4GroupRecords, laid out as llm's Tessel group types: codes,
 // then fp16 scales, then zeros and as many padding bytes) with their codes, scales and zeros kept aside.
 struct GroupMatrix {
   Int4GroupRecords format;
   std::vector<uint8_t> bytes;
-  std::vector<int> code;      // rows x cols, 0..15
+  std::vector<int> code;      // rows x cols, 0 .. 2^bits - 1
   std::vector<double> scale;  // rows x groups
-  std::vector<int> zero;      // rows x groups (8 when symmetric)
+  std::vector<int> zero;      // rows x groups (2^(bits-1) when symmetric)
 };
 
-GroupMatrix MakeGroupMatrix(int64_t rows, int64_t cols, int64_t group, bool asym, Lcg& rng) {
+GroupMatrix MakeGroupMatrix(int64_t rows, int64_t cols, int64_t group, bool asym, int bits, Lcg& rng) {
   GroupMatrix m;
   const int64_t groups = cols / group;
   m.format.group_size = group;
   m.format.asymmetric = asym;
-  m.format.scales_offset = cols / 2;
-  m.format.zeros_offset = cols / 2 + 2 * groups;
-  m.format.row_bytes = cols / 2 + 2 * groups + (asym ? 2 * groups : 0);
+  m.format.bits = bits;
+  m.format.scales_offset = cols * bits / 8;
+  m.format.zeros_offset = cols * bits / 8 + 2 * groups;
+  m.format.row_bytes = cols * bits / 8 + 2 * groups + (asym ? 2 * groups : 0);
   m.bytes.assign(rows * m.format.row_bytes, 0);  // exactly sized: reads past the last row show under ASan
   m.format.base = m.bytes.data();
   m.code.resize(rows * cols);
@@ -202,17 +203,23 @@ GroupMatrix MakeGroupMatrix(int64_t rows, int64_t cols, int64_t group, bool asym
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* rec = m.bytes.data() + r * m.format.row_bytes;
     for (int64_t e = 0; e < cols; ++e) {
-      const int c = static_cast<int>(rng.Next() % 16);
+      const int c = static_cast<int>(rng.Next() % (1u << bits));
       m.code[r * cols + e] = c;
-      const int64_t g = e / group, j = e % group, half = group / 2;
-      rec[g * half + j % half] |= static_cast<uint8_t>(c << (j < half ? 0 : 4));
+      const int64_t g = e / group, j = e % group;
+      uint8_t* q = rec + g * group * bits / 8;
+      if (bits == 4) {
+        q[j % (group / 2)] |= static_cast<uint8_t>(c << (j < group / 2 ? 0 : 4));
+      } else {  // ggml_types.h: G/4 bytes of 2-bit fields, then G/8 bytes of high bits
+        q[j % (group / 4)] |= static_cast<uint8_t>((c & 3) << (2 * (j / (group / 4))));
+        q[group / 4 + j % (group / 8)] |= static_cast<uint8_t>((c >> 2) << (j / (group / 8)));
+      }
     }
     for (int64_t g = 0; g < groups; ++g) {
       const uint16_t d = static_cast<uint16_t>(((6 + rng.Next() % 9) << 10) | (rng.Next() & 0x3ff) |
                                                (rng.Next() % 4 == 0 ? 0x8000 : 0));
       std::memcpy(rec + m.format.scales_offset + 2 * g, &d, 2);
       m.scale[r * groups + g] = DecodeHalf(d);
-      m.zero[r * groups + g] = asym ? static_cast<int>(rng.Next() % 16) : 8;
+      m.zero[r * groups + g] = asym ? static_cast<int>(rng.Next() % (1u << bits)) : 1 << (bits - 1);
       if (asym) rec[m.format.zeros_offset + g] = static_cast<uint8_t>(m.zero[r * groups + g]);
     }
   }
@@ -221,7 +228,7 @@ GroupMatrix MakeGroupMatrix(int64_t rows, int64_t cols, int64_t group, bool asym
 
 Packed PackGroup(const GroupMatrix& m, int64_t rows, int64_t cols) {
   Packed p;
-  const int64_t bytes = GemvPanel16GroupBytes(rows, cols, m.format.group_size, m.format.asymmetric);
+  const int64_t bytes = GemvPanel16GroupBytes(rows, cols, m.format.group_size, m.format.asymmetric, m.format.bits);
   p.storage.resize(bytes + 64);
   p.data = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
   PackGemvPanel16Group(m.format, rows, cols, p.data);
@@ -230,28 +237,31 @@ Packed PackGroup(const GroupMatrix& m, int64_t rows, int64_t cols) {
 
 TEST(GemvPanel16GroupTest, PackUnpackRoundTripsEveryRowAtTheRowFormatsSize) {
   Lcg rng(7);
+  for (int bits : {4, 3}) {
   for (bool asym : {false, true}) {
     for (int64_t group : {32, 64, 128}) {
       for (int64_t rows : {1, 15, 16, 17, 40}) {
         for (int64_t groups : {1, 2, 3, 9}) {
           const int64_t cols = group * groups;
-          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, rng);
+          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, bits, rng);
           const Packed p = PackGroup(m, rows, cols);
-          const int64_t bytes = GemvPanel16GroupBytes(rows, cols, group, asym);
+          const int64_t bytes = GemvPanel16GroupBytes(rows, cols, group, asym, bits);
           EXPECT_EQ(bytes % 64, 0);
           if (rows % 16 == 0 && cols % 256 == 0 && !(asym && group == 128)) {
             // No padding: exactly the row format's codes, scales and zeros.
-            EXPECT_EQ(bytes, rows * (cols / 2 + 2 * groups + (asym ? groups : 0)));
+            EXPECT_EQ(bytes, rows * (cols * bits / 8 + 2 * groups + (asym ? groups : 0)));
           }
           std::vector<uint8_t> rec(m.format.row_bytes, 0xee);
           for (int64_t r = 0; r < rows; ++r) {
             UnpackGemvPanel16GroupRow(p.data, m.format, cols, r, rec.data());
             ASSERT_EQ(0, std::memcmp(rec.data(), m.bytes.data() + r * m.format.row_bytes, m.format.row_bytes))
-                << "asym=" << asym << " group=" << group << " rows=" << rows << " cols=" << cols << " row " << r;
+                << "bits=" << bits << " asym=" << asym << " group=" << group << " rows=" << rows << " cols=" << cols
+                << " row " << r;
           }
         }
       }
     }
+  }
   }
 }
 
@@ -263,6 +273,7 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   const GemvFormat f = GemvFormat::kQ4_0;  // x's layout
   Lcg rng(31);
+  for (int bits : {4, 3}) {
   for (bool asym : {false, true}) {
     for (int64_t group : {32, 64, 128}) {
       // 67, 120, 130 rows: the decode kernel's 2- and 4-stream lockstep with partial panels (see above).
@@ -272,7 +283,7 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
           if (cols % group != 0) continue;
           ASSERT_TRUE(e.legal({rows, cols, 1, group}));
           const int64_t nb = cols / 32, groups = cols / group;
-          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, rng);
+          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, bits, rng);
           const Packed packed = PackGroup(m, rows, cols);
           for (int64_t n : {1, 2, 5, 13}) {
             std::vector<float> x(n * cols);
@@ -307,6 +318,7 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
             a.block_stride = block_stride;
             a.group_size = group;
             a.asymmetric = asym;
+            a.group_bits = bits;
             a.ldy = rows + 3;
             std::vector<float> y(n * a.ldy + 1, -777.0f);
             a.y = y.data();
@@ -338,18 +350,20 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
                   bound += dx[b] / 2 * std::fabs(m.scale[g] * (c - z));
                 }
                 const float got = y[t * a.ldy + r];
-                ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30) << e.name << " asym=" << asym << " group=" << group
+                ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30) << e.name << " bits=" << bits << " asym=" << asym
+                                                            << " group=" << group
                                                             << " rows=" << rows << " cols=" << cols << " n=" << n
                                                             << " at " << t << "," << r;
                 ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
-                    << e.name << " asym=" << asym << " group=" << group << " rows=" << rows << " cols=" << cols
-                    << " n=" << n << " at " << t << "," << r;
+                    << e.name << " bits=" << bits << " asym=" << asym << " group=" << group << " rows=" << rows
+                    << " cols=" << cols << " n=" << n << " at " << t << "," << r;
               }
             }
           }
         }
       }
     }
+  }
   }
 }
 

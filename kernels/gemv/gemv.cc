@@ -138,7 +138,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
 #endif
   };
   if (panel16) {
-    // Group-wise INT4 on the Panel16 layout.
+    // Group-wise INT4 / INT3 on the Panel16 layout.
     struct GroupItem {
       const char* isa_name;
       Isa isa;
@@ -146,17 +146,17 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       GemmQ8Fn fn;
     };
     const GroupItem group_items[] = {
-        {"reference", Isa::kPortable, "reference", tessel_i4gx16_q8_gemm__reference},
+        {"reference", Isa::kPortable, "reference", tessel_igx16_q8_gemm__reference},
 #if defined(__x86_64__)
-        {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_i4gx16_q8_gemm__avx512vnni},
+        {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_igx16_q8_gemm__avx512vnni},
 #endif
     };
     for (const GroupItem& it : group_items) {
       KernelEntry e;
-      e.name = absl::StrCat("tessel_i4gx16_q8_gemm__", it.isa_name);
+      e.name = absl::StrCat("tessel_igx16_q8_gemm__", it.isa_name);
       e.op = "gemm";
-      e.dtypes = "i4gx16xq8";
-      e.layout = "i4g_panel16";
+      e.dtypes = "igx16xq8";
+      e.layout = "ig_panel16";
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = GroupLegal;
@@ -196,7 +196,7 @@ const KernelEntry* SelectGemmQ8(GemvFormat format) {
 const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
   absl::StatusOr<const KernelEntry*> e =
       format == GemvFormat::kInt4Group
-          ? GemmQ8Panel16Kernels().Select("gemm", "i4gx16xq8", "i4g_panel16", {1, 128, 1, 128})
+          ? GemmQ8Panel16Kernels().Select("gemm", "igx16xq8", "ig_panel16", {1, 128, 1, 128})
       : format == GemvFormat::kQ4_0
           ? GemmQ8Panel16Kernels().Select("gemm", "q4_0x16xq8", "q4_0_panel16", {1, kQBlock, 1, 0})
           : GemmQ8Panel16Kernels().Select("gemm", "q8_0x16xq8", "q8_0_panel16", {1, kQBlock, 1, 0});

@@ -130,10 +130,12 @@ struct GemmQ8Args {
   int64_t block_stride = 0;
   float* y = nullptr;
   int64_t ldy = 0;
-  // Group-wise INT4 Panel16 (dtype "i4gx16xq8") only: the group size (32, 64 or 128) and whether the
-  // groups have zero points. x is quantized in the Q4_0 layout (QuantizeGemvInput(kQ4_0, ...)).
+  // Group-wise Panel16 (dtype "igx16xq8") only: the group size (32, 64 or 128), whether the groups
+  // have zero points, and the code width (4 or 3 bits). x is quantized in the Q4_0 layout
+  // (QuantizeGemvInput(kQ4_0, ...)).
   int64_t group_size = 0;
   bool asymmetric = false;
+  int group_bits = 4;
 };
 using GemmQ8Fn = void (*)(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // Per 32-block b < cols / 32 of a quantized token: block_bias[b] = the sum of the block's bias lanes
@@ -166,23 +168,29 @@ int64_t GemvPanel16Bytes(GemvFormat format, int64_t rows, int64_t cols);
 void PackGemvPanel16(GemvFormat format, const void* w, int64_t rows, int64_t cols, void* out);
 // Row r of a packed matrix back in ggml blocks (GemvRowBytes(format, cols) bytes at row_out).
 void UnpackGemvPanel16Row(GemvFormat format, const void* packed, int64_t cols, int64_t r, void* row_out);
-// Panel16 of group-wise INT4 (dtype "i4gx16xq8"): the same int8 kernels for Int4Group weights with
-// group size G in {32, 64, 128}, symmetric (zero point 8) or asymmetric (a zero point per group), at
-// the format's own bytes per weight. Rows in panels of 16 as above; columns in units of 256 (8
-// blocks of 32; the last unit zero-padded); panel p, unit u at (p * units + u) * unit_bytes,
+// Panel16 of group-wise INT4 and INT3 (dtype "igx16xq8"): the same int8 kernels for Int4Group-style
+// weights with group size G in {32, 64, 128}, symmetric (zero point 8 / 4) or asymmetric (a zero point
+// per group), at the format's own bytes per weight. Rows in panels of 16 as above; columns in units of
+// 256 (8 blocks of 32; the last unit zero-padded); panel p, unit u at (p * units + u) * unit_bytes,
 // units = ceil(cols / 256):
 //   scales  256 / G groups x 16 rows of fp16 (group i's at 32 * i);
 //   zeros   asymmetric only: 256 / G groups x 16 rows of bytes (group i's at 16 * i), padded to a
 //           multiple of 64 bytes;
-//   codes   8 blocks x 4 vectors of 64 bytes; block i's vector k, dword lane r = 4 bytes of row
-//           16p + r whose low nibbles are elements 32i + 4k .. 32i + 4k + 3 of the unit and high nibbles
-//           elements 32i + 16 + 4k ..: Q4_0's Panel16 vectors, so x is read as the Q4_0 kernels read it.
-// unit_bytes = scales + zeros + 2048: 4.125 bits per weight for symmetric G = 128, as the row format.
-// Kernels take GemmQ8Args with group_size / asymmetric set; value = (code - zero) * scale.
+//   codes   8 blocks of 64-byte vectors, dword lane r = 4 bytes of row 16p + r:
+//           INT4, 4 vectors per block: vector k's low nibbles are elements 32i + 4k .. 32i + 4k + 3 of
+//             the unit, its high nibbles elements 32i + 16 + 4k ..: Q4_0's Panel16 vectors, so x is
+//             read as the Q4_0 kernels read it;
+//           INT3, 3 vectors per block: the low two bits of elements 4f + j (byte j, bits 2f..2f+1,
+//             f < 4) of the block in vector 0 and of elements 16 + 4f + j in vector 1; the high bit of
+//             element 4b + j (byte j, bit b, b < 8) in vector 2.
+// unit_bytes = scales + zeros + 8 x vectors x 64: 4.125 / 3.125 bits per weight for symmetric G = 128,
+// as the row formats. Kernels take GemmQ8Args with group_size / asymmetric / group_bits set;
+// value = (code - zero) * scale.
 //
-// The row format it is packed from: one record per row (llm's Tessel group types), row r at
-// base + r * row_bytes, its cols / 2 bytes of Int4Group nibbles at +0, its cols / G fp16 scales at
-// +scales_offset and, asymmetric only, its cols / G zeros (0..15) at +zeros_offset.
+// The row format it is packed from: one record per row (llm's Tessel group types, ggml_types.h
+// TesselGroupFormat), row r at base + r * row_bytes, its cols * bits / 8 bytes of codes at +0 (INT4:
+// Int4Group nibbles; INT3: per group G/4 bytes of low bit pairs, then G/8 bytes of high bits), its
+// cols / G fp16 scales at +scales_offset and, asymmetric only, its cols / G zeros at +zeros_offset.
 struct Int4GroupRecords {
   const void* base = nullptr;
   int64_t row_bytes = 0;
@@ -190,16 +198,17 @@ struct Int4GroupRecords {
   int64_t zeros_offset = 0;
   int64_t group_size = 128;
   bool asymmetric = false;
+  int bits = 4;  // 4 or 3
 };
-int64_t GemvPanel16GroupBytes(int64_t rows, int64_t cols, int64_t group_size, bool asymmetric);
+int64_t GemvPanel16GroupBytes(int64_t rows, int64_t cols, int64_t group_size, bool asymmetric, int bits = 4);
 // out: GemvPanel16GroupBytes bytes, 64-byte aligned.
 void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols, void* out);
 // Row r of a packed matrix back as its record (format.row_bytes bytes at record_out; bytes outside the
-// nibbles, scales and zeros are zeroed; format.base is not read).
+// codes, scales and zeros are zeroed; format.base is not read).
 void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& format, int64_t cols, int64_t r,
                                void* record_out);
 
-// op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8" / "i4gx16xq8": a reference and avx512vnni.
+// op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8" / "igx16xq8": a reference and avx512vnni.
 const KernelRegistry& GemmQ8Panel16Kernels();
 // The selected Panel16 kernel for kQ4_0 / kQ8_0 / kInt4Group, or nullptr when only the reference runs
 // on this CPU (then the row layout with the f32-input kernels is faster; do not repack).

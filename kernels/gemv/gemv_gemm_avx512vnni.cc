@@ -452,22 +452,57 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
 }
 
-// Group-wise INT4 on the Panel16 layout (gemv.h): the Q4_0 Panel16 vectors, with a scale (and a zero
-// point) per group of kG columns instead of per 32-block.
+// Group-wise INT4 / INT3 on the Panel16 layout (gemv.h): the Q4_0 Panel16 vectors (INT4), or three
+// vectors per block of bit planes (INT3), with a scale (and a zero point) per group of kG columns
+// instead of per 32-block.
 //
 // Decode, per group and 16 rows: the group's scales (and zeros) first (they lead the unit, so the loads
-// walk the stream in address order), then per 32-block the Q4_0 kernel's 4 loads and 8 vpdpbusd (two
-// chains: low nibbles, and high nibbles in place as 16 x nibble), one convert and one FMA by the block's
-// dx into a per-group sum; then one FMA by the group scales. Symmetric groups start each block's dot
-// from the block bias (-8 x the sum of x's block), which makes it sum((code - 8) x). Zero points are
-// applied per group in float: sum(code x) - zero x sum over the group's blocks of dx x sum(x block).
-template <int kG, bool kAsym, int kStreams, bool kPrefetch>
-__attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
-  constexpr Panel16GroupGeometry kGeo(0, kG, kAsym);
+// walk the stream in address order), then per 32-block its vectors and 8 (INT4) or 16 (INT3) vpdpbusd,
+// one convert and one FMA by the block's dx into a per-group sum; then one FMA by the group scales.
+// INT4 runs the Q4_0 kernel's two chains (low nibbles, and high nibbles in place as 16 x nibble);
+// INT3 extracts each 2-bit field and each high bit with a shift and a mask and sums
+// low + 4 x high. Symmetric groups start each block's dot from the block bias (-8 x the sum of x's
+// block; halved for INT3's zero point 4), which makes it sum((code - zero) x). Zero points are applied
+// per group in float: sum(code x) - zero x sum over the group's blocks of dx x sum(x block).
+template <int kBits>
+inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
+  if constexpr (kBits == 4) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
+    __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m512i v = _mm512_load_si512(block + 64 * k);
+      dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
+      dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
+    }
+    return _mm512_add_epi32(dot0, _mm512_srai_epi32(dot1, 4));  // |16 x 4 x 15 x 128 x 4| fits int32
+  } else {
+    const __m512i three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
+    const __m512i l0 = _mm512_load_si512(block), l1 = _mm512_load_si512(block + 64);
+    const __m512i h = _mm512_load_si512(block + 128);
+    __m512i dot0 = bias, dot1 = _mm512_setzero_si512(), doth = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int f = 0; f < 4; ++f) {
+      // 16-bit shifts: the bits that cross from the neighbouring byte are masked off.
+      dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(_mm512_srli_epi16(l0, 2 * f), three), xb + 4 * f);
+      dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(_mm512_srli_epi16(l1, 2 * f), three), xb + 64 + 4 * f);
+    }
+#pragma GCC unroll 8
+    for (int bit = 0; bit < 8; ++bit) {
+      const int8_t* x = bit < 4 ? xb + 4 * bit : xb + 64 + 4 * (bit - 4);
+      doth = DpbusdBroadcast(doth, _mm512_and_si512(_mm512_srli_epi16(h, bit), one), x);
+    }
+    return _mm512_add_epi32(_mm512_add_epi32(dot0, dot1), _mm512_slli_epi32(doth, 2));
+  }
+}
+
+template <int kG, bool kAsym, int kBits, int kStreams, bool kPrefetch>
+__attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels,
+                                                      float* const* y, const int* rows) {
+  constexpr Panel16GroupGeometry kGeo(0, kG, kAsym, kBits);
   constexpr int kBlocksPerGroup = kG / kQBlock, kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
   const int64_t groups = a.cols / kG;
-  const __m512i low4 = _mm512_set1_epi8(0x0f);
-  const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
   __m512 acc[kStreams];
 #pragma GCC unroll 4
   for (int s = 0; s < kStreams; ++s) acc[s] = _mm512_setzero_ps();
@@ -491,28 +526,23 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
       const int64_t b = gg * kBlocksPerGroup + bi;
       const int i = static_cast<int>(b % 8);  // block within the unit
       const int8_t* xb = a.xq + (b / 4) * 128 + 16 * (b % 4);
-      const __m512i bias = kAsym ? _mm512_setzero_si512() : _mm512_set1_epi32(a.block_bias[b]);
+      // block_bias = -8 x sum(x_q) exactly: INT3's zero point 4 takes half of it.
+      const __m512i bias =
+          kAsym ? _mm512_setzero_si512() : _mm512_set1_epi32(kBits == 4 ? a.block_bias[b] : a.block_bias[b] / 2);
       const __m512 dx = _mm512_set1_ps(a.block_scale[b]);
-      if (kAsym) xsum += a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8);  // exact: bias = -8 x sum
+      if (kAsym) xsum += a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8);
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* unit = panels[s] + unit_offset;
         if (kPrefetch) {
-          // The same block two units (about 4 KiB) ahead in this stream: harmless past the matrix.
+          // The same block two units (about 3-4 KiB) ahead in this stream: harmless past the matrix.
 #pragma GCC unroll 4
-          for (int k = 0; k < 4; ++k) {
+          for (int k = 0; k < kGeo.vectors_per_block; ++k) {
             _mm_prefetch(reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes + kGeo.Vector(i, k)), _MM_HINT_T0);
           }
         }
-        __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          const __m512i v = _mm512_load_si512(unit + kGeo.Vector(i, k));
-          dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
-          dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
-        }
-        dot1 = _mm512_srai_epi32(dot1, 4);
-        facc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1)), dx, facc[s]);
+        const __m512i dot = BlockDot<kBits>(unit + kGeo.Vector(i, 0), xb, bias);
+        facc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), dx, facc[s]);
       }
     }
 #pragma GCC unroll 4
@@ -527,25 +557,27 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
   }
 }
 
-template <int kG, bool kAsym, bool kPrefetch>
+template <int kG, bool kAsym, int kBits, bool kPrefetch>
 void Panel16GroupGemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
-  const Panel16GroupGeometry geo(a.cols, kG, kAsym);
+  const Panel16GroupGeometry geo(a.cols, kG, kAsym, kBits);
   StreamPanels(a, row_begin, row_end, geo.panel_bytes(), max_streams,
                [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
-                 Panel16GroupGemvPanels<kG, kAsym, decltype(streams_tag)::value, kPrefetch>(a, panels, y, rows);
+                 Panel16GroupGemvPanels<kG, kAsym, kBits, decltype(streams_tag)::value, kPrefetch>(a, panels, y,
+                                                                                                   rows);
                });
 }
 
 // The kVecsPerBlock form of a group Panel16 panel, for the token tiles of PanelTokens<kQ4 = true>: the
-// group's scale as each of its blocks' scale; with zero points, the weights as code - zero + 16 (1..31,
-// unsigned for vpdpbusd), whose offset the doubled block bias (-16 x sum x) removes.
-template <bool kAsym>
+// group's scale as each of its blocks' scale; the weights as unsigned bytes u with u - 8 = code - zero
+// against the block bias -8 x sum x (symmetric INT4: the code; symmetric INT3: code + 4), or, with
+// zero points, u = code - zero + 16 (1..31) against the doubled block bias (-16 x sum x).
+template <bool kAsym, int kBits>
 void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, int64_t nb, int64_t group,
                         __m512i* out) {
-  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
   const int64_t blocks_per_group = group / kQBlock;
   __m512 d = _mm512_setzero_ps();
-  __m512i zc = _mm512_setzero_si512();
+  __m512i offset = _mm512_set1_epi8(kBits == 4 ? 0 : 4);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
     const int i = static_cast<int>(b % 8);
@@ -555,44 +587,52 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
       if (kAsym) {
         const __m512i zero = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + geo.Zeros(gi))));
         // 16 - zero in each byte of the row's lane.
-        zc = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_set1_epi32(16), zero), _mm512_set1_epi32(0x01010101));
+        offset = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_set1_epi32(16), zero), _mm512_set1_epi32(0x01010101));
       }
     }
     __m512i* o = out + b * kVecsPerBlock;
-    for (int k = 0; k < 4; ++k) {
-      const __m512i v = _mm512_load_si512(unit + geo.Vector(i, k));
-      __m512i lo = _mm512_and_si512(v, low4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-      if (kAsym) {
-        lo = _mm512_add_epi8(lo, zc);
-        hi = _mm512_add_epi8(hi, zc);
+    const uint8_t* block = unit + geo.Vector(i, 0);
+    if constexpr (kBits == 4) {
+      for (int k = 0; k < 4; ++k) {
+        const __m512i v = _mm512_load_si512(block + 64 * k);
+        o[k] = _mm512_add_epi8(_mm512_and_si512(v, low4), offset);
+        o[4 + k] = _mm512_add_epi8(_mm512_and_si512(_mm512_srli_epi16(v, 4), low4), offset);
       }
-      o[k] = lo;
-      o[4 + k] = hi;
+    } else {
+      const __m512i l0 = _mm512_load_si512(block), l1 = _mm512_load_si512(block + 64);
+      const __m512i h = _mm512_load_si512(block + 128);
+      for (int k = 0; k < 4; ++k) {
+        // Elements 4k.. (vector k) and 16 + 4k.. (vector 4 + k): low bits from l0 / l1, high bit k / 4 + k.
+        const __m512i h0 = _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, k), one), 2);
+        const __m512i h1 = _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, 4 + k), one), 2);
+        o[k] = _mm512_add_epi8(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l0, 2 * k), three), h0), offset);
+        o[4 + k] = _mm512_add_epi8(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 2 * k), three), h1), offset);
+      }
     }
     o[8] = _mm512_castps_si512(d);
   }
 }
 
-template <int kG, bool kAsym>
+template <int kG, bool kAsym, int kBits>
 void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const CpuFeatures& cpu = GetCpuFeatures();
   if (cpu.stream_prefetch) {
-    Panel16GroupGemv<kG, kAsym, true>(a, row_begin, row_end, cpu.decode_streams);
+    Panel16GroupGemv<kG, kAsym, kBits, true>(a, row_begin, row_end, cpu.decode_streams);
   } else {
-    Panel16GroupGemv<kG, kAsym, false>(a, row_begin, row_end, cpu.decode_streams);
+    Panel16GroupGemv<kG, kAsym, kBits, false>(a, row_begin, row_end, cpu.decode_streams);
   }
 }
 
-template <bool kAsym>
+template <bool kAsym, int kBits>
 void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
     switch (a.group_size) {
-      case 32: return RunPanel16GroupDecode<32, kAsym>(a, row_begin, row_end);
-      case 64: return RunPanel16GroupDecode<64, kAsym>(a, row_begin, row_end);
-      default: return RunPanel16GroupDecode<128, kAsym>(a, row_begin, row_end);
+      case 32: return RunPanel16GroupDecode<32, kAsym, kBits>(a, row_begin, row_end);
+      case 64: return RunPanel16GroupDecode<64, kAsym, kBits>(a, row_begin, row_end);
+      default: return RunPanel16GroupDecode<128, kAsym, kBits>(a, row_begin, row_end);
     }
   }
-  const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym);
+  const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym, kBits);
   const int64_t nb = a.cols / kQBlock;
   const auto* w = static_cast<const uint8_t*>(a.w);
   __m512i* panel = PanelBuffer(nb * kVecsPerBlock);
@@ -601,7 +641,7 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     const uint8_t* packed = w + (r / kPanel) * geo.panel_bytes();
-    UnpackPanel16Group<kAsym>(packed, geo, nb, a.group_size, panel);
+    UnpackPanel16Group<kAsym, kBits>(packed, geo, nb, a.group_size, panel);
     const uint8_t* next = r + kPanel < row_end ? packed + geo.panel_bytes() : nullptr;
     const int64_t next_per_block = geo.unit_bytes / 8;
     for (int64_t t = 0; t < a.n; t += kTileTokens) {
@@ -617,11 +657,11 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 
 }  // namespace
 
-void tessel_i4gx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  if (a.asymmetric) {
-    RunPanel16Group<true>(a, row_begin, row_end);
+void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.group_bits == 3) {
+    a.asymmetric ? RunPanel16Group<true, 3>(a, row_begin, row_end) : RunPanel16Group<false, 3>(a, row_begin, row_end);
   } else {
-    RunPanel16Group<false>(a, row_begin, row_end);
+    a.asymmetric ? RunPanel16Group<true, 4>(a, row_begin, row_end) : RunPanel16Group<false, 4>(a, row_begin, row_end);
   }
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
@@ -127,49 +128,106 @@ void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin,
 
 namespace {
 
-// Element e's place in a group Panel16 vector (low nibbles: elements 4k.. of a 32-block, high nibbles
-// 16 + 4k..).
-struct GroupSlot {
-  int64_t vec_byte;  // byte offset in the packed matrix
-  bool high;
-};
-GroupSlot Slot(const Panel16GroupGeometry& g, int64_t r, int64_t e) {
+// Element e of row r in a group Panel16 matrix (gemv.h): the first byte of its block's vectors for
+// the row's lane, and the element's index in the block.
+int64_t BlockBase(const Panel16GroupGeometry& g, int64_t r, int64_t e, int* j) {
   const int64_t unit = ((r / kPanelRows) * g.units + e / Panel16GroupGeometry::kUnitCols) * g.unit_bytes;
-  const int64_t i = (e % Panel16GroupGeometry::kUnitCols) / kQBlock, j = e % kQBlock;
-  const int k = static_cast<int>((j % 16) / 4);
-  return {unit + g.Vector(i, k) + 4 * (r % kPanelRows) + j % 4, j >= 16};
+  *j = static_cast<int>(e % kQBlock);
+  return unit + g.Vector((e % Panel16GroupGeometry::kUnitCols) / kQBlock, 0) + 4 * (r % kPanelRows);
 }
-// Byte offsets of row r's scale and zero for its group `gg` (groups counted from column 0).
+int GetPanelCode(const Panel16GroupGeometry& g, int bits, const uint8_t* w, int64_t r, int64_t e) {
+  int j;
+  const uint8_t* p = w + BlockBase(g, r, e, &j);
+  if (bits == 4) {
+    const uint8_t byte = p[((j % 16) / 4) * 64 + j % 4];
+    return j < 16 ? byte & 15 : byte >> 4;
+  }
+  const int low = (p[(j < 16 ? 0 : 64) + j % 4] >> (2 * ((j % 16) / 4))) & 3;
+  const int high = (p[128 + j % 4] >> (j / 4)) & 1;
+  return low | high << 2;
+}
+// Ors element e's code into a row record (ggml_types.h TesselGroupFormat).
+void OrRecordCode(const Int4GroupRecords& f, uint8_t* rec, int64_t e, int code) {
+  const int64_t g = e / f.group_size, j = e % f.group_size;
+  uint8_t* q = rec + g * f.group_size * f.bits / 8;
+  if (f.bits == 4) {
+    const int64_t half = f.group_size / 2;
+    q[j % half] |= static_cast<uint8_t>(code << (j < half ? 0 : 4));
+    return;
+  }
+  const int64_t quarter = f.group_size / 4, eighth = f.group_size / 8;
+  q[j % quarter] |= static_cast<uint8_t>((code & 3) << (2 * (j / quarter)));
+  q[quarter + j % eighth] |= static_cast<uint8_t>((code >> 2) << (j / eighth));
+}
+// One 32-element block of an INT3 row record's group (its codes at q, the block's first element e0 of
+// the group) as the block's three Panel16 dwords at o, o + 64 and o + 128. G is a template argument so
+// that the byte indices and shifts fold to constants once e0 is known per case: a 1.1B-parameter model
+// packs 1.1e9 codes at load (with them computed at run time, 3-4 s).
+template <int G>
+inline void PackInt3Block(const uint8_t* q, int64_t e0, uint8_t* o) {
+  constexpr int kQuarter = G / 4, kEighth = G / 8;
+  uint8_t l0[4] = {}, l1[4] = {}, h[4] = {};
+  auto block = [&](auto first) {
+    constexpr int kE0 = decltype(first)::value;
+#pragma GCC unroll 32
+    for (int j = 0; j < kQBlock; ++j) {
+      const int e = kE0 + j;
+      const int low = (q[e % kQuarter] >> (2 * (e / kQuarter))) & 3;
+      const int high = (q[kQuarter + e % kEighth] >> (e / kEighth)) & 1;
+      (j < 16 ? l0 : l1)[j % 4] |= static_cast<uint8_t>(low << (2 * ((j % 16) / 4)));
+      h[j % 4] |= static_cast<uint8_t>(high << (j / 4));
+    }
+  };
+  switch (e0 / kQBlock) {
+    case 0: block(std::integral_constant<int, 0>()); break;
+    case 1: if constexpr (G > 32) block(std::integral_constant<int, 32>()); break;
+    case 2: if constexpr (G > 64) block(std::integral_constant<int, 64>()); break;
+    default: if constexpr (G > 64) block(std::integral_constant<int, 96>()); break;
+  }
+  std::memcpy(o, l0, 4);
+  std::memcpy(o + 64, l1, 4);
+  std::memcpy(o + 128, h, 4);
+}
+
+// Byte offset of the unit holding row r's group `gg` (groups counted from column 0).
 int64_t GroupUnit(const Panel16GroupGeometry& g, int64_t r, int64_t gg) {
   return ((r / kPanelRows) * g.units + gg / g.groups_per_unit) * g.unit_bytes;
 }
 
 }  // namespace
 
-int64_t GemvPanel16GroupBytes(int64_t rows, int64_t cols, int64_t group_size, bool asymmetric) {
-  const Panel16GroupGeometry g(cols, group_size, asymmetric);
+int64_t GemvPanel16GroupBytes(int64_t rows, int64_t cols, int64_t group_size, bool asymmetric, int bits) {
+  const Panel16GroupGeometry g(cols, group_size, asymmetric, bits);
   return (rows + kPanelRows - 1) / kPanelRows * g.panel_bytes();
 }
 
 void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols, void* out) {
-  const Panel16GroupGeometry g(cols, w.group_size, w.asymmetric);
+  const Panel16GroupGeometry g(cols, w.group_size, w.asymmetric, w.bits);
   auto* dst = static_cast<uint8_t*>(out);
-  std::memset(dst, 0, GemvPanel16GroupBytes(rows, cols, w.group_size, w.asymmetric));  // padding stays zero
+  std::memset(dst, 0, GemvPanel16GroupBytes(rows, cols, w.group_size, w.asymmetric, w.bits));  // padding stays 0
   const int64_t groups = cols / w.group_size;
-  // Panel by panel, so that the writes of one panel stay in cache while its 16 rows are read.
+  // Panel by panel, so that the writes of one panel stay in cache while its 16 rows are read; block by
+  // block, the block's elements straight from its group's code bytes.
   for (int64_t p = 0; p * kPanelRows < rows; ++p) {
     for (int64_t r = p * kPanelRows; r < std::min(rows, (p + 1) * kPanelRows); ++r) {
       const uint8_t* rec = static_cast<const uint8_t*>(w.base) + r * w.row_bytes;
       const int lane = static_cast<int>(r % kPanelRows);
-      const int64_t half = w.group_size / 2;
-      // Block by block: 16 bytes of 4 vectors, each byte two codes of the block's group.
       for (int64_t b = 0; b < cols / kQBlock; ++b) {
-        const uint8_t* q = rec + b * kQBlock / w.group_size * half;  // the block's group
-        const int64_t e0 = b * kQBlock % w.group_size;                // its first element in the group
-        auto code = [&](int64_t e) { return e < half ? q[e] & 15 : q[e - half] >> 4; };
-        uint8_t* out = dst + (p * g.units + b / 8) * g.unit_bytes + g.Vector(b % 8, 0) + 4 * lane;
-        for (int j = 0; j < 16; ++j) {
-          out[(j / 4) * 64 + j % 4] = static_cast<uint8_t>(code(e0 + j) | code(e0 + 16 + j) << 4);
+        const uint8_t* q = rec + b * kQBlock / w.group_size * (w.group_size * w.bits / 8);  // the block's group
+        const int64_t e0 = b * kQBlock % w.group_size;  // its first element in the group
+        uint8_t* o = dst + (p * g.units + b / 8) * g.unit_bytes + g.Vector(b % 8, 0) + 4 * lane;
+        if (w.bits == 4) {
+          const int64_t half = w.group_size / 2;
+          auto code = [&](int64_t e) { return e < half ? q[e] & 15 : q[e - half] >> 4; };
+          for (int j = 0; j < 16; ++j) {
+            o[(j / 4) * 64 + j % 4] = static_cast<uint8_t>(code(e0 + j) | code(e0 + 16 + j) << 4);
+          }
+        } else {
+          switch (w.group_size) {
+            case 32: PackInt3Block<32>(q, e0, o); break;
+            case 64: PackInt3Block<64>(q, e0, o); break;
+            default: PackInt3Block<128>(q, e0, o); break;
+          }
         }
       }
       for (int64_t gg = 0; gg < groups; ++gg) {
@@ -183,17 +241,11 @@ void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols,
 
 void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& format, int64_t cols, int64_t r,
                                void* record_out) {
-  const Panel16GroupGeometry g(cols, format.group_size, format.asymmetric);
+  const Panel16GroupGeometry g(cols, format.group_size, format.asymmetric, format.bits);
   const auto* src = static_cast<const uint8_t*>(packed);
   auto* rec = static_cast<uint8_t*>(record_out);
   std::memset(rec, 0, format.row_bytes);
-  const int64_t half = format.group_size / 2;
-  for (int64_t e = 0; e < cols; ++e) {
-    const GroupSlot s = Slot(g, r, e);
-    const int code = s.high ? src[s.vec_byte] >> 4 : src[s.vec_byte] & 15;
-    const int64_t gg = e / format.group_size, j = e % format.group_size;
-    rec[gg * half + j % half] |= static_cast<uint8_t>(code << (j < half ? 0 : 4));
-  }
+  for (int64_t e = 0; e < cols; ++e) OrRecordCode(format, rec, e, GetPanelCode(g, format.bits, src, r, e));
   const int lane = static_cast<int>(r % kPanelRows);
   for (int64_t gg = 0; gg < cols / format.group_size; ++gg) {
     const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
@@ -202,9 +254,9 @@ void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& forma
   }
 }
 
-void tessel_i4gx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   // (code - zero) * x_q per 32-block, exact in integers; the group scale times the block's dx in double.
-  const Panel16GroupGeometry g(a.cols, a.group_size, a.asymmetric);
+  const Panel16GroupGeometry g(a.cols, a.group_size, a.asymmetric, a.group_bits);
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t t = 0; t < a.n; ++t) {
     const int8_t* xq = a.xq + t * a.xq_stride;
@@ -215,11 +267,10 @@ void tessel_i4gx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, in
       for (int64_t b = 0; b < a.cols / kQBlock; ++b) {
         const int64_t gg = b * kQBlock / a.group_size;
         const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
-        const int zero = a.asymmetric ? w[unit + g.Zeros(i) + lane] : 8;
+        const int zero = a.asymmetric ? w[unit + g.Zeros(i) + lane] : 1 << (a.group_bits - 1);
         int64_t dot = 0;
         for (int j = 0; j < kQBlock; ++j) {
-          const GroupSlot s = Slot(g, r, b * kQBlock + j);
-          const int code = s.high ? w[s.vec_byte] >> 4 : w[s.vec_byte] & 15;
+          const int code = GetPanelCode(g, a.group_bits, w, r, b * kQBlock + j);
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
           dot += int64_t{code - zero} * x;
         }

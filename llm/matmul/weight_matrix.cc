@@ -9,11 +9,12 @@ namespace {
 
 GemvFormat Panel16Format(GgmlType type) { return type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0; }
 
-// kernels/gemv's description of a Tessel INT4 group type's rows (ggml_types.h TesselGroupFormat); false
-// for every other type (INT3 included).
+// kernels/gemv's description of a Tessel group type's rows (ggml_types.h TesselGroupFormat, INT4 or
+// INT3); false for every other type.
 bool GroupRecords(const WeightMatrix& w, Int4GroupRecords* out) {
   TesselGroupFormat f;
-  if (!GetTesselGroupFormat(w.type, &f) || f.bits != 4) return false;
+  if (!GetTesselGroupFormat(w.type, &f)) return false;
+  out->bits = f.bits;
   out->base = w.data;
   out->row_bytes = static_cast<int64_t>(w.row_bytes());
   out->scales_offset = f.ScalesOffset(w.cols);
@@ -51,22 +52,23 @@ bool Panel16Available(GgmlType type) {
   if (type == GgmlType::kQ4_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ4_0) != nullptr;
   if (type == GgmlType::kQ8_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ8_0) != nullptr;
   TesselGroupFormat f;
-  if (GetTesselGroupFormat(type, &f) && f.bits == 4) return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
+  if (GetTesselGroupFormat(type, &f)) return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
   return false;
 }
 
 size_t Panel16Bytes(const WeightMatrix& w) {
   if (Int4GroupRecords g; GroupRecords(w, &g)) {
-    return static_cast<size_t>(GemvPanel16GroupBytes(w.rows, w.cols, g.group_size, g.asymmetric));
+    return static_cast<size_t>(GemvPanel16GroupBytes(w.rows, w.cols, g.group_size, g.asymmetric, g.bits));
   }
   return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(w.type), w.rows, w.cols));
 }
 
-bool Panel16GroupShape(const WeightMatrix& w, int64_t* group_size, bool* asymmetric) {
+bool Panel16GroupShape(const WeightMatrix& w, int64_t* group_size, bool* asymmetric, int* bits) {
   Int4GroupRecords g;
   if (!GroupRecords(w, &g)) return false;
   *group_size = g.group_size;
   *asymmetric = g.asymmetric;
+  *bits = g.bits;
   return true;
 }
 

@@ -321,13 +321,14 @@ TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
   }
 }
 
-// Tessel's INT4 group types repacked at load (the group Panel16 layout, where this CPU has the kernel)
+// Tessel's INT4 / INT3 group types repacked at load (the group Panel16 layout, where this CPU has the kernel)
 // against the same file used as mapped (row records, f32-input kernels). The packed kernels quantize
 // x to int8 per 32-block (llama.cpp's q8_0 activations), the mapped ones do not, so the logits differ by
-// that rounding: within 2% of their range (1.1-1.3% measured), against 120-200% for a packed load
+// that rounding: within 2% of their range (1.1-1.5% measured), against 120-200% for a packed load
 // whose zero points were replaced by 8. Widths: dim 128 (half a 256-column unit), ffn 384 (a unit and a half).
 TEST(QuantizedWeightsTest, GroupPanel16LayoutMatchesMappedRows) {
-  for (GgmlType type : {GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A, GgmlType::kTesselI4G32}) {
+  for (GgmlType type : {GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A, GgmlType::kTesselI4G32,
+                        GgmlType::kTesselI3G128, GgmlType::kTesselI3G32A}) {
     SyntheticModelSpec spec;
     spec.type = type;
     spec.dim = 128;

@@ -16,23 +16,23 @@ inline float GroupScale(const GemvArgs& a, int64_t index) {
 }
 inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zeros[index] : 8; }
 
-// Offsets of the group-wise INT4 Panel16 layout (gemv.h), shared by the packer and the kernels.
+// Offsets of the group-wise INT4 / INT3 Panel16 layout (gemv.h), shared by the packer and the kernels.
 struct Panel16GroupGeometry {
   static constexpr int64_t kUnitCols = 256;  // 8 blocks of 32
-  static constexpr int64_t kCodeBytes = 8 * 4 * 64;
-  int64_t groups_per_unit, scale_bytes, zero_bytes, meta_bytes, unit_bytes, units;
-  constexpr Panel16GroupGeometry(int64_t cols, int64_t group, bool asymmetric)
-      : groups_per_unit(kUnitCols / group),
+  int64_t vectors_per_block, groups_per_unit, scale_bytes, zero_bytes, meta_bytes, unit_bytes, units;
+  constexpr Panel16GroupGeometry(int64_t cols, int64_t group, bool asymmetric, int bits = 4)
+      : vectors_per_block(bits == 4 ? 4 : 3),
+        groups_per_unit(kUnitCols / group),
         scale_bytes(groups_per_unit * 32),
         zero_bytes(asymmetric ? (groups_per_unit * 16 + 63) / 64 * 64 : 0),
         meta_bytes(scale_bytes + zero_bytes),
-        unit_bytes(meta_bytes + kCodeBytes),
+        unit_bytes(meta_bytes + 8 * vectors_per_block * 64),
         units((cols + kUnitCols - 1) / kUnitCols) {}
   constexpr int64_t panel_bytes() const { return units * unit_bytes; }
   // Within a unit: group i's 16 fp16 scales, its 16 zeros, and block i's vector k.
   static constexpr int64_t Scales(int64_t i) { return 32 * i; }
   constexpr int64_t Zeros(int64_t i) const { return scale_bytes + 16 * i; }
-  constexpr int64_t Vector(int64_t i, int k) const { return meta_bytes + (4 * i + k) * 64; }
+  constexpr int64_t Vector(int64_t i, int k) const { return meta_bytes + (vectors_per_block * i + k) * 64; }
 };
 
 #define TESSEL_DECLARE_GEMV(isa)                                                       \
@@ -60,11 +60,11 @@ void tessel_q8_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, i
 // Panel16 layout (gemv.h).
 void tessel_q4_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_i4gx16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_igx16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #if defined(__x86_64__)
 void tessel_q4_0x16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0x16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_i4gx16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
