@@ -77,6 +77,57 @@ TEST(GemvPanel16Test, PackUnpackRoundTripsEveryRow) {
   }
 }
 
+// n tokens x [n, cols] quantized for the kernels (QuantizeGemvInput + GemmQ8BlockTerms) at token
+// strides past the padded sizes, so that kernels must honour the strides rather than assume packing;
+// SetArgs fills the GemmQ8Args fields that describe them.
+struct QuantizedTokens {
+  int64_t xq_stride, lane_stride, block_stride;
+  std::vector<int8_t> xq;
+  std::vector<int32_t> xbias, block_bias;
+  std::vector<float> xscale, block_scale;
+
+  QuantizedTokens(GemvFormat f, const std::vector<float>& x, int64_t n, int64_t cols)
+      : xq_stride(GemvQ8PaddedCols(f, cols) + 64),
+        lane_stride(GemvQ8Lanes(f, cols) + 16),
+        block_stride(cols / 32 + 5),
+        xq(n * xq_stride, 99),
+        xbias(n * lane_stride, 99),
+        block_bias(n * block_stride, 99),
+        xscale(n * lane_stride, 99.0f),
+        block_scale(n * block_stride, 99.0f) {
+    for (int64_t t = 0; t < n; ++t) {
+      const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lane_stride, xscale.data() + t * lane_stride};
+      QuantizeGemvInput(f, x.data() + t * cols, cols, in);
+      GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride, block_scale.data() + t * block_stride);
+    }
+  }
+  void SetArgs(GemmQ8Args& a) const {
+    a.xq = xq.data();
+    a.xbias = xbias.data();
+    a.xscale = xscale.data();
+    a.xq_stride = xq_stride;
+    a.lane_stride = lane_stride;
+    a.block_bias = block_bias.data();
+    a.block_scale = block_scale.data();
+    a.block_stride = block_stride;
+  }
+};
+
+// One token quantized here, independently of the kernels: per 32-block dx = max|x| / 127 and
+// xi = round-to-nearest-even(x / dx).
+void ReferenceQuantize(const float* xt, int64_t cols, std::vector<int>* xi, std::vector<double>* dx) {
+  xi->assign(cols, 0);
+  dx->assign(cols / 32, 0.0);
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xt[b * 32 + j]));
+    (*dx)[b] = amax / 127.0f;
+    for (int j = 0; j < 32; ++j) {
+      (*xi)[b * 32 + j] = amax > 0 ? static_cast<int>(std::nearbyint(xt[b * 32 + j] * (127 / amax))) : 0;
+    }
+  }
+}
+
 class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
 
 TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
@@ -97,34 +148,14 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
         std::vector<float> x(n * cols);
         for (float& v : x) v = rng.Uniform(-2, 2);
         if (blocks > 2) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0
-        // Token stride past the padded size: kernels must honour the strides, not assume packing.
-        const int64_t xq_stride = GemvQ8PaddedCols(f, cols) + 64, lane_stride = GemvQ8Lanes(f, cols) + 16;
-        std::vector<int8_t> xq(n * xq_stride, 99);
-        std::vector<int32_t> xbias(n * lane_stride, 99);
-        std::vector<float> xscale(n * lane_stride, 99.0f);
-        const int64_t block_stride = nb + 5;
-        std::vector<int32_t> block_bias(n * block_stride, 99);
-        std::vector<float> block_scale(n * block_stride, 99.0f);
-        for (int64_t t = 0; t < n; ++t) {
-          const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lane_stride,
-                               xscale.data() + t * lane_stride};
-          QuantizeGemvInput(f, x.data() + t * cols, cols, in);
-          GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride, block_scale.data() + t * block_stride);
-        }
+        const QuantizedTokens tokens(f, x, n, cols);
         GemmQ8Args a;
         const Packed packed = panel16 ? PackPanel16(f, m, rows, cols) : Packed();
         a.w = panel16 ? static_cast<const void*>(packed.data) : m.bytes.data();
         a.rows = rows;
         a.cols = cols;
         a.n = n;
-        a.xq = xq.data();
-        a.xbias = xbias.data();
-        a.xscale = xscale.data();
-        a.xq_stride = xq_stride;
-        a.lane_stride = lane_stride;
-        a.block_bias = block_bias.data();
-        a.block_scale = block_scale.data();
-        a.block_stride = block_stride;
+        tokens.SetArgs(a);
         a.ldy = rows + 3;
         std::vector<float> y(n * a.ldy + 1, -777.0f);
         a.y = y.data();
@@ -135,16 +166,9 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
         for (int64_t t = 0; t < n; ++t) {
           for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
           const float* xt = x.data() + t * cols;
-          std::vector<int> xi(cols);
-          std::vector<double> dx(nb);
-          for (int64_t b = 0; b < nb; ++b) {
-            float amax = 0;
-            for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xt[b * 32 + j]));
-            dx[b] = amax / 127.0f;
-            for (int j = 0; j < 32; ++j) {
-              xi[b * 32 + j] = amax > 0 ? static_cast<int>(std::nearbyint(xt[b * 32 + j] * (127 / amax))) : 0;
-            }
-          }
+          std::vector<int> xi;
+          std::vector<double> dx;
+          ReferenceQuantize(xt, cols, &xi, &dx);
           for (int64_t r = 0; r < rows; ++r) {
             double want = 0, mag = 0, f32 = 0, bound = 0;
             for (int64_t b = 0; b < nb; ++b) {
@@ -235,33 +259,45 @@ Packed PackGroup(const GroupMatrix& m, int64_t rows, int64_t cols) {
   return p;
 }
 
+// Every layout the group kernels take: INT4 and INT3, symmetric and asymmetric, each group size.
+struct GroupCase {
+  int bits;
+  bool asym;
+  int64_t group;
+};
+std::vector<GroupCase> GroupCases() {
+  std::vector<GroupCase> out;
+  for (int bits : {4, 3}) {
+    for (bool asym : {false, true}) {
+      for (int64_t group : {32, 64, 128}) out.push_back({bits, asym, group});
+    }
+  }
+  return out;
+}
+
 TEST(GemvPanel16GroupTest, PackUnpackRoundTripsEveryRowAtTheRowFormatsSize) {
   Lcg rng(7);
-  for (int bits : {4, 3}) {
-  for (bool asym : {false, true}) {
-    for (int64_t group : {32, 64, 128}) {
-      for (int64_t rows : {1, 15, 16, 17, 40}) {
-        for (int64_t groups : {1, 2, 3, 9}) {
-          const int64_t cols = group * groups;
-          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, bits, rng);
-          const Packed p = PackGroup(m, rows, cols);
-          const int64_t bytes = GemvPanel16GroupBytes(rows, cols, group, asym, bits);
-          EXPECT_EQ(bytes % 64, 0);
-          if (rows % 16 == 0 && cols % 256 == 0 && !(asym && group == 128)) {
-            // No padding: exactly the row format's codes, scales and zeros.
-            EXPECT_EQ(bytes, rows * (cols * bits / 8 + 2 * groups + (asym ? groups : 0)));
-          }
-          std::vector<uint8_t> rec(m.format.row_bytes, 0xee);
-          for (int64_t r = 0; r < rows; ++r) {
-            UnpackGemvPanel16GroupRow(p.data, m.format, cols, r, rec.data());
-            ASSERT_EQ(0, std::memcmp(rec.data(), m.bytes.data() + r * m.format.row_bytes, m.format.row_bytes))
-                << "bits=" << bits << " asym=" << asym << " group=" << group << " rows=" << rows << " cols=" << cols
-                << " row " << r;
-          }
+  for (const GroupCase& c : GroupCases()) {
+    for (int64_t rows : {1, 15, 16, 17, 40}) {
+      for (int64_t groups : {1, 2, 3, 9}) {
+        const int64_t cols = c.group * groups;
+        const GroupMatrix m = MakeGroupMatrix(rows, cols, c.group, c.asym, c.bits, rng);
+        const Packed p = PackGroup(m, rows, cols);
+        const int64_t bytes = GemvPanel16GroupBytes(rows, cols, c.group, c.asym, c.bits);
+        EXPECT_EQ(bytes % 64, 0);
+        if (rows % 16 == 0 && cols % 256 == 0 && !(c.asym && c.group == 128)) {
+          // No padding: exactly the row format's codes, scales and zeros.
+          EXPECT_EQ(bytes, rows * (cols * c.bits / 8 + 2 * groups + (c.asym ? groups : 0)));
+        }
+        std::vector<uint8_t> rec(m.format.row_bytes, 0xee);
+        for (int64_t r = 0; r < rows; ++r) {
+          UnpackGemvPanel16GroupRow(p.data, m.format, cols, r, rec.data());
+          ASSERT_EQ(0, std::memcmp(rec.data(), m.bytes.data() + r * m.format.row_bytes, m.format.row_bytes))
+              << "bits=" << c.bits << " asym=" << c.asym << " group=" << c.group << " rows=" << rows
+              << " cols=" << cols << " row " << r;
         }
       }
     }
-  }
   }
 }
 
@@ -273,97 +309,65 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   const GemvFormat f = GemvFormat::kQ4_0;  // x's layout
   Lcg rng(31);
-  for (int bits : {4, 3}) {
-  for (bool asym : {false, true}) {
-    for (int64_t group : {32, 64, 128}) {
-      // 67, 120, 130 rows: the decode kernel's 2- and 4-stream lockstep with partial panels (see above).
-      for (int64_t rows : {1, 5, 16, 17, 67, 120, 130}) {
-        // Whole units of 256 columns, and a partial last unit.
-        for (int64_t cols : {group, int64_t{256}, int64_t{384}, 2048 + group}) {
-          if (cols % group != 0) continue;
-          ASSERT_TRUE(e.legal({rows, cols, 1, group}));
-          const int64_t nb = cols / 32, groups = cols / group;
-          const GroupMatrix m = MakeGroupMatrix(rows, cols, group, asym, bits, rng);
-          const Packed packed = PackGroup(m, rows, cols);
-          for (int64_t n : {1, 2, 5, 13}) {
-            std::vector<float> x(n * cols);
-            for (float& v : x) v = rng.Uniform(-2, 2);
-            if (nb > 2) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0
-            const int64_t xq_stride = GemvQ8PaddedCols(f, cols) + 64, lane_stride = GemvQ8Lanes(f, cols) + 16;
-            std::vector<int8_t> xq(n * xq_stride, 99);
-            std::vector<int32_t> xbias(n * lane_stride, 99);
-            std::vector<float> xscale(n * lane_stride, 99.0f);
-            const int64_t block_stride = nb + 5;
-            std::vector<int32_t> block_bias(n * block_stride, 99);
-            std::vector<float> block_scale(n * block_stride, 99.0f);
-            for (int64_t t = 0; t < n; ++t) {
-              const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lane_stride,
-                                   xscale.data() + t * lane_stride};
-              QuantizeGemvInput(f, x.data() + t * cols, cols, in);
-              GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride,
-                               block_scale.data() + t * block_stride);
-            }
-            GemmQ8Args a;
-            a.w = packed.data;
-            a.rows = rows;
-            a.cols = cols;
-            a.n = n;
-            a.xq = xq.data();
-            a.xbias = xbias.data();
-            a.xscale = xscale.data();
-            a.xq_stride = xq_stride;
-            a.lane_stride = lane_stride;
-            a.block_bias = block_bias.data();
-            a.block_scale = block_scale.data();
-            a.block_stride = block_stride;
-            a.group_size = group;
-            a.asymmetric = asym;
-            a.group_bits = bits;
-            a.ldy = rows + 3;
-            std::vector<float> y(n * a.ldy + 1, -777.0f);
-            a.y = y.data();
-            const int64_t split = rows / 3 / 16 * 16;  // whole panels per call, as threads run them
-            fn(a, 0, split);
-            fn(a, split, rows);
-            for (int64_t t = 0; t < n; ++t) {
-              for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
-              const float* xt = x.data() + t * cols;
-              std::vector<int> xi(cols);
-              std::vector<double> dx(nb);
-              for (int64_t b = 0; b < nb; ++b) {
-                float amax = 0;
-                for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xt[b * 32 + j]));
-                dx[b] = amax / 127.0f;
-                for (int j = 0; j < 32; ++j) {
-                  xi[b * 32 + j] = amax > 0 ? static_cast<int>(std::nearbyint(xt[b * 32 + j] * (127 / amax))) : 0;
-                }
+  for (const GroupCase& c : GroupCases()) {
+    // 67, 120, 130 rows: the decode kernel's 2- and 4-stream lockstep with partial panels (see above).
+    for (int64_t rows : {1, 5, 16, 17, 67, 120, 130}) {
+      // Whole units of 256 columns, and a partial last unit.
+      for (int64_t cols : {c.group, int64_t{256}, int64_t{384}, 2048 + c.group}) {
+        if (cols % c.group != 0) continue;
+        ASSERT_TRUE(e.legal({rows, cols, 1, c.group}));
+        const int64_t groups = cols / c.group;
+        const GroupMatrix m = MakeGroupMatrix(rows, cols, c.group, c.asym, c.bits, rng);
+        const Packed packed = PackGroup(m, rows, cols);
+        for (int64_t n : {1, 2, 5, 13}) {
+          std::vector<float> x(n * cols);
+          for (float& v : x) v = rng.Uniform(-2, 2);
+          if (cols > 64) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0
+          const QuantizedTokens tokens(f, x, n, cols);
+          GemmQ8Args a;
+          a.w = packed.data;
+          a.rows = rows;
+          a.cols = cols;
+          a.n = n;
+          tokens.SetArgs(a);
+          a.group_size = c.group;
+          a.asymmetric = c.asym;
+          a.group_bits = c.bits;
+          a.ldy = rows + 3;
+          std::vector<float> y(n * a.ldy + 1, -777.0f);
+          a.y = y.data();
+          const int64_t split = rows / 3 / 16 * 16;  // whole panels per call, as threads run them
+          fn(a, 0, split);
+          fn(a, split, rows);
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
+            const float* xt = x.data() + t * cols;
+            std::vector<int> xi;
+            std::vector<double> dx;
+            ReferenceQuantize(xt, cols, &xi, &dx);
+            for (int64_t r = 0; r < rows; ++r) {
+              double want = 0, mag = 0, f32 = 0, bound = 0;
+              for (int64_t k = 0; k < cols; ++k) {
+                const int64_t g = r * groups + k / c.group, b = k / 32;
+                const int code = m.code[r * cols + k], z = m.zero[g];
+                want += m.scale[g] * dx[b] * (code - z) * xi[k];
+                // The kernel sums code x x and zero x x separately (asymmetric): both count.
+                mag += std::fabs(m.scale[g] * dx[b] * xi[k]) * (code + z);
+                f32 += m.scale[g] * (code - z) * xt[k];
+                bound += dx[b] / 2 * std::fabs(m.scale[g] * (code - z));
               }
-              for (int64_t r = 0; r < rows; ++r) {
-                double want = 0, mag = 0, f32 = 0, bound = 0;
-                for (int64_t k = 0; k < cols; ++k) {
-                  const int64_t g = r * groups + k / group, b = k / 32;
-                  const int c = m.code[r * cols + k], z = m.zero[g];
-                  want += m.scale[g] * dx[b] * (c - z) * xi[k];
-                  // The kernel sums code x x and zero x x separately (asymmetric): both count.
-                  mag += std::fabs(m.scale[g] * dx[b] * xi[k]) * (c + z);
-                  f32 += m.scale[g] * (c - z) * xt[k];
-                  bound += dx[b] / 2 * std::fabs(m.scale[g] * (c - z));
-                }
-                const float got = y[t * a.ldy + r];
-                ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30) << e.name << " bits=" << bits << " asym=" << asym
-                                                            << " group=" << group
-                                                            << " rows=" << rows << " cols=" << cols << " n=" << n
-                                                            << " at " << t << "," << r;
-                ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
-                    << e.name << " bits=" << bits << " asym=" << asym << " group=" << group << " rows=" << rows
-                    << " cols=" << cols << " n=" << n << " at " << t << "," << r;
-              }
+              const float got = y[t * a.ldy + r];
+              ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
+                  << e.name << " bits=" << c.bits << " asym=" << c.asym << " group=" << c.group << " rows=" << rows
+                  << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+              ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+                  << e.name << " bits=" << c.bits << " asym=" << c.asym << " group=" << c.group << " rows=" << rows
+                  << " cols=" << cols << " n=" << n << " at " << t << "," << r;
             }
           }
         }
       }
     }
-  }
   }
 }
 

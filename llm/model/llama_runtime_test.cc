@@ -300,32 +300,39 @@ void ExpectSameLogits(const LlamaModel& packed, const LlamaModel& mapped, const 
   }
 }
 
-// Q4_0 / Q8_0 repacked at load (Panel16, where this CPU has the kernels) against the same file used as
-// mapped (ggml rows): the same int8 activations and integer dot products, so the logits may differ by
-// float summation order only.
+// The model at `path` loaded for decode (a huge-page copy, repacked where this CPU has the kernels, then
+// `packed_layout`) against the same files used as mapped (the file's rows): same bytes per token up
+// to Panel16's padding, and the same logits within `tolerance` of their range (ExpectSameLogits).
+void ExpectRepackedMatchesMapped(const std::string& path, bool has_kernels, const std::string& packed_layout,
+                                 float tolerance, const SyntheticModelSpec& spec, uint32_t seed,
+                                 const std::string& name) {
+  auto packed = LoadModel(path, FileLoad::kHugePageCopy);
+  auto mapped = LoadModel(path, FileLoad::kMap);
+  ASSERT_TRUE(packed.ok() && mapped.ok()) << packed.status() << mapped.status();
+  ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
+  ASSERT_EQ((*packed)->WeightLayoutSummary(), has_kernels ? packed_layout : "ggml rows") << name;
+  if (!has_kernels) GTEST_SKIP() << name << ": this CPU has no kernels for the repacked layout";
+  EXPECT_GE((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());  // padding only
+  ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, seed), tolerance, name);
+}
+
+// Q4_0 / Q8_0 repacked at load (Panel16) against the mapped ggml rows: the same int8 activations and
+// integer dot products, so the logits may differ by float summation order only.
 TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     SyntheticModelSpec spec;
     spec.type = type;
     const std::string name(GgmlTypeName(type));
     const std::string path = testing::WriteSyntheticLlama(spec, name + "-layouts.gguf");
-    auto packed = LoadModel(path, FileLoad::kHugePageCopy);
-    auto mapped = LoadModel(path, FileLoad::kMap);
-    ASSERT_TRUE(packed.ok() && mapped.ok());
-    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
-    const bool has_kernels = Panel16Available(type);
-    ASSERT_EQ((*packed)->WeightLayoutSummary(), has_kernels ? "Panel16" : "ggml rows");
-    if (!has_kernels) GTEST_SKIP() << "no Panel16 kernel on this CPU: both loads use the ggml layout";
-    EXPECT_GE((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());  // padding only
-    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 11), 1e-4f, name);
+    ExpectRepackedMatchesMapped(path, Panel16Available(type), "Panel16", 1e-4f, spec, 11, name);
   }
 }
 
-// Tessel's INT4 / INT3 group types repacked at load (the group Panel16 layout, where this CPU has the kernel)
-// against the same file used as mapped (row records, f32-input kernels). The packed kernels quantize
-// x to int8 per 32-block (llama.cpp's q8_0 activations), the mapped ones do not, so the logits differ by
-// that rounding: within 2% of their range (1.1-1.5% measured), against 120-200% for a packed load
-// whose zero points were replaced by 8. Widths: dim 128 (half a 256-column unit), ffn 384 (a unit and a half).
+// Tessel's INT4 / INT3 group types repacked at load (the group Panel16 layout) against the mapped row
+// records (f32-input kernels). The packed kernels quantize x to int8 per 32-block (llama.cpp's q8_0
+// activations), the mapped ones do not, so the logits differ by that rounding: within 2% of their
+// range (1.1-1.5% measured), against 120-200% for a packed load whose zero points were replaced by 8.
+// Widths: dim 128 (half a 256-column unit), ffn 384 (a unit and a half).
 TEST(QuantizedWeightsTest, GroupPanel16LayoutMatchesMappedRows) {
   for (GgmlType type : {GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A, GgmlType::kTesselI4G32,
                         GgmlType::kTesselI3G128, GgmlType::kTesselI3G32A}) {
@@ -335,62 +342,26 @@ TEST(QuantizedWeightsTest, GroupPanel16LayoutMatchesMappedRows) {
     spec.ffn = 384;
     const std::string name(GgmlTypeName(type));
     const std::string path = testing::WriteSyntheticLlama(spec, name + "-layouts.gguf");
-    auto packed = LoadModel(path, FileLoad::kHugePageCopy);
-    auto mapped = LoadModel(path, FileLoad::kMap);
-    ASSERT_TRUE(packed.ok() && mapped.ok());
-    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
-    const bool has_kernels = Panel16Available(type);
-    ASSERT_EQ((*packed)->WeightLayoutSummary(), has_kernels ? "Panel16" : "ggml rows");
-    if (!has_kernels) GTEST_SKIP() << "no Panel16 kernel on this CPU: both loads use the row layout";
-    EXPECT_GE((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());  // padding only
-    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 11), 2e-2f, name);
+    ExpectRepackedMatchesMapped(path, Panel16Available(type), "Panel16", 2e-2f, spec, 11, name);
   }
 }
 
 // F16 / BF16 loaded for decode (a huge-page copy; the FFN down projections, 2112 columns, in column
-// blocks where the AVX-512 row kernels read them) against the same file used as mapped (ggml rows): the
-// same products, summed block by block, so the logits differ by float summation order only.
+// blocks where the AVX-512 row kernels read them) against the same weights used as mapped (rows): the
+// same products, summed block by block, so the logits differ by float summation order only. From a GGUF
+// file, and from a Hugging Face directory (safetensors), which loads the same way: mapped first, then
+// repacked and the mapped pages released.
 TEST(HalfWeightsTest, ColumnBlocksMatchMappedRows) {
   for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16}) {
     SyntheticModelSpec spec;
     spec.type = type;
     spec.ffn = static_cast<int>(kColumnBlockCols) + 64;
     const std::string name(GgmlTypeName(type));
-    const std::string path = testing::WriteSyntheticLlama(spec, name + "-blocks.gguf");
-    auto packed = LoadModel(path, FileLoad::kHugePageCopy);
-    auto mapped = LoadModel(path, FileLoad::kMap);
-    ASSERT_TRUE(packed.ok() && mapped.ok());
-    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
-    if (!ColumnBlocksAvailable(type)) {
-      ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows");
-      GTEST_SKIP() << "no AVX-512 row kernels on this CPU: both loads use the ggml layout";
-    }
-    ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows, column blocks for 2 wide matrices");
-    EXPECT_EQ((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());
-    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 5), 1e-5f, name);
-  }
-}
-
-// The same for a Hugging Face directory (safetensors F16 / BF16): mapped first, then repacked for decode
-// and the mapped pages released, as GGUF files load.
-TEST(HalfWeightsTest, HuggingFaceColumnBlocksMatchMappedRows) {
-  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16}) {
-    SyntheticModelSpec spec;
-    spec.type = type;
-    spec.ffn = static_cast<int>(kColumnBlockCols) + 64;
-    const std::string name(GgmlTypeName(type));
-    const std::string dir = testing::WriteSyntheticHuggingFace(spec, name + "-hf");
-    auto packed = LoadModel(dir, FileLoad::kHugePageCopy);
-    auto mapped = LoadModel(dir, FileLoad::kMap);
-    ASSERT_TRUE(packed.ok() && mapped.ok()) << packed.status() << mapped.status();
-    ASSERT_EQ((*mapped)->WeightLayoutSummary(), "ggml rows");
-    if (!ColumnBlocksAvailable(type)) {
-      ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows");
-      GTEST_SKIP() << "no AVX-512 row kernels on this CPU: both loads use the row layout";
-    }
-    ASSERT_EQ((*packed)->WeightLayoutSummary(), "ggml rows, column blocks for 2 wide matrices");
-    EXPECT_EQ((*packed)->WeightBytesPerToken(), (*mapped)->WeightBytesPerToken());
-    ExpectSameLogits(**packed, **mapped, RandomTokens(29, spec.vocab, 5), 1e-5f, name + " (Hugging Face)");
+    const std::string layout = "ggml rows, column blocks for 2 wide matrices";
+    ExpectRepackedMatchesMapped(testing::WriteSyntheticLlama(spec, name + "-blocks.gguf"), ColumnBlocksAvailable(type),
+                                layout, 1e-5f, spec, 5, name);
+    ExpectRepackedMatchesMapped(testing::WriteSyntheticHuggingFace(spec, name + "-hf"), ColumnBlocksAvailable(type),
+                                layout, 1e-5f, spec, 5, name + " (Hugging Face)");
   }
 }
 
