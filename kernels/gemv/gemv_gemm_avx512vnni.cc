@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <type_traits>
 
 #include "kernels/cpu/cpu_features.h"
@@ -464,7 +465,31 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // low + 4 x high. Symmetric groups start each block's dot from the block bias (-8 x the sum of x's
 // block; halved for INT3's zero point 4), which makes it sum((code - zero) x). Zero points are applied
 // per group in float: sum(code x) - zero x sum over the group's blocks of dx x sum(x block).
-template <int kBits>
+// GF(2) affine transform of every byte of x by the 8x8 bit matrix in each qword of a
+// (vgf2p8affineqb): result bit i = parity(a.byte[7 - i] & x). As inline assembly so that the kernels
+// need no GFNI compile flag; it only runs where the CPU has GFNI (Gfni()).
+// The matrix is broadcast from memory ({1to8}), as vpdpbusd's x is: twelve matrices held in registers
+// made the 4-stream INT3 kernel spill.
+inline __m512i Gf2p8Affine(__m512i x, const uint64_t* a) {
+  __m512i r;
+  __asm__("vgf2p8affineqb $0, %2%{1to8%}, %1, %0" : "=v"(r) : "v"(x), "m"(*a));
+  return r;
+}
+// The matrix that moves input bit from0 to output bit to0 (and from1 to to1).
+constexpr uint64_t BitMove(int from0, int to0, int from1 = -1, int to1 = -1) {
+  return (uint64_t{1} << from0) << (8 * (7 - to0)) | (from1 < 0 ? 0 : (uint64_t{1} << from1) << (8 * (7 - to1)));
+}
+// INT3 planes to codes: kLowFields[f] takes bits 2f, 2f + 1 to bits 0, 1; kHighBits[b] bit b to bit 2.
+alignas(64) constexpr uint64_t kLowFields[4] = {BitMove(0, 0, 1, 1), BitMove(2, 0, 3, 1), BitMove(4, 0, 5, 1),
+                                                BitMove(6, 0, 7, 1)};
+alignas(64) constexpr uint64_t kHighBits[8] = {BitMove(0, 2), BitMove(1, 2), BitMove(2, 2), BitMove(3, 2),
+                                               BitMove(4, 2), BitMove(5, 2), BitMove(6, 2), BitMove(7, 2)};
+bool Gfni() {
+  static const bool gfni = __builtin_cpu_supports("gfni");
+  return gfni;
+}
+
+template <int kBits, bool kGfni = false>
 inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
   if constexpr (kBits == 4) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -477,6 +502,20 @@ inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
       dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
     }
     return _mm512_add_epi32(dot0, _mm512_srai_epi32(dot1, 4));  // |16 x 4 x 15 x 128 x 4| fits int32
+  } else if constexpr (kGfni) {
+    // Each element's code rebuilt in one byte (two affine transforms and an OR per 4 elements of each
+    // row), then one vpdpbusd per 4 elements: 8 per block instead of 16, no shifts or masks.
+    const __m512i l0 = _mm512_load_si512(block), l1 = _mm512_load_si512(block + 64);
+    const __m512i h = _mm512_load_si512(block + 128);
+    __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int f = 0; f < 4; ++f) {
+      const __m512i code0 = _mm512_or_si512(Gf2p8Affine(l0, &kLowFields[f]), Gf2p8Affine(h, &kHighBits[f]));
+      const __m512i code1 = _mm512_or_si512(Gf2p8Affine(l1, &kLowFields[f]), Gf2p8Affine(h, &kHighBits[4 + f]));
+      dot0 = DpbusdBroadcast(dot0, code0, xb + 4 * f);
+      dot1 = DpbusdBroadcast(dot1, code1, xb + 64 + 4 * f);
+    }
+    return _mm512_add_epi32(dot0, dot1);
   } else {
     const __m512i three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
     const __m512i l0 = _mm512_load_si512(block), l1 = _mm512_load_si512(block + 64);
@@ -497,7 +536,7 @@ inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
   }
 }
 
-template <int kG, bool kAsym, int kBits, int kStreams, bool kPrefetch>
+template <int kG, bool kAsym, int kBits, int kStreams, bool kPrefetch, bool kGfni>
 __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels,
                                                       float* const* y, const int* rows) {
   constexpr Panel16GroupGeometry kGeo(0, kG, kAsym, kBits);
@@ -541,7 +580,7 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
             _mm_prefetch(reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes + kGeo.Vector(i, k)), _MM_HINT_T0);
           }
         }
-        const __m512i dot = BlockDot<kBits>(unit + kGeo.Vector(i, 0), xb, bias);
+        const __m512i dot = BlockDot<kBits, kGfni>(unit + kGeo.Vector(i, 0), xb, bias);
         facc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), dx, facc[s]);
       }
     }
@@ -557,13 +596,13 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
   }
 }
 
-template <int kG, bool kAsym, int kBits, bool kPrefetch>
+template <int kG, bool kAsym, int kBits, bool kPrefetch, bool kGfni>
 void Panel16GroupGemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const Panel16GroupGeometry geo(a.cols, kG, kAsym, kBits);
   StreamPanels(a, row_begin, row_end, geo.panel_bytes(), max_streams,
                [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
-                 Panel16GroupGemvPanels<kG, kAsym, kBits, decltype(streams_tag)::value, kPrefetch>(a, panels, y,
-                                                                                                   rows);
+                 Panel16GroupGemvPanels<kG, kAsym, kBits, decltype(streams_tag)::value, kPrefetch, kGfni>(a, panels,
+                                                                                                          y, rows);
                });
 }
 
@@ -613,13 +652,27 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
   }
 }
 
-template <int kG, bool kAsym, int kBits>
+template <int kG, bool kAsym, int kBits, bool kGfni>
 void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const CpuFeatures& cpu = GetCpuFeatures();
   if (cpu.stream_prefetch) {
-    Panel16GroupGemv<kG, kAsym, kBits, true>(a, row_begin, row_end, cpu.decode_streams);
+    Panel16GroupGemv<kG, kAsym, kBits, true, kGfni>(a, row_begin, row_end, cpu.decode_streams);
   } else {
-    Panel16GroupGemv<kG, kAsym, kBits, false>(a, row_begin, row_end, cpu.decode_streams);
+    Panel16GroupGemv<kG, kAsym, kBits, false, kGfni>(a, row_begin, row_end, cpu.decode_streams);
+  }
+}
+
+// INT3 rebuilds its codes with GFNI where the CPU has it (TESSEL_GFNI=0 turns it off).
+template <int kG, bool kAsym, int kBits>
+void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  static const bool gfni = [] {
+    const char* env = std::getenv("TESSEL_GFNI");
+    return Gfni() && (env == nullptr || std::string(env) != "0");
+  }();
+  if (kBits == 3 && gfni) {
+    RunPanel16GroupDecode<kG, kAsym, kBits, true>(a, row_begin, row_end);
+  } else {
+    RunPanel16GroupDecode<kG, kAsym, kBits, false>(a, row_begin, row_end);
   }
 }
 
