@@ -166,16 +166,22 @@ void OrRecordCode(const Int4GroupRecords& f, uint8_t* rec, int64_t e, int code) 
 template <int G>
 inline void PackInt3Block(const uint8_t* q, int64_t e0, uint8_t* o) {
   constexpr int kQuarter = G / 4, kEighth = G / 8;
-  uint8_t l0[4] = {}, l1[4] = {}, h[4] = {};
+  // The three dwords as little-endian words: byte j % 4 of each, bits by field (l) or high bit (h).
+  uint32_t l0 = 0, l1 = 0, h = 0;
   auto block = [&](auto first) {
     constexpr int kE0 = decltype(first)::value;
 #pragma GCC unroll 32
     for (int j = 0; j < kQBlock; ++j) {
       const int e = kE0 + j;
-      const int low = (q[e % kQuarter] >> (2 * (e / kQuarter))) & 3;
-      const int high = (q[kQuarter + e % kEighth] >> (e / kEighth)) & 1;
-      (j < 16 ? l0 : l1)[j % 4] |= static_cast<uint8_t>(low << (2 * ((j % 16) / 4)));
-      h[j % 4] |= static_cast<uint8_t>(high << (j / 4));
+      const uint32_t low = (q[e % kQuarter] >> (2 * (e / kQuarter))) & 3u;
+      const uint32_t high = (q[kQuarter + e % kEighth] >> (e / kEighth)) & 1u;
+      const int byte = 8 * (j % 4);
+      if (j < 16) {
+        l0 |= low << (byte + 2 * (j / 4));
+      } else {
+        l1 |= low << (byte + 2 * ((j - 16) / 4));
+      }
+      h |= high << (byte + j / 4);
     }
   };
   switch (e0 / kQBlock) {
@@ -184,9 +190,9 @@ inline void PackInt3Block(const uint8_t* q, int64_t e0, uint8_t* o) {
     case 2: if constexpr (G > 64) block(std::integral_constant<int, 64>()); break;
     default: if constexpr (G > 64) block(std::integral_constant<int, 96>()); break;
   }
-  std::memcpy(o, l0, 4);
-  std::memcpy(o + 64, l1, 4);
-  std::memcpy(o + 128, h, 4);
+  std::memcpy(o, &l0, 4);
+  std::memcpy(o + 64, &l1, 4);
+  std::memcpy(o + 128, &h, 4);
 }
 
 // Byte offset of the unit holding row r's group `gg` (groups counted from column 0).
