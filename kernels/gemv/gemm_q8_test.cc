@@ -371,6 +371,102 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   }
 }
 
+// ggml Q4_1 blocks (gemv.h PackGemvPanel16Q4_1), codes, scales and mins kept aside.
+struct Q4_1Matrix {
+  std::vector<uint8_t> bytes;
+  std::vector<int> code;               // rows x cols, 0..15
+  std::vector<double> scale, min_val;  // rows x blocks
+};
+
+Q4_1Matrix MakeQ4_1Matrix(int64_t rows, int64_t cols, Lcg& rng) {
+  Q4_1Matrix m;
+  const int64_t nb = cols / 32;
+  m.bytes.assign(rows * nb * 20, 0);
+  m.code.resize(rows * cols);
+  m.scale.resize(rows * nb);
+  m.min_val.resize(rows * nb);
+  auto half = [&](bool sign) {
+    return static_cast<uint16_t>(((6 + rng.Next() % 9) << 10) | (rng.Next() & 0x3ff) | (sign ? 0x8000 : 0));
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = m.bytes.data() + (r * nb + b) * 20;
+      const uint16_t d = half(false), mn = half(true);
+      std::memcpy(blk, &d, 2);
+      std::memcpy(blk + 2, &mn, 2);
+      m.scale[r * nb + b] = DecodeHalf(d);
+      m.min_val[r * nb + b] = DecodeHalf(mn);
+      for (int j = 0; j < 16; ++j) blk[4 + j] = static_cast<uint8_t>(rng.Next());
+      for (int j = 0; j < 32; ++j) m.code[r * cols + b * 32 + j] = j < 16 ? blk[4 + j] & 15 : blk[4 + j - 16] >> 4;
+    }
+  }
+  return m;
+}
+
+TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
+  const KernelEntry& e = *GetParam();
+  if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  Lcg rng(37);
+  for (int64_t rows : {1, 17, 67, 130}) {
+    for (int64_t cols : {32, 256, 352, 2080}) {
+      const int64_t nb = cols / 32;
+      const Q4_1Matrix m = MakeQ4_1Matrix(rows, cols, rng);
+      Packed packed;
+      packed.storage.resize(GemvPanel16Q4_1Bytes(rows, cols) + 64);
+      packed.data = packed.storage.data() + (64 - reinterpret_cast<uintptr_t>(packed.storage.data()) % 64) % 64;
+      PackGemvPanel16Q4_1(m.bytes.data(), rows, cols, packed.data);
+      std::vector<uint8_t> row(nb * 20);
+      for (int64_t r = 0; r < rows; ++r) {
+        UnpackGemvPanel16Q4_1Row(packed.data, cols, r, row.data());
+        ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * nb * 20, nb * 20)) << "row " << r;
+      }
+      for (int64_t n : {1, 2, 13}) {
+        std::vector<float> x(n * cols);
+        for (float& v : x) v = rng.Uniform(-2, 2);
+        const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
+        GemmQ8Args a;
+        a.w = packed.data;
+        a.rows = rows;
+        a.cols = cols;
+        a.n = n;
+        tokens.SetArgs(a);
+        a.group_size = 32;
+        a.group_mins = true;
+        a.ldy = rows + 3;
+        std::vector<float> y(n * a.ldy + 1, -777.0f);
+        a.y = y.data();
+        const int64_t split = rows / 3 / 16 * 16;
+        fn(a, 0, split);
+        fn(a, split, rows);
+        for (int64_t t = 0; t < n; ++t) {
+          const float* xt = x.data() + t * cols;
+          std::vector<int> xi;
+          std::vector<double> dx;
+          ReferenceQuantize(xt, cols, &xi, &dx);
+          for (int64_t r = 0; r < rows; ++r) {
+            double want = 0, mag = 0, f32 = 0, bound = 0;
+            for (int64_t k = 0; k < cols; ++k) {
+              const int64_t b = k / 32;
+              const double d = m.scale[r * nb + b], mn = m.min_val[r * nb + b];
+              const int code = m.code[r * cols + k];
+              want += dx[b] * (d * code + mn) * xi[k];
+              mag += std::fabs(dx[b] * xi[k]) * (std::fabs(d * code) + std::fabs(mn));
+              f32 += (d * code + mn) * xt[k];
+              bound += dx[b] / 2 * std::fabs(d * code + mn);
+            }
+            const float got = y[t * a.ldy + r];
+            ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30) << e.name << " Q4_1 rows=" << rows << " cols=" << cols
+                                                        << " n=" << n << " at " << t << "," << r;
+            ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+                << e.name << " Q4_1 rows=" << rows << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(GemmQ8Group, GemmQ8GroupKernelTest, testing::ValuesIn(GroupKernels()),
                          [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
 

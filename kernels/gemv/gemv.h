@@ -136,6 +136,8 @@ struct GemmQ8Args {
   int64_t group_size = 0;
   bool asymmetric = false;
   int group_bits = 4;
+  // Q4_1 on the group layout (PackGemvPanel16Q4_1): G = 32, value = code * scale + min.
+  bool group_mins = false;
 };
 using GemmQ8Fn = void (*)(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // Per 32-block b < cols / 32 of a quantized token: block_bias[b] = the sum of the block's bias lanes
@@ -207,6 +209,14 @@ void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols,
 // codes, scales and zeros are zeroed; format.base is not read).
 void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& format, int64_t cols, int64_t r,
                                void* record_out);
+// ggml's Q4_1 (per 32 elements {fp16 d, fp16 m, 16 bytes of Q4_0-ordered nibbles}, value = q * d + m) on
+// the same layout: G = 32, INT4 vectors, and after each unit's scales a plane of mins (group i's 16 fp16
+// mins at scale_bytes + 32 * i); 5 bits per weight, as Q4_1. Kernels take group_size = 32, group_bits =
+// 4, group_mins = true.
+int64_t GemvPanel16Q4_1Bytes(int64_t rows, int64_t cols);
+void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out);
+// Row r back in Q4_1 blocks (GgmlRowBytes: cols / 32 * 20 bytes at row_out).
+void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void* row_out);
 
 // op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8" / "igx16xq8": a reference and avx512vnni.
 const KernelRegistry& GemmQ8Panel16Kernels();

@@ -37,6 +37,11 @@ inline __m512i LoadAsHalves(const uint8_t* p) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
+// 16 fp16 values at p (32-byte aligned) as floats.
+inline __m512 LoadHalves16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
 // Tokens per tile: 12 float accumulators + 8 weight vectors + the scales fit the 32 registers; on
 // Zen 5, 12 ran ~5% faster than 8 or 16.
 constexpr int kTileTokens = 12;
@@ -177,7 +182,7 @@ void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
       }
     }
     o[8] = _mm512_castps_si512(
-        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(PairScales(pair, h)))));
+        LoadHalves16(PairScales(pair, h)));
   }
 }
 
@@ -195,7 +200,9 @@ inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
 // kBiasShift: the block bias (-8 x the sum of the block's x) is doubled for group-wise INT4 with zero
 // points, whose unpacked weights are code - zero + 16 (UnpackPanel16Group).
 // For the Panel16 layouts, row_bytes is the stride of the next panel's weights per block.
-template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0>
+// kMins (Q4_1 on the group layout): a tenth vector per block holds min + 8 x scale per row, which
+// turns the block's sum((code - 8) x) into sum((code x scale + min) x): one more FMA per block and token.
+template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false>
 void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows, float* y,
                  const uint8_t* next, int64_t row_bytes) {
   __m512 acc[T];
@@ -205,11 +212,12 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   const int32_t* bias0 = a.block_bias + t0 * a.block_stride;
   const float* scale0 = a.block_scale + t0 * a.block_stride;
   for (int64_t b = 0; b < nb; ++b) {
-    const __m512i* p = panel + b * kVecsPerBlock;
+    const __m512i* p = panel + b * (kMins ? kVecsPerBlock + 1 : kVecsPerBlock);
     __m512i wv[8];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) wv[k] = _mm512_load_si512(p + k);
     const __m512 d = _mm512_castsi512_ps(_mm512_load_si512(p + 8));
+    const __m512 mn = kMins ? _mm512_castsi512_ps(_mm512_load_si512(p + 9)) : _mm512_setzero_ps();
     if (next != nullptr) {
       if (kPanel16) {
         // The next panel is one linear stream: its share for block b (Q4_0 / Q8_0: a half-pair).
@@ -233,20 +241,25 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
       }
       const __m512 s = _mm512_mul_ps(d, _mm512_set1_ps(scale0[t * a.block_stride + b]));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), s, acc[t]);
+      if (kMins) {
+        // block_bias = -8 x sum(x_q) exactly.
+        const float xs = scale0[t * a.block_stride + b] * static_cast<float>(-bias0[t * a.block_stride + b] / 8);
+        acc[t] = _mm512_fmadd_ps(mn, _mm512_set1_ps(xs), acc[t]);
+      }
     }
   }
 #pragma GCC unroll 16
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * a.ldy, rows, acc[t]);
 }
 
-template <bool kQ4, bool kPanel16, int kBiasShift = 0, int T = kTileTokens - 1>
+template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, int T = kTileTokens - 1>
 void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows,
                float* y, const uint8_t* next, int64_t row_bytes) {
   if constexpr (T > 0) {
     if (tokens == T) {
-      PanelTokens<kQ4, T, kPanel16, kBiasShift>(a, panel, nb, t0, rows, y, next, row_bytes);
+      PanelTokens<kQ4, T, kPanel16, kBiasShift, kMins>(a, panel, nb, t0, rows, y, next, row_bytes);
     } else {
-      TokenTail<kQ4, kPanel16, kBiasShift, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
+      TokenTail<kQ4, kPanel16, kBiasShift, kMins, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
     }
   }
 }
@@ -316,7 +329,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
 #pragma GCC unroll 4
         for (int s = 0; s < kStreams; ++s) {
           // The scales first: they lead the pair (gemv.h), so the loads walk the stream in address order.
-          d[s] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(PairScales(panels[s] + j * kPair, h))));
+          d[s] = LoadHalves16(PairScales(panels[s] + j * kPair, h));
           dot0[s] = bias;
           dot1[s] = _mm512_setzero_si512();
         }
@@ -354,7 +367,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
           }
         }
         // The scales first: they lead the pair (gemv.h), so the loads walk the stream in address order.
-        const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(PairScales(pair, h))));
+        const __m512 d = LoadHalves16(PairScales(pair, h));
         __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int k = 0; k < kK; ++k) {
@@ -536,10 +549,11 @@ inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
   }
 }
 
-template <int kG, bool kAsym, int kBits, int kStreams, bool kPrefetch, bool kGfni>
+// kMins: Q4_1 (G = 32, INT4): codes taken as they are (no bias) and min x dx x sum(x_q) added per block.
+template <int kG, bool kAsym, int kBits, int kStreams, bool kPrefetch, bool kGfni, bool kMins = false>
 __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels,
                                                       float* const* y, const int* rows) {
-  constexpr Panel16GroupGeometry kGeo(0, kG, kAsym, kBits);
+  constexpr Panel16GroupGeometry kGeo(0, kG, kAsym, kBits, kMins);
   constexpr int kBlocksPerGroup = kG / kQBlock, kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
   const int64_t groups = a.cols / kG;
   __m512 acc[kStreams];
@@ -552,7 +566,8 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
 #pragma GCC unroll 4
     for (int s = 0; s < kStreams; ++s) {
       const uint8_t* unit = panels[s] + unit_offset;
-      d[s] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(unit + Panel16GroupGeometry::Scales(gi))));
+      d[s] = LoadHalves16(unit + Panel16GroupGeometry::Scales(gi));
+      if (kMins) z[s] = LoadHalves16(unit + kGeo.Mins(gi));
       if (kAsym) {
         const __m128i zb = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Zeros(gi)));
         z[s] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(zb));
@@ -566,10 +581,10 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
       const int i = static_cast<int>(b % 8);  // block within the unit
       const int8_t* xb = a.xq + (b / 4) * 128 + 16 * (b % 4);
       // block_bias = -8 x sum(x_q) exactly: INT3's zero point 4 takes half of it.
-      const __m512i bias =
-          kAsym ? _mm512_setzero_si512() : _mm512_set1_epi32(kBits == 4 ? a.block_bias[b] : a.block_bias[b] / 2);
+      const __m512i bias = kAsym || kMins ? _mm512_setzero_si512()
+                                          : _mm512_set1_epi32(kBits == 4 ? a.block_bias[b] : a.block_bias[b] / 2);
       const __m512 dx = _mm512_set1_ps(a.block_scale[b]);
-      if (kAsym) xsum += a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8);
+      if (kAsym || kMins) xsum += a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8);
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* unit = panels[s] + unit_offset;
@@ -586,6 +601,11 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
     }
 #pragma GCC unroll 4
     for (int s = 0; s < kStreams; ++s) {
+      if (kMins) {
+        // code x scale x dot + min x sum: z holds the mins.
+        acc[s] = _mm512_fmadd_ps(z[s], _mm512_set1_ps(xsum), _mm512_fmadd_ps(facc[s], d[s], acc[s]));
+        continue;
+      }
       const __m512 f = kAsym ? _mm512_fnmadd_ps(z[s], _mm512_set1_ps(xsum), facc[s]) : facc[s];
       acc[s] = _mm512_fmadd_ps(f, d[s], acc[s]);
     }
@@ -596,13 +616,13 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
   }
 }
 
-template <int kG, bool kAsym, int kBits, bool kPrefetch, bool kGfni>
+template <int kG, bool kAsym, int kBits, bool kPrefetch, bool kGfni, bool kMins>
 void Panel16GroupGemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
-  const Panel16GroupGeometry geo(a.cols, kG, kAsym, kBits);
+  const Panel16GroupGeometry geo(a.cols, kG, kAsym, kBits, kMins);
   StreamPanels(a, row_begin, row_end, geo.panel_bytes(), max_streams,
                [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
-                 Panel16GroupGemvPanels<kG, kAsym, kBits, decltype(streams_tag)::value, kPrefetch, kGfni>(a, panels,
-                                                                                                          y, rows);
+                 Panel16GroupGemvPanels<kG, kAsym, kBits, decltype(streams_tag)::value, kPrefetch, kGfni, kMins>(
+                     a, panels, y, rows);
                });
 }
 
@@ -610,9 +630,11 @@ void Panel16GroupGemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, i
 // group's scale as each of its blocks' scale; the weights as unsigned bytes u with u - 8 = code - zero
 // against the block bias -8 x sum x (symmetric INT4: the code; symmetric INT3: code + 4), or, with
 // zero points, u = code - zero + 16 (1..31) against the doubled block bias (-16 x sum x).
-template <bool kAsym, int kBits>
+template <bool kAsym, int kBits, bool kMins = false>
 void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, int64_t nb, int64_t group,
                         __m512i* out) {
+  constexpr int kVecs = kMins ? kVecsPerBlock + 1 : kVecsPerBlock;
+  __m512 mn = _mm512_setzero_ps();
   const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
   const int64_t blocks_per_group = group / kQBlock;
   __m512 d = _mm512_setzero_ps();
@@ -622,14 +644,19 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
     const int i = static_cast<int>(b % 8);
     if (b % blocks_per_group == 0) {
       const int64_t gi = i / blocks_per_group;
-      d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(unit + Panel16GroupGeometry::Scales(gi))));
+      d = LoadHalves16(unit + Panel16GroupGeometry::Scales(gi));
+      if (kMins) {
+        // min + 8 x scale: the codes meet the block bias -8 x sum x (PanelTokens kMins).
+        mn = _mm512_fmadd_ps(_mm512_set1_ps(8.0f), d, LoadHalves16(unit + geo.Mins(gi)));
+      }
       if (kAsym) {
-        const __m512i zero = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + geo.Zeros(gi))));
+        const __m128i zb = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + geo.Zeros(gi)));
+        const __m512i zero = _mm512_cvtepu8_epi32(zb);
         // 16 - zero in each byte of the row's lane.
         offset = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_set1_epi32(16), zero), _mm512_set1_epi32(0x01010101));
       }
     }
-    __m512i* o = out + b * kVecsPerBlock;
+    __m512i* o = out + b * kVecs;
     const uint8_t* block = unit + geo.Vector(i, 0);
     if constexpr (kBits == 4) {
       for (int k = 0; k < 4; ++k) {
@@ -649,16 +676,17 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
       }
     }
     o[8] = _mm512_castps_si512(d);
+    if (kMins) o[9] = _mm512_castps_si512(mn);
   }
 }
 
-template <int kG, bool kAsym, int kBits, bool kGfni>
+template <int kG, bool kAsym, int kBits, bool kGfni, bool kMins = false>
 void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const CpuFeatures& cpu = GetCpuFeatures();
   if (cpu.stream_prefetch) {
-    Panel16GroupGemv<kG, kAsym, kBits, true, kGfni>(a, row_begin, row_end, cpu.decode_streams);
+    Panel16GroupGemv<kG, kAsym, kBits, true, kGfni, kMins>(a, row_begin, row_end, cpu.decode_streams);
   } else {
-    Panel16GroupGemv<kG, kAsym, kBits, false, kGfni>(a, row_begin, row_end, cpu.decode_streams);
+    Panel16GroupGemv<kG, kAsym, kBits, false, kGfni, kMins>(a, row_begin, row_end, cpu.decode_streams);
   }
 }
 
@@ -676,32 +704,36 @@ void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_e
   }
 }
 
-template <bool kAsym, int kBits>
+template <bool kAsym, int kBits, bool kMins = false>
 void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
-    switch (a.group_size) {
-      case 32: return RunPanel16GroupDecode<32, kAsym, kBits>(a, row_begin, row_end);
-      case 64: return RunPanel16GroupDecode<64, kAsym, kBits>(a, row_begin, row_end);
-      default: return RunPanel16GroupDecode<128, kAsym, kBits>(a, row_begin, row_end);
+    if constexpr (kMins) {
+      return RunPanel16GroupDecode<32, false, 4, false, true>(a, row_begin, row_end);
+    } else {
+      switch (a.group_size) {
+        case 32: return RunPanel16GroupDecode<32, kAsym, kBits>(a, row_begin, row_end);
+        case 64: return RunPanel16GroupDecode<64, kAsym, kBits>(a, row_begin, row_end);
+        default: return RunPanel16GroupDecode<128, kAsym, kBits>(a, row_begin, row_end);
+      }
     }
   }
-  const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym, kBits);
+  const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym, kBits, kMins);
   const int64_t nb = a.cols / kQBlock;
   const auto* w = static_cast<const uint8_t*>(a.w);
-  __m512i* panel = PanelBuffer(nb * kVecsPerBlock);
+  __m512i* panel = PanelBuffer(nb * (kMins ? kVecsPerBlock + 1 : kVecsPerBlock));
   constexpr int kShift = kAsym ? 1 : 0;
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     const uint8_t* packed = w + (r / kPanel) * geo.panel_bytes();
-    UnpackPanel16Group<kAsym, kBits>(packed, geo, nb, a.group_size, panel);
+    UnpackPanel16Group<kAsym, kBits, kMins>(packed, geo, nb, a.group_size, panel);
     const uint8_t* next = r + kPanel < row_end ? packed + geo.panel_bytes() : nullptr;
     const int64_t next_per_block = geo.unit_bytes / 8;
     for (int64_t t = 0; t < a.n; t += kTileTokens) {
       if (t + kTileTokens <= a.n) {
-        PanelTokens<true, kTileTokens, true, kShift>(a, panel, nb, t, mask, a.y + r, next, next_per_block);
+        PanelTokens<true, kTileTokens, true, kShift, kMins>(a, panel, nb, t, mask, a.y + r, next, next_per_block);
       } else {
-        TokenTail<true, true, kShift>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
+        TokenTail<true, true, kShift, kMins>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
       }
       next = nullptr;
     }
@@ -711,7 +743,9 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }  // namespace
 
 void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  if (a.group_bits == 3) {
+  if (a.group_mins) {
+    RunPanel16Group<false, 4, true>(a, row_begin, row_end);
+  } else if (a.group_bits == 3) {
     a.asymmetric ? RunPanel16Group<true, 3>(a, row_begin, row_end) : RunPanel16Group<false, 3>(a, row_begin, row_end);
   } else {
     a.asymmetric ? RunPanel16Group<true, 4>(a, row_begin, row_end) : RunPanel16Group<false, 4>(a, row_begin, row_end);

@@ -260,9 +260,48 @@ void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& forma
   }
 }
 
+int64_t GemvPanel16Q4_1Bytes(int64_t rows, int64_t cols) {
+  const Panel16GroupGeometry g(cols, kQBlock, false, 4, /*mins=*/true);
+  return (rows + kPanelRows - 1) / kPanelRows * g.panel_bytes();
+}
+
+void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out) {
+  const Panel16GroupGeometry g(cols, kQBlock, false, 4, /*mins=*/true);
+  auto* dst = static_cast<uint8_t*>(out);
+  std::memset(dst, 0, GemvPanel16Q4_1Bytes(rows, cols));
+  const int64_t nb = cols / kQBlock, row_bytes = nb * int64_t{sizeof(BlockQ4_1)};
+  for (int64_t r = 0; r < rows; ++r) {
+    const int lane = static_cast<int>(r % kPanelRows);
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ4_1 blk;
+      std::memcpy(&blk, static_cast<const uint8_t*>(w) + r * row_bytes + b * int64_t{sizeof(BlockQ4_1)}, sizeof(blk));
+      const int64_t unit = GroupUnit(g, r, b), i = b % g.groups_per_unit;
+      // Q4_1's nibbles are in Q4_0's order: qs bytes 4k..4k+3 are vector k's dword.
+      for (int k = 0; k < 4; ++k) std::memcpy(dst + unit + g.Vector(i, k) + 4 * lane, blk.qs + 4 * k, 4);
+      std::memcpy(dst + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, &blk.d, 2);
+      std::memcpy(dst + unit + g.Mins(i) + 2 * lane, &blk.m, 2);
+    }
+  }
+}
+
+void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void* row_out) {
+  const Panel16GroupGeometry g(cols, kQBlock, false, 4, /*mins=*/true);
+  const auto* src = static_cast<const uint8_t*>(packed);
+  const int lane = static_cast<int>(r % kPanelRows);
+  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+    BlockQ4_1 blk;
+    const int64_t unit = GroupUnit(g, r, b), i = b % g.groups_per_unit;
+    for (int k = 0; k < 4; ++k) std::memcpy(blk.qs + 4 * k, src + unit + g.Vector(i, k) + 4 * lane, 4);
+    std::memcpy(&blk.d, src + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, 2);
+    std::memcpy(&blk.m, src + unit + g.Mins(i) + 2 * lane, 2);
+    std::memcpy(static_cast<uint8_t*>(row_out) + b * int64_t{sizeof(BlockQ4_1)}, &blk, sizeof(blk));
+  }
+}
+
 void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  // (code - zero) * x_q per 32-block, exact in integers; the group scale times the block's dx in double.
-  const Panel16GroupGeometry g(a.cols, a.group_size, a.asymmetric, a.group_bits);
+  // (code - zero) * x_q per 32-block, exact in integers; the group scale times the block's dx in double;
+  // Q4_1 (group_mins): code * x_q, plus the min times the block's dx times sum(x_q).
+  const Panel16GroupGeometry g(a.cols, a.group_size, a.asymmetric, a.group_bits, a.group_mins);
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t t = 0; t < a.n; ++t) {
     const int8_t* xq = a.xq + t * a.xq_stride;
@@ -273,16 +312,22 @@ void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int
       for (int64_t b = 0; b < a.cols / kQBlock; ++b) {
         const int64_t gg = b * kQBlock / a.group_size;
         const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
-        const int zero = a.asymmetric ? w[unit + g.Zeros(i) + lane] : 1 << (a.group_bits - 1);
-        int64_t dot = 0;
+        const int zero = a.group_mins ? 0 : a.asymmetric ? w[unit + g.Zeros(i) + lane] : 1 << (a.group_bits - 1);
+        int64_t dot = 0, xsum = 0;
         for (int j = 0; j < kQBlock; ++j) {
           const int code = GetPanelCode(g, a.group_bits, w, r, b * kQBlock + j);
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
           dot += int64_t{code - zero} * x;
+          xsum += x;
         }
         uint16_t d;
         std::memcpy(&d, w + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, 2);
         sum += static_cast<double>(Fp16ToF32(d)) * bscale[b] * static_cast<double>(dot);
+        if (a.group_mins) {
+          uint16_t m;
+          std::memcpy(&m, w + unit + g.Mins(i) + 2 * lane, 2);
+          sum += static_cast<double>(Fp16ToF32(m)) * bscale[b] * static_cast<double>(xsum);
+        }
       }
       a.y[t * a.ldy + r] = static_cast<float>(sum);
     }

@@ -76,10 +76,8 @@ const KernelEntry* Q8KernelFor(GgmlType type) {
 // The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr. Panel16
 // matrices always have one (they are only repacked where it exists), and use it for decode too.
 const KernelEntry* GemmQ8KernelFor(const WeightMatrix& w) {
-  int64_t group;
-  bool asymmetric;
-  int bits;
-  if (w.layout == WeightLayout::kPanel16 && Panel16GroupShape(w, &group, &asymmetric, &bits)) {
+  GemmQ8Args shape;
+  if (w.layout == WeightLayout::kPanel16 && Panel16GroupShape(w, &shape)) {
     return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
   }
   const GemvFormat format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
@@ -227,7 +225,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       a.block_stride = w.cols / 32;
       a.y = jobs[j].y;
       a.ldy = w.rows;
-      Panel16GroupShape(w, &a.group_size, &a.asymmetric, &a.group_bits);
+      if (w.layout == WeightLayout::kPanel16) Panel16GroupShape(w, &a);
       // Decode on one thread: the whole matrix in one call, so that the kernel's parallel streams
       // (gemv_gemm_avx512vnni.cc) run the full length of the matrix instead of restarting per task.
       // On several threads, two tasks per thread: long streams, and still some balancing on a shared

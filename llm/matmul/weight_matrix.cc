@@ -42,6 +42,8 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
   }
   if (Int4GroupRecords g; GroupRecords(*this, &g)) {
     UnpackGemvPanel16GroupRow(data, g, cols, r, scratch);
+  } else if (type == GgmlType::kQ4_1) {
+    UnpackGemvPanel16Q4_1Row(data, cols, r, scratch);
   } else {
     UnpackGemvPanel16Row(Panel16Format(type), data, cols, r, scratch);
   }
@@ -52,7 +54,9 @@ bool Panel16Available(GgmlType type) {
   if (type == GgmlType::kQ4_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ4_0) != nullptr;
   if (type == GgmlType::kQ8_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ8_0) != nullptr;
   TesselGroupFormat f;
-  if (GetTesselGroupFormat(type, &f)) return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
+  if (GetTesselGroupFormat(type, &f) || type == GgmlType::kQ4_1) {
+    return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
+  }
   return false;
 }
 
@@ -60,21 +64,32 @@ size_t Panel16Bytes(const WeightMatrix& w) {
   if (Int4GroupRecords g; GroupRecords(w, &g)) {
     return static_cast<size_t>(GemvPanel16GroupBytes(w.rows, w.cols, g.group_size, g.asymmetric, g.bits));
   }
+  if (w.type == GgmlType::kQ4_1) return static_cast<size_t>(GemvPanel16Q4_1Bytes(w.rows, w.cols));
   return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(w.type), w.rows, w.cols));
 }
 
-bool Panel16GroupShape(const WeightMatrix& w, int64_t* group_size, bool* asymmetric, int* bits) {
+bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args) {
+  if (w.type == GgmlType::kQ4_1) {
+    args->group_size = kQuantBlock;
+    args->asymmetric = false;
+    args->group_bits = 4;
+    args->group_mins = true;
+    return true;
+  }
   Int4GroupRecords g;
   if (!GroupRecords(w, &g)) return false;
-  *group_size = g.group_size;
-  *asymmetric = g.asymmetric;
-  *bits = g.bits;
+  args->group_size = g.group_size;
+  args->asymmetric = g.asymmetric;
+  args->group_bits = g.bits;
+  args->group_mins = false;
   return true;
 }
 
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
   if (Int4GroupRecords g; GroupRecords(w, &g)) {
     PackGemvPanel16Group(g, w.rows, w.cols, dst);
+  } else if (w.type == GgmlType::kQ4_1) {
+    PackGemvPanel16Q4_1(w.data, w.rows, w.cols, dst);
   } else {
     PackGemvPanel16(Panel16Format(w.type), w.data, w.rows, w.cols, dst);
   }

@@ -1,5 +1,5 @@
 // A weight matrix [rows, cols] in a ggml type: as the model file stores it (rows contiguous, ggml
-// blocks), or repacked once at load for decode: Q4_0 / Q8_0 and Tessel's group types on CPUs with
+// blocks), or repacked once at load for decode: Q4_0 / Q4_1 / Q8_0 and Tessel's group types on CPUs with
 // a Panel16 kernel into kernels/gemv's Panel16 layouts (gemv.h: 16 rows per vector, one linear
 // stream); wide F16 / BF16
 // matrices on CPUs with the AVX-512 row kernels into column blocks (kColumnBlocks).
@@ -11,11 +11,15 @@
 
 #include "llm/gguf/ggml_types.h"
 
+namespace tessel {
+struct GemmQ8Args;  // kernels/gemv/gemv.h
+}  // namespace tessel
+
 namespace tessel::llm {
 
 enum class WeightLayout {
   kRows,     // ggml: row r at data + r * row_bytes()
-  // kernels/gemv Panel16 (Q4_0 / Q8_0, or its group variant for TESSEL_I{4,3}G*); row() does not apply,
+  // kernels/gemv Panel16 (Q4_0 / Q8_0, or its group variant for Q4_1 and TESSEL_I{4,3}G*); row() does not apply,
   // see RowBlocks.
   kPanel16,
   // Columns in blocks of kColumnBlockCols (the last one narrower), block after block, each block's
@@ -58,16 +62,17 @@ struct WeightMatrix {
   }
 };
 
-// True for Q4_0 / Q8_0 / the Tessel group types when this CPU has a Panel16 kernel (kernels/gemv
+// True for Q4_0 / Q4_1 / Q8_0 / the Tessel group types when this CPU has a Panel16 kernel (kernels/gemv
 // FastGemmQ8Panel16Kernel): then RepackPanel16 pays off (Q4_0 / Q8_0 decode streams it ~1.5x faster,
-// prefill skips its per-call repack; INT4 / INT3 groups get int8 kernels instead of f32 / portable ones).
+// prefill skips its per-call repack; Q4_1 and INT4 / INT3 groups get int8 kernels instead of f32 /
+// portable ones).
 bool Panel16Available(GgmlType type);
 // Bytes RepackPanel16 writes for w.
 size_t Panel16Bytes(const WeightMatrix& w);
-// For a Tessel group type: its group size, whether it has zero points and its code width (the Panel16
-// group kernel's GemmQ8Args); false for other types.
-bool Panel16GroupShape(const WeightMatrix& w, int64_t* group_size, bool* asymmetric, int* bits);
-// Writes w (kRows; Q4_0, Q8_0 or a Tessel group type) to dst (Panel16Bytes(w), 64-byte aligned)
+// For the types on kernels/gemv's group Panel16 layout (Tessel's group types, Q4_1): sets the group
+// kernel's GemmQ8Args fields (group_size, asymmetric, group_bits, group_mins); false for other types.
+bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args);
+// Writes w (kRows; Q4_0, Q4_1, Q8_0 or a Tessel group type) to dst (Panel16Bytes(w), 64-byte aligned)
 // in its Panel16 layout and returns the view of it.
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst);
 // Writes w (kRows; F32, F16 or BF16) to dst (w.bytes(): the same bytes, reordered) in the kColumnBlocks

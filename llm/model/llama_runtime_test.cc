@@ -249,9 +249,11 @@ TEST(QuantizedWeightsTest, MatchTheirDequantizedCopy) {
     const std::vector<int32_t> tokens = RandomTokens(33, spec.vocab, 5);
     RuntimeOptions o = AllLogits();
     // Q4_0 / Q8_0 prefill quantizes activations to int8 too where the CPU has the multi-token int8
-    // kernels (kernels/gemv GemmQ8Kernels): the same bound as decode below.
+    // kernels (kernels/gemv GemmQ8Kernels), and Q4_1 where it is repacked for the group Panel16
+    // kernels: the same bound as decode below.
+    const bool q4_1_int8 = type == GgmlType::kQ4_1 && Panel16Available(type);
     const bool int8_prefill = (type == GgmlType::kQ8_0 && FastGemmQ8Kernel(GemvFormat::kQ8_0)) ||
-                              (type == GgmlType::kQ4_0 && FastGemmQ8Kernel(GemvFormat::kQ4_0));
+                              (type == GgmlType::kQ4_0 && FastGemmQ8Kernel(GemvFormat::kQ4_0)) || q4_1_int8;
     const std::vector<float> pq = Prefill(*MakeRuntime(*qm, o), tokens), pf = Prefill(*MakeRuntime(*fm, o), tokens);
     float prange = 0;
     for (float v : pf) prange = std::max(prange, std::fabs(v));
@@ -264,7 +266,7 @@ TEST(QuantizedWeightsTest, MatchTheirDequantizedCopy) {
     // products (kernels/gemv): each activation moves by up to 1/254 of its block's maximum, so the
     // logits may differ by about a percent of their range, not just by float rounding.
     const bool int8_x = (type == GgmlType::kQ8_0 && FastGemvQ8Kernel(GemvFormat::kQ8_0)) ||
-                        (type == GgmlType::kQ4_0 && FastGemvQ8Kernel(GemvFormat::kQ4_0));
+                        (type == GgmlType::kQ4_0 && FastGemvQ8Kernel(GemvFormat::kQ4_0)) || q4_1_int8;
     for (int32_t t : tokens) {
       auto lq = qr->Eval(qs, absl::MakeConstSpan(&t, 1));
       std::vector<float> vq(lq->begin(), lq->end());
@@ -272,7 +274,9 @@ TEST(QuantizedWeightsTest, MatchTheirDequantizedCopy) {
       std::vector<float> vf(lf->begin(), lf->end());
       float range = 0;
       for (float v : vf) range = std::max(range, std::fabs(v));
-      ASSERT_LT(MaxAbsDiff(vq, vf), int8_x ? 2e-2f * range : 2e-5f) << name << ", logits up to " << range;
+      // Q4_1's mins also meet the rounding of each block's sum of x: 2.1% of the range measured here.
+      const float int8_bound = type == GgmlType::kQ4_1 ? 3e-2f : 2e-2f;
+      ASSERT_LT(MaxAbsDiff(vq, vf), int8_x ? int8_bound * range : 2e-5f) << name << ", logits up to " << range;
     }
   }
 }
@@ -328,14 +332,14 @@ TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
   }
 }
 
-// Tessel's INT4 / INT3 group types repacked at load (the group Panel16 layout) against the mapped row
-// records (f32-input kernels). The packed kernels quantize x to int8 per 32-block (llama.cpp's q8_0
+// Tessel's INT4 / INT3 group types and ggml's Q4_1 repacked at load (the group Panel16 layout) against
+// the mapped rows (f32-input kernels). The packed kernels quantize x to int8 per 32-block (llama.cpp's q8_0
 // activations), the mapped ones do not, so the logits differ by that rounding: within 2% of their
 // range (1.1-1.5% measured), against 120-200% for a packed load whose zero points were replaced by 8.
 // Widths: dim 128 (half a 256-column unit), ffn 384 (a unit and a half).
 TEST(QuantizedWeightsTest, GroupPanel16LayoutMatchesMappedRows) {
   for (GgmlType type : {GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A, GgmlType::kTesselI4G32,
-                        GgmlType::kTesselI3G128, GgmlType::kTesselI3G32A}) {
+                        GgmlType::kTesselI3G128, GgmlType::kTesselI3G32A, GgmlType::kQ4_1}) {
     SyntheticModelSpec spec;
     spec.type = type;
     spec.dim = 128;

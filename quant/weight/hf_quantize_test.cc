@@ -38,7 +38,8 @@ TEST(HuggingFaceQuantizeTest, WritesTheTensorsOfTheGgufExport) {
   };
   // Q8_0 blocks, and Tessel's W4 g32 asymmetric and W3 g32 group records (the tiny model's FFN width,
   // 352, takes groups of 32 only).
-  for (const Scheme& sc : {Scheme{"w8g32", 8, 32, false}, Scheme{"w4g32a", 4, 32, true}, Scheme{"w3g32", 3, 32, false}}) {
+  const Scheme schemes[] = {{"w8g32", 8, 32, false}, {"w4g32a", 4, 32, true}, {"w3g32", 3, 32, false}};
+  for (const Scheme& sc : schemes) {
     LlamaQuantOptions o;
     o.prefer_ggml_types = false;
     o.method = WeightMethod::kRtn;

@@ -19,19 +19,22 @@ inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zero
 // Offsets of the group-wise INT4 / INT3 Panel16 layout (gemv.h), shared by the packer and the kernels.
 struct Panel16GroupGeometry {
   static constexpr int64_t kUnitCols = 256;  // 8 blocks of 32
-  int64_t vectors_per_block, groups_per_unit, scale_bytes, zero_bytes, meta_bytes, unit_bytes, units;
-  constexpr Panel16GroupGeometry(int64_t cols, int64_t group, bool asymmetric, int bits = 4)
+  int64_t vectors_per_block, groups_per_unit, scale_bytes, min_bytes, zero_bytes, meta_bytes, unit_bytes, units;
+  constexpr Panel16GroupGeometry(int64_t cols, int64_t group, bool asymmetric, int bits = 4, bool mins = false)
       : vectors_per_block(bits == 4 ? 4 : 3),
         groups_per_unit(kUnitCols / group),
         scale_bytes(groups_per_unit * 32),
+        min_bytes(mins ? groups_per_unit * 32 : 0),
         zero_bytes(asymmetric ? (groups_per_unit * 16 + 63) / 64 * 64 : 0),
-        meta_bytes(scale_bytes + zero_bytes),
+        meta_bytes(scale_bytes + min_bytes + zero_bytes),
         unit_bytes(meta_bytes + 8 * vectors_per_block * 64),
         units((cols + kUnitCols - 1) / kUnitCols) {}
   constexpr int64_t panel_bytes() const { return units * unit_bytes; }
-  // Within a unit: group i's 16 fp16 scales, its 16 zeros, and block i's vector k.
+  // Within a unit: group i's 16 fp16 scales, its 16 fp16 mins (Q4_1), its 16 zeros, and block i's
+  // vector k.
   static constexpr int64_t Scales(int64_t i) { return 32 * i; }
-  constexpr int64_t Zeros(int64_t i) const { return scale_bytes + 16 * i; }
+  constexpr int64_t Mins(int64_t i) const { return scale_bytes + 32 * i; }
+  constexpr int64_t Zeros(int64_t i) const { return scale_bytes + min_bytes + 16 * i; }
   constexpr int64_t Vector(int64_t i, int k) const { return meta_bytes + (vectors_per_block * i + k) * 64; }
 };
 

@@ -16,6 +16,13 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18, "ggml Q4_0 block is 18 bytes");
 
+struct BlockQ4_1 {
+  uint16_t d;       // fp16 scale
+  uint16_t m;       // fp16 min: value = q * d + m
+  uint8_t qs[16];   // as BlockQ4_0
+};
+static_assert(sizeof(BlockQ4_1) == 20, "ggml Q4_1 block is 20 bytes");
+
 struct BlockQ8_0 {
   uint16_t d;      // fp16 scale
   int8_t qs[32];
