@@ -223,10 +223,23 @@ void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols,
         const int64_t e0 = b * kQBlock % w.group_size;  // its first element in the group
         uint8_t* o = dst + (p * g.units + b / 8) * g.unit_bytes + g.Vector(b % 8, 0) + 4 * lane;
         if (w.bits == 4) {
+          // G = 32: the group is one block in Q4_0's nibble order, its bytes as they are. Larger groups:
+          // the block's 32 elements lie in one half of the group (halves of 32 or 64 elements, blocks at
+          // multiples of 32), so their codes are the low or the high nibbles of 32 consecutive bytes,
+          // which combine 8 at a time in 64-bit words.
           const int64_t half = w.group_size / 2;
-          auto code = [&](int64_t e) { return e < half ? q[e] & 15 : q[e - half] >> 4; };
-          for (int j = 0; j < 16; ++j) {
-            o[(j / 4) * 64 + j % 4] = static_cast<uint8_t>(code(e0 + j) | code(e0 + 16 + j) << 4);
+          const bool high = e0 >= half;
+          const uint8_t* src = q + (high ? e0 - half : e0);
+          constexpr uint64_t kLow = 0x0f0f0f0f0f0f0f0full;
+          for (int i = 0; i < 2; ++i) {
+            uint64_t a, b = 0;  // elements 8i .. 8i + 7 and 16 + 8i .. of the block (G > 32)
+            std::memcpy(&a, src + 8 * i, 8);
+            if (w.group_size > kQBlock) std::memcpy(&b, src + 16 + 8 * i, 8);  // G = 32: past the group
+            const uint64_t v = w.group_size == kQBlock ? a
+                               : high                  ? ((a >> 4) & kLow) | (b & ~kLow)
+                                                       : (a & kLow) | ((b & kLow) << 4);
+            std::memcpy(o + (2 * i) * 64, &v, 4);  // bytes 8i .. 8i + 3: vector 2i
+            std::memcpy(o + (2 * i + 1) * 64, reinterpret_cast<const uint8_t*>(&v) + 4, 4);
           }
         } else {
           switch (w.group_size) {
