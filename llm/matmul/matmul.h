@@ -3,9 +3,9 @@
 // weights directly: for Q4_0 and Q8_0, x is quantized to int8 once per call and kernels/gemv's
 // int8 dot-product kernels run where the CPU has them (as llama.cpp does), else its f32-input ones.
 // Several tokens (prefill) of Q4_0 / Q8_0 on int8 hardware quantize every token once per call and run
-// kernels/gemv's multi-token int8 GEMM (GemmQ8Kernels). Matrices repacked to Panel16 (Q4_0, Q8_0 and
-// the Tessel INT4 / INT3 group types) run its Panel16 kernels for both, x in int8; other types dequantize 8-row panels of W once
-// and run a register-blocked f32 GEMM over all tokens. Rows are split across the thread pool. Scratch
+// kernels/gemv's multi-token int8 GEMM (GemmQ8Kernels). Matrices repacked to Panel16 (Q4_0, Q4_1, Q8_0
+// and the Tessel INT4 / INT3 group types) run its Panel16 kernels for both, x in int8; other types
+// dequantize 8-row panels of W once and run a register-blocked f32 GEMM over all tokens. Rows are split across the thread pool. Scratch
 // is allocated when the Matmul is built (the prefill int8 input grows to the largest token count
 // seen), never per call in steady state.
 #ifndef TESSEL_LLM_MATMUL_MATMUL_H_

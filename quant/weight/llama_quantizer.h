@@ -62,7 +62,8 @@ struct LlamaQuantReport {
 // `in_path`: a GGUF file (the output keeps its metadata and tensor order) or a Hugging Face directory
 // (the output is written as llama.cpp's converter would: llama metadata and tokenizer, GGUF tensor
 // names, Q/K rows in GGUF's RoPE order; llm/model/gguf_export.h). `calibration` holds token windows
-// (CalibrationSamples); GPTQ and AWQ need them, RTN uses them only to report output errors. `log` receives one line per layer as it finishes.
+// (CalibrationSamples); GPTQ and AWQ need them, RTN uses them only to report output errors. `log`
+// receives one line per layer as it finishes.
 absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
                                                    const std::vector<std::vector<int32_t>>& calibration,
                                                    const LlamaQuantOptions& options, const std::string& out_path,

@@ -146,7 +146,8 @@ std::string WriteSyntheticHuggingFace(const SyntheticModelSpec& spec, const std:
     std::fclose(out);
   };
   write(dir + "/config.json",
-        absl::StrCat("{\"model_type\": \"llama\", \"hidden_size\": ", spec.dim, ", \"num_hidden_layers\": ", spec.layers,
+        absl::StrCat("{\"model_type\": \"llama\", \"hidden_size\": ", spec.dim,
+                     ", \"num_hidden_layers\": ", spec.layers,
                      ", \"num_attention_heads\": ", spec.heads, ", \"num_key_value_heads\": ", spec.kv_heads,
                      ", \"intermediate_size\": ", spec.ffn, ", \"vocab_size\": ", spec.vocab,
                      ", \"max_position_embeddings\": ", spec.context,
