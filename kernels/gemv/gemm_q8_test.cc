@@ -128,6 +128,21 @@ void ReferenceQuantize(const float* xt, int64_t cols, std::vector<int>* xi, std:
   }
 }
 
+// Runs fn over rows [0, split) and [split, a.rows), as threads call kernels on sub-ranges, into a y of
+// a.n rows of stride a.ldy = a.rows + 3 whose entries past the rows hold a guard value; fails if a
+// kernel wrote one.
+std::vector<float> RunSplit(GemmQ8Fn fn, GemmQ8Args& a, int64_t split) {
+  a.ldy = a.rows + 3;
+  std::vector<float> y(a.n * a.ldy + 1, -777.0f);
+  a.y = y.data();
+  fn(a, 0, split);
+  fn(a, split, a.rows);
+  for (int64_t t = 0; t < a.n; ++t) {
+    for (int64_t r = a.rows; r < a.ldy; ++r) EXPECT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
+  }
+  return y;
+}
+
 class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
 
 TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
@@ -156,15 +171,10 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
         a.cols = cols;
         a.n = n;
         tokens.SetArgs(a);
-        a.ldy = rows + 3;
-        std::vector<float> y(n * a.ldy + 1, -777.0f);
-        a.y = y.data();
-        // Threads call kernels on sub-ranges (whole panels for the Panel16 layout).
-        const int64_t split = panel16 ? rows / 3 / 16 * 16 : rows / 3;
-        fn(a, 0, split);
-        fn(a, split, rows);
+        // Whole panels per call for the Panel16 layout.
+        const std::vector<float> y = RunSplit(fn, a, panel16 ? rows / 3 / 16 * 16 : rows / 3);
+        ASSERT_FALSE(HasFailure());
         for (int64_t t = 0; t < n; ++t) {
-          for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
           const float* xt = x.data() + t * cols;
           std::vector<int> xi;
           std::vector<double> dx;
@@ -333,14 +343,9 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
           a.group_size = c.group;
           a.asymmetric = c.asym;
           a.group_bits = c.bits;
-          a.ldy = rows + 3;
-          std::vector<float> y(n * a.ldy + 1, -777.0f);
-          a.y = y.data();
-          const int64_t split = rows / 3 / 16 * 16;  // whole panels per call, as threads run them
-          fn(a, 0, split);
-          fn(a, split, rows);
+          const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
+          ASSERT_FALSE(HasFailure());
           for (int64_t t = 0; t < n; ++t) {
-            for (int64_t r = rows; r < a.ldy; ++r) ASSERT_EQ(y[t * a.ldy + r], -777.0f) << "wrote outside the rows";
             const float* xt = x.data() + t * cols;
             std::vector<int> xi;
             std::vector<double> dx;
@@ -433,12 +438,8 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
         tokens.SetArgs(a);
         a.group_size = 32;
         a.group_mins = true;
-        a.ldy = rows + 3;
-        std::vector<float> y(n * a.ldy + 1, -777.0f);
-        a.y = y.data();
-        const int64_t split = rows / 3 / 16 * 16;
-        fn(a, 0, split);
-        fn(a, split, rows);
+        const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
+        ASSERT_FALSE(HasFailure());
         for (int64_t t = 0; t < n; ++t) {
           const float* xt = x.data() + t * cols;
           std::vector<int> xi;

@@ -434,6 +434,32 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int ma
                });
 }
 
+// Prefill on a Panel16 layout: each panel of rows [row_begin, row_end) (panel_bytes apart) unpacked
+// once into the per-block vector form (unpack(packed, out), vecs_per_block vectors per block), then
+// every token tile; the first tile prefetches the next panel (next_per_block bytes per block).
+template <bool kQ4, int kBiasShift = 0, bool kMins = false, typename Unpack>
+void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes,
+                    int64_t next_per_block, Unpack unpack) {
+  const int64_t nb = a.cols / kQBlock;
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  __m512i* panel = PanelBuffer(nb * (kMins ? kVecsPerBlock + 1 : kVecsPerBlock));
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
+    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+    const uint8_t* packed = w + (r / kPanel) * panel_bytes;
+    unpack(packed, panel);
+    const uint8_t* next = r + kPanel < row_end ? packed + panel_bytes : nullptr;
+    for (int64_t t = 0; t < a.n; t += kTileTokens) {
+      if (t + kTileTokens <= a.n) {
+        PanelTokens<kQ4, kTileTokens, true, kBiasShift, kMins>(a, panel, nb, t, mask, a.y + r, next, next_per_block);
+      } else {
+        TokenTail<kQ4, true, kBiasShift, kMins>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
+      }
+      next = nullptr;
+    }
+  }
+}
+
 template <bool kQ4>
 void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
@@ -446,24 +472,8 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     return;
   }
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
-  const auto* w = static_cast<const uint8_t*>(a.w);
-  __m512i* panel = PanelBuffer(nb * kVecsPerBlock);
-  for (int64_t r = row_begin; r < row_end; r += kPanel) {
-    const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
-    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
-    const uint8_t* packed = w + (r / kPanel) * pairs * Panel16PairBytes<kQ4>();
-    UnpackPanel16<kQ4>(packed, nb, panel);
-    const uint8_t* next = r + kPanel < row_end ? packed + pairs * Panel16PairBytes<kQ4>() : nullptr;
-    constexpr int64_t kNextPerBlock = Panel16PairBytes<kQ4>() / 2;
-    for (int64_t t = 0; t < a.n; t += kTileTokens) {
-      if (t + kTileTokens <= a.n) {
-        PanelTokens<kQ4, kTileTokens, true>(a, panel, nb, t, mask, a.y + r, next, kNextPerBlock);
-      } else {
-        TokenTail<kQ4, true>(a, a.n - t, panel, nb, t, mask, a.y + r, next, kNextPerBlock);
-      }
-      next = nullptr;
-    }
-  }
+  Panel16Prefill<kQ4>(a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), Panel16PairBytes<kQ4>() / 2,
+                      [nb](const uint8_t* packed, __m512i* out) { UnpackPanel16<kQ4>(packed, nb, out); });
 }
 
 // Group-wise INT4 / INT3 on the Panel16 layout (gemv.h): the Q4_0 Panel16 vectors (INT4), or three
@@ -718,26 +728,12 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     }
   }
   const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym, kBits, kMins);
-  const int64_t nb = a.cols / kQBlock;
-  const auto* w = static_cast<const uint8_t*>(a.w);
-  __m512i* panel = PanelBuffer(nb * (kMins ? kVecsPerBlock + 1 : kVecsPerBlock));
-  constexpr int kShift = kAsym ? 1 : 0;
-  for (int64_t r = row_begin; r < row_end; r += kPanel) {
-    const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
-    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
-    const uint8_t* packed = w + (r / kPanel) * geo.panel_bytes();
-    UnpackPanel16Group<kAsym, kBits, kMins>(packed, geo, nb, a.group_size, panel);
-    const uint8_t* next = r + kPanel < row_end ? packed + geo.panel_bytes() : nullptr;
-    const int64_t next_per_block = geo.unit_bytes / 8;
-    for (int64_t t = 0; t < a.n; t += kTileTokens) {
-      if (t + kTileTokens <= a.n) {
-        PanelTokens<true, kTileTokens, true, kShift, kMins>(a, panel, nb, t, mask, a.y + r, next, next_per_block);
-      } else {
-        TokenTail<true, true, kShift, kMins>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
-      }
-      next = nullptr;
-    }
-  }
+  const int64_t nb = a.cols / kQBlock, group = a.group_size;
+  Panel16Prefill<true, kAsym ? 1 : 0, kMins>(
+      a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
+      [&geo, nb, group](const uint8_t* packed, __m512i* out) {
+        UnpackPanel16Group<kAsym, kBits, kMins>(packed, geo, nb, group, out);
+      });
 }
 
 }  // namespace
