@@ -59,6 +59,7 @@ CpuFeatures Detect() {
     f.avx512bw = b & (1u << 30);
     f.avx512vl = b & (1u << 31);
     f.avx512vnni = c & (1u << 11);
+    f.gfni = c & (1u << 8);  // with the ZMM state: the 512-bit form
   }
   return f;
 }
@@ -91,7 +92,8 @@ CpuFeatures Detect() {
 CpuFeatures Detect() { return CpuFeatures(); }
 #endif
 
-// TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 override the detected choices.
+// TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 override the detected choices; TESSEL_GFNI=0
+// turns GFNI off.
 CpuFeatures DetectWithOverrides() {
   CpuFeatures f = Detect();
   if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
@@ -102,6 +104,7 @@ CpuFeatures DetectWithOverrides() {
     f.decode_streams = v[0] - '0';
     f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
   }
+  if (const char* v = std::getenv("TESSEL_GFNI"); v != nullptr && std::strcmp(v, "0") == 0) f.gfni = false;
   return f;
 }
 
@@ -126,6 +129,7 @@ std::string CpuFeatures::ToString() const {
   add(avx512vl, "avx512vl");
   add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
+  add(gfni, "gfni");
   add(neon, "neon");
   add(dotprod, "dotprod");
   add(i8mm, "i8mm");

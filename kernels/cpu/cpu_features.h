@@ -1,4 +1,4 @@
-// What the CPU we run on can do, detected once: x86 AVX2/FMA/AVX-512 (F, BW, VL, DQ, VNNI) and Arm
+// What the CPU we run on can do, detected once: x86 AVX2/FMA/AVX-512 (F, BW, VL, DQ, VNNI), GFNI and Arm
 // NEON, dotprod, i8mm, SVE/SVE2 with the SVE vector length. Kernel selection reads only this.
 #ifndef TESSEL_KERNELS_CPU_CPU_FEATURES_H_
 #define TESSEL_KERNELS_CPU_CPU_FEATURES_H_
@@ -17,6 +17,9 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512dq = false;
   bool avx512vnni = false;
+  // GF(2^8) affine byte transforms (vgf2p8affineqb, ZMM form): the INT3 decode kernel rebuilds codes
+  // with them. TESSEL_GFNI=0 in the environment turns it off.
+  bool gfni = false;
   // aarch64.
   bool neon = false;
   bool dotprod = false;

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <string>
 #include <type_traits>
 
 #include "kernels/cpu/cpu_features.h"
@@ -490,7 +489,7 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // per group in float: sum(code x) - zero x sum over the group's blocks of dx x sum(x block).
 // GF(2) affine transform of every byte of x by the 8x8 bit matrix in each qword of a
 // (vgf2p8affineqb): result bit i = parity(a.byte[7 - i] & x). As inline assembly so that the kernels
-// need no GFNI compile flag; it only runs where the CPU has GFNI (Gfni()).
+// need no GFNI compile flag; it only runs where the CPU has GFNI (CpuFeatures::gfni).
 // The matrix is broadcast from memory ({1to8}), as vpdpbusd's x is: twelve matrices held in registers
 // made the 4-stream INT3 kernel spill.
 inline __m512i Gf2p8Affine(__m512i x, const uint64_t* a) {
@@ -507,10 +506,6 @@ alignas(64) constexpr uint64_t kLowFields[4] = {BitMove(0, 0, 1, 1), BitMove(2, 
                                                 BitMove(6, 0, 7, 1)};
 alignas(64) constexpr uint64_t kHighBits[8] = {BitMove(0, 2), BitMove(1, 2), BitMove(2, 2), BitMove(3, 2),
                                                BitMove(4, 2), BitMove(5, 2), BitMove(6, 2), BitMove(7, 2)};
-bool Gfni() {
-  static const bool gfni = __builtin_cpu_supports("gfni");
-  return gfni;
-}
 
 template <int kBits, bool kGfni = false>
 inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
@@ -700,14 +695,10 @@ void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_e
   }
 }
 
-// INT3 rebuilds its codes with GFNI where the CPU has it (TESSEL_GFNI=0 turns it off).
+// INT3 rebuilds its codes with GFNI where the CPU has it (CpuFeatures::gfni; TESSEL_GFNI=0 turns it off).
 template <int kG, bool kAsym, int kBits>
 void RunPanel16GroupDecode(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  static const bool gfni = [] {
-    const char* env = std::getenv("TESSEL_GFNI");
-    return Gfni() && (env == nullptr || std::string(env) != "0");
-  }();
-  if (kBits == 3 && gfni) {
+  if (kBits == 3 && GetCpuFeatures().gfni) {
     RunPanel16GroupDecode<kG, kAsym, kBits, true>(a, row_begin, row_end);
   } else {
     RunPanel16GroupDecode<kG, kAsym, kBits, false>(a, row_begin, row_end);
