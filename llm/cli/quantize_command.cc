@@ -1,6 +1,7 @@
 // `tessel quantize`: weight-only INT4/INT3 quantization of a Llama GGUF model (RTN, GPTQ, AWQ) with
 // per-layer progress and a summary of per-layer reconstruction errors.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ int QuantizeCommand(int argc, char** argv) {
       {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01"},
       {"no-clip", "", "AWQ: skip the per-group clipping search"},
       {"tessel-types", "", "store W4 g32 in Tessel's group type instead of ggml's Q4_0 / Q4_1"},
+      {"type", "T", "instead of --bits/--group: round every matrix to ggml type T as llama.cpp's quantize does (RTN): "
+                    "q4_k_m, q5_k_m (Q6_K for attn_v / ffn_down in llama.cpp's layers, Q6_K head), q4_k, q5_k, "
+                    "q6_k, q8_0, q4_0, q4_1"},
       {"output-type", "T", "round an F32/F16/BF16 output head to this type (q8_0, q4_0, f16, ...) or 'keep' it",
        false, "q8_0"},
       {"o", "OUT.gguf", "output file"},
@@ -84,11 +88,30 @@ int QuantizeCommand(int argc, char** argv) {
     options.output_type = std::nullopt;
   } else {
     absl::StatusOr<llm::GgmlType> t = llm::ParseGgmlType(head);
-    if (!t.ok() || *t == llm::GgmlType::kF32 || llm::GetGgmlTypeInfo(*t).block_size > 32) {
+    if (!t.ok() || *t == llm::GgmlType::kF32 || (llm::GetGgmlTypeInfo(*t).block_size > 32 && *t != llm::GgmlType::kQ6_K)) {
       return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
-                                "--output-type '", head, "': use keep, f16, bf16, q8_0, q4_0 or q4_1")));
+                                "--output-type '", head, "': use keep, f16, bf16, q8_0, q6_k, q4_0 or q4_1")));
     }
     options.output_type = *t;
+  }
+  if (args->Has("type")) {
+    std::string type = args->Get("type");
+    for (char& ch : type) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (type == "q4_k_m" || type == "q5_k_m") {
+      options.k_mix = true;
+      type.resize(4);
+      if (!args->Has("output-type")) options.output_type = llm::GgmlType::kQ6_K;
+    }
+    absl::StatusOr<llm::GgmlType> t = llm::ParseGgmlType(type);
+    if (!t.ok() || llm::GetGgmlTypeInfo(*t).block_size == 1) {
+      return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
+                                "--type '", args->Get("type"), "': use q4_k_m, q5_k_m, q4_k, q5_k, q6_k, q8_0, q4_0 or q4_1")));
+    }
+    if (args->Has("method") && options.method != quant::WeightMethod::kRtn) {
+      return cli::Fail(cmd, absl::InvalidArgumentError("--type rounds to nearest: use it with --method rtn"));
+    }
+    options.method = quant::WeightMethod::kRtn;
+    options.ggml_type = *t;
   }
 
   std::vector<std::vector<int32_t>> calibration;
@@ -109,7 +132,7 @@ int QuantizeCommand(int argc, char** argv) {
                               absl::StrCat("--method ", args->Get("method"), " needs --calibration TEXT")));
   }
   std::fprintf(stderr, "quantizing %s: %s %s\n", args->Get("model").c_str(), quant::WeightMethodName(options.method),
-               options.scheme.ToString().c_str());
+               options.ggml_type ? absl::StrCat(args->Get("type"), " (ggml)").c_str() : options.scheme.ToString().c_str());
   absl::StatusOr<quant::LlamaQuantReport> report = quant::QuantizeLlamaModel(
       args->Get("model"), calibration, options, args->Get("o"),
       [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });

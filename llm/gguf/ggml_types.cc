@@ -20,8 +20,8 @@ constexpr GgmlTypeInfo kTypes[] = {
     {0, "F32", 1, 4, true},         {1, "F16", 1, 2, true},         {2, "Q4_0", 32, 18, true},
     {3, "Q4_1", 32, 20, true},      {6, "Q5_0", 32, 22, false},     {7, "Q5_1", 32, 24, false},
     {8, "Q8_0", 32, 34, true},      {9, "Q8_1", 32, 36, false},     {10, "Q2_K", 256, 84, false},
-    {11, "Q3_K", 256, 110, false},  {12, "Q4_K", 256, 144, false},  {13, "Q5_K", 256, 176, false},
-    {14, "Q6_K", 256, 210, false},  {15, "Q8_K", 256, 292, false},  {16, "IQ2_XXS", 256, 66, false},
+    {11, "Q3_K", 256, 110, false},  {12, "Q4_K", 256, 144, true},   {13, "Q5_K", 256, 176, true},
+    {14, "Q6_K", 256, 210, true},  {15, "Q8_K", 256, 292, false},  {16, "IQ2_XXS", 256, 66, false},
     {17, "IQ2_XS", 256, 74, false}, {18, "IQ3_XXS", 256, 98, false}, {19, "IQ1_S", 256, 50, false},
     {20, "IQ4_NL", 32, 18, false},  {21, "IQ3_S", 256, 110, false}, {22, "IQ2_S", 256, 82, false},
     {23, "IQ4_XS", 256, 136, false}, {24, "I8", 1, 1, false},       {25, "I16", 1, 2, false},
@@ -73,6 +73,171 @@ void QuantizeTesselGroupRow(GgmlType t, const TesselGroupFormat& f, const float*
     zeros[g] = static_cast<uint8_t>(zero);
   }
   PackTesselGroupRow(t, codes.data(), scales.data(), zeros.data(), n, dst);
+}
+
+int NearestInt(float v) { return static_cast<int>(std::nearbyint(v)); }
+
+// --- k-quants -------------------------------------------------------------------------------------
+
+// Q4_K (bits 4) / Q5_K (bits 5) super-block x[256]: per sub-block of 32 the range [min(0, min x), max x]
+// in 2^bits - 1 steps; the steps and the offsets -min as 6-bit multiples of fp16 d and dmin; codes to
+// nearest under the rounded scales. Writes d, dmin, the 12 scale bytes and codes[256].
+void QuantizeKScaleMin(const float* x, int bits, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* codes) {
+  constexpr int kSub = 8, kLen = 32;
+  const int nmax = (1 << bits) - 1;
+  float step[kSub], offset[kSub], max_step = 0, max_offset = 0;
+  for (int j = 0; j < kSub; ++j) {
+    float lo = 0, hi = x[j * kLen];
+    for (int l = 0; l < kLen; ++l) {
+      lo = std::fmin(lo, x[j * kLen + l]);
+      hi = std::fmax(hi, x[j * kLen + l]);
+    }
+    step[j] = (hi - lo) / nmax;
+    offset[j] = -lo;
+    max_step = std::fmax(max_step, step[j]);
+    max_offset = std::fmax(max_offset, offset[j]);
+  }
+  *d = FloatToHalf(max_step / 63);
+  *dmin = FloatToHalf(max_offset / 63);
+  const float inv_step = max_step > 0 ? 63 / max_step : 0, inv_offset = max_offset > 0 ? 63 / max_offset : 0;
+  int sc[kSub], m[kSub];
+  for (int j = 0; j < kSub; ++j) {
+    sc[j] = std::min(63, NearestInt(inv_step * step[j]));
+    m[j] = std::min(63, NearestInt(inv_offset * offset[j]));
+  }
+  std::memset(scales, 0, 12);
+  for (int j = 0; j < 4; ++j) {
+    scales[j] = static_cast<uint8_t>(sc[j]);
+    scales[j + 4] = static_cast<uint8_t>(m[j]);
+  }
+  for (int j = 4; j < kSub; ++j) {
+    scales[j + 4] = static_cast<uint8_t>((sc[j] & 0x0F) | ((m[j] & 0x0F) << 4));
+    scales[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
+    scales[j] |= static_cast<uint8_t>((m[j] >> 4) << 6);
+  }
+  const float fd = HalfToFloat(*d), fmin = HalfToFloat(*dmin);
+  for (int j = 0; j < kSub; ++j) {
+    int s, o;
+    KQuantScaleMin(scales, j, &s, &o);
+    const float dd = fd * s, dm = fmin * o;
+    for (int l = 0; l < kLen; ++l) {
+      const int q = dd != 0 ? NearestInt((x[j * kLen + l] + dm) / dd) : 0;
+      codes[j * kLen + l] = static_cast<uint8_t>(std::min(nmax, std::max(0, q)));
+    }
+  }
+}
+
+void QuantizeQ4_K(const float* x, BlockQ4_K* b) {
+  uint8_t q[kSuperBlock];
+  QuantizeKScaleMin(x, 4, &b->d, &b->dmin, b->scales, q);
+  for (int c = 0; c < 4; ++c) {
+    for (int l = 0; l < 32; ++l) b->qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+  }
+}
+
+void QuantizeQ5_K(const float* x, BlockQ5_K* b) {
+  uint8_t q[kSuperBlock];
+  QuantizeKScaleMin(x, 5, &b->d, &b->dmin, b->scales, q);
+  std::memset(b->qh, 0, sizeof(b->qh));
+  for (int c = 0; c < 4; ++c) {
+    for (int l = 0; l < 32; ++l) {
+      const int q1 = q[64 * c + l], q2 = q[64 * c + 32 + l];
+      b->qs[32 * c + l] = static_cast<uint8_t>((q1 & 0x0F) | ((q2 & 0x0F) << 4));
+      b->qh[l] |= static_cast<uint8_t>(((q1 >> 4) << (2 * c)) | ((q2 >> 4) << (2 * c + 1)));
+    }
+  }
+}
+
+// Per sub-block of 16 the step that maps the element of largest magnitude to -32 (Q4_0's choice, the
+// whole [-32, 31] range); the steps as int8 multiples of fp16 d, the largest one -128.
+void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
+  constexpr int kSub = 16, kLen = 16;
+  float step[kSub], max_step = 0;
+  for (int j = 0; j < kSub; ++j) {
+    float amax = 0, max = 0;
+    for (int l = 0; l < kLen; ++l) {
+      if (std::fabs(x[j * kLen + l]) > amax) {
+        amax = std::fabs(x[j * kLen + l]);
+        max = x[j * kLen + l];
+      }
+    }
+    step[j] = max / -32;
+    if (std::fabs(step[j]) > std::fabs(max_step)) max_step = step[j];
+  }
+  const float iscale = max_step != 0 ? -128 / max_step : 0;
+  b->d = FloatToHalf(iscale != 0 ? 1 / iscale : 0);
+  const float d = HalfToFloat(b->d);
+  uint8_t q[kSuperBlock];
+  for (int j = 0; j < kSub; ++j) {
+    b->scales[j] = static_cast<int8_t>(std::max(-128, std::min(127, NearestInt(iscale * step[j]))));
+    const float dd = d * b->scales[j];
+    for (int l = 0; l < kLen; ++l) {
+      const int v = dd != 0 ? NearestInt(x[j * kLen + l] / dd) : 0;
+      q[j * kLen + l] = static_cast<uint8_t>(std::min(31, std::max(-32, v)) + 32);
+    }
+  }
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* qq = q + 128 * h;
+    uint8_t* ql = b->ql + 64 * h;
+    uint8_t* qh = b->qh + 32 * h;
+    for (int l = 0; l < 32; ++l) {
+      ql[l] = static_cast<uint8_t>((qq[l] & 0x0F) | ((qq[l + 64] & 0x0F) << 4));
+      ql[l + 32] = static_cast<uint8_t>((qq[l + 32] & 0x0F) | ((qq[l + 96] & 0x0F) << 4));
+      qh[l] = static_cast<uint8_t>((qq[l] >> 4) | ((qq[l + 32] >> 4) << 2) | ((qq[l + 64] >> 4) << 4) |
+                                   ((qq[l + 96] >> 4) << 6));
+    }
+  }
+}
+
+// ggml's dequantize_row_q{4,5,6}_K, one super-block into y[256].
+void DequantizeQ4_K(const BlockQ4_K& b, float* y) {
+  const float d = HalfToFloat(b.d), min = HalfToFloat(b.dmin);
+  for (int c = 0; c < 4; ++c) {
+    int sc, m;
+    KQuantScaleMin(b.scales, 2 * c, &sc, &m);
+    const float d1 = d * sc, m1 = min * m;
+    KQuantScaleMin(b.scales, 2 * c + 1, &sc, &m);
+    const float d2 = d * sc, m2 = min * m;
+    const uint8_t* q = b.qs + 32 * c;
+    for (int l = 0; l < 32; ++l) y[64 * c + l] = d1 * (q[l] & 0x0F) - m1;
+    for (int l = 0; l < 32; ++l) y[64 * c + 32 + l] = d2 * (q[l] >> 4) - m2;
+  }
+}
+
+void DequantizeQ5_K(const BlockQ5_K& b, float* y) {
+  const float d = HalfToFloat(b.d), min = HalfToFloat(b.dmin);
+  for (int c = 0; c < 4; ++c) {
+    int sc, m;
+    KQuantScaleMin(b.scales, 2 * c, &sc, &m);
+    const float d1 = d * sc, m1 = min * m;
+    KQuantScaleMin(b.scales, 2 * c + 1, &sc, &m);
+    const float d2 = d * sc, m2 = min * m;
+    const uint8_t* q = b.qs + 32 * c;
+    const int u1 = 1 << (2 * c), u2 = 2 << (2 * c);
+    for (int l = 0; l < 32; ++l) y[64 * c + l] = d1 * ((q[l] & 0x0F) + (b.qh[l] & u1 ? 16 : 0)) - m1;
+    for (int l = 0; l < 32; ++l) y[64 * c + 32 + l] = d2 * ((q[l] >> 4) + (b.qh[l] & u2 ? 16 : 0)) - m2;
+  }
+}
+
+void DequantizeQ6_K(const BlockQ6_K& b, float* y) {
+  const float d = HalfToFloat(b.d);
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = b.ql + 64 * h;
+    const uint8_t* qh = b.qh + 32 * h;
+    const int8_t* sc = b.scales + 8 * h;
+    float* yh = y + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = ((ql[l] & 0x0F) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = ((ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      yh[l] = d * sc[is] * q1;
+      yh[l + 32] = d * sc[is + 2] * q2;
+      yh[l + 64] = d * sc[is + 4] * q3;
+      yh[l + 96] = d * sc[is + 6] * q4;
+    }
+  }
 }
 
 // Group by group with fixed strides (prefill dequantizes every weight row through here).
@@ -130,7 +295,7 @@ absl::StatusOr<GgmlType> ParseGgmlType(absl::string_view name) {
 }
 
 const char* SupportedGgmlTypeNames() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, TESSEL_I{4,3}G{32,64,128}[_A]";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, TESSEL_I{4,3}G{32,64,128}[_A]";
 }
 
 bool GetTesselGroupFormat(GgmlType t, TesselGroupFormat* format) {
@@ -240,6 +405,21 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case GgmlType::kQ4_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        DequantizeQ4_K(static_cast<const BlockQ4_K*>(src)[i], dst + i * kSuperBlock);
+      }
+      return;
+    case GgmlType::kQ5_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        DequantizeQ5_K(static_cast<const BlockQ5_K*>(src)[i], dst + i * kSuperBlock);
+      }
+      return;
+    case GgmlType::kQ6_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        DequantizeQ6_K(static_cast<const BlockQ6_K*>(src)[i], dst + i * kSuperBlock);
+      }
+      return;
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) {
@@ -325,6 +505,21 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       }
       return;
     }
+    case GgmlType::kQ4_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        QuantizeQ4_K(src + i * kSuperBlock, static_cast<BlockQ4_K*>(dst) + i);
+      }
+      return;
+    case GgmlType::kQ5_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        QuantizeQ5_K(src + i * kSuperBlock, static_cast<BlockQ5_K*>(dst) + i);
+      }
+      return;
+    case GgmlType::kQ6_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        QuantizeQ6_K(src + i * kSuperBlock, static_cast<BlockQ6_K*>(dst) + i);
+      }
+      return;
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) QuantizeTesselGroupRow(t, f, src, dst, n);

@@ -19,6 +19,9 @@ enum class GgmlType : uint32_t {
   kQ4_0 = 2,
   kQ4_1 = 3,
   kQ8_0 = 8,
+  kQ2_K = 10,
+  kQ4_K = 12,
+  kQ5_K = 13,
   kQ6_K = 14,
   kBF16 = 30,
   // Tessel's group-wise INT4/INT3 (weight-only quantization, issue 9); ids unused by ggml. "A" types
@@ -84,6 +87,58 @@ struct BlockQ4_1 {
 };
 static_assert(sizeof(BlockQ4_1) == 20, "ggml block_q4_1 is 20 bytes");
 
+// ggml's k-quants: super-blocks of 256 elements in sub-blocks with integer scales under fp16
+// super-block scales (ggml-common.h).
+inline constexpr int kSuperBlock = 256;
+
+// 8 sub-blocks of 32. Sub-block j's 6-bit scale sc and min m (KQuantScaleMin): bytes j and j + 4 of
+// `scales` (low 6 bits) for j < 4; for j >= 4 the low nibble (sc) and high nibble (m) of byte j + 4,
+// with their top two bits in bits 6-7 of bytes j - 4 (sc) and j (m). The 128 `qs` bytes hold the
+// elements in four 64-element chunks of 32 bytes: byte l of chunk c has element 64c + l in its low
+// nibble (sub-block 2c) and element 64c + 32 + l in its high nibble (sub-block 2c + 1).
+// value = d * sc * q - dmin * m.
+struct BlockQ4_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qs[kSuperBlock / 2];
+};
+static_assert(sizeof(BlockQ4_K) == 144, "ggml block_q4_K is 144 bytes");
+
+// Q4_K plus a fifth bit: bit 2c (sub-block 2c) or 2c + 1 (sub-block 2c + 1) of qh[l] is the high bit of
+// the element whose low nibble is in byte l of chunk c. value = d * sc * (q + 16 * h) - dmin * m.
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kSuperBlock / 8];
+  uint8_t qs[kSuperBlock / 2];
+};
+static_assert(sizeof(BlockQ5_K) == 176, "ggml block_q5_K is 176 bytes");
+
+// 16 sub-blocks of 16 with int8 scales; two halves of 128 elements, half h using ql[64h ..], qh[32h ..]
+// and scales[8h ..]. Within a half, element 32k + l (k < 4, l < 32) has its low 4 bits in ql[l + 32 *
+// (k % 2)] (low nibble for k < 2, high nibble for k >= 2), its high 2 bits at bits 2k..2k+1 of qh[l],
+// and the scale scales[2k + l / 16]. value = d * scale * (q - 32).
+struct BlockQ6_K {
+  uint8_t ql[kSuperBlock / 2];
+  uint8_t qh[kSuperBlock / 4];
+  int8_t scales[kSuperBlock / 16];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ6_K) == 210, "ggml block_q6_K is 210 bytes");
+
+// Q4_K / Q5_K sub-block j's (j < 8) 6-bit scale and min.
+inline void KQuantScaleMin(const uint8_t* scales, int j, int* sc, int* m) {
+  if (j < 4) {
+    *sc = scales[j] & 63;
+    *m = scales[j + 4] & 63;
+  } else {
+    *sc = (scales[j + 4] & 0x0F) | ((scales[j - 4] >> 6) << 4);
+    *m = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+  }
+}
+
 // Tessel's group-wise formats. A row of n elements (n a multiple of the group size G) is stored as
 // three planes, so that one row is exactly what kernels/gemv's Int4Group kernel reads (rows = 1):
 //   codes   n * bits / 8 bytes, group by group (G * bits / 8 bytes each):
@@ -120,8 +175,10 @@ void PackTesselGroupRow(GgmlType t, const uint8_t* codes, const float* scales, c
 int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i);
 
 // Reference conversions of one row of `n` elements (a multiple of the block size) for supported
-// types. Quantization follows ggml's quantize_row_*_ref exactly (same scales, same rounding), so
-// files written here match llama.cpp's bit for bit. Tessel group types quantize to nearest: symmetric
+// types. Quantization follows ggml's quantize_row_*_ref exactly (same scales, same rounding) for
+// Q8_0, Q4_0 and Q4_1, so files written here match llama.cpp's bit for bit. The k-quants are
+// round-to-nearest under scales from each sub-block's range (not llama.cpp's iterative scale search:
+// valid files llama.cpp reads, with somewhat larger error). Dequantization is ggml's for every type. Tessel group types quantize to nearest: symmetric
 // scale = max|x| / 2^(bits-1) - 0.5 steps (so -max and +max land within half a step), asymmetric
 // scale = (max - min) / (2^bits - 1) over a range that includes 0.
 void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n);

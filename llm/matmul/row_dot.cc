@@ -108,6 +108,24 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
   }
 }
 
+void kquant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const int64_t nb = w.cols / kSuperBlock;
+  const size_t stride = w.row_bytes(), block_bytes = GgmlRowBytes(w.type, kSuperBlock);
+  alignas(64) float v[kSuperBlock];
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* row = w.data + r * stride;
+    float acc[kLanes] = {};
+    for (int64_t i = 0; i < nb; ++i) {
+      DequantizeRow(w.type, row + i * block_bytes, v, kSuperBlock);
+      const float* xb = x + i * kSuperBlock;
+      for (int k = 0; k < kSuperBlock; k += kLanes) {
+        for (int j = 0; j < kLanes; ++j) acc[j] += v[k + j] * xb[k + j];
+      }
+    }
+    y[r - row_begin] = ReduceLanes(acc, kLanes);
+  }
+}
+
 namespace {
 
 bool UseAvx512() {
@@ -161,6 +179,9 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kQ8_0: return q8_0_rowdot__gemv;
     case GgmlType::kQ4_0: return q4_0_rowdot__gemv;
     case GgmlType::kQ4_1: return q4_1_rowdot__portable;
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K: return kquant_rowdot__portable;
     default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
   }
 }

@@ -394,10 +394,10 @@ TEST(ModelLoadErrorsTest, ClearErrors) {
 
   w = testing::MakeSyntheticLlama(spec);
   w.RemoveTensor("blk.0.ffn_down.weight");
-  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kQ6_K, {256, 64}, std::string(64 * 210, '\0')).ok());
-  s = LoadStatus(w, "q6k.gguf");
+  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kQ2_K, {256, 64}, std::string(64 * 84, '\0')).ok());
+  s = LoadStatus(w, "q2k.gguf");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("type Q6_K"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("type Q2_K"));
 
   w = testing::MakeSyntheticLlama(spec);
   w.Remove("llama.block_count");

@@ -188,9 +188,46 @@ class Quantizer {
     return absl::OkStatus();
   }
 
+  // options.ggml_type: m rounded row by row by llm::QuantizeRow, stored, replaced by its dequantized
+  // values, its error reported.
+  absl::Status StoreRounded(int64_t l, const Matrix& m, const Capture* in) {
+    llm::GgmlType type = GgmlTypeFor(o_, m.part, l, c_.num_layers);
+    std::string note = std::string(llm::GgmlTypeName(type));
+    if (m.cols % llm::GetGgmlTypeInfo(type).block_size != 0) {
+      const llm::GgmlType wanted = type;
+      type = wanted == llm::GgmlType::kQ4_K ? llm::GgmlType::kQ4_1 : llm::GgmlType::kQ8_0;
+      note = absl::StrCat(llm::GgmlTypeName(type), " (", m.cols, " columns do not fit ", llm::GgmlTypeName(wanted),
+                          " blocks)");
+    }
+    const size_t row_bytes = llm::GgmlRowBytes(type, m.cols);
+    GgmlTensorData t{type, std::string(m.rows * row_bytes, '\0')};
+    std::vector<float> deq(m.rows * m.cols);
+    for (int64_t r = 0; r < m.rows; ++r) {
+      uint8_t* dst = reinterpret_cast<uint8_t*>(t.bytes.data()) + r * row_bytes;
+      llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols);
+      llm::DequantizeRow(type, dst, deq.data() + r * m.cols, m.cols);
+    }
+    const std::string name = Name(l, m.part);
+    out_[name] = std::move(t);
+    LinearReport r;
+    r.name = name;
+    r.rows = m.rows;
+    r.cols = m.cols;
+    r.rel_error = in != nullptr ? RelativeError(in->rows, in->kept(), *m.w, deq, m.rows, m.cols)
+                                : RelativeError({}, 0, *m.w, deq, m.rows, m.cols);
+    r.note = std::move(note);
+    report_->linears.push_back(r);
+    *m.w = std::move(deq);
+    return absl::OkStatus();
+  }
+
   absl::Status QuantizeLayerWithoutData(int64_t l) {
     LayerF32 f = Load(l);
     for (const Matrix& m : Matrices(f)) {
+      if (o_.ggml_type) {
+        if (absl::Status s = StoreRounded(l, m, nullptr); !s.ok()) return s;
+        continue;
+      }
       if (absl::Status s = Store(l, m, RtnQuantize(m.w->data(), m.rows, m.cols, o_.scheme), nullptr, ""); !s.ok()) {
         return s;
       }
@@ -200,6 +237,7 @@ class Quantizer {
 
   absl::Status Quantize(int64_t l, const Matrix& m, const Capture& in, const float* clip = nullptr,
                         std::string note = "") {
+    if (o_.ggml_type) return StoreRounded(l, m, &in);
     if (o_.method == WeightMethod::kGptq) {
       GptqStats stats;
       absl::StatusOr<QuantizedMatrix> q =
@@ -344,6 +382,14 @@ const char* WeightMethodName(WeightMethod m) {
     case WeightMethod::kAwq: return "awq";
   }
   return "?";
+}
+
+llm::GgmlType GgmlTypeFor(const LlamaQuantOptions& options, const std::string& part, int64_t layer, int64_t layers) {
+  const llm::GgmlType base = options.ggml_type.value_or(llm::GgmlType::kQ8_0);
+  if (!options.k_mix || (part != "attn_v" && part != "ffn_down")) return base;
+  // llama.cpp's use_more_bits(i, n).
+  const bool more = layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
+  return more ? llm::GgmlType::kQ6_K : base;
 }
 
 namespace {
@@ -545,8 +591,9 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
   absl::Status written = directory ? WriteFromHuggingFace(in_path, **model, q, options, &report, log, &w)
                                    : WriteFromGguf(in_path, q, options, &report, log, &w);
   if (!written.ok()) return written;
-  w.SetString("tessel.quantization",
-              absl::StrCat(WeightMethodName(options.method), " ", options.scheme.ToString()));
+  const std::string scheme = !options.ggml_type ? options.scheme.ToString()
+                             : absl::StrCat(llm::GgmlTypeName(*options.ggml_type), options.k_mix ? "_M" : "", " (ggml)");
+  w.SetString("tessel.quantization", absl::StrCat(WeightMethodName(options.method), " ", scheme));
   if (absl::Status s = w.WriteFile(out_path); !s.ok()) return s;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

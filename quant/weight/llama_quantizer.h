@@ -38,7 +38,18 @@ struct LlamaQuantOptions {
   // this type when it is stored as F32, F16 or BF16 and the type is narrower; nullopt keeps it. Every
   // decode step reads the whole head: F16 TinyLlama's is 131 MB of 631 MB per token at W4 g128.
   std::optional<llm::GgmlType> output_type = llm::GgmlType::kQ8_0;
+  // Instead of `scheme`: every decoder matrix rounded to this ggml type by its reference quantization
+  // (llm::QuantizeRow; method must be RTN), as llama.cpp's quantize writes Q4_K, Q6_K, ... files.
+  // Matrices whose width is not a multiple of the type's block fall back to Q4_1 (4-bit types) or Q8_0.
+  std::optional<llm::GgmlType> ggml_type;
+  // With ggml_type Q4_K or Q5_K: llama.cpp's _M mix, Q6_K for attn_v and ffn_down in the layers its
+  // use_more_bits picks (the first and last eighth, and every third in between).
+  bool k_mix = false;
 };
+
+// The type `options` gives matrix `part` ("attn_v", "ffn_down", ...) of layer `layer` of `layers`
+// when options.ggml_type is set, before any fallback for its width.
+llm::GgmlType GgmlTypeFor(const LlamaQuantOptions& options, const std::string& part, int64_t layer, int64_t layers);
 
 struct LinearReport {
   std::string name;  // "blk.3.ffn_down.weight"

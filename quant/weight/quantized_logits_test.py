@@ -2,8 +2,9 @@
 """Quantized GGUF files through the runtime against an independent reference.
 
 Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
-g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, each with its f32
-output head kept; then RTN W4 g128 with the default Q8_0 head, run on the int8 kernels), reads each
+g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix
+and Q5_K, each with its f32 output head kept; then RTN W4 g128 with the default Q8_0 head, Q4_K_M with
+its Q6_K head and Q6_K, run on the default kernels), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
 the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
@@ -24,6 +25,11 @@ import numpy as np
 import torch
 
 TOL = 1e-3  # max |logit difference|: f32 runtime vs f32 PyTorch on the same dequantized weights
+
+def Q4KM(part, layer):
+    """Q4_K_M's type for a matrix of the 6-layer small model."""
+    return 14 if part in ("attn_v", "ffn_down") and layer in (2, 5) else 12
+
 
 TESSEL_TYPES = {}  # id -> (bits, group, asymmetric)
 for k in range(12):
@@ -94,6 +100,8 @@ def dequantize(dims, t, raw):
         d = b[:, 0:2].copy().view("<f2").astype(np.float32)
         q = b[:, 2:].copy().view(np.int8).astype(np.float32)
         return (q * d).reshape(rows, cols)
+    if t in (12, 13, 14):
+        return dequantize_k(t, raw, rows, cols)
     bits, g, asym = TESSEL_TYPES[t]
     ng = cols // g
     row_bytes = ng * (g * bits // 8 + 2 + (2 if asym else 0))
@@ -112,6 +120,48 @@ def dequantize(dims, t, raw):
             q = low | (high << 2)
         out[r] = ((q.astype(np.float32) - zeros[:, None]) * scales[:, None]).reshape(cols)
     return out
+
+
+def dequantize_k(t, raw, rows, cols):
+    """ggml's Q4_K (12), Q5_K (13) and Q6_K (14): 256-element super-blocks (ggml_types.h BlockQ*_K)."""
+    bb = {12: 144, 13: 176, 14: 210}[t]
+    b = np.frombuffer(raw, np.uint8, rows * cols // 256 * bb).reshape(-1, bb)
+    if t == 14:
+        ql, qh = b[:, :128].astype(np.int32), b[:, 128:192].astype(np.int32)
+        sc = b[:, 192:208].copy().view(np.int8).astype(np.float32)
+        d = b[:, 208:210].copy().view("<f2").astype(np.float32)
+        out = np.zeros((b.shape[0], 256), np.float32)
+        for h in range(2):
+            for k in range(4):
+                low = ql[:, 64 * h + 32 * (k % 2):64 * h + 32 * (k % 2) + 32]
+                low = low & 15 if k < 2 else low >> 4
+                high = (qh[:, 32 * h:32 * h + 32] >> (2 * k)) & 3
+                q = (low | (high << 4)) - 32
+                scale = np.repeat(sc[:, 8 * h + 2 * k:8 * h + 2 * k + 2], 16, axis=1)
+                out[:, 128 * h + 32 * k:128 * h + 32 * k + 32] = d * scale * q
+        return out.reshape(rows, cols)
+    d, dmin = b[:, 0:2].copy().view("<f2").astype(np.float32), b[:, 2:4].copy().view("<f2").astype(np.float32)
+    s = b[:, 4:16].astype(np.int32)
+    sc = np.zeros((b.shape[0], 8), np.float32)
+    mn = np.zeros((b.shape[0], 8), np.float32)
+    for j in range(8):
+        if j < 4:
+            sc[:, j], mn[:, j] = s[:, j] & 63, s[:, j + 4] & 63
+        else:
+            sc[:, j] = (s[:, j + 4] & 15) | ((s[:, j - 4] >> 6) << 4)
+            mn[:, j] = (s[:, j + 4] >> 4) | ((s[:, j] >> 6) << 4)
+    qs = b[:, bb - 128:].astype(np.int32)
+    qh = b[:, 16:48].astype(np.int32) if t == 13 else None
+    out = np.zeros((b.shape[0], 256), np.float32)
+    for c in range(4):
+        for upper in range(2):
+            q = qs[:, 32 * c:32 * c + 32]
+            q = q >> 4 if upper else q & 15
+            if t == 13:
+                q = q + 16 * ((qh >> (2 * c + upper)) & 1)
+            j = 2 * c + upper
+            out[:, 32 * j:32 * j + 32] = d * sc[:, j:j + 1] * q - dmin * mn[:, j:j + 1]
+    return out.reshape(rows, cols)
 
 
 def unpermute(w, n_heads):
@@ -144,6 +194,12 @@ def main():
         ("rtn", "rtn", ["--bits", "4", "--group", "128"] + keep, 104, 0, ["--mmap"], TOL),
         ("awq", "awq", ["--bits", "4", "--group", "32", "--asym"] + keep, 3, 0, ["--mmap"], TOL),
         ("rtn-default", "rtn", ["--bits", "4", "--group", "128"], 104, 8, [], 0.25),
+        # ggml's k-quants (`--type`): Q4_K_M's mix puts Q6_K in attn_v and ffn_down of layers 2 and 5
+        # (llama.cpp's use_more_bits for 6 layers) and rounds the head to Q6_K.
+        ("q4_k_m", "rtn", ["--type", "q4_k_m"] + keep, Q4KM, 0, ["--mmap"], TOL),
+        ("q5_k", "rtn", ["--type", "q5_k"] + keep, 13, 0, ["--mmap"], TOL),
+        ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
+        ("q6_k-default", "rtn", ["--type", "q6_k"], 14, 8, [], 0.25),
     ]
     failures = 0
     for label, method, flags, want_type, head_type, load, tol in cases:
@@ -162,8 +218,9 @@ def main():
             w = dequantize(dims, t, raw)
             if name.startswith("blk."):
                 _, layer, part, _ = name.split(".")
-                if part in ("attn_q", "attn_k", "ffn_down"):
-                    assert t == want_type, "%s: %s has type %d, expected %d" % (method, name, t, want_type)
+                if part in ("attn_q", "attn_k", "attn_v", "ffn_down"):
+                    want = want_type(part, int(layer)) if callable(want_type) else want_type
+                    assert t == want, "%s: %s has type %d, expected %d" % (label, name, t, want)
                 if part == "attn_q":
                     w = unpermute(w, c.n_heads)
                 if part == "attn_k":

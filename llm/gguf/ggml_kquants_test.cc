@@ -1,0 +1,160 @@
+// ggml's k-quants (Q4_K, Q5_K, Q6_K): DequantizeRow against an element-by-element reading of the
+// block layout written from ggml-common.h's description (sharing no code with ggml_types.cc's
+// loops), on random blocks; QuantizeRow's round trip against the step sizes; the scale packing.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "llm/base/fp16.h"
+#include "llm/gguf/ggml_types.h"
+
+namespace tessel::llm {
+namespace {
+
+// The 6-bit scale (what = 0) or min (what = 1) of Q4_K / Q5_K sub-block j, read bit by bit: 12 bytes
+// = 4 bytes of scales, 4 of mins (low 6 bits, and in their top 2 bits the high bits of sub-blocks
+// 4..7), 4 bytes of low nibbles (scale | min << 4) for sub-blocks 4..7.
+int SixBits(const uint8_t* s, int j, int what) {
+  if (j < 4) return s[4 * what + j] % 64;
+  const int low = what == 0 ? s[8 + j - 4] % 16 : s[8 + j - 4] / 16;
+  const int high = s[4 * what + j - 4] / 64;
+  return low + 16 * high;
+}
+
+float Q4KElement(const BlockQ4_K& b, int e, bool five_bits, const uint8_t* qh) {
+  const int j = e / 32, c = e / 64, l = e % 32;
+  const bool upper = e % 64 >= 32;
+  int q = upper ? b.qs[32 * c + l] / 16 : b.qs[32 * c + l] % 16;
+  if (five_bits) q += 16 * ((qh[l] >> (2 * c + (upper ? 1 : 0))) & 1);
+  const float d = HalfToFloat(b.d) * SixBits(b.scales, j, 0);
+  const float m = HalfToFloat(b.dmin) * SixBits(b.scales, j, 1);
+  return d * q - m;
+}
+
+float Q6KElement(const BlockQ6_K& b, int e) {
+  const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+  const uint8_t low_byte = b.ql[64 * h + 32 * (k % 2) + l];
+  const int low = k < 2 ? low_byte % 16 : low_byte / 16;
+  const int high = (b.qh[32 * h + l] >> (2 * k)) % 4;
+  const int scale = b.scales[8 * h + 2 * k + l / 16];
+  return HalfToFloat(b.d) * scale * (low + 16 * high - 32);
+}
+
+// Random bytes everywhere but the fp16 super-block scales, which get ordinary magnitudes.
+template <typename Block>
+std::vector<Block> RandomBlocks(int n, std::mt19937* rng) {
+  std::vector<Block> blocks(n);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(1e-4f, 1e-2f);
+  for (Block& b : blocks) {
+    auto* p = reinterpret_cast<uint8_t*>(&b);
+    for (size_t i = 0; i < sizeof(Block); ++i) p[i] = static_cast<uint8_t>(byte(*rng));
+    b.d = FloatToHalf(scale(*rng));
+    if constexpr (!std::is_same_v<Block, BlockQ6_K>) b.dmin = FloatToHalf(scale(*rng));
+  }
+  return blocks;
+}
+
+TEST(GgmlKQuantsTest, DequantizeMatchesTheLayout) {
+  std::mt19937 rng(7);
+  constexpr int kBlocks = 6, n = kBlocks * kSuperBlock;
+  std::vector<float> got(n);
+  const auto q4 = RandomBlocks<BlockQ4_K>(kBlocks, &rng);
+  DequantizeRow(GgmlType::kQ4_K, q4.data(), got.data(), n);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], Q4KElement(q4[i / kSuperBlock], i % kSuperBlock, false, nullptr)) << "Q4_K element " << i;
+  }
+  const auto q5 = RandomBlocks<BlockQ5_K>(kBlocks, &rng);
+  DequantizeRow(GgmlType::kQ5_K, q5.data(), got.data(), n);
+  for (int i = 0; i < n; ++i) {
+    const BlockQ5_K& b = q5[i / kSuperBlock];
+    BlockQ4_K as4;
+    as4.d = b.d;
+    as4.dmin = b.dmin;
+    std::memcpy(as4.scales, b.scales, sizeof(as4.scales));
+    std::memcpy(as4.qs, b.qs, sizeof(as4.qs));
+    ASSERT_EQ(got[i], Q4KElement(as4, i % kSuperBlock, true, b.qh)) << "Q5_K element " << i;
+  }
+  const auto q6 = RandomBlocks<BlockQ6_K>(kBlocks, &rng);
+  DequantizeRow(GgmlType::kQ6_K, q6.data(), got.data(), n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q6KElement(q6[i / kSuperBlock], i % kSuperBlock)) << "Q6_K " << i;
+}
+
+TEST(GgmlKQuantsTest, ScaleBytesRoundTrip) {
+  // Every 6-bit value in every sub-block position survives KQuantScaleMin's unpacking of bytes packed
+  // by hand from the description above.
+  for (int v = 0; v < 64; ++v) {
+    uint8_t s[12] = {};
+    for (int j = 0; j < 8; ++j) {
+      const int sc = (v + j) % 64, m = (v + 3 * j + 1) % 64;
+      if (j < 4) {
+        s[j] |= sc;
+        s[j + 4] |= m;
+      } else {
+        s[j + 4] = static_cast<uint8_t>(sc % 16 + 16 * (m % 16));
+        s[j - 4] |= static_cast<uint8_t>((sc / 16) << 6);
+        s[j] |= static_cast<uint8_t>((m / 16) << 6);
+      }
+    }
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      KQuantScaleMin(s, j, &sc, &m);
+      EXPECT_EQ(sc, (v + j) % 64);
+      EXPECT_EQ(m, (v + 3 * j + 1) % 64);
+      EXPECT_EQ(sc, SixBits(s, j, 0));
+      EXPECT_EQ(m, SixBits(s, j, 1));
+    }
+  }
+}
+
+// Quantize, then dequantize: RMS error against the weights' RMS. Uniform weights on [-a, a] with a
+// varying per sub-block; expected relative RMS error ~ step / sqrt(12) / (a / sqrt(3)) = 1 / nsteps for
+// a full-range step: Q4_K 1/15, Q5_K 1/31, Q6_K 1/32 (plus the 6-bit / int8 rounding of the scales).
+TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
+  std::mt19937 rng(11);
+  constexpr int rows = 16, cols = 4 * kSuperBlock;
+  std::vector<float> x(rows * cols);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), amp(0.2f, 1.0f);
+  for (int i = 0; i < rows * cols; i += 16) {
+    const float a = 0.05f * amp(rng);
+    for (int j = 0; j < 16; ++j) x[i + j] = a * u(rng);
+  }
+  struct Case {
+    GgmlType type;
+    double max_rel_rms;
+  };
+  for (const Case& c : {Case{GgmlType::kQ4_K, 0.09}, Case{GgmlType::kQ5_K, 0.045}, Case{GgmlType::kQ6_K, 0.04}}) {
+    std::vector<uint8_t> q(rows * GgmlRowBytes(c.type, cols));
+    std::vector<float> back(cols);
+    double err = 0, norm = 0;
+    for (int r = 0; r < rows; ++r) {
+      uint8_t* row = q.data() + r * GgmlRowBytes(c.type, cols);
+      QuantizeRow(c.type, &x[r * cols], row, cols);
+      DequantizeRow(c.type, row, back.data(), cols);
+      for (int k = 0; k < cols; ++k) {
+        err += (back[k] - x[r * cols + k]) * double{back[k] - x[r * cols + k]};
+        norm += x[r * cols + k] * double{x[r * cols + k]};
+      }
+    }
+    const double rel = std::sqrt(err / norm);
+    EXPECT_LT(rel, c.max_rel_rms) << GgmlTypeName(c.type);
+    EXPECT_GT(rel, 1e-3) << GgmlTypeName(c.type) << ": suspiciously exact";
+    std::printf("%s: relative RMS round-trip error %.4f\n", GgmlTypeName(c.type).data(), rel);
+  }
+}
+
+TEST(GgmlKQuantsTest, ZeroBlocksStayZero) {
+  std::vector<float> x(kSuperBlock, 0.0f), back(kSuperBlock, 1.0f);
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+    std::vector<uint8_t> q(GgmlRowBytes(t, kSuperBlock));
+    QuantizeRow(t, x.data(), q.data(), kSuperBlock);
+    DequantizeRow(t, q.data(), back.data(), kSuperBlock);
+    for (float v : back) ASSERT_EQ(v, 0.0f) << GgmlTypeName(t);
+  }
+}
+
+}  // namespace
+}  // namespace tessel::llm
