@@ -81,24 +81,27 @@ TEST(GemvPanel16Test, PackUnpackRoundTripsEveryRow) {
 // strides past the padded sizes, so that kernels must honour the strides rather than assume packing;
 // SetArgs fills the GemmQ8Args fields that describe them.
 struct QuantizedTokens {
-  int64_t xq_stride, lane_stride, block_stride;
+  int64_t xq_stride, lane_stride, block_stride, half_stride;
   std::vector<int8_t> xq;
-  std::vector<int32_t> xbias, block_bias;
+  std::vector<int32_t> xbias, block_bias, half_bias;
   std::vector<float> xscale, block_scale;
 
   QuantizedTokens(GemvFormat f, const std::vector<float>& x, int64_t n, int64_t cols)
       : xq_stride(GemvQ8PaddedCols(f, cols) + 64),
         lane_stride(GemvQ8Lanes(f, cols) + 16),
         block_stride(cols / 32 + 5),
+        half_stride(cols / 16 + 7),
         xq(n * xq_stride, 99),
         xbias(n * lane_stride, 99),
         block_bias(n * block_stride, 99),
+        half_bias(n * half_stride, 99),
         xscale(n * lane_stride, 99.0f),
         block_scale(n * block_stride, 99.0f) {
     for (int64_t t = 0; t < n; ++t) {
       const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lane_stride, xscale.data() + t * lane_stride};
       QuantizeGemvInput(f, x.data() + t * cols, cols, in);
       GemmQ8BlockTerms(f, in, cols, block_bias.data() + t * block_stride, block_scale.data() + t * block_stride);
+      if (f == GemvFormat::kQ4_0) GemmQ8HalfBias(in, cols, half_bias.data() + t * half_stride);
     }
   }
   void SetArgs(GemmQ8Args& a) const {
@@ -110,6 +113,8 @@ struct QuantizedTokens {
     a.block_bias = block_bias.data();
     a.block_scale = block_scale.data();
     a.block_stride = block_stride;
+    a.half_bias = half_bias.data();
+    a.half_stride = half_stride;
   }
 };
 
@@ -461,6 +466,112 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
                                                         << " n=" << n << " at " << t << "," << r;
             ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
                 << e.name << " Q4_1 rows=" << rows << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// ggml k-quant super-blocks of random bytes (fp16 d / dmin of ordinary magnitudes), with every element's
+// value decoded here from ggml-common.h's layout (llm/gguf/ggml_types.h describes it).
+struct KQuantMatrix {
+  std::vector<uint8_t> bytes;
+  std::vector<double> value;  // rows x cols
+};
+
+KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) {
+  const int64_t bb = kquant == 4 ? 144 : 210, units = cols / 256;
+  KQuantMatrix m;
+  m.bytes.resize(rows * units * bb);
+  m.value.resize(rows * cols);
+  for (uint8_t& v : m.bytes) v = static_cast<uint8_t>(rng.Next());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t u = 0; u < units; ++u) {
+      uint8_t* blk = m.bytes.data() + (r * units + u) * bb;
+      const uint16_t d = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
+      const uint16_t dmin = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
+      if (kquant == 4) {
+        std::memcpy(blk, &d, 2);
+        std::memcpy(blk + 2, &dmin, 2);
+      } else {
+        std::memcpy(blk + 208, &d, 2);
+      }
+      for (int e = 0; e < 256; ++e) {
+        double v;
+        if (kquant == 4) {
+          const uint8_t* s = blk + 4;
+          const int j = e / 32, c = e / 64, l = e % 32;
+          const int sc = j < 4 ? s[j] % 64 : s[j + 4] % 16 + 16 * (s[j - 4] / 64);
+          const int mn = j < 4 ? s[j + 4] % 64 : s[j + 4] / 16 + 16 * (s[j] / 64);
+          const uint8_t q = blk[16 + 32 * c + l];
+          v = DecodeHalf(d) * sc * (e % 64 < 32 ? q % 16 : q / 16) - DecodeHalf(dmin) * mn;
+        } else {
+          const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+          const uint8_t low = blk[64 * h + 32 * (k % 2) + l];
+          const int q = (k < 2 ? low % 16 : low / 16) + 16 * ((blk[128 + 32 * h + l] >> (2 * k)) % 4);
+          v = DecodeHalf(d) * static_cast<int8_t>(blk[192 + 8 * h + 2 * k + l / 16]) * (q - 32);
+        }
+        m.value[r * cols + u * 256 + e] = v;
+      }
+    }
+  }
+  return m;
+}
+
+TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
+  const KernelEntry& e = *GetParam();
+  if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  Lcg rng(41);
+  for (int kquant : {4, 6}) {
+    const int64_t bb = kquant == 4 ? 144 : 210;
+    for (int64_t rows : {1, 17, 67, 130}) {
+      for (int64_t cols : {256, 768, 2048}) {
+        const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);
+        Packed packed;
+        packed.storage.resize(GemvPanel16KQuantBytes(kquant, rows, cols) + 64);
+        packed.data = packed.storage.data() + (64 - reinterpret_cast<uintptr_t>(packed.storage.data()) % 64) % 64;
+        PackGemvPanel16KQuant(kquant, m.bytes.data(), rows, cols, packed.data);
+        std::vector<uint8_t> row(cols / 256 * bb);
+        for (int64_t r = 0; r < rows; ++r) {
+          UnpackGemvPanel16KQuantRow(kquant, packed.data, cols, r, row.data());
+          ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * row.size(), row.size())) << "row " << r;
+        }
+        for (int64_t n : {1, 2, 13}) {
+          std::vector<float> x(n * cols);
+          for (float& v : x) v = rng.Uniform(-2, 2);
+          const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
+          GemmQ8Args a;
+          a.w = packed.data;
+          a.rows = rows;
+          a.cols = cols;
+          a.n = n;
+          tokens.SetArgs(a);
+          a.kquant = kquant;
+          const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
+          ASSERT_FALSE(HasFailure());
+          for (int64_t t = 0; t < n; ++t) {
+            const float* xt = x.data() + t * cols;
+            std::vector<int> xi;
+            std::vector<double> dx;
+            ReferenceQuantize(xt, cols, &xi, &dx);
+            for (int64_t r = 0; r < rows; ++r) {
+              double want = 0, mag = 0, f32 = 0, bound = 0;
+              for (int64_t k = 0; k < cols; ++k) {
+                const double w = m.value[r * cols + k];
+                want += dx[k / 32] * w * xi[k];
+                mag += std::fabs(dx[k / 32] * xi[k] * w);
+                f32 += w * xt[k];
+                bound += dx[k / 32] / 2 * std::fabs(w);
+              }
+              const float got = y[t * a.ldy + r];
+              ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
+                  << e.name << " Q" << kquant << "_K rows=" << rows << " cols=" << cols << " n=" << n << " at " << t
+                  << "," << r;
+              ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+                  << e.name << " Q" << kquant << "_K rows=" << rows << " cols=" << cols << " n=" << n;
+            }
           }
         }
       }

@@ -138,6 +138,13 @@ struct GemmQ8Args {
   int group_bits = 4;
   // Q4_1 on the group layout (PackGemvPanel16Q4_1): G = 32, value = code * scale + min.
   bool group_mins = false;
+  // ggml's k-quants on their Panel16 layouts (PackGemvPanel16KQuant): 4 = Q4_K, 6 = Q6_K; 0 otherwise.
+  // The group fields above are ignored. x in the Q4_0 layout. Q6_K reads half_bias: per token
+  // (half_stride apart) -32 x the sum of x_q over each 16-element half of every 32-block
+  // (GemmQ8HalfBias).
+  int kquant = 0;
+  const int32_t* half_bias = nullptr;
+  int64_t half_stride = 0;
 };
 using GemmQ8Fn = void (*)(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // Per 32-block b < cols / 32 of a quantized token: block_bias[b] = the sum of the block's bias lanes
@@ -217,6 +224,25 @@ int64_t GemvPanel16Q4_1Bytes(int64_t rows, int64_t cols);
 void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out);
 // Row r back in Q4_1 blocks (GgmlRowBytes: cols / 32 * 20 bytes at row_out).
 void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void* row_out);
+
+// ggml's Q4_K and Q6_K on Panel16 (dtype "igx16xq8" with GemmQ8Args::kquant = 4 / 6), exact and at
+// nearly the file's bytes per weight. Rows in panels of 16; columns in units of one 256-element
+// super-block; panel p, unit u at (p * units + u) * unit_bytes. A unit (Panel16KQuantGeometry):
+//   64 bytes   the 16 rows' fp16 d, then (Q4_K) their fp16 dmin;
+//   256 bytes  Q4_K: the 6-bit scales of sub-blocks 0..7 (16 rows of bytes each), then their mins;
+//              Q6_K: the int8 scales of the 16 sub-blocks of 16;
+//   8 blocks of 32 elements: Q4_K 4 vectors, Q4_0's Panel16 vectors of the block's codes (2368-byte
+//              units: 4.625 bits per weight against the file's 4.5); Q6_K 6 vectors, the low 4 bits
+//              as Q4_0's, then the high 2 bits of elements 4f + j (vector 4) and 16 + 4f + j (vector
+//              5) at bits 2f, 2f + 1 of byte j of each lane (3392-byte units: 6.625 against 6.5625).
+// value = d x scale x code - dmin x min (Q4_K), d x scale x (code - 32) (Q6_K).
+// The row format is ggml's blocks (block_q4_K, block_q6_K; kernels/gemv/internal/quant_blocks.h).
+int64_t GemvPanel16KQuantBytes(int kquant, int64_t rows, int64_t cols);
+void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols, void* out);
+// Row r back in ggml blocks (cols / 256 x 144 or 210 bytes at row_out).
+void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, int64_t r, void* row_out);
+// GemmQ8Args::half_bias of one token quantized in the Q4_0 layout: cols / 16 values.
+void GemmQ8HalfBias(const GemvQ8Input& in, int64_t cols, int32_t* half_bias);
 
 // op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8" / "igx16xq8": a reference and avx512vnni.
 const KernelRegistry& GemmQ8Panel16Kernels();

@@ -201,7 +201,9 @@ inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
 // For the Panel16 layouts, row_bytes is the stride of the next panel's weights per block.
 // kMins (Q4_1 on the group layout): a tenth vector per block holds min + 8 x scale per row, which
 // turns the block's sum((code - 8) x) into sum((code x scale + min) x): one more FMA per block and token.
-template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false>
+// kHalves (Q6_K on its Panel16 layout): a scale per 16-element half, the ninth and tenth vectors; each
+// half's dot starts from its own bias (GemmQ8Args::half_bias) instead of the block bias.
+template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false, bool kHalves = false>
 void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows, float* y,
                  const uint8_t* next, int64_t row_bytes) {
   __m512 acc[T];
@@ -211,12 +213,12 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   const int32_t* bias0 = a.block_bias + t0 * a.block_stride;
   const float* scale0 = a.block_scale + t0 * a.block_stride;
   for (int64_t b = 0; b < nb; ++b) {
-    const __m512i* p = panel + b * (kMins ? kVecsPerBlock + 1 : kVecsPerBlock);
+    const __m512i* p = panel + b * (kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock);
     __m512i wv[8];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) wv[k] = _mm512_load_si512(p + k);
     const __m512 d = _mm512_castsi512_ps(_mm512_load_si512(p + 8));
-    const __m512 mn = kMins ? _mm512_castsi512_ps(_mm512_load_si512(p + 9)) : _mm512_setzero_ps();
+    const __m512 mn = kMins || kHalves ? _mm512_castsi512_ps(_mm512_load_si512(p + 9)) : _mm512_setzero_ps();
     if (next != nullptr) {
       if (kPanel16) {
         // The next panel is one linear stream: its share for block b (Q4_0 / Q8_0: a half-pair).
@@ -233,6 +235,19 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
 #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) {
       const int8_t* x = xb + t * a.xq_stride;
+      if constexpr (kHalves) {
+        const int32_t* hb = a.half_bias + (t0 + t) * a.half_stride + 2 * b;
+        __m512i lo = _mm512_set1_epi32(hb[0]), hi = _mm512_set1_epi32(hb[1]);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          lo = DpbusdBroadcast(lo, wv[k], x + 4 * k);
+          hi = DpbusdBroadcast(hi, wv[4 + k], x + 64 + 4 * k);
+        }
+        const __m512 xs = _mm512_set1_ps(scale0[t * a.block_stride + b]);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(d, xs), acc[t]);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(mn, xs), acc[t]);
+        continue;
+      }
       __m512i dot = _mm512_set1_epi32(bias0[t * a.block_stride + b] * (1 << kBiasShift));
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
@@ -251,14 +266,15 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * a.ldy, rows, acc[t]);
 }
 
-template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, int T = kTileTokens - 1>
+template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, bool kHalves = false,
+          int T = kTileTokens - 1>
 void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows,
                float* y, const uint8_t* next, int64_t row_bytes) {
   if constexpr (T > 0) {
     if (tokens == T) {
-      PanelTokens<kQ4, T, kPanel16, kBiasShift, kMins>(a, panel, nb, t0, rows, y, next, row_bytes);
+      PanelTokens<kQ4, T, kPanel16, kBiasShift, kMins, kHalves>(a, panel, nb, t0, rows, y, next, row_bytes);
     } else {
-      TokenTail<kQ4, kPanel16, kBiasShift, kMins, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
+      TokenTail<kQ4, kPanel16, kBiasShift, kMins, kHalves, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
     }
   }
 }
@@ -436,12 +452,12 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int ma
 // Prefill on a Panel16 layout: each panel of rows [row_begin, row_end) (panel_bytes apart) unpacked
 // once into the per-block vector form (unpack(packed, out), vecs_per_block vectors per block), then
 // every token tile; the first tile prefetches the next panel (next_per_block bytes per block).
-template <bool kQ4, int kBiasShift = 0, bool kMins = false, typename Unpack>
+template <bool kQ4, int kBiasShift = 0, bool kMins = false, bool kHalves = false, typename Unpack>
 void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes,
                     int64_t next_per_block, Unpack unpack) {
   const int64_t nb = a.cols / kQBlock;
   const auto* w = static_cast<const uint8_t*>(a.w);
-  __m512i* panel = PanelBuffer(nb * (kMins ? kVecsPerBlock + 1 : kVecsPerBlock));
+  __m512i* panel = PanelBuffer(nb * (kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock));
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
@@ -450,9 +466,10 @@ void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int
     const uint8_t* next = r + kPanel < row_end ? packed + panel_bytes : nullptr;
     for (int64_t t = 0; t < a.n; t += kTileTokens) {
       if (t + kTileTokens <= a.n) {
-        PanelTokens<kQ4, kTileTokens, true, kBiasShift, kMins>(a, panel, nb, t, mask, a.y + r, next, next_per_block);
+        PanelTokens<kQ4, kTileTokens, true, kBiasShift, kMins, kHalves>(a, panel, nb, t, mask, a.y + r, next,
+                                                                          next_per_block);
       } else {
-        TokenTail<kQ4, true, kBiasShift, kMins>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
+        TokenTail<kQ4, true, kBiasShift, kMins, kHalves>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
       }
       next = nullptr;
     }
@@ -727,9 +744,169 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
       });
 }
 
+// ggml's k-quants on their Panel16 layouts (gemv.h PackGemvPanel16KQuant).
+//
+// Q6_K's 6-bit codes of block `block` (its 6 vectors): vector k's low nibbles (elements 4k..) and high
+// nibbles (16 + 4k..) with bits 2k, 2k + 1 of the 2-bit planes moved to bits 4, 5 (16-bit shifts: the
+// bits that cross from the neighbouring byte are masked off). Vectors 0..3 of `out` hold elements 0..15,
+// 4..7 elements 16..31, as UnpackPanel16 lays out Q4_0.
+inline void Q6Codes(const uint8_t* block, __m512i* out) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+  const __m512i h0 = _mm512_load_si512(block + 256), h1 = _mm512_load_si512(block + 320);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i v = _mm512_load_si512(block + 64 * k);
+    auto move = [k](__m512i h) {
+      return k == 0 ? _mm512_slli_epi16(h, 4) : k == 1 ? _mm512_slli_epi16(h, 2) : k == 2 ? h : _mm512_srli_epi16(h, 2);
+    };
+    // (high & 0x30) | (v & 0x0f): ternary logic A | (B & C), imm 0xf8.
+    out[k] = _mm512_ternarylogic_epi32(_mm512_and_si512(move(h0), bits45), v, low4, 0xf8);
+    out[4 + k] = _mm512_ternarylogic_epi32(_mm512_and_si512(move(h1), bits45), _mm512_srli_epi16(v, 4), low4, 0xf8);
+  }
+}
+
+// Decode, per unit (one super-block) and 16 rows: per 32-block the codes' dot with x (Q4_K: the Q4_0
+// Panel16 chains, no bias; Q6_K: a dot per 16-element half, each from its -32 x sum(x) bias), times the
+// sub-block scales (bytes converted to float) and the block's dx, into a unit sum; Q4_K's mins times
+// dx x sum(x_q) into a second; then one FMA by the rows' d (and one by dmin).
+template <int kKind, int kStreams, bool kPrefetch>
+__attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels,
+                                                       float* const* y, const int* rows) {
+  constexpr Panel16KQuantGeometry kGeo(0, kKind);
+  using G = Panel16KQuantGeometry;
+  const int64_t units = a.cols / G::kUnitCols;
+  __m512 acc[kStreams];
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) acc[s] = _mm512_setzero_ps();
+  for (int64_t u = 0; u < units; ++u) {
+    const int64_t unit_offset = u * kGeo.unit_bytes;
+    __m512 sacc[kStreams], macc[kStreams];
+#pragma GCC unroll 4
+    for (int s = 0; s < kStreams; ++s) sacc[s] = macc[s] = _mm512_setzero_ps();
+#pragma GCC unroll 1
+    for (int i = 0; i < 8; ++i) {
+      const int64_t b = u * 8 + i;
+      const int8_t* xb = a.xq + (b / 4) * 128 + 16 * (b % 4);
+      const __m512 dx = _mm512_set1_ps(a.block_scale[b]);
+      // Q4_K: dx x sum(x_q); block_bias = -8 x sum(x_q) exactly.
+      const __m512 xsum = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8));
+#pragma GCC unroll 4
+      for (int s = 0; s < kStreams; ++s) {
+        const uint8_t* unit = panels[s] + unit_offset;
+        if (kPrefetch) {
+          // The same block two units ahead in this stream (and, with block 0, that unit's scales).
+          const char* ahead = reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes);
+#pragma GCC unroll 6
+          for (int k = 0; k < kGeo.vectors_per_block; ++k) _mm_prefetch(ahead + kGeo.Vector(i, k), _MM_HINT_T0);
+          if (i == 0) {
+#pragma GCC unroll 5
+            for (int l = 0; l < G::kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+          }
+        }
+        if constexpr (kKind == 4) {
+          const __m512i dot = BlockDot<4>(unit + kGeo.Vector(i, 0), xb, _mm512_setzero_si512());
+          const __m512 sc = _mm512_cvtepi32_ps(
+              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Scales(i)))));
+          const __m512 mn = _mm512_cvtepi32_ps(
+              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Mins(i)))));
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sc, dx), sacc[s]);
+          macc[s] = _mm512_fmadd_ps(mn, xsum, macc[s]);
+        } else {
+          __m512i c[8];
+          Q6Codes(unit + kGeo.Vector(i, 0), c);
+          __m512i lo = _mm512_set1_epi32(a.half_bias[2 * b]), hi = _mm512_set1_epi32(a.half_bias[2 * b + 1]);
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) {
+            lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
+            hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
+          }
+          const __m512 sc_lo = _mm512_cvtepi32_ps(
+              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Scales(2 * i)))));
+          const __m512 sc_hi = _mm512_cvtepi32_ps(
+              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Scales(2 * i + 1)))));
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(sc_lo, dx), sacc[s]);
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(sc_hi, dx), sacc[s]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int s = 0; s < kStreams; ++s) {
+      const uint8_t* unit = panels[s] + unit_offset;
+      acc[s] = _mm512_fmadd_ps(sacc[s], LoadHalves16(unit + G::D()), acc[s]);
+      if (kKind == 4) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) {
+    _mm512_mask_storeu_ps(y[s], static_cast<__mmask16>((1u << rows[s]) - 1), acc[s]);
+  }
+}
+
+// The PanelTokens form of a k-quant panel, 10 vectors per block: Q4_K as Q4_1's (kMins: codes, d x
+// scale, and 8 x d x scale - dmin x min against the block bias), Q6_K as kHalves (6-bit codes, d x the
+// scale of each half). Both products are exact in f32 (11-bit d times a 6- or 8-bit scale).
+template <int kKind>
+void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo, int64_t nb, __m512i* out) {
+  using G = Panel16KQuantGeometry;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
+    const int i = static_cast<int>(b % 8);
+    const __m512 d = LoadHalves16(unit + G::D());
+    __m512i* o = out + b * (kVecsPerBlock + 1);
+    const uint8_t* block = unit + geo.Vector(i, 0);
+    auto scale = [unit](int64_t offset, bool is_signed) {
+      const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset));
+      return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
+    };
+    if constexpr (kKind == 4) {
+      for (int k = 0; k < 4; ++k) {
+        const __m512i v = _mm512_load_si512(block + 64 * k);
+        o[k] = _mm512_and_si512(v, low4);
+        o[4 + k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+      }
+      const __m512 sc = _mm512_mul_ps(d, scale(G::Scales(i), false));
+      const __m512 mn = _mm512_mul_ps(LoadHalves16(unit + G::Dmin()), scale(G::Mins(i), false));
+      o[8] = _mm512_castps_si512(sc);
+      o[9] = _mm512_castps_si512(_mm512_fmsub_ps(_mm512_set1_ps(8.0f), sc, mn));
+    } else {
+      Q6Codes(block, o);
+      o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(G::Scales(2 * i), true)));
+      o[9] = _mm512_castps_si512(_mm512_mul_ps(d, scale(G::Scales(2 * i + 1), true)));
+    }
+  }
+}
+
+template <int kKind>
+void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const Panel16KQuantGeometry geo(a.cols, kKind);
+  if (a.n == 1) {
+    const CpuFeatures& cpu = GetCpuFeatures();
+    auto run = [&](auto prefetch_tag) {
+      StreamPanels(a, row_begin, row_end, geo.panel_bytes(), cpu.decode_streams,
+                   [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
+                     Panel16KQuantGemvPanels<kKind, decltype(streams_tag)::value, decltype(prefetch_tag)::value>(
+                         a, panels, y, rows);
+                   });
+    };
+    if (cpu.stream_prefetch) {
+      run(std::true_type());
+    } else {
+      run(std::false_type());
+    }
+    return;
+  }
+  const int64_t nb = a.cols / kQBlock;
+  Panel16Prefill<true, 0, kKind == 4, kKind == 6>(
+      a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
+      [&geo, nb](const uint8_t* packed, __m512i* out) { UnpackPanel16KQuant<kKind>(packed, geo, nb, out); });
+}
+
 }  // namespace
 
 void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.kquant == 4) return RunPanel16KQuant<4>(a, row_begin, row_end);
+  if (a.kquant == 6) return RunPanel16KQuant<6>(a, row_begin, row_end);
   if (a.group_mins) {
     RunPanel16Group<false, 4, true>(a, row_begin, row_end);
   } else if (a.group_bits == 3) {

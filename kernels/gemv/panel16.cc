@@ -1,8 +1,10 @@
 // Panel16 layout (gemv.h): packing, unpacking and the reference kernel, portable C++.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
@@ -311,7 +313,209 @@ void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void*
   }
 }
 
+namespace {
+
+// The 32 codes of block i (< 8) of a k-quant super-block: Q4_K 0..15, Q6_K 0..63.
+void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
+  if (kquant == 4) {
+    const uint8_t* qs = blk + offsetof(BlockQ4_K, qs) + 32 * (i / 2);
+    for (int l = 0; l < kQBlock; ++l) codes[l] = i % 2 == 0 ? qs[l] & 15 : qs[l] >> 4;
+    return;
+  }
+  const int h = i / 4, k = i % 4;
+  const uint8_t* ql = blk + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (k % 2);
+  const uint8_t* qh = blk + offsetof(BlockQ6_K, qh) + 32 * h;
+  for (int l = 0; l < kQBlock; ++l) {
+    codes[l] = static_cast<uint8_t>((k < 2 ? ql[l] & 15 : ql[l] >> 4) | (((qh[l] >> (2 * k)) & 3) << 4));
+  }
+}
+
+// Inverse of KBlockCodes: ors block i's codes into a zeroed super-block's code bytes.
+void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
+  if (kquant == 4) {
+    uint8_t* qs = blk + offsetof(BlockQ4_K, qs) + 32 * (i / 2);
+    for (int l = 0; l < kQBlock; ++l) qs[l] |= static_cast<uint8_t>(i % 2 == 0 ? codes[l] : codes[l] << 4);
+    return;
+  }
+  const int h = i / 4, k = i % 4;
+  uint8_t* ql = blk + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (k % 2);
+  uint8_t* qh = blk + offsetof(BlockQ6_K, qh) + 32 * h;
+  for (int l = 0; l < kQBlock; ++l) {
+    ql[l] |= static_cast<uint8_t>(k < 2 ? codes[l] & 15 : (codes[l] & 15) << 4);
+    qh[l] |= static_cast<uint8_t>((codes[l] >> 4) << (2 * k));
+  }
+}
+
+int64_t KBlockBytes(int kquant) { return kquant == 4 ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K); }
+
+// Offset of row r's unit u in a k-quant Panel16 matrix.
+int64_t KUnit(const Panel16KQuantGeometry& g, int64_t r, int64_t u) {
+  return ((r / kPanelRows) * g.units + u) * g.unit_bytes;
+}
+
+}  // namespace
+
+int64_t GemvPanel16KQuantBytes(int kquant, int64_t rows, int64_t cols) {
+  return (rows + kPanelRows - 1) / kPanelRows * Panel16KQuantGeometry(cols, kquant).panel_bytes();
+}
+
+void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols, void* out) {
+  const Panel16KQuantGeometry g(cols, kquant);
+  auto* dst = static_cast<uint8_t*>(out);
+  std::memset(dst, 0, GemvPanel16KQuantBytes(kquant, rows, cols));
+  const int64_t bb = KBlockBytes(kquant), row_bytes = g.units * bb;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int lane = static_cast<int>(r % kPanelRows);
+    for (int64_t u = 0; u < g.units; ++u) {
+      const uint8_t* blk = static_cast<const uint8_t*>(w) + r * row_bytes + u * bb;
+      uint8_t* unit = dst + KUnit(g, r, u);
+      for (int i = 0; i < 8; ++i) {
+        uint8_t c[kQBlock];
+        KBlockCodes(kquant, blk, i, c);
+        for (int k = 0; k < 4; ++k) {
+          uint8_t* o = unit + g.Vector(i, k) + 4 * lane;
+          for (int b = 0; b < 4; ++b) o[b] = static_cast<uint8_t>((c[4 * k + b] & 15) | (c[16 + 4 * k + b] & 15) << 4);
+        }
+        if (kquant == 6) {
+          for (int half = 0; half < 2; ++half) {
+            uint8_t* o = unit + g.Vector(i, 4 + half) + 4 * lane;
+            for (int f = 0; f < 4; ++f) {
+              for (int b = 0; b < 4; ++b) o[b] |= static_cast<uint8_t>((c[16 * half + 4 * f + b] >> 4) << (2 * f));
+            }
+          }
+        }
+      }
+      if (kquant == 4) {
+        BlockQ4_K k;
+        std::memcpy(&k, blk, sizeof(k));
+        std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, &k.d, 2);
+        std::memcpy(unit + Panel16KQuantGeometry::Dmin() + 2 * lane, &k.dmin, 2);
+        for (int j = 0; j < 8; ++j) {
+          int sc, m;
+          KScaleMin(k.scales, j, &sc, &m);
+          unit[Panel16KQuantGeometry::Scales(j) + lane] = static_cast<uint8_t>(sc);
+          unit[Panel16KQuantGeometry::Mins(j) + lane] = static_cast<uint8_t>(m);
+        }
+      } else {
+        std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ6_K, d), 2);
+        for (int j = 0; j < 16; ++j) unit[Panel16KQuantGeometry::Scales(j) + lane] = blk[offsetof(BlockQ6_K, scales) + j];
+      }
+    }
+  }
+}
+
+void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, int64_t r, void* row_out) {
+  const Panel16KQuantGeometry g(cols, kquant);
+  const auto* src = static_cast<const uint8_t*>(packed);
+  const int64_t bb = KBlockBytes(kquant);
+  const int lane = static_cast<int>(r % kPanelRows);
+  std::memset(row_out, 0, g.units * bb);
+  for (int64_t u = 0; u < g.units; ++u) {
+    uint8_t* blk = static_cast<uint8_t*>(row_out) + u * bb;
+    const uint8_t* unit = src + KUnit(g, r, u);
+    for (int i = 0; i < 8; ++i) {
+      uint8_t c[kQBlock];
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t* v = unit + g.Vector(i, k) + 4 * lane;
+        for (int b = 0; b < 4; ++b) {
+          c[4 * k + b] = v[b] & 15;
+          c[16 + 4 * k + b] = v[b] >> 4;
+        }
+      }
+      if (kquant == 6) {
+        for (int half = 0; half < 2; ++half) {
+          const uint8_t* v = unit + g.Vector(i, 4 + half) + 4 * lane;
+          for (int f = 0; f < 4; ++f) {
+            for (int b = 0; b < 4; ++b) c[16 * half + 4 * f + b] |= static_cast<uint8_t>(((v[b] >> (2 * f)) & 3) << 4);
+          }
+        }
+      }
+      OrKBlockCodes(kquant, c, i, blk);
+    }
+    if (kquant == 4) {
+      BlockQ4_K k;
+      std::memcpy(&k, blk, sizeof(k));
+      std::memcpy(&k.d, unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
+      std::memcpy(&k.dmin, unit + Panel16KQuantGeometry::Dmin() + 2 * lane, 2);
+      std::memset(k.scales, 0, sizeof(k.scales));
+      for (int j = 0; j < 8; ++j) {
+        const int sc = unit[Panel16KQuantGeometry::Scales(j) + lane], m = unit[Panel16KQuantGeometry::Mins(j) + lane];
+        if (j < 4) {
+          k.scales[j] |= static_cast<uint8_t>(sc & 63);
+          k.scales[j + 4] |= static_cast<uint8_t>(m & 63);
+        } else {
+          k.scales[j + 4] = static_cast<uint8_t>((sc & 15) | (m & 15) << 4);
+          k.scales[j - 4] |= static_cast<uint8_t>((sc >> 4) << 6);
+          k.scales[j] |= static_cast<uint8_t>((m >> 4) << 6);
+        }
+      }
+      std::memcpy(blk, &k, sizeof(k));
+    } else {
+      std::memcpy(blk + offsetof(BlockQ6_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
+      for (int j = 0; j < 16; ++j) blk[offsetof(BlockQ6_K, scales) + j] = unit[Panel16KQuantGeometry::Scales(j) + lane];
+    }
+  }
+}
+
+void GemmQ8HalfBias(const GemvQ8Input& in, int64_t cols, int32_t* half_bias) {
+  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+    const int8_t* x = in.q + (b / 4) * 128 + 16 * (b % 4);
+    for (int h = 0; h < 2; ++h) {
+      int32_t sum = 0;
+      for (int j = 0; j < 16; ++j) sum += x[64 * h + j];
+      half_bias[2 * b + h] = -32 * sum;
+    }
+  }
+}
+
+namespace {
+
+// k-quants: exact integer dots per 32-block (Q4_K) or 16-element half (Q6_K), scales in double.
+void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const Panel16KQuantGeometry g(a.cols, a.kquant);
+  const int64_t bb = KBlockBytes(a.kquant);
+  std::vector<uint8_t> row(g.units * bb);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    UnpackGemvPanel16KQuantRow(a.kquant, a.w, a.cols, r, row.data());
+    for (int64_t t = 0; t < a.n; ++t) {
+      const int8_t* xq = a.xq + t * a.xq_stride;
+      const float* bscale = a.block_scale + t * a.block_stride;
+      double sum = 0;
+      for (int64_t b = 0; b < a.cols / kQBlock; ++b) {
+        const uint8_t* blk = row.data() + (b / 8) * bb;
+        const int i = static_cast<int>(b % 8);
+        uint8_t c[kQBlock];
+        KBlockCodes(a.kquant, blk, i, c);
+        int64_t dot[2] = {0, 0}, xsum = 0;
+        for (int j = 0; j < kQBlock; ++j) {
+          const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
+          dot[j / 16] += int64_t{a.kquant == 4 ? c[j] : c[j] - 32} * x;
+          xsum += x;
+        }
+        if (a.kquant == 4) {
+          BlockQ4_K k;
+          std::memcpy(&k, blk, sizeof(k));
+          int sc, m;
+          KScaleMin(k.scales, i, &sc, &m);
+          sum += (double{Fp16ToF32(k.d)} * sc * static_cast<double>(dot[0] + dot[1]) -
+                  double{Fp16ToF32(k.dmin)} * m * static_cast<double>(xsum)) * bscale[b];
+        } else {
+          uint16_t d;
+          std::memcpy(&d, blk + offsetof(BlockQ6_K, d), 2);
+          const auto* sc = reinterpret_cast<const int8_t*>(blk + offsetof(BlockQ6_K, scales));
+          sum += double{Fp16ToF32(d)} * bscale[b] *
+                 (double{sc[2 * i]} * static_cast<double>(dot[0]) + double{sc[2 * i + 1]} * static_cast<double>(dot[1]));
+        }
+      }
+      a.y[t * a.ldy + r] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace
+
 void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.kquant != 0) return KQuantReference(a, row_begin, row_end);
   // (code - zero) * x_q per 32-block, exact in integers; the group scale times the block's dx in double;
   // Q4_1 (group_mins): code * x_q, plus the min times the block's dx times sum(x_q).
   const Panel16GroupGeometry g(a.cols, a.group_size, a.asymmetric, a.group_bits, a.group_mins);

@@ -199,12 +199,14 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
           gemm_block_bias_[layout].resize(n * nb);
           gemm_block_scale_[layout].resize(n * nb);
         }
+        if (layout == 0 && static_cast<int64_t>(gemm_half_bias_.size()) < n * 2 * nb) gemm_half_bias_.resize(n * 2 * nb);
         for (int64_t t = 0; t < n; ++t) {
           const GemvQ8Input in{b.q.data() + t * xq_stride, b.bias.data() + t * lane_stride,
                                b.scale.data() + t * lane_stride};
           QuantizeGemvInput(format, x + t * w.cols, w.cols, in);
           GemmQ8BlockTerms(format, in, w.cols, gemm_block_bias_[layout].data() + t * nb,
                            gemm_block_scale_[layout].data() + t * nb);
+          if (layout == 0) GemmQ8HalfBias(in, w.cols, gemm_half_bias_.data() + t * 2 * nb);
         }
         quantized_gemm[layout] = true;
       }
@@ -223,6 +225,10 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       a.block_bias = gemm_block_bias_[layout].data();
       a.block_scale = gemm_block_scale_[layout].data();
       a.block_stride = w.cols / 32;
+      if (layout == 0) {
+        a.half_bias = gemm_half_bias_.data();
+        a.half_stride = 2 * a.block_stride;
+      }
       a.y = jobs[j].y;
       a.ldy = w.rows;
       if (w.layout == WeightLayout::kPanel16) Panel16GroupShape(w, &a);

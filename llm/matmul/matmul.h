@@ -65,6 +65,7 @@ class Matmul {
   Q8Buffers gemm_input_[2];
   std::vector<int32_t> gemm_block_bias_[2];  // GemmQ8BlockTerms per token
   std::vector<float> gemm_block_scale_[2];
+  std::vector<int32_t> gemm_half_bias_;  // GemmQ8HalfBias per token (Q4_0 layout), for Q6_K
   // Prefill of the other types (F32, F16, BF16, Q4_1, ...) through kernels/gemm's f32 GEMM: per task,
   // kF32ChunkRows rows dequantized once, then C^T = W_chunk x^T in blocks of kF32TokenBlock tokens.
   // Null when only the reference GEMM is available (then 8-row panels and a portable tile).

@@ -73,11 +73,13 @@ TEST_P(MatmulTest, MatchesReference) {
   if (!blocked) col_counts.insert(col_counts.end(), {1, 7, 33, 100});
   // Tessel group types: 1 to 3 groups (the group Panel16 layout's 256-column units whole and partial).
   if (TesselGroupFormat f; GetTesselGroupFormat(type, &f)) col_counts = {f.group, 2 * f.group, 3 * f.group};
+  // k-quants: one and three 256-element super-blocks.
+  if (GetGgmlTypeInfo(type).block_size == 256) col_counts = {256, 768};
   std::mt19937 rng(static_cast<uint32_t>(type) + 1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int threads : {1, 3}) {
     ThreadPool pool(threads);
-    Matmul mm(384, &pool);
+    Matmul mm(768, &pool);
     for (int64_t rows : {1, 3, 8, 17, 33, 70, 200}) {  // 200: 13 panels of 16, 4 streams
       for (int64_t cols : col_counts) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
@@ -140,7 +142,8 @@ TEST_P(MatmulTest, GroupEqualsSeparateRuns) {
   std::normal_distribution<float> dist(0.0f, 1.0f);
   ThreadPool pool(2);
   TesselGroupFormat f;
-  const int64_t cols = GetTesselGroupFormat(type, &f) ? std::max(64, f.group) : 64;
+  const int64_t cols = GetTesselGroupFormat(type, &f) ? std::max(64, f.group)
+                       : GetGgmlTypeInfo(type).block_size == 256 ? 512 : 64;
   Matmul mm(cols, &pool);
   const std::vector<uint8_t> a = RandomWeights(type, 24, cols, rng), b = RandomWeights(type, 5, cols, rng);
   const WeightMatrix wa{type, 24, cols, a.data()}, wb{type, 5, cols, b.data()};
@@ -200,7 +203,8 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                          ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                                            GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kTesselI4G32,
                                            GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A,
-                                           GgmlType::kTesselI4G128A, GgmlType::kTesselI3G128),
+                                           GgmlType::kTesselI4G128A, GgmlType::kTesselI3G128, GgmlType::kQ4_K,
+                                           GgmlType::kQ5_K, GgmlType::kQ6_K),
                          [](const ::testing::TestParamInfo<GgmlType>& info) {
                            return std::string(GgmlTypeName(info.param));
                          });

@@ -24,6 +24,9 @@ bool GroupRecords(const WeightMatrix& w, Int4GroupRecords* out) {
   return true;
 }
 
+// 4 (Q4_K) or 6 (Q6_K): kernels/gemv's k-quant Panel16 layouts; 0 for every other type.
+int KQuant(GgmlType type) { return type == GgmlType::kQ4_K ? 4 : type == GgmlType::kQ6_K ? 6 : 0; }
+
 }  // namespace
 
 size_t WeightMatrix::bytes() const {
@@ -40,7 +43,9 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
     }
     return scratch;
   }
-  if (Int4GroupRecords g; GroupRecords(*this, &g)) {
+  if (const int kquant = KQuant(type)) {
+    UnpackGemvPanel16KQuantRow(kquant, data, cols, r, scratch);
+  } else if (Int4GroupRecords g; GroupRecords(*this, &g)) {
     UnpackGemvPanel16GroupRow(data, g, cols, r, scratch);
   } else if (type == GgmlType::kQ4_1) {
     UnpackGemvPanel16Q4_1Row(data, cols, r, scratch);
@@ -54,13 +59,14 @@ bool Panel16Available(GgmlType type) {
   if (type == GgmlType::kQ4_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ4_0) != nullptr;
   if (type == GgmlType::kQ8_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ8_0) != nullptr;
   TesselGroupFormat f;
-  if (GetTesselGroupFormat(type, &f) || type == GgmlType::kQ4_1) {
+  if (GetTesselGroupFormat(type, &f) || type == GgmlType::kQ4_1 || KQuant(type) != 0) {
     return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
   }
   return false;
 }
 
 size_t Panel16Bytes(const WeightMatrix& w) {
+  if (const int kquant = KQuant(w.type)) return static_cast<size_t>(GemvPanel16KQuantBytes(kquant, w.rows, w.cols));
   if (Int4GroupRecords g; GroupRecords(w, &g)) {
     return static_cast<size_t>(GemvPanel16GroupBytes(w.rows, w.cols, g.group_size, g.asymmetric, g.bits));
   }
@@ -69,6 +75,10 @@ size_t Panel16Bytes(const WeightMatrix& w) {
 }
 
 bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args) {
+  if (const int kquant = KQuant(w.type)) {
+    args->kquant = kquant;
+    return true;
+  }
   if (w.type == GgmlType::kQ4_1) {
     args->group_size = kQuantBlock;
     args->asymmetric = false;
@@ -86,7 +96,9 @@ bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args) {
 }
 
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
-  if (Int4GroupRecords g; GroupRecords(w, &g)) {
+  if (const int kquant = KQuant(w.type)) {
+    PackGemvPanel16KQuant(kquant, w.data, w.rows, w.cols, dst);
+  } else if (Int4GroupRecords g; GroupRecords(w, &g)) {
     PackGemvPanel16Group(g, w.rows, w.cols, dst);
   } else if (w.type == GgmlType::kQ4_1) {
     PackGemvPanel16Q4_1(w.data, w.rows, w.cols, dst);

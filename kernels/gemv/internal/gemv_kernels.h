@@ -38,6 +38,26 @@ struct Panel16GroupGeometry {
   constexpr int64_t Vector(int64_t i, int k) const { return meta_bytes + (vectors_per_block * i + k) * 64; }
 };
 
+// Offsets of the k-quant Panel16 layouts (gemv.h), shared by the packers and the kernels. A unit is
+// one 256-column super-block of 16 rows.
+struct Panel16KQuantGeometry {
+  static constexpr int64_t kUnitCols = 256;
+  static constexpr int64_t kMetaBytes = 320;
+  int64_t vectors_per_block, unit_bytes, units;
+  constexpr Panel16KQuantGeometry(int64_t cols, int kquant)
+      : vectors_per_block(kquant == 4 ? 4 : 6),
+        unit_bytes(kMetaBytes + 8 * vectors_per_block * 64),
+        units((cols + kUnitCols - 1) / kUnitCols) {}
+  constexpr int64_t panel_bytes() const { return units * unit_bytes; }
+  // Within a unit: the 16 rows' fp16 d, fp16 dmin (Q4_K), the bytes of sub-block j's scales (Q4_K: 6-bit
+  // scales, j < 8; Q6_K: int8 scales, j < 16) and mins (Q4_K), and block i's vector k.
+  static constexpr int64_t D() { return 0; }
+  static constexpr int64_t Dmin() { return 32; }
+  static constexpr int64_t Scales(int64_t j) { return 64 + 16 * j; }
+  static constexpr int64_t Mins(int64_t j) { return 192 + 16 * j; }
+  constexpr int64_t Vector(int64_t i, int k) const { return kMetaBytes + (vectors_per_block * i + k) * 64; }
+};
+
 #define TESSEL_DECLARE_GEMV(isa)                                                       \
   void tessel_q4_0_gemv__##isa(const GemvArgs& args, int64_t row_begin, int64_t row_end); \
   void tessel_q8_0_gemv__##isa(const GemvArgs& args, int64_t row_begin, int64_t row_end); \

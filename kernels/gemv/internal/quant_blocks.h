@@ -23,6 +23,35 @@ struct BlockQ4_1 {
 };
 static_assert(sizeof(BlockQ4_1) == 20, "ggml Q4_1 block is 20 bytes");
 
+// ggml's k-quants (the layouts llm/gguf/ggml_types.h describes).
+inline constexpr int kKBlock = 256;  // elements per k-quant super-block
+
+struct BlockQ4_K {
+  uint16_t d, dmin;      // fp16 super-block scales
+  uint8_t scales[12];    // 8 x (6-bit scale, 6-bit min): KScaleMin
+  uint8_t qs[128];       // chunk c < 4 of 32 bytes: elements 64c + l (low) and 64c + 32 + l (high nibble)
+};
+static_assert(sizeof(BlockQ4_K) == 144, "ggml Q4_K block is 144 bytes");
+
+struct BlockQ6_K {
+  uint8_t ql[128];  // half h: ql[64h + l + 32 (k % 2)] holds element 128h + 32k + l's low 4 bits
+  uint8_t qh[64];   // (low nibble for k < 2); qh[32h + l] bits 2k, 2k + 1 its high 2 bits
+  int8_t scales[16];  // element 128h + 32k + l: scales[8h + 2k + l / 16]
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ6_K) == 210, "ggml Q6_K block is 210 bytes");
+
+// Q4_K sub-block j's 6-bit scale and min.
+inline void KScaleMin(const uint8_t* s, int j, int* sc, int* m) {
+  if (j < 4) {
+    *sc = s[j] & 63;
+    *m = s[j + 4] & 63;
+  } else {
+    *sc = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
+    *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
 struct BlockQ8_0 {
   uint16_t d;      // fp16 scale
   int8_t qs[32];
