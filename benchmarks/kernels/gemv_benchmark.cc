@@ -219,12 +219,20 @@ int64_t Group128Panel16Bytes(GemvFormat, int64_t rows, int64_t cols) {
   return GemvPanel16GroupBytes(rows, cols, 128, kAsym, kBits);
 }
 
-// What a Panel16 benchmark packs: Q4_0 / Q8_0 blocks, or INT4 / INT3 groups of 128 (group > 0).
+// ggml's Q4_K / Q6_K on their Panel16 layouts.
+template <int kKQuant>
+int64_t KQuantPanel16Bytes(GemvFormat, int64_t rows, int64_t cols) {
+  return GemvPanel16KQuantBytes(kKQuant, rows, cols);
+}
+
+// What a Panel16 benchmark packs: Q4_0 / Q8_0 blocks, INT4 / INT3 groups of 128 (group > 0), or a
+// k-quant (kquant 4 or 6).
 struct Panel16Kind {
   GemvFormat format;
   int64_t group = 0;
   bool asym = false;
   int bits = 4;
+  int kquant = 0;
 };
 
 void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
@@ -232,7 +240,9 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
   const bool group = kind_of.group > 0;
   int64_t (*panel_bytes)(GemvFormat, int64_t, int64_t) =
-      !group                ? GemvPanel16Bytes
+      kind_of.kquant == 4   ? KQuantPanel16Bytes<4>
+      : kind_of.kquant == 6 ? KQuantPanel16Bytes<6>
+      : !group              ? GemvPanel16Bytes
       : kind_of.bits == 3   ? Group128Panel16Bytes<false, 3>
       : kind_of.asym        ? Group128Panel16Bytes<true, 4>
                             : Group128Panel16Bytes<false, 4>;
@@ -242,7 +252,27 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   // Huge pages, as the runtime loads weights (llm/base/mapped_file.h).
   std::shared_ptr<uint8_t> w(static_cast<uint8_t*>(MapHugePages(total)),
                              [total](uint8_t* p) { UnmapHugePages(p, total); });
-  if (!group) {
+  if (kind_of.kquant != 0) {
+    // ggml super-blocks of a byte pattern with fp16 d (and dmin) of 1/16, packed once per shape.
+    const int64_t bb = kind_of.kquant == 4 ? 144 : 210;
+    std::map<std::pair<int64_t, int64_t>, int64_t> packed;
+    for (const ModelMatrix& m : mats) {
+      auto it = packed.find({m.rows, m.cols});
+      if (it != packed.end()) {
+        std::memcpy(w.get() + m.offset, w.get() + it->second, panel_bytes(format, m.rows, m.cols));
+        continue;
+      }
+      std::vector<uint8_t> raw(m.rows * m.cols / 256 * bb);
+      for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 131 + 7);
+      for (size_t i = 0; i < raw.size(); i += bb) {
+        const uint16_t d = 0x2c00;
+        std::memcpy(raw.data() + i + (kind_of.kquant == 4 ? 0 : 208), &d, 2);
+        if (kind_of.kquant == 4) std::memcpy(raw.data() + i + 2, &d, 2);
+      }
+      PackGemvPanel16KQuant(kind_of.kquant, raw.data(), m.rows, m.cols, w.get() + m.offset);
+      packed[{m.rows, m.cols}] = m.offset;
+    }
+  } else if (!group) {
     // Every matrix packed from one raw pattern: the kernels' speed does not depend on values.
     std::vector<uint8_t> raw(5632 * GemvRowBytes(format, 5632));
     FillBlocks(format, raw.data(), static_cast<int64_t>(raw.size()));
@@ -280,7 +310,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   }
   std::vector<float> x(5632, 0.5f), y(5632);
   std::vector<int8_t> xq(GemvQ8PaddedCols(format, 5632));
-  std::vector<int32_t> xbias(GemvQ8Lanes(format, 5632)), block_bias(5632 / 32);
+  std::vector<int32_t> xbias(GemvQ8Lanes(format, 5632)), block_bias(5632 / 32), half_bias(5632 / 16);
   std::vector<float> xscale(GemvQ8Lanes(format, 5632)), block_scale(5632 / 32);
   const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
   ThreadPool pool(threads);
@@ -298,6 +328,10 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       a.n = 1;
       QuantizeGemvInput(format, x.data(), m.cols, q8);
       GemmQ8BlockTerms(format, q8, m.cols, block_bias.data(), block_scale.data());
+      if (kind_of.kquant == 6) GemmQ8HalfBias(q8, m.cols, half_bias.data());
+      a.half_bias = half_bias.data();
+      a.half_stride = m.cols / 16;
+      a.kquant = kind_of.kquant;
       a.xq = xq.data();
       a.xbias = xbias.data();
       a.xscale = xscale.data();
@@ -335,7 +369,9 @@ const bool kRegisteredModel = [] {
     if (e.dtypes.rfind("igx16", 0) == 0) {
       kinds = {{"i4g128", {GemvFormat::kInt4Group, 128, false, 4}},
                {"i4g128a", {GemvFormat::kInt4Group, 128, true, 4}},
-               {"i3g128", {GemvFormat::kInt4Group, 128, false, 3}}};
+               {"i3g128", {GemvFormat::kInt4Group, 128, false, 3}},
+               {"q4_k", {GemvFormat::kInt4Group, 0, false, 4, 4}},
+               {"q6_k", {GemvFormat::kInt4Group, 0, false, 4, 6}}};
     } else if (e.dtypes.rfind("q4_0", 0) == 0) {
       kinds = {{"q4_0", {GemvFormat::kQ4_0}}};
     } else {

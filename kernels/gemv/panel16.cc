@@ -374,14 +374,13 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
         KBlockCodes(kquant, blk, i, c);
         for (int k = 0; k < 4; ++k) {
           uint8_t* o = unit + g.Vector(i, k) + 4 * lane;
-          for (int b = 0; b < 4; ++b) o[b] = static_cast<uint8_t>((c[4 * k + b] & 15) | (c[16 + 4 * k + b] & 15) << 4);
-        }
-        if (kquant == 6) {
-          for (int half = 0; half < 2; ++half) {
-            uint8_t* o = unit + g.Vector(i, 4 + half) + 4 * lane;
-            for (int f = 0; f < 4; ++f) {
-              for (int b = 0; b < 4; ++b) o[b] |= static_cast<uint8_t>((c[16 * half + 4 * f + b] >> 4) << (2 * f));
-            }
+          for (int b = 0; b < 4; ++b) {
+            o[b] = kquant == 4 ? static_cast<uint8_t>((c[4 * k + b] & 15) | (c[16 + 4 * k + b] & 15) << 4)
+                               : static_cast<uint8_t>(c[4 * k + b] | (c[16 + 4 * k + b] >> 4) << 6);
+          }
+          if (kquant == 6) {
+            uint8_t* n = unit + g.Vector(i, 4 + k / 2) + 4 * lane;
+            for (int b = 0; b < 4; ++b) n[b] |= static_cast<uint8_t>((c[16 + 4 * k + b] & 15) << (4 * (k % 2)));
           }
         }
       }
@@ -417,16 +416,14 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
       uint8_t c[kQBlock];
       for (int k = 0; k < 4; ++k) {
         const uint8_t* v = unit + g.Vector(i, k) + 4 * lane;
+        const uint8_t* n = unit + g.Vector(i, 4 + k / 2) + 4 * lane;  // Q6_K
         for (int b = 0; b < 4; ++b) {
-          c[4 * k + b] = v[b] & 15;
-          c[16 + 4 * k + b] = v[b] >> 4;
-        }
-      }
-      if (kquant == 6) {
-        for (int half = 0; half < 2; ++half) {
-          const uint8_t* v = unit + g.Vector(i, 4 + half) + 4 * lane;
-          for (int f = 0; f < 4; ++f) {
-            for (int b = 0; b < 4; ++b) c[16 * half + 4 * f + b] |= static_cast<uint8_t>(((v[b] >> (2 * f)) & 3) << 4);
+          if (kquant == 4) {
+            c[4 * k + b] = v[b] & 15;
+            c[16 + 4 * k + b] = v[b] >> 4;
+          } else {
+            c[4 * k + b] = v[b] & 63;
+            c[16 + 4 * k + b] = static_cast<uint8_t>(((n[b] >> (4 * (k % 2))) & 15) | (v[b] >> 6) << 4);
           }
         }
       }
