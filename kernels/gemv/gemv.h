@@ -232,10 +232,10 @@ void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void*
 //   256 bytes  Q4_K: the 6-bit scales of sub-blocks 0..7 (16 rows of bytes each), then their mins;
 //              Q6_K: the int8 scales of the 16 sub-blocks of 16;
 //   8 blocks of 32 elements: Q4_K 4 vectors, Q4_0's Panel16 vectors of the block's codes (2368-byte
-//              units: 4.625 bits per weight against the file's 4.5); Q6_K 6 vectors: byte j of vector
-//              k < 4 holds element 4k + j's code in bits 0-5 and the high 2 bits of element 16 + 4k + j
-//              in bits 6-7; vectors 4 and 5 hold the low nibbles of elements 16 + 4k + j, k = 0, 1 and
-//              2, 3 (low, high nibble) (3392-byte units: 6.625 bits per weight against 6.5625).
+//              units: 4.625 bits per weight against the file's 4.5); Q6_K 6 vectors: vectors 0 and 1
+//              hold the low nibbles of elements 16 + 4k + j, k = 0, 1 and 2, 3 (low, high nibble); byte j
+//              of vector 2 + k holds element 4k + j's code in bits 0-5 and the high 2 bits of element
+//              16 + 4k + j in bits 6-7 (3392-byte units: 6.625 bits per weight against 6.5625).
 // value = d x scale x code - dmin x min (Q4_K), d x scale x (code - 32) (Q6_K).
 // The row format is ggml's blocks (block_q4_K, block_q6_K; kernels/gemv/internal/quant_blocks.h).
 int64_t GemvPanel16KQuantBytes(int kquant, int64_t rows, int64_t cols);

@@ -747,19 +747,19 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // ggml's k-quants on their Panel16 layouts (gemv.h PackGemvPanel16KQuant).
 //
 // Q6_K's 6-bit codes of block `block` (its 6 vectors, gemv.h): elements 0..15 are the low 6 bits of
-// vectors 0..3; element 16 + 4k + j takes its low nibble from vector 4 + k / 2 (low nibble for even k,
-// high for odd) and its high 2 bits from bits 6, 7 of vector k, moved to bits 4, 5 by a 16-bit shift (the
+// vectors 2..5; element 16 + 4k + j takes its low nibble from vector k / 2 (low nibble for even k,
+// high for odd) and its high 2 bits from bits 6, 7 of vector 2 + k, moved to bits 4, 5 by a 16-bit shift (the
 // bits that cross from the neighbouring byte are masked off). Vectors 0..3 of `out` hold elements 0..15,
 // 4..7 elements 16..31, as UnpackPanel16 lays out Q4_0. 18 ALU operations per block; the layout with
 // the high bits in two planes of their own took 30 and ran at 15-18 GB/s on one Zen 4 core.
 inline void Q6Codes(const uint8_t* block, __m512i* out) {
   const __m512i low4 = _mm512_set1_epi8(0x0f), low6 = _mm512_set1_epi8(0x3f), bits45 = _mm512_set1_epi8(0x30);
-  const __m512i n01 = _mm512_load_si512(block + 256), n23 = _mm512_load_si512(block + 320);
+  const __m512i n01 = _mm512_load_si512(block), n23 = _mm512_load_si512(block + 64);
   const __m512i nib[4] = {_mm512_and_si512(n01, low4), _mm512_and_si512(_mm512_srli_epi16(n01, 4), low4),
                           _mm512_and_si512(n23, low4), _mm512_and_si512(_mm512_srli_epi16(n23, 4), low4)};
 #pragma GCC unroll 4
   for (int k = 0; k < 4; ++k) {
-    const __m512i v = _mm512_load_si512(block + 64 * k);
+    const __m512i v = _mm512_load_si512(block + 128 + 64 * k);
     out[k] = _mm512_and_si512(v, low6);
     // (A & C) | B with A = v >> 2, B = the nibbles, C = 0x30: ternary logic imm 0xec.
     out[4 + k] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 2), nib[k], bits45, 0xec);
@@ -781,9 +781,14 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
   for (int s = 0; s < kStreams; ++s) acc[s] = _mm512_setzero_ps();
   for (int64_t u = 0; u < units; ++u) {
     const int64_t unit_offset = u * kGeo.unit_bytes;
-    __m512 sacc[kStreams], macc[kStreams];
+    // The rows' d (and dmin) first: they lead the unit, so the loads walk the stream in address order (a
+    // load of them after the unit's blocks missed behind the hardware prefetcher's stream).
+    __m512 sacc[kStreams], macc[kStreams], d[kStreams];
 #pragma GCC unroll 4
-    for (int s = 0; s < kStreams; ++s) sacc[s] = macc[s] = _mm512_setzero_ps();
+    for (int s = 0; s < kStreams; ++s) {
+      sacc[s] = macc[s] = _mm512_setzero_ps();
+      d[s] = LoadHalves16(panels[s] + unit_offset + G::D());
+    }
 #pragma GCC unroll 1
     for (int i = 0; i < 8; ++i) {
       const int64_t b = u * 8 + i;
@@ -807,9 +812,9 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
         if constexpr (kKind == 4) {
           const __m512i dot = BlockDot<4>(unit + kGeo.Vector(i, 0), xb, _mm512_setzero_si512());
           const __m512 sc = _mm512_cvtepi32_ps(
-              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Scales(i)))));
+              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(i)))));
           const __m512 mn = _mm512_cvtepi32_ps(
-              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Mins(i)))));
+              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Mins(i)))));
           sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sc, dx), sacc[s]);
           macc[s] = _mm512_fmadd_ps(mn, xsum, macc[s]);
         } else {
@@ -822,9 +827,9 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
             hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
           }
           const __m512 sc_lo = _mm512_cvtepi32_ps(
-              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Scales(2 * i)))));
+              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i)))));
           const __m512 sc_hi = _mm512_cvtepi32_ps(
-              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + G::Scales(2 * i + 1)))));
+              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i + 1)))));
           sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(sc_lo, dx), sacc[s]);
           sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(sc_hi, dx), sacc[s]);
         }
@@ -833,7 +838,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
 #pragma GCC unroll 4
     for (int s = 0; s < kStreams; ++s) {
       const uint8_t* unit = panels[s] + unit_offset;
-      acc[s] = _mm512_fmadd_ps(sacc[s], LoadHalves16(unit + G::D()), acc[s]);
+      acc[s] = _mm512_fmadd_ps(sacc[s], d[s], acc[s]);
       if (kKind == 4) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
     }
   }
@@ -866,14 +871,14 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
         o[k] = _mm512_and_si512(v, low4);
         o[4 + k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
       }
-      const __m512 sc = _mm512_mul_ps(d, scale(G::Scales(i), false));
-      const __m512 mn = _mm512_mul_ps(LoadHalves16(unit + G::Dmin()), scale(G::Mins(i), false));
+      const __m512 sc = _mm512_mul_ps(d, scale(geo.Scales(i), false));
+      const __m512 mn = _mm512_mul_ps(LoadHalves16(unit + G::Dmin()), scale(geo.Mins(i), false));
       o[8] = _mm512_castps_si512(sc);
       o[9] = _mm512_castps_si512(_mm512_fmsub_ps(_mm512_set1_ps(8.0f), sc, mn));
     } else {
       Q6Codes(block, o);
-      o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(G::Scales(2 * i), true)));
-      o[9] = _mm512_castps_si512(_mm512_mul_ps(d, scale(G::Scales(2 * i + 1), true)));
+      o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i), true)));
+      o[9] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i + 1), true)));
     }
   }
 }

@@ -373,13 +373,13 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
         uint8_t c[kQBlock];
         KBlockCodes(kquant, blk, i, c);
         for (int k = 0; k < 4; ++k) {
-          uint8_t* o = unit + g.Vector(i, k) + 4 * lane;
+          uint8_t* o = unit + g.Vector(i, kquant == 4 ? k : 2 + k) + 4 * lane;
           for (int b = 0; b < 4; ++b) {
             o[b] = kquant == 4 ? static_cast<uint8_t>((c[4 * k + b] & 15) | (c[16 + 4 * k + b] & 15) << 4)
                                : static_cast<uint8_t>(c[4 * k + b] | (c[16 + 4 * k + b] >> 4) << 6);
           }
           if (kquant == 6) {
-            uint8_t* n = unit + g.Vector(i, 4 + k / 2) + 4 * lane;
+            uint8_t* n = unit + g.Vector(i, k / 2) + 4 * lane;
             for (int b = 0; b < 4; ++b) n[b] |= static_cast<uint8_t>((c[16 + 4 * k + b] & 15) << (4 * (k % 2)));
           }
         }
@@ -392,12 +392,12 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
         for (int j = 0; j < 8; ++j) {
           int sc, m;
           KScaleMin(k.scales, j, &sc, &m);
-          unit[Panel16KQuantGeometry::Scales(j) + lane] = static_cast<uint8_t>(sc);
-          unit[Panel16KQuantGeometry::Mins(j) + lane] = static_cast<uint8_t>(m);
+          unit[g.Scales(j) + lane] = static_cast<uint8_t>(sc);
+          unit[g.Mins(j) + lane] = static_cast<uint8_t>(m);
         }
       } else {
         std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ6_K, d), 2);
-        for (int j = 0; j < 16; ++j) unit[Panel16KQuantGeometry::Scales(j) + lane] = blk[offsetof(BlockQ6_K, scales) + j];
+        for (int j = 0; j < 16; ++j) unit[g.Scales(j) + lane] = blk[offsetof(BlockQ6_K, scales) + j];
       }
     }
   }
@@ -415,8 +415,8 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
     for (int i = 0; i < 8; ++i) {
       uint8_t c[kQBlock];
       for (int k = 0; k < 4; ++k) {
-        const uint8_t* v = unit + g.Vector(i, k) + 4 * lane;
-        const uint8_t* n = unit + g.Vector(i, 4 + k / 2) + 4 * lane;  // Q6_K
+        const uint8_t* v = unit + g.Vector(i, kquant == 4 ? k : 2 + k) + 4 * lane;
+        const uint8_t* n = unit + g.Vector(i, k / 2) + 4 * lane;  // Q6_K
         for (int b = 0; b < 4; ++b) {
           if (kquant == 4) {
             c[4 * k + b] = v[b] & 15;
@@ -436,7 +436,7 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
       std::memcpy(&k.dmin, unit + Panel16KQuantGeometry::Dmin() + 2 * lane, 2);
       std::memset(k.scales, 0, sizeof(k.scales));
       for (int j = 0; j < 8; ++j) {
-        const int sc = unit[Panel16KQuantGeometry::Scales(j) + lane], m = unit[Panel16KQuantGeometry::Mins(j) + lane];
+        const int sc = unit[g.Scales(j) + lane], m = unit[g.Mins(j) + lane];
         if (j < 4) {
           k.scales[j] |= static_cast<uint8_t>(sc & 63);
           k.scales[j + 4] |= static_cast<uint8_t>(m & 63);
@@ -449,7 +449,7 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
       std::memcpy(blk, &k, sizeof(k));
     } else {
       std::memcpy(blk + offsetof(BlockQ6_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
-      for (int j = 0; j < 16; ++j) blk[offsetof(BlockQ6_K, scales) + j] = unit[Panel16KQuantGeometry::Scales(j) + lane];
+      for (int j = 0; j < 16; ++j) blk[offsetof(BlockQ6_K, scales) + j] = unit[g.Scales(j) + lane];
     }
   }
 }

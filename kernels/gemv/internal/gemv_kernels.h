@@ -43,18 +43,21 @@ struct Panel16GroupGeometry {
 struct Panel16KQuantGeometry {
   static constexpr int64_t kUnitCols = 256;
   static constexpr int64_t kMetaBytes = 320;
+  int kquant;
   int64_t vectors_per_block, unit_bytes, units;
-  constexpr Panel16KQuantGeometry(int64_t cols, int kquant)
-      : vectors_per_block(kquant == 4 ? 4 : 6),
+  constexpr Panel16KQuantGeometry(int64_t cols, int kq)
+      : kquant(kq),
+        vectors_per_block(kq == 4 ? 4 : 6),
         unit_bytes(kMetaBytes + 8 * vectors_per_block * 64),
         units((cols + kUnitCols - 1) / kUnitCols) {}
   constexpr int64_t panel_bytes() const { return units * unit_bytes; }
   // Within a unit: the 16 rows' fp16 d, fp16 dmin (Q4_K), the bytes of sub-block j's scales (Q4_K: 6-bit
-  // scales, j < 8; Q6_K: int8 scales, j < 16) and mins (Q4_K), and block i's vector k.
+  // scales, j < 8, each followed by its mins; Q6_K: int8 scales, j < 16) and mins (Q4_K), and block i's
+  // vector k. Block by block, the kernels read the unit in address order.
   static constexpr int64_t D() { return 0; }
   static constexpr int64_t Dmin() { return 32; }
-  static constexpr int64_t Scales(int64_t j) { return 64 + 16 * j; }
-  static constexpr int64_t Mins(int64_t j) { return 192 + 16 * j; }
+  constexpr int64_t Scales(int64_t j) const { return kquant == 4 ? 64 + 32 * j : 64 + 16 * j; }
+  constexpr int64_t Mins(int64_t j) const { return 80 + 32 * j; }
   constexpr int64_t Vector(int64_t i, int k) const { return kMetaBytes + (vectors_per_block * i + k) * 64; }
 };
 
