@@ -481,7 +481,7 @@ struct KQuantMatrix {
 };
 
 KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) {
-  const int64_t bb = kquant == 4 ? 144 : 210, units = cols / 256;
+  const int64_t bb = kquant == 4 ? 144 : kquant == 5 ? 176 : 210, units = cols / 256;
   KQuantMatrix m;
   m.bytes.resize(rows * units * bb);
   m.value.resize(rows * cols);
@@ -491,7 +491,7 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
       uint8_t* blk = m.bytes.data() + (r * units + u) * bb;
       const uint16_t d = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
       const uint16_t dmin = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
-      if (kquant == 4) {
+      if (kquant != 6) {
         std::memcpy(blk, &d, 2);
         std::memcpy(blk + 2, &dmin, 2);
       } else {
@@ -499,13 +499,15 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
       }
       for (int e = 0; e < 256; ++e) {
         double v;
-        if (kquant == 4) {
+        if (kquant != 6) {
           const uint8_t* s = blk + 4;
           const int j = e / 32, c = e / 64, l = e % 32;
           const int sc = j < 4 ? s[j] % 64 : s[j + 4] % 16 + 16 * (s[j - 4] / 64);
           const int mn = j < 4 ? s[j + 4] % 64 : s[j + 4] / 16 + 16 * (s[j] / 64);
-          const uint8_t q = blk[16 + 32 * c + l];
-          v = DecodeHalf(d) * sc * (e % 64 < 32 ? q % 16 : q / 16) - DecodeHalf(dmin) * mn;
+          const uint8_t q = blk[(kquant == 4 ? 16 : 48) + 32 * c + l];
+          int code = e % 64 < 32 ? q % 16 : q / 16;
+          if (kquant == 5) code += 16 * ((blk[16 + l] >> j) % 2);  // bit 2c (low) or 2c + 1 (high nibbles) = j
+          v = DecodeHalf(d) * sc * code - DecodeHalf(dmin) * mn;
         } else {
           const int h = e / 128, k = (e % 128) / 32, l = e % 32;
           const uint8_t low = blk[64 * h + 32 * (k % 2) + l];
@@ -524,8 +526,8 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(41);
-  for (int kquant : {4, 6}) {
-    const int64_t bb = kquant == 4 ? 144 : 210;
+  for (int kquant : {4, 5, 6}) {
+    const int64_t bb = kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {256, 768, 2048}) {
         const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);

@@ -766,6 +766,23 @@ inline void Q6Codes(const uint8_t* block, __m512i* out) {
   }
 }
 
+// Q5_K's 5-bit codes of block `block` (its 5 vectors, gemv.h): the Q4_0-style nibbles of vectors 1..4
+// with bit 4 from vector 0 (bit k for element 4k + j, bit 4 + k for 16 + 4k + j), moved by 16-bit shifts
+// (the bits that cross from the neighbouring byte are masked off). Layout of `out` as Q6Codes'.
+inline void Q5Codes(const uint8_t* block, __m512i* out) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+  const __m512i h = _mm512_load_si512(block);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i v = _mm512_load_si512(block + 64 + 64 * k);
+    const __m512i lo = _mm512_and_si512(_mm512_slli_epi16(h, 4 - k), bit4);
+    const __m512i hi = _mm512_and_si512(k == 0 ? h : _mm512_srli_epi16(h, k), bit4);
+    // A | (B & C) with C = 0x0f: ternary logic imm 0xf8.
+    out[k] = _mm512_ternarylogic_epi32(lo, v, low4, 0xf8);
+    out[4 + k] = _mm512_ternarylogic_epi32(hi, _mm512_srli_epi16(v, 4), low4, 0xf8);
+  }
+}
+
 // Decode, per unit (one super-block) and 16 rows: per 32-block the codes' dot with x (Q4_K: the Q4_0
 // Panel16 chains, no bias; Q6_K: a dot per 16-element half, each from its -32 x sum(x) bias), times the
 // sub-block scales (bytes converted to float) and the block's dx, into a unit sum; Q4_K's mins times
@@ -809,8 +826,21 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
             for (int l = 0; l < G::kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
           }
         }
-        if constexpr (kKind == 4) {
-          const __m512i dot = BlockDot<4>(unit + kGeo.Vector(i, 0), xb, _mm512_setzero_si512());
+        if constexpr (kKind == 4 || kKind == 5) {
+          __m512i dot;
+          if constexpr (kKind == 4) {
+            dot = BlockDot<4>(unit + kGeo.Vector(i, 0), xb, _mm512_setzero_si512());
+          } else {
+            __m512i c[8];
+            Q5Codes(unit + kGeo.Vector(i, 0), c);
+            __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k) {
+              lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
+              hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
+            }
+            dot = _mm512_add_epi32(lo, hi);
+          }
           const __m512 sc = _mm512_cvtepi32_ps(
               _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(i)))));
           const __m512 mn = _mm512_cvtepi32_ps(
@@ -839,7 +869,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
     for (int s = 0; s < kStreams; ++s) {
       const uint8_t* unit = panels[s] + unit_offset;
       acc[s] = _mm512_fmadd_ps(sacc[s], d[s], acc[s]);
-      if (kKind == 4) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
+      if (kKind != 6) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
     }
   }
 #pragma GCC unroll 4
@@ -848,7 +878,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
   }
 }
 
-// The PanelTokens form of a k-quant panel, 10 vectors per block: Q4_K as Q4_1's (kMins: codes, d x
+// The PanelTokens form of a k-quant panel, 10 vectors per block: Q4_K and Q5_K as Q4_1's (kMins: codes, d x
 // scale, and 8 x d x scale - dmin x min against the block bias), Q6_K as kHalves (6-bit codes, d x the
 // scale of each half). Both products are exact in f32 (11-bit d times a 6- or 8-bit scale).
 template <int kKind>
@@ -865,11 +895,15 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
       const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset));
       return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
     };
-    if constexpr (kKind == 4) {
-      for (int k = 0; k < 4; ++k) {
-        const __m512i v = _mm512_load_si512(block + 64 * k);
-        o[k] = _mm512_and_si512(v, low4);
-        o[4 + k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+    if constexpr (kKind == 4 || kKind == 5) {
+      if constexpr (kKind == 4) {
+        for (int k = 0; k < 4; ++k) {
+          const __m512i v = _mm512_load_si512(block + 64 * k);
+          o[k] = _mm512_and_si512(v, low4);
+          o[4 + k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+        }
+      } else {
+        Q5Codes(block, o);
       }
       const __m512 sc = _mm512_mul_ps(d, scale(geo.Scales(i), false));
       const __m512 mn = _mm512_mul_ps(LoadHalves16(unit + G::Dmin()), scale(geo.Mins(i), false));
@@ -903,7 +937,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     return;
   }
   const int64_t nb = a.cols / kQBlock;
-  Panel16Prefill<true, 0, kKind == 4, kKind == 6>(
+  Panel16Prefill<true, 0, kKind != 6, kKind == 6>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
       [&geo, nb](const uint8_t* packed, __m512i* out) { UnpackPanel16KQuant<kKind>(packed, geo, nb, out); });
 }
@@ -912,6 +946,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 
 void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.kquant == 4) return RunPanel16KQuant<4>(a, row_begin, row_end);
+  if (a.kquant == 5) return RunPanel16KQuant<5>(a, row_begin, row_end);
   if (a.kquant == 6) return RunPanel16KQuant<6>(a, row_begin, row_end);
   if (a.group_mins) {
     RunPanel16Group<false, 4, true>(a, row_begin, row_end);

@@ -317,9 +317,13 @@ namespace {
 
 // The 32 codes of block i (< 8) of a k-quant super-block: Q4_K 0..15, Q6_K 0..63.
 void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
-  if (kquant == 4) {
-    const uint8_t* qs = blk + offsetof(BlockQ4_K, qs) + 32 * (i / 2);
+  if (kquant == 4 || kquant == 5) {
+    const uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
     for (int l = 0; l < kQBlock; ++l) codes[l] = i % 2 == 0 ? qs[l] & 15 : qs[l] >> 4;
+    if (kquant == 5) {
+      const uint8_t* qh = blk + offsetof(BlockQ5_K, qh);
+      for (int l = 0; l < kQBlock; ++l) codes[l] = static_cast<uint8_t>(codes[l] | ((qh[l] >> i) & 1) << 4);
+    }
     return;
   }
   const int h = i / 4, k = i % 4;
@@ -332,9 +336,15 @@ void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
 
 // Inverse of KBlockCodes: ors block i's codes into a zeroed super-block's code bytes.
 void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
-  if (kquant == 4) {
-    uint8_t* qs = blk + offsetof(BlockQ4_K, qs) + 32 * (i / 2);
-    for (int l = 0; l < kQBlock; ++l) qs[l] |= static_cast<uint8_t>(i % 2 == 0 ? codes[l] : codes[l] << 4);
+  if (kquant == 4 || kquant == 5) {
+    uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
+    for (int l = 0; l < kQBlock; ++l) {
+      qs[l] |= static_cast<uint8_t>(i % 2 == 0 ? codes[l] & 15 : (codes[l] & 15) << 4);
+    }
+    if (kquant == 5) {
+      uint8_t* qh = blk + offsetof(BlockQ5_K, qh);
+      for (int l = 0; l < kQBlock; ++l) qh[l] |= static_cast<uint8_t>((codes[l] >> 4) << i);
+    }
     return;
   }
   const int h = i / 4, k = i % 4;
@@ -346,7 +356,12 @@ void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
   }
 }
 
-int64_t KBlockBytes(int kquant) { return kquant == 4 ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K); }
+int64_t KBlockBytes(int kquant) {
+  return kquant == 4 ? sizeof(BlockQ4_K) : kquant == 5 ? sizeof(BlockQ5_K) : sizeof(BlockQ6_K);
+}
+
+// Vector of block i holding Q4_0-style nibbles k (Q4_K, Q5_K) or element 4k + j's code (Q6_K).
+int NibbleVector(int kquant, int k) { return kquant == 4 ? k : kquant == 5 ? 1 + k : 2 + k; }
 
 // Offset of row r's unit u in a k-quant Panel16 matrix.
 int64_t KUnit(const Panel16KQuantGeometry& g, int64_t r, int64_t u) {
@@ -373,10 +388,17 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
         uint8_t c[kQBlock];
         KBlockCodes(kquant, blk, i, c);
         for (int k = 0; k < 4; ++k) {
-          uint8_t* o = unit + g.Vector(i, kquant == 4 ? k : 2 + k) + 4 * lane;
+          uint8_t* o = unit + g.Vector(i, NibbleVector(kquant, k)) + 4 * lane;
           for (int b = 0; b < 4; ++b) {
-            o[b] = kquant == 4 ? static_cast<uint8_t>((c[4 * k + b] & 15) | (c[16 + 4 * k + b] & 15) << 4)
+            o[b] = kquant != 6 ? static_cast<uint8_t>((c[4 * k + b] & 15) | (c[16 + 4 * k + b] & 15) << 4)
                                : static_cast<uint8_t>(c[4 * k + b] | (c[16 + 4 * k + b] >> 4) << 6);
+          }
+          if (kquant == 5) {
+            // Vector 0: bit k of byte j the fifth bit of element 4k + j, bit 4 + k that of 16 + 4k + j.
+            uint8_t* h = unit + g.Vector(i, 0) + 4 * lane;
+            for (int b = 0; b < 4; ++b) {
+              h[b] |= static_cast<uint8_t>((c[4 * k + b] >> 4) << k | (c[16 + 4 * k + b] >> 4) << (4 + k));
+            }
           }
           if (kquant == 6) {
             uint8_t* n = unit + g.Vector(i, k / 2) + 4 * lane;
@@ -384,9 +406,9 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
           }
         }
       }
-      if (kquant == 4) {
-        BlockQ4_K k;
-        std::memcpy(&k, blk, sizeof(k));
+      if (kquant != 6) {
+        BlockQ4_K k;  // Q5_K's d, dmin and scales sit where Q4_K's do
+        std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
         std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, &k.d, 2);
         std::memcpy(unit + Panel16KQuantGeometry::Dmin() + 2 * lane, &k.dmin, 2);
         for (int j = 0; j < 8; ++j) {
@@ -415,12 +437,16 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
     for (int i = 0; i < 8; ++i) {
       uint8_t c[kQBlock];
       for (int k = 0; k < 4; ++k) {
-        const uint8_t* v = unit + g.Vector(i, kquant == 4 ? k : 2 + k) + 4 * lane;
+        const uint8_t* v = unit + g.Vector(i, NibbleVector(kquant, k)) + 4 * lane;
         const uint8_t* n = unit + g.Vector(i, k / 2) + 4 * lane;  // Q6_K
+        const uint8_t* h = unit + g.Vector(i, 0) + 4 * lane;      // Q5_K
         for (int b = 0; b < 4; ++b) {
           if (kquant == 4) {
             c[4 * k + b] = v[b] & 15;
             c[16 + 4 * k + b] = v[b] >> 4;
+          } else if (kquant == 5) {
+            c[4 * k + b] = static_cast<uint8_t>((v[b] & 15) | ((h[b] >> k) & 1) << 4);
+            c[16 + 4 * k + b] = static_cast<uint8_t>((v[b] >> 4) | ((h[b] >> (4 + k)) & 1) << 4);
           } else {
             c[4 * k + b] = v[b] & 63;
             c[16 + 4 * k + b] = static_cast<uint8_t>(((n[b] >> (4 * (k % 2))) & 15) | (v[b] >> 6) << 4);
@@ -429,9 +455,9 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
       }
       OrKBlockCodes(kquant, c, i, blk);
     }
-    if (kquant == 4) {
-      BlockQ4_K k;
-      std::memcpy(&k, blk, sizeof(k));
+    if (kquant != 6) {
+      BlockQ4_K k;  // Q5_K's d, dmin and scales sit where Q4_K's do
+      std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
       std::memcpy(&k.d, unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
       std::memcpy(&k.dmin, unit + Panel16KQuantGeometry::Dmin() + 2 * lane, 2);
       std::memset(k.scales, 0, sizeof(k.scales));
@@ -446,7 +472,7 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
           k.scales[j] |= static_cast<uint8_t>((m >> 4) << 6);
         }
       }
-      std::memcpy(blk, &k, sizeof(k));
+      std::memcpy(blk, &k, offsetof(BlockQ4_K, qs));
     } else {
       std::memcpy(blk + offsetof(BlockQ6_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
       for (int j = 0; j < 16; ++j) blk[offsetof(BlockQ6_K, scales) + j] = unit[g.Scales(j) + lane];
@@ -486,12 +512,12 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
         int64_t dot[2] = {0, 0}, xsum = 0;
         for (int j = 0; j < kQBlock; ++j) {
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
-          dot[j / 16] += int64_t{a.kquant == 4 ? c[j] : c[j] - 32} * x;
+          dot[j / 16] += int64_t{a.kquant == 6 ? c[j] - 32 : c[j]} * x;
           xsum += x;
         }
-        if (a.kquant == 4) {
+        if (a.kquant != 6) {
           BlockQ4_K k;
-          std::memcpy(&k, blk, sizeof(k));
+          std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
           int sc, m;
           KScaleMin(k.scales, i, &sc, &m);
           sum += (double{Fp16ToF32(k.d)} * sc * static_cast<double>(dot[0] + dot[1]) -

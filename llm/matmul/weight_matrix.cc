@@ -24,8 +24,15 @@ bool GroupRecords(const WeightMatrix& w, Int4GroupRecords* out) {
   return true;
 }
 
-// 4 (Q4_K) or 6 (Q6_K): kernels/gemv's k-quant Panel16 layouts; 0 for every other type.
-int KQuant(GgmlType type) { return type == GgmlType::kQ4_K ? 4 : type == GgmlType::kQ6_K ? 6 : 0; }
+// 4, 5 or 6 (Q4_K, Q5_K, Q6_K): kernels/gemv's k-quant Panel16 layouts; 0 for every other type.
+int KQuant(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_K: return 4;
+    case GgmlType::kQ5_K: return 5;
+    case GgmlType::kQ6_K: return 6;
+    default: return 0;
+  }
+}
 
 }  // namespace
 

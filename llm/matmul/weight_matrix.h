@@ -62,14 +62,14 @@ struct WeightMatrix {
   }
 };
 
-// True for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q6_K / the Tessel group types when this CPU has a Panel16 kernel (kernels/gemv
+// True for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q5_K / Q6_K / the Tessel group types when this CPU has a Panel16 kernel (kernels/gemv
 // FastGemmQ8Panel16Kernel): then RepackPanel16 pays off (Q4_0 / Q8_0 decode streams it ~1.5x faster,
 // prefill skips its per-call repack; Q4_1 and INT4 / INT3 groups get int8 kernels instead of f32 /
 // portable ones).
 bool Panel16Available(GgmlType type);
 // Bytes RepackPanel16 writes for w.
 size_t Panel16Bytes(const WeightMatrix& w);
-// For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, Q4_K, Q6_K): sets the group
+// For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, k-quants): sets the group
 // kernel's GemmQ8Args fields (group_size, asymmetric, group_bits, group_mins); false for other types.
 bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args);
 // Writes w (kRows; Q4_0, Q4_1, Q8_0 or a Tessel group type) to dst (Panel16Bytes(w), 64-byte aligned)

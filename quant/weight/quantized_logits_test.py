@@ -3,8 +3,8 @@
 
 Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
 g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix
-and Q5_K, each with its f32 output head kept; then RTN W4 g128 with the default Q8_0 head, Q4_K_M with
-its Q6_K head and Q6_K, run on the default kernels), reads each
+and Q5_K, each with its f32 output head kept; then RTN W4 g128 with the default Q8_0 head, Q4_K_M and
+Q5_K_M with their Q6_K heads and Q6_K, run on the default kernels), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
 the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
@@ -29,6 +29,10 @@ TOL = 1e-3  # max |logit difference|: f32 runtime vs f32 PyTorch on the same deq
 def Q4KM(part, layer):
     """Q4_K_M's type for a matrix of the 6-layer small model."""
     return 14 if part in ("attn_v", "ffn_down") and layer in (2, 5) else 12
+
+
+def Q5KM(part, layer):
+    return 14 if part in ("attn_v", "ffn_down") and layer in (2, 5) else 13
 
 
 TESSEL_TYPES = {}  # id -> (bits, group, asymmetric)
@@ -199,6 +203,7 @@ def main():
         ("q4_k_m", "rtn", ["--type", "q4_k_m"] + keep, Q4KM, 0, ["--mmap"], TOL),
         ("q5_k", "rtn", ["--type", "q5_k"] + keep, 13, 0, ["--mmap"], TOL),
         ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
+        ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], 0.25),
         ("q6_k-default", "rtn", ["--type", "q6_k"], 14, 8, [], 0.25),
     ]
     failures = 0

@@ -33,6 +33,14 @@ struct BlockQ4_K {
 };
 static_assert(sizeof(BlockQ4_K) == 144, "ggml Q4_K block is 144 bytes");
 
+struct BlockQ5_K {
+  uint16_t d, dmin;      // as BlockQ4_K
+  uint8_t scales[12];
+  uint8_t qh[32];        // bit i (sub-block i) of qh[l]: the fifth bit of that sub-block's element l
+  uint8_t qs[128];       // as BlockQ4_K
+};
+static_assert(sizeof(BlockQ5_K) == 176, "ggml Q5_K block is 176 bytes");
+
 struct BlockQ6_K {
   uint8_t ql[128];  // half h: ql[64h + l + 32 (k % 2)] holds element 128h + 32k + l's low 4 bits
   uint8_t qh[64];   // (low nibble for k < 2); qh[32h + l] bits 2k, 2k + 1 its high 2 bits
@@ -41,7 +49,7 @@ struct BlockQ6_K {
 };
 static_assert(sizeof(BlockQ6_K) == 210, "ggml Q6_K block is 210 bytes");
 
-// Q4_K sub-block j's 6-bit scale and min.
+// Q4_K / Q5_K sub-block j's 6-bit scale and min.
 inline void KScaleMin(const uint8_t* s, int j, int* sc, int* m) {
   if (j < 4) {
     *sc = s[j] & 63;
