@@ -4,7 +4,9 @@ Run with /usr/bin/python3 (needs numpy only):
   make_bench_gguf.py --out ~/.cache/tessel/bench --types q4_0,q8_0
 
 Weights are random quantized blocks written directly (uniform nibbles or bytes, fp16 scales giving
-a standard deviation of about 0.02), so that 1.1B parameters take seconds, not minutes. The
+a standard deviation of about 0.02), so that 1.1B parameters take seconds, not minutes. q4_k_m is
+llama.cpp's Q4_K_M mix (Q4_K, with Q6_K for the head and some attn_v / ffn_down matrices), the type
+most published GGUF files use. The
 vocabulary is a valid SentencePiece (llama) one that llama.cpp loads: control tokens, 256 byte
 tokens, the printable ASCII characters with and without the word-start mark, then filler pieces up
 to 32000. A prompt of N single-letter words ("a b c ...") is N + 1 tokens with BOS in both runtimes.
@@ -19,9 +21,11 @@ import numpy as np
 
 SPACE = "\u2581"
 GGUF_U32, GGUF_I32, GGUF_F32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY = 4, 5, 6, 7, 8, 9
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
-FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7}
-TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0}
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K = 0, 1, 2, 8, 12, 14
+FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q4_k_m": 15}
+TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q4_k_m": GGML_Q4_K}
+# Bytes per element block and elements per block, by ggml type.
+BLOCK = {GGML_F16: (2, 1), GGML_Q4_0: (18, 32), GGML_Q8_0: (34, 32), GGML_Q4_K: (144, 256), GGML_Q6_K: (210, 256)}
 TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_BYTE = 1, 2, 3, 6
 ALIGN = 32
 
@@ -119,17 +123,48 @@ def tensor_list():
     return out
 
 
-def tensor_bytes(kind, ne):
+def tensor_type(kind, name):
+    """The ggml type of a matrix. q4_k_m follows llama.cpp's Q4_K_M mix: Q6_K for the output head and
+    for attn_v / ffn_down in the layers its use_more_bits picks, Q4_K elsewhere."""
+    if kind != "q4_k_m":
+        return TENSOR_TYPE[kind]
+    if name == "output.weight":
+        return GGML_Q6_K
+    part = name.split(".")
+    if part[0] == "blk" and part[2] in ("attn_v", "ffn_down"):
+        i, n = int(part[1]), LAYERS
+        if i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2:
+            return GGML_Q6_K
+    return GGML_Q4_K
+
+
+def tensor_bytes(gtype, ne):
     if len(ne) == 1:
         return 4 * ne[0]
-    n = ne[0] * ne[1]
-    return {"f16": 2 * n, "q4_0": n // 32 * 18, "q8_0": n // 32 * 34}[kind]
+    block_bytes, block = BLOCK[gtype]
+    return ne[0] * ne[1] // block * block_bytes
 
 
-def random_tensor(kind, ne, rng):
+def half_bytes(value):
+    return np.frombuffer(np.array([value], "<f2").tobytes(), np.uint8)
+
+
+def random_tensor(gtype, ne, rng):
     if len(ne) == 1:
         return np.ones(ne[0], "<f4").tobytes()
     n = ne[0] * ne[1]
+    if gtype in (GGML_Q4_K, GGML_Q6_K):
+        # Random super-blocks with fp16 scales for a weight std of about 0.02: Q4_K's 6-bit scales
+        # average 31.5 and its nibbles have std 4.6; Q6_K's int8 scales have std 74, its codes 18.5.
+        blocks = n // 256
+        out = rng.integers(0, 256, size=(blocks, BLOCK[gtype][0]), dtype=np.uint8)
+        if gtype == GGML_Q4_K:
+            out[:, 0:2] = half_bytes(0.02 / (31.5 * 4.6))
+            out[:, 2:4] = half_bytes(0.002 / 31.5)
+        else:
+            out[:, 208:210] = half_bytes(0.02 / (74.0 * 18.5))
+        return out.tobytes()
+    kind = {GGML_F16: "f16", GGML_Q4_0: "q4_0", GGML_Q8_0: "q8_0"}[gtype]
     if kind == "f16":
         return (rng.standard_normal(n, dtype=np.float32) * 0.02).astype("<f2").tobytes()
     blocks = n // 32
@@ -150,10 +185,10 @@ def write(path, kind, seed):
         header += gguf_string(key) + struct.pack("<I", vtype) + gguf_value(vtype, value)
     offset = 0
     for name, ne in tensors:
-        gtype = GGML_F32 if len(ne) == 1 else TENSOR_TYPE[kind]
+        gtype = GGML_F32 if len(ne) == 1 else tensor_type(kind, name)
         header += gguf_string(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
         header += struct.pack("<IQ", gtype, offset)
-        offset += (tensor_bytes(kind, ne) + ALIGN - 1) // ALIGN * ALIGN
+        offset += (tensor_bytes(gtype, ne) + ALIGN - 1) // ALIGN * ALIGN
     header += b"\0" * ((-len(header)) % ALIGN)
     expected = len(header) + offset
     if os.path.exists(path) and os.path.getsize(path) == expected:
@@ -163,8 +198,8 @@ def write(path, kind, seed):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(header)
-        for _, ne in tensors:
-            data = random_tensor(kind, ne, rng)
+        for name, ne in tensors:
+            data = random_tensor(GGML_F32 if len(ne) == 1 else tensor_type(kind, name), ne, rng)
             f.write(data + b"\0" * ((-len(data)) % ALIGN))
     os.replace(tmp, path)
     print("wrote %s (%.2f GB)" % (path, expected / 1e9))
@@ -173,13 +208,13 @@ def write(path, kind, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.expanduser("~/.cache/tessel/bench"))
-    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16")
+    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for kind in args.types.split(","):
         if kind not in FILE_TYPE:
-            raise SystemExit("unknown type %r: use q4_0, q8_0 or f16" % kind)
+            raise SystemExit("unknown type %r: use q4_0, q8_0, f16 or q4_k_m" % kind)
         write(os.path.join(args.out, "tinyllama-1.1b-random-%s.gguf" % kind), kind, args.seed)
 
 
