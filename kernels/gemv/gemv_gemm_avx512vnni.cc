@@ -274,7 +274,8 @@ void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_
     if (tokens == T) {
       PanelTokens<kQ4, T, kPanel16, kBiasShift, kMins, kHalves>(a, panel, nb, t0, rows, y, next, row_bytes);
     } else {
-      TokenTail<kQ4, kPanel16, kBiasShift, kMins, kHalves, T - 1>(a, tokens, panel, nb, t0, rows, y, next, row_bytes);
+      TokenTail<kQ4, kPanel16, kBiasShift, kMins, kHalves, T - 1>(a, tokens, panel, nb, t0, rows, y, next,
+                                                                  row_bytes);
     }
   }
 }
@@ -469,7 +470,8 @@ void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int
         PanelTokens<kQ4, kTileTokens, true, kBiasShift, kMins, kHalves>(a, panel, nb, t, mask, a.y + r, next,
                                                                           next_per_block);
       } else {
-        TokenTail<kQ4, true, kBiasShift, kMins, kHalves>(a, a.n - t, panel, nb, t, mask, a.y + r, next, next_per_block);
+        TokenTail<kQ4, true, kBiasShift, kMins, kHalves>(a, a.n - t, panel, nb, t, mask, a.y + r, next,
+                                                         next_per_block);
       }
       next = nullptr;
     }

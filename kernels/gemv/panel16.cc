@@ -526,8 +526,9 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
           uint16_t d;
           std::memcpy(&d, blk + offsetof(BlockQ6_K, d), 2);
           const auto* sc = reinterpret_cast<const int8_t*>(blk + offsetof(BlockQ6_K, scales));
-          sum += double{Fp16ToF32(d)} * bscale[b] *
-                 (double{sc[2 * i]} * static_cast<double>(dot[0]) + double{sc[2 * i + 1]} * static_cast<double>(dot[1]));
+          const double halves = double{sc[2 * i]} * static_cast<double>(dot[0]) +
+                                double{sc[2 * i + 1]} * static_cast<double>(dot[1]);
+          sum += double{Fp16ToF32(d)} * bscale[b] * halves;
         }
       }
       a.y[t * a.ldy + r] = static_cast<float>(sum);

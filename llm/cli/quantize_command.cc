@@ -34,9 +34,10 @@ int QuantizeCommand(int argc, char** argv) {
       {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01"},
       {"no-clip", "", "AWQ: skip the per-group clipping search"},
       {"tessel-types", "", "store W4 g32 in Tessel's group type instead of ggml's Q4_0 / Q4_1"},
-      {"type", "T", "instead of --bits/--group: round every matrix to ggml type T as llama.cpp's quantize does (RTN): "
-                    "q4_k_m, q5_k_m (Q6_K for attn_v / ffn_down in llama.cpp's layers, Q6_K head), q4_k, q5_k, "
-                    "q6_k, q8_0, q4_0, q4_1"},
+      {"type", "T",
+       "instead of --bits/--group: round every matrix to ggml type T as llama.cpp's quantize does (RTN): "
+       "q4_k_m, q5_k_m (Q6_K for attn_v / ffn_down in llama.cpp's layers, Q6_K head), q4_k, q5_k, "
+       "q6_k, q8_0, q4_0, q4_1"},
       {"output-type", "T", "round an F32/F16/BF16 output head to this type (q8_0, q4_0, f16, ...) or 'keep' it",
        false, "q8_0"},
       {"o", "OUT.gguf", "output file"},
@@ -88,7 +89,8 @@ int QuantizeCommand(int argc, char** argv) {
     options.output_type = std::nullopt;
   } else {
     absl::StatusOr<llm::GgmlType> t = llm::ParseGgmlType(head);
-    if (!t.ok() || *t == llm::GgmlType::kF32 || (llm::GetGgmlTypeInfo(*t).block_size > 32 && *t != llm::GgmlType::kQ6_K)) {
+    const bool block_ok = llm::GetGgmlTypeInfo(*t).block_size <= 32 || *t == llm::GgmlType::kQ6_K;
+    if (!t.ok() || *t == llm::GgmlType::kF32 || !block_ok) {
       return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
                                 "--output-type '", head, "': use keep, f16, bf16, q8_0, q6_k, q4_0 or q4_1")));
     }
@@ -105,7 +107,8 @@ int QuantizeCommand(int argc, char** argv) {
     absl::StatusOr<llm::GgmlType> t = llm::ParseGgmlType(type);
     if (!t.ok() || llm::GetGgmlTypeInfo(*t).block_size == 1) {
       return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
-                                "--type '", args->Get("type"), "': use q4_k_m, q5_k_m, q4_k, q5_k, q6_k, q8_0, q4_0 or q4_1")));
+                                "--type '", args->Get("type"),
+                                "': use q4_k_m, q5_k_m, q4_k, q5_k, q6_k, q8_0, q4_0 or q4_1")));
     }
     if (args->Has("method") && options.method != quant::WeightMethod::kRtn) {
       return cli::Fail(cmd, absl::InvalidArgumentError("--type rounds to nearest: use it with --method rtn"));
@@ -131,8 +134,9 @@ int QuantizeCommand(int argc, char** argv) {
     return cli::Fail(cmd, absl::InvalidArgumentError(
                               absl::StrCat("--method ", args->Get("method"), " needs --calibration TEXT")));
   }
+  const std::string scheme = options.ggml_type ? absl::StrCat(args->Get("type"), " (ggml)") : options.scheme.ToString();
   std::fprintf(stderr, "quantizing %s: %s %s\n", args->Get("model").c_str(), quant::WeightMethodName(options.method),
-               options.ggml_type ? absl::StrCat(args->Get("type"), " (ggml)").c_str() : options.scheme.ToString().c_str());
+               scheme.c_str());
   absl::StatusOr<quant::LlamaQuantReport> report = quant::QuantizeLlamaModel(
       args->Get("model"), calibration, options, args->Get("o"),
       [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });

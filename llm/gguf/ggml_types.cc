@@ -131,7 +131,9 @@ void QuantizeQ4_K(const float* x, BlockQ4_K* b) {
   uint8_t q[kSuperBlock];
   QuantizeKScaleMin(x, 4, &b->d, &b->dmin, b->scales, q);
   for (int c = 0; c < 4; ++c) {
-    for (int l = 0; l < 32; ++l) b->qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+    for (int l = 0; l < 32; ++l) {
+      b->qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+    }
   }
 }
 
@@ -189,33 +191,21 @@ void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
   }
 }
 
-// ggml's dequantize_row_q{4,5,6}_K, one super-block into y[256].
-void DequantizeQ4_K(const BlockQ4_K& b, float* y) {
-  const float d = HalfToFloat(b.d), min = HalfToFloat(b.dmin);
+// ggml's dequantize_row_q{4,5,6}_K, one super-block into y[256]. Q4_K and Q5_K share the scale and min
+// layout; qh (Q5_K's fifth bits) is null for Q4_K.
+void DequantizeKScaleMin(uint16_t d_half, uint16_t dmin_half, const uint8_t* scales, const uint8_t* qs,
+                         const uint8_t* qh, float* y) {
+  const float d = HalfToFloat(d_half), min = HalfToFloat(dmin_half);
   for (int c = 0; c < 4; ++c) {
     int sc, m;
-    KQuantScaleMin(b.scales, 2 * c, &sc, &m);
+    KQuantScaleMin(scales, 2 * c, &sc, &m);
     const float d1 = d * sc, m1 = min * m;
-    KQuantScaleMin(b.scales, 2 * c + 1, &sc, &m);
+    KQuantScaleMin(scales, 2 * c + 1, &sc, &m);
     const float d2 = d * sc, m2 = min * m;
-    const uint8_t* q = b.qs + 32 * c;
-    for (int l = 0; l < 32; ++l) y[64 * c + l] = d1 * (q[l] & 0x0F) - m1;
-    for (int l = 0; l < 32; ++l) y[64 * c + 32 + l] = d2 * (q[l] >> 4) - m2;
-  }
-}
-
-void DequantizeQ5_K(const BlockQ5_K& b, float* y) {
-  const float d = HalfToFloat(b.d), min = HalfToFloat(b.dmin);
-  for (int c = 0; c < 4; ++c) {
-    int sc, m;
-    KQuantScaleMin(b.scales, 2 * c, &sc, &m);
-    const float d1 = d * sc, m1 = min * m;
-    KQuantScaleMin(b.scales, 2 * c + 1, &sc, &m);
-    const float d2 = d * sc, m2 = min * m;
-    const uint8_t* q = b.qs + 32 * c;
+    const uint8_t* q = qs + 32 * c;
     const int u1 = 1 << (2 * c), u2 = 2 << (2 * c);
-    for (int l = 0; l < 32; ++l) y[64 * c + l] = d1 * ((q[l] & 0x0F) + (b.qh[l] & u1 ? 16 : 0)) - m1;
-    for (int l = 0; l < 32; ++l) y[64 * c + 32 + l] = d2 * ((q[l] >> 4) + (b.qh[l] & u2 ? 16 : 0)) - m2;
+    for (int l = 0; l < 32; ++l) y[64 * c + l] = d1 * ((q[l] & 0x0F) + (qh && (qh[l] & u1) ? 16 : 0)) - m1;
+    for (int l = 0; l < 32; ++l) y[64 * c + 32 + l] = d2 * ((q[l] >> 4) + (qh && (qh[l] & u2) ? 16 : 0)) - m2;
   }
 }
 
@@ -407,12 +397,14 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
     }
     case GgmlType::kQ4_K:
       for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        DequantizeQ4_K(static_cast<const BlockQ4_K*>(src)[i], dst + i * kSuperBlock);
+        const BlockQ4_K& b = static_cast<const BlockQ4_K*>(src)[i];
+        DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, nullptr, dst + i * kSuperBlock);
       }
       return;
     case GgmlType::kQ5_K:
       for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        DequantizeQ5_K(static_cast<const BlockQ5_K*>(src)[i], dst + i * kSuperBlock);
+        const BlockQ5_K& b = static_cast<const BlockQ5_K*>(src)[i];
+        DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, b.qh, dst + i * kSuperBlock);
       }
       return;
     case GgmlType::kQ6_K:

@@ -178,9 +178,10 @@ int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i);
 // types. Quantization follows ggml's quantize_row_*_ref exactly (same scales, same rounding) for
 // Q8_0, Q4_0 and Q4_1, so files written here match llama.cpp's bit for bit. The k-quants are
 // round-to-nearest under scales from each sub-block's range (not llama.cpp's iterative scale search:
-// valid files llama.cpp reads, with somewhat larger error). Dequantization is ggml's for every type. Tessel group types quantize to nearest: symmetric
-// scale = max|x| / 2^(bits-1) - 0.5 steps (so -max and +max land within half a step), asymmetric
-// scale = (max - min) / (2^bits - 1) over a range that includes 0.
+// valid files llama.cpp reads, with somewhat larger error). Dequantization is ggml's for every type.
+// Tessel group types quantize to nearest: symmetric scale = max|x| / 2^(bits-1) - 0.5 steps (so -max
+// and +max land within half a step), asymmetric scale = (max - min) / (2^bits - 1) over a range that
+// includes 0.
 void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n);
 void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n);
 

@@ -199,7 +199,9 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
           gemm_block_bias_[layout].resize(n * nb);
           gemm_block_scale_[layout].resize(n * nb);
         }
-        if (layout == 0 && static_cast<int64_t>(gemm_half_bias_.size()) < n * 2 * nb) gemm_half_bias_.resize(n * 2 * nb);
+        if (layout == 0 && static_cast<int64_t>(gemm_half_bias_.size()) < n * 2 * nb) {
+          gemm_half_bias_.resize(n * 2 * nb);
+        }
         for (int64_t t = 0; t < n; ++t) {
           const GemvQ8Input in{b.q.data() + t * xq_stride, b.bias.data() + t * lane_stride,
                                b.scale.data() + t * lane_stride};

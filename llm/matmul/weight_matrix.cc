@@ -7,31 +7,40 @@
 namespace tessel::llm {
 namespace {
 
-GemvFormat Panel16Format(GgmlType type) { return type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0; }
+// Which of kernels/gemv's Panel16 layouts a type takes, named once for the functions below.
+struct Panel16Kind {
+  enum Family { kNone, kBlocks, kQ4_1, kGroup, kKQuant } family = kNone;
+  GemvFormat format = GemvFormat::kQ8_0;  // kBlocks: Q4_0 or Q8_0
+  Int4GroupRecords group;                 // kGroup: a Tessel group type's row records
+  int kquant = 0;                         // kKQuant: 4, 5 or 6 (Q4_K, Q5_K, Q6_K)
+};
 
-// kernels/gemv's description of a Tessel group type's rows (ggml_types.h TesselGroupFormat, INT4 or
-// INT3); false for every other type.
-bool GroupRecords(const WeightMatrix& w, Int4GroupRecords* out) {
-  TesselGroupFormat f;
-  if (!GetTesselGroupFormat(w.type, &f)) return false;
-  out->bits = f.bits;
-  out->base = w.data;
-  out->row_bytes = static_cast<int64_t>(w.row_bytes());
-  out->scales_offset = f.ScalesOffset(w.cols);
-  out->zeros_offset = f.ZerosOffset(w.cols);
-  out->group_size = f.group;
-  out->asymmetric = f.asymmetric;
-  return true;
-}
-
-// 4, 5 or 6 (Q4_K, Q5_K, Q6_K): kernels/gemv's k-quant Panel16 layouts; 0 for every other type.
-int KQuant(GgmlType type) {
-  switch (type) {
-    case GgmlType::kQ4_K: return 4;
-    case GgmlType::kQ5_K: return 5;
-    case GgmlType::kQ6_K: return 6;
-    default: return 0;
+Panel16Kind KindOf(const WeightMatrix& w) {
+  Panel16Kind k;
+  switch (w.type) {
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ8_0:
+      k.family = Panel16Kind::kBlocks;
+      k.format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+      return k;
+    case GgmlType::kQ4_1: k.family = Panel16Kind::kQ4_1; return k;
+    case GgmlType::kQ4_K: k.family = Panel16Kind::kKQuant; k.kquant = 4; return k;
+    case GgmlType::kQ5_K: k.family = Panel16Kind::kKQuant; k.kquant = 5; return k;
+    case GgmlType::kQ6_K: k.family = Panel16Kind::kKQuant; k.kquant = 6; return k;
+    default: break;
   }
+  // kernels/gemv's description of a Tessel group type's rows (ggml_types.h TesselGroupFormat).
+  TesselGroupFormat f;
+  if (!GetTesselGroupFormat(w.type, &f)) return k;
+  k.family = Panel16Kind::kGroup;
+  k.group.bits = f.bits;
+  k.group.base = w.data;
+  k.group.row_bytes = static_cast<int64_t>(w.row_bytes());
+  k.group.scales_offset = f.ScalesOffset(w.cols);
+  k.group.zeros_offset = f.ZerosOffset(w.cols);
+  k.group.group_size = f.group;
+  k.group.asymmetric = f.asymmetric;
+  return k;
 }
 
 }  // namespace
@@ -50,67 +59,75 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
     }
     return scratch;
   }
-  if (const int kquant = KQuant(type)) {
-    UnpackGemvPanel16KQuantRow(kquant, data, cols, r, scratch);
-  } else if (Int4GroupRecords g; GroupRecords(*this, &g)) {
-    UnpackGemvPanel16GroupRow(data, g, cols, r, scratch);
-  } else if (type == GgmlType::kQ4_1) {
-    UnpackGemvPanel16Q4_1Row(data, cols, r, scratch);
-  } else {
-    UnpackGemvPanel16Row(Panel16Format(type), data, cols, r, scratch);
+  const Panel16Kind k = KindOf(*this);
+  switch (k.family) {
+    case Panel16Kind::kBlocks: UnpackGemvPanel16Row(k.format, data, cols, r, scratch); break;
+    case Panel16Kind::kQ4_1: UnpackGemvPanel16Q4_1Row(data, cols, r, scratch); break;
+    case Panel16Kind::kGroup: UnpackGemvPanel16GroupRow(data, k.group, cols, r, scratch); break;
+    case Panel16Kind::kKQuant: UnpackGemvPanel16KQuantRow(k.kquant, data, cols, r, scratch); break;
+    case Panel16Kind::kNone: break;  // never repacked
   }
   return scratch;
 }
 
 bool Panel16Available(GgmlType type) {
-  if (type == GgmlType::kQ4_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ4_0) != nullptr;
-  if (type == GgmlType::kQ8_0) return FastGemmQ8Panel16Kernel(GemvFormat::kQ8_0) != nullptr;
-  TesselGroupFormat f;
-  if (GetTesselGroupFormat(type, &f) || type == GgmlType::kQ4_1 || KQuant(type) != 0) {
-    return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
+  WeightMatrix probe;
+  probe.type = type;
+  const Panel16Kind k = KindOf(probe);
+  switch (k.family) {
+    case Panel16Kind::kBlocks: return FastGemmQ8Panel16Kernel(k.format) != nullptr;
+    case Panel16Kind::kQ4_1:
+    case Panel16Kind::kGroup:
+    case Panel16Kind::kKQuant: return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
+    case Panel16Kind::kNone: return false;
   }
   return false;
 }
 
 size_t Panel16Bytes(const WeightMatrix& w) {
-  if (const int kquant = KQuant(w.type)) return static_cast<size_t>(GemvPanel16KQuantBytes(kquant, w.rows, w.cols));
-  if (Int4GroupRecords g; GroupRecords(w, &g)) {
-    return static_cast<size_t>(GemvPanel16GroupBytes(w.rows, w.cols, g.group_size, g.asymmetric, g.bits));
+  const Panel16Kind k = KindOf(w);
+  switch (k.family) {
+    case Panel16Kind::kBlocks: return static_cast<size_t>(GemvPanel16Bytes(k.format, w.rows, w.cols));
+    case Panel16Kind::kQ4_1: return static_cast<size_t>(GemvPanel16Q4_1Bytes(w.rows, w.cols));
+    case Panel16Kind::kGroup:
+      return static_cast<size_t>(
+          GemvPanel16GroupBytes(w.rows, w.cols, k.group.group_size, k.group.asymmetric, k.group.bits));
+    case Panel16Kind::kKQuant: return static_cast<size_t>(GemvPanel16KQuantBytes(k.kquant, w.rows, w.cols));
+    case Panel16Kind::kNone: break;
   }
-  if (w.type == GgmlType::kQ4_1) return static_cast<size_t>(GemvPanel16Q4_1Bytes(w.rows, w.cols));
-  return static_cast<size_t>(GemvPanel16Bytes(Panel16Format(w.type), w.rows, w.cols));
+  return 0;
 }
 
 bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args) {
-  if (const int kquant = KQuant(w.type)) {
-    args->kquant = kquant;
-    return true;
+  const Panel16Kind k = KindOf(w);
+  switch (k.family) {
+    case Panel16Kind::kQ4_1:
+      args->group_size = kQuantBlock;
+      args->asymmetric = false;
+      args->group_bits = 4;
+      args->group_mins = true;
+      return true;
+    case Panel16Kind::kGroup:
+      args->group_size = k.group.group_size;
+      args->asymmetric = k.group.asymmetric;
+      args->group_bits = k.group.bits;
+      args->group_mins = false;
+      return true;
+    case Panel16Kind::kKQuant: args->kquant = k.kquant; return true;
+    case Panel16Kind::kBlocks:
+    case Panel16Kind::kNone: break;
   }
-  if (w.type == GgmlType::kQ4_1) {
-    args->group_size = kQuantBlock;
-    args->asymmetric = false;
-    args->group_bits = 4;
-    args->group_mins = true;
-    return true;
-  }
-  Int4GroupRecords g;
-  if (!GroupRecords(w, &g)) return false;
-  args->group_size = g.group_size;
-  args->asymmetric = g.asymmetric;
-  args->group_bits = g.bits;
-  args->group_mins = false;
-  return true;
+  return false;
 }
 
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
-  if (const int kquant = KQuant(w.type)) {
-    PackGemvPanel16KQuant(kquant, w.data, w.rows, w.cols, dst);
-  } else if (Int4GroupRecords g; GroupRecords(w, &g)) {
-    PackGemvPanel16Group(g, w.rows, w.cols, dst);
-  } else if (w.type == GgmlType::kQ4_1) {
-    PackGemvPanel16Q4_1(w.data, w.rows, w.cols, dst);
-  } else {
-    PackGemvPanel16(Panel16Format(w.type), w.data, w.rows, w.cols, dst);
+  const Panel16Kind k = KindOf(w);
+  switch (k.family) {
+    case Panel16Kind::kBlocks: PackGemvPanel16(k.format, w.data, w.rows, w.cols, dst); break;
+    case Panel16Kind::kQ4_1: PackGemvPanel16Q4_1(w.data, w.rows, w.cols, dst); break;
+    case Panel16Kind::kGroup: PackGemvPanel16Group(k.group, w.rows, w.cols, dst); break;
+    case Panel16Kind::kKQuant: PackGemvPanel16KQuant(k.kquant, w.data, w.rows, w.cols, dst); break;
+    case Panel16Kind::kNone: return w;  // callers check Panel16Available
   }
   WeightMatrix out = w;
   out.data = dst;

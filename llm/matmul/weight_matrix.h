@@ -1,8 +1,8 @@
 // A weight matrix [rows, cols] in a ggml type: as the model file stores it (rows contiguous, ggml
-// blocks), or repacked once at load for decode: Q4_0 / Q4_1 / Q8_0 and Tessel's group types on CPUs with
-// a Panel16 kernel into kernels/gemv's Panel16 layouts (gemv.h: 16 rows per vector, one linear
-// stream); wide F16 / BF16
-// matrices on CPUs with the AVX-512 row kernels into column blocks (kColumnBlocks).
+// blocks), or repacked once at load for decode: Q4_0 / Q4_1 / Q8_0, the k-quants and Tessel's group
+// types on CPUs with a Panel16 kernel into kernels/gemv's Panel16 layouts (gemv.h: 16 rows per vector,
+// one linear stream); wide F16 / BF16 matrices on CPUs with the AVX-512 row kernels into column blocks
+// (kColumnBlocks).
 #ifndef TESSEL_LLM_MATMUL_WEIGHT_MATRIX_H_
 #define TESSEL_LLM_MATMUL_WEIGHT_MATRIX_H_
 
@@ -62,17 +62,18 @@ struct WeightMatrix {
   }
 };
 
-// True for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q5_K / Q6_K / the Tessel group types when this CPU has a Panel16 kernel (kernels/gemv
-// FastGemmQ8Panel16Kernel): then RepackPanel16 pays off (Q4_0 / Q8_0 decode streams it ~1.5x faster,
-// prefill skips its per-call repack; Q4_1 and INT4 / INT3 groups get int8 kernels instead of f32 /
-// portable ones).
+// True for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q5_K / Q6_K / the Tessel group types when this CPU has a Panel16
+// kernel (kernels/gemv FastGemmQ8Panel16Kernel): then RepackPanel16 pays off (Q4_0 / Q8_0 decode streams
+// it ~1.5x faster, prefill skips its per-call repack; Q4_1, the k-quants and INT4 / INT3 groups get int8
+// kernels instead of f32 / portable ones).
 bool Panel16Available(GgmlType type);
 // Bytes RepackPanel16 writes for w.
 size_t Panel16Bytes(const WeightMatrix& w);
-// For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, k-quants): sets the group
-// kernel's GemmQ8Args fields (group_size, asymmetric, group_bits, group_mins); false for other types.
+// For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, the k-quants): sets
+// the group kernel's GemmQ8Args fields (group_size, asymmetric, group_bits, group_mins; kquant); false for
+// other types.
 bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args);
-// Writes w (kRows; Q4_0, Q4_1, Q8_0 or a Tessel group type) to dst (Panel16Bytes(w), 64-byte aligned)
+// Writes w (kRows; a type Panel16Available accepts) to dst (Panel16Bytes(w), 64-byte aligned)
 // in its Panel16 layout and returns the view of it.
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst);
 // Writes w (kRows; F32, F16 or BF16) to dst (w.bytes(): the same bytes, reordered) in the kColumnBlocks

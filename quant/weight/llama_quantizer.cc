@@ -173,9 +173,16 @@ class Quantizer {
   absl::Status Store(int64_t l, const Matrix& m, const QuantizedMatrix& q, const Capture* in, std::string note) {
     absl::StatusOr<GgmlTensorData> t = ToGgmlTensor(q, o_.prefer_ggml_types);
     if (!t.ok()) return t.status();
+    Record(l, m, *std::move(t), q.Dequantize(), in, std::move(note));
+    return absl::OkStatus();
+  }
+
+  // Stores `t` as the tensor for `m`, reports the error of its dequantized values `deq` against *m.w,
+  // then replaces *m.w by them.
+  void Record(int64_t l, const Matrix& m, GgmlTensorData t, std::vector<float> deq, const Capture* in,
+              std::string note) {
     const std::string name = Name(l, m.part);
-    out_[name] = *std::move(t);
-    std::vector<float> deq = q.Dequantize();
+    out_[name] = std::move(t);
     LinearReport r;
     r.name = name;
     r.rows = m.rows;
@@ -185,11 +192,9 @@ class Quantizer {
     r.note = std::move(note);
     report_->linears.push_back(r);
     *m.w = std::move(deq);
-    return absl::OkStatus();
   }
 
-  // options.ggml_type: m rounded row by row by llm::QuantizeRow, stored, replaced by its dequantized
-  // values, its error reported.
+  // options.ggml_type: m rounded row by row by llm::QuantizeRow, then Record.
   absl::Status StoreRounded(int64_t l, const Matrix& m, const Capture* in) {
     llm::GgmlType type = GgmlTypeFor(o_, m.part, l, c_.num_layers);
     std::string note = std::string(llm::GgmlTypeName(type));
@@ -207,17 +212,7 @@ class Quantizer {
       llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols);
       llm::DequantizeRow(type, dst, deq.data() + r * m.cols, m.cols);
     }
-    const std::string name = Name(l, m.part);
-    out_[name] = std::move(t);
-    LinearReport r;
-    r.name = name;
-    r.rows = m.rows;
-    r.cols = m.cols;
-    r.rel_error = in != nullptr ? RelativeError(in->rows, in->kept(), *m.w, deq, m.rows, m.cols)
-                                : RelativeError({}, 0, *m.w, deq, m.rows, m.cols);
-    r.note = std::move(note);
-    report_->linears.push_back(r);
-    *m.w = std::move(deq);
+    Record(l, m, std::move(t), std::move(deq), in, std::move(note));
     return absl::OkStatus();
   }
 
@@ -384,7 +379,8 @@ const char* WeightMethodName(WeightMethod m) {
   return "?";
 }
 
-llm::GgmlType GgmlTypeFor(const LlamaQuantOptions& options, const std::string& part, int64_t layer, int64_t layers) {
+llm::GgmlType GgmlTypeFor(const LlamaQuantOptions& options, const std::string& part, int64_t layer,
+                          int64_t layers) {
   const llm::GgmlType base = options.ggml_type.value_or(llm::GgmlType::kQ8_0);
   if (!options.k_mix || (part != "attn_v" && part != "ffn_down")) return base;
   // llama.cpp's use_more_bits(i, n).
@@ -591,8 +587,9 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
   absl::Status written = directory ? WriteFromHuggingFace(in_path, **model, q, options, &report, log, &w)
                                    : WriteFromGguf(in_path, q, options, &report, log, &w);
   if (!written.ok()) return written;
-  const std::string scheme = !options.ggml_type ? options.scheme.ToString()
-                             : absl::StrCat(llm::GgmlTypeName(*options.ggml_type), options.k_mix ? "_M" : "", " (ggml)");
+  const std::string scheme =
+      !options.ggml_type ? options.scheme.ToString()
+                         : absl::StrCat(llm::GgmlTypeName(*options.ggml_type), options.k_mix ? "_M" : "", " (ggml)");
   w.SetString("tessel.quantization", absl::StrCat(WeightMethodName(options.method), " ", scheme));
   if (absl::Status s = w.WriteFile(out_path); !s.ok()) return s;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
