@@ -1,6 +1,7 @@
-// ggml's k-quants (Q4_K, Q5_K, Q6_K): DequantizeRow against an element-by-element reading of the
-// block layout written from ggml-common.h's description (sharing no code with ggml_types.cc's
-// loops), on random blocks; QuantizeRow's round trip against the step sizes; the scale packing.
+// ggml's k-quants (Q4_K, Q5_K, Q6_K) and Q5_0 / Q5_1: DequantizeRow against an element-by-element
+// reading of the block layout written from ggml-common.h's description (sharing no code with
+// ggml_types.cc's loops), on random blocks; QuantizeRow's round trip against the step sizes; the scale
+// packing.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -83,6 +84,39 @@ TEST(GgmlKQuantsTest, DequantizeMatchesTheLayout) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q6KElement(q6[i / kSuperBlock], i % kSuperBlock)) << "Q6_K " << i;
 }
 
+// Q5_0 / Q5_1 element e of a block: its low nibble from qs[e % 16] (low nibble for e < 16), its fifth
+// bit from bit e of the 32-bit little-endian qh.
+TEST(GgmlKQuantsTest, Q5BlocksMatchTheLayout) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (GgmlType t : {GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+    const bool q5_1 = t == GgmlType::kQ5_1;
+    const int bb = q5_1 ? 24 : 22, blocks = 9;
+    std::vector<uint8_t> raw(blocks * bb);
+    for (uint8_t& v : raw) v = static_cast<uint8_t>(byte(rng));
+    for (int b = 0; b < blocks; ++b) {
+      const uint16_t d = FloatToHalf(0.01f * (1 + b)), m = FloatToHalf(-0.05f * b);
+      std::memcpy(&raw[b * bb], &d, 2);
+      if (q5_1) std::memcpy(&raw[b * bb + 2], &m, 2);
+    }
+    std::vector<float> got(blocks * 32);
+    DequantizeRow(t, raw.data(), got.data(), blocks * 32);
+    for (int i = 0; i < blocks * 32; ++i) {
+      const uint8_t* blk = &raw[(i / 32) * bb];
+      const int e = i % 32;
+      const uint8_t* qh = blk + (q5_1 ? 4 : 2);
+      const uint8_t* qs = qh + 4;
+      const int low = e < 16 ? qs[e] % 16 : qs[e - 16] / 16;
+      const int q = low + 16 * ((qh[e / 8] >> (e % 8)) & 1);
+      uint16_t dh, mh = 0;
+      std::memcpy(&dh, blk, 2);
+      if (q5_1) std::memcpy(&mh, blk + 2, 2);
+      const float want = q5_1 ? q * HalfToFloat(dh) + HalfToFloat(mh) : (q - 16) * HalfToFloat(dh);
+      ASSERT_EQ(got[i], want) << GgmlTypeName(t) << " element " << i;
+    }
+  }
+}
+
 TEST(GgmlKQuantsTest, ScaleBytesRoundTrip) {
   // Every 6-bit value in every sub-block position survives KQuantScaleMin's unpacking of bytes packed
   // by hand from the description above.
@@ -112,7 +146,8 @@ TEST(GgmlKQuantsTest, ScaleBytesRoundTrip) {
 
 // Quantize, then dequantize: RMS error against the weights' RMS. Uniform weights on [-a, a] with a
 // varying per sub-block; expected relative RMS error ~ step / sqrt(12) / (a / sqrt(3)) = 1 / nsteps for
-// a full-range step: Q4_K 1/15, Q5_K 1/31, Q6_K 1/32 (plus the 6-bit / int8 rounding of the scales).
+// a full-range step: Q4_K 1/15, Q5_K and Q5_1 1/31, Q6_K and Q5_0 1/32 (plus the 6-bit / int8 rounding of
+// the k-quant scales).
 TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
   std::mt19937 rng(11);
   constexpr int rows = 16, cols = 4 * kSuperBlock;
@@ -126,7 +161,8 @@ TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
     GgmlType type;
     double max_rel_rms;
   };
-  for (const Case& c : {Case{GgmlType::kQ4_K, 0.09}, Case{GgmlType::kQ5_K, 0.045}, Case{GgmlType::kQ6_K, 0.04}}) {
+  for (const Case& c : {Case{GgmlType::kQ4_K, 0.09}, Case{GgmlType::kQ5_K, 0.045}, Case{GgmlType::kQ6_K, 0.04},
+                        Case{GgmlType::kQ5_0, 0.045}, Case{GgmlType::kQ5_1, 0.04}}) {
     std::vector<uint8_t> q(rows * GgmlRowBytes(c.type, cols));
     std::vector<float> back(cols);
     double err = 0, norm = 0;
@@ -148,7 +184,7 @@ TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
 
 TEST(GgmlKQuantsTest, ZeroBlocksStayZero) {
   std::vector<float> x(kSuperBlock, 0.0f), back(kSuperBlock, 1.0f);
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     std::vector<uint8_t> q(GgmlRowBytes(t, kSuperBlock));
     QuantizeRow(t, x.data(), q.data(), kSuperBlock);
     DequantizeRow(t, q.data(), back.data(), kSuperBlock);

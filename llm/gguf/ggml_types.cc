@@ -18,7 +18,7 @@ namespace {
 
 constexpr GgmlTypeInfo kTypes[] = {
     {0, "F32", 1, 4, true},         {1, "F16", 1, 2, true},         {2, "Q4_0", 32, 18, true},
-    {3, "Q4_1", 32, 20, true},      {6, "Q5_0", 32, 22, false},     {7, "Q5_1", 32, 24, false},
+    {3, "Q4_1", 32, 20, true},      {6, "Q5_0", 32, 22, true},      {7, "Q5_1", 32, 24, true},
     {8, "Q8_0", 32, 34, true},      {9, "Q8_1", 32, 36, false},     {10, "Q2_K", 256, 84, false},
     {11, "Q3_K", 256, 110, false},  {12, "Q4_K", 256, 144, true},   {13, "Q5_K", 256, 176, true},
     {14, "Q6_K", 256, 210, true},  {15, "Q8_K", 256, 292, false},  {16, "IQ2_XXS", 256, 66, false},
@@ -285,7 +285,7 @@ absl::StatusOr<GgmlType> ParseGgmlType(absl::string_view name) {
 }
 
 const char* SupportedGgmlTypeNames() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, TESSEL_I{4,3}G{32,64,128}[_A]";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, TESSEL_I{4,3}G{32,64,128}[_A]";
 }
 
 bool GetTesselGroupFormat(GgmlType t, TesselGroupFormat* format) {
@@ -395,6 +395,35 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1: {
+      const bool q5_1 = t == GgmlType::kQ5_1;
+      const size_t bb = q5_1 ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0);
+      for (int64_t i = 0; i < n / kQuantBlock; ++i) {
+        const uint8_t* blk = static_cast<const uint8_t*>(src) + i * bb;
+        uint16_t dh, mh = 0;
+        uint32_t qh;
+        std::memcpy(&dh, blk, 2);
+        if (q5_1) std::memcpy(&mh, blk + 2, 2);
+        const uint8_t* p = blk + (q5_1 ? 4 : 2);
+        std::memcpy(&qh, p, 4);
+        const uint8_t* qs = p + 4;
+        const float d = HalfToFloat(dh), m = HalfToFloat(mh);
+        float* y = dst + i * kQuantBlock;
+        for (int j = 0; j < kQuantBlock / 2; ++j) {
+          const int x0 = (qs[j] & 0x0F) | (((qh >> j) << 4) & 0x10);
+          const int x1 = (qs[j] >> 4) | ((qh >> (j + 12)) & 0x10);
+          if (q5_1) {
+            y[j] = x0 * d + m;
+            y[j + 16] = x1 * d + m;
+          } else {
+            y[j] = (x0 - 16) * d;
+            y[j + 16] = (x1 - 16) * d;
+          }
+        }
+      }
+      return;
+    }
     case GgmlType::kQ4_K:
       for (int64_t i = 0; i < n / kSuperBlock; ++i) {
         const BlockQ4_K& b = static_cast<const BlockQ4_K*>(src)[i];
@@ -494,6 +523,55 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
               std::min(15, static_cast<int>(static_cast<int8_t>((x[j + kQuantBlock / 2] - min) * id + 0.5f)));
           b[i].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
         }
+      }
+      return;
+    }
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1: {
+      // ggml's quantize_row_q5_{0,1}_ref.
+      const bool q5_1 = t == GgmlType::kQ5_1;
+      const size_t bb = q5_1 ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0);
+      for (int64_t i = 0; i < n / kQuantBlock; ++i) {
+        const float* x = src + i * kQuantBlock;
+        uint8_t* blk = static_cast<uint8_t*>(dst) + i * bb;
+        float d, min = 0;
+        if (q5_1) {
+          float max = x[0];
+          min = x[0];
+          for (int j = 1; j < kQuantBlock; ++j) {
+            min = std::fmin(min, x[j]);
+            max = std::fmax(max, x[j]);
+          }
+          d = (max - min) / 31;
+        } else {
+          float amax = 0, max = 0;
+          for (int j = 0; j < kQuantBlock; ++j) {
+            if (amax < std::fabs(x[j])) {
+              amax = std::fabs(x[j]);
+              max = x[j];
+            }
+          }
+          d = max / -16;
+        }
+        const float id = d != 0 ? 1 / d : 0;
+        const uint16_t dh = FloatToHalf(d), mh = FloatToHalf(min);
+        std::memcpy(blk, &dh, 2);
+        if (q5_1) std::memcpy(blk + 2, &mh, 2);
+        uint8_t* p = blk + (q5_1 ? 4 : 2);
+        uint8_t* qs = p + 4;
+        uint32_t qh = 0;
+        for (int j = 0; j < kQuantBlock / 2; ++j) {
+          const float x0 = q5_1 ? (x[j] - min) * id : x[j] * id;
+          const float x1 = q5_1 ? (x[j + 16] - min) * id : x[j + 16] * id;
+          const int xi0 = q5_1 ? static_cast<int8_t>(x0 + 0.5f)
+                               : std::min(31, static_cast<int>(static_cast<int8_t>(x0 + 16.5f)));
+          const int xi1 = q5_1 ? static_cast<int8_t>(x1 + 0.5f)
+                               : std::min(31, static_cast<int>(static_cast<int8_t>(x1 + 16.5f)));
+          qs[j] = static_cast<uint8_t>((xi0 & 0x0F) | ((xi1 & 0x0F) << 4));
+          qh |= ((static_cast<uint32_t>(xi0) & 0x10u) >> 4) << j;
+          qh |= ((static_cast<uint32_t>(xi1) & 0x10u) >> 4) << (j + 16);
+        }
+        std::memcpy(p, &qh, 4);
       }
       return;
     }

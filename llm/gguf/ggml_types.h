@@ -18,6 +18,8 @@ enum class GgmlType : uint32_t {
   kF16 = 1,
   kQ4_0 = 2,
   kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
   kQ8_0 = 8,
   kQ2_K = 10,
   kQ4_K = 12,
@@ -86,6 +88,23 @@ struct BlockQ4_1 {
   uint8_t qs[kQuantBlock / 2];  // nibbles as in BlockQ4_0; value = q * d + m
 };
 static_assert(sizeof(BlockQ4_1) == 20, "ggml block_q4_1 is 20 bytes");
+
+// 32 elements with a fifth bit per element: bit j of qh (little-endian) is element j's. Element j < 16
+// has its low 4 bits in qs[j]'s low nibble, element j + 16 in its high nibble. value = (q - 16) * d.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQuantBlock / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22, "ggml block_q5_0 is 22 bytes");
+
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[kQuantBlock / 2];  // as BlockQ5_0; value = q * d + m
+};
+static_assert(sizeof(BlockQ5_1) == 24, "ggml block_q5_1 is 24 bytes");
 
 // ggml's k-quants: super-blocks of 256 elements in sub-blocks with integer scales under fp16
 // super-block scales (ggml-common.h).
@@ -176,7 +195,7 @@ int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i);
 
 // Reference conversions of one row of `n` elements (a multiple of the block size) for supported
 // types. Quantization follows ggml's quantize_row_*_ref exactly (same scales, same rounding) for
-// Q8_0, Q4_0 and Q4_1, so files written here match llama.cpp's bit for bit. The k-quants are
+// Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1, so files written here match llama.cpp's bit for bit. The k-quants are
 // round-to-nearest under scales from each sub-block's range (not llama.cpp's iterative scale search:
 // valid files llama.cpp reads, with somewhat larger error). Dequantization is ggml's for every type.
 // Tessel group types quantize to nearest: symmetric scale = max|x| / 2^(bits-1) - 0.5 steps (so -max

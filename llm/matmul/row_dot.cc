@@ -2,6 +2,7 @@
 // element-wise loops vectorize without reassociating floating-point sums.
 #include "llm/matmul/row_dot.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -108,17 +109,19 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
   }
 }
 
-void kquant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const int64_t nb = w.cols / kSuperBlock;
-  const size_t stride = w.row_bytes(), block_bytes = GgmlRowBytes(w.type, kSuperBlock);
-  alignas(64) float v[kSuperBlock];
+void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  // Chunks of 256 elements (whole blocks of every blocked type: 32 or 256), the last one shorter.
+  constexpr int64_t kChunk = kSuperBlock;
+  const size_t stride = w.row_bytes();
+  alignas(64) float v[kChunk];
   for (int64_t r = row_begin; r < row_end; ++r) {
     const uint8_t* row = w.data + r * stride;
     float acc[kLanes] = {};
-    for (int64_t i = 0; i < nb; ++i) {
-      DequantizeRow(w.type, row + i * block_bytes, v, kSuperBlock);
-      const float* xb = x + i * kSuperBlock;
-      for (int k = 0; k < kSuperBlock; k += kLanes) {
+    for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
+      const int64_t n = std::min(kChunk, w.cols - c0);  // a multiple of 32, hence of kLanes
+      DequantizeRow(w.type, row + GgmlRowBytes(w.type, c0), v, n);
+      const float* xb = x + c0;
+      for (int64_t k = 0; k < n; k += kLanes) {
         for (int j = 0; j < kLanes; ++j) acc[j] += v[k + j] * xb[k + j];
       }
     }
@@ -179,9 +182,11 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kQ8_0: return q8_0_rowdot__gemv;
     case GgmlType::kQ4_0: return q4_0_rowdot__gemv;
     case GgmlType::kQ4_1: return q4_1_rowdot__portable;
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K: return kquant_rowdot__portable;
+    case GgmlType::kQ6_K: return dequant_rowdot__portable;
     default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
   }
 }

@@ -200,7 +200,10 @@ class Quantizer {
     std::string note = std::string(llm::GgmlTypeName(type));
     if (m.cols % llm::GetGgmlTypeInfo(type).block_size != 0) {
       const llm::GgmlType wanted = type;
-      type = wanted == llm::GgmlType::kQ4_K ? llm::GgmlType::kQ4_1 : llm::GgmlType::kQ8_0;
+      // llama.cpp's fallbacks for widths that are not whole super-blocks.
+      type = wanted == llm::GgmlType::kQ4_K   ? llm::GgmlType::kQ5_0
+             : wanted == llm::GgmlType::kQ5_K ? llm::GgmlType::kQ5_1
+                                              : llm::GgmlType::kQ8_0;
       note = absl::StrCat(llm::GgmlTypeName(type), " (", m.cols, " columns do not fit ", llm::GgmlTypeName(wanted),
                           " blocks)");
     }

@@ -2,9 +2,9 @@
 """Quantized GGUF files through the runtime against an independent reference.
 
 Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
-g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix
-and Q5_K, each with its f32 output head kept; then RTN W4 g128 with the default Q8_0 head, Q4_K_M and
-Q5_K_M with their Q6_K heads and Q6_K, run on the default kernels), reads each
+g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix,
+Q5_K and Q5_0, each with its f32 output head kept; then RTN W4 g128 and Q5_1 with the default Q8_0 head,
+Q4_K_M and Q5_K_M with their Q6_K heads and Q6_K, run on the default kernels), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
 the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
@@ -97,6 +97,18 @@ def dequantize(dims, t, raw):
         q = np.concatenate([qs & 15, qs >> 4], axis=1).astype(np.float32)
         if t == 2:
             return ((q - 8) * d).reshape(rows, cols)
+        m = b[:, 2:4].copy().view("<f2").astype(np.float32)
+        return (q * d + m).reshape(rows, cols)
+    if t in (6, 7):  # ggml Q5_0 / Q5_1: Q4_0 / Q4_1 nibbles plus a fifth bit per element in a 32-bit qh
+        bb = 22 if t == 6 else 24
+        b = np.frombuffer(raw, np.uint8, rows * cols // 32 * bb).reshape(-1, bb)
+        d = b[:, 0:2].copy().view("<f2").astype(np.float32)
+        qh = b[:, bb - 20:bb - 16].copy().view("<u4").astype(np.int64)
+        qs = b[:, bb - 16:]
+        low = np.concatenate([qs & 15, qs >> 4], axis=1).astype(np.int64)
+        q = (low | (((qh >> np.arange(32)) & 1) << 4)).astype(np.float32)
+        if t == 6:
+            return ((q - 16) * d).reshape(rows, cols)
         m = b[:, 2:4].copy().view("<f2").astype(np.float32)
         return (q * d + m).reshape(rows, cols)
     if t == 8:  # ggml Q8_0: 32 elements, int8 values times an fp16 scale
@@ -202,6 +214,8 @@ def main():
         # (llama.cpp's use_more_bits for 6 layers) and rounds the head to Q6_K.
         ("q4_k_m", "rtn", ["--type", "q4_k_m"] + keep, Q4KM, 0, ["--mmap"], TOL),
         ("q5_k", "rtn", ["--type", "q5_k"] + keep, 13, 0, ["--mmap"], TOL),
+        ("q5_0", "rtn", ["--type", "q5_0"] + keep, 6, 0, ["--mmap"], TOL),
+        ("q5_1-default", "rtn", ["--type", "q5_1"], 7, 8, [], 0.25),
         ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
         ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], 0.25),
         ("q6_k-default", "rtn", ["--type", "q6_k"], 14, 8, [], 0.25),
