@@ -54,7 +54,9 @@ std::vector<Block> RandomBlocks(int n, std::mt19937* rng) {
     auto* p = reinterpret_cast<uint8_t*>(&b);
     for (size_t i = 0; i < sizeof(Block); ++i) p[i] = static_cast<uint8_t>(byte(*rng));
     b.d = FloatToHalf(scale(*rng));
-    if constexpr (!std::is_same_v<Block, BlockQ6_K>) b.dmin = FloatToHalf(scale(*rng));
+    if constexpr (!std::is_same_v<Block, BlockQ6_K> && !std::is_same_v<Block, BlockQ3_K>) {
+      b.dmin = FloatToHalf(scale(*rng));
+    }
   }
   return blocks;
 }
@@ -117,6 +119,35 @@ TEST(GgmlKQuantsTest, Q5BlocksMatchTheLayout) {
   }
 }
 
+// Q2_K / Q3_K element e of a super-block: n = e / 128, j = (e % 128) / 32, l = e % 32; 2 bits at 2j of
+// qs[32n + l]; sub-block s = e / 16.
+float Q2KElement(const BlockQ2_K& b, int e) {
+  const int n = e / 128, j = (e % 128) / 32, l = e % 32, s = e / 16;
+  const int q = (b.qs[32 * n + l] >> (2 * j)) % 4;
+  return HalfToFloat(b.d) * (b.scales[s] % 16) * q - HalfToFloat(b.dmin) * (b.scales[s] / 16);
+}
+
+float Q3KElement(const BlockQ3_K& b, int e) {
+  const int n = e / 128, j = (e % 128) / 32, l = e % 32, s = e / 16;
+  const int low = (b.qs[32 * n + l] >> (2 * j)) % 4;
+  const bool third = (b.hmask[l] >> (4 * n + j)) % 2 == 1;
+  const int scale_low = s < 8 ? b.scales[s] % 16 : b.scales[s - 8] / 16;
+  const int scale_high = (b.scales[8 + s % 4] >> (2 * (s / 4))) % 4;
+  return HalfToFloat(b.d) * (scale_low + 16 * scale_high - 32) * (low - (third ? 0 : 4));
+}
+
+TEST(GgmlKQuantsTest, Q2KAndQ3KMatchTheLayout) {
+  std::mt19937 rng(9);
+  constexpr int kBlocks = 5, n = kBlocks * kSuperBlock;
+  std::vector<float> got(n);
+  const auto q2 = RandomBlocks<BlockQ2_K>(kBlocks, &rng);
+  DequantizeRow(GgmlType::kQ2_K, q2.data(), got.data(), n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q2KElement(q2[i / kSuperBlock], i % kSuperBlock)) << "Q2_K " << i;
+  const auto q3 = RandomBlocks<BlockQ3_K>(kBlocks, &rng);
+  DequantizeRow(GgmlType::kQ3_K, q3.data(), got.data(), n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q3KElement(q3[i / kSuperBlock], i % kSuperBlock)) << "Q3_K " << i;
+}
+
 TEST(GgmlKQuantsTest, ScaleBytesRoundTrip) {
   // Every 6-bit value in every sub-block position survives KQuantScaleMin's unpacking of bytes packed
   // by hand from the description above.
@@ -146,8 +177,8 @@ TEST(GgmlKQuantsTest, ScaleBytesRoundTrip) {
 
 // Quantize, then dequantize: RMS error against the weights' RMS. Uniform weights on [-a, a] with a
 // varying per sub-block; expected relative RMS error ~ step / sqrt(12) / (a / sqrt(3)) = 1 / nsteps for
-// a full-range step: Q4_K 1/15, Q5_K and Q5_1 1/31, Q6_K and Q5_0 1/32 (plus the 6-bit / int8 rounding of
-// the k-quant scales).
+// a full-range step: Q4_K 1/15, Q5_K and Q5_1 1/31, Q6_K and Q5_0 1/32, Q3_K 1/8, Q2_K 1/3 (plus the
+// rounding of the k-quant scales).
 TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
   std::mt19937 rng(11);
   constexpr int rows = 16, cols = 4 * kSuperBlock;
@@ -162,7 +193,8 @@ TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
     double max_rel_rms;
   };
   for (const Case& c : {Case{GgmlType::kQ4_K, 0.09}, Case{GgmlType::kQ5_K, 0.045}, Case{GgmlType::kQ6_K, 0.04},
-                        Case{GgmlType::kQ5_0, 0.045}, Case{GgmlType::kQ5_1, 0.04}}) {
+                        Case{GgmlType::kQ5_0, 0.045}, Case{GgmlType::kQ5_1, 0.04}, Case{GgmlType::kQ3_K, 0.18},
+                        Case{GgmlType::kQ2_K, 0.35}}) {
     std::vector<uint8_t> q(rows * GgmlRowBytes(c.type, cols));
     std::vector<float> back(cols);
     double err = 0, norm = 0;
@@ -184,7 +216,8 @@ TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
 
 TEST(GgmlKQuantsTest, ZeroBlocksStayZero) {
   std::vector<float> x(kSuperBlock, 0.0f), back(kSuperBlock, 1.0f);
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                     GgmlType::kQ2_K, GgmlType::kQ3_K}) {
     std::vector<uint8_t> q(GgmlRowBytes(t, kSuperBlock));
     QuantizeRow(t, x.data(), q.data(), kSuperBlock);
     DequantizeRow(t, q.data(), back.data(), kSuperBlock);

@@ -19,8 +19,8 @@ namespace {
 constexpr GgmlTypeInfo kTypes[] = {
     {0, "F32", 1, 4, true},         {1, "F16", 1, 2, true},         {2, "Q4_0", 32, 18, true},
     {3, "Q4_1", 32, 20, true},      {6, "Q5_0", 32, 22, true},      {7, "Q5_1", 32, 24, true},
-    {8, "Q8_0", 32, 34, true},      {9, "Q8_1", 32, 36, false},     {10, "Q2_K", 256, 84, false},
-    {11, "Q3_K", 256, 110, false},  {12, "Q4_K", 256, 144, true},   {13, "Q5_K", 256, 176, true},
+    {8, "Q8_0", 32, 34, true},      {9, "Q8_1", 32, 36, false},     {10, "Q2_K", 256, 84, true},
+    {11, "Q3_K", 256, 110, true},  {12, "Q4_K", 256, 144, true},   {13, "Q5_K", 256, 176, true},
     {14, "Q6_K", 256, 210, true},  {15, "Q8_K", 256, 292, false},  {16, "IQ2_XXS", 256, 66, false},
     {17, "IQ2_XS", 256, 74, false}, {18, "IQ3_XXS", 256, 98, false}, {19, "IQ1_S", 256, 50, false},
     {20, "IQ4_NL", 32, 18, false},  {21, "IQ3_S", 256, 110, false}, {22, "IQ2_S", 256, 82, false},
@@ -191,6 +191,117 @@ void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
   }
 }
 
+// Q2_K: per sub-block of 16 the range [min(0, min x), max x] in 3 steps; steps and offsets as 4-bit
+// multiples of fp16 d and dmin; codes to nearest under the rounded scales.
+void QuantizeQ2_K(const float* x, BlockQ2_K* b) {
+  constexpr int kSub = 16, kLen = 16;
+  float step[kSub], offset[kSub], max_step = 0, max_offset = 0;
+  for (int j = 0; j < kSub; ++j) {
+    float lo = 0, hi = x[j * kLen];
+    for (int l = 0; l < kLen; ++l) {
+      lo = std::fmin(lo, x[j * kLen + l]);
+      hi = std::fmax(hi, x[j * kLen + l]);
+    }
+    step[j] = (hi - lo) / 3;
+    offset[j] = -lo;
+    max_step = std::fmax(max_step, step[j]);
+    max_offset = std::fmax(max_offset, offset[j]);
+  }
+  b->d = FloatToHalf(max_step / 15);
+  b->dmin = FloatToHalf(max_offset / 15);
+  const float d = HalfToFloat(b->d), dmin = HalfToFloat(b->dmin);
+  std::memset(b->qs, 0, sizeof(b->qs));
+  for (int s = 0; s < kSub; ++s) {
+    const int sc = d > 0 ? std::min(15, NearestInt(step[s] / d)) : 0;
+    const int m = dmin > 0 ? std::min(15, NearestInt(offset[s] / dmin)) : 0;
+    b->scales[s] = static_cast<uint8_t>(sc | (m << 4));
+    const float dl = d * sc, ml = dmin * m;
+    // Sub-block s = 8n + 2j + h holds elements 128n + 32j + 16h + (0..15).
+    const int n = s / 8, j = (s % 8) / 2, h = s % 2;
+    for (int l = 0; l < kLen; ++l) {
+      const int e = 128 * n + 32 * j + 16 * h + l;
+      const int q = dl != 0 ? std::max(0, std::min(3, NearestInt((x[e] + ml) / dl))) : 0;
+      b->qs[32 * n + 16 * h + l] |= static_cast<uint8_t>(q << (2 * j));
+    }
+  }
+}
+
+// Q3_K: per sub-block of 16 the step that maps the element of largest magnitude to -4; the steps as
+// 6-bit signed multiples (-32..31) of fp16 d, the largest one -32.
+void QuantizeQ3_K(const float* x, BlockQ3_K* b) {
+  constexpr int kSub = 16, kLen = 16;
+  float step[kSub], max_step = 0;
+  for (int s = 0; s < kSub; ++s) {
+    float amax = 0, max = 0;
+    for (int l = 0; l < kLen; ++l) {
+      const int e = 128 * (s / 8) + 32 * ((s % 8) / 2) + 16 * (s % 2) + l;
+      if (std::fabs(x[e]) > amax) {
+        amax = std::fabs(x[e]);
+        max = x[e];
+      }
+    }
+    step[s] = max / -4;
+    if (std::fabs(step[s]) > std::fabs(max_step)) max_step = step[s];
+  }
+  const float iscale = max_step != 0 ? -32 / max_step : 0;
+  b->d = FloatToHalf(iscale != 0 ? 1 / iscale : 0);
+  const float d = HalfToFloat(b->d);
+  std::memset(b->scales, 0, sizeof(b->scales));
+  std::memset(b->hmask, 0, sizeof(b->hmask));
+  std::memset(b->qs, 0, sizeof(b->qs));
+  for (int s = 0; s < kSub; ++s) {
+    const int sc = std::max(-32, std::min(31, NearestInt(iscale * step[s])));
+    const int u = sc + 32;  // 0..63
+    b->scales[s % 8] |= static_cast<uint8_t>((u & 15) << (s < 8 ? 0 : 4));
+    b->scales[8 + s % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (s / 4)));
+    const float dl = d * sc;
+    const int n = s / 8, j = (s % 8) / 2, h = s % 2;
+    for (int l = 0; l < kLen; ++l) {
+      const int e = 128 * n + 32 * j + 16 * h + l;
+      const int q = dl != 0 ? std::max(-4, std::min(3, NearestInt(x[e] / dl))) + 4 : 4;  // 0..7
+      b->qs[32 * n + 16 * h + l] |= static_cast<uint8_t>((q & 3) << (2 * j));
+      if (q >= 4) b->hmask[16 * h + l] |= static_cast<uint8_t>(1 << (4 * n + j));
+    }
+  }
+}
+
+// ggml's dequantize_row_q2_K / q3_K, one super-block into y[256].
+void DequantizeQ2_K(const BlockQ2_K& b, float* y) {
+  const float d = HalfToFloat(b.d), min = HalfToFloat(b.dmin);
+  for (int n = 0; n < 2; ++n) {
+    const uint8_t* q = b.qs + 32 * n;
+    for (int j = 0; j < 4; ++j) {
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t sc = b.scales[8 * n + 2 * j + h];
+        const float dl = d * (sc & 0x0F), ml = min * (sc >> 4);
+        float* out = y + 128 * n + 32 * j + 16 * h;
+        for (int l = 0; l < 16; ++l) out[l] = dl * ((q[16 * h + l] >> (2 * j)) & 3) - ml;
+      }
+    }
+  }
+}
+
+void DequantizeQ3_K(const BlockQ3_K& b, float* y) {
+  const float d = HalfToFloat(b.d);
+  for (int n = 0; n < 2; ++n) {
+    const uint8_t* q = b.qs + 32 * n;
+    for (int j = 0; j < 4; ++j) {
+      const int m = 1 << (4 * n + j);
+      for (int h = 0; h < 2; ++h) {
+        const int s = 8 * n + 2 * j + h;
+        const int sc =
+            ((b.scales[s % 8] >> (s < 8 ? 0 : 4)) & 0x0F) | (((b.scales[8 + s % 4] >> (2 * (s / 4))) & 3) << 4);
+        const float dl = d * (sc - 32);
+        float* out = y + 128 * n + 32 * j + 16 * h;
+        for (int l = 0; l < 16; ++l) {
+          const int i = 16 * h + l;
+          out[l] = dl * (((q[i] >> (2 * j)) & 3) - ((b.hmask[i] & m) ? 0 : 4));
+        }
+      }
+    }
+  }
+}
+
 // ggml's dequantize_row_q{4,5,6}_K, one super-block into y[256]. Q4_K and Q5_K share the scale and min
 // layout; qh (Q5_K's fifth bits) is null for Q4_K.
 void DequantizeKScaleMin(uint16_t d_half, uint16_t dmin_half, const uint8_t* scales, const uint8_t* qs,
@@ -285,7 +396,7 @@ absl::StatusOr<GgmlType> ParseGgmlType(absl::string_view name) {
 }
 
 const char* SupportedGgmlTypeNames() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, TESSEL_I{4,3}G{32,64,128}[_A]";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TESSEL_I{4,3}G{32,64,128}[_A]";
 }
 
 bool GetTesselGroupFormat(GgmlType t, TesselGroupFormat* format) {
@@ -424,6 +535,16 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case GgmlType::kQ2_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        DequantizeQ2_K(static_cast<const BlockQ2_K*>(src)[i], dst + i * kSuperBlock);
+      }
+      return;
+    case GgmlType::kQ3_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        DequantizeQ3_K(static_cast<const BlockQ3_K*>(src)[i], dst + i * kSuperBlock);
+      }
+      return;
     case GgmlType::kQ4_K:
       for (int64_t i = 0; i < n / kSuperBlock; ++i) {
         const BlockQ4_K& b = static_cast<const BlockQ4_K*>(src)[i];
@@ -575,6 +696,16 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       }
       return;
     }
+    case GgmlType::kQ2_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        QuantizeQ2_K(src + i * kSuperBlock, static_cast<BlockQ2_K*>(dst) + i);
+      }
+      return;
+    case GgmlType::kQ3_K:
+      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+        QuantizeQ3_K(src + i * kSuperBlock, static_cast<BlockQ3_K*>(dst) + i);
+      }
+      return;
     case GgmlType::kQ4_K:
       for (int64_t i = 0; i < n / kSuperBlock; ++i) {
         QuantizeQ4_K(src + i * kSuperBlock, static_cast<BlockQ4_K*>(dst) + i);

@@ -22,9 +22,11 @@ enum class GgmlType : uint32_t {
   kQ5_1 = 7,
   kQ8_0 = 8,
   kQ2_K = 10,
+  kQ3_K = 11,
   kQ4_K = 12,
   kQ5_K = 13,
   kQ6_K = 14,
+  kIQ4_XS = 23,  // not computed by Tessel; named by tests
   kBF16 = 30,
   // Tessel's group-wise INT4/INT3 (weight-only quantization, issue 9); ids unused by ggml. "A" types
   // are asymmetric (a zero point per group). Layout: see TesselGroupFormat below.
@@ -109,6 +111,29 @@ static_assert(sizeof(BlockQ5_1) == 24, "ggml block_q5_1 is 24 bytes");
 // ggml's k-quants: super-blocks of 256 elements in sub-blocks with integer scales under fp16
 // super-block scales (ggml-common.h).
 inline constexpr int kSuperBlock = 256;
+
+// Elements 128n + 32j + l (n < 2, j < 4, l < 32) of a Q2_K / Q3_K super-block have their 2 low bits at
+// bits 2j, 2j + 1 of qs[32n + l] and belong to sub-block 8n + 2j + l / 16 (16 sub-blocks of 16).
+// Q2_K: scales[s] holds sub-block s's 4-bit scale (low nibble) and min (high nibble);
+// value = d * scale * q - dmin * min.
+struct BlockQ2_K {
+  uint8_t scales[kSuperBlock / 16];
+  uint8_t qs[kSuperBlock / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+static_assert(sizeof(BlockQ2_K) == 84, "ggml block_q2_K is 84 bytes");
+
+// Q3_K: the third bit of element 128n + 32j + l is bit 4n + j of hmask[l]; value = d * (s - 32) *
+// (q - (third bit ? 0 : 4)) with sub-block s's 6-bit scale: low 4 bits in scales[s % 8] (low nibble for
+// s < 8), high 2 bits at bits 2 (s / 4), 2 (s / 4) + 1 of scales[8 + s % 4].
+struct BlockQ3_K {
+  uint8_t hmask[kSuperBlock / 8];
+  uint8_t qs[kSuperBlock / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110, "ggml block_q3_K is 110 bytes");
 
 // 8 sub-blocks of 32. Sub-block j's 6-bit scale sc and min m (KQuantScaleMin): bytes j and j + 4 of
 // `scales` (low 6 bits) for j < 4; for j >= 4 the low nibble (sc) and high nibble (m) of byte j + 4,

@@ -244,12 +244,12 @@ TEST(GgmlTypesTest, NamesAndSizes) {
   EXPECT_EQ(GgmlTypeName(GgmlType::kQ4_1), "Q4_1");
   EXPECT_EQ(*ParseGgmlType("q8_0"), GgmlType::kQ8_0);
   EXPECT_EQ(*ParseGgmlType("BF16"), GgmlType::kBF16);
-  EXPECT_FALSE(ParseGgmlType("q2_k").ok());  // known to ggml, not computed by Tessel
+  EXPECT_FALSE(ParseGgmlType("iq4_xs").ok());  // known to ggml, not computed by Tessel
   EXPECT_EQ(*ParseGgmlType("q6_k"), GgmlType::kQ6_K);
   EXPECT_EQ(GgmlRowBytes(GgmlType::kQ4_0, 64), 36u);
   EXPECT_EQ(GgmlRowBytes(GgmlType::kQ6_K, 512), 420u);
   EXPECT_EQ(FindGgmlType(4), nullptr);  // Q4_2, removed from ggml
-  EXPECT_FALSE(GetGgmlTypeInfo(GgmlType::kQ2_K).supported);
+  EXPECT_FALSE(GetGgmlTypeInfo(GgmlType::kIQ4_XS).supported);
 }
 
 // --- malformed files ------------------------------------------------------------------------------

@@ -184,6 +184,8 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kQ4_1: return q4_1_rowdot__portable;
     case GgmlType::kQ5_0:
     case GgmlType::kQ5_1:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K: return dequant_rowdot__portable;

@@ -22,7 +22,7 @@ void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
 void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-// Q5_0, Q5_1, Q4_K, Q5_K, Q6_K: 256 elements at a time dequantized (ggml's reference), then dotted.
+// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K: 256 elements at a time dequantized (ggml's reference), then dotted.
 void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
 #if defined(__x86_64__)

@@ -394,10 +394,10 @@ TEST(ModelLoadErrorsTest, ClearErrors) {
 
   w = testing::MakeSyntheticLlama(spec);
   w.RemoveTensor("blk.0.ffn_down.weight");
-  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kQ2_K, {256, 64}, std::string(64 * 84, '\0')).ok());
-  s = LoadStatus(w, "q2k.gguf");
+  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kIQ4_XS, {256, 64}, std::string(64 * 136, '\0')).ok());
+  s = LoadStatus(w, "iq4xs.gguf");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("type Q2_K"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("type IQ4_XS"));
 
   w = testing::MakeSyntheticLlama(spec);
   w.Remove("llama.block_count");

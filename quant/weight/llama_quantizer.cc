@@ -201,9 +201,11 @@ class Quantizer {
     if (m.cols % llm::GetGgmlTypeInfo(type).block_size != 0) {
       const llm::GgmlType wanted = type;
       // llama.cpp's fallbacks for widths that are not whole super-blocks.
+      // (Q2_K / Q3_K: llama.cpp's IQ4_NL, which Tessel does not compute; Q4_0 has its size.)
       type = wanted == llm::GgmlType::kQ4_K   ? llm::GgmlType::kQ5_0
              : wanted == llm::GgmlType::kQ5_K ? llm::GgmlType::kQ5_1
-                                              : llm::GgmlType::kQ8_0;
+             : wanted == llm::GgmlType::kQ6_K ? llm::GgmlType::kQ8_0
+                                              : llm::GgmlType::kQ4_0;
       note = absl::StrCat(llm::GgmlTypeName(type), " (", m.cols, " columns do not fit ", llm::GgmlTypeName(wanted),
                           " blocks)");
     }

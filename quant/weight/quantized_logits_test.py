@@ -3,7 +3,7 @@
 
 Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
 g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix,
-Q5_K and Q5_0, each with its f32 output head kept; then RTN W4 g128 and Q5_1 with the default Q8_0 head,
+Q5_K, Q5_0, Q3_K and Q2_K, each with its f32 output head kept; then RTN W4 g128 and Q5_1 with the default Q8_0 head,
 Q4_K_M and Q5_K_M with their Q6_K heads and Q6_K, run on the default kernels), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
@@ -116,7 +116,7 @@ def dequantize(dims, t, raw):
         d = b[:, 0:2].copy().view("<f2").astype(np.float32)
         q = b[:, 2:].copy().view(np.int8).astype(np.float32)
         return (q * d).reshape(rows, cols)
-    if t in (12, 13, 14):
+    if t in (10, 11, 12, 13, 14):
         return dequantize_k(t, raw, rows, cols)
     bits, g, asym = TESSEL_TYPES[t]
     ng = cols // g
@@ -140,8 +140,36 @@ def dequantize(dims, t, raw):
 
 def dequantize_k(t, raw, rows, cols):
     """ggml's Q4_K (12), Q5_K (13) and Q6_K (14): 256-element super-blocks (ggml_types.h BlockQ*_K)."""
-    bb = {12: 144, 13: 176, 14: 210}[t]
+    bb = {10: 84, 11: 110, 12: 144, 13: 176, 14: 210}[t]
     b = np.frombuffer(raw, np.uint8, rows * cols // 256 * bb).reshape(-1, bb)
+    if t in (10, 11):  # Q2_K / Q3_K: sub-block s = elements 16s..16s+15; element 128n + 32j + l's 2 bits
+        # at 2j of qs[32n + l]
+        qs = b[:, 16:80] if t == 10 else b[:, 32:96]
+        low = np.zeros((b.shape[0], 256), np.int32)
+        for n in range(2):
+            for j in range(4):
+                low[:, 128 * n + 32 * j:128 * n + 32 * j + 32] = (qs[:, 32 * n:32 * n + 32] >> (2 * j)) & 3
+        if t == 10:
+            sc = b[:, :16].astype(np.int32)
+            d = b[:, 80:82].copy().view("<f2").astype(np.float32)
+            dmin = b[:, 82:84].copy().view("<f2").astype(np.float32)
+            scale = np.repeat(sc & 15, 16, axis=1).astype(np.float32)
+            mn = np.repeat(sc >> 4, 16, axis=1).astype(np.float32)
+            return (d * scale * low - dmin * mn).reshape(rows, cols)
+        hmask = b[:, :32].astype(np.int32)
+        s12 = b[:, 96:108].astype(np.int32)
+        d = b[:, 108:110].copy().view("<f2").astype(np.float32)
+        sc = np.zeros((b.shape[0], 16), np.int32)
+        for s in range(16):
+            lo4 = (s12[:, s % 8] >> (0 if s < 8 else 4)) & 15
+            hi2 = (s12[:, 8 + s % 4] >> (2 * (s // 4))) & 3
+            sc[:, s] = lo4 | (hi2 << 4)
+        third = np.zeros((b.shape[0], 256), np.int32)
+        for n in range(2):
+            for j in range(4):
+                third[:, 128 * n + 32 * j:128 * n + 32 * j + 32] = (hmask >> (4 * n + j)) & 1
+        q = low - np.where(third == 1, 0, 4)
+        return (d * np.repeat(sc - 32, 16, axis=1).astype(np.float32) * q).reshape(rows, cols)
     if t == 14:
         ql, qh = b[:, :128].astype(np.int32), b[:, 128:192].astype(np.int32)
         sc = b[:, 192:208].copy().view(np.int8).astype(np.float32)
@@ -215,6 +243,8 @@ def main():
         ("q4_k_m", "rtn", ["--type", "q4_k_m"] + keep, Q4KM, 0, ["--mmap"], TOL),
         ("q5_k", "rtn", ["--type", "q5_k"] + keep, 13, 0, ["--mmap"], TOL),
         ("q5_0", "rtn", ["--type", "q5_0"] + keep, 6, 0, ["--mmap"], TOL),
+        ("q3_k", "rtn", ["--type", "q3_k"] + keep, 11, 0, ["--mmap"], TOL),
+        ("q2_k", "rtn", ["--type", "q2_k"] + keep, 10, 0, ["--mmap"], TOL),
         ("q5_1-default", "rtn", ["--type", "q5_1"], 7, 8, [], 0.25),
         ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
         ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], 0.25),
