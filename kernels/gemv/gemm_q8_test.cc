@@ -481,7 +481,7 @@ struct KQuantMatrix {
 };
 
 KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) {
-  const int64_t bb = kquant == 4 ? 144 : kquant == 5 ? 176 : 210, units = cols / 256;
+  const int64_t bb = kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210, units = cols / 256;
   KQuantMatrix m;
   m.bytes.resize(rows * units * bb);
   m.value.resize(rows * cols);
@@ -491,7 +491,9 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
       uint8_t* blk = m.bytes.data() + (r * units + u) * bb;
       const uint16_t d = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
       const uint16_t dmin = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
-      if (kquant != 6) {
+      if (kquant == 3) {
+        std::memcpy(blk + 108, &d, 2);
+      } else if (kquant != 6) {
         std::memcpy(blk, &d, 2);
         std::memcpy(blk + 2, &dmin, 2);
       } else {
@@ -499,7 +501,15 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
       }
       for (int e = 0; e < 256; ++e) {
         double v;
-        if (kquant != 6) {
+        if (kquant == 3) {
+          // hmask[32], qs[64], scales[12], d: element 128n + 32j + l, sub-block s = e / 16.
+          const int n = e / 128, j = (e % 128) / 32, l = e % 32, s = e / 16;
+          const int low = (blk[32 + 32 * n + l] >> (2 * j)) % 4;
+          const bool third = (blk[l] >> (4 * n + j)) % 2 == 1;
+          const uint8_t* s12 = blk + 96;
+          const int scale = (s < 8 ? s12[s] % 16 : s12[s - 8] / 16) + 16 * ((s12[8 + s % 4] >> (2 * (s / 4))) % 4);
+          v = DecodeHalf(d) * (scale - 32) * (low - (third ? 0 : 4));
+        } else if (kquant != 6) {
           const uint8_t* s = blk + 4;
           const int j = e / 32, c = e / 64, l = e % 32;
           const int sc = j < 4 ? s[j] % 64 : s[j + 4] % 16 + 16 * (s[j - 4] / 64);
@@ -526,8 +536,8 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(41);
-  for (int kquant : {4, 5, 6}) {
-    const int64_t bb = kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
+  for (int kquant : {3, 4, 5, 6}) {
+    const int64_t bb = kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {256, 768, 2048}) {
         const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);

@@ -201,9 +201,10 @@ inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
 // For the Panel16 layouts, row_bytes is the stride of the next panel's weights per block.
 // kMins (Q4_1 on the group layout): a tenth vector per block holds min + 8 x scale per row, which
 // turns the block's sum((code - 8) x) into sum((code x scale + min) x): one more FMA per block and token.
-// kHalves (Q6_K on its Panel16 layout): a scale per 16-element half, the ninth and tenth vectors; each
-// half's dot starts from its own bias (GemmQ8Args::half_bias) instead of the block bias.
-template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false, bool kHalves = false>
+// kHalves (Q6_K and Q3_K on their Panel16 layouts; the codes' zero point, 32 or 4, else 0): a scale per
+// 16-element half, the ninth and tenth vectors; each half's dot starts from its own bias
+// (GemmQ8Args::half_bias, -32 x the half's sum of x, scaled to the zero point) instead of the block bias.
+template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false, int kHalves = 0>
 void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows, float* y,
                  const uint8_t* next, int64_t row_bytes) {
   __m512 acc[T];
@@ -237,7 +238,7 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
       const int8_t* x = xb + t * a.xq_stride;
       if constexpr (kHalves) {
         const int32_t* hb = a.half_bias + (t0 + t) * a.half_stride + 2 * b;
-        __m512i lo = _mm512_set1_epi32(hb[0]), hi = _mm512_set1_epi32(hb[1]);
+        __m512i lo = _mm512_set1_epi32(hb[0] / (32 / kHalves)), hi = _mm512_set1_epi32(hb[1] / (32 / kHalves));
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           lo = DpbusdBroadcast(lo, wv[k], x + 4 * k);
@@ -266,7 +267,7 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * a.ldy, rows, acc[t]);
 }
 
-template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, bool kHalves = false,
+template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, int kHalves = 0,
           int T = kTileTokens - 1>
 void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows,
                float* y, const uint8_t* next, int64_t row_bytes) {
@@ -453,7 +454,7 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int ma
 // Prefill on a Panel16 layout: each panel of rows [row_begin, row_end) (panel_bytes apart) unpacked
 // once into the per-block vector form (unpack(packed, out), vecs_per_block vectors per block), then
 // every token tile; the first tile prefetches the next panel (next_per_block bytes per block).
-template <bool kQ4, int kBiasShift = 0, bool kMins = false, bool kHalves = false, typename Unpack>
+template <bool kQ4, int kBiasShift = 0, bool kMins = false, int kHalves = 0, typename Unpack>
 void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes,
                     int64_t next_per_block, Unpack unpack) {
   const int64_t nb = a.cols / kQBlock;
@@ -768,6 +769,27 @@ inline void Q6Codes(const uint8_t* block, __m512i* out) {
   }
 }
 
+// Q3_K's 3-bit codes of block `block` (its 3 vectors, gemv.h): elements 4k + j and 16 + 4k + j take
+// their low 2 bits from bits 2k of vectors 0 and 1 and their third bit from bits k and 4 + k of vector 2,
+// moved by 16-bit shifts (the bits that cross from the neighbouring byte are masked off). Layout of
+// `out` as Q6Codes'.
+inline void Q3Codes(const uint8_t* block, __m512i* out) {
+  const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+  const __m512i l0 = _mm512_load_si512(block), l1 = _mm512_load_si512(block + 64);
+  const __m512i h = _mm512_load_si512(block + 128);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i a0 = k == 0 ? l0 : _mm512_srli_epi16(l0, 2 * k);
+    const __m512i a1 = k == 0 ? l1 : _mm512_srli_epi16(l1, 2 * k);
+    const __m512i b0 = k == 0 ? _mm512_slli_epi16(h, 2) : k == 1 ? _mm512_slli_epi16(h, 1) : k == 2 ? h
+                                                                                        : _mm512_srli_epi16(h, 1);
+    const __m512i b1 = _mm512_srli_epi16(h, 2 + k);
+    // (A & C) | B with C = 3 and B the third bit at bit 2: ternary logic imm 0xec.
+    out[k] = _mm512_ternarylogic_epi32(a0, _mm512_and_si512(b0, four), three, 0xec);
+    out[4 + k] = _mm512_ternarylogic_epi32(a1, _mm512_and_si512(b1, four), three, 0xec);
+  }
+}
+
 // Q5_K's 5-bit codes of block `block` (its 5 vectors, gemv.h): the Q4_0-style nibbles of vectors 1..4
 // with bit 4 from vector 0 (bit k for element 4k + j, bit 4 + k for 16 + 4k + j), moved by 16-bit shifts
 // (the bits that cross from the neighbouring byte are masked off). Layout of `out` as Q6Codes'.
@@ -850,9 +872,16 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sc, dx), sacc[s]);
           macc[s] = _mm512_fmadd_ps(mn, xsum, macc[s]);
         } else {
+          // Q6_K (zero point 32) and Q3_K (4): half_bias is -32 x the half's sum of x.
+          constexpr int kDiv = kKind == 6 ? 1 : 8;
           __m512i c[8];
-          Q6Codes(unit + kGeo.Vector(i, 0), c);
-          __m512i lo = _mm512_set1_epi32(a.half_bias[2 * b]), hi = _mm512_set1_epi32(a.half_bias[2 * b + 1]);
+          if constexpr (kKind == 6) {
+            Q6Codes(unit + kGeo.Vector(i, 0), c);
+          } else {
+            Q3Codes(unit + kGeo.Vector(i, 0), c);
+          }
+          __m512i lo = _mm512_set1_epi32(a.half_bias[2 * b] / kDiv);
+          __m512i hi = _mm512_set1_epi32(a.half_bias[2 * b + 1] / kDiv);
 #pragma GCC unroll 4
           for (int k = 0; k < 4; ++k) {
             lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
@@ -871,7 +900,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
     for (int s = 0; s < kStreams; ++s) {
       const uint8_t* unit = panels[s] + unit_offset;
       acc[s] = _mm512_fmadd_ps(sacc[s], d[s], acc[s]);
-      if (kKind != 6) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
+      if (kKind == 4 || kKind == 5) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
     }
   }
 #pragma GCC unroll 4
@@ -912,7 +941,11 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
       o[8] = _mm512_castps_si512(sc);
       o[9] = _mm512_castps_si512(_mm512_fmsub_ps(_mm512_set1_ps(8.0f), sc, mn));
     } else {
-      Q6Codes(block, o);
+      if constexpr (kKind == 6) {
+        Q6Codes(block, o);
+      } else {
+        Q3Codes(block, o);
+      }
       o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i), true)));
       o[9] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i + 1), true)));
     }
@@ -939,7 +972,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     return;
   }
   const int64_t nb = a.cols / kQBlock;
-  Panel16Prefill<true, 0, kKind != 6, kKind == 6>(
+  Panel16Prefill<true, 0, kKind == 4 || kKind == 5, kKind == 6 ? 32 : kKind == 3 ? 4 : 0>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
       [&geo, nb](const uint8_t* packed, __m512i* out) { UnpackPanel16KQuant<kKind>(packed, geo, nb, out); });
 }
@@ -947,6 +980,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }  // namespace
 
 void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.kquant == 3) return RunPanel16KQuant<3>(a, row_begin, row_end);
   if (a.kquant == 4) return RunPanel16KQuant<4>(a, row_begin, row_end);
   if (a.kquant == 5) return RunPanel16KQuant<5>(a, row_begin, row_end);
   if (a.kquant == 6) return RunPanel16KQuant<6>(a, row_begin, row_end);

@@ -317,6 +317,15 @@ namespace {
 
 // The 32 codes of block i (< 8) of a k-quant super-block: Q4_K 0..15, Q6_K 0..63.
 void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
+  if (kquant == 3) {
+    const int n = i / 4, j = i % 4;
+    const uint8_t* qs = blk + offsetof(BlockQ3_K, qs) + 32 * n;
+    const uint8_t* hm = blk + offsetof(BlockQ3_K, hmask);
+    for (int l = 0; l < kQBlock; ++l) {
+      codes[l] = static_cast<uint8_t>(((qs[l] >> (2 * j)) & 3) | ((hm[l] >> (4 * n + j)) & 1) << 2);
+    }
+    return;
+  }
   if (kquant == 4 || kquant == 5) {
     const uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
     for (int l = 0; l < kQBlock; ++l) codes[l] = i % 2 == 0 ? qs[l] & 15 : qs[l] >> 4;
@@ -336,6 +345,16 @@ void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
 
 // Inverse of KBlockCodes: ors block i's codes into a zeroed super-block's code bytes.
 void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
+  if (kquant == 3) {
+    const int n = i / 4, j = i % 4;
+    uint8_t* qs = blk + offsetof(BlockQ3_K, qs) + 32 * n;
+    uint8_t* hm = blk + offsetof(BlockQ3_K, hmask);
+    for (int l = 0; l < kQBlock; ++l) {
+      qs[l] |= static_cast<uint8_t>((codes[l] & 3) << (2 * j));
+      hm[l] |= static_cast<uint8_t>((codes[l] >> 2) << (4 * n + j));
+    }
+    return;
+  }
   if (kquant == 4 || kquant == 5) {
     uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
     for (int l = 0; l < kQBlock; ++l) {
@@ -357,7 +376,10 @@ void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
 }
 
 int64_t KBlockBytes(int kquant) {
-  return kquant == 4 ? sizeof(BlockQ4_K) : kquant == 5 ? sizeof(BlockQ5_K) : sizeof(BlockQ6_K);
+  return kquant == 3   ? sizeof(BlockQ3_K)
+         : kquant == 4 ? sizeof(BlockQ4_K)
+         : kquant == 5 ? sizeof(BlockQ5_K)
+                       : sizeof(BlockQ6_K);
 }
 
 // Vector of block i holding Q4_0-style nibbles k (Q4_K, Q5_K) or element 4k + j's code (Q6_K).
@@ -387,6 +409,23 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
       for (int i = 0; i < 8; ++i) {
         uint8_t c[kQBlock];
         KBlockCodes(kquant, blk, i, c);
+        if (kquant == 3) {
+          // INT3's vectors: low bit pairs of elements 4f + b (vector 0) and 16 + 4f + b (vector 1) at bits
+          // 2f of byte b, third bits of elements 4f + b at bit f of vector 2's byte b.
+          uint8_t* v0 = unit + g.Vector(i, 0) + 4 * lane;
+          uint8_t* v1 = unit + g.Vector(i, 1) + 4 * lane;
+          uint8_t* h = unit + g.Vector(i, 2) + 4 * lane;
+          for (int f = 0; f < 8; ++f) {
+            for (int b = 0; b < 4; ++b) {
+              if (f < 4) {
+                v0[b] |= static_cast<uint8_t>((c[4 * f + b] & 3) << (2 * f));
+                v1[b] |= static_cast<uint8_t>((c[16 + 4 * f + b] & 3) << (2 * f));
+              }
+              h[b] |= static_cast<uint8_t>((c[4 * f + b] >> 2) << f);
+            }
+          }
+          continue;
+        }
         for (int k = 0; k < 4; ++k) {
           uint8_t* o = unit + g.Vector(i, NibbleVector(kquant, k)) + 4 * lane;
           for (int b = 0; b < 4; ++b) {
@@ -406,7 +445,14 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
           }
         }
       }
-      if (kquant != 6) {
+      if (kquant == 3) {
+        std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ3_K, d), 2);
+        const uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
+        for (int s = 0; s < 16; ++s) {
+          const int u = ((s12[s % 8] >> (s < 8 ? 0 : 4)) & 15) | ((s12[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
+          unit[g.Scales(s) + lane] = static_cast<uint8_t>(static_cast<int8_t>(u - 32));
+        }
+      } else if (kquant != 6) {
         BlockQ4_K k;  // Q5_K's d, dmin and scales sit where Q4_K's do
         std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
         std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, &k.d, 2);
@@ -436,6 +482,19 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
     const uint8_t* unit = src + KUnit(g, r, u);
     for (int i = 0; i < 8; ++i) {
       uint8_t c[kQBlock];
+      if (kquant == 3) {
+        const uint8_t* v0 = unit + g.Vector(i, 0) + 4 * lane;
+        const uint8_t* v1 = unit + g.Vector(i, 1) + 4 * lane;
+        const uint8_t* h = unit + g.Vector(i, 2) + 4 * lane;
+        for (int f = 0; f < 4; ++f) {
+          for (int b = 0; b < 4; ++b) {
+            c[4 * f + b] = static_cast<uint8_t>(((v0[b] >> (2 * f)) & 3) | ((h[b] >> f) & 1) << 2);
+            c[16 + 4 * f + b] = static_cast<uint8_t>(((v1[b] >> (2 * f)) & 3) | ((h[b] >> (4 + f)) & 1) << 2);
+          }
+        }
+        OrKBlockCodes(kquant, c, i, blk);
+        continue;
+      }
       for (int k = 0; k < 4; ++k) {
         const uint8_t* v = unit + g.Vector(i, NibbleVector(kquant, k)) + 4 * lane;
         const uint8_t* n = unit + g.Vector(i, k / 2) + 4 * lane;  // Q6_K
@@ -455,7 +514,15 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
       }
       OrKBlockCodes(kquant, c, i, blk);
     }
-    if (kquant != 6) {
+    if (kquant == 3) {
+      std::memcpy(blk + offsetof(BlockQ3_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
+      uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
+      for (int s = 0; s < 16; ++s) {
+        const int u = static_cast<int8_t>(unit[g.Scales(s) + lane]) + 32;  // 0..63
+        s12[s % 8] |= static_cast<uint8_t>((u & 15) << (s < 8 ? 0 : 4));
+        s12[8 + s % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (s / 4)));
+      }
+    } else if (kquant != 6) {
       BlockQ4_K k;  // Q5_K's d, dmin and scales sit where Q4_K's do
       std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
       std::memcpy(&k.d, unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
@@ -512,10 +579,21 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
         int64_t dot[2] = {0, 0}, xsum = 0;
         for (int j = 0; j < kQBlock; ++j) {
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
-          dot[j / 16] += int64_t{a.kquant == 6 ? c[j] - 32 : c[j]} * x;
+          dot[j / 16] += int64_t{a.kquant == 6 ? c[j] - 32 : a.kquant == 3 ? c[j] - 4 : c[j]} * x;
           xsum += x;
         }
-        if (a.kquant != 6) {
+        if (a.kquant == 3) {
+          uint16_t d;
+          std::memcpy(&d, blk + offsetof(BlockQ3_K, d), 2);
+          const uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
+          double halves = 0;
+          for (int h = 0; h < 2; ++h) {
+            const int s = 2 * i + h;
+            const int u = ((s12[s % 8] >> (s < 8 ? 0 : 4)) & 15) | ((s12[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
+            halves += double{static_cast<double>(u - 32)} * static_cast<double>(dot[h]);
+          }
+          sum += double{Fp16ToF32(d)} * bscale[b] * halves;
+        } else if (a.kquant != 6) {
           BlockQ4_K k;
           std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
           int sc, m;

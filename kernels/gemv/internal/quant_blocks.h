@@ -33,6 +33,15 @@ struct BlockQ4_K {
 };
 static_assert(sizeof(BlockQ4_K) == 144, "ggml Q4_K block is 144 bytes");
 
+struct BlockQ3_K {
+  uint8_t hmask[32];   // bit 4n + j of hmask[l]: the third bit of element 128n + 32j + l
+  uint8_t qs[64];      // bits 2j, 2j + 1 of qs[32n + l]: that element's low 2 bits
+  uint8_t scales[12];  // sub-block s (16 elements): low 4 bits in scales[s % 8] (high nibble for s >= 8),
+                       // high 2 bits at 2 (s / 4) of scales[8 + s % 4]; scale = that - 32
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110, "ggml Q3_K block is 110 bytes");
+
 struct BlockQ5_K {
   uint16_t d, dmin;      // as BlockQ4_K
   uint8_t scales[12];
