@@ -341,6 +341,17 @@ void DequantizeQ6_K(const BlockQ6_K& b, float* y) {
   }
 }
 
+// Runs fn over the n / 256 super-blocks of a row: fn(const float* x, Block* b) to quantize,
+// fn(const Block& b, float* y) to dequantize.
+template <typename Block, typename Fn>
+void EachSuperBlock(const float* src, void* dst, int64_t n, Fn fn) {
+  for (int64_t i = 0; i < n / kSuperBlock; ++i) fn(src + i * kSuperBlock, static_cast<Block*>(dst) + i);
+}
+template <typename Block, typename Fn>
+void EachSuperBlock(const void* src, float* dst, int64_t n, Fn fn) {
+  for (int64_t i = 0; i < n / kSuperBlock; ++i) fn(static_cast<const Block*>(src)[i], dst + i * kSuperBlock);
+}
+
 // Group by group with fixed strides (prefill dequantizes every weight row through here).
 void DequantizeTesselGroupRow(const TesselGroupFormat& f, const void* src, float* dst, int64_t n) {
   const uint8_t* row = static_cast<const uint8_t*>(src);
@@ -535,33 +546,17 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
-    case GgmlType::kQ2_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        DequantizeQ2_K(static_cast<const BlockQ2_K*>(src)[i], dst + i * kSuperBlock);
-      }
-      return;
-    case GgmlType::kQ3_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        DequantizeQ3_K(static_cast<const BlockQ3_K*>(src)[i], dst + i * kSuperBlock);
-      }
-      return;
+    case GgmlType::kQ2_K: return EachSuperBlock<BlockQ2_K>(src, dst, n, DequantizeQ2_K);
+    case GgmlType::kQ3_K: return EachSuperBlock<BlockQ3_K>(src, dst, n, DequantizeQ3_K);
     case GgmlType::kQ4_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        const BlockQ4_K& b = static_cast<const BlockQ4_K*>(src)[i];
-        DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, nullptr, dst + i * kSuperBlock);
-      }
-      return;
+      return EachSuperBlock<BlockQ4_K>(src, dst, n, [](const BlockQ4_K& b, float* y) {
+        DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, nullptr, y);
+      });
     case GgmlType::kQ5_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        const BlockQ5_K& b = static_cast<const BlockQ5_K*>(src)[i];
-        DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, b.qh, dst + i * kSuperBlock);
-      }
-      return;
-    case GgmlType::kQ6_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        DequantizeQ6_K(static_cast<const BlockQ6_K*>(src)[i], dst + i * kSuperBlock);
-      }
-      return;
+      return EachSuperBlock<BlockQ5_K>(src, dst, n, [](const BlockQ5_K& b, float* y) {
+        DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, b.qh, y);
+      });
+    case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, DequantizeQ6_K);
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) {
@@ -696,31 +691,11 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       }
       return;
     }
-    case GgmlType::kQ2_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        QuantizeQ2_K(src + i * kSuperBlock, static_cast<BlockQ2_K*>(dst) + i);
-      }
-      return;
-    case GgmlType::kQ3_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        QuantizeQ3_K(src + i * kSuperBlock, static_cast<BlockQ3_K*>(dst) + i);
-      }
-      return;
-    case GgmlType::kQ4_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        QuantizeQ4_K(src + i * kSuperBlock, static_cast<BlockQ4_K*>(dst) + i);
-      }
-      return;
-    case GgmlType::kQ5_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        QuantizeQ5_K(src + i * kSuperBlock, static_cast<BlockQ5_K*>(dst) + i);
-      }
-      return;
-    case GgmlType::kQ6_K:
-      for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-        QuantizeQ6_K(src + i * kSuperBlock, static_cast<BlockQ6_K*>(dst) + i);
-      }
-      return;
+    case GgmlType::kQ2_K: return EachSuperBlock<BlockQ2_K>(src, dst, n, QuantizeQ2_K);
+    case GgmlType::kQ3_K: return EachSuperBlock<BlockQ3_K>(src, dst, n, QuantizeQ3_K);
+    case GgmlType::kQ4_K: return EachSuperBlock<BlockQ4_K>(src, dst, n, QuantizeQ4_K);
+    case GgmlType::kQ5_K: return EachSuperBlock<BlockQ5_K>(src, dst, n, QuantizeQ5_K);
+    case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, QuantizeQ6_K);
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) QuantizeTesselGroupRow(t, f, src, dst, n);
