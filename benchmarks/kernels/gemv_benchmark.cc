@@ -219,7 +219,7 @@ int64_t Group128Panel16Bytes(GemvFormat, int64_t rows, int64_t cols) {
   return GemvPanel16GroupBytes(rows, cols, 128, kAsym, kBits);
 }
 
-// ggml's Q3_K / Q4_K / Q5_K / Q6_K on their Panel16 layouts.
+// ggml's Q2_K ... Q6_K on their Panel16 layouts.
 template <int kKQuant>
 int64_t KQuantPanel16Bytes(GemvFormat, int64_t rows, int64_t cols) {
   return GemvPanel16KQuantBytes(kKQuant, rows, cols);
@@ -240,7 +240,8 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
   const bool group = kind_of.group > 0;
   int64_t (*panel_bytes)(GemvFormat, int64_t, int64_t) =
-      kind_of.kquant == 3   ? KQuantPanel16Bytes<3>
+      kind_of.kquant == 2   ? KQuantPanel16Bytes<2>
+      : kind_of.kquant == 3 ? KQuantPanel16Bytes<3>
       : kind_of.kquant == 4 ? KQuantPanel16Bytes<4>
       : kind_of.kquant == 5 ? KQuantPanel16Bytes<5>
       : kind_of.kquant == 6 ? KQuantPanel16Bytes<6>
@@ -256,7 +257,11 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
                              [total](uint8_t* p) { UnmapHugePages(p, total); });
   if (kind_of.kquant != 0) {
     // ggml super-blocks of a byte pattern with fp16 d (and dmin) of 1/16, packed once per shape.
-    const int64_t bb = kind_of.kquant == 3 ? 110 : kind_of.kquant == 4 ? 144 : kind_of.kquant == 5 ? 176 : 210;
+    const int64_t bb = kind_of.kquant == 2   ? 84
+                       : kind_of.kquant == 3 ? 110
+                       : kind_of.kquant == 4 ? 144
+                       : kind_of.kquant == 5 ? 176
+                                             : 210;
     std::map<std::pair<int64_t, int64_t>, int64_t> packed;
     for (const ModelMatrix& m : mats) {
       auto it = packed.find({m.rows, m.cols});
@@ -268,8 +273,9 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i * 131 + 7);
       for (size_t i = 0; i < raw.size(); i += bb) {
         const uint16_t d = 0x2c00;
-        std::memcpy(raw.data() + i + (kind_of.kquant == 6 ? 208 : kind_of.kquant == 3 ? 108 : 0), &d, 2);
-        if (kind_of.kquant == 4 || kind_of.kquant == 5) std::memcpy(raw.data() + i + 2, &d, 2);
+        const int64_t d_at = kind_of.kquant == 6 ? 208 : kind_of.kquant == 3 ? 108 : kind_of.kquant == 2 ? 80 : 0;
+        std::memcpy(raw.data() + i + d_at, &d, 2);
+        if (kind_of.kquant != 3 && kind_of.kquant != 6) std::memcpy(raw.data() + i + d_at + 2, &d, 2);  // dmin
       }
       PackGemvPanel16KQuant(kind_of.kquant, raw.data(), m.rows, m.cols, w.get() + m.offset);
       packed[{m.rows, m.cols}] = m.offset;
@@ -330,7 +336,9 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       a.n = 1;
       QuantizeGemvInput(format, x.data(), m.cols, q8);
       GemmQ8BlockTerms(format, q8, m.cols, block_bias.data(), block_scale.data());
-      if (kind_of.kquant == 6 || kind_of.kquant == 3) GemmQ8HalfBias(q8, m.cols, half_bias.data());
+      if (kind_of.kquant == 6 || kind_of.kquant == 3 || kind_of.kquant == 2) {
+        GemmQ8HalfBias(q8, m.cols, half_bias.data());
+      }
       a.half_bias = half_bias.data();
       a.half_stride = m.cols / 16;
       a.kquant = kind_of.kquant;
@@ -372,6 +380,7 @@ const bool kRegisteredModel = [] {
       kinds = {{"i4g128", {GemvFormat::kInt4Group, 128, false, 4}},
                {"i4g128a", {GemvFormat::kInt4Group, 128, true, 4}},
                {"i3g128", {GemvFormat::kInt4Group, 128, false, 3}},
+               {"q2_k", {GemvFormat::kInt4Group, 0, false, 4, 2}},
                {"q3_k", {GemvFormat::kInt4Group, 0, false, 4, 3}},
                {"q4_k", {GemvFormat::kInt4Group, 0, false, 4, 4}},
                {"q5_k", {GemvFormat::kInt4Group, 0, false, 4, 5}},

@@ -481,7 +481,8 @@ struct KQuantMatrix {
 };
 
 KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) {
-  const int64_t bb = kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210, units = cols / 256;
+  const int64_t bb = kquant == 2 ? 84 : kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
+  const int64_t units = cols / 256;
   KQuantMatrix m;
   m.bytes.resize(rows * units * bb);
   m.value.resize(rows * cols);
@@ -491,7 +492,10 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
       uint8_t* blk = m.bytes.data() + (r * units + u) * bb;
       const uint16_t d = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
       const uint16_t dmin = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
-      if (kquant == 3) {
+      if (kquant == 2) {
+        std::memcpy(blk + 80, &d, 2);
+        std::memcpy(blk + 82, &dmin, 2);
+      } else if (kquant == 3) {
         std::memcpy(blk + 108, &d, 2);
       } else if (kquant != 6) {
         std::memcpy(blk, &d, 2);
@@ -501,7 +505,12 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
       }
       for (int e = 0; e < 256; ++e) {
         double v;
-        if (kquant == 3) {
+        if (kquant == 2) {
+          // scales[16] (scale | min << 4), qs[64], d, dmin: element 128n + 32j + l, sub-block s = e / 16.
+          const int n = e / 128, j = (e % 128) / 32, l = e % 32, s = e / 16;
+          const int q = (blk[16 + 32 * n + l] >> (2 * j)) % 4;
+          v = DecodeHalf(d) * (blk[s] % 16) * q - DecodeHalf(dmin) * (blk[s] / 16);
+        } else if (kquant == 3) {
           // hmask[32], qs[64], scales[12], d: element 128n + 32j + l, sub-block s = e / 16.
           const int n = e / 128, j = (e % 128) / 32, l = e % 32, s = e / 16;
           const int low = (blk[32 + 32 * n + l] >> (2 * j)) % 4;
@@ -536,8 +545,8 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(41);
-  for (int kquant : {3, 4, 5, 6}) {
-    const int64_t bb = kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
+  for (int kquant : {2, 3, 4, 5, 6}) {
+    const int64_t bb = kquant == 2 ? 84 : kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {256, 768, 2048}) {
         const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);

@@ -138,8 +138,8 @@ struct GemmQ8Args {
   int group_bits = 4;
   // Q4_1 on the group layout (PackGemvPanel16Q4_1): G = 32, value = code * scale + min.
   bool group_mins = false;
-  // ggml's k-quants on their Panel16 layouts (PackGemvPanel16KQuant): 4 = Q4_K, 5 = Q5_K, 6 = Q6_K; else 0.
-  // The group fields above are ignored. x in the Q4_0 layout. Q6_K reads half_bias: per token
+  // ggml's k-quants on their Panel16 layouts (PackGemvPanel16KQuant): 2 ... 6 = Q2_K ... Q6_K; else 0.
+  // The group fields above are ignored. x in the Q4_0 layout. Q2_K, Q3_K and Q6_K read half_bias: per token
   // (half_stride apart) -32 x the sum of x_q over each 16-element half of every 32-block
   // (GemmQ8HalfBias).
   int kquant = 0;
@@ -225,24 +225,30 @@ void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out);
 // Row r back in Q4_1 blocks (GgmlRowBytes: cols / 32 * 20 bytes at row_out).
 void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void* row_out);
 
-// ggml's Q4_K, Q5_K and Q6_K on Panel16 (dtype "igx16xq8" with GemmQ8Args::kquant = 4 / 5 / 6), exact and at
+// ggml's Q2_K ... Q6_K on Panel16 (dtype "igx16xq8" with GemmQ8Args::kquant = 2 ... 6), exact and at
 // nearly the file's bytes per weight. Rows in panels of 16; columns in units of one 256-element
 // super-block; panel p, unit u at (p * units + u) * unit_bytes. A unit (Panel16KQuantGeometry):
-//   64 bytes   the 16 rows' fp16 d, then (Q4_K, Q5_K) their fp16 dmin;
+//   64 bytes   the 16 rows' fp16 d, then (Q2_K, Q4_K, Q5_K) their fp16 dmin;
 //   256 bytes  Q4_K, Q5_K: per sub-block 0..7 the 16 rows' 6-bit scales, then their mins (16 bytes each);
-//              Q6_K: the int8 scales of the 16 sub-blocks of 16;
-//   8 blocks of 32 elements: Q4_K 4 vectors, Q4_0's Panel16 vectors of the block's codes (2368-byte
-//              units: 4.625 bits per weight against the file's 4.5); Q5_K 5 vectors: byte j of vector 0
-//              holds the fifth bits of elements 4k + j at bit k and of 16 + 4k + j at bit 4 + k, then
-//              Q4_K's 4 vectors of low nibbles (2880-byte units: 5.625 against 5.5); Q6_K 6 vectors: vectors 0 and 1
+//              Q6_K, Q3_K: the int8 scales (Q3_K: its 6-bit scale - 32) of the 16 sub-blocks of 16;
+//              Q2_K: the file's (scale | min << 4) bytes of the 16 sub-blocks of 16;
+//   8 blocks of 32 elements: Q2_K 2 vectors, the low bit pairs of elements 4f + j (vector 0) and 16 + 4f
+//              + j (vector 1) at bits 2f of byte j of each lane (1344-byte units: 2.625 bits per weight, as
+//              the file); Q3_K 3 vectors, Q2_K's two and the third bits of elements 4f + j at bit f (f < 8)
+//              (1856-byte units: 3.625 against 3.4375); Q4_K 4 vectors, Q4_0's Panel16 vectors of the
+//              block's codes (2368-byte units: 4.625 bits per weight against the file's 4.5); Q5_K 5
+//              vectors: byte j of vector 0 holds the fifth bits of elements 4k + j at bit k and of 16 + 4k + j
+//              at bit 4 + k, then Q4_K's 4 vectors of low nibbles (2880-byte units: 5.625 against 5.5);
+//              Q6_K 6 vectors: vectors 0 and 1
 //              hold the low nibbles of elements 16 + 4k + j, k = 0, 1 and 2, 3 (low, high nibble); byte j
 //              of vector 2 + k holds element 4k + j's code in bits 0-5 and the high 2 bits of element
 //              16 + 4k + j in bits 6-7 (3392-byte units: 6.625 bits per weight against 6.5625).
-// value = d x scale x code - dmin x min (Q4_K, Q5_K), d x scale x (code - 32) (Q6_K).
+// value = d x scale x code - dmin x min (Q2_K, Q4_K, Q5_K), d x scale x (code - 32) (Q6_K) or
+// (code - 4) (Q3_K).
 // The row format is ggml's blocks (block_q4_K, block_q5_K, block_q6_K; kernels/gemv/internal/quant_blocks.h).
 int64_t GemvPanel16KQuantBytes(int kquant, int64_t rows, int64_t cols);
 void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols, void* out);
-// Row r back in ggml blocks (cols / 256 x 144, 176 or 210 bytes at row_out).
+// Row r back in ggml blocks (cols / 256 x the block's 84, 110, 144, 176 or 210 bytes at row_out).
 void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, int64_t r, void* row_out);
 // GemmQ8Args::half_bias of one token quantized in the Q4_0 layout: cols / 16 values.
 void GemmQ8HalfBias(const GemvQ8Input& in, int64_t cols, int32_t* half_bias);

@@ -204,7 +204,10 @@ inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
 // kHalves (Q6_K and Q3_K on their Panel16 layouts; the codes' zero point, 32 or 4, else 0): a scale per
 // 16-element half, the ninth and tenth vectors; each half's dot starts from its own bias
 // (GemmQ8Args::half_bias, -32 x the half's sum of x, scaled to the zero point) instead of the block bias.
-template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false, int kHalves = 0>
+// kHalfMins (Q2_K): kHalves with zero point 0 and a min per half, the eleventh and twelfth vectors
+// (-dmin x min), times dx x the half's sum of x.
+template <bool kQ4, int T, bool kPanel16 = false, int kBiasShift = 0, bool kMins = false, int kHalves = 0,
+          bool kHalfMins = false>
 void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows, float* y,
                  const uint8_t* next, int64_t row_bytes) {
   __m512 acc[T];
@@ -214,12 +217,15 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   const int32_t* bias0 = a.block_bias + t0 * a.block_stride;
   const float* scale0 = a.block_scale + t0 * a.block_stride;
   for (int64_t b = 0; b < nb; ++b) {
-    const __m512i* p = panel + b * (kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock);
+    constexpr int kVecs = kHalfMins ? kVecsPerBlock + 3 : kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock;
+    const __m512i* p = panel + b * kVecs;
     __m512i wv[8];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) wv[k] = _mm512_load_si512(p + k);
     const __m512 d = _mm512_castsi512_ps(_mm512_load_si512(p + 8));
     const __m512 mn = kMins || kHalves ? _mm512_castsi512_ps(_mm512_load_si512(p + 9)) : _mm512_setzero_ps();
+    const __m512 min_lo = kHalfMins ? _mm512_castsi512_ps(_mm512_load_si512(p + 10)) : _mm512_setzero_ps();
+    const __m512 min_hi = kHalfMins ? _mm512_castsi512_ps(_mm512_load_si512(p + 11)) : _mm512_setzero_ps();
     if (next != nullptr) {
       if (kPanel16) {
         // The next panel is one linear stream: its share for block b (Q4_0 / Q8_0: a half-pair).
@@ -238,7 +244,8 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
       const int8_t* x = xb + t * a.xq_stride;
       if constexpr (kHalves) {
         const int32_t* hb = a.half_bias + (t0 + t) * a.half_stride + 2 * b;
-        __m512i lo = _mm512_set1_epi32(hb[0] / (32 / kHalves)), hi = _mm512_set1_epi32(hb[1] / (32 / kHalves));
+        __m512i lo = kHalfMins ? _mm512_setzero_si512() : _mm512_set1_epi32(hb[0] / (32 / kHalves));
+        __m512i hi = kHalfMins ? _mm512_setzero_si512() : _mm512_set1_epi32(hb[1] / (32 / kHalves));
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           lo = DpbusdBroadcast(lo, wv[k], x + 4 * k);
@@ -247,6 +254,12 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
         const __m512 xs = _mm512_set1_ps(scale0[t * a.block_stride + b]);
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(d, xs), acc[t]);
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(mn, xs), acc[t]);
+        if constexpr (kHalfMins) {
+          // half_bias = -32 x the half's sum of x_q exactly.
+          const float dx = scale0[t * a.block_stride + b];
+          acc[t] = _mm512_fmadd_ps(min_lo, _mm512_set1_ps(dx * static_cast<float>(-hb[0] / 32)), acc[t]);
+          acc[t] = _mm512_fmadd_ps(min_hi, _mm512_set1_ps(dx * static_cast<float>(-hb[1] / 32)), acc[t]);
+        }
         continue;
       }
       __m512i dot = _mm512_set1_epi32(bias0[t * a.block_stride + b] * (1 << kBiasShift));
@@ -267,16 +280,17 @@ void PanelTokens(const GemmQ8Args& a, const __m512i* panel, int64_t nb, int64_t 
   for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * a.ldy, rows, acc[t]);
 }
 
-template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, int kHalves = 0,
+template <bool kQ4, bool kPanel16, int kBiasShift = 0, bool kMins = false, int kHalves = 0, bool kHalfMins = false,
           int T = kTileTokens - 1>
 void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_t nb, int64_t t0, __mmask16 rows,
                float* y, const uint8_t* next, int64_t row_bytes) {
   if constexpr (T > 0) {
     if (tokens == T) {
-      PanelTokens<kQ4, T, kPanel16, kBiasShift, kMins, kHalves>(a, panel, nb, t0, rows, y, next, row_bytes);
+      PanelTokens<kQ4, T, kPanel16, kBiasShift, kMins, kHalves, kHalfMins>(a, panel, nb, t0, rows, y, next,
+                                                                           row_bytes);
     } else {
-      TokenTail<kQ4, kPanel16, kBiasShift, kMins, kHalves, T - 1>(a, tokens, panel, nb, t0, rows, y, next,
-                                                                  row_bytes);
+      TokenTail<kQ4, kPanel16, kBiasShift, kMins, kHalves, kHalfMins, T - 1>(a, tokens, panel, nb, t0, rows, y, next,
+                                                                             row_bytes);
     }
   }
 }
@@ -454,12 +468,14 @@ void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int ma
 // Prefill on a Panel16 layout: each panel of rows [row_begin, row_end) (panel_bytes apart) unpacked
 // once into the per-block vector form (unpack(packed, out), vecs_per_block vectors per block), then
 // every token tile; the first tile prefetches the next panel (next_per_block bytes per block).
-template <bool kQ4, int kBiasShift = 0, bool kMins = false, int kHalves = 0, typename Unpack>
+template <bool kQ4, int kBiasShift = 0, bool kMins = false, int kHalves = 0, bool kHalfMins = false,
+          typename Unpack>
 void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes,
                     int64_t next_per_block, Unpack unpack) {
   const int64_t nb = a.cols / kQBlock;
   const auto* w = static_cast<const uint8_t*>(a.w);
-  __m512i* panel = PanelBuffer(nb * (kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock));
+  __m512i* panel =
+      PanelBuffer(nb * (kHalfMins ? kVecsPerBlock + 3 : kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock));
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const int rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
@@ -468,11 +484,11 @@ void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int
     const uint8_t* next = r + kPanel < row_end ? packed + panel_bytes : nullptr;
     for (int64_t t = 0; t < a.n; t += kTileTokens) {
       if (t + kTileTokens <= a.n) {
-        PanelTokens<kQ4, kTileTokens, true, kBiasShift, kMins, kHalves>(a, panel, nb, t, mask, a.y + r, next,
-                                                                          next_per_block);
+        PanelTokens<kQ4, kTileTokens, true, kBiasShift, kMins, kHalves, kHalfMins>(a, panel, nb, t, mask, a.y + r,
+                                                                                     next, next_per_block);
       } else {
-        TokenTail<kQ4, true, kBiasShift, kMins, kHalves>(a, a.n - t, panel, nb, t, mask, a.y + r, next,
-                                                         next_per_block);
+        TokenTail<kQ4, true, kBiasShift, kMins, kHalves, kHalfMins>(a, a.n - t, panel, nb, t, mask, a.y + r, next,
+                                                                    next_per_block);
       }
       next = nullptr;
     }
@@ -769,6 +785,18 @@ inline void Q6Codes(const uint8_t* block, __m512i* out) {
   }
 }
 
+// Q2_K's 2-bit codes of block `block` (its 2 vectors: bits 2k of vectors 0 and 1 for elements 4k + j and
+// 16 + 4k + j). Layout of `out` as Q6Codes'.
+inline void Q2Codes(const uint8_t* block, __m512i* out) {
+  const __m512i three = _mm512_set1_epi8(3);
+  const __m512i l0 = _mm512_load_si512(block), l1 = _mm512_load_si512(block + 64);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    out[k] = _mm512_and_si512(k == 0 ? l0 : _mm512_srli_epi16(l0, 2 * k), three);
+    out[4 + k] = _mm512_and_si512(k == 0 ? l1 : _mm512_srli_epi16(l1, 2 * k), three);
+  }
+}
+
 // Q3_K's 3-bit codes of block `block` (its 3 vectors, gemv.h): elements 4k + j and 16 + 4k + j take
 // their low 2 bits from bits 2k of vectors 0 and 1 and their third bit from bits k and 4 + k of vector 2,
 // moved by 16-bit shifts (the bits that cross from the neighbouring byte are masked off). Layout of
@@ -850,7 +878,31 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
             for (int l = 0; l < G::kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
           }
         }
-        if constexpr (kKind == 4 || kKind == 5) {
+        if constexpr (kKind == 2) {
+          __m512i c[8];
+          Q2Codes(unit + kGeo.Vector(i, 0), c);
+          __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) {
+            lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
+            hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
+          }
+          // Each half's 16 rows of (scale | min << 4) bytes.
+          const __m512i sm_lo =
+              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i))));
+          const __m512i sm_hi =
+              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i + 1))));
+          const __m512i low4 = _mm512_set1_epi32(15);
+          const __m512 sc_lo = _mm512_cvtepi32_ps(_mm512_and_si512(sm_lo, low4));
+          const __m512 sc_hi = _mm512_cvtepi32_ps(_mm512_and_si512(sm_hi, low4));
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(sc_lo, dx), sacc[s]);
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(sc_hi, dx), sacc[s]);
+          // dx x each half's sum of x_q (half_bias = -32 x the sum, exactly).
+          const __m512 xs_lo = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.half_bias[2 * b] / 32));
+          const __m512 xs_hi = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.half_bias[2 * b + 1] / 32));
+          macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm_lo, 4)), xs_lo, macc[s]);
+          macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm_hi, 4)), xs_hi, macc[s]);
+        } else if constexpr (kKind == 4 || kKind == 5) {
           __m512i dot;
           if constexpr (kKind == 4) {
             dot = BlockDot<4>(unit + kGeo.Vector(i, 0), xb, _mm512_setzero_si512());
@@ -900,7 +952,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
     for (int s = 0; s < kStreams; ++s) {
       const uint8_t* unit = panels[s] + unit_offset;
       acc[s] = _mm512_fmadd_ps(sacc[s], d[s], acc[s]);
-      if (kKind == 4 || kKind == 5) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
+      if (kKind != 3 && kKind != 6) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
     }
   }
 #pragma GCC unroll 4
@@ -920,13 +972,25 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
     const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
     const int i = static_cast<int>(b % 8);
     const __m512 d = LoadHalves16(unit + G::D());
-    __m512i* o = out + b * (kVecsPerBlock + 1);
+    __m512i* o = out + b * (kKind == 2 ? kVecsPerBlock + 3 : kVecsPerBlock + 1);
     const uint8_t* block = unit + geo.Vector(i, 0);
     auto scale = [unit](int64_t offset, bool is_signed) {
       const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset));
       return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
     };
-    if constexpr (kKind == 4 || kKind == 5) {
+    if constexpr (kKind == 2) {
+      // (scale | min << 4) bytes: d x scale per half, then -dmin x min per half.
+      Q2Codes(block, o);
+      const __m512 dmin = LoadHalves16(unit + G::Dmin());
+      for (int h = 0; h < 2; ++h) {
+        const __m512i sm = _mm512_cvtepu8_epi32(
+            _mm_load_si128(reinterpret_cast<const __m128i*>(unit + geo.Scales(2 * i + h))));
+        const __m512 sc = _mm512_cvtepi32_ps(_mm512_and_si512(sm, _mm512_set1_epi32(15)));
+        const __m512 mn = _mm512_cvtepi32_ps(_mm512_srli_epi32(sm, 4));
+        o[8 + h] = _mm512_castps_si512(_mm512_mul_ps(d, sc));
+        o[10 + h] = _mm512_castps_si512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, mn)));
+      }
+    } else if constexpr (kKind == 4 || kKind == 5) {
       if constexpr (kKind == 4) {
         for (int k = 0; k < 4; ++k) {
           const __m512i v = _mm512_load_si512(block + 64 * k);
@@ -972,7 +1036,8 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     return;
   }
   const int64_t nb = a.cols / kQBlock;
-  Panel16Prefill<true, 0, kKind == 4 || kKind == 5, kKind == 6 ? 32 : kKind == 3 ? 4 : 0>(
+  Panel16Prefill<true, 0, kKind == 4 || kKind == 5, kKind == 6 ? 32 : kKind == 3 ? 4 : kKind == 2 ? 32 : 0,
+                 kKind == 2>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
       [&geo, nb](const uint8_t* packed, __m512i* out) { UnpackPanel16KQuant<kKind>(packed, geo, nb, out); });
 }
@@ -980,6 +1045,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }  // namespace
 
 void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.kquant == 2) return RunPanel16KQuant<2>(a, row_begin, row_end);
   if (a.kquant == 3) return RunPanel16KQuant<3>(a, row_begin, row_end);
   if (a.kquant == 4) return RunPanel16KQuant<4>(a, row_begin, row_end);
   if (a.kquant == 5) return RunPanel16KQuant<5>(a, row_begin, row_end);

@@ -317,6 +317,11 @@ namespace {
 
 // The 32 codes of block i (< 8) of a k-quant super-block: Q4_K 0..15, Q6_K 0..63.
 void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
+  if (kquant == 2) {
+    const uint8_t* qs = blk + offsetof(BlockQ2_K, qs) + 32 * (i / 4);
+    for (int l = 0; l < kQBlock; ++l) codes[l] = (qs[l] >> (2 * (i % 4))) & 3;
+    return;
+  }
   if (kquant == 3) {
     const int n = i / 4, j = i % 4;
     const uint8_t* qs = blk + offsetof(BlockQ3_K, qs) + 32 * n;
@@ -345,6 +350,11 @@ void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
 
 // Inverse of KBlockCodes: ors block i's codes into a zeroed super-block's code bytes.
 void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
+  if (kquant == 2) {
+    uint8_t* qs = blk + offsetof(BlockQ2_K, qs) + 32 * (i / 4);
+    for (int l = 0; l < kQBlock; ++l) qs[l] |= static_cast<uint8_t>((codes[l] & 3) << (2 * (i % 4)));
+    return;
+  }
   if (kquant == 3) {
     const int n = i / 4, j = i % 4;
     uint8_t* qs = blk + offsetof(BlockQ3_K, qs) + 32 * n;
@@ -376,7 +386,8 @@ void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
 }
 
 int64_t KBlockBytes(int kquant) {
-  return kquant == 3   ? sizeof(BlockQ3_K)
+  return kquant == 2   ? sizeof(BlockQ2_K)
+         : kquant == 3 ? sizeof(BlockQ3_K)
          : kquant == 4 ? sizeof(BlockQ4_K)
          : kquant == 5 ? sizeof(BlockQ5_K)
                        : sizeof(BlockQ6_K);
@@ -409,19 +420,20 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
       for (int i = 0; i < 8; ++i) {
         uint8_t c[kQBlock];
         KBlockCodes(kquant, blk, i, c);
-        if (kquant == 3) {
+        if (kquant == 2 || kquant == 3) {
           // INT3's vectors: low bit pairs of elements 4f + b (vector 0) and 16 + 4f + b (vector 1) at bits
-          // 2f of byte b, third bits of elements 4f + b at bit f of vector 2's byte b.
+          // 2f of byte b, and (Q3_K) third bits of elements 4f + b at bit f of vector 2's byte b.
           uint8_t* v0 = unit + g.Vector(i, 0) + 4 * lane;
           uint8_t* v1 = unit + g.Vector(i, 1) + 4 * lane;
-          uint8_t* h = unit + g.Vector(i, 2) + 4 * lane;
           for (int f = 0; f < 8; ++f) {
             for (int b = 0; b < 4; ++b) {
               if (f < 4) {
                 v0[b] |= static_cast<uint8_t>((c[4 * f + b] & 3) << (2 * f));
                 v1[b] |= static_cast<uint8_t>((c[16 + 4 * f + b] & 3) << (2 * f));
               }
-              h[b] |= static_cast<uint8_t>((c[4 * f + b] >> 2) << f);
+              if (kquant == 3) {
+                unit[g.Vector(i, 2) + 4 * lane + b] |= static_cast<uint8_t>((c[4 * f + b] >> 2) << f);
+              }
             }
           }
           continue;
@@ -445,7 +457,11 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
           }
         }
       }
-      if (kquant == 3) {
+      if (kquant == 2) {
+        std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ2_K, d), 2);
+        std::memcpy(unit + Panel16KQuantGeometry::Dmin() + 2 * lane, blk + offsetof(BlockQ2_K, dmin), 2);
+        for (int s = 0; s < 16; ++s) unit[g.Scales(s) + lane] = blk[offsetof(BlockQ2_K, scales) + s];
+      } else if (kquant == 3) {
         std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ3_K, d), 2);
         const uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
         for (int s = 0; s < 16; ++s) {
@@ -482,14 +498,15 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
     const uint8_t* unit = src + KUnit(g, r, u);
     for (int i = 0; i < 8; ++i) {
       uint8_t c[kQBlock];
-      if (kquant == 3) {
+      if (kquant == 2 || kquant == 3) {
         const uint8_t* v0 = unit + g.Vector(i, 0) + 4 * lane;
         const uint8_t* v1 = unit + g.Vector(i, 1) + 4 * lane;
-        const uint8_t* h = unit + g.Vector(i, 2) + 4 * lane;
+        const uint8_t* h = unit + g.Vector(i, 2) + 4 * lane;  // Q3_K
         for (int f = 0; f < 4; ++f) {
           for (int b = 0; b < 4; ++b) {
-            c[4 * f + b] = static_cast<uint8_t>(((v0[b] >> (2 * f)) & 3) | ((h[b] >> f) & 1) << 2);
-            c[16 + 4 * f + b] = static_cast<uint8_t>(((v1[b] >> (2 * f)) & 3) | ((h[b] >> (4 + f)) & 1) << 2);
+            const int h0 = kquant == 3 ? (h[b] >> f) & 1 : 0, h1 = kquant == 3 ? (h[b] >> (4 + f)) & 1 : 0;
+            c[4 * f + b] = static_cast<uint8_t>(((v0[b] >> (2 * f)) & 3) | h0 << 2);
+            c[16 + 4 * f + b] = static_cast<uint8_t>(((v1[b] >> (2 * f)) & 3) | h1 << 2);
           }
         }
         OrKBlockCodes(kquant, c, i, blk);
@@ -514,7 +531,11 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
       }
       OrKBlockCodes(kquant, c, i, blk);
     }
-    if (kquant == 3) {
+    if (kquant == 2) {
+      std::memcpy(blk + offsetof(BlockQ2_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
+      std::memcpy(blk + offsetof(BlockQ2_K, dmin), unit + Panel16KQuantGeometry::Dmin() + 2 * lane, 2);
+      for (int s = 0; s < 16; ++s) blk[offsetof(BlockQ2_K, scales) + s] = unit[g.Scales(s) + lane];
+    } else if (kquant == 3) {
       std::memcpy(blk + offsetof(BlockQ3_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
       uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
       for (int s = 0; s < 16; ++s) {
@@ -576,13 +597,24 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
         const int i = static_cast<int>(b % 8);
         uint8_t c[kQBlock];
         KBlockCodes(a.kquant, blk, i, c);
-        int64_t dot[2] = {0, 0}, xsum = 0;
+        int64_t dot[2] = {0, 0}, xsum = 0, hsum[2] = {0, 0};
         for (int j = 0; j < kQBlock; ++j) {
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
           dot[j / 16] += int64_t{a.kquant == 6 ? c[j] - 32 : a.kquant == 3 ? c[j] - 4 : c[j]} * x;
           xsum += x;
+          hsum[j / 16] += x;
         }
-        if (a.kquant == 3) {
+        if (a.kquant == 2) {
+          BlockQ2_K k;
+          std::memcpy(&k, blk, sizeof(k));
+          double part = 0;
+          for (int h = 0; h < 2; ++h) {
+            const uint8_t sm = k.scales[2 * i + h];
+            part += double{Fp16ToF32(k.d)} * (sm & 15) * static_cast<double>(dot[h]) -
+                    double{Fp16ToF32(k.dmin)} * (sm >> 4) * static_cast<double>(hsum[h]);
+          }
+          sum += part * bscale[b];
+        } else if (a.kquant == 3) {
           uint16_t d;
           std::memcpy(&d, blk + offsetof(BlockQ3_K, d), 2);
           const uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);

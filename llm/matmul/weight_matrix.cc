@@ -12,7 +12,7 @@ struct Panel16Kind {
   enum Family { kNone, kBlocks, kQ4_1, kGroup, kKQuant } family = kNone;
   GemvFormat format = GemvFormat::kQ8_0;  // kBlocks: Q4_0 or Q8_0
   Int4GroupRecords group;                 // kGroup: a Tessel group type's row records
-  int kquant = 0;                         // kKQuant: 3, 4, 5 or 6 (Q3_K, Q4_K, Q5_K, Q6_K)
+  int kquant = 0;                         // kKQuant: 2 to 6 (Q2_K ... Q6_K)
 };
 
 Panel16Kind KindOf(const WeightMatrix& w) {
@@ -24,6 +24,7 @@ Panel16Kind KindOf(const WeightMatrix& w) {
       k.format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
       return k;
     case GgmlType::kQ4_1: k.family = Panel16Kind::kQ4_1; return k;
+    case GgmlType::kQ2_K: k.family = Panel16Kind::kKQuant; k.kquant = 2; return k;
     case GgmlType::kQ3_K: k.family = Panel16Kind::kKQuant; k.kquant = 3; return k;
     case GgmlType::kQ4_K: k.family = Panel16Kind::kKQuant; k.kquant = 4; return k;
     case GgmlType::kQ5_K: k.family = Panel16Kind::kKQuant; k.kquant = 5; return k;

@@ -47,16 +47,17 @@ struct Panel16KQuantGeometry {
   int64_t vectors_per_block, unit_bytes, units;
   constexpr Panel16KQuantGeometry(int64_t cols, int kq)
       : kquant(kq),
-        vectors_per_block(kq == 3 ? 3 : kq == 4 ? 4 : kq == 5 ? 5 : 6),
+        vectors_per_block(kq == 2 ? 2 : kq == 3 ? 3 : kq == 4 ? 4 : kq == 5 ? 5 : 6),
         unit_bytes(kMetaBytes + 8 * vectors_per_block * 64),
         units((cols + kUnitCols - 1) / kUnitCols) {}
   constexpr int64_t panel_bytes() const { return units * unit_bytes; }
   // Within a unit: the 16 rows' fp16 d, fp16 dmin (Q4_K, Q5_K), the bytes of sub-block j's scales (Q4_K,
-  // Q5_K: 6-bit scales, j < 8, each followed by its mins; Q6_K, Q3_K: int8 scales, j < 16) and mins, and block i's
+  // Q5_K: 6-bit scales, j < 8, each followed by its mins; Q6_K, Q3_K: int8 scales, j < 16; Q2_K: the
+  // file's scale | min << 4 bytes, j < 16) and mins, and block i's
   // vector k. Block by block, the kernels read the unit in address order.
   static constexpr int64_t D() { return 0; }
   static constexpr int64_t Dmin() { return 32; }
-  constexpr int64_t Scales(int64_t j) const { return kquant == 6 || kquant == 3 ? 64 + 16 * j : 64 + 32 * j; }
+  constexpr int64_t Scales(int64_t j) const { return kquant == 4 || kquant == 5 ? 64 + 32 * j : 64 + 16 * j; }
   constexpr int64_t Mins(int64_t j) const { return 80 + 32 * j; }
   constexpr int64_t Vector(int64_t i, int k) const { return kMetaBytes + (vectors_per_block * i + k) * 64; }
 };

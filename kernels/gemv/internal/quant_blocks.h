@@ -33,6 +33,13 @@ struct BlockQ4_K {
 };
 static_assert(sizeof(BlockQ4_K) == 144, "ggml Q4_K block is 144 bytes");
 
+struct BlockQ2_K {
+  uint8_t scales[16];  // sub-block s (16 elements): 4-bit scale (low nibble) and min (high nibble)
+  uint8_t qs[64];      // bits 2j, 2j + 1 of qs[32n + l]: element 128n + 32j + l
+  uint16_t d, dmin;
+};
+static_assert(sizeof(BlockQ2_K) == 84, "ggml Q2_K block is 84 bytes");
+
 struct BlockQ3_K {
   uint8_t hmask[32];   // bit 4n + j of hmask[l]: the third bit of element 128n + 32j + l
   uint8_t qs[64];      // bits 2j, 2j + 1 of qs[32n + l]: that element's low 2 bits
