@@ -797,6 +797,16 @@ inline void Q2Codes(const uint8_t* block, __m512i* out) {
   }
 }
 
+// The dots of a block's two 16-element halves with x, from lo / hi: codes c[0..3] (elements 0..15) and
+// c[4..7] (16..31) laid out as Q6Codes writes them.
+inline void HalfDots(const __m512i* c, const int8_t* xb, __m512i* lo, __m512i* hi) {
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    *lo = DpbusdBroadcast(*lo, c[k], xb + 4 * k);
+    *hi = DpbusdBroadcast(*hi, c[4 + k], xb + 64 + 4 * k);
+  }
+}
+
 // Q3_K's 3-bit codes of block `block` (its 3 vectors, gemv.h): elements 4k + j and 16 + 4k + j take
 // their low 2 bits from bits 2k of vectors 0 and 1 and their third bit from bits k and 4 + k of vector 2,
 // moved by 16-bit shifts (the bits that cross from the neighbouring byte are masked off). Layout of
@@ -882,11 +892,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           __m512i c[8];
           Q2Codes(unit + kGeo.Vector(i, 0), c);
           __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-#pragma GCC unroll 4
-          for (int k = 0; k < 4; ++k) {
-            lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
-            hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
-          }
+          HalfDots(c, xb, &lo, &hi);
           // Each half's 16 rows of (scale | min << 4) bytes.
           const __m512i sm_lo =
               _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i))));
@@ -910,11 +916,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
             __m512i c[8];
             Q5Codes(unit + kGeo.Vector(i, 0), c);
             __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-#pragma GCC unroll 4
-            for (int k = 0; k < 4; ++k) {
-              lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
-              hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
-            }
+            HalfDots(c, xb, &lo, &hi);
             dot = _mm512_add_epi32(lo, hi);
           }
           const __m512 sc = _mm512_cvtepi32_ps(
@@ -934,11 +936,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           }
           __m512i lo = _mm512_set1_epi32(a.half_bias[2 * b] / kDiv);
           __m512i hi = _mm512_set1_epi32(a.half_bias[2 * b + 1] / kDiv);
-#pragma GCC unroll 4
-          for (int k = 0; k < 4; ++k) {
-            lo = DpbusdBroadcast(lo, c[k], xb + 4 * k);
-            hi = DpbusdBroadcast(hi, c[4 + k], xb + 64 + 4 * k);
-          }
+          HalfDots(c, xb, &lo, &hi);
           const __m512 sc_lo = _mm512_cvtepi32_ps(
               _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i)))));
           const __m512 sc_hi = _mm512_cvtepi32_ps(

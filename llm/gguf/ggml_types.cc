@@ -79,24 +79,32 @@ int NearestInt(float v) { return static_cast<int>(std::nearbyint(v)); }
 
 // --- k-quants -------------------------------------------------------------------------------------
 
+// Per sub-block of `len` elements of x the range [min(0, min), max] in `steps` steps: the step and the
+// offset -min, and their largest values over the sub-blocks.
+void SubBlockRanges(const float* x, int subs, int len, int steps, float* step, float* offset, float* max_step,
+                    float* max_offset) {
+  *max_step = *max_offset = 0;
+  for (int j = 0; j < subs; ++j) {
+    float lo = 0, hi = x[j * len];
+    for (int l = 0; l < len; ++l) {
+      lo = std::fmin(lo, x[j * len + l]);
+      hi = std::fmax(hi, x[j * len + l]);
+    }
+    step[j] = (hi - lo) / steps;
+    offset[j] = -lo;
+    *max_step = std::fmax(*max_step, step[j]);
+    *max_offset = std::fmax(*max_offset, offset[j]);
+  }
+}
+
 // Q4_K (bits 4) / Q5_K (bits 5) super-block x[256]: per sub-block of 32 the range [min(0, min x), max x]
 // in 2^bits - 1 steps; the steps and the offsets -min as 6-bit multiples of fp16 d and dmin; codes to
 // nearest under the rounded scales. Writes d, dmin, the 12 scale bytes and codes[256].
 void QuantizeKScaleMin(const float* x, int bits, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* codes) {
   constexpr int kSub = 8, kLen = 32;
   const int nmax = (1 << bits) - 1;
-  float step[kSub], offset[kSub], max_step = 0, max_offset = 0;
-  for (int j = 0; j < kSub; ++j) {
-    float lo = 0, hi = x[j * kLen];
-    for (int l = 0; l < kLen; ++l) {
-      lo = std::fmin(lo, x[j * kLen + l]);
-      hi = std::fmax(hi, x[j * kLen + l]);
-    }
-    step[j] = (hi - lo) / nmax;
-    offset[j] = -lo;
-    max_step = std::fmax(max_step, step[j]);
-    max_offset = std::fmax(max_offset, offset[j]);
-  }
+  float step[kSub], offset[kSub], max_step, max_offset;
+  SubBlockRanges(x, kSub, kLen, nmax, step, offset, &max_step, &max_offset);
   *d = FloatToHalf(max_step / 63);
   *dmin = FloatToHalf(max_offset / 63);
   const float inv_step = max_step > 0 ? 63 / max_step : 0, inv_offset = max_offset > 0 ? 63 / max_offset : 0;
@@ -195,18 +203,8 @@ void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
 // multiples of fp16 d and dmin; codes to nearest under the rounded scales.
 void QuantizeQ2_K(const float* x, BlockQ2_K* b) {
   constexpr int kSub = 16, kLen = 16;
-  float step[kSub], offset[kSub], max_step = 0, max_offset = 0;
-  for (int j = 0; j < kSub; ++j) {
-    float lo = 0, hi = x[j * kLen];
-    for (int l = 0; l < kLen; ++l) {
-      lo = std::fmin(lo, x[j * kLen + l]);
-      hi = std::fmax(hi, x[j * kLen + l]);
-    }
-    step[j] = (hi - lo) / 3;
-    offset[j] = -lo;
-    max_step = std::fmax(max_step, step[j]);
-    max_offset = std::fmax(max_offset, offset[j]);
-  }
+  float step[kSub], offset[kSub], max_step, max_offset;
+  SubBlockRanges(x, kSub, kLen, 3, step, offset, &max_step, &max_offset);
   b->d = FloatToHalf(max_step / 15);
   b->dmin = FloatToHalf(max_offset / 15);
   const float d = HalfToFloat(b->d), dmin = HalfToFloat(b->dmin);
