@@ -473,6 +473,85 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
   }
 }
 
+// ggml Q5_0 / Q5_1 blocks of random bytes (ordinary fp16 d and m), each element's value decoded here.
+TEST_P(GemmQ8GroupKernelTest, Q5MatchesIntegerDotAndF32WithinRoundingBound) {
+  const KernelEntry& e = *GetParam();
+  if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  Lcg rng(43);
+  for (bool mins : {false, true}) {
+    const int64_t bb = mins ? 24 : 22;
+    for (int64_t rows : {1, 17, 67, 130}) {
+      for (int64_t cols : {32, 256, 352, 2080}) {
+        const int64_t nb = cols / 32;
+        std::vector<uint8_t> bytes(rows * nb * bb);
+        for (uint8_t& v : bytes) v = static_cast<uint8_t>(rng.Next());
+        std::vector<double> value(rows * cols);
+        for (int64_t blk_index = 0; blk_index < rows * nb; ++blk_index) {
+          uint8_t* blk = bytes.data() + blk_index * bb;
+          const uint16_t d = static_cast<uint16_t>(((6 + rng.Next() % 9) << 10) | (rng.Next() & 0x3ff));
+          const uint16_t m = static_cast<uint16_t>(((6 + rng.Next() % 9) << 10) | (rng.Next() & 0x3ff) | 0x8000);
+          std::memcpy(blk, &d, 2);
+          if (mins) std::memcpy(blk + 2, &m, 2);
+          const uint8_t* qh = blk + (mins ? 4 : 2);
+          const uint8_t* qs = qh + 4;
+          for (int j = 0; j < 32; ++j) {
+            const int q = (j < 16 ? qs[j] % 16 : qs[j - 16] / 16) + 16 * ((qh[j / 8] >> (j % 8)) % 2);
+            value[(blk_index / nb) * cols + (blk_index % nb) * 32 + j] =
+                mins ? q * DecodeHalf(d) + DecodeHalf(m) : (q - 16) * DecodeHalf(d);
+          }
+        }
+        Packed packed;
+        packed.storage.resize(GemvPanel16Q5Bytes(rows, cols, mins) + 64);
+        packed.data = packed.storage.data() + (64 - reinterpret_cast<uintptr_t>(packed.storage.data()) % 64) % 64;
+        PackGemvPanel16Q5(bytes.data(), rows, cols, mins, packed.data);
+        std::vector<uint8_t> row(nb * bb);
+        for (int64_t r = 0; r < rows; ++r) {
+          UnpackGemvPanel16Q5Row(packed.data, cols, mins, r, row.data());
+          ASSERT_EQ(0, std::memcmp(row.data(), bytes.data() + r * nb * bb, nb * bb)) << "row " << r;
+        }
+        for (int64_t n : {1, 2, 13}) {
+          std::vector<float> x(n * cols);
+          for (float& v : x) v = rng.Uniform(-2, 2);
+          const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
+          GemmQ8Args a;
+          a.w = packed.data;
+          a.rows = rows;
+          a.cols = cols;
+          a.n = n;
+          tokens.SetArgs(a);
+          a.group_size = 32;
+          a.group_bits = 5;
+          a.group_mins = mins;
+          const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
+          ASSERT_FALSE(HasFailure());
+          for (int64_t t = 0; t < n; ++t) {
+            const float* xt = x.data() + t * cols;
+            std::vector<int> xi;
+            std::vector<double> dx;
+            ReferenceQuantize(xt, cols, &xi, &dx);
+            for (int64_t r = 0; r < rows; ++r) {
+              double want = 0, mag = 0, f32 = 0, bound = 0;
+              for (int64_t k = 0; k < cols; ++k) {
+                const double w = value[r * cols + k];
+                want += dx[k / 32] * w * xi[k];
+                mag += std::fabs(dx[k / 32] * xi[k] * w);
+                f32 += w * xt[k];
+                bound += dx[k / 32] / 2 * std::fabs(w);
+              }
+              const float got = y[t * a.ldy + r];
+              ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
+                  << e.name << (mins ? " Q5_1" : " Q5_0") << " rows=" << rows << " cols=" << cols << " n=" << n;
+              ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+                  << e.name << (mins ? " Q5_1" : " Q5_0") << " rows=" << rows << " cols=" << cols << " n=" << n;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // ggml k-quant super-blocks of random bytes (fp16 d / dmin of ordinary magnitudes), with every element's
 // value decoded here from ggml-common.h's layout (llm/gguf/ggml_types.h describes it).
 struct KQuantMatrix {

@@ -253,6 +253,16 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
 // GemmQ8Args::half_bias of one token quantized in the Q4_0 layout: cols / 16 values.
 void GemmQ8HalfBias(const GemvQ8Input& in, int64_t cols, int32_t* half_bias);
 
+// ggml's Q5_0 (per 32 elements {fp16 d, 32 fifth bits, Q4_0's nibbles}, value = (q - 16) x d) and Q5_1
+// ({fp16 d, fp16 m, fifth bits, nibbles}, value = q x d + m) on the group layout: G = 32, 5 vectors per
+// block (the fifth bits as Q5_K's vector 0, then Q4_0's nibble vectors), Q5_1 with Q4_1's plane of mins
+// (5.5 / 6 bits per weight, as the files). Kernels take
+// group_size = 32, group_bits = 5 and group_mins (Q5_1).
+int64_t GemvPanel16Q5Bytes(int64_t rows, int64_t cols, bool mins);
+void PackGemvPanel16Q5(const void* w, int64_t rows, int64_t cols, bool mins, void* out);
+// Row r back in Q5_0 / Q5_1 blocks (cols / 32 x 22 or 24 bytes at row_out).
+void UnpackGemvPanel16Q5Row(const void* packed, int64_t cols, bool mins, int64_t r, void* row_out);
+
 // op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8" / "igx16xq8": a reference and avx512vnni.
 const KernelRegistry& GemmQ8Panel16Kernels();
 // The selected Panel16 kernel for kQ4_0 / kQ8_0 / kInt4Group, or nullptr when only the reference runs

@@ -543,9 +543,19 @@ alignas(64) constexpr uint64_t kLowFields[4] = {BitMove(0, 0, 1, 1), BitMove(2, 
 alignas(64) constexpr uint64_t kHighBits[8] = {BitMove(0, 2), BitMove(1, 2), BitMove(2, 2), BitMove(3, 2),
                                                BitMove(4, 2), BitMove(5, 2), BitMove(6, 2), BitMove(7, 2)};
 
+inline void Q5Codes(const uint8_t* block, __m512i* out);
+inline void HalfDots(const __m512i* c, const int8_t* xb, __m512i* lo, __m512i* hi);
+
 template <int kBits, bool kGfni = false>
 inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
-  if constexpr (kBits == 4) {
+  if constexpr (kBits == 5) {
+    // Q5_0 / Q5_1: Q5_K's block vectors (the fifth bits, then Q4_0-style nibbles).
+    __m512i c[8];
+    Q5Codes(block, c);
+    __m512i lo = bias, hi = _mm512_setzero_si512();
+    HalfDots(c, xb, &lo, &hi);
+    return _mm512_add_epi32(lo, hi);
+  } else if constexpr (kBits == 4) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
     __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
@@ -623,7 +633,9 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
       const int8_t* xb = a.xq + (b / 4) * 128 + 16 * (b % 4);
       // block_bias = -8 x sum(x_q) exactly: INT3's zero point 4 takes half of it.
       const __m512i bias = kAsym || kMins ? _mm512_setzero_si512()
-                                          : _mm512_set1_epi32(kBits == 4 ? a.block_bias[b] : a.block_bias[b] / 2);
+                                          : _mm512_set1_epi32(kBits == 4   ? a.block_bias[b]
+                                                              : kBits == 5 ? 2 * a.block_bias[b]
+                                                                           : a.block_bias[b] / 2);
       const __m512 dx = _mm512_set1_ps(a.block_scale[b]);
       if (kAsym || kMins) xsum += a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8);
 #pragma GCC unroll 4
@@ -679,7 +691,7 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
   const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
   const int64_t blocks_per_group = group / kQBlock;
   __m512 d = _mm512_setzero_ps();
-  __m512i offset = _mm512_set1_epi8(kBits == 4 ? 0 : 4);
+  __m512i offset = _mm512_set1_epi8(kBits == 3 ? 4 : 0);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
     const int i = static_cast<int>(b % 8);
@@ -699,7 +711,10 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
     }
     __m512i* o = out + b * kVecs;
     const uint8_t* block = unit + geo.Vector(i, 0);
-    if constexpr (kBits == 4) {
+    if constexpr (kBits == 5) {
+      // Codes as they are: Q5_0 meets the doubled block bias (-16 x sum x), Q5_1 its min form.
+      Q5Codes(block, o);
+    } else if constexpr (kBits == 4) {
       for (int k = 0; k < 4; ++k) {
         const __m512i v = _mm512_load_si512(block + 64 * k);
         o[k] = _mm512_add_epi8(_mm512_and_si512(v, low4), offset);
@@ -745,7 +760,9 @@ template <bool kAsym, int kBits, bool kMins = false>
 void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
     if constexpr (kMins) {
-      return RunPanel16GroupDecode<32, false, 4, false, true>(a, row_begin, row_end);
+      return RunPanel16GroupDecode<32, false, kBits, false, true>(a, row_begin, row_end);
+    } else if constexpr (kBits == 5) {
+      return RunPanel16GroupDecode<32, false, 5>(a, row_begin, row_end);
     } else {
       switch (a.group_size) {
         case 32: return RunPanel16GroupDecode<32, kAsym, kBits>(a, row_begin, row_end);
@@ -756,7 +773,8 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
   const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym, kBits, kMins);
   const int64_t nb = a.cols / kQBlock, group = a.group_size;
-  Panel16Prefill<true, kAsym ? 1 : 0, kMins>(
+  // Zero points (and Q5_0's zero point 16): the doubled block bias.
+  Panel16Prefill<true, kAsym || (kBits == 5 && !kMins) ? 1 : 0, kMins>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
       [&geo, nb, group](const uint8_t* packed, __m512i* out) {
         UnpackPanel16Group<kAsym, kBits, kMins>(packed, geo, nb, group, out);
@@ -1049,7 +1067,10 @@ void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, in
   if (a.kquant == 5) return RunPanel16KQuant<5>(a, row_begin, row_end);
   if (a.kquant == 6) return RunPanel16KQuant<6>(a, row_begin, row_end);
   if (a.group_mins) {
-    RunPanel16Group<false, 4, true>(a, row_begin, row_end);
+    a.group_bits == 5 ? RunPanel16Group<false, 5, true>(a, row_begin, row_end)
+                      : RunPanel16Group<false, 4, true>(a, row_begin, row_end);
+  } else if (a.group_bits == 5) {
+    RunPanel16Group<false, 5>(a, row_begin, row_end);
   } else if (a.group_bits == 3) {
     a.asymmetric ? RunPanel16Group<true, 3>(a, row_begin, row_end) : RunPanel16Group<false, 3>(a, row_begin, row_end);
   } else {

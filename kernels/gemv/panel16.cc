@@ -140,6 +140,12 @@ int64_t BlockBase(const Panel16GroupGeometry& g, int64_t r, int64_t e, int* j) {
 int GetPanelCode(const Panel16GroupGeometry& g, int bits, const uint8_t* w, int64_t r, int64_t e) {
   int j;
   const uint8_t* p = w + BlockBase(g, r, e, &j);
+  if (bits == 5) {
+    // Vector 0: fifth bits (element 4k + j at bit k, 16 + 4k + j at bit 4 + k); vectors 1..4: nibbles.
+    const uint8_t byte = p[64 + ((j % 16) / 4) * 64 + j % 4];
+    const int high = (p[j % 4] >> ((j < 16 ? 0 : 4) + (j % 16) / 4)) & 1;
+    return (j < 16 ? byte & 15 : byte >> 4) | high << 4;
+  }
   if (bits == 4) {
     const uint8_t byte = p[((j % 16) / 4) * 64 + j % 4];
     return j < 16 ? byte & 15 : byte >> 4;
@@ -647,6 +653,64 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }
 
 }  // namespace
+
+int64_t GemvPanel16Q5Bytes(int64_t rows, int64_t cols, bool mins) {
+  const Panel16GroupGeometry g(cols, kQBlock, false, 5, mins);
+  return (rows + kPanelRows - 1) / kPanelRows * g.panel_bytes();
+}
+
+void PackGemvPanel16Q5(const void* w, int64_t rows, int64_t cols, bool mins, void* out) {
+  const Panel16GroupGeometry g(cols, kQBlock, false, 5, mins);
+  auto* dst = static_cast<uint8_t*>(out);
+  std::memset(dst, 0, GemvPanel16Q5Bytes(rows, cols, mins));
+  const int64_t bb = mins ? 24 : 22, nb = cols / kQBlock;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int lane = static_cast<int>(r % kPanelRows);
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = static_cast<const uint8_t*>(w) + (r * nb + b) * bb;
+      const uint8_t* qh = blk + (mins ? 4 : 2);
+      const uint8_t* qs = qh + 4;
+      const int64_t unit = GroupUnit(g, r, b), i = b % g.groups_per_unit;
+      uint8_t* h = dst + unit + g.Vector(i, 0) + 4 * lane;
+      for (int k = 0; k < 4; ++k) {
+        // Q5_0's nibbles are in Q4_0's order: qs bytes 4k..4k+3 are vector 1 + k's dword.
+        std::memcpy(dst + unit + g.Vector(i, 1 + k) + 4 * lane, qs + 4 * k, 4);
+        for (int j = 0; j < 4; ++j) {
+          const int e0 = 4 * k + j, e1 = 16 + 4 * k + j;
+          const int b0 = (qh[e0 / 8] >> (e0 % 8)) & 1, b1 = (qh[e1 / 8] >> (e1 % 8)) & 1;
+          h[j] |= static_cast<uint8_t>(b0 << k | b1 << (4 + k));
+        }
+      }
+      std::memcpy(dst + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, blk, 2);
+      if (mins) std::memcpy(dst + unit + g.Mins(i) + 2 * lane, blk + 2, 2);
+    }
+  }
+}
+
+void UnpackGemvPanel16Q5Row(const void* packed, int64_t cols, bool mins, int64_t r, void* row_out) {
+  const Panel16GroupGeometry g(cols, kQBlock, false, 5, mins);
+  const auto* src = static_cast<const uint8_t*>(packed);
+  const int lane = static_cast<int>(r % kPanelRows);
+  const int64_t bb = mins ? 24 : 22;
+  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+    uint8_t* blk = static_cast<uint8_t*>(row_out) + b * bb;
+    std::memset(blk, 0, bb);
+    uint8_t* qh = blk + (mins ? 4 : 2);
+    uint8_t* qs = qh + 4;
+    const int64_t unit = GroupUnit(g, r, b), i = b % g.groups_per_unit;
+    const uint8_t* h = src + unit + g.Vector(i, 0) + 4 * lane;
+    for (int k = 0; k < 4; ++k) {
+      std::memcpy(qs + 4 * k, src + unit + g.Vector(i, 1 + k) + 4 * lane, 4);
+      for (int j = 0; j < 4; ++j) {
+        const int e0 = 4 * k + j, e1 = 16 + 4 * k + j;
+        qh[e0 / 8] |= static_cast<uint8_t>(((h[j] >> k) & 1) << (e0 % 8));
+        qh[e1 / 8] |= static_cast<uint8_t>(((h[j] >> (4 + k)) & 1) << (e1 % 8));
+      }
+    }
+    std::memcpy(blk, src + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, 2);
+    if (mins) std::memcpy(blk + 2, src + unit + g.Mins(i) + 2 * lane, 2);
+  }
+}
 
 void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.kquant != 0) return KQuantReference(a, row_begin, row_end);

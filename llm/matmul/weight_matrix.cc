@@ -9,10 +9,11 @@ namespace {
 
 // Which of kernels/gemv's Panel16 layouts a type takes, named once for the functions below.
 struct Panel16Kind {
-  enum Family { kNone, kBlocks, kQ4_1, kGroup, kKQuant } family = kNone;
+  enum Family { kNone, kBlocks, kQ4_1, kQ5, kGroup, kKQuant } family = kNone;
   GemvFormat format = GemvFormat::kQ8_0;  // kBlocks: Q4_0 or Q8_0
   Int4GroupRecords group;                 // kGroup: a Tessel group type's row records
   int kquant = 0;                         // kKQuant: 2 to 6 (Q2_K ... Q6_K)
+  bool mins = false;                      // kQ5: Q5_1 (else Q5_0)
 };
 
 Panel16Kind KindOf(const WeightMatrix& w) {
@@ -24,6 +25,8 @@ Panel16Kind KindOf(const WeightMatrix& w) {
       k.format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
       return k;
     case GgmlType::kQ4_1: k.family = Panel16Kind::kQ4_1; return k;
+    case GgmlType::kQ5_0: k.family = Panel16Kind::kQ5; return k;
+    case GgmlType::kQ5_1: k.family = Panel16Kind::kQ5; k.mins = true; return k;
     case GgmlType::kQ2_K: k.family = Panel16Kind::kKQuant; k.kquant = 2; return k;
     case GgmlType::kQ3_K: k.family = Panel16Kind::kKQuant; k.kquant = 3; return k;
     case GgmlType::kQ4_K: k.family = Panel16Kind::kKQuant; k.kquant = 4; return k;
@@ -65,6 +68,7 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
   switch (k.family) {
     case Panel16Kind::kBlocks: UnpackGemvPanel16Row(k.format, data, cols, r, scratch); break;
     case Panel16Kind::kQ4_1: UnpackGemvPanel16Q4_1Row(data, cols, r, scratch); break;
+    case Panel16Kind::kQ5: UnpackGemvPanel16Q5Row(data, cols, k.mins, r, scratch); break;
     case Panel16Kind::kGroup: UnpackGemvPanel16GroupRow(data, k.group, cols, r, scratch); break;
     case Panel16Kind::kKQuant: UnpackGemvPanel16KQuantRow(k.kquant, data, cols, r, scratch); break;
     case Panel16Kind::kNone: break;  // never repacked
@@ -79,6 +83,7 @@ bool Panel16Available(GgmlType type) {
   switch (k.family) {
     case Panel16Kind::kBlocks: return FastGemmQ8Panel16Kernel(k.format) != nullptr;
     case Panel16Kind::kQ4_1:
+    case Panel16Kind::kQ5:
     case Panel16Kind::kGroup:
     case Panel16Kind::kKQuant: return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
     case Panel16Kind::kNone: return false;
@@ -91,6 +96,7 @@ size_t Panel16Bytes(const WeightMatrix& w) {
   switch (k.family) {
     case Panel16Kind::kBlocks: return static_cast<size_t>(GemvPanel16Bytes(k.format, w.rows, w.cols));
     case Panel16Kind::kQ4_1: return static_cast<size_t>(GemvPanel16Q4_1Bytes(w.rows, w.cols));
+    case Panel16Kind::kQ5: return static_cast<size_t>(GemvPanel16Q5Bytes(w.rows, w.cols, k.mins));
     case Panel16Kind::kGroup:
       return static_cast<size_t>(
           GemvPanel16GroupBytes(w.rows, w.cols, k.group.group_size, k.group.asymmetric, k.group.bits));
@@ -104,10 +110,11 @@ bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args) {
   const Panel16Kind k = KindOf(w);
   switch (k.family) {
     case Panel16Kind::kQ4_1:
+    case Panel16Kind::kQ5:
       args->group_size = kQuantBlock;
       args->asymmetric = false;
-      args->group_bits = 4;
-      args->group_mins = true;
+      args->group_bits = k.family == Panel16Kind::kQ5 ? 5 : 4;
+      args->group_mins = k.family == Panel16Kind::kQ4_1 || k.mins;
       return true;
     case Panel16Kind::kGroup:
       args->group_size = k.group.group_size;
@@ -127,6 +134,7 @@ WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
   switch (k.family) {
     case Panel16Kind::kBlocks: PackGemvPanel16(k.format, w.data, w.rows, w.cols, dst); break;
     case Panel16Kind::kQ4_1: PackGemvPanel16Q4_1(w.data, w.rows, w.cols, dst); break;
+    case Panel16Kind::kQ5: PackGemvPanel16Q5(w.data, w.rows, w.cols, k.mins, dst); break;
     case Panel16Kind::kGroup: PackGemvPanel16Group(k.group, w.rows, w.cols, dst); break;
     case Panel16Kind::kKQuant: PackGemvPanel16KQuant(k.kquant, w.data, w.rows, w.cols, dst); break;
     case Panel16Kind::kNone: return w;  // callers check Panel16Available

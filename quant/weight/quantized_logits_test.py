@@ -4,7 +4,7 @@
 Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
 g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix,
 Q5_K, Q5_0, Q3_K and Q2_K, each with its f32 output head kept; then RTN W4 g128 and Q5_1 with the default Q8_0 head,
-Q4_K_M and Q5_K_M with their Q6_K heads, Q6_K, Q3_K and Q2_K, run on the default kernels), reads each
+Q4_K_M and Q5_K_M with their Q6_K heads, Q6_K, Q3_K, Q2_K and Q5_0, run on the default kernels), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
 the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
@@ -251,6 +251,7 @@ def main():
         ("q6_k-default", "rtn", ["--type", "q6_k"], 14, 8, [], 0.25),
         ("q3_k-default", "rtn", ["--type", "q3_k"], 11, 8, [], 0.25),
         ("q2_k-default", "rtn", ["--type", "q2_k"], 10, 8, [], 0.25),
+        ("q5_0-default", "rtn", ["--type", "q5_0"], 6, 8, [], 0.25),
     ]
     failures = 0
     for label, method, flags, want_type, head_type, load, tol in cases:

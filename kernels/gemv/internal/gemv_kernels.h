@@ -21,7 +21,7 @@ struct Panel16GroupGeometry {
   static constexpr int64_t kUnitCols = 256;  // 8 blocks of 32
   int64_t vectors_per_block, groups_per_unit, scale_bytes, min_bytes, zero_bytes, meta_bytes, unit_bytes, units;
   constexpr Panel16GroupGeometry(int64_t cols, int64_t group, bool asymmetric, int bits = 4, bool mins = false)
-      : vectors_per_block(bits == 4 ? 4 : 3),
+      : vectors_per_block(bits == 5 ? 5 : bits == 4 ? 4 : 3),
         groups_per_unit(kUnitCols / group),
         scale_bytes(groups_per_unit * 32),
         min_bytes(mins ? groups_per_unit * 32 : 0),
