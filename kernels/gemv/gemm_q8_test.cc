@@ -43,15 +43,20 @@ std::vector<const KernelEntry*> GroupKernels() {
 
 bool IsPanel16(const KernelEntry& e) { return e.dtypes.find("x16") != std::string::npos; }
 
-// A 64-byte aligned Panel16 copy of m.
+// A 64-byte aligned buffer of `bytes` for a packed matrix.
 struct Packed {
   std::vector<uint8_t> storage;
   uint8_t* data = nullptr;
 };
-Packed PackPanel16(GemvFormat f, const Matrix& m, int64_t rows, int64_t cols) {
+Packed AlignedPacked(int64_t bytes) {
   Packed p;
-  p.storage.resize(GemvPanel16Bytes(f, rows, cols) + 64);
+  p.storage.resize(bytes + 64);
   p.data = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
+  return p;
+}
+// A Panel16 copy of m.
+Packed PackPanel16(GemvFormat f, const Matrix& m, int64_t rows, int64_t cols) {
+  Packed p = AlignedPacked(GemvPanel16Bytes(f, rows, cols));
   PackGemvPanel16(f, m.bytes.data(), rows, cols, p.data);
   return p;
 }
@@ -266,10 +271,8 @@ GroupMatrix MakeGroupMatrix(int64_t rows, int64_t cols, int64_t group, bool asym
 }
 
 Packed PackGroup(const GroupMatrix& m, int64_t rows, int64_t cols) {
-  Packed p;
-  const int64_t bytes = GemvPanel16GroupBytes(rows, cols, m.format.group_size, m.format.asymmetric, m.format.bits);
-  p.storage.resize(bytes + 64);
-  p.data = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
+  Packed p =
+      AlignedPacked(GemvPanel16GroupBytes(rows, cols, m.format.group_size, m.format.asymmetric, m.format.bits));
   PackGemvPanel16Group(m.format, rows, cols, p.data);
   return p;
 }
@@ -422,9 +425,7 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
     for (int64_t cols : {32, 256, 352, 2080}) {
       const int64_t nb = cols / 32;
       const Q4_1Matrix m = MakeQ4_1Matrix(rows, cols, rng);
-      Packed packed;
-      packed.storage.resize(GemvPanel16Q4_1Bytes(rows, cols) + 64);
-      packed.data = packed.storage.data() + (64 - reinterpret_cast<uintptr_t>(packed.storage.data()) % 64) % 64;
+      Packed packed = AlignedPacked(GemvPanel16Q4_1Bytes(rows, cols));
       PackGemvPanel16Q4_1(m.bytes.data(), rows, cols, packed.data);
       std::vector<uint8_t> row(nb * 20);
       for (int64_t r = 0; r < rows; ++r) {
@@ -473,6 +474,46 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
   }
 }
 
+// For n = 1, 2 and 13 tokens of random x: runs fn on `shape` (w, rows, cols and the format fields set) in
+// two sub-range calls and checks every output against the exact integer dot of the weights `value`
+// (rows x cols) with the independently quantized x, and against the f32 dot within the activation-
+// rounding bound. Stops at the first failure.
+void ExpectMatchesValues(GemmQ8Fn fn, const GemmQ8Args& shape, const std::vector<double>& value, Lcg& rng,
+                         const std::string& label) {
+  const int64_t rows = shape.rows, cols = shape.cols;
+  for (int64_t n : {1, 2, 13}) {
+    std::vector<float> x(n * cols);
+    for (float& v : x) v = rng.Uniform(-2, 2);
+    const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
+    GemmQ8Args a = shape;
+    a.n = n;
+    tokens.SetArgs(a);
+    const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
+    if (::testing::Test::HasFailure()) return;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* xt = x.data() + t * cols;
+      std::vector<int> xi;
+      std::vector<double> dx;
+      ReferenceQuantize(xt, cols, &xi, &dx);
+      for (int64_t r = 0; r < rows; ++r) {
+        double want = 0, mag = 0, f32 = 0, bound = 0;
+        for (int64_t k = 0; k < cols; ++k) {
+          const double w = value[r * cols + k];
+          want += dx[k / 32] * w * xi[k];
+          mag += std::fabs(dx[k / 32] * xi[k] * w);
+          f32 += w * xt[k];
+          bound += dx[k / 32] / 2 * std::fabs(w);
+        }
+        const float got = y[t * a.ldy + r];
+        ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
+            << label << " rows=" << rows << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+        ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
+            << label << " rows=" << rows << " cols=" << cols << " n=" << n << " at " << t << "," << r;
+      }
+    }
+  }
+}
+
 // ggml Q5_0 / Q5_1 blocks of random bytes (ordinary fp16 d and m), each element's value decoded here.
 TEST_P(GemmQ8GroupKernelTest, Q5MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
@@ -501,52 +542,22 @@ TEST_P(GemmQ8GroupKernelTest, Q5MatchesIntegerDotAndF32WithinRoundingBound) {
                 mins ? q * DecodeHalf(d) + DecodeHalf(m) : (q - 16) * DecodeHalf(d);
           }
         }
-        Packed packed;
-        packed.storage.resize(GemvPanel16Q5Bytes(rows, cols, mins) + 64);
-        packed.data = packed.storage.data() + (64 - reinterpret_cast<uintptr_t>(packed.storage.data()) % 64) % 64;
+        Packed packed = AlignedPacked(GemvPanel16Q5Bytes(rows, cols, mins));
         PackGemvPanel16Q5(bytes.data(), rows, cols, mins, packed.data);
         std::vector<uint8_t> row(nb * bb);
         for (int64_t r = 0; r < rows; ++r) {
           UnpackGemvPanel16Q5Row(packed.data, cols, mins, r, row.data());
           ASSERT_EQ(0, std::memcmp(row.data(), bytes.data() + r * nb * bb, nb * bb)) << "row " << r;
         }
-        for (int64_t n : {1, 2, 13}) {
-          std::vector<float> x(n * cols);
-          for (float& v : x) v = rng.Uniform(-2, 2);
-          const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
-          GemmQ8Args a;
-          a.w = packed.data;
-          a.rows = rows;
-          a.cols = cols;
-          a.n = n;
-          tokens.SetArgs(a);
-          a.group_size = 32;
-          a.group_bits = 5;
-          a.group_mins = mins;
-          const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
-          ASSERT_FALSE(HasFailure());
-          for (int64_t t = 0; t < n; ++t) {
-            const float* xt = x.data() + t * cols;
-            std::vector<int> xi;
-            std::vector<double> dx;
-            ReferenceQuantize(xt, cols, &xi, &dx);
-            for (int64_t r = 0; r < rows; ++r) {
-              double want = 0, mag = 0, f32 = 0, bound = 0;
-              for (int64_t k = 0; k < cols; ++k) {
-                const double w = value[r * cols + k];
-                want += dx[k / 32] * w * xi[k];
-                mag += std::fabs(dx[k / 32] * xi[k] * w);
-                f32 += w * xt[k];
-                bound += dx[k / 32] / 2 * std::fabs(w);
-              }
-              const float got = y[t * a.ldy + r];
-              ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
-                  << e.name << (mins ? " Q5_1" : " Q5_0") << " rows=" << rows << " cols=" << cols << " n=" << n;
-              ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
-                  << e.name << (mins ? " Q5_1" : " Q5_0") << " rows=" << rows << " cols=" << cols << " n=" << n;
-            }
-          }
-        }
+        GemmQ8Args a;
+        a.w = packed.data;
+        a.rows = rows;
+        a.cols = cols;
+        a.group_size = 32;
+        a.group_bits = 5;
+        a.group_mins = mins;
+        ExpectMatchesValues(fn, a, value, rng, e.name + (mins ? " Q5_1" : " Q5_0"));
+        ASSERT_FALSE(HasFailure());
       }
     }
   }
@@ -629,51 +640,20 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {256, 768, 2048}) {
         const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);
-        Packed packed;
-        packed.storage.resize(GemvPanel16KQuantBytes(kquant, rows, cols) + 64);
-        packed.data = packed.storage.data() + (64 - reinterpret_cast<uintptr_t>(packed.storage.data()) % 64) % 64;
+        Packed packed = AlignedPacked(GemvPanel16KQuantBytes(kquant, rows, cols));
         PackGemvPanel16KQuant(kquant, m.bytes.data(), rows, cols, packed.data);
         std::vector<uint8_t> row(cols / 256 * bb);
         for (int64_t r = 0; r < rows; ++r) {
           UnpackGemvPanel16KQuantRow(kquant, packed.data, cols, r, row.data());
           ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * row.size(), row.size())) << "row " << r;
         }
-        for (int64_t n : {1, 2, 13}) {
-          std::vector<float> x(n * cols);
-          for (float& v : x) v = rng.Uniform(-2, 2);
-          const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
-          GemmQ8Args a;
-          a.w = packed.data;
-          a.rows = rows;
-          a.cols = cols;
-          a.n = n;
-          tokens.SetArgs(a);
-          a.kquant = kquant;
-          const std::vector<float> y = RunSplit(fn, a, rows / 3 / 16 * 16);  // whole panels per call
-          ASSERT_FALSE(HasFailure());
-          for (int64_t t = 0; t < n; ++t) {
-            const float* xt = x.data() + t * cols;
-            std::vector<int> xi;
-            std::vector<double> dx;
-            ReferenceQuantize(xt, cols, &xi, &dx);
-            for (int64_t r = 0; r < rows; ++r) {
-              double want = 0, mag = 0, f32 = 0, bound = 0;
-              for (int64_t k = 0; k < cols; ++k) {
-                const double w = m.value[r * cols + k];
-                want += dx[k / 32] * w * xi[k];
-                mag += std::fabs(dx[k / 32] * xi[k] * w);
-                f32 += w * xt[k];
-                bound += dx[k / 32] / 2 * std::fabs(w);
-              }
-              const float got = y[t * a.ldy + r];
-              ASSERT_NEAR(got, want, 1e-6 * mag + 1e-30)
-                  << e.name << " Q" << kquant << "_K rows=" << rows << " cols=" << cols << " n=" << n << " at " << t
-                  << "," << r;
-              ASSERT_NEAR(got, f32, bound * 1.001 + 1e-6 * mag + 1e-30)
-                  << e.name << " Q" << kquant << "_K rows=" << rows << " cols=" << cols << " n=" << n;
-            }
-          }
-        }
+        GemmQ8Args a;
+        a.w = packed.data;
+        a.rows = rows;
+        a.cols = cols;
+        a.kquant = kquant;
+        ExpectMatchesValues(fn, a, m.value, rng, e.name + " Q" + std::to_string(kquant) + "_K");
+        ASSERT_FALSE(HasFailure());
       }
     }
   }

@@ -79,6 +79,29 @@ int NearestInt(float v) { return static_cast<int>(std::nearbyint(v)); }
 
 // --- k-quants -------------------------------------------------------------------------------------
 
+// The element of x[n] with the largest magnitude, sign kept (the first of equal ones): ggml's choice
+// for symmetric scales (Q4_0, Q5_0), which maps it to the most negative code.
+float SignedAbsMax(const float* x, int n) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < n; ++j) {
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  return max;
+}
+
+// Per sub-block of `len` elements the step that maps the element of largest magnitude to -zero, and
+// the step of largest magnitude over the sub-blocks (Q6_K, Q3_K).
+void SignedSubBlockSteps(const float* x, int subs, int len, int zero, float* step, float* max_step) {
+  *max_step = 0;
+  for (int j = 0; j < subs; ++j) {
+    step[j] = SignedAbsMax(x + j * len, len) / static_cast<float>(-zero);
+    if (std::fabs(step[j]) > std::fabs(*max_step)) *max_step = step[j];
+  }
+}
+
 // Per sub-block of `len` elements of x the range [min(0, min), max] in `steps` steps: the step and the
 // offset -min, and their largest values over the sub-blocks.
 void SubBlockRanges(const float* x, int subs, int len, int steps, float* step, float* offset, float* max_step,
@@ -162,18 +185,8 @@ void QuantizeQ5_K(const float* x, BlockQ5_K* b) {
 // whole [-32, 31] range); the steps as int8 multiples of fp16 d, the largest one -128.
 void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
   constexpr int kSub = 16, kLen = 16;
-  float step[kSub], max_step = 0;
-  for (int j = 0; j < kSub; ++j) {
-    float amax = 0, max = 0;
-    for (int l = 0; l < kLen; ++l) {
-      if (std::fabs(x[j * kLen + l]) > amax) {
-        amax = std::fabs(x[j * kLen + l]);
-        max = x[j * kLen + l];
-      }
-    }
-    step[j] = max / -32;
-    if (std::fabs(step[j]) > std::fabs(max_step)) max_step = step[j];
-  }
+  float step[kSub], max_step;
+  SignedSubBlockSteps(x, kSub, kLen, 32, step, &max_step);
   const float iscale = max_step != 0 ? -128 / max_step : 0;
   b->d = FloatToHalf(iscale != 0 ? 1 / iscale : 0);
   const float d = HalfToFloat(b->d);
@@ -228,19 +241,8 @@ void QuantizeQ2_K(const float* x, BlockQ2_K* b) {
 // 6-bit signed multiples (-32..31) of fp16 d, the largest one -32.
 void QuantizeQ3_K(const float* x, BlockQ3_K* b) {
   constexpr int kSub = 16, kLen = 16;
-  float step[kSub], max_step = 0;
-  for (int s = 0; s < kSub; ++s) {
-    float amax = 0, max = 0;
-    for (int l = 0; l < kLen; ++l) {
-      const int e = 128 * (s / 8) + 32 * ((s % 8) / 2) + 16 * (s % 2) + l;
-      if (std::fabs(x[e]) > amax) {
-        amax = std::fabs(x[e]);
-        max = x[e];
-      }
-    }
-    step[s] = max / -4;
-    if (std::fabs(step[s]) > std::fabs(max_step)) max_step = step[s];
-  }
+  float step[kSub], max_step;
+  SignedSubBlockSteps(x, kSub, kLen, 4, step, &max_step);  // sub-block s: elements 16s .. 16s + 15
   const float iscale = max_step != 0 ? -32 / max_step : 0;
   b->d = FloatToHalf(iscale != 0 ? 1 / iscale : 0);
   const float d = HalfToFloat(b->d);
@@ -600,14 +602,7 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       BlockQ4_0* b = static_cast<BlockQ4_0*>(dst);
       for (int64_t i = 0; i < n / kQuantBlock; ++i) {
         const float* x = src + i * kQuantBlock;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < kQuantBlock; ++j) {
-          if (amax < std::fabs(x[j])) {
-            amax = std::fabs(x[j]);
-            max = x[j];
-          }
-        }
-        const float d = max / -8.0f;
+        const float d = SignedAbsMax(x, kQuantBlock) / -8.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         b[i].d = FloatToHalf(d);
         for (int j = 0; j < kQuantBlock / 2; ++j) {
@@ -658,14 +653,7 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
           }
           d = (max - min) / 31;
         } else {
-          float amax = 0, max = 0;
-          for (int j = 0; j < kQuantBlock; ++j) {
-            if (amax < std::fabs(x[j])) {
-              amax = std::fabs(x[j]);
-              max = x[j];
-            }
-          }
-          d = max / -16;
+          d = SignedAbsMax(x, kQuantBlock) / -16;
         }
         const float id = d != 0 ? 1 / d : 0;
         const uint16_t dh = FloatToHalf(d), mh = FloatToHalf(min);
