@@ -23,8 +23,8 @@ constexpr GgmlTypeInfo kTypes[] = {
     {11, "Q3_K", 256, 110, true},  {12, "Q4_K", 256, 144, true},   {13, "Q5_K", 256, 176, true},
     {14, "Q6_K", 256, 210, true},  {15, "Q8_K", 256, 292, false},  {16, "IQ2_XXS", 256, 66, false},
     {17, "IQ2_XS", 256, 74, false}, {18, "IQ3_XXS", 256, 98, false}, {19, "IQ1_S", 256, 50, false},
-    {20, "IQ4_NL", 32, 18, false},  {21, "IQ3_S", 256, 110, false}, {22, "IQ2_S", 256, 82, false},
-    {23, "IQ4_XS", 256, 136, false}, {24, "I8", 1, 1, false},       {25, "I16", 1, 2, false},
+    {20, "IQ4_NL", 32, 18, true},  {21, "IQ3_S", 256, 110, false}, {22, "IQ2_S", 256, 82, false},
+    {23, "IQ4_XS", 256, 136, true}, {24, "I8", 1, 1, false},       {25, "I16", 1, 2, false},
     {26, "I32", 1, 4, false},       {27, "I64", 1, 8, false},       {28, "F64", 1, 8, false},
     {29, "IQ1_M", 256, 56, false},  {30, "BF16", 1, 2, true},       {34, "TQ1_0", 256, 54, false},
     {35, "TQ2_0", 256, 66, false},
@@ -341,6 +341,82 @@ void DequantizeQ6_K(const BlockQ6_K& b, float* y) {
   }
 }
 
+// --- IQ4_NL / IQ4_XS ---------------------------------------------------------------------------------
+
+// The index of the kIQ4NLValues level nearest v (the upper one on a tie, as ggml's best_index_int8).
+int NearestIQ4Level(float v) {
+  int lo = 0, hi = 15;
+  if (v <= kIQ4NLValues[0]) return 0;
+  if (v >= kIQ4NLValues[15]) return 15;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (v < kIQ4NLValues[mid] ? hi : lo) = mid;
+  }
+  return v - kIQ4NLValues[lo] < kIQ4NLValues[hi] - v ? lo : hi;
+}
+
+// The x^2-weighted least-squares scale of a 32-block x over the levels that `inv` (levels per unit of
+// x) picks: sum(w q x) / sum(w q^2), and its fit sum(w q x)^2 / sum(w q^2) (larger is better).
+void IQ4Fit(const float* x, float inv, float* scale, float* fit) {
+  float sqx = 0, sq2 = 0;
+  for (int j = 0; j < kQuantBlock; ++j) {
+    const float q = kIQ4NLValues[NearestIQ4Level(inv * x[j])], w = x[j] * x[j];
+    sqx += w * q * x[j];
+    sq2 += w * q * q;
+  }
+  *scale = sq2 > 0 ? sqx / sq2 : 0;
+  *fit = sq2 > 0 ? sqx * sqx / sq2 : 0;
+}
+
+// ggml's scale search for one 32-block (quantize_row_iq4_nl_impl, no importance matrix): the element of
+// largest magnitude at +127 (clamped to the top level), then at k - 127 for k = -7 .. 7; the best
+// least-squares fit wins. 0 for an all-zero block.
+float IQ4BlockScale(const float* x) {
+  const float max = SignedAbsMax(x, kQuantBlock);
+  if (std::fabs(max) < 1e-15f) return 0;
+  float best_scale, best_fit;
+  IQ4Fit(x, -kIQ4NLValues[0] / max, &best_scale, &best_fit);
+  for (int k = -7; k <= 7; ++k) {
+    float scale, fit;
+    IQ4Fit(x, (k + kIQ4NLValues[0]) / max, &scale, &fit);
+    if (fit > best_fit) {
+      best_fit = fit;
+      best_scale = scale;
+    }
+  }
+  return best_scale;
+}
+
+// Codes of x[32] to the nearest levels under `scale`, packed as Q4_0's nibbles.
+void PackIQ4Codes(const float* x, float scale, uint8_t* qs) {
+  const float inv = scale != 0 ? 1 / scale : 0;
+  for (int j = 0; j < kQuantBlock / 2; ++j) {
+    qs[j] = static_cast<uint8_t>(NearestIQ4Level(inv * x[j]) | (NearestIQ4Level(inv * x[j + 16]) << 4));
+  }
+}
+
+void QuantizeIQ4_XS(const float* x, BlockIQ4_XS* b) {
+  constexpr int kSub = kSuperBlock / kQuantBlock;
+  float scales[kSub], max_scale = 0;
+  for (int j = 0; j < kSub; ++j) {
+    scales[j] = IQ4BlockScale(x + j * kQuantBlock);
+    if (std::fabs(scales[j]) > std::fabs(max_scale)) max_scale = scales[j];
+  }
+  // The super-block scale puts the largest sub-block scale on -32; as ggml, the codes follow the
+  // unrounded d (the file stores its fp16 rounding).
+  const float d = max_scale / -32;
+  b->d = FloatToHalf(d);
+  const float inv = d != 0 ? 1 / d : 0;
+  b->scales_h = 0;
+  std::memset(b->scales_l, 0, sizeof(b->scales_l));
+  for (int j = 0; j < kSub; ++j) {
+    const int ls = std::clamp(NearestInt(inv * scales[j]), -32, 31);
+    PackIQ4Codes(x + j * kQuantBlock, d * static_cast<float>(ls), b->qs + 16 * j);
+    b->scales_l[j / 2] |= static_cast<uint8_t>(((ls + 32) & 0x0F) << (4 * (j % 2)));
+    b->scales_h |= static_cast<uint16_t>(((ls + 32) >> 4) << (2 * j));
+  }
+}
+
 // Runs fn over the n / 256 super-blocks of a row: fn(const float* x, Block* b) to quantize,
 // fn(const Block& b, float* y) to dequantize.
 template <typename Block, typename Fn>
@@ -407,7 +483,8 @@ absl::StatusOr<GgmlType> ParseGgmlType(absl::string_view name) {
 }
 
 const char* SupportedGgmlTypeNames() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TESSEL_I{4,3}G{32,64,128}[_A]";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, "
+         "TESSEL_I{4,3}G{32,64,128}[_A]";
 }
 
 bool GetTesselGroupFormat(GgmlType t, TesselGroupFormat* format) {
@@ -557,6 +634,30 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
         DequantizeKScaleMin(b.d, b.dmin, b.scales, b.qs, b.qh, y);
       });
     case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, DequantizeQ6_K);
+    case GgmlType::kIQ4_NL: {
+      const BlockIQ4_NL* b = static_cast<const BlockIQ4_NL*>(src);
+      for (int64_t i = 0; i < n / kQuantBlock; ++i) {
+        const float d = HalfToFloat(b[i].d);
+        float* y = dst + i * kQuantBlock;
+        for (int j = 0; j < kQuantBlock / 2; ++j) {
+          y[j] = d * kIQ4NLValues[b[i].qs[j] & 0x0F];
+          y[j + 16] = d * kIQ4NLValues[b[i].qs[j] >> 4];
+        }
+      }
+      return;
+    }
+    case GgmlType::kIQ4_XS:
+      return EachSuperBlock<BlockIQ4_XS>(src, dst, n, [](const BlockIQ4_XS& b, float* y) {
+        const float d = HalfToFloat(b.d);
+        for (int j = 0; j < kSuperBlock / kQuantBlock; ++j) {
+          const float dl = d * static_cast<float>(IQ4XSScale(b, j));
+          const uint8_t* qs = b.qs + 16 * j;
+          for (int l = 0; l < 16; ++l) {
+            y[32 * j + l] = dl * kIQ4NLValues[qs[l] & 0x0F];
+            y[32 * j + l + 16] = dl * kIQ4NLValues[qs[l] >> 4];
+          }
+        }
+      });
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) {
@@ -682,6 +783,18 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
     case GgmlType::kQ4_K: return EachSuperBlock<BlockQ4_K>(src, dst, n, QuantizeQ4_K);
     case GgmlType::kQ5_K: return EachSuperBlock<BlockQ5_K>(src, dst, n, QuantizeQ5_K);
     case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, QuantizeQ6_K);
+    case GgmlType::kIQ4_NL: {
+      BlockIQ4_NL* b = static_cast<BlockIQ4_NL*>(dst);
+      for (int64_t i = 0; i < n / kQuantBlock; ++i) {
+        const float* x = src + i * kQuantBlock;
+        const float d = IQ4BlockScale(x);
+        // As ggml, the codes follow the unrounded scale; the file stores its fp16 rounding.
+        b[i].d = FloatToHalf(d);
+        PackIQ4Codes(x, d, b[i].qs);
+      }
+      return;
+    }
+    case GgmlType::kIQ4_XS: return EachSuperBlock<BlockIQ4_XS>(src, dst, n, QuantizeIQ4_XS);
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) QuantizeTesselGroupRow(t, f, src, dst, n);

@@ -26,7 +26,9 @@ enum class GgmlType : uint32_t {
   kQ4_K = 12,
   kQ5_K = 13,
   kQ6_K = 14,
-  kIQ4_XS = 23,  // not computed by Tessel; named by tests
+  kIQ4_NL = 20,
+  kIQ3_S = 21,  // not computed by Tessel; named by tests
+  kIQ4_XS = 23,
   kBF16 = 30,
   // Tessel's group-wise INT4/INT3 (weight-only quantization, issue 9); ids unused by ggml. "A" types
   // are asymmetric (a zero point per group). Layout: see TesselGroupFormat below.
@@ -172,6 +174,35 @@ struct BlockQ6_K {
 };
 static_assert(sizeof(BlockQ6_K) == 210, "ggml block_q6_K is 210 bytes");
 
+// ggml's non-linear 4-bit types: a code indexes kIQ4NLValues, which spaces the 16 levels more densely
+// near zero than a uniform grid.
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                             1,    13,   25,  38,  53,  69,  89,  113};
+
+// IQ4_NL: Q4_0's block (element j < 16 in the low nibble of qs[j], j + 16 in its high nibble) with
+// value = d * kIQ4NLValues[q].
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[kQuantBlock / 2];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18, "ggml block_iq4_nl is 18 bytes");
+
+// IQ4_XS: 8 sub-blocks of 32, each IQ4_NL's nibbles (qs[16 j ..]) under a 6-bit scale ls: low 4 bits
+// in scales_l[j / 2] (low nibble for even j), high 2 bits at bits 2j, 2j + 1 of scales_h.
+// value = d * (ls - 32) * kIQ4NLValues[q].
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kSuperBlock / 64];
+  uint8_t qs[kSuperBlock / 2];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136, "ggml block_iq4_xs is 136 bytes");
+
+// IQ4_XS sub-block j's (j < 8) scale ls - 32 (-32 .. 31).
+inline int IQ4XSScale(const BlockIQ4_XS& b, int j) {
+  return (((b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | (((b.scales_h >> (2 * j)) & 3) << 4)) - 32;
+}
+
 // Q4_K / Q5_K sub-block j's (j < 8) 6-bit scale and min.
 inline void KQuantScaleMin(const uint8_t* scales, int j, int* sc, int* m) {
   if (j < 4) {
@@ -222,7 +253,9 @@ int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i);
 // types. Quantization follows ggml's quantize_row_*_ref exactly (same scales, same rounding) for
 // Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1, so files written here match llama.cpp's bit for bit. The k-quants are
 // round-to-nearest under scales from each sub-block's range (not llama.cpp's iterative scale search:
-// valid files llama.cpp reads, with somewhat larger error). Dequantization is ggml's for every type.
+// valid files llama.cpp reads, with somewhat larger error). IQ4_NL and IQ4_XS follow ggml's
+// quantize_row_iq4_nl_impl without an importance matrix: x^2-weighted least-squares scales, searched
+// over 15 starting points per block, codes to the nearest level. Dequantization is ggml's for every type.
 // Tessel group types quantize to nearest: symmetric scale = max|x| / 2^(bits-1) - 0.5 steps (so -max
 // and +max land within half a step), asymmetric scale = (max - min) / (2^bits - 1) over a range that
 // includes 0.

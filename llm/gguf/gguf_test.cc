@@ -244,12 +244,14 @@ TEST(GgmlTypesTest, NamesAndSizes) {
   EXPECT_EQ(GgmlTypeName(GgmlType::kQ4_1), "Q4_1");
   EXPECT_EQ(*ParseGgmlType("q8_0"), GgmlType::kQ8_0);
   EXPECT_EQ(*ParseGgmlType("BF16"), GgmlType::kBF16);
-  EXPECT_FALSE(ParseGgmlType("iq4_xs").ok());  // known to ggml, not computed by Tessel
+  EXPECT_FALSE(ParseGgmlType("iq3_s").ok());  // known to ggml, not computed by Tessel
+  EXPECT_EQ(*ParseGgmlType("iq4_xs"), GgmlType::kIQ4_XS);
+  EXPECT_EQ(GgmlRowBytes(GgmlType::kIQ4_XS, 512), 272u);
   EXPECT_EQ(*ParseGgmlType("q6_k"), GgmlType::kQ6_K);
   EXPECT_EQ(GgmlRowBytes(GgmlType::kQ4_0, 64), 36u);
   EXPECT_EQ(GgmlRowBytes(GgmlType::kQ6_K, 512), 420u);
   EXPECT_EQ(FindGgmlType(4), nullptr);  // Q4_2, removed from ggml
-  EXPECT_FALSE(GetGgmlTypeInfo(GgmlType::kIQ4_XS).supported);
+  EXPECT_FALSE(GetGgmlTypeInfo(GgmlType::kIQ3_S).supported);
 }
 
 // --- malformed files ------------------------------------------------------------------------------

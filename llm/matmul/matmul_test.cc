@@ -205,7 +205,8 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                                            GgmlType::kTesselI4G128, GgmlType::kTesselI4G64A,
                                            GgmlType::kTesselI4G128A, GgmlType::kTesselI3G128, GgmlType::kQ4_K,
                                            GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                                           GgmlType::kQ2_K, GgmlType::kQ3_K),
+                                           GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ4_NL,
+                                           GgmlType::kIQ4_XS),
                          [](const ::testing::TestParamInfo<GgmlType>& info) {
                            return std::string(GgmlTypeName(info.param));
                          });
@@ -259,10 +260,10 @@ TEST(ColumnBlocksTest, MatchesReference) {
 TEST(RowDotTest, EverySupportedTypeHasAKernel) {
   for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                      GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
-                     GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+                     GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
     EXPECT_NE(GetRowDot(t), nullptr) << GgmlTypeName(t);
   }
-  EXPECT_EQ(GetRowDot(GgmlType::kIQ4_XS), nullptr);
+  EXPECT_EQ(GetRowDot(GgmlType::kIQ3_S), nullptr);
 }
 
 // The stream count tessel generate reports is the one the kernels use: CpuFeatures' row counts for

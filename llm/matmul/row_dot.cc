@@ -188,7 +188,9 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K: return dequant_rowdot__portable;
+    case GgmlType::kQ6_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS: return dequant_rowdot__portable;
     default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
   }
 }

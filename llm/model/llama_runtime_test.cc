@@ -394,10 +394,10 @@ TEST(ModelLoadErrorsTest, ClearErrors) {
 
   w = testing::MakeSyntheticLlama(spec);
   w.RemoveTensor("blk.0.ffn_down.weight");
-  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kIQ4_XS, {256, 64}, std::string(64 * 136, '\0')).ok());
+  ASSERT_TRUE(w.AddTensor("blk.0.ffn_down.weight", GgmlType::kIQ3_S, {256, 64}, std::string(64 * 110, '\0')).ok());
   s = LoadStatus(w, "iq4xs.gguf");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("type IQ4_XS"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("type IQ3_S"));
 
   w = testing::MakeSyntheticLlama(spec);
   w.Remove("llama.block_count");

@@ -200,12 +200,11 @@ class Quantizer {
     std::string note = std::string(llm::GgmlTypeName(type));
     if (m.cols % llm::GetGgmlTypeInfo(type).block_size != 0) {
       const llm::GgmlType wanted = type;
-      // llama.cpp's fallbacks for widths that are not whole super-blocks.
-      // (Q2_K / Q3_K: llama.cpp's IQ4_NL, which Tessel does not compute; Q4_0 has its size.)
+      // llama.cpp's fallbacks for widths that are not whole super-blocks (Q2_K, Q3_K, IQ4_XS: IQ4_NL).
       type = wanted == llm::GgmlType::kQ4_K   ? llm::GgmlType::kQ5_0
              : wanted == llm::GgmlType::kQ5_K ? llm::GgmlType::kQ5_1
              : wanted == llm::GgmlType::kQ6_K ? llm::GgmlType::kQ8_0
-                                              : llm::GgmlType::kQ4_0;
+                                              : llm::GgmlType::kIQ4_NL;
       note = absl::StrCat(llm::GgmlTypeName(type), " (", m.cols, " columns do not fit ", llm::GgmlTypeName(wanted),
                           " blocks)");
     }

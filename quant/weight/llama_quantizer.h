@@ -41,7 +41,7 @@ struct LlamaQuantOptions {
   // Instead of `scheme`: every decoder matrix rounded to this ggml type by its reference quantization
   // (llm::QuantizeRow; method must be RTN), as llama.cpp's quantize writes Q4_K, Q6_K, ... files.
   // Matrices whose width is not a multiple of the type's block fall back as llama.cpp's do: Q4_K to Q5_0,
-  // Q5_K to Q5_1, Q6_K to Q8_0; Q2_K and Q3_K to Q4_0 (llama.cpp: IQ4_NL, of the same size).
+  // Q5_K to Q5_1, Q6_K to Q8_0; Q2_K, Q3_K and IQ4_XS to IQ4_NL.
   std::optional<llm::GgmlType> ggml_type;
   // With ggml_type Q4_K or Q5_K: llama.cpp's _M mix, Q6_K for attn_v and ffn_down in the layers its
   // use_more_bits picks (the first and last eighth, and every third in between).

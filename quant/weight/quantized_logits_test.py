@@ -4,7 +4,8 @@
 Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> TESSEL_I3G64_A, RTN W4
 g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix,
 Q5_K, Q5_0, Q3_K and Q2_K, each with its f32 output head kept; then RTN W4 g128 and Q5_1 with the default Q8_0 head,
-Q4_K_M and Q5_K_M with their Q6_K heads, Q6_K, Q3_K, Q2_K and Q5_0, run on the default kernels), reads each
+Q4_K_M and Q5_K_M with their Q6_K heads, Q6_K, Q3_K, Q2_K and Q5_0, run on the default kernels; IQ4_NL
+and IQ4_XS both ways), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
 the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
@@ -23,6 +24,9 @@ import tempfile
 
 import numpy as np
 import torch
+
+# ggml-common.h's kvalues_iq4nl.
+IQ4_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32)
 
 TOL = 1e-3  # max |logit difference|: f32 runtime vs f32 PyTorch on the same dequantized weights
 
@@ -118,6 +122,22 @@ def dequantize(dims, t, raw):
         return (q * d).reshape(rows, cols)
     if t in (10, 11, 12, 13, 14):
         return dequantize_k(t, raw, rows, cols)
+    if t == 20:  # ggml IQ4_NL: Q4_0's block, each nibble indexing the non-linear levels
+        b = np.frombuffer(raw, np.uint8, rows * cols // 32 * 18).reshape(-1, 18)
+        d = b[:, 0:2].copy().view("<f2").astype(np.float32)
+        q = np.concatenate([b[:, 2:] & 15, b[:, 2:] >> 4], axis=1)
+        return (IQ4_LEVELS[q] * d).reshape(rows, cols)
+    if t == 23:  # ggml IQ4_XS: 256 elements, d, 8 six-bit sub-block scales (-32), IQ4_NL nibbles
+        b = np.frombuffer(raw, np.uint8, rows * cols // 256 * 136).reshape(-1, 136)
+        d = b[:, 0:2].copy().view("<f2").astype(np.float32)
+        scales_h = b[:, 2:4].copy().view("<u2").astype(np.int64)
+        scales_l = b[:, 4:8].astype(np.int64)
+        j = np.arange(8)
+        low = (scales_l[:, j // 2] >> (4 * (j % 2))) & 15
+        ls = (low | (((scales_h >> (2 * j)) & 3) << 4)) - 32
+        qs = b[:, 8:].reshape(-1, 8, 16)
+        q = np.concatenate([qs & 15, qs >> 4], axis=2)  # [blocks, 8, 32]
+        return (IQ4_LEVELS[q] * (d * ls)[:, :, None]).reshape(rows, cols)
     bits, g, asym = TESSEL_TYPES[t]
     ng = cols // g
     row_bytes = ng * (g * bits // 8 + 2 + (2 if asym else 0))
@@ -245,6 +265,8 @@ def main():
         ("q5_0", "rtn", ["--type", "q5_0"] + keep, 6, 0, ["--mmap"], TOL),
         ("q3_k", "rtn", ["--type", "q3_k"] + keep, 11, 0, ["--mmap"], TOL),
         ("q2_k", "rtn", ["--type", "q2_k"] + keep, 10, 0, ["--mmap"], TOL),
+        ("iq4_nl", "rtn", ["--type", "iq4_nl"] + keep, 20, 0, ["--mmap"], TOL),
+        ("iq4_xs", "rtn", ["--type", "iq4_xs"] + keep, 23, 0, ["--mmap"], TOL),
         ("q5_1-default", "rtn", ["--type", "q5_1"], 7, 8, [], 0.25),
         ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
         ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], 0.25),
@@ -252,6 +274,8 @@ def main():
         ("q3_k-default", "rtn", ["--type", "q3_k"], 11, 8, [], 0.25),
         ("q2_k-default", "rtn", ["--type", "q2_k"], 10, 8, [], 0.25),
         ("q5_0-default", "rtn", ["--type", "q5_0"], 6, 8, [], 0.25),
+        ("iq4_nl-default", "rtn", ["--type", "iq4_nl"], 20, 8, [], 0.25),
+        ("iq4_xs-default", "rtn", ["--type", "iq4_xs"], 23, 8, [], 0.25),
     ]
     failures = 0
     for label, method, flags, want_type, head_type, load, tol in cases:
