@@ -570,8 +570,15 @@ struct KQuantMatrix {
   std::vector<double> value;  // rows x cols
 };
 
+// ggml-common.h's kvalues_iq4nl, typed in again here.
+constexpr int kIQ4NLLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+int64_t KBlockBytes(int kquant) {
+  return kquant == 2 ? 84 : kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : kquant == 6 ? 210 : 136;
+}
+
 KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) {
-  const int64_t bb = kquant == 2 ? 84 : kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
+  const int64_t bb = KBlockBytes(kquant);
   const int64_t units = cols / 256;
   KQuantMatrix m;
   m.bytes.resize(rows * units * bb);
@@ -587,6 +594,8 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
         std::memcpy(blk + 82, &dmin, 2);
       } else if (kquant == 3) {
         std::memcpy(blk + 108, &d, 2);
+      } else if (kquant == kKQuantIQ4_XS) {
+        std::memcpy(blk, &d, 2);
       } else if (kquant != 6) {
         std::memcpy(blk, &d, 2);
         std::memcpy(blk + 2, &dmin, 2);
@@ -608,6 +617,14 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
           const uint8_t* s12 = blk + 96;
           const int scale = (s < 8 ? s12[s] % 16 : s12[s - 8] / 16) + 16 * ((s12[8 + s % 4] >> (2 * (s / 4))) % 4);
           v = DecodeHalf(d) * (scale - 32) * (low - (third ? 0 : 4));
+        } else if (kquant == kKQuantIQ4_XS) {
+          // d, scales_h (2 bits per sub-block j at 2j), scales_l[4] (a nibble per j), qs[128]: sub-block j's
+          // element l < 16 in the low nibble of qs[16j + l], l + 16 in its high nibble.
+          const int j = e / 32, l = e % 32;
+          const int scales_h = blk[2] | blk[3] << 8;
+          const int scale = (j % 2 == 0 ? blk[4 + j / 2] % 16 : blk[4 + j / 2] / 16) + 16 * ((scales_h >> (2 * j)) % 4);
+          const uint8_t q = blk[8 + 16 * j + l % 16];
+          v = DecodeHalf(d) * (scale - 32) * kIQ4NLLevels[l < 16 ? q % 16 : q / 16];
         } else if (kquant != 6) {
           const uint8_t* s = blk + 4;
           const int j = e / 32, c = e / 64, l = e % 32;
@@ -635,8 +652,8 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(41);
-  for (int kquant : {2, 3, 4, 5, 6}) {
-    const int64_t bb = kquant == 2 ? 84 : kquant == 3 ? 110 : kquant == 4 ? 144 : kquant == 5 ? 176 : 210;
+  for (int kquant : {2, 3, 4, 5, 6, kKQuantIQ4_XS}) {
+    const int64_t bb = KBlockBytes(kquant);
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {256, 768, 2048}) {
         const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);
@@ -652,7 +669,8 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
         a.rows = rows;
         a.cols = cols;
         a.kquant = kquant;
-        ExpectMatchesValues(fn, a, m.value, rng, e.name + " Q" + std::to_string(kquant) + "_K");
+        ExpectMatchesValues(fn, a, m.value, rng,
+                            e.name + (kquant == kKQuantIQ4_XS ? " IQ4_XS" : " Q" + std::to_string(kquant) + "_K"));
         ASSERT_FALSE(HasFailure());
       }
     }
@@ -661,6 +679,43 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
 
 INSTANTIATE_TEST_SUITE_P(GemmQ8Group, GemmQ8GroupKernelTest, testing::ValuesIn(GroupKernels()),
                          [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
+
+// ggml IQ4_NL blocks (Q4_0's bytes: fp16 d, 16 nibble bytes; value = d x level) of random bytes on the
+// Q4_0 Panel16 layout, through every Q4_0 Panel16 kernel with GemmQ8Args::nonlinear.
+TEST(GemmQ8Panel16Test, IQ4_NLMatchesIntegerDotAndF32WithinRoundingBound) {
+  Lcg rng(47);
+  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+    if (e.dtypes.rfind("q4_0x16", 0) != 0) continue;
+    if (!CpuSupports(e.isa)) continue;
+    auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+    for (int64_t rows : {1, 17, 67, 130}) {
+      for (int64_t cols : {32, 96, 2080}) {
+        const int64_t nb = cols / 32;
+        std::vector<uint8_t> bytes(rows * nb * 18);
+        for (uint8_t& v : bytes) v = static_cast<uint8_t>(rng.Next());
+        std::vector<double> value(rows * cols);
+        for (int64_t bi = 0; bi < rows * nb; ++bi) {
+          uint8_t* blk = bytes.data() + bi * 18;
+          const uint16_t d = static_cast<uint16_t>(((3 + rng.Next() % 6) << 10) | (rng.Next() & 0x3ff));
+          std::memcpy(blk, &d, 2);
+          for (int j = 0; j < 32; ++j) {
+            const int code = j < 16 ? blk[2 + j] % 16 : blk[2 + j - 16] / 16;
+            value[(bi / nb) * cols + (bi % nb) * 32 + j] = DecodeHalf(d) * kIQ4NLLevels[code];
+          }
+        }
+        Packed packed = AlignedPacked(GemvPanel16Bytes(GemvFormat::kQ4_0, rows, cols));
+        PackGemvPanel16(GemvFormat::kQ4_0, bytes.data(), rows, cols, packed.data);
+        GemmQ8Args a;
+        a.w = packed.data;
+        a.rows = rows;
+        a.cols = cols;
+        a.nonlinear = true;
+        ExpectMatchesValues(fn, a, value, rng, e.name + " IQ4_NL");
+        ASSERT_FALSE(HasFailure());
+      }
+    }
+  }
+}
 
 TEST(GemmQ8SelectionTest, FastKernelIsNeverTheReference) {
   for (GemvFormat f : {GemvFormat::kQ4_0, GemvFormat::kQ8_0}) {

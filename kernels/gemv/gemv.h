@@ -138,13 +138,17 @@ struct GemmQ8Args {
   int group_bits = 4;
   // Q4_1 on the group layout (PackGemvPanel16Q4_1): G = 32, value = code * scale + min.
   bool group_mins = false;
-  // ggml's k-quants on their Panel16 layouts (PackGemvPanel16KQuant): 2 ... 6 = Q2_K ... Q6_K; else 0.
+  // ggml's k-quants on their Panel16 layouts (PackGemvPanel16KQuant): 2 ... 6 = Q2_K ... Q6_K,
+  // kKQuantIQ4_XS = IQ4_XS; else 0.
   // The group fields above are ignored. x in the Q4_0 layout. Q2_K, Q3_K and Q6_K read half_bias: per token
   // (half_stride apart) -32 x the sum of x_q over each 16-element half of every 32-block
   // (GemmQ8HalfBias).
   int kquant = 0;
   const int32_t* half_bias = nullptr;
   int64_t half_stride = 0;
+  // Q4_0 Panel16 ("q4_0x16xq8") only: the nibbles index ggml's IQ4_NL levels (kvalues_iq4nl) instead of
+  // meaning code - 8; the matrix is ggml IQ4_NL blocks (Q4_0's bytes) packed by PackGemvPanel16(kQ4_0).
+  bool nonlinear = false;
 };
 using GemmQ8Fn = void (*)(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // Per 32-block b < cols / 32 of a quantized token: block_bias[b] = the sum of the block's bias lanes
@@ -243,12 +247,16 @@ void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void*
 //              hold the low nibbles of elements 16 + 4k + j, k = 0, 1 and 2, 3 (low, high nibble); byte j
 //              of vector 2 + k holds element 4k + j's code in bits 0-5 and the high 2 bits of element
 //              16 + 4k + j in bits 6-7 (3392-byte units: 6.625 bits per weight against 6.5625).
+// IQ4_XS (kquant = kKQuantIQ4_XS): a 192-byte head (the rows' fp16 d, 32 bytes of padding, then per
+// sub-block j < 8 the 16 rows' int8 scales ls - 32), then Q4_K's 4 vectors per block of the codes
+// (2240-byte units: 4.375 bits per weight against the file's 4.25).
 // value = d x scale x code - dmin x min (Q2_K, Q4_K, Q5_K), d x scale x (code - 32) (Q6_K) or
-// (code - 4) (Q3_K).
+// (code - 4) (Q3_K), d x scale x level[code] (IQ4_XS, ggml's kvalues_iq4nl).
 // The row format is ggml's blocks (block_q4_K, block_q5_K, block_q6_K; kernels/gemv/internal/quant_blocks.h).
+inline constexpr int kKQuantIQ4_XS = 7;
 int64_t GemvPanel16KQuantBytes(int kquant, int64_t rows, int64_t cols);
 void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols, void* out);
-// Row r back in ggml blocks (cols / 256 x the block's 84, 110, 144, 176 or 210 bytes at row_out).
+// Row r back in ggml blocks (cols / 256 x the block's 84, 110, 144, 176, 210 or 136 bytes at row_out).
 void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, int64_t r, void* row_out);
 // GemmQ8Args::half_bias of one token quantized in the Q4_0 layout: cols / 16 values.
 void GemmQ8HalfBias(const GemvQ8Input& in, int64_t cols, int32_t* half_bias);

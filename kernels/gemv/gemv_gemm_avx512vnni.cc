@@ -149,6 +149,9 @@ void PackPanel(const uint8_t* w, int64_t row_bytes, int64_t nb, int rows, __m512
   }
 }
 
+inline __m512i IQ4LevelTable();
+inline void IQ4Codes(const uint8_t* block, __m512i table, __m512i* out);
+
 // Panel16 layout (gemv.h): K vectors per block, blocks in pairs led by their scales.
 template <bool kQ4>
 constexpr int64_t Panel16PairBytes() {
@@ -162,8 +165,9 @@ inline const uint8_t* PairVector(const uint8_t* pair, int h, int k) {
   return pair + 64 + (h * kK + k) * 64;
 }
 
-// The kVecsPerBlock form of a Panel16 panel: one load (Q4_0: plus two masks) per vector, no shuffles.
-template <bool kQ4>
+// The kVecsPerBlock form of a Panel16 panel: one load (Q4_0: plus two masks) per vector, no shuffles;
+// kNL (IQ4_NL) looks the codes up as IQ4Codes does.
+template <bool kQ4, bool kNL = false>
 void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
   constexpr int kK = kQ4 ? 4 : 8;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -171,6 +175,11 @@ void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
     const uint8_t* pair = panel + (b / 2) * Panel16PairBytes<kQ4>();
     const int h = static_cast<int>(b % 2);
     __m512i* o = out + b * kVecsPerBlock;
+    if constexpr (kNL) {
+      IQ4Codes(PairVector<kK>(pair, h, 0), IQ4LevelTable(), o);
+      o[8] = _mm512_castps_si512(LoadHalves16(PairScales(pair, h)));
+      continue;
+    }
     for (int k = 0; k < kK; ++k) {
       const __m512i v = _mm512_load_si512(PairVector<kK>(pair, h, k));
       if (kQ4) {
@@ -190,6 +199,35 @@ void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
 inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
   __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t*>(x)));
   return acc;
+}
+
+// IQ4_NL / IQ4_XS: ggml's 16 levels + 128 as unsigned bytes in every 128-bit lane, the table vpshufb
+// looks codes up in. A code's byte meets x as level + 128, against 16 x the block bias (-128 x sum x).
+inline __m512i IQ4LevelTable() {
+  const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Levels));
+  return _mm512_xor_si512(_mm512_broadcast_i32x4(levels), _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+// The unsigned level bytes of a block's 4 Q4_0-style nibble vectors (IQ4_NL, IQ4_XS): out[0..3] the low
+// nibbles' (elements 4k + j), out[4..7] the high ones' (16 + 4k + j), as UnpackPanel16 lays out Q4_0.
+inline void IQ4Codes(const uint8_t* block, __m512i table, __m512i* out) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i v = _mm512_load_si512(block + 64 * k);
+    out[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
+    out[4 + k] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
+  }
+}
+
+// The dots of a block's two 16-element halves with x, from lo / hi: codes c[0..3] (elements 0..15) and
+// c[4..7] (16..31) laid out as UnpackPanel16 lays out Q4_0 (Q6Codes, IQ4Codes).
+inline void HalfDots(const __m512i* c, const int8_t* xb, __m512i* lo, __m512i* hi) {
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    *lo = DpbusdBroadcast(*lo, c[k], xb + 4 * k);
+    *hi = DpbusdBroadcast(*hi, c[4 + k], xb + 64 + 4 * k);
+  }
 }
 
 // y[t * ldy + r] for t < T and the panel's rows (mask), from the packed panel.
@@ -333,7 +371,8 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // were slower than 4; Q8_0 4 streams 32-36 GB/s, slower with the prefetch. Zen 4 reads fastest with
 // 2 streams and no prefetch: the stream count and the prefetch follow CpuFeatures (decode_streams,
 // stream_prefetch).
-template <bool kQ4, int kStreams, bool kPrefetch>
+// kNL: IQ4_NL on the Q4_0 layout, each nibble looked up (IQ4Codes) and met by 16 x the block bias.
+template <bool kQ4, int kStreams, bool kPrefetch, bool kNL = false>
 void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr int kK = kQ4 ? 4 : 8;
   constexpr int64_t kPair = Panel16PairBytes<kQ4>();
@@ -349,7 +388,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
       const int64_t b = 2 * j + h;
       if (b >= nb) break;
       const int8_t* xb = kQ4 ? a.xq + (b / 4) * 128 + 16 * (b % 4) : a.xq + b * 32;
-      const __m512i bias = _mm512_set1_epi32(a.block_bias[b]);
+      const __m512i bias = _mm512_set1_epi32(kNL ? 16 * a.block_bias[b] : a.block_bias[b]);
       const __m512 xs = _mm512_set1_ps(a.block_scale[b]);
       if (!kQ4) {
         // Q8_0: vector k of every stream, then vector k + 1: the streams advance together line by
@@ -400,13 +439,19 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
         // The scales first: they lead the pair (gemv.h), so the loads walk the stream in address order.
         const __m512 d = LoadHalves16(PairScales(pair, h));
         __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
+        if constexpr (kNL) {
+          __m512i c[8];
+          IQ4Codes(PairVector<kK>(pair, h, 0), IQ4LevelTable(), c);
+          HalfDots(c, xb, &dot0, &dot1);
+        } else {
 #pragma GCC unroll 8
-        for (int k = 0; k < kK; ++k) {
-          const __m512i v = _mm512_load_si512(PairVector<kK>(pair, h, k));
-          dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
-          dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
+          for (int k = 0; k < kK; ++k) {
+            const __m512i v = _mm512_load_si512(PairVector<kK>(pair, h, k));
+            dot0 = DpbusdBroadcast(dot0, _mm512_and_si512(v, low4), xb + 4 * k);
+            dot1 = DpbusdBroadcast(dot1, _mm512_and_si512(v, high4), xb + 64 + 4 * k);
+          }
+          dot1 = _mm512_srai_epi32(dot1, 4);  // |16 x 4 x 15 x 128 x 4| stays far inside int32
         }
-        dot1 = _mm512_srai_epi32(dot1, 4);  // |16 x 4 x 15 x 128 x 4| stays far inside int32
         const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1));
         if (h == 0) {
           acc0[s] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d, xs), acc0[s]);
@@ -456,12 +501,12 @@ void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64
   run(std::integral_constant<int, 1>());
 }
 
-template <bool kQ4, bool kPrefetch>
+template <bool kQ4, bool kPrefetch, bool kNL = false>
 void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
   StreamPanels(a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), max_streams,
                [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
-                 Panel16GemvPanels<kQ4, decltype(streams_tag)::value, kPrefetch>(a, panels, y, rows);
+                 Panel16GemvPanels<kQ4, decltype(streams_tag)::value, kPrefetch, kNL>(a, panels, y, rows);
                });
 }
 
@@ -495,20 +540,22 @@ void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int
   }
 }
 
-template <bool kQ4>
+// kNL: IQ4_NL (GemmQ8Args::nonlinear), whose looked-up codes meet 16 x the block bias.
+template <bool kQ4, bool kNL = false>
 void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
     const CpuFeatures& cpu = GetCpuFeatures();
     if (cpu.stream_prefetch) {
-      Panel16Gemv<kQ4, true>(a, row_begin, row_end, cpu.decode_streams);
+      Panel16Gemv<kQ4, true, kNL>(a, row_begin, row_end, cpu.decode_streams);
     } else {
-      Panel16Gemv<kQ4, false>(a, row_begin, row_end, cpu.decode_streams);
+      Panel16Gemv<kQ4, false, kNL>(a, row_begin, row_end, cpu.decode_streams);
     }
     return;
   }
   const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
-  Panel16Prefill<kQ4>(a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), Panel16PairBytes<kQ4>() / 2,
-                      [nb](const uint8_t* packed, __m512i* out) { UnpackPanel16<kQ4>(packed, nb, out); });
+  Panel16Prefill<kQ4, kNL ? 4 : 0>(
+      a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), Panel16PairBytes<kQ4>() / 2,
+      [nb](const uint8_t* packed, __m512i* out) { UnpackPanel16<kQ4, kNL>(packed, nb, out); });
 }
 
 // Group-wise INT4 / INT3 on the Panel16 layout (gemv.h): the Q4_0 Panel16 vectors (INT4), or three
@@ -544,7 +591,6 @@ alignas(64) constexpr uint64_t kHighBits[8] = {BitMove(0, 2), BitMove(1, 2), Bit
                                                BitMove(4, 2), BitMove(5, 2), BitMove(6, 2), BitMove(7, 2)};
 
 inline void Q5Codes(const uint8_t* block, __m512i* out);
-inline void HalfDots(const __m512i* c, const int8_t* xb, __m512i* lo, __m512i* hi);
 
 template <int kBits, bool kGfni = false>
 inline __m512i BlockDot(const uint8_t* block, const int8_t* xb, __m512i bias) {
@@ -815,16 +861,6 @@ inline void Q2Codes(const uint8_t* block, __m512i* out) {
   }
 }
 
-// The dots of a block's two 16-element halves with x, from lo / hi: codes c[0..3] (elements 0..15) and
-// c[4..7] (16..31) laid out as Q6Codes writes them.
-inline void HalfDots(const __m512i* c, const int8_t* xb, __m512i* lo, __m512i* hi) {
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    *lo = DpbusdBroadcast(*lo, c[k], xb + 4 * k);
-    *hi = DpbusdBroadcast(*hi, c[4 + k], xb + 64 + 4 * k);
-  }
-}
-
 // Q3_K's 3-bit codes of block `block` (its 3 vectors, gemv.h): elements 4k + j and 16 + 4k + j take
 // their low 2 bits from bits 2k of vectors 0 and 1 and their third bit from bits k and 4 + k of vector 2,
 // moved by 16-bit shifts (the bits that cross from the neighbouring byte are masked off). Layout of
@@ -903,7 +939,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           for (int k = 0; k < kGeo.vectors_per_block; ++k) _mm_prefetch(ahead + kGeo.Vector(i, k), _MM_HINT_T0);
           if (i == 0) {
 #pragma GCC unroll 5
-            for (int l = 0; l < G::kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+            for (int l = 0; l < kGeo.meta_bytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
           }
         }
         if constexpr (kKind == 2) {
@@ -926,6 +962,15 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           const __m512 xs_hi = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.half_bias[2 * b + 1] / 32));
           macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm_lo, 4)), xs_lo, macc[s]);
           macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm_hi, 4)), xs_hi, macc[s]);
+        } else if constexpr (kKind == kKQuantIQ4_XS) {
+          // Looked-up codes against 16 x the block bias; int8 scales ls - 32.
+          __m512i c[8];
+          IQ4Codes(unit + kGeo.Vector(i, 0), IQ4LevelTable(), c);
+          __m512i lo = _mm512_set1_epi32(16 * a.block_bias[b]), hi = _mm512_setzero_si512();
+          HalfDots(c, xb, &lo, &hi);
+          const __m512 sc = _mm512_cvtepi32_ps(
+              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(i)))));
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), _mm512_mul_ps(sc, dx), sacc[s]);
         } else if constexpr (kKind == 4 || kKind == 5) {
           __m512i dot;
           if constexpr (kKind == 4) {
@@ -968,7 +1013,9 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
     for (int s = 0; s < kStreams; ++s) {
       const uint8_t* unit = panels[s] + unit_offset;
       acc[s] = _mm512_fmadd_ps(sacc[s], d[s], acc[s]);
-      if (kKind != 3 && kKind != 6) acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
+      if (kKind != 3 && kKind != 6 && kKind != kKQuantIQ4_XS) {
+        acc[s] = _mm512_fnmadd_ps(macc[s], LoadHalves16(unit + G::Dmin()), acc[s]);
+      }
     }
   }
 #pragma GCC unroll 4
@@ -988,13 +1035,17 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
     const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
     const int i = static_cast<int>(b % 8);
     const __m512 d = LoadHalves16(unit + G::D());
-    __m512i* o = out + b * (kKind == 2 ? kVecsPerBlock + 3 : kVecsPerBlock + 1);
+    __m512i* o = out + b * (kKind == 2 ? kVecsPerBlock + 3 : kKind == kKQuantIQ4_XS ? kVecsPerBlock : kVecsPerBlock + 1);
     const uint8_t* block = unit + geo.Vector(i, 0);
     auto scale = [unit](int64_t offset, bool is_signed) {
       const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset));
       return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
     };
-    if constexpr (kKind == 2) {
+    if constexpr (kKind == kKQuantIQ4_XS) {
+      // Looked-up codes against the block bias shifted by 4 (Panel16Prefill's kBiasShift), d x scale.
+      IQ4Codes(block, IQ4LevelTable(), o);
+      o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(i), true)));
+    } else if constexpr (kKind == 2) {
       // (scale | min << 4) bytes: d x scale per half, then -dmin x min per half.
       Q2Codes(block, o);
       const __m512 dmin = LoadHalves16(unit + G::Dmin());
@@ -1052,8 +1103,8 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     return;
   }
   const int64_t nb = a.cols / kQBlock;
-  Panel16Prefill<true, 0, kKind == 4 || kKind == 5, kKind == 6 ? 32 : kKind == 3 ? 4 : kKind == 2 ? 32 : 0,
-                 kKind == 2>(
+  Panel16Prefill<true, kKind == kKQuantIQ4_XS ? 4 : 0, kKind == 4 || kKind == 5,
+                 kKind == 6 ? 32 : kKind == 3 ? 4 : kKind == 2 ? 32 : 0, kKind == 2>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
       [&geo, nb](const uint8_t* packed, __m512i* out) { UnpackPanel16KQuant<kKind>(packed, geo, nb, out); });
 }
@@ -1066,6 +1117,7 @@ void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, in
   if (a.kquant == 4) return RunPanel16KQuant<4>(a, row_begin, row_end);
   if (a.kquant == 5) return RunPanel16KQuant<5>(a, row_begin, row_end);
   if (a.kquant == 6) return RunPanel16KQuant<6>(a, row_begin, row_end);
+  if (a.kquant == kKQuantIQ4_XS) return RunPanel16KQuant<kKQuantIQ4_XS>(a, row_begin, row_end);
   if (a.group_mins) {
     a.group_bits == 5 ? RunPanel16Group<false, 5, true>(a, row_begin, row_end)
                       : RunPanel16Group<false, 4, true>(a, row_begin, row_end);
@@ -1079,6 +1131,7 @@ void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, in
 }
 
 void tessel_q4_0x16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.nonlinear) return RunPanel16<true, true>(a, row_begin, row_end);
   RunPanel16<true>(a, row_begin, row_end);
 }
 

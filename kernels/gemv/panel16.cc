@@ -90,8 +90,9 @@ void UnpackGemvPanel16Row(GemvFormat format, const void* packed, int64_t cols, i
 
 namespace {
 
-// Signed weights from the packed bytes, x from the GemvQ8Input layout, exact integer dots per block,
-// double accumulation; block_bias is not used (the kernel's zero-point trick is not re-derived here).
+// Signed weights from the packed bytes (Q4_0: code - 8, or IQ4_NL's level), x from the GemvQ8Input
+// layout, exact integer dots per block, double accumulation; block_bias is not used (the kernel's
+// zero-point trick is not re-derived here).
 void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const Geometry g(format, a.cols);
   const auto* w = static_cast<const uint8_t*>(a.w);
@@ -108,7 +109,8 @@ void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin,
           int q, x;
           if (g.q4) {
             const uint8_t byte = w[vec + 64 * ((j % 16) / 4) + j % 4];
-            q = (j < 16 ? byte & 15 : byte >> 4) - 8;
+            const int code = j < 16 ? byte & 15 : byte >> 4;
+            q = a.nonlinear ? kIQ4Levels[code] : code - 8;
             x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];
           } else {
             q = static_cast<int>(w[vec + 64 * (j / 4) + j % 4] ^ 0x80);
@@ -337,6 +339,14 @@ void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
     }
     return;
   }
+  if (kquant == kKQuantIQ4_XS) {
+    const uint8_t* qs = blk + offsetof(BlockIQ4_XS, qs) + 16 * i;
+    for (int l = 0; l < kQBlock / 2; ++l) {
+      codes[l] = qs[l] & 15;
+      codes[l + 16] = qs[l] >> 4;
+    }
+    return;
+  }
   if (kquant == 4 || kquant == 5) {
     const uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
     for (int l = 0; l < kQBlock; ++l) codes[l] = i % 2 == 0 ? qs[l] & 15 : qs[l] >> 4;
@@ -371,6 +381,11 @@ void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
     }
     return;
   }
+  if (kquant == kKQuantIQ4_XS) {
+    uint8_t* qs = blk + offsetof(BlockIQ4_XS, qs) + 16 * i;
+    for (int l = 0; l < kQBlock / 2; ++l) qs[l] = static_cast<uint8_t>((codes[l] & 15) | (codes[l + 16] & 15) << 4);
+    return;
+  }
   if (kquant == 4 || kquant == 5) {
     uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
     for (int l = 0; l < kQBlock; ++l) {
@@ -396,11 +411,22 @@ int64_t KBlockBytes(int kquant) {
          : kquant == 3 ? sizeof(BlockQ3_K)
          : kquant == 4 ? sizeof(BlockQ4_K)
          : kquant == 5 ? sizeof(BlockQ5_K)
-                       : sizeof(BlockQ6_K);
+         : kquant == 6 ? sizeof(BlockQ6_K)
+                       : sizeof(BlockIQ4_XS);
 }
 
-// Vector of block i holding Q4_0-style nibbles k (Q4_K, Q5_K) or element 4k + j's code (Q6_K).
-int NibbleVector(int kquant, int k) { return kquant == 4 ? k : kquant == 5 ? 1 + k : 2 + k; }
+// Vector of block i holding Q4_0-style nibbles k (Q4_K, Q5_K, IQ4_XS) or element 4k + j's code (Q6_K).
+int NibbleVector(int kquant, int k) { return kquant == 4 || kquant == kKQuantIQ4_XS ? k : kquant == 5 ? 1 + k : 2 + k; }
+
+// IQ4_XS sub-block j's scale ls - 32, and its inverse into a zeroed block's scale bits.
+int IQ4XSScale(const BlockIQ4_XS& b, int j) {
+  return (((b.scales_l[j / 2] >> (4 * (j % 2))) & 15) | (((b.scales_h >> (2 * j)) & 3) << 4)) - 32;
+}
+void OrIQ4XSScale(int scale, int j, BlockIQ4_XS* b) {
+  const int u = scale + 32;
+  b->scales_l[j / 2] |= static_cast<uint8_t>((u & 15) << (4 * (j % 2)));
+  b->scales_h |= static_cast<uint16_t>((u >> 4) << (2 * j));
+}
 
 // Offset of row r's unit u in a k-quant Panel16 matrix.
 int64_t KUnit(const Panel16KQuantGeometry& g, int64_t r, int64_t u) {
@@ -474,6 +500,11 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
           const int u = ((s12[s % 8] >> (s < 8 ? 0 : 4)) & 15) | ((s12[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
           unit[g.Scales(s) + lane] = static_cast<uint8_t>(static_cast<int8_t>(u - 32));
         }
+      } else if (kquant == kKQuantIQ4_XS) {
+        BlockIQ4_XS x;
+        std::memcpy(&x, blk, offsetof(BlockIQ4_XS, qs));
+        std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, &x.d, 2);
+        for (int j = 0; j < 8; ++j) unit[g.Scales(j) + lane] = static_cast<uint8_t>(IQ4XSScale(x, j));
       } else if (kquant != 6) {
         BlockQ4_K k;  // Q5_K's d, dmin and scales sit where Q4_K's do
         std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
@@ -523,7 +554,7 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
         const uint8_t* n = unit + g.Vector(i, k / 2) + 4 * lane;  // Q6_K
         const uint8_t* h = unit + g.Vector(i, 0) + 4 * lane;      // Q5_K
         for (int b = 0; b < 4; ++b) {
-          if (kquant == 4) {
+          if (kquant == 4 || kquant == kKQuantIQ4_XS) {
             c[4 * k + b] = v[b] & 15;
             c[16 + 4 * k + b] = v[b] >> 4;
           } else if (kquant == 5) {
@@ -549,6 +580,14 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
         s12[s % 8] |= static_cast<uint8_t>((u & 15) << (s < 8 ? 0 : 4));
         s12[8 + s % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (s / 4)));
       }
+    } else if (kquant == kKQuantIQ4_XS) {
+      BlockIQ4_XS x;
+      std::memcpy(&x, blk, offsetof(BlockIQ4_XS, qs));
+      std::memcpy(&x.d, unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
+      x.scales_h = 0;
+      std::memset(x.scales_l, 0, sizeof(x.scales_l));
+      for (int j = 0; j < 8; ++j) OrIQ4XSScale(static_cast<int8_t>(unit[g.Scales(j) + lane]), j, &x);
+      std::memcpy(blk, &x, offsetof(BlockIQ4_XS, qs));
     } else if (kquant != 6) {
       BlockQ4_K k;  // Q5_K's d, dmin and scales sit where Q4_K's do
       std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
@@ -606,7 +645,11 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
         int64_t dot[2] = {0, 0}, xsum = 0, hsum[2] = {0, 0};
         for (int j = 0; j < kQBlock; ++j) {
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
-          dot[j / 16] += int64_t{a.kquant == 6 ? c[j] - 32 : a.kquant == 3 ? c[j] - 4 : c[j]} * x;
+          const int q = a.kquant == 6               ? c[j] - 32
+                        : a.kquant == 3             ? c[j] - 4
+                        : a.kquant == kKQuantIQ4_XS ? kIQ4Levels[c[j]]
+                                                    : c[j];
+          dot[j / 16] += int64_t{q} * x;
           xsum += x;
           hsum[j / 16] += x;
         }
@@ -631,6 +674,10 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
             halves += double{static_cast<double>(u - 32)} * static_cast<double>(dot[h]);
           }
           sum += double{Fp16ToF32(d)} * bscale[b] * halves;
+        } else if (a.kquant == kKQuantIQ4_XS) {
+          BlockIQ4_XS x;
+          std::memcpy(&x, blk, offsetof(BlockIQ4_XS, qs));
+          sum += double{Fp16ToF32(x.d)} * IQ4XSScale(x, i) * static_cast<double>(dot[0] + dot[1]) * bscale[b];
         } else if (a.kquant != 6) {
           BlockQ4_K k;
           std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));

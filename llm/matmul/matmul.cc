@@ -80,8 +80,10 @@ const KernelEntry* GemmQ8KernelFor(const WeightMatrix& w) {
   if (w.layout == WeightLayout::kPanel16 && Panel16GroupShape(w, &shape)) {
     return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
   }
-  const GemvFormat format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
-  if (w.type != GgmlType::kQ4_0 && w.type != GgmlType::kQ8_0) return nullptr;
+  // IQ4_NL has Q4_0's bytes: on the Panel16 layout it takes the Q4_0 kernel (GemmQ8Args::nonlinear).
+  const bool q4 = w.type == GgmlType::kQ4_0 || (w.type == GgmlType::kIQ4_NL && w.layout == WeightLayout::kPanel16);
+  const GemvFormat format = q4 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
+  if (!q4 && w.type != GgmlType::kQ8_0) return nullptr;
   return w.layout == WeightLayout::kPanel16 ? FastGemmQ8Panel16Kernel(format) : FastGemmQ8Kernel(format);
 }
 

@@ -12,8 +12,9 @@ struct Panel16Kind {
   enum Family { kNone, kBlocks, kQ4_1, kQ5, kGroup, kKQuant } family = kNone;
   GemvFormat format = GemvFormat::kQ8_0;  // kBlocks: Q4_0 or Q8_0
   Int4GroupRecords group;                 // kGroup: a Tessel group type's row records
-  int kquant = 0;                         // kKQuant: 2 to 6 (Q2_K ... Q6_K)
+  int kquant = 0;                         // kKQuant: 2 to 6 (Q2_K ... Q6_K) or kKQuantIQ4_XS
   bool mins = false;                      // kQ5: Q5_1 (else Q5_0)
+  bool nonlinear = false;                 // kBlocks: IQ4_NL, Q4_0's bytes with level codes
 };
 
 Panel16Kind KindOf(const WeightMatrix& w) {
@@ -24,6 +25,12 @@ Panel16Kind KindOf(const WeightMatrix& w) {
       k.family = Panel16Kind::kBlocks;
       k.format = w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
       return k;
+    case GgmlType::kIQ4_NL:
+      k.family = Panel16Kind::kBlocks;
+      k.format = GemvFormat::kQ4_0;
+      k.nonlinear = true;
+      return k;
+    case GgmlType::kIQ4_XS: k.family = Panel16Kind::kKQuant; k.kquant = kKQuantIQ4_XS; return k;
     case GgmlType::kQ4_1: k.family = Panel16Kind::kQ4_1; return k;
     case GgmlType::kQ5_0: k.family = Panel16Kind::kQ5; return k;
     case GgmlType::kQ5_1: k.family = Panel16Kind::kQ5; k.mins = true; return k;
@@ -108,6 +115,7 @@ size_t Panel16Bytes(const WeightMatrix& w) {
 
 bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args) {
   const Panel16Kind k = KindOf(w);
+  args->nonlinear = k.nonlinear;
   switch (k.family) {
     case Panel16Kind::kQ4_1:
     case Panel16Kind::kQ5:

@@ -69,9 +69,10 @@ struct WeightMatrix {
 bool Panel16Available(GgmlType type);
 // Bytes RepackPanel16 writes for w.
 size_t Panel16Bytes(const WeightMatrix& w);
-// For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, the k-quants): sets
-// the group kernel's GemmQ8Args fields (group_size, asymmetric, group_bits, group_mins; kquant); false for
-// other types.
+// For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, Q5_0, Q5_1, the
+// k-quants, IQ4_XS): sets the group kernel's GemmQ8Args fields (group_size, asymmetric, group_bits,
+// group_mins; kquant); false for other types. Sets GemmQ8Args::nonlinear for every type (IQ4_NL on the
+// Q4_0 layout).
 bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args);
 // Writes w (kRows; a type Panel16Available accepts) to dst (Panel16Bytes(w), 64-byte aligned)
 // in its Panel16 layout and returns the view of it.

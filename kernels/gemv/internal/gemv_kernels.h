@@ -42,24 +42,24 @@ struct Panel16GroupGeometry {
 // one 256-column super-block of 16 rows.
 struct Panel16KQuantGeometry {
   static constexpr int64_t kUnitCols = 256;
-  static constexpr int64_t kMetaBytes = 320;
   int kquant;
-  int64_t vectors_per_block, unit_bytes, units;
+  int64_t vectors_per_block, meta_bytes, unit_bytes, units;
   constexpr Panel16KQuantGeometry(int64_t cols, int kq)
       : kquant(kq),
-        vectors_per_block(kq == 2 ? 2 : kq == 3 ? 3 : kq == 4 ? 4 : kq == 5 ? 5 : 6),
-        unit_bytes(kMetaBytes + 8 * vectors_per_block * 64),
+        vectors_per_block(kq == 2 ? 2 : kq == 3 ? 3 : kq == 4 || kq == kKQuantIQ4_XS ? 4 : kq == 5 ? 5 : 6),
+        meta_bytes(kq == kKQuantIQ4_XS ? 192 : 320),
+        unit_bytes(meta_bytes + 8 * vectors_per_block * 64),
         units((cols + kUnitCols - 1) / kUnitCols) {}
   constexpr int64_t panel_bytes() const { return units * unit_bytes; }
-  // Within a unit: the 16 rows' fp16 d, fp16 dmin (Q4_K, Q5_K), the bytes of sub-block j's scales (Q4_K,
-  // Q5_K: 6-bit scales, j < 8, each followed by its mins; Q6_K, Q3_K: int8 scales, j < 16; Q2_K: the
-  // file's scale | min << 4 bytes, j < 16) and mins, and block i's
+  // Within a unit: the 16 rows' fp16 d, fp16 dmin (Q2_K, Q4_K, Q5_K), the bytes of sub-block j's scales
+  // (Q4_K, Q5_K: 6-bit scales, j < 8, each followed by its mins; Q6_K, Q3_K: int8 scales, j < 16; Q2_K:
+  // the file's scale | min << 4 bytes, j < 16; IQ4_XS: int8 scales, j < 8) and mins, and block i's
   // vector k. Block by block, the kernels read the unit in address order.
   static constexpr int64_t D() { return 0; }
   static constexpr int64_t Dmin() { return 32; }
   constexpr int64_t Scales(int64_t j) const { return kquant == 4 || kquant == 5 ? 64 + 32 * j : 64 + 16 * j; }
   constexpr int64_t Mins(int64_t j) const { return 80 + 32 * j; }
-  constexpr int64_t Vector(int64_t i, int k) const { return kMetaBytes + (vectors_per_block * i + k) * 64; }
+  constexpr int64_t Vector(int64_t i, int k) const { return meta_bytes + (vectors_per_block * i + k) * 64; }
 };
 
 #define TESSEL_DECLARE_GEMV(isa)                                                       \

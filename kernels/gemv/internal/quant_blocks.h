@@ -57,6 +57,17 @@ struct BlockQ5_K {
 };
 static_assert(sizeof(BlockQ5_K) == 176, "ggml Q5_K block is 176 bytes");
 
+// ggml's IQ4_NL / IQ4_XS levels (kvalues_iq4nl): a 4-bit code indexes them.
+inline constexpr int8_t kIQ4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+struct BlockIQ4_XS {
+  uint16_t d;          // fp16 super-block scale
+  uint16_t scales_h;   // bits 2j, 2j + 1: the high bits of sub-block j's 6-bit scale
+  uint8_t scales_l[4]; // the low 4 bits (low nibble for even j) of sub-block j's scale (j / 2)
+  uint8_t qs[128];     // sub-block j (32 elements): Q4_0's nibbles at qs[16j]; value = d (scale - 32) level
+};
+static_assert(sizeof(BlockIQ4_XS) == 136, "ggml IQ4_XS block is 136 bytes");
+
 struct BlockQ6_K {
   uint8_t ql[128];  // half h: ql[64h + l + 32 (k % 2)] holds element 128h + 32k + l's low 4 bits
   uint8_t qh[64];   // (low nibble for k < 2); qh[32h + l] bits 2k, 2k + 1 its high 2 bits
