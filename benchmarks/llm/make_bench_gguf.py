@@ -6,7 +6,7 @@ Run with /usr/bin/python3 (needs numpy only):
 Weights are random quantized blocks written directly (uniform nibbles or bytes, fp16 scales giving
 a standard deviation of about 0.02), so that 1.1B parameters take seconds, not minutes. q4_k_m is
 llama.cpp's Q4_K_M mix (Q4_K, with Q6_K for the head and some attn_v / ffn_down matrices), the type
-most published GGUF files use. The
+most published GGUF files use; iq4_xs is ggml's non-linear 4.25-bit type with a Q6_K head. The
 vocabulary is a valid SentencePiece (llama) one that llama.cpp loads: control tokens, 256 byte
 tokens, the printable ASCII characters with and without the word-start mark, then filler pieces up
 to 32000. A prompt of N single-letter words ("a b c ...") is N + 1 tokens with BOS in both runtimes.
@@ -21,11 +21,12 @@ import numpy as np
 
 SPACE = "\u2581"
 GGUF_U32, GGUF_I32, GGUF_F32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY = 4, 5, 6, 7, 8, 9
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K = 0, 1, 2, 8, 12, 14
-FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q4_k_m": 15}
-TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q4_k_m": GGML_Q4_K}
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K, GGML_IQ4_XS = 0, 1, 2, 8, 12, 14, 23
+FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q4_k_m": 15, "iq4_xs": 30}
+TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q4_k_m": GGML_Q4_K, "iq4_xs": GGML_IQ4_XS}
 # Bytes per element block and elements per block, by ggml type.
-BLOCK = {GGML_F16: (2, 1), GGML_Q4_0: (18, 32), GGML_Q8_0: (34, 32), GGML_Q4_K: (144, 256), GGML_Q6_K: (210, 256)}
+BLOCK = {GGML_F16: (2, 1), GGML_Q4_0: (18, 32), GGML_Q8_0: (34, 32), GGML_Q4_K: (144, 256), GGML_Q6_K: (210, 256),
+         GGML_IQ4_XS: (136, 256)}
 TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_BYTE = 1, 2, 3, 6
 ALIGN = 32
 
@@ -125,7 +126,9 @@ def tensor_list():
 
 def tensor_type(kind, name):
     """The ggml type of a matrix. q4_k_m follows llama.cpp's Q4_K_M mix: Q6_K for the output head and
-    for attn_v / ffn_down in the layers its use_more_bits picks, Q4_K elsewhere."""
+    for attn_v / ffn_down in the layers its use_more_bits picks, Q4_K elsewhere; iq4_xs has a Q6_K head."""
+    if kind == "iq4_xs":
+        return GGML_Q6_K if name == "output.weight" else GGML_IQ4_XS
     if kind != "q4_k_m":
         return TENSOR_TYPE[kind]
     if name == "output.weight":
@@ -153,6 +156,12 @@ def random_tensor(gtype, ne, rng):
     if len(ne) == 1:
         return np.ones(ne[0], "<f4").tobytes()
     n = ne[0] * ne[1]
+    if gtype == GGML_IQ4_XS:
+        # Random super-blocks: sub-block scales ls - 32 uniform on -32..31 (std 18.5), levels of
+        # kvalues_iq4nl uniform (std 66): d for a weight std of about 0.02.
+        out = rng.integers(0, 256, size=(n // 256, 136), dtype=np.uint8)
+        out[:, 0:2] = half_bytes(0.02 / (18.5 * 66.0))
+        return out.tobytes()
     if gtype in (GGML_Q4_K, GGML_Q6_K):
         # Random super-blocks with fp16 scales for a weight std of about 0.02: Q4_K's 6-bit scales
         # average 31.5 and its nibbles have std 4.6; Q6_K's int8 scales have std 74, its codes 18.5.
@@ -208,13 +217,13 @@ def write(path, kind, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.expanduser("~/.cache/tessel/bench"))
-    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m")
+    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m, iq4_xs")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for kind in args.types.split(","):
         if kind not in FILE_TYPE:
-            raise SystemExit("unknown type %r: use q4_0, q8_0, f16 or q4_k_m" % kind)
+            raise SystemExit("unknown type %r: use q4_0, q8_0, f16, q4_k_m or iq4_xs" % kind)
         write(os.path.join(args.out, "tinyllama-1.1b-random-%s.gguf" % kind), kind, args.seed)
 
 

@@ -7,7 +7,7 @@
 #
 #   benchmarks/llm/run.sh [MODEL.gguf ...]
 #
-# With no arguments: the random-weight TinyLlama-1.1B files (Q4_0, Q8_0, Q4_K_M) that make_bench_gguf.py
+# With no arguments: the random-weight TinyLlama-1.1B files (Q4_0, Q8_0, Q4_K_M, IQ4_XS) that make_bench_gguf.py
 # writes to ~/.cache/tessel/bench (generated on first use), then the trained tiny test model
 # (//llm/testdata:tiny_llama, Q4_0 and Q8_0). Environment: REPEATS (5), PROMPT (128), DECODE (64),
 # THREADS ("1 2").
@@ -30,9 +30,9 @@ TESSEL=$BIN/tools/tessel
 if [[ $# -gt 0 ]]; then
   MODELS=("$@")
 else
-  /usr/bin/python3 benchmarks/llm/make_bench_gguf.py --out "$BENCH_DIR" --types q4_0,q8_0,q4_k_m >&2
+  /usr/bin/python3 benchmarks/llm/make_bench_gguf.py --out "$BENCH_DIR" --types q4_0,q8_0,q4_k_m,iq4_xs >&2
   MODELS=("$BENCH_DIR/tinyllama-1.1b-random-q4_0.gguf" "$BENCH_DIR/tinyllama-1.1b-random-q8_0.gguf"
-          "$BENCH_DIR/tinyllama-1.1b-random-q4_k_m.gguf"
+          "$BENCH_DIR/tinyllama-1.1b-random-q4_k_m.gguf" "$BENCH_DIR/tinyllama-1.1b-random-iq4_xs.gguf"
           "$BIN/llm/testdata/tiny_llama/model-q4_0.gguf" "$BIN/llm/testdata/tiny_llama/model-q8_0.gguf")
 fi
 
