@@ -343,16 +343,25 @@ void DequantizeQ6_K(const BlockQ6_K& b, float* y) {
 
 // --- IQ4_NL / IQ4_XS ---------------------------------------------------------------------------------
 
+// For each integer f in [-128, 127], the index of the largest level <= f (0 below the lowest level). The
+// levels are integers, so level <= v exactly when level <= floor(v).
+constexpr std::array<int8_t, 256> IQ4FloorLevels() {
+  std::array<int8_t, 256> t{};
+  for (int f = -128; f < 128; ++f) {
+    int8_t i = 0;
+    while (i < 15 && kIQ4NLValues[i + 1] <= f) ++i;
+    t[f + 128] = i;
+  }
+  return t;
+}
+constexpr std::array<int8_t, 256> kIQ4FloorLevels = IQ4FloorLevels();
+
 // The index of the kIQ4NLValues level nearest v (the upper one on a tie, as ggml's best_index_int8).
 int NearestIQ4Level(float v) {
-  int lo = 0, hi = 15;
-  if (v <= kIQ4NLValues[0]) return 0;
+  if (!(v > kIQ4NLValues[0])) return 0;  // also NaN
   if (v >= kIQ4NLValues[15]) return 15;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    (v < kIQ4NLValues[mid] ? hi : lo) = mid;
-  }
-  return v - kIQ4NLValues[lo] < kIQ4NLValues[hi] - v ? lo : hi;
+  const int lo = kIQ4FloorLevels[static_cast<int>(std::floor(v)) + 128];
+  return v - kIQ4NLValues[lo] < kIQ4NLValues[lo + 1] - v ? lo : lo + 1;
 }
 
 // The x^2-weighted least-squares scale of a 32-block x over the levels that `inv` (levels per unit of

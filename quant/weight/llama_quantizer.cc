@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -211,11 +212,23 @@ class Quantizer {
     const size_t row_bytes = llm::GgmlRowBytes(type, m.cols);
     GgmlTensorData t{type, std::string(m.rows * row_bytes, '\0')};
     std::vector<float> deq(m.rows * m.cols);
-    for (int64_t r = 0; r < m.rows; ++r) {
-      uint8_t* dst = reinterpret_cast<uint8_t*>(t.bytes.data()) + r * row_bytes;
-      llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols);
-      llm::DequantizeRow(type, dst, deq.data() + r * m.cols, m.cols);
+    // Rows are independent: split across the cores (IQ4's scale search costs ~5 s per TinyLlama layer
+    // on one core). The file is the same for any split.
+    auto rows = [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        uint8_t* dst = reinterpret_cast<uint8_t*>(t.bytes.data()) + r * row_bytes;
+        llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols);
+        llm::DequantizeRow(type, dst, deq.data() + r * m.cols, m.cols);
+      }
+    };
+    const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 16);
+    const int64_t per = (m.rows + workers - 1) / workers;
+    std::vector<std::thread> pool;
+    for (int64_t w = 1; w < workers && w * per < m.rows; ++w) {
+      pool.emplace_back(rows, w * per, std::min(m.rows, (w + 1) * per));
     }
+    rows(0, std::min(m.rows, per));
+    for (std::thread& th : pool) th.join();
     Record(l, m, std::move(t), std::move(deq), in, std::move(note));
     return absl::OkStatus();
   }
