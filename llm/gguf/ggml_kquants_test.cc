@@ -62,29 +62,32 @@ std::vector<Block> RandomBlocks(int n, std::mt19937* rng) {
   return blocks;
 }
 
+// DequantizeRow of `blocks` (of `block_elems` elements each) equals element(block, e) everywhere.
+template <typename Block, typename Element>
+void ExpectDequantizes(GgmlType t, const std::vector<Block>& blocks, int block_elems, Element element) {
+  const int n = static_cast<int>(blocks.size()) * block_elems;
+  std::vector<float> got(n);
+  DequantizeRow(t, blocks.data(), got.data(), n);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], element(blocks[i / block_elems], i % block_elems)) << GgmlTypeName(t) << " element " << i;
+  }
+}
+
 TEST(GgmlKQuantsTest, DequantizeMatchesTheLayout) {
   std::mt19937 rng(7);
-  constexpr int kBlocks = 6, n = kBlocks * kSuperBlock;
-  std::vector<float> got(n);
-  const auto q4 = RandomBlocks<BlockQ4_K>(kBlocks, &rng);
-  DequantizeRow(GgmlType::kQ4_K, q4.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) {
-    ASSERT_EQ(got[i], Q4KElement(q4[i / kSuperBlock], i % kSuperBlock, false, nullptr)) << "Q4_K element " << i;
-  }
-  const auto q5 = RandomBlocks<BlockQ5_K>(kBlocks, &rng);
-  DequantizeRow(GgmlType::kQ5_K, q5.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) {
-    const BlockQ5_K& b = q5[i / kSuperBlock];
-    BlockQ4_K as4;
-    as4.d = b.d;
-    as4.dmin = b.dmin;
-    std::memcpy(as4.scales, b.scales, sizeof(as4.scales));
-    std::memcpy(as4.qs, b.qs, sizeof(as4.qs));
-    ASSERT_EQ(got[i], Q4KElement(as4, i % kSuperBlock, true, b.qh)) << "Q5_K element " << i;
-  }
-  const auto q6 = RandomBlocks<BlockQ6_K>(kBlocks, &rng);
-  DequantizeRow(GgmlType::kQ6_K, q6.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q6KElement(q6[i / kSuperBlock], i % kSuperBlock)) << "Q6_K " << i;
+  constexpr int kBlocks = 6;
+  ExpectDequantizes(GgmlType::kQ4_K, RandomBlocks<BlockQ4_K>(kBlocks, &rng), kSuperBlock,
+                    [](const BlockQ4_K& b, int e) { return Q4KElement(b, e, false, nullptr); });
+  ExpectDequantizes(GgmlType::kQ5_K, RandomBlocks<BlockQ5_K>(kBlocks, &rng), kSuperBlock,
+                    [](const BlockQ5_K& b, int e) {
+                      BlockQ4_K as4;
+                      as4.d = b.d;
+                      as4.dmin = b.dmin;
+                      std::memcpy(as4.scales, b.scales, sizeof(as4.scales));
+                      std::memcpy(as4.qs, b.qs, sizeof(as4.qs));
+                      return Q4KElement(as4, e, true, b.qh);
+                    });
+  ExpectDequantizes(GgmlType::kQ6_K, RandomBlocks<BlockQ6_K>(kBlocks, &rng), kSuperBlock, Q6KElement);
 }
 
 // Q5_0 / Q5_1 element e of a block: its low nibble from qs[e % 16] (low nibble for e < 16), its fifth
@@ -139,14 +142,18 @@ float Q3KElement(const BlockQ3_K& b, int e) {
 
 TEST(GgmlKQuantsTest, Q2KAndQ3KMatchTheLayout) {
   std::mt19937 rng(9);
-  constexpr int kBlocks = 5, n = kBlocks * kSuperBlock;
-  std::vector<float> got(n);
-  const auto q2 = RandomBlocks<BlockQ2_K>(kBlocks, &rng);
-  DequantizeRow(GgmlType::kQ2_K, q2.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q2KElement(q2[i / kSuperBlock], i % kSuperBlock)) << "Q2_K " << i;
-  const auto q3 = RandomBlocks<BlockQ3_K>(kBlocks, &rng);
-  DequantizeRow(GgmlType::kQ3_K, q3.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], Q3KElement(q3[i / kSuperBlock], i % kSuperBlock)) << "Q3_K " << i;
+  ExpectDequantizes(GgmlType::kQ2_K, RandomBlocks<BlockQ2_K>(5, &rng), kSuperBlock, Q2KElement);
+  ExpectDequantizes(GgmlType::kQ3_K, RandomBlocks<BlockQ3_K>(5, &rng), kSuperBlock, Q3KElement);
+}
+
+// ||back - x|| / ||x|| over n elements.
+double RelativeRms(const float* x, const float* back, int64_t n) {
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    err += (back[i] - x[i]) * double{back[i] - x[i]};
+    norm += x[i] * double{x[i]};
+  }
+  return std::sqrt(err / norm);
 }
 
 // IQ4_NL / IQ4_XS element e: the level table of ggml-common.h's kvalues_iq4nl, typed in again here.
@@ -165,19 +172,9 @@ float IQ4XSElement(const BlockIQ4_XS& b, int e) {
 
 TEST(GgmlKQuantsTest, IQ4BlocksMatchTheLayout) {
   std::mt19937 rng(13);
-  constexpr int kBlocks = 5, n = kBlocks * kSuperBlock;
-  std::vector<float> got(n);
-  const auto xs = RandomBlocks<BlockIQ4_XS>(kBlocks, &rng);
-  DequantizeRow(GgmlType::kIQ4_XS, xs.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) {
-    ASSERT_EQ(got[i], IQ4XSElement(xs[i / kSuperBlock], i % kSuperBlock)) << "IQ4_XS " << i;
-  }
-  const auto nl = RandomBlocks<BlockIQ4_NL>(n / 32, &rng);
-  DequantizeRow(GgmlType::kIQ4_NL, nl.data(), got.data(), n);
-  for (int i = 0; i < n; ++i) {
-    const BlockIQ4_NL& b = nl[i / 32];
-    ASSERT_EQ(got[i], HalfToFloat(b.d) * kLevels[NibbleOf(b.qs, i % 32)]) << "IQ4_NL " << i;
-  }
+  ExpectDequantizes(GgmlType::kIQ4_XS, RandomBlocks<BlockIQ4_XS>(5, &rng), kSuperBlock, IQ4XSElement);
+  ExpectDequantizes(GgmlType::kIQ4_NL, RandomBlocks<BlockIQ4_NL>(40, &rng), kQuantBlock,
+                    [](const BlockIQ4_NL& b, int e) { return HalfToFloat(b.d) * kLevels[NibbleOf(b.qs, e)]; });
 }
 
 // The point of the non-linear levels: on normally distributed weights IQ4_NL's error is below Q4_0's at
@@ -192,13 +189,9 @@ TEST(GgmlKQuantsTest, IQ4BeatsUniformLevelsOnGaussianWeights) {
     std::vector<uint8_t> q(GgmlRowBytes(t, n));
     QuantizeRow(t, x.data(), q.data(), n);
     DequantizeRow(t, q.data(), back.data(), n);
-    double err = 0, norm = 0;
-    for (int i = 0; i < n; ++i) {
-      err += (back[i] - x[i]) * double{back[i] - x[i]};
-      norm += x[i] * double{x[i]};
-    }
-    std::printf("%s on Gaussian weights: relative RMS error %.4f\n", GgmlTypeName(t).data(), std::sqrt(err / norm));
-    return std::sqrt(err / norm);
+    const double rel = RelativeRms(x.data(), back.data(), n);
+    std::printf("%s on Gaussian weights: relative RMS error %.4f\n", GgmlTypeName(t).data(), rel);
+    return rel;
   };
   const double q4_0 = rel_rms(GgmlType::kQ4_0), iq4_nl = rel_rms(GgmlType::kIQ4_NL);
   const double q4_k = rel_rms(GgmlType::kQ4_K), iq4_xs = rel_rms(GgmlType::kIQ4_XS);
@@ -255,18 +248,13 @@ TEST(GgmlKQuantsTest, QuantizeRoundTrip) {
                         Case{GgmlType::kQ5_0, 0.045}, Case{GgmlType::kQ5_1, 0.04}, Case{GgmlType::kQ3_K, 0.18},
                         Case{GgmlType::kQ2_K, 0.35}, Case{GgmlType::kIQ4_NL, 0.1}, Case{GgmlType::kIQ4_XS, 0.1}}) {
     std::vector<uint8_t> q(rows * GgmlRowBytes(c.type, cols));
-    std::vector<float> back(cols);
-    double err = 0, norm = 0;
+    std::vector<float> back(rows * cols);
     for (int r = 0; r < rows; ++r) {
       uint8_t* row = q.data() + r * GgmlRowBytes(c.type, cols);
       QuantizeRow(c.type, &x[r * cols], row, cols);
-      DequantizeRow(c.type, row, back.data(), cols);
-      for (int k = 0; k < cols; ++k) {
-        err += (back[k] - x[r * cols + k]) * double{back[k] - x[r * cols + k]};
-        norm += x[r * cols + k] * double{x[r * cols + k]};
-      }
+      DequantizeRow(c.type, row, &back[r * cols], cols);
     }
-    const double rel = std::sqrt(err / norm);
+    const double rel = RelativeRms(x.data(), back.data(), rows * cols);
     EXPECT_LT(rel, c.max_rel_rms) << GgmlTypeName(c.type);
     EXPECT_GT(rel, 1e-3) << GgmlTypeName(c.type) << ": suspiciously exact";
     std::printf("%s: relative RMS round-trip error %.4f\n", GgmlTypeName(c.type).data(), rel);

@@ -181,11 +181,7 @@ inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22,
 
 // IQ4_NL: Q4_0's block (element j < 16 in the low nibble of qs[j], j + 16 in its high nibble) with
 // value = d * kIQ4NLValues[q].
-struct BlockIQ4_NL {
-  uint16_t d;
-  uint8_t qs[kQuantBlock / 2];
-};
-static_assert(sizeof(BlockIQ4_NL) == 18, "ggml block_iq4_nl is 18 bytes");
+using BlockIQ4_NL = BlockQ4_0;
 
 // IQ4_XS: 8 sub-blocks of 32, each IQ4_NL's nibbles (qs[16 j ..]) under a 6-bit scale ls: low 4 bits
 // in scales_l[j / 2] (low nibble for even j), high 2 bits at bits 2j, 2j + 1 of scales_h.
