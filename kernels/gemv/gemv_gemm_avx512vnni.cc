@@ -1035,7 +1035,8 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
     const uint8_t* unit = panel + (b / 8) * geo.unit_bytes;
     const int i = static_cast<int>(b % 8);
     const __m512 d = LoadHalves16(unit + G::D());
-    __m512i* o = out + b * (kKind == 2 ? kVecsPerBlock + 3 : kKind == kKQuantIQ4_XS ? kVecsPerBlock : kVecsPerBlock + 1);
+    constexpr int kVecs = kKind == 2 ? kVecsPerBlock + 3 : kKind == kKQuantIQ4_XS ? kVecsPerBlock : kVecsPerBlock + 1;
+    __m512i* o = out + b * kVecs;
     const uint8_t* block = unit + geo.Vector(i, 0);
     auto scale = [unit](int64_t offset, bool is_signed) {
       const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset));

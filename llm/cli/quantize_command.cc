@@ -108,8 +108,8 @@ int QuantizeCommand(int argc, char** argv) {
     if (!t.ok() || llm::GetGgmlTypeInfo(*t).block_size == 1) {
       return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
                                 "--type '", args->Get("type"),
-                                "': use q4_k_m, q5_k_m, q4_k, q5_k, q6_k, q3_k, q2_k, iq4_xs, iq4_nl, q8_0, q4_0, q4_1, "
-                                "q5_0 or q5_1")));
+                                "': use q4_k_m, q5_k_m, q4_k, q5_k, q6_k, q3_k, q2_k, iq4_xs, iq4_nl, q8_0, "
+                                "q4_0, q4_1, q5_0 or q5_1")));
     }
     if (args->Has("method") && options.method != quant::WeightMethod::kRtn) {
       return cli::Fail(cmd, absl::InvalidArgumentError("--type rounds to nearest: use it with --method rtn"));
