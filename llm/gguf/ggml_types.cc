@@ -92,75 +92,208 @@ float SignedAbsMax(const float* x, int n) {
   return max;
 }
 
-// Per sub-block of `len` elements the step that maps the element of largest magnitude to -zero, and
-// the step of largest magnitude over the sub-blocks (Q6_K, Q3_K).
-void SignedSubBlockSteps(const float* x, int subs, int len, int zero, float* step, float* max_step) {
-  *max_step = 0;
-  for (int j = 0; j < subs; ++j) {
-    step[j] = SignedAbsMax(x + j * len, len) / static_cast<float>(-zero);
-    if (std::fabs(step[j]) > std::fabs(*max_step)) *max_step = step[j];
-  }
-}
+// The k-quants follow ggml's reference quantizers (quantize_row_q{2..6}_K_ref, which llama.cpp's
+// quantize runs without an importance matrix) operation for operation, so that the files are ggml's
+// byte for byte (ggml_reference_test checks this against ggml's own library).
 
-// Per sub-block of `len` elements of x the range [min(0, min), max] in `steps` steps: the step and the
-// offset -min, and their largest values over the sub-blocks.
-void SubBlockRanges(const float* x, int subs, int len, int steps, float* step, float* offset, float* max_step,
-                    float* max_offset) {
-  *max_step = *max_offset = 0;
-  for (int j = 0; j < subs; ++j) {
-    float lo = 0, hi = x[j * len];
-    for (int l = 0; l < len; ++l) {
-      lo = std::fmin(lo, x[j * len + l]);
-      hi = std::fmax(hi, x[j * len + l]);
+constexpr float kGroupMaxEps = 1e-15f;  // ggml's GROUP_MAX_EPS: blocks below it are all zero
+
+// A symmetric scale for x[n] with codes -nmax .. nmax - 1 (stored as code + nmax in L), weighted by x^2:
+// the least-squares scale from the element of largest magnitude on -nmax, then from 18 nearby starting
+// points (-(nmax + 0.1 k) / max, k = -9 .. 9), keeping the best fit (ggml's make_qx_quants with
+// rmse_type 1). Q6_K.
+float SymmetricScaleSearch(const float* x, int n, int nmax, int8_t* L) {
+  const float max = SignedAbsMax(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
+    std::fill(L, L + n, 0);
+    return 0;
+  }
+  auto fit = [&](float iscale, float* sumlx, float* suml2, bool store) {
+    *sumlx = *suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1);
+      if (store) L[i] = static_cast<int8_t>(l + nmax);
+      const float w = x[i] * x[i];
+      *sumlx += w * x[i] * l;
+      *suml2 += w * l * l;
     }
-    step[j] = (hi - lo) / steps;
-    offset[j] = -lo;
-    *max_step = std::fmax(*max_step, step[j]);
-    *max_offset = std::fmax(*max_offset, offset[j]);
+  };
+  float sumlx, suml2;
+  fit(-nmax / max, &sumlx, &suml2, true);
+  float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
+  float best = scale * sumlx;
+  for (int k = -9; k <= 9; ++k) {
+    if (k == 0) continue;
+    const float iscale = -(nmax + 0.1f * k) / max;
+    fit(iscale, &sumlx, &suml2, false);
+    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+      fit(iscale, &sumlx, &suml2, true);
+      scale = sumlx / suml2;
+      best = scale * sumlx;
+    }
   }
+  return scale;
 }
 
-// Q4_K (bits 4) / Q5_K (bits 5) super-block x[256]: per sub-block of 32 the range [min(0, min x), max x]
-// in 2^bits - 1 steps; the steps and the offsets -min as 6-bit multiples of fp16 d and dmin; codes to
-// nearest under the rounded scales. Writes d, dmin, the 12 scale bytes and codes[256].
-void QuantizeKScaleMin(const float* x, int bits, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* codes) {
+// Q3_K's symmetric scale for x[n] (codes -nmax .. nmax - 1, stored + nmax): from the element of largest
+// magnitude on -nmax, up to 5 passes moving single codes while the x^2-weighted fit improves (ggml's
+// make_q3_quants with do_rmse).
+float Q3ScaleSearch(const float* x, int n, int nmax, int8_t* L) {
+  const float max = SignedAbsMax(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
+    std::fill(L, L + n, 0);
+    return 0;
+  }
+  const float iscale = -nmax / max;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    L[i] = static_cast<int8_t>(std::clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1));
+    const float w = x[i] * x[i];
+    sumlx += w * x[i] * L[i];
+    suml2 += w * L[i] * L[i];
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = x[i] * x[i];
+      float slx = sumlx - w * x[i] * L[i];
+      if (slx <= 0) continue;
+      float sl2 = suml2 - w * L[i] * L[i];
+      const int l = std::clamp(NearestInt(x[i] * sl2 / slx), -nmax, nmax - 1);
+      if (l == L[i]) continue;
+      slx += w * x[i] * l;
+      sl2 += w * l * l;
+      if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = static_cast<int8_t>(l);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (changed == 0) break;
+  }
+  for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
+  return sumlx / suml2;
+}
+
+// A scale and min for x[n] with codes 0 .. nmax (value = scale x code - min, min >= 0 covering negative
+// x): the range [min(0, min x), max x] first, then inverse scales (nmax + rmin + rdelta k) / range for
+// k = 0 .. nstep, each refit by weighted least squares; the lowest weighted squared (use_abs: absolute)
+// error wins (ggml's make_qkx2_quants). Returns the scale; *min_out = -min.
+float ScaleMinSearch(const float* x, const float* weights, int n, int nmax, float rmin, float rdelta, int nstep,
+                     bool use_abs, uint8_t* L, float* min_out) {
+  float min = x[0], max = x[0];
+  float sum_w = weights[0];
+  float sum_x = sum_w * x[0];
+  for (int i = 1; i < n; ++i) {
+    min = std::min(min, x[i]);
+    max = std::max(max, x[i]);
+    sum_w += weights[i];
+    sum_x += weights[i] * x[i];
+  }
+  if (min > 0) min = 0;
+  if (max == min) {
+    std::fill(L, L + n, 0);
+    *min_out = -min;
+    return 0;
+  }
+  auto error = [&](float scale, float offset, const uint8_t* codes) {
+    float e = 0;
+    for (int i = 0; i < n; ++i) {
+      float diff = scale * codes[i] + offset - x[i];
+      diff = use_abs ? std::fabs(diff) : diff * diff;
+      e += weights[i] * diff;
+    }
+    return e;
+  };
+  float iscale = nmax / (max - min);
+  float scale = 1 / iscale;
+  for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(std::clamp(NearestInt(iscale * (x[i] - min)), 0, nmax));
+  float best = error(scale, min, L);
+  uint8_t trial[kSuperBlock];
+  for (int k = 0; k <= nstep; ++k) {
+    iscale = (rmin + rdelta * k + nmax) / (max - min);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::clamp(NearestInt(iscale * (x[i] - min)), 0, nmax);
+      trial[i] = static_cast<uint8_t>(l);
+      const float w = weights[i];
+      sum_l += w * l;
+      sum_l2 += w * l * l;
+      sum_xl += w * l * x[i];
+    }
+    const float det = sum_w * sum_l2 - sum_l * sum_l;
+    if (det <= 0) continue;
+    float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
+    float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
+    if (this_min > 0) {
+      this_min = 0;
+      this_scale = sum_xl / sum_l2;
+    }
+    const float e = error(this_scale, this_min, trial);
+    if (e < best) {
+      std::copy(trial, trial + n, L);
+      best = e;
+      scale = this_scale;
+      min = this_min;
+    }
+  }
+  *min_out = -min;
+  return scale;
+}
+
+// Q4_K (nmax 15) / Q5_K (31): per sub-block of 32 a scale and min (ScaleMinSearch weighted by
+// rms(x) + |x|), both as 6-bit multiples of fp16 d = max scale / 63 and dmin = max min / 63; then every
+// code again under the rounded scales. Writes d, dmin, the 12 scale bytes and codes[256].
+void QuantizeKScaleMin(const float* x, int nmax, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* codes) {
   constexpr int kSub = 8, kLen = 32;
-  const int nmax = (1 << bits) - 1;
-  float step[kSub], offset[kSub], max_step, max_offset;
-  SubBlockRanges(x, kSub, kLen, nmax, step, offset, &max_step, &max_offset);
-  *d = FloatToHalf(max_step / 63);
-  *dmin = FloatToHalf(max_offset / 63);
-  const float inv_step = max_step > 0 ? 63 / max_step : 0, inv_offset = max_offset > 0 ? 63 / max_offset : 0;
-  int sc[kSub], m[kSub];
+  const float rmin = nmax == 15 ? -1.0f : -0.5f;
+  const int nstep = nmax == 15 ? 20 : 15;
+  float sc_f[kSub], min_f[kSub], max_scale = 0, max_min = 0;
   for (int j = 0; j < kSub; ++j) {
-    sc[j] = std::min(63, NearestInt(inv_step * step[j]));
-    m[j] = std::min(63, NearestInt(inv_offset * offset[j]));
+    const float* xj = x + kLen * j;
+    float sum_x2 = 0;
+    for (int l = 0; l < kLen; ++l) sum_x2 += xj[l] * xj[l];
+    const float av_x = std::sqrt(sum_x2 / kLen);
+    float weights[kLen];
+    for (int l = 0; l < kLen; ++l) weights[l] = av_x + std::fabs(xj[l]);
+    sc_f[j] = ScaleMinSearch(xj, weights, kLen, nmax, rmin, 0.1f, nstep, false, codes + kLen * j, &min_f[j]);
+    max_scale = std::max(max_scale, sc_f[j]);
+    max_min = std::max(max_min, min_f[j]);
   }
+  const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+  const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
   std::memset(scales, 0, 12);
-  for (int j = 0; j < 4; ++j) {
-    scales[j] = static_cast<uint8_t>(sc[j]);
-    scales[j + 4] = static_cast<uint8_t>(m[j]);
-  }
-  for (int j = 4; j < kSub; ++j) {
-    scales[j + 4] = static_cast<uint8_t>((sc[j] & 0x0F) | ((m[j] & 0x0F) << 4));
-    scales[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
-    scales[j] |= static_cast<uint8_t>((m[j] >> 4) << 6);
-  }
-  const float fd = HalfToFloat(*d), fmin = HalfToFloat(*dmin);
   for (int j = 0; j < kSub; ++j) {
-    int s, o;
-    KQuantScaleMin(scales, j, &s, &o);
-    const float dd = fd * s, dm = fmin * o;
+    // As ggml: the nearest integer truncated to a byte, then capped at 63.
+    const int ls = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_scale * sc_f[j]))));
+    const int lm = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_min * min_f[j]))));
+    if (j < 4) {
+      scales[j] = static_cast<uint8_t>(ls);
+      scales[j + 4] = static_cast<uint8_t>(lm);
+    } else {
+      scales[j + 4] = static_cast<uint8_t>((ls & 0x0F) | ((lm & 0x0F) << 4));
+      scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
+      scales[j] |= static_cast<uint8_t>((lm >> 4) << 6);
+    }
+  }
+  *d = FloatToHalf(max_scale / 63.0f);
+  *dmin = FloatToHalf(max_min / 63.0f);
+  for (int j = 0; j < kSub; ++j) {
+    int sc, m;
+    KQuantScaleMin(scales, j, &sc, &m);
+    const float dd = HalfToFloat(*d) * sc;
+    if (dd == 0) continue;  // the search's codes stay
+    const float dm = HalfToFloat(*dmin) * m;
     for (int l = 0; l < kLen; ++l) {
-      const int q = dd != 0 ? NearestInt((x[j * kLen + l] + dm) / dd) : 0;
-      codes[j * kLen + l] = static_cast<uint8_t>(std::min(nmax, std::max(0, q)));
+      codes[kLen * j + l] = static_cast<uint8_t>(std::clamp(NearestInt((x[kLen * j + l] + dm) / dd), 0, nmax));
     }
   }
 }
 
 void QuantizeQ4_K(const float* x, BlockQ4_K* b) {
   uint8_t q[kSuperBlock];
-  QuantizeKScaleMin(x, 4, &b->d, &b->dmin, b->scales, q);
+  QuantizeKScaleMin(x, 15, &b->d, &b->dmin, b->scales, q);
   for (int c = 0; c < 4; ++c) {
     for (int l = 0; l < 32; ++l) {
       b->qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
@@ -170,7 +303,7 @@ void QuantizeQ4_K(const float* x, BlockQ4_K* b) {
 
 void QuantizeQ5_K(const float* x, BlockQ5_K* b) {
   uint8_t q[kSuperBlock];
-  QuantizeKScaleMin(x, 5, &b->d, &b->dmin, b->scales, q);
+  QuantizeKScaleMin(x, 31, &b->d, &b->dmin, b->scales, q);
   std::memset(b->qh, 0, sizeof(b->qh));
   for (int c = 0; c < 4; ++c) {
     for (int l = 0; l < 32; ++l) {
@@ -181,26 +314,45 @@ void QuantizeQ5_K(const float* x, BlockQ5_K* b) {
   }
 }
 
-// Per sub-block of 16 the step that maps the element of largest magnitude to -32 (Q4_0's choice, the
-// whole [-32, 31] range); the steps as int8 multiples of fp16 d, the largest one -128.
+// Q2_K / Q3_K code bytes: element 128n + 32j + l's 2 low bits at bits 2j of qs[32n + l].
+void PackTwoBitCodes(const uint8_t* q, uint8_t* qs) {
+  for (int n = 0; n < 2; ++n) {
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t* e = q + 128 * n + l;
+      qs[32 * n + l] = static_cast<uint8_t>((e[0] & 3) | (e[32] & 3) << 2 | (e[64] & 3) << 4 | (e[96] & 3) << 6);
+    }
+  }
+}
+
+// Q6_K: per sub-block of 16 a symmetric scale (SymmetricScaleSearch, codes -32 .. 31), stored as int8
+// multiples of fp16 d with the largest one at -128; then every code again under the rounded scales.
 void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
   constexpr int kSub = 16, kLen = 16;
-  float step[kSub], max_step;
-  SignedSubBlockSteps(x, kSub, kLen, 32, step, &max_step);
-  const float iscale = max_step != 0 ? -128 / max_step : 0;
-  b->d = FloatToHalf(iscale != 0 ? 1 / iscale : 0);
-  const float d = HalfToFloat(b->d);
-  uint8_t q[kSuperBlock];
+  int8_t L[kSuperBlock];
+  float scale[kSub], max_scale = 0, max_abs = 0;
   for (int j = 0; j < kSub; ++j) {
-    b->scales[j] = static_cast<int8_t>(std::max(-128, std::min(127, NearestInt(iscale * step[j]))));
-    const float dd = d * b->scales[j];
+    scale[j] = SymmetricScaleSearch(x + kLen * j, kLen, 32, L + kLen * j);
+    if (std::fabs(scale[j]) > max_abs) {
+      max_abs = std::fabs(scale[j]);
+      max_scale = scale[j];
+    }
+  }
+  if (max_abs < kGroupMaxEps) {
+    std::memset(b, 0, sizeof(*b));
+    return;
+  }
+  const float iscale = -128.0f / max_scale;
+  b->d = FloatToHalf(1 / iscale);
+  for (int j = 0; j < kSub; ++j) {
+    b->scales[j] = static_cast<int8_t>(std::min(127, NearestInt(iscale * scale[j])));
+    const float dd = HalfToFloat(b->d) * b->scales[j];
+    if (dd == 0) continue;
     for (int l = 0; l < kLen; ++l) {
-      const int v = dd != 0 ? NearestInt(x[j * kLen + l] / dd) : 0;
-      q[j * kLen + l] = static_cast<uint8_t>(std::min(31, std::max(-32, v)) + 32);
+      L[kLen * j + l] = static_cast<int8_t>(std::clamp(NearestInt(x[kLen * j + l] / dd), -32, 31) + 32);
     }
   }
   for (int h = 0; h < 2; ++h) {
-    const uint8_t* qq = q + 128 * h;
+    const int8_t* qq = L + 128 * h;
     uint8_t* ql = b->ql + 64 * h;
     uint8_t* qh = b->qh + 32 * h;
     for (int l = 0; l < 32; ++l) {
@@ -212,57 +364,81 @@ void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
   }
 }
 
-// Q2_K: per sub-block of 16 the range [min(0, min x), max x] in 3 steps; steps and offsets as 4-bit
-// multiples of fp16 d and dmin; codes to nearest under the rounded scales.
+// Q2_K: per sub-block of 16 a scale and min (ScaleMinSearch weighted by |x|, absolute error), as 4-bit
+// multiples of fp16 d = max scale / 15 and dmin = max min / 15; then every code again.
 void QuantizeQ2_K(const float* x, BlockQ2_K* b) {
   constexpr int kSub = 16, kLen = 16;
-  float step[kSub], offset[kSub], max_step, max_offset;
-  SubBlockRanges(x, kSub, kLen, 3, step, offset, &max_step, &max_offset);
-  b->d = FloatToHalf(max_step / 15);
-  b->dmin = FloatToHalf(max_offset / 15);
-  const float d = HalfToFloat(b->d), dmin = HalfToFloat(b->dmin);
-  std::memset(b->qs, 0, sizeof(b->qs));
-  for (int s = 0; s < kSub; ++s) {
-    const int sc = d > 0 ? std::min(15, NearestInt(step[s] / d)) : 0;
-    const int m = dmin > 0 ? std::min(15, NearestInt(offset[s] / dmin)) : 0;
-    b->scales[s] = static_cast<uint8_t>(sc | (m << 4));
-    const float dl = d * sc, ml = dmin * m;
-    // Sub-block s = 8n + 2j + h holds elements 128n + 32j + 16h + (0..15).
-    const int n = s / 8, j = (s % 8) / 2, h = s % 2;
+  uint8_t L[kSuperBlock];
+  float sc_f[kSub], min_f[kSub], max_scale = 0, max_min = 0;
+  for (int j = 0; j < kSub; ++j) {
+    const float* xj = x + kLen * j;
+    float weights[kLen];
+    for (int l = 0; l < kLen; ++l) weights[l] = std::fabs(xj[l]);
+    sc_f[j] = ScaleMinSearch(xj, weights, kLen, 3, -0.5f, 0.1f, 15, true, L + kLen * j, &min_f[j]);
+    max_scale = std::max(max_scale, sc_f[j]);
+    max_min = std::max(max_min, min_f[j]);
+  }
+  const float inv_scale = max_scale > 0 ? 15.0f / max_scale : 0.0f;
+  const float inv_min = max_min > 0 ? 15.0f / max_min : 0.0f;
+  for (int j = 0; j < kSub; ++j) {
+    const int ls = max_scale > 0 ? NearestInt(inv_scale * sc_f[j]) : 0;
+    const int lm = max_min > 0 ? NearestInt(inv_min * min_f[j]) : 0;
+    b->scales[j] = static_cast<uint8_t>(ls | (lm << 4));
+  }
+  b->d = FloatToHalf(max_scale > 0 ? max_scale / 15.0f : 0.0f);
+  b->dmin = FloatToHalf(max_min > 0 ? max_min / 15.0f : 0.0f);
+  for (int j = 0; j < kSub; ++j) {
+    const float dd = HalfToFloat(b->d) * (b->scales[j] & 0x0F);
+    if (dd == 0) continue;
+    const float dm = HalfToFloat(b->dmin) * (b->scales[j] >> 4);
     for (int l = 0; l < kLen; ++l) {
-      const int e = 128 * n + 32 * j + 16 * h + l;
-      const int q = dl != 0 ? std::max(0, std::min(3, NearestInt((x[e] + ml) / dl))) : 0;
-      b->qs[32 * n + 16 * h + l] |= static_cast<uint8_t>(q << (2 * j));
+      L[kLen * j + l] = static_cast<uint8_t>(std::clamp(NearestInt((x[kLen * j + l] + dm) / dd), 0, 3));
     }
   }
+  PackTwoBitCodes(L, b->qs);
 }
 
-// Q3_K: per sub-block of 16 the step that maps the element of largest magnitude to -4; the steps as
-// 6-bit signed multiples (-32..31) of fp16 d, the largest one -32.
+// Q3_K: per sub-block of 16 a symmetric scale (Q3ScaleSearch, codes -4 .. 3), as 6-bit signed multiples
+// (-32 .. 31) of fp16 d with the largest one at -32; then every code again under the rounded scales.
 void QuantizeQ3_K(const float* x, BlockQ3_K* b) {
   constexpr int kSub = 16, kLen = 16;
-  float step[kSub], max_step;
-  SignedSubBlockSteps(x, kSub, kLen, 4, step, &max_step);  // sub-block s: elements 16s .. 16s + 15
-  const float iscale = max_step != 0 ? -32 / max_step : 0;
-  b->d = FloatToHalf(iscale != 0 ? 1 / iscale : 0);
-  const float d = HalfToFloat(b->d);
-  std::memset(b->scales, 0, sizeof(b->scales));
-  std::memset(b->hmask, 0, sizeof(b->hmask));
-  std::memset(b->qs, 0, sizeof(b->qs));
-  for (int s = 0; s < kSub; ++s) {
-    const int sc = std::max(-32, std::min(31, NearestInt(iscale * step[s])));
-    const int u = sc + 32;  // 0..63
-    b->scales[s % 8] |= static_cast<uint8_t>((u & 15) << (s < 8 ? 0 : 4));
-    b->scales[8 + s % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (s / 4)));
-    const float dl = d * sc;
-    const int n = s / 8, j = (s % 8) / 2, h = s % 2;
-    for (int l = 0; l < kLen; ++l) {
-      const int e = 128 * n + 32 * j + 16 * h + l;
-      const int q = dl != 0 ? std::max(-4, std::min(3, NearestInt(x[e] / dl))) + 4 : 4;  // 0..7
-      b->qs[32 * n + 16 * h + l] |= static_cast<uint8_t>((q & 3) << (2 * j));
-      if (q >= 4) b->hmask[16 * h + l] |= static_cast<uint8_t>(1 << (4 * n + j));
+  int8_t L[kSuperBlock];
+  float scale[kSub], max_scale = 0, max_abs = 0;
+  for (int j = 0; j < kSub; ++j) {
+    scale[j] = Q3ScaleSearch(x + kLen * j, kLen, 4, L + kLen * j);
+    if (std::fabs(scale[j]) > max_abs) {
+      max_abs = std::fabs(scale[j]);
+      max_scale = scale[j];
     }
   }
+  std::memset(b->scales, 0, sizeof(b->scales));
+  if (max_scale != 0) {
+    const float iscale = -32.0f / max_scale;
+    for (int j = 0; j < kSub; ++j) {
+      const int u = std::clamp(static_cast<int>(static_cast<int8_t>(NearestInt(iscale * scale[j]))), -32, 31) + 32;
+      b->scales[j % 8] |= static_cast<uint8_t>((u & 0x0F) << (j < 8 ? 0 : 4));
+      b->scales[8 + j % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (j / 4)));
+    }
+    b->d = FloatToHalf(1 / iscale);
+  } else {
+    b->d = FloatToHalf(0.0f);
+  }
+  for (int j = 0; j < kSub; ++j) {
+    const int sc = (((b->scales[j % 8] >> (j < 8 ? 0 : 4)) & 0x0F) | (((b->scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+    const float dd = HalfToFloat(b->d) * sc;
+    if (dd == 0) continue;
+    for (int l = 0; l < kLen; ++l) {
+      L[kLen * j + l] = static_cast<int8_t>(std::clamp(NearestInt(x[kLen * j + l] / dd), -4, 3) + 4);
+    }
+  }
+  // The third bit of element e at bit e / 32 of hmask[e % 32]; the low 2 bits as Q2_K's.
+  std::memset(b->hmask, 0, sizeof(b->hmask));
+  uint8_t low[kSuperBlock];
+  for (int e = 0; e < kSuperBlock; ++e) {
+    if (L[e] > 3) b->hmask[e % 32] |= static_cast<uint8_t>(1 << (e / 32));
+    low[e] = static_cast<uint8_t>(L[e] > 3 ? L[e] - 4 : L[e]);
+  }
+  PackTwoBitCodes(low, b->qs);
 }
 
 // ggml's dequantize_row_q2_K / q3_K, one super-block into y[256].

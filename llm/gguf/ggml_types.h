@@ -246,12 +246,13 @@ void PackTesselGroupRow(GgmlType t, const uint8_t* codes, const float* scales, c
 int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i);
 
 // Reference conversions of one row of `n` elements (a multiple of the block size) for supported
-// types. Quantization follows ggml's quantize_row_*_ref exactly (same scales, same rounding) for
-// Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1, so files written here match llama.cpp's bit for bit. The k-quants are
-// round-to-nearest under scales from each sub-block's range (not llama.cpp's iterative scale search:
-// valid files llama.cpp reads, with somewhat larger error). IQ4_NL and IQ4_XS follow ggml's
-// quantize_row_iq4_nl_impl without an importance matrix: x^2-weighted least-squares scales, searched
-// over 15 starting points per block, codes to the nearest level. Dequantization is ggml's for every type.
+// types. Quantization writes the bytes ggml_quantize_chunk writes without an importance matrix (what
+// llama.cpp's quantize writes without --imatrix) for every ggml type here: ggml's reference rounding
+// for Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1, its scale searches for the k-quants (weighted least-squares
+// scale and min per sub-block, then the sub-block scales quantized under fp16 super-block scales) and
+// for IQ4_NL / IQ4_XS (x^2-weighted least-squares scales from 15 starting points per block, codes to
+// the nearest level). ggml_reference_test checks both directions against ggml's own library.
+// Dequantization is ggml's for every type.
 // Tessel group types quantize to nearest: symmetric scale = max|x| / 2^(bits-1) - 0.5 steps (so -max
 // and +max land within half a step), asymmetric scale = (max - min) / (2^bits - 1) over a range that
 // includes 0.
