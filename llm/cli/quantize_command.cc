@@ -26,13 +26,17 @@ int QuantizeCommand(int argc, char** argv) {
       {"bits", "B", "bits per weight: 4 or 3 (8: Q8_0, RTN group 32 symmetric)", false, "4"},
       {"group", "G", "input channels per scale: 32, 64 or 128", false, "128"},
       {"asym", "", "asymmetric groups (a zero point per group); default symmetric"},
-      {"calibration", "TEXT", "calibration text file (needed by gptq and awq)"},
+      {"calibration", "TEXT",
+       "calibration text file (needed by gptq and awq; with --type, its inputs' importance matrix guides the "
+       "scales, as llama.cpp's --imatrix)"},
       {"samples", "N", "calibration windows", false, "128"},
       {"seq", "N", "tokens per calibration window (BOS included)", false, "256"},
       {"seed", "S", "seed for drawing the calibration windows", false, "0"},
       {"no-act-order", "", "GPTQ: visit columns in stored order instead of by descending Hessian diagonal"},
       {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01"},
       {"no-clip", "", "AWQ: skip the per-group clipping search"},
+      {"no-imatrix", "", "--type with --calibration: measure errors on the calibration data, but quantize without "
+                         "the importance matrix"},
       {"tessel-types", "", "store W4 g32 in Tessel's group type instead of ggml's Q4_0 / Q4_1"},
       {"type", "T",
        "instead of --bits/--group: round every matrix to ggml type T as llama.cpp's quantize does (RTN): "
@@ -84,6 +88,7 @@ int QuantizeCommand(int argc, char** argv) {
   options.gptq.act_order = !args->Has("no-act-order");
   options.gptq.damp = *damp;
   options.awq_clip = !args->Has("no-clip");
+  options.use_importance = !args->Has("no-imatrix");
   options.prefer_ggml_types = !args->Has("tessel-types");
   if (const std::string head = args->Get("output-type"); head == "keep") {
     options.output_type = std::nullopt;

@@ -53,10 +53,11 @@ class Ggml {
   const std::string& error() const { return error_; }
   bool ok() const { return quantize_ != nullptr && init_ != nullptr; }
 
-  std::vector<uint8_t> Quantize(GgmlType t, const std::vector<float>& x, int64_t rows, int64_t cols) const {
+  std::vector<uint8_t> Quantize(GgmlType t, const std::vector<float>& x, int64_t rows, int64_t cols,
+                                const float* imatrix = nullptr) const {
     std::vector<uint8_t> out(rows * GgmlRowBytes(t, cols));
     init_(static_cast<int>(t));
-    quantize_(static_cast<int>(t), x.data(), out.data(), 0, rows, cols, nullptr);
+    quantize_(static_cast<int>(t), x.data(), out.data(), 0, rows, cols, imatrix);
     return out;
   }
   DequantizeFn Dequantizer(const char* name) const {
@@ -102,16 +103,23 @@ std::vector<float> Weights(int64_t rows, int64_t cols, uint32_t seed) {
   return x;
 }
 
-TEST(GgmlReferenceTest, QuantizeRowWritesGgmlsBytes) {
+// Without an importance matrix (llama.cpp's quantize without --imatrix), and with one: per column the
+// mean square of log-normal activations, as llama.cpp's imatrix holds.
+void ExpectGgmlsBytes(bool with_imatrix) {
   const Ggml ggml;
   ASSERT_TRUE(ggml.ok()) << ggml.error();
   constexpr int64_t rows = 24, cols = 1024;
   const std::vector<float> x = Weights(rows, cols, 3);
+  std::vector<float> imatrix(cols);
+  std::mt19937 rng(11);
+  std::lognormal_distribution<float> act(0.0f, 1.0f);
+  for (float& v : imatrix) v = act(rng) * act(rng);
+  const float* qw = with_imatrix ? imatrix.data() : nullptr;
   for (const TypeCase& c : kTypes) {
-    const std::vector<uint8_t> want = ggml.Quantize(c.type, x, rows, cols);
+    const std::vector<uint8_t> want = ggml.Quantize(c.type, x, rows, cols, qw);
     std::vector<uint8_t> got(want.size());
     const size_t row_bytes = GgmlRowBytes(c.type, cols);
-    for (int64_t r = 0; r < rows; ++r) QuantizeRow(c.type, &x[r * cols], got.data() + r * row_bytes, cols);
+    for (int64_t r = 0; r < rows; ++r) QuantizeRow(c.type, &x[r * cols], got.data() + r * row_bytes, cols, qw);
     int64_t differing = 0, first = -1;
     for (size_t i = 0; i < got.size(); ++i) {
       if (got[i] != want[i]) {
@@ -119,11 +127,16 @@ TEST(GgmlReferenceTest, QuantizeRowWritesGgmlsBytes) {
         ++differing;
       }
     }
-    EXPECT_EQ(differing, 0) << GgmlTypeName(c.type) << ": " << differing << " of " << got.size()
+    EXPECT_EQ(differing, 0) << GgmlTypeName(c.type) << (with_imatrix ? " with an imatrix" : "") << ": " << differing
+                            << " of " << got.size()
                             << " bytes differ from ggml's, the first at byte " << first << " (row "
                             << first / static_cast<int64_t>(row_bytes) << ")";
   }
 }
+
+TEST(GgmlReferenceTest, QuantizeRowWritesGgmlsBytes) { ExpectGgmlsBytes(false); }
+
+TEST(GgmlReferenceTest, QuantizeRowWithAnImportanceMatrixWritesGgmlsBytes) { ExpectGgmlsBytes(true); }
 
 TEST(GgmlReferenceTest, DequantizeRowReadsBlocksAsGgml) {
   const Ggml ggml;

@@ -98,11 +98,11 @@ float SignedAbsMax(const float* x, int n) {
 
 constexpr float kGroupMaxEps = 1e-15f;  // ggml's GROUP_MAX_EPS: blocks below it are all zero
 
-// A symmetric scale for x[n] with codes -nmax .. nmax - 1 (stored as code + nmax in L), weighted by x^2:
-// the least-squares scale from the element of largest magnitude on -nmax, then from 18 nearby starting
-// points (-(nmax + 0.1 k) / max, k = -9 .. 9), keeping the best fit (ggml's make_qx_quants with
-// rmse_type 1). Q6_K.
-float SymmetricScaleSearch(const float* x, int n, int nmax, int8_t* L) {
+// A symmetric scale for x[n] with codes -nmax .. nmax - 1 (stored as code + nmax in L), weighted by qw
+// (null: x^2): the least-squares scale from the element of largest magnitude on -nmax, then from 18
+// nearby starting points (-(nmax + 0.1 k) / max, k = -9 .. 9), keeping the best fit (ggml's
+// make_qx_quants with rmse_type 1). Q6_K; with an importance matrix Q4_0, Q5_0, Q3_K.
+float SymmetricScaleSearch(const float* x, int n, int nmax, int8_t* L, const float* qw = nullptr) {
   const float max = SignedAbsMax(x, n);
   if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, 0);
@@ -113,7 +113,7 @@ float SymmetricScaleSearch(const float* x, int n, int nmax, int8_t* L) {
     for (int i = 0; i < n; ++i) {
       const int l = std::clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1);
       if (store) L[i] = static_cast<int8_t>(l + nmax);
-      const float w = x[i] * x[i];
+      const float w = qw != nullptr ? qw[i] : x[i] * x[i];
       *sumlx += w * x[i] * l;
       *suml2 += w * l * l;
     }
@@ -242,58 +242,163 @@ float ScaleMinSearch(const float* x, const float* weights, int n, int nmax, floa
   return scale;
 }
 
-// Q4_K (nmax 15) / Q5_K (31): per sub-block of 32 a scale and min (ScaleMinSearch weighted by
-// rms(x) + |x|), both as 6-bit multiples of fp16 d = max scale / 63 and dmin = max min / 63; then every
-// code again under the rounded scales. Writes d, dmin, the 12 scale bytes and codes[256].
-void QuantizeKScaleMin(const float* x, int nmax, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* codes) {
-  constexpr int kSub = 8, kLen = 32;
-  const float rmin = nmax == 15 ? -1.0f : -0.5f;
-  const int nstep = nmax == 15 ? 20 : 15;
-  float sc_f[kSub], min_f[kSub], max_scale = 0, max_min = 0;
-  for (int j = 0; j < kSub; ++j) {
-    const float* xj = x + kLen * j;
-    float sum_x2 = 0;
-    for (int l = 0; l < kLen; ++l) sum_x2 += xj[l] * xj[l];
-    const float av_x = std::sqrt(sum_x2 / kLen);
-    float weights[kLen];
-    for (int l = 0; l < kLen; ++l) weights[l] = av_x + std::fabs(xj[l]);
-    sc_f[j] = ScaleMinSearch(xj, weights, kLen, nmax, rmin, 0.1f, nstep, false, codes + kLen * j, &min_f[j]);
-    max_scale = std::max(max_scale, sc_f[j]);
-    max_min = std::max(max_min, min_f[j]);
+// A scale for the non-negative x[n] (sub-block scales or mins) with codes 0 .. nmax, weighted by w: the
+// inverse scales (nmax + 0.1 k) / max for k = -4 .. 4 by weighted squared error, then up to 5 passes
+// moving single codes while the weighted fit improves (ggml's make_qp_quants; with an importance
+// matrix, the k-quants' super-block scales).
+float PositiveScaleSearch(const float* x, int n, int nmax, uint8_t* L, const float* w) {
+  float max = 0;
+  for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+  if (max == 0) {
+    std::fill(L, L + n, 0);
+    return 0;
   }
-  const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-  const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
-  std::memset(scales, 0, 12);
-  for (int j = 0; j < kSub; ++j) {
-    // As ggml: the nearest integer truncated to a byte, then capped at 63.
-    const int ls = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_scale * sc_f[j]))));
-    const int lm = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_min * min_f[j]))));
-    if (j < 4) {
-      scales[j] = static_cast<uint8_t>(ls);
-      scales[j + 4] = static_cast<uint8_t>(lm);
-    } else {
-      scales[j + 4] = static_cast<uint8_t>((ls & 0x0F) | ((lm & 0x0F) << 4));
-      scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
-      scales[j] |= static_cast<uint8_t>((lm >> 4) << 6);
+  float iscale = nmax / max;
+  for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(NearestInt(iscale * x[i]));
+  const float scale0 = 1 / iscale;
+  float best = 0;
+  for (int i = 0; i < n; ++i) {
+    const float diff = x[i] - scale0 * L[i];
+    best += w[i] * diff * diff;
+  }
+  for (int k = -4; k <= 4; ++k) {
+    if (k == 0) continue;
+    const float iscale_k = (0.1f * k + nmax) / max;
+    const float scale_k = 1 / iscale_k;
+    float mse = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::min(nmax, NearestInt(iscale_k * x[i]));
+      const float diff = x[i] - scale_k * l;
+      mse += w[i] * diff * diff;
+    }
+    if (mse < best) {
+      best = mse;
+      iscale = iscale_k;
     }
   }
-  *d = FloatToHalf(max_scale / 63.0f);
-  *dmin = FloatToHalf(max_min / 63.0f);
-  for (int j = 0; j < kSub; ++j) {
-    int sc, m;
-    KQuantScaleMin(scales, j, &sc, &m);
-    const float dd = HalfToFloat(*d) * sc;
-    if (dd == 0) continue;  // the search's codes stay
-    const float dm = HalfToFloat(*dmin) * m;
-    for (int l = 0; l < kLen; ++l) {
-      codes[kLen * j + l] = static_cast<uint8_t>(std::clamp(NearestInt((x[kLen * j + l] + dm) / dd), 0, nmax));
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::min(nmax, NearestInt(iscale * x[i]));
+    L[i] = static_cast<uint8_t>(l);
+    sumlx += w[i] * x[i] * l;
+    suml2 += w[i] * l * l;
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      float slx = sumlx - w[i] * x[i] * L[i];
+      float sl2 = suml2 - w[i] * L[i] * L[i];
+      if (!(slx > 0 && sl2 > 0)) continue;
+      const int l = std::min(nmax, NearestInt(x[i] * sl2 / slx));
+      if (l == L[i]) continue;
+      slx += w[i] * x[i] * l;
+      sl2 += w[i] * l * l;
+      if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = static_cast<uint8_t>(l);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (changed == 0) break;
+  }
+  return sumlx / suml2;
+}
+
+// Q4_K / Q5_K sub-block scale and min bytes (6 bits each) into the 12 scale bytes.
+void PackKScaleMin(const int* ls, const int* lm, uint8_t* scales) {
+  std::memset(scales, 0, 12);
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      scales[j] = static_cast<uint8_t>(ls[j]);
+      scales[j + 4] = static_cast<uint8_t>(lm[j]);
+    } else {
+      scales[j + 4] = static_cast<uint8_t>((ls[j] & 0x0F) | ((lm[j] & 0x0F) << 4));
+      scales[j - 4] |= static_cast<uint8_t>((ls[j] >> 4) << 6);
+      scales[j] |= static_cast<uint8_t>((lm[j] >> 4) << 6);
     }
   }
 }
 
-void QuantizeQ4_K(const float* x, BlockQ4_K* b) {
+// Every Q4_K / Q5_K code again under the rounded sub-block scales and mins (sub-blocks whose scale
+// rounds to 0 keep the search's codes).
+void RequantizeKScaleMin(const float* x, int nmax, uint16_t d, uint16_t dmin, const uint8_t* scales,
+                         uint8_t* codes) {
+  for (int j = 0; j < 8; ++j) {
+    int sc, m;
+    KQuantScaleMin(scales, j, &sc, &m);
+    const float dd = HalfToFloat(d) * sc;
+    if (dd == 0) continue;
+    const float dm = HalfToFloat(dmin) * m;
+    for (int l = 0; l < 32; ++l) {
+      codes[32 * j + l] = static_cast<uint8_t>(std::clamp(NearestInt((x[32 * j + l] + dm) / dd), 0, nmax));
+    }
+  }
+}
+
+// Q4_K (nmax 15) / Q5_K (31): per sub-block of 32 a scale and min (ScaleMinSearch weighted by
+// rms(x) + |x|), both as 6-bit multiples of fp16 d = max scale / 63 and dmin = max min / 63; then every
+// code again under the rounded scales. Writes d, dmin, the 12 scale bytes and codes[256].
+void QuantizeKScaleMin(const float* x, int nmax, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* codes,
+                       const float* qw) {
+  constexpr int kSub = 8, kLen = 32;
+  float sc_f[kSub], min_f[kSub], max_scale = 0, max_min = 0, sw[kSub];
+  // With an importance matrix: weights qw x sqrt(sigma2 + x^2), sigma2 = 2 mean(x^2) over the
+  // super-block, a finer search, and the super-block scales searched too.
+  float sigma2 = 0;
+  if (qw != nullptr) {
+    float sum_x2 = 0;
+    for (int l = 0; l < kSuperBlock; ++l) sum_x2 += x[l] * x[l];
+    sigma2 = 2 * sum_x2 / kSuperBlock;
+  }
+  for (int j = 0; j < kSub; ++j) {
+    const float* xj = x + kLen * j;
+    float weights[kLen];
+    if (qw != nullptr) {
+      for (int l = 0; l < kLen; ++l) weights[l] = qw[kLen * j + l] * std::sqrt(sigma2 + xj[l] * xj[l]);
+      sw[j] = 0;
+      for (int l = 0; l < kLen; ++l) sw[j] += weights[l];
+      sc_f[j] = ScaleMinSearch(xj, weights, kLen, nmax, -0.9f, 0.05f, 36, false, codes + kLen * j, &min_f[j]);
+      continue;
+    }
+    float sum_x2 = 0;
+    for (int l = 0; l < kLen; ++l) sum_x2 += xj[l] * xj[l];
+    const float av_x = std::sqrt(sum_x2 / kLen);
+    for (int l = 0; l < kLen; ++l) weights[l] = av_x + std::fabs(xj[l]);
+    sc_f[j] = ScaleMinSearch(xj, weights, kLen, nmax, nmax == 15 ? -1.0f : -0.5f, 0.1f, nmax == 15 ? 20 : 15, false,
+                             codes + kLen * j, &min_f[j]);
+    max_scale = std::max(max_scale, sc_f[j]);
+    max_min = std::max(max_min, min_f[j]);
+  }
+  int ls[kSub], lm[kSub];
+  if (qw != nullptr) {
+    uint8_t Ls[kSub], Lm[kSub];
+    const float d_block = PositiveScaleSearch(sc_f, kSub, 63, Ls, sw);
+    const float m_block = PositiveScaleSearch(min_f, kSub, 63, Lm, sw);
+    for (int j = 0; j < kSub; ++j) {
+      ls[j] = std::min<int>(63, Ls[j]);
+      lm[j] = std::min<int>(63, Lm[j]);
+    }
+    *d = FloatToHalf(d_block);
+    *dmin = FloatToHalf(m_block);
+  } else {
+    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    for (int j = 0; j < kSub; ++j) {
+      // As ggml: the nearest integer truncated to a byte, then capped at 63.
+      ls[j] = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_scale * sc_f[j]))));
+      lm[j] = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_min * min_f[j]))));
+    }
+    *d = FloatToHalf(max_scale / 63.0f);
+    *dmin = FloatToHalf(max_min / 63.0f);
+  }
+  PackKScaleMin(ls, lm, scales);
+  RequantizeKScaleMin(x, nmax, *d, *dmin, scales, codes);
+}
+
+void QuantizeQ4_K(const float* x, BlockQ4_K* b, const float* qw) {
   uint8_t q[kSuperBlock];
-  QuantizeKScaleMin(x, 15, &b->d, &b->dmin, b->scales, q);
+  QuantizeKScaleMin(x, 15, &b->d, &b->dmin, b->scales, q, qw);
   for (int c = 0; c < 4; ++c) {
     for (int l = 0; l < 32; ++l) {
       b->qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
@@ -301,9 +406,9 @@ void QuantizeQ4_K(const float* x, BlockQ4_K* b) {
   }
 }
 
-void QuantizeQ5_K(const float* x, BlockQ5_K* b) {
+void QuantizeQ5_K(const float* x, BlockQ5_K* b, const float* qw) {
   uint8_t q[kSuperBlock];
-  QuantizeKScaleMin(x, 31, &b->d, &b->dmin, b->scales, q);
+  QuantizeKScaleMin(x, 31, &b->d, &b->dmin, b->scales, q, qw);
   std::memset(b->qh, 0, sizeof(b->qh));
   for (int c = 0; c < 4; ++c) {
     for (int l = 0; l < 32; ++l) {
@@ -326,12 +431,13 @@ void PackTwoBitCodes(const uint8_t* q, uint8_t* qs) {
 
 // Q6_K: per sub-block of 16 a symmetric scale (SymmetricScaleSearch, codes -32 .. 31), stored as int8
 // multiples of fp16 d with the largest one at -128; then every code again under the rounded scales.
-void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
+void QuantizeQ6_K(const float* x, BlockQ6_K* b, const float* qw) {
   constexpr int kSub = 16, kLen = 16;
   int8_t L[kSuperBlock];
   float scale[kSub], max_scale = 0, max_abs = 0;
   for (int j = 0; j < kSub; ++j) {
-    scale[j] = SymmetricScaleSearch(x + kLen * j, kLen, 32, L + kLen * j);
+    // With an importance matrix ggml weights Q6_K's search by it directly.
+    scale[j] = SymmetricScaleSearch(x + kLen * j, kLen, 32, L + kLen * j, qw != nullptr ? qw + kLen * j : nullptr);
     if (std::fabs(scale[j]) > max_abs) {
       max_abs = std::fabs(scale[j]);
       max_scale = scale[j];
@@ -366,27 +472,48 @@ void QuantizeQ6_K(const float* x, BlockQ6_K* b) {
 
 // Q2_K: per sub-block of 16 a scale and min (ScaleMinSearch weighted by |x|, absolute error), as 4-bit
 // multiples of fp16 d = max scale / 15 and dmin = max min / 15; then every code again.
-void QuantizeQ2_K(const float* x, BlockQ2_K* b) {
+void QuantizeQ2_K(const float* x, BlockQ2_K* b, const float* qw) {
   constexpr int kSub = 16, kLen = 16;
   uint8_t L[kSuperBlock];
   float sc_f[kSub], min_f[kSub], max_scale = 0, max_min = 0;
-  for (int j = 0; j < kSub; ++j) {
-    const float* xj = x + kLen * j;
-    float weights[kLen];
-    for (int l = 0; l < kLen; ++l) weights[l] = std::fabs(xj[l]);
-    sc_f[j] = ScaleMinSearch(xj, weights, kLen, 3, -0.5f, 0.1f, 15, true, L + kLen * j, &min_f[j]);
-    max_scale = std::max(max_scale, sc_f[j]);
-    max_min = std::max(max_min, min_f[j]);
+  if (qw != nullptr) {
+    // With an importance matrix: weights qw x sqrt(sigma2 + x^2), sigma2 = mean(x^2) over the
+    // super-block, a finer squared-error search, and the super-block scales searched too.
+    float sum_x2 = 0;
+    for (int l = 0; l < kSuperBlock; ++l) sum_x2 += x[l] * x[l];
+    const float sigma2 = sum_x2 / kSuperBlock;
+    float sw[kSub];
+    for (int j = 0; j < kSub; ++j) {
+      const float* xj = x + kLen * j;
+      float weights[kLen];
+      for (int l = 0; l < kLen; ++l) weights[l] = qw[kLen * j + l] * std::sqrt(sigma2 + xj[l] * xj[l]);
+      sw[j] = 0;
+      for (int l = 0; l < kLen; ++l) sw[j] += weights[l];
+      sc_f[j] = ScaleMinSearch(xj, weights, kLen, 3, -0.9f, 0.05f, 36, false, L + kLen * j, &min_f[j]);
+    }
+    uint8_t Ls[kSub], Lm[kSub];
+    b->d = FloatToHalf(PositiveScaleSearch(sc_f, kSub, 15, Ls, sw));
+    b->dmin = FloatToHalf(PositiveScaleSearch(min_f, kSub, 15, Lm, sw));
+    for (int j = 0; j < kSub; ++j) b->scales[j] = static_cast<uint8_t>(Ls[j] | (Lm[j] << 4));
+  } else {
+    for (int j = 0; j < kSub; ++j) {
+      const float* xj = x + kLen * j;
+      float weights[kLen];
+      for (int l = 0; l < kLen; ++l) weights[l] = std::fabs(xj[l]);
+      sc_f[j] = ScaleMinSearch(xj, weights, kLen, 3, -0.5f, 0.1f, 15, true, L + kLen * j, &min_f[j]);
+      max_scale = std::max(max_scale, sc_f[j]);
+      max_min = std::max(max_min, min_f[j]);
+    }
+    const float inv_scale = max_scale > 0 ? 15.0f / max_scale : 0.0f;
+    const float inv_min = max_min > 0 ? 15.0f / max_min : 0.0f;
+    for (int j = 0; j < kSub; ++j) {
+      const int ls = max_scale > 0 ? NearestInt(inv_scale * sc_f[j]) : 0;
+      const int lm = max_min > 0 ? NearestInt(inv_min * min_f[j]) : 0;
+      b->scales[j] = static_cast<uint8_t>(ls | (lm << 4));
+    }
+    b->d = FloatToHalf(max_scale > 0 ? max_scale / 15.0f : 0.0f);
+    b->dmin = FloatToHalf(max_min > 0 ? max_min / 15.0f : 0.0f);
   }
-  const float inv_scale = max_scale > 0 ? 15.0f / max_scale : 0.0f;
-  const float inv_min = max_min > 0 ? 15.0f / max_min : 0.0f;
-  for (int j = 0; j < kSub; ++j) {
-    const int ls = max_scale > 0 ? NearestInt(inv_scale * sc_f[j]) : 0;
-    const int lm = max_min > 0 ? NearestInt(inv_min * min_f[j]) : 0;
-    b->scales[j] = static_cast<uint8_t>(ls | (lm << 4));
-  }
-  b->d = FloatToHalf(max_scale > 0 ? max_scale / 15.0f : 0.0f);
-  b->dmin = FloatToHalf(max_min > 0 ? max_min / 15.0f : 0.0f);
   for (int j = 0; j < kSub; ++j) {
     const float dd = HalfToFloat(b->d) * (b->scales[j] & 0x0F);
     if (dd == 0) continue;
@@ -400,31 +527,58 @@ void QuantizeQ2_K(const float* x, BlockQ2_K* b) {
 
 // Q3_K: per sub-block of 16 a symmetric scale (Q3ScaleSearch, codes -4 .. 3), as 6-bit signed multiples
 // (-32 .. 31) of fp16 d with the largest one at -32; then every code again under the rounded scales.
-void QuantizeQ3_K(const float* x, BlockQ3_K* b) {
+// Q3_K's 6-bit sub-block scale u (0 .. 63, meaning u - 32) of sub-block j into the 12 scale bytes.
+void OrQ3Scale(int u, int j, uint8_t* scales) {
+  scales[j % 8] |= static_cast<uint8_t>((u & 0x0F) << (j < 8 ? 0 : 4));
+  scales[8 + j % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (j / 4)));
+}
+
+void QuantizeQ3_K(const float* x, BlockQ3_K* b, const float* qw) {
   constexpr int kSub = 16, kLen = 16;
   int8_t L[kSuperBlock];
   float scale[kSub], max_scale = 0, max_abs = 0;
-  for (int j = 0; j < kSub; ++j) {
-    scale[j] = Q3ScaleSearch(x + kLen * j, kLen, 4, L + kLen * j);
-    if (std::fabs(scale[j]) > max_abs) {
-      max_abs = std::fabs(scale[j]);
-      max_scale = scale[j];
-    }
-  }
   std::memset(b->scales, 0, sizeof(b->scales));
-  if (max_scale != 0) {
-    const float iscale = -32.0f / max_scale;
+  if (qw != nullptr) {
+    // With an importance matrix: SymmetricScaleSearch per sub-block weighted by qw x sqrt(sigma2 + x^2),
+    // sigma2 = 2 mean(x^2), and the sub-block scales' own search (codes -32 .. 31) for d.
+    float sum_x2 = 0;
+    for (int l = 0; l < kSuperBlock; ++l) sum_x2 += x[l] * x[l];
+    const float sigma2 = 2 * sum_x2 / kSuperBlock;
+    float sw[kSub];
     for (int j = 0; j < kSub; ++j) {
-      const int u = std::clamp(static_cast<int>(static_cast<int8_t>(NearestInt(iscale * scale[j]))), -32, 31) + 32;
-      b->scales[j % 8] |= static_cast<uint8_t>((u & 0x0F) << (j < 8 ? 0 : 4));
-      b->scales[8 + j % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (j / 4)));
+      const float* xj = x + kLen * j;
+      float weights[kLen];
+      for (int l = 0; l < kLen; ++l) weights[l] = qw[kLen * j + l] * std::sqrt(sigma2 + xj[l] * xj[l]);
+      sw[j] = 0;
+      for (int l = 0; l < kLen; ++l) sw[j] += weights[l];
+      scale[j] = SymmetricScaleSearch(xj, kLen, 4, L + kLen * j, weights);
     }
-    b->d = FloatToHalf(1 / iscale);
+    int8_t Ls[kSub];
+    const float d_block = SymmetricScaleSearch(scale, kSub, 32, Ls, sw);
+    for (int j = 0; j < kSub; ++j) OrQ3Scale(Ls[j], j, b->scales);
+    b->d = FloatToHalf(d_block);
   } else {
-    b->d = FloatToHalf(0.0f);
+    for (int j = 0; j < kSub; ++j) {
+      scale[j] = Q3ScaleSearch(x + kLen * j, kLen, 4, L + kLen * j);
+      if (std::fabs(scale[j]) > max_abs) {
+        max_abs = std::fabs(scale[j]);
+        max_scale = scale[j];
+      }
+    }
+    if (max_scale != 0) {
+      const float iscale = -32.0f / max_scale;
+      for (int j = 0; j < kSub; ++j) {
+        OrQ3Scale(std::clamp(static_cast<int>(static_cast<int8_t>(NearestInt(iscale * scale[j]))), -32, 31) + 32, j,
+                  b->scales);
+      }
+      b->d = FloatToHalf(1 / iscale);
+    } else {
+      b->d = FloatToHalf(0.0f);
+    }
   }
   for (int j = 0; j < kSub; ++j) {
-    const int sc = (((b->scales[j % 8] >> (j < 8 ? 0 : 4)) & 0x0F) | (((b->scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+    const int sc =
+        (((b->scales[j % 8] >> (j < 8 ? 0 : 4)) & 0x0F) | (((b->scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
     const float dd = HalfToFloat(b->d) * sc;
     if (dd == 0) continue;
     for (int l = 0; l < kLen; ++l) {
@@ -540,36 +694,38 @@ int NearestIQ4Level(float v) {
   return v - kIQ4NLValues[lo] < kIQ4NLValues[lo + 1] - v ? lo : lo + 1;
 }
 
-// The x^2-weighted least-squares scale of a 32-block x over the levels that `inv` (levels per unit of
-// x) picks: sum(w q x) / sum(w q^2), and its fit sum(w q x)^2 / sum(w q^2) (larger is better).
-void IQ4Fit(const float* x, float inv, float* scale, float* fit) {
-  float sqx = 0, sq2 = 0;
+// The weighted least-squares scale of a 32-block x over the levels that `inv` (levels per unit of x)
+// picks: sum(w q x) / sum(w q^2), with those two sums.
+float IQ4Fit(const float* x, const float* w, float inv, float* sqx, float* sq2) {
+  *sqx = *sq2 = 0;
   for (int j = 0; j < kQuantBlock; ++j) {
-    const float q = kIQ4NLValues[NearestIQ4Level(inv * x[j])], w = x[j] * x[j];
-    sqx += w * q * x[j];
-    sq2 += w * q * q;
+    const float q = kIQ4NLValues[NearestIQ4Level(inv * x[j])];
+    *sqx += w[j] * q * x[j];
+    *sq2 += w[j] * q * q;
   }
-  *scale = sq2 > 0 ? sqx / sq2 : 0;
-  *fit = sq2 > 0 ? sqx * sqx / sq2 : 0;
+  return *sqx / *sq2;
 }
 
-// ggml's scale search for one 32-block (quantize_row_iq4_nl_impl, no importance matrix): the element of
-// largest magnitude at +127 (clamped to the top level), then at k - 127 for k = -7 .. 7; the best
-// least-squares fit wins. 0 for an all-zero block.
-float IQ4BlockScale(const float* x) {
+// ggml's scale search for one 32-block (quantize_row_iq4_nl_impl): the element of largest magnitude at
+// +127 (clamped to the top level), then at k - 127 for k = -7 .. 7; the best least-squares fit wins,
+// compared as ggml compares (many candidates tie exactly, so the rounding of the comparison decides).
+// 0 for an all-zero block. w: the fit's weights, x^2 without an importance matrix, else
+// qw x sqrt(sigma2 + x^2).
+float IQ4BlockScale(const float* x, const float* w) {
   const float max = SignedAbsMax(x, kQuantBlock);
   if (std::fabs(max) < 1e-15f) return 0;
-  float best_scale, best_fit;
-  IQ4Fit(x, -kIQ4NLValues[0] / max, &best_scale, &best_fit);
+  const float d0 = -max / kIQ4NLValues[0];
+  float sqx, sq2;
+  float d = IQ4Fit(x, w, 1 / d0, &sqx, &sq2);
+  float best = d * sqx;
   for (int k = -7; k <= 7; ++k) {
-    float scale, fit;
-    IQ4Fit(x, (k + kIQ4NLValues[0]) / max, &scale, &fit);
-    if (fit > best_fit) {
-      best_fit = fit;
-      best_scale = scale;
+    IQ4Fit(x, w, (k + kIQ4NLValues[0]) / max, &sqx, &sq2);
+    if (sq2 > 0 && sqx * sqx > best * sq2) {
+      d = sqx / sq2;
+      best = d * sqx;
     }
   }
-  return best_scale;
+  return d;
 }
 
 // Codes of x[32] to the nearest levels under `scale`, packed as Q4_0's nibbles.
@@ -580,11 +736,25 @@ void PackIQ4Codes(const float* x, float scale, uint8_t* qs) {
   }
 }
 
-void QuantizeIQ4_XS(const float* x, BlockIQ4_XS* b) {
+// IQ4's weights for the blocks of x[n] (a 256-element IQ4_XS super-block or a 32-element IQ4_NL block):
+// x^2, or with an importance matrix qw x sqrt(sigma2 + x^2), sigma2 = 2 mean(x^2).
+void IQ4Weights(const float* x, const float* qw, int n, float* w) {
+  if (qw == nullptr) {
+    for (int j = 0; j < n; ++j) w[j] = x[j] * x[j];
+    return;
+  }
+  float sigma2 = 0;
+  for (int j = 0; j < n; ++j) sigma2 += x[j] * x[j];
+  sigma2 *= 2.0f / n;
+  for (int j = 0; j < n; ++j) w[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
+}
+
+void QuantizeIQ4_XS(const float* x, BlockIQ4_XS* b, const float* qw) {
   constexpr int kSub = kSuperBlock / kQuantBlock;
-  float scales[kSub], max_scale = 0;
+  float scales[kSub], max_scale = 0, w[kSuperBlock];
+  IQ4Weights(x, qw, kSuperBlock, w);
   for (int j = 0; j < kSub; ++j) {
-    scales[j] = IQ4BlockScale(x + j * kQuantBlock);
+    scales[j] = IQ4BlockScale(x + j * kQuantBlock, w + j * kQuantBlock);
     if (std::fabs(scales[j]) > std::fabs(max_scale)) max_scale = scales[j];
   }
   // The super-block scale puts the largest sub-block scale on -32; as ggml, the codes follow the
@@ -602,11 +772,14 @@ void QuantizeIQ4_XS(const float* x, BlockIQ4_XS* b) {
   }
 }
 
-// Runs fn over the n / 256 super-blocks of a row: fn(const float* x, Block* b) to quantize,
+// Runs fn over the n / 256 super-blocks of a row: fn(const float* x, Block* b, const float* qw) to quantize,
 // fn(const Block& b, float* y) to dequantize.
+// Quantizers take the super-block's importance weights too (qw: null, or n of them for the row).
 template <typename Block, typename Fn>
-void EachSuperBlock(const float* src, void* dst, int64_t n, Fn fn) {
-  for (int64_t i = 0; i < n / kSuperBlock; ++i) fn(src + i * kSuperBlock, static_cast<Block*>(dst) + i);
+void EachSuperBlock(const float* src, void* dst, int64_t n, Fn fn, const float* qw = nullptr) {
+  for (int64_t i = 0; i < n / kSuperBlock; ++i) {
+    fn(src + i * kSuperBlock, static_cast<Block*>(dst) + i, qw != nullptr ? qw + i * kSuperBlock : nullptr);
+  }
 }
 template <typename Block, typename Fn>
 void EachSuperBlock(const void* src, float* dst, int64_t n, Fn fn) {
@@ -856,7 +1029,80 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
   }
 }
 
-void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
+namespace {
+
+// Q4_0 / Q4_1 / Q5_0 / Q5_1 with an importance matrix (ggml's quantize_row_q{4,5}_{0,1}_impl): per block
+// the weights qw x sqrt(sigma2 + x^2) with sigma2 the row's mean(x^2); Q4_0 / Q5_0 by SymmetricScaleSearch,
+// Q4_1 / Q5_1 by ScaleMinSearch.
+void QuantizeLegacyWeighted(GgmlType t, const float* src, const float* qw, void* dst, int64_t n) {
+  const bool mins = t == GgmlType::kQ4_1 || t == GgmlType::kQ5_1;
+  const bool five = t == GgmlType::kQ5_0 || t == GgmlType::kQ5_1;
+  const int nmax = mins ? (five ? 31 : 15) : (five ? 16 : 8);
+  const size_t bb = GetGgmlTypeInfo(t).block_bytes;
+  float sum_x2 = 0;
+  for (int64_t j = 0; j < n; ++j) sum_x2 += src[j] * src[j];
+  const float sigma2 = sum_x2 / static_cast<float>(n);
+  for (int64_t i = 0; i < n / kQuantBlock; ++i) {
+    const float* x = src + i * kQuantBlock;
+    const float* w_in = qw + i * kQuantBlock;
+    float w[kQuantBlock];
+    for (int j = 0; j < kQuantBlock; ++j) w[j] = w_in[j] * std::sqrt(sigma2 + x[j] * x[j]);
+    uint8_t L[kQuantBlock];
+    uint8_t* blk = static_cast<uint8_t*>(dst) + i * bb;
+    uint16_t dh, mh;
+    if (mins) {
+      float min;
+      dh = FloatToHalf(ScaleMinSearch(x, w, kQuantBlock, nmax, -0.9f, 0.05f, 36, false, L, &min));
+      mh = FloatToHalf(-min);
+      std::memcpy(blk + 2, &mh, 2);
+    } else {
+      int8_t Ls[kQuantBlock];
+      dh = FloatToHalf(SymmetricScaleSearch(x, kQuantBlock, nmax, Ls, w));
+      for (int j = 0; j < kQuantBlock; ++j) L[j] = static_cast<uint8_t>(Ls[j]);
+    }
+    std::memcpy(blk, &dh, 2);
+    uint8_t* p = blk + (mins ? 4 : 2);
+    uint8_t* qs = five ? p + 4 : p;
+    uint32_t qh = 0;
+    for (int j = 0; j < kQuantBlock / 2; ++j) {
+      qs[j] = static_cast<uint8_t>((L[j] & 0x0F) | ((L[j + 16] & 0x0F) << 4));
+      qh |= ((L[j] & 0x10u) >> 4) << j;
+      qh |= ((L[j + 16] & 0x10u) >> 4) << (j + 16);
+    }
+    if (five) std::memcpy(p, &qh, 4);
+  }
+}
+
+}  // namespace
+
+void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n, const float* importance) {
+  if (importance != nullptr) {
+    switch (t) {
+      case GgmlType::kQ4_0:
+      case GgmlType::kQ4_1:
+      case GgmlType::kQ5_0:
+      case GgmlType::kQ5_1: return QuantizeLegacyWeighted(t, src, importance, dst, n);
+      case GgmlType::kQ2_K: return EachSuperBlock<BlockQ2_K>(src, dst, n, QuantizeQ2_K, importance);
+      case GgmlType::kQ3_K: return EachSuperBlock<BlockQ3_K>(src, dst, n, QuantizeQ3_K, importance);
+      case GgmlType::kQ4_K: return EachSuperBlock<BlockQ4_K>(src, dst, n, QuantizeQ4_K, importance);
+      case GgmlType::kQ5_K: return EachSuperBlock<BlockQ5_K>(src, dst, n, QuantizeQ5_K, importance);
+      case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, QuantizeQ6_K, importance);
+      case GgmlType::kIQ4_XS: return EachSuperBlock<BlockIQ4_XS>(src, dst, n, QuantizeIQ4_XS, importance);
+      case GgmlType::kIQ4_NL: {
+        BlockIQ4_NL* b = static_cast<BlockIQ4_NL*>(dst);
+        for (int64_t i = 0; i < n / kQuantBlock; ++i) {
+          const float* x = src + i * kQuantBlock;
+          float w[kQuantBlock];
+          IQ4Weights(x, importance + i * kQuantBlock, kQuantBlock, w);
+          const float d = IQ4BlockScale(x, w);
+          b[i].d = FloatToHalf(d);
+          PackIQ4Codes(x, d, b[i].qs);
+        }
+        return;
+      }
+      default: break;  // F32, F16, BF16, Q8_0 and Tessel's group types ignore it, as ggml's Q8_0 does
+    }
+  }
   switch (t) {
     case GgmlType::kF32:
       std::memcpy(dst, src, n * sizeof(float));
@@ -972,7 +1218,9 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       BlockIQ4_NL* b = static_cast<BlockIQ4_NL*>(dst);
       for (int64_t i = 0; i < n / kQuantBlock; ++i) {
         const float* x = src + i * kQuantBlock;
-        const float d = IQ4BlockScale(x);
+        float w[kQuantBlock];
+        IQ4Weights(x, nullptr, kQuantBlock, w);
+        const float d = IQ4BlockScale(x, w);
         // As ggml, the codes follow the unrounded scale; the file stores its fp16 rounding.
         b[i].d = FloatToHalf(d);
         PackIQ4Codes(x, d, b[i].qs);

@@ -257,7 +257,11 @@ int TesselGroupCode(const TesselGroupFormat& f, const uint8_t* row, int64_t i);
 // and +max land within half a step), asymmetric scale = (max - min) / (2^bits - 1) over a range that
 // includes 0.
 void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n);
-void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n);
+// importance (optional): n per-element weights, an importance matrix's column values (llama.cpp's
+// imatrix: the mean of each input column's squares over calibration data). Then the bytes are
+// ggml_quantize_chunk's with that imatrix (Q4_0, Q4_1, Q5_0, Q5_1, the k-quants, IQ4_NL, IQ4_XS; the
+// other types ignore it, as ggml's Q8_0 does).
+void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n, const float* importance = nullptr);
 
 }  // namespace tessel::llm
 

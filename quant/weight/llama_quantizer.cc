@@ -63,15 +63,19 @@ double RelativeError(const std::vector<float>& x, int64_t n, const std::vector<f
 struct Capture {
   int64_t cols = 0, keep = 0, seen = 0;
   std::vector<double> abs_sum;
+  std::vector<double> sq_sum;  // per column: sum of x^2 over every captured row
   std::vector<float> rows;  // [min(seen, keep), cols]
   std::unique_ptr<HessianAccumulator> hessian;
 
-  Capture(int64_t c, int64_t k, bool with_hessian) : cols(c), keep(k), abs_sum(c, 0.0) {
+  Capture(int64_t c, int64_t k, bool with_hessian) : cols(c), keep(k), abs_sum(c, 0.0), sq_sum(c, 0.0) {
     if (with_hessian) hessian = std::make_unique<HessianAccumulator>(c);
   }
   void Add(const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < cols; ++j) abs_sum[j] += std::fabs(x[i * cols + j]);
+      for (int64_t j = 0; j < cols; ++j) {
+        abs_sum[j] += std::fabs(x[i * cols + j]);
+        sq_sum[j] += double{x[i * cols + j]} * x[i * cols + j];
+      }
     }
     const int64_t take = std::min(n, keep - static_cast<int64_t>(rows.size() / cols));
     if (take > 0) rows.insert(rows.end(), x, x + take * cols);
@@ -79,6 +83,18 @@ struct Capture {
     seen += n;
   }
   int64_t kept() const { return static_cast<int64_t>(rows.size()) / cols; }
+  // llama.cpp's importance matrix: each column's mean square over the calibration rows. Columns that
+  // never saw a nonzero value get the smallest positive one, so that no block's weights are all zero.
+  std::vector<float> Importance() const {
+    std::vector<float> m(cols);
+    float floor = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      m[j] = static_cast<float>(sq_sum[j] / std::max<int64_t>(1, seen));
+      if (m[j] > 0 && (floor == 0 || m[j] < floor)) floor = m[j];
+    }
+    for (float& v : m) v = v > 0 ? v : (floor > 0 ? floor : 1.0f);
+    return m;
+  }
   std::vector<float> MeanAbs() const {
     std::vector<float> m(cols);
     for (int64_t j = 0; j < cols; ++j) m[j] = static_cast<float>(abs_sum[j] / std::max<int64_t>(1, seen));
@@ -214,10 +230,15 @@ class Quantizer {
     std::vector<float> deq(m.rows * m.cols);
     // Rows are independent: split across the cores (IQ4's scale search costs ~5 s per TinyLlama layer
     // on one core). The file is the same for any split.
+    // With calibration data, the inputs' importance matrix guides the scale searches (llama.cpp's
+    // quantize --imatrix).
+    const std::vector<float> importance =
+        in != nullptr && o_.use_importance ? in->Importance() : std::vector<float>();
+    const float* qw = importance.empty() ? nullptr : importance.data();
     auto rows = [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         uint8_t* dst = reinterpret_cast<uint8_t*>(t.bytes.data()) + r * row_bytes;
-        llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols);
+        llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols, qw);
         llm::DequantizeRow(type, dst, deq.data() + r * m.cols, m.cols);
       }
     };

@@ -31,6 +31,9 @@ struct LlamaQuantOptions {
   GptqOptions gptq;
   AwqOptions awq;
   bool awq_clip = true;
+  // With ggml_type and calibration data: pass the inputs' importance matrix (each column's mean square,
+  // llama.cpp's imatrix) to the quantizer.
+  bool use_importance = true;
   // Tokens (whole samples, from the first) kept to search AWQ's scales and clipping and to measure
   // every layer's reconstruction error.
   int64_t search_tokens = 2048;
