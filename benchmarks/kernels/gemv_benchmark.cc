@@ -232,7 +232,8 @@ struct Panel16Kind {
   int64_t group = 0;
   bool asym = false;
   int bits = 4;
-  int kquant = 0;
+  int kquant = 0;          // 2 ... 6, or kKQuantIQ4_XS
+  bool nonlinear = false;  // Q4_0 layout: IQ4_NL
 };
 
 void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
@@ -245,6 +246,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       : kind_of.kquant == 4 ? KQuantPanel16Bytes<4>
       : kind_of.kquant == 5 ? KQuantPanel16Bytes<5>
       : kind_of.kquant == 6 ? KQuantPanel16Bytes<6>
+      : kind_of.kquant == kKQuantIQ4_XS ? KQuantPanel16Bytes<kKQuantIQ4_XS>
       : !group              ? GemvPanel16Bytes
       : kind_of.bits == 3   ? Group128Panel16Bytes<false, 3>
       : kind_of.asym        ? Group128Panel16Bytes<true, 4>
@@ -261,7 +263,8 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
                        : kind_of.kquant == 3 ? 110
                        : kind_of.kquant == 4 ? 144
                        : kind_of.kquant == 5 ? 176
-                                             : 210;
+                       : kind_of.kquant == 6 ? 210
+                                             : 136;
     std::map<std::pair<int64_t, int64_t>, int64_t> packed;
     for (const ModelMatrix& m : mats) {
       auto it = packed.find({m.rows, m.cols});
@@ -275,7 +278,9 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
         const uint16_t d = 0x2c00;
         const int64_t d_at = kind_of.kquant == 6 ? 208 : kind_of.kquant == 3 ? 108 : kind_of.kquant == 2 ? 80 : 0;
         std::memcpy(raw.data() + i + d_at, &d, 2);
-        if (kind_of.kquant != 3 && kind_of.kquant != 6) std::memcpy(raw.data() + i + d_at + 2, &d, 2);  // dmin
+        if (kind_of.kquant == 2 || kind_of.kquant == 4 || kind_of.kquant == 5) {
+          std::memcpy(raw.data() + i + d_at + 2, &d, 2);  // dmin
+        }
       }
       PackGemvPanel16KQuant(kind_of.kquant, raw.data(), m.rows, m.cols, w.get() + m.offset);
       packed[{m.rows, m.cols}] = m.offset;
@@ -342,6 +347,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       a.half_bias = half_bias.data();
       a.half_stride = m.cols / 16;
       a.kquant = kind_of.kquant;
+      a.nonlinear = kind_of.nonlinear;
       a.xq = xq.data();
       a.xbias = xbias.data();
       a.xscale = xscale.data();
@@ -384,9 +390,10 @@ const bool kRegisteredModel = [] {
                {"q3_k", {GemvFormat::kInt4Group, 0, false, 4, 3}},
                {"q4_k", {GemvFormat::kInt4Group, 0, false, 4, 4}},
                {"q5_k", {GemvFormat::kInt4Group, 0, false, 4, 5}},
-               {"q6_k", {GemvFormat::kInt4Group, 0, false, 4, 6}}};
+               {"q6_k", {GemvFormat::kInt4Group, 0, false, 4, 6}},
+               {"iq4_xs", {GemvFormat::kInt4Group, 0, false, 4, kKQuantIQ4_XS}}};
     } else if (e.dtypes.rfind("q4_0", 0) == 0) {
-      kinds = {{"q4_0", {GemvFormat::kQ4_0}}};
+      kinds = {{"q4_0", {GemvFormat::kQ4_0}}, {"iq4_nl", {GemvFormat::kQ4_0, 0, false, 4, 0, true}}};
     } else {
       kinds = {{"q8_0", {GemvFormat::kQ8_0}}};
     }
