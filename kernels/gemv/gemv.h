@@ -234,8 +234,10 @@ void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void*
 // super-block; panel p, unit u at (p * units + u) * unit_bytes. A unit (Panel16KQuantGeometry):
 //   64 bytes   the 16 rows' fp16 d, then (Q2_K, Q4_K, Q5_K) their fp16 dmin;
 //   256 bytes  Q4_K, Q5_K: per sub-block 0..7 the 16 rows' 6-bit scales, then their mins (16 bytes each);
-//              Q6_K, Q3_K: the int8 scales (Q3_K: its 6-bit scale - 32) of the 16 sub-blocks of 16;
-//              Q2_K: the file's (scale | min << 4) bytes of the 16 sub-blocks of 16;
+//              Q6_K: the int8 scales of the 16 sub-blocks of 16, 16 rows each;
+//              Q3_K (int8: its 6-bit scale - 32) and Q2_K (the file's scale | min << 4 bytes): per block
+//              of 32 its two sub-blocks' bytes row by row (row r's at 2r, 2r + 1: the kernels widen the
+//              32 bytes to one int16 pair per row and scale both halves' dots with one vpdpwssd);
 //   8 blocks of 32 elements: Q2_K 2 vectors, the low bit pairs of elements 4f + j (vector 0) and 16 + 4f
 //              + j (vector 1) at bits 2f of byte j of each lane (1344-byte units: 2.625 bits per weight, as
 //              the file); Q3_K 3 vectors, Q2_K's two and the third bits of elements 4f + j at bit f (f < 8)

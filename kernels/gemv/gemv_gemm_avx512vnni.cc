@@ -882,6 +882,20 @@ inline void Q3Codes(const uint8_t* block, __m512i* out) {
   }
 }
 
+// Two int32 dots per lane that fit int16 (Q2_K's and Q3_K's 16-element halves: |dot| <= 16 x 4 x 127) as
+// one lane of int16 pairs, lo in the low half, so that one vpdpwssd gives lo x f_lo + hi x f_hi.
+inline __m512i PairHalves(__m512i lo, __m512i hi) {
+  return _mm512_mask_blend_epi16(0xAAAAAAAA, lo, _mm512_slli_epi32(hi, 16));
+}
+
+// Block i's scale-byte pairs of a Q2_K / Q3_K unit (Panel16KQuantGeometry::ScalePair), widened to int16:
+// lane r holds row r's two halves' bytes.
+template <bool kSigned>
+inline __m512i ScalePairs(const uint8_t* p) {
+  const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+  return kSigned ? _mm512_cvtepi8_epi16(v) : _mm512_cvtepu8_epi16(v);
+}
+
 // Q5_K's 5-bit codes of block `block` (its 5 vectors, gemv.h): the Q4_0-style nibbles of vectors 1..4
 // with bit 4 from vector 0 (bit k for element 4k + j, bit 4 + k for 16 + 4k + j), moved by 16-bit shifts
 // (the bits that cross from the neighbouring byte are masked off). Layout of `out` as Q6Codes'.
@@ -927,6 +941,12 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
       const int64_t b = u * 8 + i;
       const int8_t* xb = a.xq + (b / 4) * 128 + 16 * (b % 4);
       const __m512 dx = _mm512_set1_ps(a.block_scale[b]);
+      // Q2_K: the two halves' sums of x_q (half_bias = -32 x the sum, exactly) as an int16 pair.
+      const __m512i hsum = kKind == 2 ? _mm512_set1_epi32(static_cast<int32_t>(
+                                            static_cast<uint16_t>(-a.half_bias[2 * b] / 32) |
+                                            static_cast<uint32_t>(static_cast<uint16_t>(-a.half_bias[2 * b + 1] / 32))
+                                                << 16))
+                                      : _mm512_setzero_si512();
       // Q4_K: dx x sum(x_q); block_bias = -8 x sum(x_q) exactly.
       const __m512 xsum = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.block_bias[b] / 8));
 #pragma GCC unroll 4
@@ -947,21 +967,15 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           Q2Codes(unit + kGeo.Vector(i, 0), c);
           __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
           HalfDots(c, xb, &lo, &hi);
-          // Each half's 16 rows of (scale | min << 4) bytes.
-          const __m512i sm_lo =
-              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i))));
-          const __m512i sm_hi =
-              _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i + 1))));
-          const __m512i low4 = _mm512_set1_epi32(15);
-          const __m512 sc_lo = _mm512_cvtepi32_ps(_mm512_and_si512(sm_lo, low4));
-          const __m512 sc_hi = _mm512_cvtepi32_ps(_mm512_and_si512(sm_hi, low4));
-          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(sc_lo, dx), sacc[s]);
-          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(sc_hi, dx), sacc[s]);
-          // dx x each half's sum of x_q (half_bias = -32 x the sum, exactly).
-          const __m512 xs_lo = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.half_bias[2 * b] / 32));
-          const __m512 xs_hi = _mm512_set1_ps(a.block_scale[b] * static_cast<float>(-a.half_bias[2 * b + 1] / 32));
-          macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm_lo, 4)), xs_lo, macc[s]);
-          macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm_hi, 4)), xs_hi, macc[s]);
+          // Every row's two (scale | min << 4) bytes as int16 pairs: the scaled dots and the mins times the
+          // halves' sums of x_q in integers, one vpdpwssd each (a convert and a multiply per half fewer:
+          // 1-thread Q2_K decode is compute-bound).
+          const __m512i sm = ScalePairs<false>(unit + kGeo.ScalePair(i));
+          const __m512i sc = _mm512_and_si512(sm, _mm512_set1_epi16(15));
+          const __m512i sdot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), PairHalves(lo, hi), sc);
+          const __m512i mdot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_srli_epi16(sm, 4), hsum);
+          sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sdot), dx, sacc[s]);
+          macc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mdot), dx, macc[s]);
         } else if constexpr (kKind == kKQuantIQ4_XS) {
           // Looked-up codes against 16 x the block bias; int8 scales ls - 32.
           __m512i c[8];
@@ -1000,6 +1014,13 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
           __m512i lo = _mm512_set1_epi32(a.half_bias[2 * b] / kDiv);
           __m512i hi = _mm512_set1_epi32(a.half_bias[2 * b + 1] / kDiv);
           HalfDots(c, xb, &lo, &hi);
+          if constexpr (kKind == 3) {
+            // Q3_K's halves' dots fit int16: both scaled by one vpdpwssd (Q2_K's way).
+            const __m512i sdot =
+                _mm512_dpwssd_epi32(_mm512_setzero_si512(), PairHalves(lo, hi), ScalePairs<true>(unit + kGeo.ScalePair(i)));
+            sacc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sdot), dx, sacc[s]);
+            continue;
+          }
           const __m512 sc_lo = _mm512_cvtepi32_ps(
               _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + kGeo.Scales(2 * i)))));
           const __m512 sc_hi = _mm512_cvtepi32_ps(
@@ -1050,9 +1071,9 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
       // (scale | min << 4) bytes: d x scale per half, then -dmin x min per half.
       Q2Codes(block, o);
       const __m512 dmin = LoadHalves16(unit + G::Dmin());
+      const __m512i pairs = ScalePairs<false>(unit + geo.ScalePair(i));
       for (int h = 0; h < 2; ++h) {
-        const __m512i sm = _mm512_cvtepu8_epi32(
-            _mm_load_si128(reinterpret_cast<const __m128i*>(unit + geo.Scales(2 * i + h))));
+        const __m512i sm = h == 0 ? _mm512_and_si512(pairs, _mm512_set1_epi32(0xFFFF)) : _mm512_srli_epi32(pairs, 16);
         const __m512 sc = _mm512_cvtepi32_ps(_mm512_and_si512(sm, _mm512_set1_epi32(15)));
         const __m512 mn = _mm512_cvtepi32_ps(_mm512_srli_epi32(sm, 4));
         o[8 + h] = _mm512_castps_si512(_mm512_mul_ps(d, sc));
@@ -1075,11 +1096,16 @@ void UnpackPanel16KQuant(const uint8_t* panel, const Panel16KQuantGeometry& geo,
     } else {
       if constexpr (kKind == 6) {
         Q6Codes(block, o);
+        o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i), true)));
+        o[9] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i + 1), true)));
       } else {
         Q3Codes(block, o);
+        const __m512i pairs = ScalePairs<true>(unit + geo.ScalePair(i));  // int16 pairs, sign-extended
+        const __m512 lo = _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16));
+        const __m512 hi = _mm512_cvtepi32_ps(_mm512_srai_epi32(pairs, 16));
+        o[8] = _mm512_castps_si512(_mm512_mul_ps(d, lo));
+        o[9] = _mm512_castps_si512(_mm512_mul_ps(d, hi));
       }
-      o[8] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i), true)));
-      o[9] = _mm512_castps_si512(_mm512_mul_ps(d, scale(geo.Scales(2 * i + 1), true)));
     }
   }
 }

@@ -492,13 +492,13 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
       if (kquant == 2) {
         std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ2_K, d), 2);
         std::memcpy(unit + Panel16KQuantGeometry::Dmin() + 2 * lane, blk + offsetof(BlockQ2_K, dmin), 2);
-        for (int s = 0; s < 16; ++s) unit[g.Scales(s) + lane] = blk[offsetof(BlockQ2_K, scales) + s];
+        for (int s = 0; s < 16; ++s) unit[g.ScaleByte(s, lane)] = blk[offsetof(BlockQ2_K, scales) + s];
       } else if (kquant == 3) {
         std::memcpy(unit + Panel16KQuantGeometry::D() + 2 * lane, blk + offsetof(BlockQ3_K, d), 2);
         const uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
         for (int s = 0; s < 16; ++s) {
           const int u = ((s12[s % 8] >> (s < 8 ? 0 : 4)) & 15) | ((s12[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
-          unit[g.Scales(s) + lane] = static_cast<uint8_t>(static_cast<int8_t>(u - 32));
+          unit[g.ScaleByte(s, lane)] = static_cast<uint8_t>(static_cast<int8_t>(u - 32));
         }
       } else if (kquant == kKQuantIQ4_XS) {
         BlockIQ4_XS x;
@@ -571,12 +571,12 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
     if (kquant == 2) {
       std::memcpy(blk + offsetof(BlockQ2_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
       std::memcpy(blk + offsetof(BlockQ2_K, dmin), unit + Panel16KQuantGeometry::Dmin() + 2 * lane, 2);
-      for (int s = 0; s < 16; ++s) blk[offsetof(BlockQ2_K, scales) + s] = unit[g.Scales(s) + lane];
+      for (int s = 0; s < 16; ++s) blk[offsetof(BlockQ2_K, scales) + s] = unit[g.ScaleByte(s, lane)];
     } else if (kquant == 3) {
       std::memcpy(blk + offsetof(BlockQ3_K, d), unit + Panel16KQuantGeometry::D() + 2 * lane, 2);
       uint8_t* s12 = blk + offsetof(BlockQ3_K, scales);
       for (int s = 0; s < 16; ++s) {
-        const int u = static_cast<int8_t>(unit[g.Scales(s) + lane]) + 32;  // 0..63
+        const int u = static_cast<int8_t>(unit[g.ScaleByte(s, lane)]) + 32;  // 0..63
         s12[s % 8] |= static_cast<uint8_t>((u & 15) << (s < 8 ? 0 : 4));
         s12[8 + s % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (s / 4)));
       }

@@ -52,12 +52,21 @@ struct Panel16KQuantGeometry {
         units((cols + kUnitCols - 1) / kUnitCols) {}
   constexpr int64_t panel_bytes() const { return units * unit_bytes; }
   // Within a unit: the 16 rows' fp16 d, fp16 dmin (Q2_K, Q4_K, Q5_K), the bytes of sub-block j's scales
-  // (Q4_K, Q5_K: 6-bit scales, j < 8, each followed by its mins; Q6_K, Q3_K: int8 scales, j < 16; Q2_K:
-  // the file's scale | min << 4 bytes, j < 16; IQ4_XS: int8 scales, j < 8) and mins, and block i's
+  // (Q4_K, Q5_K: 6-bit scales, j < 8, each followed by its mins; Q6_K: int8 scales, j < 16; Q3_K: int8
+  // scales and Q2_K: the file's scale | min << 4 bytes, j < 16, paired per block (ScalePair); IQ4_XS:
+  // int8 scales, j < 8) and mins, and block i's
   // vector k. Block by block, the kernels read the unit in address order.
   static constexpr int64_t D() { return 0; }
   static constexpr int64_t Dmin() { return 32; }
   constexpr int64_t Scales(int64_t j) const { return kquant == 4 || kquant == 5 ? 64 + 32 * j : 64 + 16 * j; }
+  // Q2_K and Q3_K keep block i's two sub-block scale bytes of each row together (row r's at +2r, +2r + 1),
+  // so that one 32-byte load widened to int16 holds every row's pair in its int32 lane.
+  constexpr bool paired_scales() const { return kquant == 2 || kquant == 3; }
+  constexpr int64_t ScalePair(int64_t i) const { return 64 + 32 * i; }
+  // The byte of sub-block j's scale (Q4_K, Q5_K: 6-bit scale; else the scale byte) for row lane r.
+  constexpr int64_t ScaleByte(int64_t j, int r) const {
+    return paired_scales() ? ScalePair(j / 2) + 2 * r + j % 2 : Scales(j) + r;
+  }
   constexpr int64_t Mins(int64_t j) const { return 80 + 32 * j; }
   constexpr int64_t Vector(int64_t i, int k) const { return meta_bytes + (vectors_per_block * i + k) * 64; }
 };
