@@ -242,6 +242,22 @@ float ScaleMinSearch(const float* x, const float* weights, int n, int nmax, floa
   return scale;
 }
 
+// The sum of x[n]^2, in order.
+float SumSquares(const float* x, int64_t n) {
+  float sum = 0;
+  for (int64_t l = 0; l < n; ++l) sum += x[l] * x[l];
+  return sum;
+}
+
+// The weights ggml derives from an importance matrix for x[n]: qw x sqrt(sigma2 + x^2) into w; returns
+// their sum.
+float ImportanceWeights(const float* x, const float* qw, int n, float sigma2, float* w) {
+  float sum = 0;
+  for (int l = 0; l < n; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[l] * x[l]);
+  for (int l = 0; l < n; ++l) sum += w[l];
+  return sum;
+}
+
 // A scale for the non-negative x[n] (sub-block scales or mins) with codes 0 .. nmax, weighted by w: the
 // inverse scales (nmax + 0.1 k) / max for k = -4 .. 4 by weighted squared error, then up to 5 passes
 // moving single codes while the weighted fit improves (ggml's make_qp_quants; with an importance
@@ -345,25 +361,16 @@ void QuantizeKScaleMin(const float* x, int nmax, uint16_t* d, uint16_t* dmin, ui
   float sc_f[kSub], min_f[kSub], max_scale = 0, max_min = 0, sw[kSub];
   // With an importance matrix: weights qw x sqrt(sigma2 + x^2), sigma2 = 2 mean(x^2) over the
   // super-block, a finer search, and the super-block scales searched too.
-  float sigma2 = 0;
-  if (qw != nullptr) {
-    float sum_x2 = 0;
-    for (int l = 0; l < kSuperBlock; ++l) sum_x2 += x[l] * x[l];
-    sigma2 = 2 * sum_x2 / kSuperBlock;
-  }
+  const float sigma2 = qw != nullptr ? 2 * SumSquares(x, kSuperBlock) / kSuperBlock : 0.0f;
   for (int j = 0; j < kSub; ++j) {
     const float* xj = x + kLen * j;
     float weights[kLen];
     if (qw != nullptr) {
-      for (int l = 0; l < kLen; ++l) weights[l] = qw[kLen * j + l] * std::sqrt(sigma2 + xj[l] * xj[l]);
-      sw[j] = 0;
-      for (int l = 0; l < kLen; ++l) sw[j] += weights[l];
+      sw[j] = ImportanceWeights(xj, qw + kLen * j, kLen, sigma2, weights);
       sc_f[j] = ScaleMinSearch(xj, weights, kLen, nmax, -0.9f, 0.05f, 36, false, codes + kLen * j, &min_f[j]);
       continue;
     }
-    float sum_x2 = 0;
-    for (int l = 0; l < kLen; ++l) sum_x2 += xj[l] * xj[l];
-    const float av_x = std::sqrt(sum_x2 / kLen);
+    const float av_x = std::sqrt(SumSquares(xj, kLen) / kLen);
     for (int l = 0; l < kLen; ++l) weights[l] = av_x + std::fabs(xj[l]);
     sc_f[j] = ScaleMinSearch(xj, weights, kLen, nmax, nmax == 15 ? -1.0f : -0.5f, 0.1f, nmax == 15 ? 20 : 15, false,
                              codes + kLen * j, &min_f[j]);
@@ -479,16 +486,12 @@ void QuantizeQ2_K(const float* x, BlockQ2_K* b, const float* qw) {
   if (qw != nullptr) {
     // With an importance matrix: weights qw x sqrt(sigma2 + x^2), sigma2 = mean(x^2) over the
     // super-block, a finer squared-error search, and the super-block scales searched too.
-    float sum_x2 = 0;
-    for (int l = 0; l < kSuperBlock; ++l) sum_x2 += x[l] * x[l];
-    const float sigma2 = sum_x2 / kSuperBlock;
+    const float sigma2 = SumSquares(x, kSuperBlock) / kSuperBlock;
     float sw[kSub];
     for (int j = 0; j < kSub; ++j) {
       const float* xj = x + kLen * j;
       float weights[kLen];
-      for (int l = 0; l < kLen; ++l) weights[l] = qw[kLen * j + l] * std::sqrt(sigma2 + xj[l] * xj[l]);
-      sw[j] = 0;
-      for (int l = 0; l < kLen; ++l) sw[j] += weights[l];
+      sw[j] = ImportanceWeights(xj, qw + kLen * j, kLen, sigma2, weights);
       sc_f[j] = ScaleMinSearch(xj, weights, kLen, 3, -0.9f, 0.05f, 36, false, L + kLen * j, &min_f[j]);
     }
     uint8_t Ls[kSub], Lm[kSub];
@@ -541,16 +544,12 @@ void QuantizeQ3_K(const float* x, BlockQ3_K* b, const float* qw) {
   if (qw != nullptr) {
     // With an importance matrix: SymmetricScaleSearch per sub-block weighted by qw x sqrt(sigma2 + x^2),
     // sigma2 = 2 mean(x^2), and the sub-block scales' own search (codes -32 .. 31) for d.
-    float sum_x2 = 0;
-    for (int l = 0; l < kSuperBlock; ++l) sum_x2 += x[l] * x[l];
-    const float sigma2 = 2 * sum_x2 / kSuperBlock;
+    const float sigma2 = 2 * SumSquares(x, kSuperBlock) / kSuperBlock;
     float sw[kSub];
     for (int j = 0; j < kSub; ++j) {
       const float* xj = x + kLen * j;
       float weights[kLen];
-      for (int l = 0; l < kLen; ++l) weights[l] = qw[kLen * j + l] * std::sqrt(sigma2 + xj[l] * xj[l]);
-      sw[j] = 0;
-      for (int l = 0; l < kLen; ++l) sw[j] += weights[l];
+      sw[j] = ImportanceWeights(xj, qw + kLen * j, kLen, sigma2, weights);
       scale[j] = SymmetricScaleSearch(xj, kLen, 4, L + kLen * j, weights);
     }
     int8_t Ls[kSub];
@@ -1039,14 +1038,12 @@ void QuantizeLegacyWeighted(GgmlType t, const float* src, const float* qw, void*
   const bool five = t == GgmlType::kQ5_0 || t == GgmlType::kQ5_1;
   const int nmax = mins ? (five ? 31 : 15) : (five ? 16 : 8);
   const size_t bb = GetGgmlTypeInfo(t).block_bytes;
-  float sum_x2 = 0;
-  for (int64_t j = 0; j < n; ++j) sum_x2 += src[j] * src[j];
-  const float sigma2 = sum_x2 / static_cast<float>(n);
+  const float sigma2 = SumSquares(src, n) / static_cast<float>(n);
   for (int64_t i = 0; i < n / kQuantBlock; ++i) {
     const float* x = src + i * kQuantBlock;
     const float* w_in = qw + i * kQuantBlock;
     float w[kQuantBlock];
-    for (int j = 0; j < kQuantBlock; ++j) w[j] = w_in[j] * std::sqrt(sigma2 + x[j] * x[j]);
+    ImportanceWeights(x, w_in, kQuantBlock, sigma2, w);
     uint8_t L[kQuantBlock];
     uint8_t* blk = static_cast<uint8_t*>(dst) + i * bb;
     uint16_t dh, mh;
