@@ -3,9 +3,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -294,24 +299,39 @@ absl::Status LlamaModel::RepackForDecode() {
   ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) { total += DecodeBytes(m); });
   absl::StatusOr<std::shared_ptr<uint8_t>> buffer = AllocateHugePageBuffer(total, "the repacked weights");
   if (!buffer.ok()) return buffer.status();
+  // Every matrix's place in the buffer, then the matrices repacked on all cores (each job reads its own
+  // file rows and writes its own range): the packers and the page faults of both sides are most of a
+  // load.
+  std::vector<std::pair<WeightMatrix*, uint8_t*>> jobs;
   size_t offset = 0;
   ForEachMatmulWeight(weights_, [&](WeightMatrix& m) {
-    const size_t bytes = DecodeBytes(m);
-    uint8_t* dst = buffer->get() + offset;
-    switch (*DecodeLayout(m)) {
-      case WeightLayout::kPanel16:
-        m = llm::RepackPanel16(m, dst);
-        break;
-      case WeightLayout::kColumnBlocks:
-        m = RepackColumnBlocks(m, dst);
-        break;
-      case WeightLayout::kRows:
-        std::memcpy(dst, m.data, m.bytes());
-        m.data = dst;
-        break;
-    }
-    offset += bytes;
+    jobs.emplace_back(&m, buffer->get() + offset);
+    offset += DecodeBytes(m);
   });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j = next++; j < jobs.size(); j = next++) {
+      WeightMatrix& m = *jobs[j].first;
+      uint8_t* dst = jobs[j].second;
+      switch (*DecodeLayout(m)) {
+        case WeightLayout::kPanel16:
+          m = llm::RepackPanel16(m, dst);
+          break;
+        case WeightLayout::kColumnBlocks:
+          m = RepackColumnBlocks(m, dst);
+          break;
+        case WeightLayout::kRows:
+          std::memcpy(dst, m.data, m.bytes());
+          m.data = dst;
+          break;
+      }
+    }
+  };
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
   storage_.push_back(*std::move(buffer));
   return absl::OkStatus();
 }
