@@ -5,7 +5,7 @@ Quantizes the small Llama with `tessel_llm quantize` (GPTQ W3 g64 asymmetric -> 
 g128 symmetric -> TESSEL_I4G128, AWQ W4 g32 asymmetric -> ggml Q4_1 with folded norms, ggml's Q4_K_M mix,
 Q5_K, Q5_0, Q3_K and Q2_K, each with its f32 output head kept; then RTN W4 g128 and Q5_1 with the default Q8_0 head,
 Q4_K_M and Q5_K_M with their Q6_K heads, Q6_K, Q3_K, Q2_K and Q5_0, run on the default kernels; IQ4_NL
-and IQ4_XS both ways), reads each
+and IQ4_XS both ways, Q2_K and IQ4_XS with an importance matrix), reads each
 file back with the GGUF reader and dequantizers below (numpy, written from the format description in
 llm/gguf/ggml_types.h, sharing no code with Tessel), runs the PyTorch model of train_tiny_llama.py on
 the dequantized weights and compares its logits with `tessel_llm logits`. The dequantized matrices of
@@ -253,6 +253,7 @@ def main():
     # a user gets: the head rounded to Q8_0 and the matrices repacked for the int8 kernels, whose x is
     # quantized per 32-block as llama.cpp's q8_0 activations are (max |logit diff| 0.13 measured).
     keep = ["--output-type", "keep"]
+    cal = os.path.join(data_dir, "calibration.txt")
     cases = [
         ("gptq", "gptq", ["--bits", "3", "--group", "64", "--asym"] + keep, 109, 0, ["--mmap"], TOL),
         ("rtn", "rtn", ["--bits", "4", "--group", "128"] + keep, 104, 0, ["--mmap"], TOL),
@@ -267,6 +268,12 @@ def main():
         ("q2_k", "rtn", ["--type", "q2_k"] + keep, 10, 0, ["--mmap"], TOL),
         ("iq4_nl", "rtn", ["--type", "iq4_nl"] + keep, 20, 0, ["--mmap"], TOL),
         ("iq4_xs", "rtn", ["--type", "iq4_xs"] + keep, 23, 0, ["--mmap"], TOL),
+        # With an importance matrix from the calibration text (llama.cpp's --imatrix): other bytes, same
+        # format.
+        ("q2_k-imatrix", "rtn", ["--type", "q2_k", "--calibration", cal, "--samples", "4", "--seq", "64"] + keep, 10,
+         0, ["--mmap"], TOL),
+        ("iq4_xs-imatrix", "rtn", ["--type", "iq4_xs", "--calibration", cal, "--samples", "4", "--seq", "64"], 23, 8,
+         [], 0.25),
         ("q5_1-default", "rtn", ["--type", "q5_1"], 7, 8, [], 0.25),
         ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
         ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], 0.25),
