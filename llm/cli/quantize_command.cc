@@ -39,7 +39,8 @@ int QuantizeCommand(int argc, char** argv) {
                          "the importance matrix"},
       {"tessel-types", "", "store W4 g32 in Tessel's group type instead of ggml's Q4_0 / Q4_1"},
       {"type", "T",
-       "instead of --bits/--group: round every matrix to ggml type T as llama.cpp's quantize does (RTN): "
+       "instead of --bits/--group: quantize every matrix to ggml type T byte for byte as llama.cpp's quantize "
+       "does (its scale searches; with --calibration, its --imatrix): "
        "q4_k_m, q5_k_m (Q6_K for attn_v / ffn_down in llama.cpp's layers, Q6_K head), q4_k, q5_k, "
        "q6_k, q3_k, q2_k, iq4_xs, iq4_nl, q8_0, q4_0, q4_1, q5_0, q5_1"},
       {"output-type", "T", "round an F32/F16/BF16 output head to this type (q8_0, q4_0, f16, ...) or 'keep' it",
@@ -56,7 +57,9 @@ int QuantizeCommand(int argc, char** argv) {
                           "A Hugging Face directory is written as a llama GGUF (its config, tokenizer.json and\n"
                           "weights under GGUF names; --method rtn --bits 8 --group 32 makes a Q8_0 conversion).\n"
                           "Prints one line per layer with each matrix's relative output error on calibration\n"
-                          "tokens (weight error for RTN without --calibration), then a summary.",
+                          "tokens (weight error for RTN without --calibration), then a summary.\n"
+                          "--type T writes ggml types as llama.cpp's quantize does, e.g.\n"
+                          "  tessel quantize --model IN.gguf --type q4_k_m [--calibration TEXT] -o OUT.gguf",
                           flags)
                    .c_str(),
                stdout);
@@ -117,7 +120,8 @@ int QuantizeCommand(int argc, char** argv) {
                                 "q4_0, q4_1, q5_0 or q5_1")));
     }
     if (args->Has("method") && options.method != quant::WeightMethod::kRtn) {
-      return cli::Fail(cmd, absl::InvalidArgumentError("--type rounds to nearest: use it with --method rtn"));
+      return cli::Fail(cmd, absl::InvalidArgumentError(
+                                "--type quantizes as llama.cpp does (no GPTQ/AWQ): leave out --method or use rtn"));
     }
     options.method = quant::WeightMethod::kRtn;
     options.ggml_type = *t;
