@@ -323,47 +323,6 @@ void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void*
 
 namespace {
 
-// The 32 codes of block i (< 8) of a k-quant super-block: Q4_K 0..15, Q6_K 0..63.
-void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
-  if (kquant == 2) {
-    const uint8_t* qs = blk + offsetof(BlockQ2_K, qs) + 32 * (i / 4);
-    for (int l = 0; l < kQBlock; ++l) codes[l] = (qs[l] >> (2 * (i % 4))) & 3;
-    return;
-  }
-  if (kquant == 3) {
-    const int n = i / 4, j = i % 4;
-    const uint8_t* qs = blk + offsetof(BlockQ3_K, qs) + 32 * n;
-    const uint8_t* hm = blk + offsetof(BlockQ3_K, hmask);
-    for (int l = 0; l < kQBlock; ++l) {
-      codes[l] = static_cast<uint8_t>(((qs[l] >> (2 * j)) & 3) | ((hm[l] >> (4 * n + j)) & 1) << 2);
-    }
-    return;
-  }
-  if (kquant == kKQuantIQ4_XS) {
-    const uint8_t* qs = blk + offsetof(BlockIQ4_XS, qs) + 16 * i;
-    for (int l = 0; l < kQBlock / 2; ++l) {
-      codes[l] = qs[l] & 15;
-      codes[l + 16] = qs[l] >> 4;
-    }
-    return;
-  }
-  if (kquant == 4 || kquant == 5) {
-    const uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
-    for (int l = 0; l < kQBlock; ++l) codes[l] = i % 2 == 0 ? qs[l] & 15 : qs[l] >> 4;
-    if (kquant == 5) {
-      const uint8_t* qh = blk + offsetof(BlockQ5_K, qh);
-      for (int l = 0; l < kQBlock; ++l) codes[l] = static_cast<uint8_t>(codes[l] | ((qh[l] >> i) & 1) << 4);
-    }
-    return;
-  }
-  const int h = i / 4, k = i % 4;
-  const uint8_t* ql = blk + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (k % 2);
-  const uint8_t* qh = blk + offsetof(BlockQ6_K, qh) + 32 * h;
-  for (int l = 0; l < kQBlock; ++l) {
-    codes[l] = static_cast<uint8_t>((k < 2 ? ql[l] & 15 : ql[l] >> 4) | (((qh[l] >> (2 * k)) & 3) << 4));
-  }
-}
-
 inline uint32_t Load32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
@@ -394,6 +353,13 @@ void KBlockCodeWords(int kquant, const uint8_t* blk, int i, uint32_t* words) {
     }
     words[w] = c;
   }
+}
+
+// The 32 codes of block i (< 8) of a k-quant super-block, one per byte (Q4_K 0..15, Q6_K 0..63).
+void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
+  uint32_t words[8];
+  KBlockCodeWords(kquant, blk, i, words);
+  std::memcpy(codes, words, sizeof(words));  // little-endian: byte b of word w is element 4w + b
 }
 
 // Inverse of KBlockCodes: ors block i's codes into a zeroed super-block's code bytes.

@@ -742,10 +742,7 @@ void IQ4Weights(const float* x, const float* qw, int n, float* w) {
     for (int j = 0; j < n; ++j) w[j] = x[j] * x[j];
     return;
   }
-  float sigma2 = 0;
-  for (int j = 0; j < n; ++j) sigma2 += x[j] * x[j];
-  sigma2 *= 2.0f / n;
-  for (int j = 0; j < n; ++j) w[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
+  ImportanceWeights(x, qw, n, SumSquares(x, n) * (2.0f / n), w);
 }
 
 void QuantizeIQ4_XS(const float* x, BlockIQ4_XS* b, const float* qw) {
@@ -1073,33 +1070,12 @@ void QuantizeLegacyWeighted(GgmlType t, const float* src, const float* qw, void*
 }  // namespace
 
 void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n, const float* importance) {
-  if (importance != nullptr) {
-    switch (t) {
-      case GgmlType::kQ4_0:
-      case GgmlType::kQ4_1:
-      case GgmlType::kQ5_0:
-      case GgmlType::kQ5_1: return QuantizeLegacyWeighted(t, src, importance, dst, n);
-      case GgmlType::kQ2_K: return EachSuperBlock<BlockQ2_K>(src, dst, n, QuantizeQ2_K, importance);
-      case GgmlType::kQ3_K: return EachSuperBlock<BlockQ3_K>(src, dst, n, QuantizeQ3_K, importance);
-      case GgmlType::kQ4_K: return EachSuperBlock<BlockQ4_K>(src, dst, n, QuantizeQ4_K, importance);
-      case GgmlType::kQ5_K: return EachSuperBlock<BlockQ5_K>(src, dst, n, QuantizeQ5_K, importance);
-      case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, QuantizeQ6_K, importance);
-      case GgmlType::kIQ4_XS: return EachSuperBlock<BlockIQ4_XS>(src, dst, n, QuantizeIQ4_XS, importance);
-      case GgmlType::kIQ4_NL: {
-        BlockIQ4_NL* b = static_cast<BlockIQ4_NL*>(dst);
-        for (int64_t i = 0; i < n / kQuantBlock; ++i) {
-          const float* x = src + i * kQuantBlock;
-          float w[kQuantBlock];
-          IQ4Weights(x, importance + i * kQuantBlock, kQuantBlock, w);
-          const float d = IQ4BlockScale(x, w);
-          b[i].d = FloatToHalf(d);
-          PackIQ4Codes(x, d, b[i].qs);
-        }
-        return;
-      }
-      default: break;  // F32, F16, BF16, Q8_0 and Tessel's group types ignore it, as ggml's Q8_0 does
-    }
-  }
+  // ggml's Q4_0 / Q4_1 / Q5_0 / Q5_1 take a different search with an importance matrix; the super-block
+  // types and IQ4 weight theirs by it below; F32, F16, BF16, Q8_0 and Tessel's group types ignore it, as
+  // ggml's Q8_0 does.
+  const bool legacy =
+      t == GgmlType::kQ4_0 || t == GgmlType::kQ4_1 || t == GgmlType::kQ5_0 || t == GgmlType::kQ5_1;
+  if (importance != nullptr && legacy) return QuantizeLegacyWeighted(t, src, importance, dst, n);
   switch (t) {
     case GgmlType::kF32:
       std::memcpy(dst, src, n * sizeof(float));
@@ -1206,17 +1182,17 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n, const float
       }
       return;
     }
-    case GgmlType::kQ2_K: return EachSuperBlock<BlockQ2_K>(src, dst, n, QuantizeQ2_K);
-    case GgmlType::kQ3_K: return EachSuperBlock<BlockQ3_K>(src, dst, n, QuantizeQ3_K);
-    case GgmlType::kQ4_K: return EachSuperBlock<BlockQ4_K>(src, dst, n, QuantizeQ4_K);
-    case GgmlType::kQ5_K: return EachSuperBlock<BlockQ5_K>(src, dst, n, QuantizeQ5_K);
-    case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, QuantizeQ6_K);
+    case GgmlType::kQ2_K: return EachSuperBlock<BlockQ2_K>(src, dst, n, QuantizeQ2_K, importance);
+    case GgmlType::kQ3_K: return EachSuperBlock<BlockQ3_K>(src, dst, n, QuantizeQ3_K, importance);
+    case GgmlType::kQ4_K: return EachSuperBlock<BlockQ4_K>(src, dst, n, QuantizeQ4_K, importance);
+    case GgmlType::kQ5_K: return EachSuperBlock<BlockQ5_K>(src, dst, n, QuantizeQ5_K, importance);
+    case GgmlType::kQ6_K: return EachSuperBlock<BlockQ6_K>(src, dst, n, QuantizeQ6_K, importance);
     case GgmlType::kIQ4_NL: {
       BlockIQ4_NL* b = static_cast<BlockIQ4_NL*>(dst);
       for (int64_t i = 0; i < n / kQuantBlock; ++i) {
         const float* x = src + i * kQuantBlock;
         float w[kQuantBlock];
-        IQ4Weights(x, nullptr, kQuantBlock, w);
+        IQ4Weights(x, importance != nullptr ? importance + i * kQuantBlock : nullptr, kQuantBlock, w);
         const float d = IQ4BlockScale(x, w);
         // As ggml, the codes follow the unrounded scale; the file stores its fp16 rounding.
         b[i].d = FloatToHalf(d);
@@ -1224,7 +1200,7 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n, const float
       }
       return;
     }
-    case GgmlType::kIQ4_XS: return EachSuperBlock<BlockIQ4_XS>(src, dst, n, QuantizeIQ4_XS);
+    case GgmlType::kIQ4_XS: return EachSuperBlock<BlockIQ4_XS>(src, dst, n, QuantizeIQ4_XS, importance);
     default: {
       TesselGroupFormat f;
       if (GetTesselGroupFormat(t, &f)) QuantizeTesselGroupRow(t, f, src, dst, n);

@@ -76,15 +76,9 @@ const KernelEntry* Q8KernelFor(GgmlType type) {
 // The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr. Panel16
 // matrices always have one (they are only repacked where it exists), and use it for decode too.
 const KernelEntry* GemmQ8KernelFor(const WeightMatrix& w) {
-  GemmQ8Args shape;
-  if (w.layout == WeightLayout::kPanel16 && Panel16GroupShape(w, &shape)) {
-    return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
-  }
-  // IQ4_NL has Q4_0's bytes: on the Panel16 layout it takes the Q4_0 kernel (GemmQ8Args::nonlinear).
-  const bool q4 = w.type == GgmlType::kQ4_0 || (w.type == GgmlType::kIQ4_NL && w.layout == WeightLayout::kPanel16);
-  const GemvFormat format = q4 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
-  if (!q4 && w.type != GgmlType::kQ8_0) return nullptr;
-  return w.layout == WeightLayout::kPanel16 ? FastGemmQ8Panel16Kernel(format) : FastGemmQ8Kernel(format);
+  if (w.layout == WeightLayout::kPanel16) return Panel16Kernel(w.type);
+  if (w.type != GgmlType::kQ4_0 && w.type != GgmlType::kQ8_0) return nullptr;
+  return FastGemmQ8Kernel(w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0);
 }
 
 // Rows per task for the row-split kernels: enough tasks to balance threads, few enough that handing

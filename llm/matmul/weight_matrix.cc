@@ -83,20 +83,22 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
   return scratch;
 }
 
-bool Panel16Available(GgmlType type) {
+const KernelEntry* Panel16Kernel(GgmlType type) {
   WeightMatrix probe;
   probe.type = type;
   const Panel16Kind k = KindOf(probe);
   switch (k.family) {
-    case Panel16Kind::kBlocks: return FastGemmQ8Panel16Kernel(k.format) != nullptr;
+    case Panel16Kind::kBlocks: return FastGemmQ8Panel16Kernel(k.format);  // IQ4_NL: Q4_0's
     case Panel16Kind::kQ4_1:
     case Panel16Kind::kQ5:
     case Panel16Kind::kGroup:
-    case Panel16Kind::kKQuant: return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group) != nullptr;
-    case Panel16Kind::kNone: return false;
+    case Panel16Kind::kKQuant: return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
+    case Panel16Kind::kNone: break;
   }
-  return false;
+  return nullptr;
 }
+
+bool Panel16Available(GgmlType type) { return Panel16Kernel(type) != nullptr; }
 
 size_t Panel16Bytes(const WeightMatrix& w) {
   const Panel16Kind k = KindOf(w);

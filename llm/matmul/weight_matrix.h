@@ -13,6 +13,7 @@
 
 namespace tessel {
 struct GemmQ8Args;  // kernels/gemv/gemv.h
+struct KernelEntry;  // kernels/registry/registry.h
 }  // namespace tessel
 
 namespace tessel::llm {
@@ -67,6 +68,9 @@ struct WeightMatrix {
 // it ~1.5x faster, prefill skips its per-call repack; Q4_1, the k-quants and INT4 / INT3 groups get int8
 // kernels instead of f32 / portable ones).
 bool Panel16Available(GgmlType type);
+// The Panel16 kernel for a type on this CPU (the group kernel, "igx16xq8", for the group layouts; Q4_0's
+// for Q4_0 and IQ4_NL; Q8_0's), or nullptr.
+const KernelEntry* Panel16Kernel(GgmlType type);
 // Bytes RepackPanel16 writes for w.
 size_t Panel16Bytes(const WeightMatrix& w);
 // For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, Q5_0, Q5_1, the

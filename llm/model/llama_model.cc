@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "llm/base/thread_pool.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "llm/base/mapped_file.h"
@@ -308,30 +308,23 @@ absl::Status LlamaModel::RepackForDecode() {
     jobs.emplace_back(&m, buffer->get() + offset);
     offset += DecodeBytes(m);
   });
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j = next++; j < jobs.size(); j = next++) {
-      WeightMatrix& m = *jobs[j].first;
-      uint8_t* dst = jobs[j].second;
-      switch (*DecodeLayout(m)) {
-        case WeightLayout::kPanel16:
-          m = llm::RepackPanel16(m, dst);
-          break;
-        case WeightLayout::kColumnBlocks:
-          m = RepackColumnBlocks(m, dst);
-          break;
-        case WeightLayout::kRows:
-          std::memcpy(dst, m.data, m.bytes());
-          m.data = dst;
-          break;
-      }
+  ThreadPool pool(static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u)));
+  pool.Run(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
+    WeightMatrix& m = *jobs[j].first;
+    uint8_t* dst = jobs[j].second;
+    switch (*DecodeLayout(m)) {
+      case WeightLayout::kPanel16:
+        m = llm::RepackPanel16(m, dst);
+        break;
+      case WeightLayout::kColumnBlocks:
+        m = RepackColumnBlocks(m, dst);
+        break;
+      case WeightLayout::kRows:
+        std::memcpy(dst, m.data, m.bytes());
+        m.data = dst;
+        break;
     }
-  };
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
+  });
   storage_.push_back(*std::move(buffer));
   return absl::OkStatus();
 }

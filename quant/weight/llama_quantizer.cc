@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "llm/base/thread_pool.h"
 #include "llm/gguf/gguf.h"
 #include "llm/gguf/gguf_writer.h"
 #include "llm/model/gguf_export.h"
@@ -228,28 +229,19 @@ class Quantizer {
     const size_t row_bytes = llm::GgmlRowBytes(type, m.cols);
     GgmlTensorData t{type, std::string(m.rows * row_bytes, '\0')};
     std::vector<float> deq(m.rows * m.cols);
-    // Rows are independent: split across the cores (IQ4's scale search costs ~5 s per TinyLlama layer
-    // on one core). The file is the same for any split.
     // With calibration data, the inputs' importance matrix guides the scale searches (llama.cpp's
     // quantize --imatrix).
     const std::vector<float> importance =
         in != nullptr && o_.use_importance ? in->Importance() : std::vector<float>();
     const float* qw = importance.empty() ? nullptr : importance.data();
-    auto rows = [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
+    constexpr int64_t kRowsPerTask = 16;
+    pool_.Run((m.rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task, int) {
+      for (int64_t r = task * kRowsPerTask; r < std::min(m.rows, (task + 1) * kRowsPerTask); ++r) {
         uint8_t* dst = reinterpret_cast<uint8_t*>(t.bytes.data()) + r * row_bytes;
         llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols, qw);
         llm::DequantizeRow(type, dst, deq.data() + r * m.cols, m.cols);
       }
-    };
-    const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 16);
-    const int64_t per = (m.rows + workers - 1) / workers;
-    std::vector<std::thread> pool;
-    for (int64_t w = 1; w < workers && w * per < m.rows; ++w) {
-      pool.emplace_back(rows, w * per, std::min(m.rows, (w + 1) * per));
-    }
-    rows(0, std::min(m.rows, per));
-    for (std::thread& th : pool) th.join();
+    });
     Record(l, m, std::move(t), std::move(deq), in, std::move(note));
     return absl::OkStatus();
   }
@@ -390,6 +382,9 @@ class Quantizer {
   const LlamaQuantOptions& o_;
   const std::vector<std::vector<int32_t>>& cal_;
   LlamaQuantReport* report_;
+  // Rows of a matrix quantized to a ggml type are independent: StoreRounded splits them across the cores
+  // (IQ4's scale search costs ~5 s per TinyLlama layer on one core). The file is the same for any split.
+  llm::ThreadPool pool_{static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u))};
   const std::function<void(const std::string&)>& log_;
   LayerForward fwd_;
   int64_t t_ = 0;
