@@ -1,25 +1,21 @@
-// AWQ's scale grid search and clipping search (after llm-awq's auto_scale / auto_clip), with Eigen
-// GEMMs for the output errors.
+// AWQ's scale grid search and clipping search (after llm-awq's auto_scale / auto_clip), with
+// LinearF32's GEMMs for the output errors.
 #include "quant/weight/awq.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
-#include "Eigen/Dense"
+#include "quant/weight/linear.h"
+#include "quant/weight/parallel.h"
 #include "quant/weight/rtn.h"
 
 namespace tessel::quant {
-namespace {
-
-using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-}  // namespace
 
 AwqScaleResult AwqSearchScales(const float* x, int64_t n, int64_t cols, const std::vector<AwqLinear>& linears,
                                const std::vector<float>& mean_abs, const std::vector<int>& tie,
                                const QuantScheme& scheme, const AwqOptions& options) {
-  Eigen::Map<const RowMajorF> xm(x, n, cols);
   // Tied channels share the mean of their statistics.
   std::vector<float> stat = mean_abs;
   if (!tie.empty()) {
@@ -32,13 +28,14 @@ AwqScaleResult AwqSearchScales(const float* x, int64_t n, int64_t cols, const st
     }
     for (int64_t c = 0; c < cols; ++c) stat[c] = static_cast<float>(sum[tie[c]] / count[tie[c]]);
   }
-  std::vector<RowMajorF> reference;
+  std::vector<std::vector<float>> reference;
   for (const AwqLinear& l : linears) {
-    reference.push_back(xm * Eigen::Map<const RowMajorF>(l.w, l.rows, cols).transpose());
+    reference.emplace_back(n * l.rows);
+    LinearF32(x, n, l.w, l.rows, cols, reference.back().data());
   }
   AwqScaleResult best;
   best.loss = std::numeric_limits<double>::infinity();
-  std::vector<float> s(cols), scaled;
+  std::vector<float> s(cols), scaled, out;
   for (int i = 0; i < options.grid; ++i) {
     const float alpha = static_cast<float>(i) / options.grid;
     float lo = std::numeric_limits<float>::infinity(), hi = 0;
@@ -60,8 +57,12 @@ AwqScaleResult AwqSearchScales(const float* x, int64_t n, int64_t cols, const st
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) deq[r * cols + c] /= s[c];
       }
-      const RowMajorF out = xm * Eigen::Map<const RowMajorF>(deq.data(), rows, cols).transpose();
-      loss += static_cast<double>((out - reference[k]).squaredNorm());
+      out.resize(n * rows);
+      LinearF32(x, n, deq.data(), rows, cols, out.data());
+      for (int64_t i = 0; i < n * rows; ++i) {
+        const double d = static_cast<double>(out[i]) - reference[k][i];
+        loss += d * d;
+      }
     }
     if (i == 0) best.rtn_loss = loss;
     if (loss < best.loss) {
@@ -79,19 +80,25 @@ std::vector<float> AwqSearchClip(const float* x, int64_t n, const float* w, int6
   const int g = scheme.group;
   std::vector<float> best_clip(rows * ng, 1.0f);
   std::vector<double> best_err(rows * ng, std::numeric_limits<double>::infinity());
-  Eigen::Map<const RowMajorF> xm(x, n, cols);
-  RowMajorF diff(rows, g);
-  for (int64_t gi = 0; gi < ng; ++gi) {
-    const RowMajorF xg = xm.middleCols(gi * g, g);
+  // Groups on the quantizer's threads, each with its own slice of x and error rows.
+  ParallelFor(ng, [&](int64_t gi) {
+    std::vector<float> xg(n * g), diff(rows * g), out(n * rows);
+    for (int64_t i = 0; i < n; ++i) std::copy(x + i * cols + gi * g, x + i * cols + (gi + 1) * g, &xg[i * g]);
     for (int i = 0; i <= options.clip_grid / 2; ++i) {
       const float ratio = 1.0f - static_cast<float>(i) / options.clip_grid;
       for (int64_t r = 0; r < rows; ++r) {
         const float* wr = w + r * cols + gi * g;
         const auto [lo, hi] = std::minmax_element(wr, wr + g);
         const GroupParams p = ComputeGroupParams(scheme, *lo, *hi, ratio);
-        for (int j = 0; j < g; ++j) diff(r, j) = wr[j] - DequantizeValue(QuantizeValue(wr[j], p, scheme.max_code()), p);
+        for (int j = 0; j < g; ++j) {
+          diff[r * g + j] = wr[j] - DequantizeValue(QuantizeValue(wr[j], p, scheme.max_code()), p);
+        }
       }
-      const Eigen::VectorXf err = (xg * diff.transpose()).colwise().squaredNorm().transpose();
+      LinearF32OneThread(xg.data(), n, diff.data(), rows, g, out.data());
+      std::vector<float> err(rows, 0.0f);
+      for (int64_t t = 0; t < n; ++t) {
+        for (int64_t r = 0; r < rows; ++r) err[r] += out[t * rows + r] * out[t * rows + r];
+      }
       for (int64_t r = 0; r < rows; ++r) {
         if (err[r] < best_err[r * ng + gi]) {
           best_err[r * ng + gi] = err[r];
@@ -99,7 +106,7 @@ std::vector<float> AwqSearchClip(const float* x, int64_t n, const float* w, int6
         }
       }
     }
-  }
+  });
   return best_clip;
 }
 

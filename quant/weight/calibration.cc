@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "Eigen/Dense"
 #include "absl/strings/str_cat.h"
@@ -25,10 +26,6 @@ void RmsNorm(const float* x, int64_t t, int64_t dim, const std::vector<float>& g
 }
 
 }  // namespace
-
-void LinearF32(const float* x, int64_t t, const float* w, int64_t rows, int64_t cols, float* y) {
-  MapF(y, t, rows).noalias() = ConstMapF(x, t, cols) * ConstMapF(w, rows, cols).transpose();
-}
 
 absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationSamples(const llm::Tokenizer& tokenizer,
                                                                     absl::string_view text, int64_t samples,

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "llm/model/llama_config.h"
 #include "llm/tokenizer/tokenizer.h"
+#include "quant/weight/linear.h"  // LinearF32, the forward's GEMM
 
 namespace tessel::quant {
 
@@ -54,8 +55,6 @@ class LayerForward {
   std::vector<float> cos_, sin_;  // [context, head_dim / 2]
 };
 
-// y [t, rows] = x [t, cols] w^T for w [rows, cols].
-void LinearF32(const float* x, int64_t t, const float* w, int64_t rows, int64_t cols, float* y);
 
 }  // namespace tessel::quant
 

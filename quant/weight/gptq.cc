@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/gemm/gemm.h"
+#include "quant/weight/parallel.h"
 
 namespace tessel::quant {
 namespace {
@@ -27,11 +29,27 @@ GroupParams ParamsOf(const Eigen::MatrixXd& w, int64_t r, int64_t c0, int64_t n,
 
 void HessianAccumulator::Add(const float* x, int64_t n) {
   const int64_t cols = sum_.rows();
-  Eigen::Map<const RowMajorF> xm(x, n, cols);
-  // X^T X in f32 (the bulk of the work, at GEMM speed) for this chunk, summed in f64 across chunks.
-  Eigen::MatrixXf chunk = Eigen::MatrixXf::Zero(cols, cols);
-  chunk.selfadjointView<Eigen::Lower>().rankUpdate(xm.transpose());
-  sum_.triangularView<Eigen::Lower>() += chunk.cast<double>();
+  // X^T X in f32 (the bulk of the work, through Tessel's f32 GEMM: AVX-512 / AVX2 / NEON microkernels
+  // picked at run time) for this chunk, summed in f64 across chunks: the lower triangle in fixed
+  // blocks of 128 columns (rows from the block's diagonal down) on the quantizer's threads. The
+  // diagonal blocks' upper parts are computed too, and never read.
+  std::vector<float> xt(cols * n);  // X^T [cols, n]
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < cols; ++c) xt[c * n + i] = x[i * cols + c];
+  }
+  constexpr int64_t kCols = 128;
+  ParallelFor((cols + kCols - 1) / kCols, [&](int64_t b) {
+    const int64_t c0 = b * kCols, w = std::min(kCols, cols - c0), h = cols - c0;
+    RowMajorF block(h, w);
+    absl::StatusOr<GemmF32> gemm = GemmF32::Create(h, w, n);
+    if (gemm.ok()) {
+      gemm->Run(xt.data() + c0 * n, n, x + c0, cols, block.data(), w);
+    } else {  // only for sizes GemmF32 rejects, which calibration chunks are not
+      Eigen::Map<const RowMajorF> xm(x, n, cols);
+      block.noalias() = xm.rightCols(h).transpose() * xm.middleCols(c0, w);
+    }
+    sum_.block(c0, c0, h, w) += block.cast<double>();
+  });
   count_ += n;
 }
 
@@ -65,11 +83,11 @@ absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, in
   std::vector<GroupParams> static_params;
   if (options.act_order) {
     static_params.resize(rows * ng);
-    for (int64_t r = 0; r < rows; ++r) {
+    ParallelFor(rows, [&](int64_t r) {
       for (int64_t g = 0; g < ng; ++g) {
         static_params[r * ng + g] = ParamsOf(w, r, g * scheme.group, scheme.group, scheme, options);
       }
-    }
+    });
   }
   std::vector<int64_t> perm(cols);
   std::iota(perm.begin(), perm.end(), 0);
@@ -115,7 +133,7 @@ absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, in
       const int64_t col = i1 + i;
       const int64_t orig = perm[col];
       if (!options.act_order && col % scheme.group == 0) {
-        for (int64_t r = 0; r < rows; ++r) current[r] = ParamsOf(w1, r, i, scheme.group, scheme, options);
+        ParallelFor(rows, [&](int64_t r) { current[r] = ParamsOf(w1, r, i, scheme.group, scheme, options); });
       }
       const double d = u(col, col);
       for (int64_t r = 0; r < rows; ++r) {

@@ -9,16 +9,15 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "llm/base/thread_pool.h"
 #include "llm/gguf/gguf.h"
 #include "llm/gguf/gguf_writer.h"
 #include "llm/model/gguf_export.h"
 #include "llm/model/llama_model.h"
 #include "quant/weight/calibration.h"
+#include "quant/weight/parallel.h"
 #include "quant/weight/rtn.h"
 
 namespace tessel::quant {
@@ -234,8 +233,10 @@ class Quantizer {
     const std::vector<float> importance =
         in != nullptr && o_.use_importance ? in->Importance() : std::vector<float>();
     const float* qw = importance.empty() ? nullptr : importance.data();
+    // Rows are independent: split across the cores (IQ4's scale search costs ~5 s per TinyLlama layer
+    // on one core). The file is the same for any split.
     constexpr int64_t kRowsPerTask = 16;
-    pool_.Run((m.rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task, int) {
+    ParallelFor((m.rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
       for (int64_t r = task * kRowsPerTask; r < std::min(m.rows, (task + 1) * kRowsPerTask); ++r) {
         uint8_t* dst = reinterpret_cast<uint8_t*>(t.bytes.data()) + r * row_bytes;
         llm::QuantizeRow(type, m.w->data() + r * m.cols, dst, m.cols, qw);
@@ -382,9 +383,6 @@ class Quantizer {
   const LlamaQuantOptions& o_;
   const std::vector<std::vector<int32_t>>& cal_;
   LlamaQuantReport* report_;
-  // Rows of a matrix quantized to a ggml type are independent: StoreRounded splits them across the cores
-  // (IQ4's scale search costs ~5 s per TinyLlama layer on one core). The file is the same for any split.
-  llm::ThreadPool pool_{static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u))};
   const std::function<void(const std::string&)>& log_;
   LayerForward fwd_;
   int64_t t_ = 0;
