@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,23 @@ Eigen::MatrixXd HessianAccumulator::Hessian() const {
   return h;
 }
 
+std::optional<Eigen::MatrixXd> UpperCholeskyOfInverse(const Eigen::MatrixXd& h) {
+  // With J the order reversal and J H J = L L^T: H^-1 = (J L^-T J)(J L^-1 J), and J L^-1 J is upper
+  // triangular with a positive diagonal, so it is the factor. One Cholesky and one triangular
+  // inverse, against the reference's Cholesky, full inverse and second Cholesky (about half the flops,
+  // most of GPTQ's time on TinyLlama's 5632-input down projection).
+  const Eigen::MatrixXd hr = h.reverse();  // J H J
+  Eigen::LLT<Eigen::MatrixXd> llt(hr);
+  if (llt.info() != Eigen::Success) return std::nullopt;
+  const int64_t n = h.rows();
+  Eigen::MatrixXd linv = Eigen::MatrixXd::Identity(n, n);
+  llt.matrixL().solveInPlace(linv);
+  Eigen::MatrixXd u = linv.reverse();
+  u.triangularView<Eigen::StrictlyLower>().setZero();
+  if (!u.allFinite()) return std::nullopt;
+  return u;
+}
+
 absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, int64_t cols, const Eigen::MatrixXd& h,
                                              const QuantScheme& scheme, const GptqOptions& options,
                                              GptqStats* stats) {
@@ -105,15 +123,10 @@ absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, in
   for (double damp = options.damp;; damp *= 10) {
     Eigen::MatrixXd hd = hp;
     hd.diagonal().array() += damp * mean_diag;
-    Eigen::LLT<Eigen::MatrixXd> llt(hd);
-    if (llt.info() == Eigen::Success) {
-      const Eigen::MatrixXd hinv = llt.solve(Eigen::MatrixXd::Identity(cols, cols));
-      Eigen::LLT<Eigen::MatrixXd> llt_inv(hinv);
-      if (llt_inv.info() == Eigen::Success) {
-        u = llt_inv.matrixU();
-        local.damp_used = damp;
-        break;
-      }
+    if (std::optional<Eigen::MatrixXd> f = UpperCholeskyOfInverse(hd)) {
+      u = *std::move(f);
+      local.damp_used = damp;
+      break;
     }
     if (damp >= 1.0) {
       return absl::FailedPreconditionError(absl::StrCat(

@@ -5,6 +5,7 @@
 #define TESSEL_QUANT_WEIGHT_GPTQ_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "Eigen/Dense"
 #include "absl/status/statusor.h"
@@ -42,6 +43,10 @@ struct GptqStats {
   double damp_used = 0;  // the damping that made H positive definite (raised from options.damp if needed)
   int64_t dead_columns = 0;  // inputs that were always zero
 };
+
+// The upper triangular U with U^T U = H^-1 (positive diagonal) for a symmetric positive definite H:
+// row i of U carries column i's rounding error forward. Empty when H is not positive definite.
+std::optional<Eigen::MatrixXd> UpperCholeskyOfInverse(const Eigen::MatrixXd& h);
 
 // w is [rows, cols] row-major, h the [cols, cols] Hessian. With act_order, groups stay the contiguous
 // column ranges of the stored format: every group's parameters are fixed from the weights before any

@@ -2,6 +2,7 @@
 // direct computation.
 #include "quant/weight/gptq.h"
 
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -58,6 +59,27 @@ TEST(GptqTest, HessianMatchesDirectSum) {
       EXPECT_NEAR(h(i, j), 2.0 * s / n, 1e-4 * (1 + std::abs(2.0 * s / n))) << i << "," << j;
     }
   }
+}
+
+// Against the reference's route (gptq.py: cholesky, cholesky_inverse, cholesky upper) with Eigen's
+// LLT on a random, badly scaled SPD matrix.
+TEST(GptqTest, UpperCholeskyOfInverseMatchesReferenceRoute) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int n = 96;
+  Eigen::MatrixXd a(n, 2 * n);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < 2 * n; ++j) a(i, j) = normal(rng) * (1.0 + 0.1 * i);
+  }
+  Eigen::MatrixXd h = a * a.transpose();
+  h.diagonal().array() += 0.01 * h.diagonal().mean();
+  const Eigen::MatrixXd hinv = h.llt().solve(Eigen::MatrixXd::Identity(n, n));
+  const Eigen::MatrixXd expected = hinv.llt().matrixU();
+  const std::optional<Eigen::MatrixXd> u = UpperCholeskyOfInverse(h);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_LT((*u - expected).cwiseAbs().maxCoeff(), 1e-9 * expected.cwiseAbs().maxCoeff());
+  EXPECT_LT((u->transpose() * *u - hinv).cwiseAbs().maxCoeff(), 1e-9 * hinv.cwiseAbs().maxCoeff());
+  EXPECT_FALSE(UpperCholeskyOfInverse(-h).has_value());
 }
 
 TEST(GptqTest, LowersOutputErrorAgainstRtn) {
