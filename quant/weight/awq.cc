@@ -82,7 +82,7 @@ std::vector<float> AwqSearchClip(const float* x, int64_t n, const float* w, int6
   std::vector<double> best_err(rows * ng, std::numeric_limits<double>::infinity());
   // Groups on the quantizer's threads, each with its own slice of x and error rows.
   ParallelFor(ng, [&](int64_t gi) {
-    std::vector<float> xg(n * g), diff(rows * g), out(n * rows);
+    std::vector<float> xg(n * g), diff(rows * g), out(n * rows), err(rows);
     for (int64_t i = 0; i < n; ++i) std::copy(x + i * cols + gi * g, x + i * cols + (gi + 1) * g, &xg[i * g]);
     for (int i = 0; i <= options.clip_grid / 2; ++i) {
       const float ratio = 1.0f - static_cast<float>(i) / options.clip_grid;
@@ -95,7 +95,7 @@ std::vector<float> AwqSearchClip(const float* x, int64_t n, const float* w, int6
         }
       }
       LinearF32OneThread(xg.data(), n, diff.data(), rows, g, out.data());
-      std::vector<float> err(rows, 0.0f);
+      std::fill(err.begin(), err.end(), 0.0f);
       for (int64_t t = 0; t < n; ++t) {
         for (int64_t r = 0; r < rows; ++r) err[r] += out[t * rows + r] * out[t * rows + r];
       }

@@ -8,6 +8,7 @@
 
 #include "Eigen/Dense"
 #include "absl/strings/str_cat.h"
+#include "quant/weight/linear.h"
 
 namespace tessel::quant {
 namespace {

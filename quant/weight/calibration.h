@@ -11,7 +11,6 @@
 #include "absl/strings/string_view.h"
 #include "llm/model/llama_config.h"
 #include "llm/tokenizer/tokenizer.h"
-#include "quant/weight/linear.h"  // LinearF32, the forward's GEMM
 
 namespace tessel::quant {
 

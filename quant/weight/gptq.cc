@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/gemm/gemm.h"
+#include "quant/weight/linear.h"
 #include "quant/weight/parallel.h"
 
 namespace tessel::quant {
@@ -30,10 +30,10 @@ GroupParams ParamsOf(const Eigen::MatrixXd& w, int64_t r, int64_t c0, int64_t n,
 
 void HessianAccumulator::Add(const float* x, int64_t n) {
   const int64_t cols = sum_.rows();
-  // X^T X in f32 (the bulk of the work, through Tessel's f32 GEMM: AVX-512 / AVX2 / NEON microkernels
-  // picked at run time) for this chunk, summed in f64 across chunks: the lower triangle in fixed
-  // blocks of 128 columns (rows from the block's diagonal down) on the quantizer's threads. The
-  // diagonal blocks' upper parts are computed too, and never read.
+  // X^T X in f32 (the bulk of the work, through LinearF32's GEMM) for this chunk, summed in f64 across
+  // chunks: the lower triangle in fixed blocks of 128 columns on the quantizer's threads. Block b is
+  // rows [c0, cols) of X^T times the transpose of its rows [c0, c0 + w); the diagonal blocks' upper
+  // parts are computed too, and never read.
   std::vector<float> xt(cols * n);  // X^T [cols, n]
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t c = 0; c < cols; ++c) xt[c * n + i] = x[i * cols + c];
@@ -42,13 +42,7 @@ void HessianAccumulator::Add(const float* x, int64_t n) {
   ParallelFor((cols + kCols - 1) / kCols, [&](int64_t b) {
     const int64_t c0 = b * kCols, w = std::min(kCols, cols - c0), h = cols - c0;
     RowMajorF block(h, w);
-    absl::StatusOr<GemmF32> gemm = GemmF32::Create(h, w, n);
-    if (gemm.ok()) {
-      gemm->Run(xt.data() + c0 * n, n, x + c0, cols, block.data(), w);
-    } else {  // only for sizes GemmF32 rejects, which calibration chunks are not
-      Eigen::Map<const RowMajorF> xm(x, n, cols);
-      block.noalias() = xm.rightCols(h).transpose() * xm.middleCols(c0, w);
-    }
+    LinearF32OneThread(xt.data() + c0 * n, h, xt.data() + c0 * n, w, n, block.data());
     sum_.block(c0, c0, h, w) += block.cast<double>();
   });
   count_ += n;

@@ -17,6 +17,7 @@
 #include "llm/model/gguf_export.h"
 #include "llm/model/llama_model.h"
 #include "quant/weight/calibration.h"
+#include "quant/weight/linear.h"
 #include "quant/weight/parallel.h"
 #include "quant/weight/rtn.h"
 
