@@ -51,6 +51,9 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   Common c;
   absl::StatusOr<int64_t> threads = args.GetInt("threads");
   if (!threads.ok()) return threads.status();
+  if (*threads < 1 || *threads > 256) {  // checked before the load, which repacks on this many threads
+    return absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads));
+  }
   c.options.threads = static_cast<int>(*threads);
   const std::string kv = args.Get("kv-type");
   if (kv == "f16") {
@@ -68,7 +71,7 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<LlamaModel>> model = llm::LoadModel(
-      args.Get("model"), args.Has("mmap") ? llm::FileLoad::kMap : llm::FileLoad::kHugePageCopy);
+      args.Get("model"), args.Has("mmap") ? llm::FileLoad::kMap : llm::FileLoad::kHugePageCopy, c.options.threads);
   if (!model.ok()) return model.status();
   c.model = *std::move(model);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

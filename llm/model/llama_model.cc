@@ -294,12 +294,12 @@ bool LlamaModel::CanRepackForDecode() const {
   return all;
 }
 
-absl::Status LlamaModel::RepackForDecode() {
+absl::Status LlamaModel::RepackForDecode(int threads) {
   size_t total = 0;
   ForEachMatmulWeight(weights_, [&](const WeightMatrix& m) { total += DecodeBytes(m); });
   absl::StatusOr<std::shared_ptr<uint8_t>> buffer = AllocateHugePageBuffer(total, "the repacked weights");
   if (!buffer.ok()) return buffer.status();
-  // Every matrix's place in the buffer, then the matrices repacked on all cores (each job reads its own
+  // Every matrix's place in the buffer, then the matrices repacked on `threads` (each job reads its own
   // file rows and writes its own range): the packers and the page faults of both sides are most of a
   // load.
   std::vector<std::pair<WeightMatrix*, uint8_t*>> jobs;
@@ -308,7 +308,8 @@ absl::Status LlamaModel::RepackForDecode() {
     jobs.emplace_back(&m, buffer->get() + offset);
     offset += DecodeBytes(m);
   });
-  ThreadPool pool(static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u)));
+  if (threads <= 0) threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  ThreadPool pool(threads);
   pool.Run(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
     WeightMatrix& m = *jobs[j].first;
     uint8_t* dst = jobs[j].second;
@@ -331,7 +332,7 @@ absl::Status LlamaModel::RepackForDecode() {
 
 absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf);
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load) {
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load, int threads) {
   // Map first (only the header is read): if every matmul weight can be repacked (Panel16, column
   // blocks, or a plain copy), the repacked copy is all decode streams and the file stays mapped;
   // otherwise copy the whole file.
@@ -346,7 +347,7 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& pat
     return ModelFromGguf(*std::move(gguf));
   }
   file->Prefault();
-  if (absl::Status s = (*m)->RepackForDecode(); !s.ok()) return s;
+  if (absl::Status s = (*m)->RepackForDecode(threads); !s.ok()) return s;
   // The matmul weights are read from the copy from now on; the embedding and norms fault back in.
   file->ReleasePages();
   return m;
@@ -380,7 +381,8 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFi
 absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromHuggingFace(const std::string& dir, FileLoad load,
                                                                  std::shared_ptr<const SafetensorsDir>* files_out);
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load) {
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load,
+                                                                 int threads) {
   // As LoadGgufModel: map first; if every matmul weight can be repacked for decode (F16 / BF16 on CPUs
   // with the AVX-512 row kernels: column blocks for wide matrices, a huge-page copy of the others),
   // repack, then drop the mapped pages (the embedding rows and norms fault back in); otherwise copy
@@ -390,7 +392,7 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::stri
   if (!m.ok() || load == FileLoad::kMap) return m;
   if (!(*m)->CanRepackForDecode()) return ModelFromHuggingFace(dir, load, &files);
   files->Prefault();
-  if (absl::Status s = (*m)->RepackForDecode(); !s.ok()) return s;
+  if (absl::Status s = (*m)->RepackForDecode(threads); !s.ok()) return s;
   files->ReleasePages();
   return m;
 }
@@ -437,13 +439,13 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromHuggingFace(const std::stri
   return m;
 }
 
-absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path, FileLoad load) {
+absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path, FileLoad load, int threads) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat("model '", path, "' does not exist"));
   }
-  if (S_ISDIR(st.st_mode)) return LoadHuggingFaceModel(path, load);
-  return LoadGgufModel(path, load);
+  if (S_ISDIR(st.st_mode)) return LoadHuggingFaceModel(path, load, threads);
+  return LoadGgufModel(path, load, threads);
 }
 
 }  // namespace tessel::llm

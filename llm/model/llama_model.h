@@ -56,9 +56,11 @@ class LlamaModel {
   std::string WeightLayoutSummary() const;
 
  private:
-  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path, FileLoad load,
+                                                                   int threads);
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromGguf(std::unique_ptr<GgufFile> gguf);
-  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load);
+  friend absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir, FileLoad load,
+                                                                          int threads);
   friend absl::StatusOr<std::unique_ptr<LlamaModel>> ModelFromHuggingFace(
       const std::string& dir, FileLoad load, std::shared_ptr<const SafetensorsDir>* files_out);
   LlamaConfig config_;
@@ -68,8 +70,9 @@ class LlamaModel {
   // Whether every matmul weight (ggml rows) has a decode layout on this CPU: Q4_0 / Q8_0 with a Panel16
   // kernel, F16 / BF16 with the AVX-512 row kernels (column blocks where wider than kColumnBlockCols).
   bool CanRepackForDecode() const;
-  // Repacks them all into one huge-page buffer; CanRepackForDecode() must hold.
-  absl::Status RepackForDecode();
+  // Repacks them all into one huge-page buffer on `threads` threads (0: the machine's cores, up to 8);
+  // CanRepackForDecode() must hold.
+  absl::Status RepackForDecode(int threads);
   // Whatever the weight views point into: mapped files, or copies of misaligned tensors.
   std::vector<std::shared_ptr<const void>> storage_;
 };
@@ -78,12 +81,15 @@ class LlamaModel {
 // decode streams into huge-page memory: Q4_0 / Q8_0 matmul weights repacked to kernels/gemv's Panel16
 // layout on CPUs with its kernels (the file itself then stays mapped), else a copy of the whole file.
 // FileLoad::kMap maps the file and uses it as is (zero copy, less resident memory, slower decode).
+// `threads`: how many threads repack (0: the machine's cores, up to 8); `tessel --threads 1` passes 1 so
+// a one-core run stays on one core from load to the last token.
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadModel(const std::string& path,
-                                                      FileLoad load = FileLoad::kHugePageCopy);
+                                                      FileLoad load = FileLoad::kHugePageCopy, int threads = 0);
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadGgufModel(const std::string& path,
-                                                          FileLoad load = FileLoad::kHugePageCopy);
+                                                          FileLoad load = FileLoad::kHugePageCopy, int threads = 0);
 absl::StatusOr<std::unique_ptr<LlamaModel>> LoadHuggingFaceModel(const std::string& dir,
-                                                                 FileLoad load = FileLoad::kHugePageCopy);
+                                                                 FileLoad load = FileLoad::kHugePageCopy,
+                                                                 int threads = 0);
 
 }  // namespace tessel::llm
 

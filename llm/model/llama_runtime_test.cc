@@ -332,6 +332,23 @@ TEST(QuantizedWeightsTest, Panel16LayoutMatchesMappedRows) {
   }
 }
 
+// The load-time repack on one thread (`tessel --threads 1`) and on several lays out the same bytes: the
+// same kernels then give bit-identical logits.
+TEST(QuantizedWeightsTest, RepackThreadCountDoesNotChangeTheModel) {
+  SyntheticModelSpec spec;
+  spec.type = GgmlType::kQ4_0;
+  const std::string path = testing::WriteSyntheticLlama(spec, "q4_0-repack-threads.gguf");
+  auto one = LoadModel(path, FileLoad::kHugePageCopy, 1);
+  auto three = LoadModel(path, FileLoad::kHugePageCopy, 3);
+  ASSERT_TRUE(one.ok() && three.ok()) << one.status() << three.status();
+  EXPECT_EQ((*one)->WeightLayoutSummary(), (*three)->WeightLayoutSummary());
+  const std::vector<int32_t> tokens = RandomTokens(17, spec.vocab, 5);
+  const std::vector<float> a = Prefill(*MakeRuntime(**one, AllLogits()), tokens);
+  const std::vector<float> b = Prefill(*MakeRuntime(**three, AllLogits()), tokens);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(MaxAbsDiff(a, b), 0.0f);
+}
+
 // Tessel's INT4 / INT3 group types and ggml's Q4_1 repacked at load (the group Panel16 layout) against
 // the mapped rows (f32-input kernels). The packed kernels quantize x to int8 per 32-block (llama.cpp's q8_0
 // activations), the mapped ones do not, so the logits differ by that rounding: within 2% of their
