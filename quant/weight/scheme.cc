@@ -68,7 +68,7 @@ namespace {
 // ~1e-5 relative of std::pow over normal floats; 0 for zero and subnormal d). No calls and no
 // branches, so that GCC vectorizes the loops that use it: the MSE search spent most of a GPTQ run in
 // double std::pow (80 grid points x every weight).
-inline float PowNorm(float d, float norm) {
+inline __attribute__((always_inline)) float PowNorm(float d, float norm) {
   const uint32_t bits = llm::FloatToBits(d);
   const float e = static_cast<float>(static_cast<int32_t>(bits >> 23) - 127);
   float m = llm::BitsToFloat((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
@@ -90,6 +90,18 @@ inline float PowNorm(float d, float norm) {
 
 }  // namespace
 
+// The clip search is the inner loop of GPTQ's group parameters (80 grid points x every weight): on x86-64
+// it is compiled for AVX-512, AVX2 and the baseline, picked at load (GCC target_clones; the quant
+// libraries are otherwise built for baseline x86-64, i.e. SSE). scheme.cc is compiled with
+// -ffp-contract=off, so every clone rounds each operation alike and the search picks the same
+// parameters on every x86 CPU. Random TinyLlama F16, GPTQ W4 g128, first layer: see the README.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TESSEL_CLIP_SEARCH_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TESSEL_CLIP_SEARCH_TARGETS
+#endif
+
+TESSEL_CLIP_SEARCH_TARGETS
 GroupParams SearchGroupParams(const QuantScheme& s, const float* w, const double* weights, int64_t n,
                               const ClipSearch& search) {
   const auto [lo, hi] = std::minmax_element(w, w + n);
@@ -98,12 +110,15 @@ GroupParams SearchGroupParams(const QuantScheme& s, const float* w, const double
   const int steps = std::max(1, static_cast<int>(search.max_shrink * search.grid));
   const float max_code = static_cast<float>(s.max_code());
   constexpr int64_t kChunk = 256;
+  // Eight partial sums (lane j % 8 of each chunk) added in a fixed order at the end: vector adds instead
+  // of one serial chain of double adds, with the same result at any vector width.
+  constexpr int kLanes = 8;
   float e[kChunk];
   for (int i = 0; i < steps; ++i) {
     const float clip = 1.0f - static_cast<float>(i) / search.grid;
     const GroupParams p = ComputeGroupParams(s, *lo, *hi, clip);
     const float inv = p.scale != 0.0f ? 1.0f / p.scale : 0.0f, zero = static_cast<float>(p.zero);
-    double err = 0;
+    double part[kLanes] = {};
     for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
       const int64_t m = std::min(kChunk, n - j0);
       // QuantizeValue / DequantizeValue spelled out for the vectorizer: adding and subtracting 1.5 x 2^23
@@ -119,12 +134,22 @@ GroupParams SearchGroupParams(const QuantScheme& s, const float* w, const double
       } else {
         for (int64_t j = 0; j < m; ++j) e[j] = PowNorm(e[j], search.norm);
       }
-      if (weights != nullptr) {
-        for (int64_t j = 0; j < m; ++j) err += weights[j0 + j] * e[j];
+      // Whole runs of kLanes, then the tail into the first lanes.
+      const int64_t mv = m / kLanes * kLanes;
+      const double* wt = weights != nullptr ? weights + j0 : nullptr;
+      if (wt != nullptr) {
+        for (int64_t j = 0; j < mv; j += kLanes) {
+          for (int l = 0; l < kLanes; ++l) part[l] += wt[j + l] * static_cast<double>(e[j + l]);
+        }
+        for (int64_t j = mv; j < m; ++j) part[j - mv] += wt[j] * static_cast<double>(e[j]);
       } else {
-        for (int64_t j = 0; j < m; ++j) err += e[j];
+        for (int64_t j = 0; j < mv; j += kLanes) {
+          for (int l = 0; l < kLanes; ++l) part[l] += static_cast<double>(e[j + l]);
+        }
+        for (int64_t j = mv; j < m; ++j) part[j - mv] += static_cast<double>(e[j]);
       }
     }
+    const double err = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
     if (err < best_err) {
       best_err = err;
       best = p;
