@@ -62,24 +62,31 @@ TEST(GptqTest, HessianMatchesDirectSum) {
 }
 
 // Against the reference's route (gptq.py: cholesky, cholesky_inverse, cholesky upper) with Eigen's
-// LLT on a random, badly scaled SPD matrix.
+// LLT on a random, badly scaled SPD matrix. n = 96 is one of the 128-column blocks of the blocked
+// Cholesky and of the block-wise inverse; n = 300, two whole blocks and a partial one.
 TEST(GptqTest, UpperCholeskyOfInverseMatchesReferenceRoute) {
-  std::mt19937 rng(7);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  const int n = 96;
-  Eigen::MatrixXd a(n, 2 * n);
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < 2 * n; ++j) a(i, j) = normal(rng) * (1.0 + 0.1 * i);
+  for (int n : {96, 300}) {
+    std::mt19937 rng(7);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    Eigen::MatrixXd a(n, 2 * n);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < 2 * n; ++j) a(i, j) = normal(rng) * (1.0 + 0.1 * i);
+    }
+    Eigen::MatrixXd h = a * a.transpose();
+    h.diagonal().array() += 0.01 * h.diagonal().mean();
+    const Eigen::MatrixXd hinv = h.llt().solve(Eigen::MatrixXd::Identity(n, n));
+    const Eigen::MatrixXd expected = hinv.llt().matrixU();
+    const std::optional<Eigen::MatrixXd> u = UpperCholeskyOfInverse(h);
+    ASSERT_TRUE(u.has_value()) << n;
+    EXPECT_LT((*u - expected).cwiseAbs().maxCoeff(), 1e-9 * expected.cwiseAbs().maxCoeff()) << n;
+    EXPECT_LT((u->transpose() * *u - hinv).cwiseAbs().maxCoeff(), 1e-9 * hinv.cwiseAbs().maxCoeff()) << n;
+    EXPECT_FALSE(UpperCholeskyOfInverse(-h).has_value()) << n;
+    // Not positive definite only through input 0, which the order reversal puts in the Cholesky's last
+    // block: the blocked factorization fails there too.
+    Eigen::MatrixXd late = h;
+    late(0, 0) = -1.0;
+    EXPECT_FALSE(UpperCholeskyOfInverse(late).has_value()) << n;
   }
-  Eigen::MatrixXd h = a * a.transpose();
-  h.diagonal().array() += 0.01 * h.diagonal().mean();
-  const Eigen::MatrixXd hinv = h.llt().solve(Eigen::MatrixXd::Identity(n, n));
-  const Eigen::MatrixXd expected = hinv.llt().matrixU();
-  const std::optional<Eigen::MatrixXd> u = UpperCholeskyOfInverse(h);
-  ASSERT_TRUE(u.has_value());
-  EXPECT_LT((*u - expected).cwiseAbs().maxCoeff(), 1e-9 * expected.cwiseAbs().maxCoeff());
-  EXPECT_LT((u->transpose() * *u - hinv).cwiseAbs().maxCoeff(), 1e-9 * hinv.cwiseAbs().maxCoeff());
-  EXPECT_FALSE(UpperCholeskyOfInverse(-h).has_value());
 }
 
 TEST(GptqTest, LowersOutputErrorAgainstRtn) {
