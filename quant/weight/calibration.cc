@@ -1,4 +1,5 @@
-// Calibration windows and the per-layer f32 forward (Eigen GEMMs; attention per head).
+// Calibration windows and the per-layer f32 forward (LinearF32 for the projections; attention per head
+// with Eigen, the heads on the quantizer's threads).
 #include "quant/weight/calibration.h"
 
 #include <algorithm>
@@ -9,13 +10,13 @@
 #include "Eigen/Dense"
 #include "absl/strings/str_cat.h"
 #include "quant/weight/linear.h"
+#include "quant/weight/parallel.h"
 
 namespace tessel::quant {
 namespace {
 
 using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MapF = Eigen::Map<RowMajorF>;
-using ConstMapF = Eigen::Map<const RowMajorF>;
 
 void RmsNorm(const float* x, int64_t t, int64_t dim, const std::vector<float>& g, float eps, float* y) {
   for (int64_t i = 0; i < t; ++i) {
@@ -99,7 +100,7 @@ void LayerForward::Attention(const LayerF32& w, const float* h1, int64_t t, floa
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int64_t group = c_.num_heads / c_.num_kv_heads;
   MapF out(att, t, qd);
-  for (int64_t h = 0; h < c_.num_heads; ++h) {
+  ParallelFor(c_.num_heads, [&](int64_t h) {
     const int64_t kvh = h / group;
     RowMajorF s = q.middleCols(h * hd, hd) * k.middleCols(kvh * hd, hd).transpose() * scale;
     for (int64_t i = 0; i < t; ++i) {
@@ -114,12 +115,18 @@ void LayerForward::Attention(const LayerF32& w, const float* h1, int64_t t, floa
       s.row(i) /= sum;
     }
     out.middleCols(h * hd, hd).noalias() = s * v.middleCols(kvh * hd, hd);
-  }
+  });
+}
+
+// x += y w^T for w [x's width, cols] through LinearF32.
+static void AddLinear(const float* y, int64_t t, const std::vector<float>& w, int64_t rows, int64_t cols, float* x) {
+  std::vector<float> out(t * rows);
+  LinearF32(y, t, w.data(), rows, cols, out.data());
+  for (int64_t i = 0; i < t * rows; ++i) x[i] += out[i];
 }
 
 void LayerForward::AddAttnOutput(const LayerF32& w, const float* att, int64_t t, float* x) const {
-  const int64_t qd = c_.num_heads * c_.head_dim;
-  MapF(x, t, c_.dim).noalias() += ConstMapF(att, t, qd) * ConstMapF(w.wo.data(), c_.dim, qd).transpose();
+  AddLinear(att, t, w.wo, c_.dim, c_.num_heads * c_.head_dim, x);
 }
 
 void LayerForward::FfnInput(const LayerF32& w, const float* x, int64_t t, float* h2) const {
@@ -134,7 +141,7 @@ void LayerForward::FfnHidden(const LayerF32& w, const float* h2, int64_t t, floa
 }
 
 void LayerForward::AddFfnOutput(const LayerF32& w, const float* a, int64_t t, float* x) const {
-  MapF(x, t, c_.dim).noalias() += ConstMapF(a, t, c_.ffn_dim) * ConstMapF(w.w_down.data(), c_.dim, c_.ffn_dim).transpose();
+  AddLinear(a, t, w.w_down, c_.dim, c_.ffn_dim, x);
 }
 
 }  // namespace tessel::quant
