@@ -35,7 +35,7 @@ AwqScaleResult AwqSearchScales(const float* x, int64_t n, int64_t cols, const st
   }
   AwqScaleResult best;
   best.loss = std::numeric_limits<double>::infinity();
-  std::vector<float> s(cols), scaled, out;
+  std::vector<float> s(cols), deq, out;
   for (int i = 0; i < options.grid; ++i) {
     const float alpha = static_cast<float>(i) / options.grid;
     float lo = std::numeric_limits<float>::infinity(), hi = 0;
@@ -49,20 +49,43 @@ AwqScaleResult AwqSearchScales(const float* x, int64_t n, int64_t cols, const st
     double loss = 0;
     for (size_t k = 0; k < linears.size(); ++k) {
       const int64_t rows = linears[k].rows;
-      scaled.assign(linears[k].w, linears[k].w + rows * cols);
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t c = 0; c < cols; ++c) scaled[r * cols + c] *= s[c];
-      }
-      std::vector<float> deq = RtnQuantize(scaled.data(), rows, cols, scheme).Dequantize();
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t c = 0; c < cols; ++c) deq[r * cols + c] /= s[c];
-      }
+      // Scaled, rounded and unscaled in fixed blocks of rows on the quantizer's threads (RTN is per row).
+      constexpr int64_t kRows = 64;
+      deq.resize(rows * cols);
+      ParallelFor((rows + kRows - 1) / kRows, [&](int64_t b) {
+        const int64_t r0 = b * kRows, h = std::min(kRows, rows - r0);
+        std::vector<float> scaled(linears[k].w + r0 * cols, linears[k].w + (r0 + h) * cols);
+        for (int64_t r = 0; r < h; ++r) {
+          for (int64_t c = 0; c < cols; ++c) scaled[r * cols + c] *= s[c];
+        }
+        const std::vector<float> d = RtnQuantize(scaled.data(), h, cols, scheme).Dequantize();
+        for (int64_t r = 0; r < h; ++r) {
+          for (int64_t c = 0; c < cols; ++c) deq[(r0 + r) * cols + c] = d[r * cols + c] / s[c];
+        }
+      });
       out.resize(n * rows);
       LinearF32(x, n, deq.data(), rows, cols, out.data());
-      for (int64_t i = 0; i < n * rows; ++i) {
-        const double d = static_cast<double>(out[i]) - reference[k][i];
-        loss += d * d;
-      }
+      // The squared error in fixed chunks (each with eight partial sums), added in order.
+      constexpr int64_t kChunk = 1 << 16;
+      const int64_t total = n * rows, chunks = (total + kChunk - 1) / kChunk;
+      std::vector<double> part(chunks);
+      ParallelFor(chunks, [&](int64_t b) {
+        const int64_t e0 = b * kChunk, e1 = std::min(total, e0 + kChunk);
+        double lane[8] = {};
+        int64_t e = e0;
+        for (; e + 8 <= e1; e += 8) {
+          for (int l = 0; l < 8; ++l) {
+            const double d = static_cast<double>(out[e + l]) - reference[k][e + l];
+            lane[l] += d * d;
+          }
+        }
+        for (; e < e1; ++e) {
+          const double d = static_cast<double>(out[e]) - reference[k][e];
+          lane[0] += d * d;
+        }
+        part[b] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+      });
+      for (double v : part) loss += v;
     }
     if (i == 0) best.rtn_loss = loss;
     if (loss < best.loss) {
