@@ -13,6 +13,7 @@
 #include "llm/model/llama_model.h"
 #include "quant/weight/calibration.h"
 #include "quant/weight/llama_quantizer.h"
+#include "quant/weight/parallel.h"
 #include "tools/cli.h"
 
 namespace tessel {
@@ -45,6 +46,7 @@ int QuantizeCommand(int argc, char** argv) {
        "q6_k, q3_k, q2_k, iq4_xs, iq4_nl, q8_0, q4_0, q4_1, q5_0, q5_1"},
       {"output-type", "T", "round an F32/F16/BF16 output head to this type (q8_0, q4_0, f16, ...) or 'keep' it",
        false, "q8_0"},
+      {"threads", "N", "worker threads (default: every core, up to 16); the file does not depend on it"},
       {"o", "OUT.gguf", "output file"},
   };
   if (cli::WantsHelp(argc, argv)) {
@@ -69,6 +71,14 @@ int QuantizeCommand(int argc, char** argv) {
   if (!args.ok()) return cli::Fail(cmd, args.status());
   if (!args->Has("model")) return cli::Fail(cmd, absl::InvalidArgumentError("--model is required"));
   if (!args->Has("o")) return cli::Fail(cmd, absl::InvalidArgumentError("-o OUT.gguf is required"));
+  if (args->Has("threads")) {
+    absl::StatusOr<int64_t> threads = args->GetInt("threads");
+    if (!threads.ok()) return cli::Fail(cmd, threads.status());
+    if (*threads < 1 || *threads > 256) {
+      return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads)));
+    }
+    quant::SetQuantThreads(static_cast<int>(*threads));
+  }
   quant::LlamaQuantOptions options;
   absl::StatusOr<quant::WeightMethod> method = quant::ParseWeightMethod(args->Get("method"));
   if (!method.ok()) return cli::Fail(cmd, method.status());

@@ -12,8 +12,13 @@
 
 namespace tessel::quant {
 
-// Created on first use. Not reentrant: never call ParallelFor from inside one of its tasks.
+// Created on first use, with SetQuantThreads' count or else every core (up to 16). Not reentrant: never
+// call ParallelFor from inside one of its tasks.
 llm::ThreadPool& QuantThreadPool();
+
+// The pool's thread count (`tessel quantize --threads`); only a call before the pool's first use takes
+// effect. True when the pool has `threads` threads afterwards.
+bool SetQuantThreads(int threads);
 
 // fn(i) for every i in [0, n), on QuantThreadPool's threads.
 template <typename Fn>
