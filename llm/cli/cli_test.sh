@@ -81,4 +81,16 @@ expect_error "cannot be split into groups of 128" quantize --model "$DATA/model-
 expect_error "needs --calibration" quantize --model "$DATA/model-f32.gguf" --method gptq --group 32 -o "$TMP/x.gguf"
 expect_error "unsupported bit width 5" quantize --model "$DATA/model-f32.gguf" --bits 5 -o "$TMP/x.gguf"
 expect_error "unknown method 'hqq'" quantize --model "$DATA/model-f32.gguf" --method hqq -o "$TMP/x.gguf"
+expect_error "\-\-threads must be 1 to 256" quantize --model "$DATA/model-f32.gguf" --threads 0 -o "$TMP/x.gguf"
+expect_error "\-\-threads must be 1 to 256" generate --model "$DATA/model-f32.gguf" --prompt x --threads 0
+
+# GPTQ and AWQ write the same bytes on 1 thread as on 3 (their work is cut into fixed pieces).
+for m in gptq awq; do
+  for t in 1 3; do
+    "$BIN" quantize --model "$DATA/model-f32.gguf" --method $m --group 32 --calibration "$DATA/heldout.txt" \
+      --samples 4 --seq 64 --threads $t -o "$TMP/$m-t$t.gguf" > /dev/null 2> "$TMP/$m.err" \
+      || { cat "$TMP/$m.err"; fail "$m --threads $t exited non-zero"; }
+  done
+  cmp -s "$TMP/$m-t1.gguf" "$TMP/$m-t3.gguf" || fail "$m: the file depends on --threads"
+done
 echo PASS
