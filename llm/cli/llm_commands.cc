@@ -34,7 +34,9 @@ std::string DefaultThreads() { return std::to_string(std::max(1u, std::thread::h
 
 const cli::FlagSpec kModelFlag{"model", "PATH", "a .gguf file, or a Hugging Face directory (config.json, "
                                                 "*.safetensors, tokenizer.json)"};
-cli::FlagSpec ThreadsFlag() { return {"threads", "N", "worker threads", false, DefaultThreads()}; }
+cli::FlagSpec ThreadsFlag() {
+  return {"threads", "N", "worker threads (prefill, decode and the load-time repack)", false, DefaultThreads()};
+}
 cli::FlagSpec KvTypeFlag(const char* def) { return {"kv-type", "TYPE", "KV cache storage: f16 or f32", false, def}; }
 const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens (default: the model's)"};
 const cli::FlagSpec kMmapFlag{"mmap", "", "map the weights instead of copying them into huge-page memory "
