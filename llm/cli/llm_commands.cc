@@ -51,12 +51,9 @@ struct Common {
 absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   if (!args.Has("model")) return absl::InvalidArgumentError("--model is required");
   Common c;
-  absl::StatusOr<int64_t> threads = args.GetInt("threads");
+  absl::StatusOr<int> threads = ThreadsArg(args);  // before the load, which repacks on this many threads
   if (!threads.ok()) return threads.status();
-  if (*threads < 1 || *threads > 256) {  // checked before the load, which repacks on this many threads
-    return absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads));
-  }
-  c.options.threads = static_cast<int>(*threads);
+  c.options.threads = *threads;
   const std::string kv = args.Get("kv-type");
   if (kv == "f16") {
     c.options.kv_dtype = KvDType::kF16;
@@ -98,6 +95,15 @@ int PrintUsage(const std::string& command, const std::string& synopsis, const st
 }
 
 }  // namespace
+
+absl::StatusOr<int> ThreadsArg(const cli::Args& args) {
+  absl::StatusOr<int64_t> threads = args.GetInt("threads");
+  if (!threads.ok()) return threads.status();
+  if (*threads < 1 || *threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads));
+  }
+  return static_cast<int>(*threads);
+}
 
 int GenerateCommand(int argc, char** argv) {
   const std::string cmd = "generate";

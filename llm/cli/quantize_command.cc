@@ -72,12 +72,11 @@ int QuantizeCommand(int argc, char** argv) {
   if (!args->Has("model")) return cli::Fail(cmd, absl::InvalidArgumentError("--model is required"));
   if (!args->Has("o")) return cli::Fail(cmd, absl::InvalidArgumentError("-o OUT.gguf is required"));
   if (args->Has("threads")) {
-    absl::StatusOr<int64_t> threads = args->GetInt("threads");
+    absl::StatusOr<int> threads = ThreadsArg(*args);
     if (!threads.ok()) return cli::Fail(cmd, threads.status());
-    if (*threads < 1 || *threads > 256) {
-      return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads)));
+    if (!quant::SetQuantThreads(*threads)) {
+      return cli::Fail(cmd, absl::InternalError("the quantizer's threads were started before --threads was read"));
     }
-    quant::SetQuantThreads(static_cast<int>(*threads));
   }
   quant::LlamaQuantOptions options;
   absl::StatusOr<quant::WeightMethod> method = quant::ParseWeightMethod(args->Get("method"));

@@ -27,6 +27,13 @@ void RmsNorm(const float* x, int64_t t, int64_t dim, const std::vector<float>& g
   }
 }
 
+// x += y w^T for w [x's width, cols] through LinearF32.
+void AddLinear(const float* y, int64_t t, const std::vector<float>& w, int64_t rows, int64_t cols, float* x) {
+  std::vector<float> out(t * rows);
+  LinearF32(y, t, w.data(), rows, cols, out.data());
+  for (int64_t i = 0; i < t * rows; ++i) x[i] += out[i];
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationSamples(const llm::Tokenizer& tokenizer,
@@ -116,13 +123,6 @@ void LayerForward::Attention(const LayerF32& w, const float* h1, int64_t t, floa
     }
     out.middleCols(h * hd, hd).noalias() = s * v.middleCols(kvh * hd, hd);
   });
-}
-
-// x += y w^T for w [x's width, cols] through LinearF32.
-static void AddLinear(const float* y, int64_t t, const std::vector<float>& w, int64_t rows, int64_t cols, float* x) {
-  std::vector<float> out(t * rows);
-  LinearF32(y, t, w.data(), rows, cols, out.data());
-  for (int64_t i = 0; i < t * rows; ++i) x[i] += out[i];
 }
 
 void LayerForward::AddAttnOutput(const LayerF32& w, const float* att, int64_t t, float* x) const {

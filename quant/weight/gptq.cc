@@ -85,11 +85,10 @@ Eigen::MatrixXd HessianAccumulator::Hessian() const {
 
 std::optional<Eigen::MatrixXd> UpperCholeskyOfInverse(const Eigen::MatrixXd& h) {
   // With J the order reversal and J H J = L L^T: H^-1 = (J L^-T J)(J L^-1 J), and J L^-1 J is upper
-  // triangular with a positive diagonal, so it is the factor. One Cholesky and one triangular
-  // inverse, against the reference's Cholesky, full inverse and second Cholesky (about half the flops,
-  // most of GPTQ's time on TinyLlama's 5632-input down projection).
-  // J H J, factorized in place (its lower triangle becomes L): two n x n matrices in all, this and U
-  // (TinyLlama's down projection: 254 MB each).
+  // triangular with a positive diagonal, so it is the factor. One Cholesky and one triangular inverse,
+  // against the reference's Cholesky, full inverse and second Cholesky. J H J is factorized in place
+  // (its lower triangle becomes L): two n x n matrices in all, it and U (254 MB each for TinyLlama's
+  // 5632-input down projection).
   Eigen::MatrixXd hr = h.reverse();
   if (!CholeskyInPlace(hr)) return std::nullopt;
   const int64_t n = h.rows();
