@@ -133,6 +133,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       {"reference", Isa::kPortable, "reference", tessel_q4_0x16_q8_gemm__reference,
        tessel_q8_0x16_q8_gemm__reference},
 #if defined(__x86_64__)
+      {"avx2", Isa::kAvx2, "x86", tessel_q4_0x16_q8_gemm__avx2, tessel_q8_0x16_q8_gemm__avx2},
       {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0x16_q8_gemm__avx512vnni,
        tessel_q8_0x16_q8_gemm__avx512vnni},
 #endif
@@ -177,7 +178,8 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = BlockLegal;
-      e.cost = it.isa == Isa::kPortable ? StreamCost<1> : StreamCost<30>;
+      // AVX2 (no VNNI) ranks below AVX-512 VNNI where a CPU has both.
+      e.cost = it.isa == Isa::kPortable ? StreamCost<1> : it.isa == Isa::kAvx2 ? StreamCost<20> : StreamCost<30>;
       e.fn = reinterpret_cast<const void*>(fn);
       r->Register(e);
     }
@@ -404,7 +406,9 @@ void QuantizeGemvInput(GemvFormat format, const float* x, int64_t cols, const Ge
   // Per element, the portable loop costs about as much as the AVX-512 GEMV spends on a weight row.
   static const QuantizeFn quantize =
 #if defined(__x86_64__)
-      CpuSupports(Isa::kAvx512Vnni) ? tessel_quantize_gemv_input__avx512vnni :
+      CpuSupports(Isa::kAvx512Vnni) ? tessel_quantize_gemv_input__avx512vnni
+      : CpuSupports(Isa::kAvx2)     ? tessel_quantize_gemv_input__avx2
+                                    :
 #endif
                                     QuantizeGemvInputPortable;
   quantize(format, x, cols, out);

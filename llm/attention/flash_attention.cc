@@ -29,10 +29,14 @@ struct PortableOps {
   static constexpr int kAccumulators = 4;
   static F32x16 LoadHalf(const uint16_t* p) {
 #if defined(__aarch64__)
-    typedef __fp16 H16x16 __attribute__((vector_size(32)));
-    H16x16 h;
-    std::memcpy(&h, p, sizeof(h));
-    return __builtin_convertvector(h, F32x16);
+    typedef __fp16 HalfPart __attribute__((vector_size(kNativeBytes / 2)));
+    F32x16 v;
+    for (int i = 0; i < kParts; ++i) {
+      HalfPart h;
+      std::memcpy(&h, p + i * kPartLanes, sizeof(h));
+      v.p[i] = __builtin_convertvector(h, NativeF);
+    }
+    return v;
 #else
     return HalfToFloatBits(p);
 #endif
@@ -193,6 +197,7 @@ void FlashAttention(const AttentionParams& p, const float* q, int64_t n, int64_t
   if (!force_generic && FlashTileVectorShape(p.head_dim, kv.block_size)) {
     tile = flash_tile__vec16;
 #if defined(__x86_64__)
+    if (CpuSupports(Isa::kAvx2)) tile = flash_tile__avx2;
     if (CpuSupports(Isa::kAvx512)) tile = flash_tile__avx512;
 #endif
   }

@@ -125,6 +125,11 @@ TEST(FlashAttentionTest, MatchesNaiveSoftmaxAttention) {
   std::vector<Kernel> kernels = {{"auto", nullptr, false}, {"generic", flash_tile__generic, false},
                                  {"vec16", flash_tile__vec16, true}};
 #if defined(__x86_64__)
+  if (CpuSupports(Isa::kAvx2)) {
+    kernels.push_back({"avx2", flash_tile__avx2, true});
+  } else {
+    std::printf("[  SKIPPED ] avx2 kernel: this CPU has no AVX2\n");
+  }
   if (CpuSupports(Isa::kAvx512)) {
     kernels.push_back({"avx512", flash_tile__avx512, true});
   } else {

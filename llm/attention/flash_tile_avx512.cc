@@ -13,7 +13,7 @@ struct Avx512Ops {
   static constexpr int kColumnVectors = 8;
   static constexpr int kAccumulators = 16;
   static F32x16 LoadHalf(const uint16_t* p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return F32x16{{(NativeF)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))}};
   }
 };
 

@@ -267,16 +267,18 @@ TEST(RowDotTest, EverySupportedTypeHasAKernel) {
 }
 
 // The stream count tessel generate reports is the one the kernels use: CpuFeatures' row counts for
-// F16 / BF16 on AVX-512, its Panel16 count for repacked matrices, none for ggml rows of Q4_0 or f32.
+// F16 / BF16 on AVX-512 and AVX2, its Panel16 count for repacked matrices (two at most on AVX2), none
+// for ggml rows of Q4_0 or f32.
 TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
   const CpuFeatures& cpu = GetCpuFeatures();
   const bool avx512 = CpuSupports(Isa::kAvx512);
+  const bool avx2 = !avx512 && cpu.avx2 && cpu.fma && cpu.f16c;
   const WeightMatrix f16{GgmlType::kF16, 64, 64, nullptr};
-  EXPECT_EQ(DecodeStreams(f16, 1), avx512 ? cpu.row_streams : 0);
-  EXPECT_EQ(DecodeStreams(f16, 2), avx512 ? cpu.row_streams_threaded : 0);
+  EXPECT_EQ(DecodeStreams(f16, 1), avx512 || avx2 ? cpu.row_streams : 0);
+  EXPECT_EQ(DecodeStreams(f16, 2), avx512 || avx2 ? cpu.row_streams_threaded : 0);
   WeightMatrix panel{GgmlType::kQ4_0, 64, 64, nullptr};
   panel.layout = WeightLayout::kPanel16;
-  EXPECT_EQ(DecodeStreams(panel, 1), avx512 ? cpu.decode_streams : 0);
+  EXPECT_EQ(DecodeStreams(panel, 1), avx512 ? cpu.decode_streams : avx2 ? std::min(cpu.decode_streams, 2) : 0);
   EXPECT_EQ(DecodeStreams(WeightMatrix{GgmlType::kQ4_0, 64, 64, nullptr}, 1), 0);
   EXPECT_EQ(DecodeStreams(WeightMatrix{GgmlType::kF32, 64, 64, nullptr}, 1), 0);
 }

@@ -143,6 +143,20 @@ bool UseAvx512() {
 #endif
 }
 
+// AVX2 + FMA + F16C without AVX-512 (row_dot_avx2.cc), unless the reference backend is forced.
+bool UseAvx2() {
+#if defined(__x86_64__)
+  static const bool use = [] {
+    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
+    const CpuFeatures& f = GetCpuFeatures();
+    return !UseAvx512() && f.avx2 && f.fma && f.f16c && (force == nullptr || std::string(force) != "reference");
+  }();
+  return use;
+#else
+  return false;
+#endif
+}
+
 #if defined(__x86_64__)
 // Streams per F16 / BF16 row-dot call (CpuFeatures::row_streams*).
 int StreamsFor(int threads) {
@@ -161,6 +175,8 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
 #if defined(__x86_64__)
   if (UseAvx512() && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
   if (UseAvx512() && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
+  if (UseAvx2() && w.type == GgmlType::kF16) return f16_to_f32__avx2(w.row(r), dst, w.cols);
+  if (UseAvx2() && w.type == GgmlType::kBF16) return bf16_to_f32__avx2(w.row(r), dst, w.cols);
 #endif
   DequantizeRow(w.type, w.row(r), dst, w.cols);
 }
@@ -170,9 +186,11 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kF32: return f32_rowdot__portable;
 #if defined(__x86_64__)
     case GgmlType::kF16:
+      if (UseAvx2()) return StreamsFor(threads) == 4 ? f16_rowdot__avx2 : f16_rowdot_2streams__avx2;
       if (!UseAvx512()) return f16_rowdot__portable;
       return StreamsFor(threads) == 4 ? f16_rowdot__avx512 : f16_rowdot_2streams__avx512;
     case GgmlType::kBF16:
+      if (UseAvx2()) return StreamsFor(threads) == 4 ? bf16_rowdot__avx2 : bf16_rowdot_2streams__avx2;
       if (!UseAvx512()) return bf16_rowdot__portable;
       return StreamsFor(threads) == 4 ? bf16_rowdot__avx512 : bf16_rowdot_2streams__avx512;
 #else
@@ -201,6 +219,12 @@ bool ColumnBlocksAvailable(GgmlType type) {
 
 int DecodeStreams(const WeightMatrix& w, int threads) {
 #if defined(__x86_64__)
+  if (UseAvx2()) {
+    if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
+    // gemv_gemm_avx2.cc runs two streams at most.
+    if (w.layout == WeightLayout::kPanel16) return std::min(GetCpuFeatures().decode_streams, 2);
+    return 0;
+  }
   if (!UseAvx512()) return 0;
   if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
   if (w.layout == WeightLayout::kPanel16) return GetCpuFeatures().decode_streams;

@@ -37,6 +37,14 @@ void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t
                                   float* y);
 void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
+// The same for AVX2 + FMA + F16C CPUs without AVX-512 (row_dot_avx2.cc; plain rows only).
+void f16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void bf16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void bf16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+                                float* y);
+void f16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n);
+void bf16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n);
 #endif
 
 // Row r of w (kRows or kColumnBlocks) as f32 into dst[w.cols]: DequantizeRow, with AVX-512 conversions

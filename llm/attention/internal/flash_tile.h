@@ -22,6 +22,9 @@ void flash_tile__generic(const AttentionParams& p, const float* q, int64_t n, in
 // 16 keys per vector, in GCC vector extensions (SSE/AVX2 on x86, NEON on aarch64).
 void flash_tile__vec16(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv,
                        float* out, int kv_head, int64_t i0, float* scratch);
+// The same kernel built for AVX2 + FMA + F16C (flash_tile_avx2.cc; x86 only).
+void flash_tile__avx2(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv,
+                      float* out, int kv_head, int64_t i0, float* scratch);
 // The same kernel built for AVX-512 with hardware f16 conversion (flash_tile_avx512.cc; x86 only).
 void flash_tile__avx512(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv,
                         float* out, int kv_head, int64_t i0, float* scratch);
