@@ -74,6 +74,11 @@ class Matmul {
   std::vector<std::unique_ptr<float[]>> f32_out_;         // per thread: kF32ChunkRows x kF32TokenBlock
   std::vector<std::shared_ptr<char>> f32_workspace_;      // per thread: the GEMM's packing scratch
   std::vector<float> xt_;                                 // x transposed [cols, n], grown as needed
+  // x^T packed once per RunGroup for the prepacked GEMM (every chunk of every job multiplies it), with
+  // per-thread scratch and outputs [kF32ChunkRows, n] grown to the largest n seen.
+  std::vector<std::unique_ptr<char[]>> packed_workspace_;
+  std::vector<size_t> packed_workspace_bytes_;
+  std::vector<std::vector<float>> packed_out_;
 };
 
 // Reference twin: dequantize, then accumulate in double. For tests.
