@@ -30,6 +30,9 @@ APT_PACKAGES=(
   g++-aarch64-linux-gnu gcc-aarch64-linux-gnu qemu-user
   clang-14 libclang-rt-14-dev
   python3-torch python3-torchvision python3-onnx python3-numpy python3-sklearn
+  # PyTorch's BLAS: without it Debian's reference libblas3 serves the matmuls, and training the test
+  # models took 5 s per step instead of a fraction of one (Zen 3: 512^3 matmul 56 ms -> 2.8 ms).
+  libopenblas0-pthread
 )
 # Node.js runs the peers (ONNX Runtime, llama.cpp); the machine image may already carry a newer one.
 if ! command -v npm >/dev/null; then APT_PACKAGES+=(nodejs npm); fi
