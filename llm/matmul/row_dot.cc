@@ -148,8 +148,7 @@ bool UseAvx2() {
 #if defined(__x86_64__)
   static const bool use = [] {
     const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-    const CpuFeatures& f = GetCpuFeatures();
-    return !UseAvx512() && f.avx2 && f.fma && f.f16c && (force == nullptr || std::string(force) != "reference");
+    return !UseAvx512() && CpuSupports(Isa::kAvx2) && (force == nullptr || std::string(force) != "reference");
   }();
   return use;
 #else
