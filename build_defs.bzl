@@ -117,7 +117,9 @@ def _py_testdata_impl(ctx):
     ctx.actions.run_shell(
         inputs = ctx.files.script + ctx.files.srcs + ctx.files.data,
         outputs = [out],
-        command = "HOME=$(mktemp -d) PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=. /usr/bin/python3 %s --out %s %s" % (
+        # One BLAS/OpenMP thread per action: Bazel runs several of these at once, and oversubscribed
+        # PyTorch trainings (OpenMP + OpenBLAS threads on 2 cores) ran 3-4x slower.
+        command = "HOME=$(mktemp -d) PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. /usr/bin/python3 %s --out %s %s" % (
             ctx.file.script.path,
             out.path,
             " ".join(ctx.attr.args),

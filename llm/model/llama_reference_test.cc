@@ -176,11 +176,14 @@ TEST_F(ReferenceTest, QuantizedTypesMatchTheirDequantizedF32Copy) {
     // Q8_0 / Q4_0 decode and prefill quantize activations to int8 per 32-block where the CPU has int8
     // dot products (kernels/gemv, as llama.cpp does), and Q4_1 where it is repacked for the group
     // Panel16 kernels: logits move by about a percent of their range.
+    // Q4_0 / Q8_0 repacked for the Panel16 kernels (AVX2 or AVX-512 VNNI) quantize x as well.
     const bool q4_1_int8 = type == "q4_1" && Panel16Available(GgmlType::kQ4_1);
+    const bool panel16_int8 = (type == "q8_0" && Panel16Available(GgmlType::kQ8_0)) ||
+                              (type == "q4_0" && Panel16Available(GgmlType::kQ4_0));
     const bool int8_x = (type == "q8_0" && FastGemvQ8Kernel(GemvFormat::kQ8_0)) ||
-                        (type == "q4_0" && FastGemvQ8Kernel(GemvFormat::kQ4_0)) || q4_1_int8;
+                        (type == "q4_0" && FastGemvQ8Kernel(GemvFormat::kQ4_0)) || q4_1_int8 || panel16_int8;
     const bool int8_prefill = (type == "q8_0" && FastGemmQ8Kernel(GemvFormat::kQ8_0)) ||
-                              (type == "q4_0" && FastGemmQ8Kernel(GemvFormat::kQ4_0)) || q4_1_int8;
+                              (type == "q4_0" && FastGemmQ8Kernel(GemvFormat::kQ4_0)) || q4_1_int8 || panel16_int8;
     float range = 0;
     for (float v : ql) range = std::max(range, std::fabs(v));
     EXPECT_LT(diff, int8_prefill ? 2e-2f * range : 1e-4f) << type << ", logits up to " << range;

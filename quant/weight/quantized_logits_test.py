@@ -30,6 +30,15 @@ IQ4_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 
 
 TOL = 1e-3  # max |logit difference|: f32 runtime vs f32 PyTorch on the same dequantized weights
 
+
+def int8_activations(x):
+    """x rounded per 32-element block to int8 times the block's max/127 (ggml's q8_0 activations, what
+    the int8 kernels do to every matrix input)."""
+    b = x.reshape(-1, 32)
+    d = b.abs().amax(1, keepdim=True) / 127
+    safe = torch.where(d > 0, d, torch.ones_like(d))
+    return (torch.round(b / safe) * d).reshape(x.shape)
+
 def Q4KM(part, layer):
     """Q4_K_M's type for a matrix of the 6-layer small model."""
     return 14 if part in ("attn_v", "ffn_down") and layer in (2, 5) else 12
@@ -248,17 +257,21 @@ def main():
     _, f32_tensors = read_gguf(f32_model)
     tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
     # (label, method, flags, type of the blocks' matrices, type of the output head, logits load, tolerance).
-    # The first three keep the f32 head and read the file mapped, where every matrix of those types runs
-    # the f32-input kernels: the runtime's arithmetic is f32 and TOL holds. The last one is the default
-    # a user gets: the head rounded to Q8_0 and the matrices repacked for the int8 kernels, whose x is
-    # quantized per 32-block as llama.cpp's q8_0 activations are (max |logit diff| 0.13 measured).
+    # The --mmap cases keep the f32 head and read the file mapped, where every matrix of those types runs
+    # the f32-input kernels: the runtime's arithmetic is f32 and TOL holds. The default-load cases (None)
+    # are what a user gets: the head rounded to Q8_0 or Q6_K and, where the CPU has int8 kernels for the
+    # type, the matrices repacked for them, whose x is quantized per 32-block as llama.cpp's q8_0
+    # activations are. What that costs depends on the model and the weights, so the bound comes from
+    # the same PyTorch model with its block matrices' inputs rounded that way (int8_activations): 1.5x
+    # its max |logit diff| + 0.05. On the small model (Zen 3, AVX2): PyTorch int8-x 0.130 (Q8_0), 0.225
+    # (Q4_0), 0.344 (IQ4_NL); the runtime 0.122, 0.248, 0.349.
     keep = ["--output-type", "keep"]
     cal = os.path.join(data_dir, "calibration.txt")
     cases = [
         ("gptq", "gptq", ["--bits", "3", "--group", "64", "--asym"] + keep, 109, 0, ["--mmap"], TOL),
         ("rtn", "rtn", ["--bits", "4", "--group", "128"] + keep, 104, 0, ["--mmap"], TOL),
         ("awq", "awq", ["--bits", "4", "--group", "32", "--asym"] + keep, 3, 0, ["--mmap"], TOL),
-        ("rtn-default", "rtn", ["--bits", "4", "--group", "128"], 104, 8, [], 0.25),
+        ("rtn-default", "rtn", ["--bits", "4", "--group", "128"], 104, 8, [], None),
         # ggml's k-quants (`--type`): Q4_K_M's mix puts Q6_K in attn_v and ffn_down of layers 2 and 5
         # (llama.cpp's use_more_bits for 6 layers) and rounds the head to Q6_K.
         ("q4_k_m", "rtn", ["--type", "q4_k_m"] + keep, Q4KM, 0, ["--mmap"], TOL),
@@ -273,16 +286,16 @@ def main():
         ("q2_k-imatrix", "rtn", ["--type", "q2_k", "--calibration", cal, "--samples", "4", "--seq", "64"] + keep, 10,
          0, ["--mmap"], TOL),
         ("iq4_xs-imatrix", "rtn", ["--type", "iq4_xs", "--calibration", cal, "--samples", "4", "--seq", "64"], 23, 8,
-         [], 0.25),
-        ("q5_1-default", "rtn", ["--type", "q5_1"], 7, 8, [], 0.25),
-        ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], 0.25),
-        ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], 0.25),
-        ("q6_k-default", "rtn", ["--type", "q6_k"], 14, 8, [], 0.25),
-        ("q3_k-default", "rtn", ["--type", "q3_k"], 11, 8, [], 0.25),
-        ("q2_k-default", "rtn", ["--type", "q2_k"], 10, 8, [], 0.25),
-        ("q5_0-default", "rtn", ["--type", "q5_0"], 6, 8, [], 0.25),
-        ("iq4_nl-default", "rtn", ["--type", "iq4_nl"], 20, 8, [], 0.25),
-        ("iq4_xs-default", "rtn", ["--type", "iq4_xs"], 23, 8, [], 0.25),
+         [], None),
+        ("q5_1-default", "rtn", ["--type", "q5_1"], 7, 8, [], None),
+        ("q4_k_m-default", "rtn", ["--type", "q4_k_m"], Q4KM, 14, [], None),
+        ("q5_k_m-default", "rtn", ["--type", "q5_k_m"], Q5KM, 14, [], None),
+        ("q6_k-default", "rtn", ["--type", "q6_k"], 14, 8, [], None),
+        ("q3_k-default", "rtn", ["--type", "q3_k"], 11, 8, [], None),
+        ("q2_k-default", "rtn", ["--type", "q2_k"], 10, 8, [], None),
+        ("q5_0-default", "rtn", ["--type", "q5_0"], 6, 8, [], None),
+        ("iq4_nl-default", "rtn", ["--type", "iq4_nl"], 20, 8, [], None),
+        ("iq4_xs-default", "rtn", ["--type", "iq4_xs"], 23, 8, [], None),
     ]
     failures = 0
     for label, method, flags, want_type, head_type, load, tol in cases:
@@ -329,6 +342,12 @@ def main():
         model.eval()
         with torch.no_grad():
             ref = model(torch.tensor([ids]))[0].numpy()
+            if tol is None:
+                for blk in model.blocks:
+                    for lin in (blk.wq, blk.wk, blk.wv, blk.wo, blk.w_gate, blk.w_up, blk.w_down):
+                        lin.register_forward_pre_hook(lambda mod, inp: (int8_activations(inp[0]),))
+                int8_x = float(np.abs(model(torch.tensor([ids]))[0].numpy() - ref).max())
+                tol = 1.5 * int8_x + 0.05
         npy = os.path.join(tmp, "%s.npy" % label)
         subprocess.run([tessel, "logits", "--model", out, "--prompt", prompt, "--output", npy, "--threads", "1"] + load,
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -121,7 +121,7 @@ def main():
     parser.add_argument("--opsets", default="13,17", help="comma-separated ONNX opsets (11..17 with PyTorch 1.13)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(1)  # Bazel runs the test-data builds side by side on few cores
     for name in args.models.split(","):
         if name not in MODELS:
             sys.exit("unknown model '%s' (choose from %s)" % (name, ", ".join(MODELS)))

@@ -37,6 +37,9 @@ import export_models  # noqa: E402
 from train_digits import split_indices  # noqa: E402
 
 SEEDS = {"resnet18": 0, "mobilenet_v2": 10}  # export_models.MODELS' seeds
+# MobileNetV2 learns slower from 1000 images: after 6 epochs (1 thread) it reached 95.2% and its int8
+# top-1 agreed with f32 on 98.6% of the test digits, after 10 epochs 98.6% and 99.4%.
+EPOCHS = {"resnet18": 6, "mobilenet_v2": 10}
 
 
 def digit_images(size):
@@ -92,11 +95,11 @@ def main():
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--models", default="resnet18,mobilenet_v2")
     parser.add_argument("--size", type=int, default=64, help="image side in pixels (digits are upsampled)")
-    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=0, help="default: %s" % EPOCHS)
     parser.add_argument("--lr", type=float, default=2e-3)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(1)  # Bazel runs the test-data builds side by side on few cores
     torch.manual_seed(0)
     data = digit_images(args.size)
     np.save(os.path.join(args.out, "calibration.npy"), data["calibration"][0].numpy())
@@ -106,7 +109,7 @@ def main():
     for name in args.models.split(","):
         if name not in SEEDS:
             sys.exit("unknown model %r (choose from %s)" % (name, ", ".join(SEEDS)))
-        model = train(name, data, args.epochs, args.lr, log)
+        model = train(name, data, args.epochs or EPOCHS[name], args.lr, log)
         xs, ys = data["test"]
         with torch.no_grad():
             logits = torch.cat([model(xs[i:i + 100]) for i in range(0, len(xs), 100)])
