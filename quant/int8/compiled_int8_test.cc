@@ -96,10 +96,10 @@ TEST(CompiledInt8Test, DigitsArtifactMatchesTheInterpreterExactly) {
     const float* g = got.data<float>();
     const float* w = (*want)[0].data<float>();
     for (int64_t i = 0; i < got.num_elements(); ++i) {
-      const std::string where = absl::StrCat("image ", b + i / 10, " class ", i % 10);
-      if (exact) ASSERT_EQ(g[i], w[i]) << where;
+      if (exact) ASSERT_EQ(g[i], w[i]) << "image " << b + i / 10 << " class " << i % 10;
       const float off = std::abs(g[i] - w[i]) / quantum;
-      ASSERT_LE(off, kMaxQuantaOff) << where << ": " << g[i] << " vs the interpreter's " << w[i];
+      ASSERT_LE(off, kMaxQuantaOff) << "image " << b + i / 10 << " class " << i % 10 << ": " << g[i]
+                                    << " vs the interpreter's " << w[i];
       worst = std::max(worst, off);
       differ += g[i] != w[i];
     }
