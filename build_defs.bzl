@@ -30,8 +30,14 @@ def tessel_cc_library(name, copts = [], **kwargs):
 def tessel_cc_binary(name, copts = [], **kwargs):
     native.cc_binary(name = name, copts = TESSEL_COPTS + copts, **kwargs)
 
-def tessel_cc_test(name, copts = [], deps = [], host_only = False, tags = [], **kwargs):
-    """A GoogleTest test. host_only tests (ONNX, Python references) are skipped by --config=aarch64.
+def tessel_cc_test(name, copts = [], deps = [], host_only = False, arch_neutral = False, x86_only = False, tags = [],
+                   **kwargs):
+    """A GoogleTest test. --config=aarch64 skips three kinds (they still run on the host):
+    host_only: needs host tools or data (ONNX, Python references);
+    arch_neutral: code with no per-architecture path (graph IR, passes, quantizers, the memory planner),
+        which would only repeat the host's result under qemu at a hundred times the cost;
+    x86_only: a variant that exercises x86-only choices (stream counts, GFNI), the same as its base
+        test elsewhere.
 
     aarch64 tests link statically: Debian's cross GCC passes --as-needed to the linker ahead of every
     library, so a dynamically linked test would drop the shared objects that only register themselves
@@ -41,7 +47,8 @@ def tessel_cc_test(name, copts = [], deps = [], host_only = False, tags = [], **
         name = name,
         copts = TESSEL_COPTS + copts,
         deps = deps + ["//third_party:gtest_main"],
-        tags = tags + (["host_only"] if host_only else []),
+        tags = tags + (["host_only"] if host_only else []) + (["arch_neutral"] if arch_neutral else []) +
+               (["x86_only"] if x86_only else []),
         linkstatic = select({
             "//:aarch64": True,
             "//conditions:default": False,
@@ -140,10 +147,19 @@ _py_testdata = rule(
     },
 )
 
-def tessel_py_testdata(name, script, srcs = [], data = [], args = [], tags = []):
+def tessel_py_testdata(name, script, srcs = [], data = [], args = [], trains = False, tags = []):
     """A directory of generated test data: `/usr/bin/python3 SCRIPT --out DIR ARGS` (Debian's PyTorch,
-    onnx and numpy). Host only: the aarch64 configuration skips it and the tests that use it."""
-    _py_testdata(name = name, script = script, srcs = srcs, data = data, args = args, tags = tags + ["host_only"])
+    onnx and numpy). Host only: the aarch64 configuration skips it and the tests that use it.
+    trains: the script trains a model (tag "trains_model"); `./test.sh quick` skips it and every test
+    that depends on it."""
+    _py_testdata(
+        name = name,
+        script = script,
+        srcs = srcs,
+        data = data,
+        args = args,
+        tags = tags + ["host_only"] + (["trains_model"] if trains else []),
+    )
 
 def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
     """A libFuzzer target (LLVMFuzzerTestOneInput) plus a test that replays the seeds, their

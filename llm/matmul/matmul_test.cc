@@ -84,6 +84,8 @@ TEST_P(MatmulTest, MatchesReference) {
       for (int64_t cols : col_counts) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
         const WeightMatrix w{type, rows, cols, data.data()};
+        std::vector<float> deq(rows * cols);  // the tolerances' sum |w|, dequantized once
+        for (int64_t r = 0; r < rows; ++r) DequantizeRow(type, w.row(r), deq.data() + r * cols, cols);
         // Q4_0 / Q8_0 / INT4 groups: also repacked to Panel16 where this CPU has its kernels, as models load.
         std::vector<uint8_t> packed_storage;
         WeightMatrix packed;
@@ -94,41 +96,28 @@ TEST_P(MatmulTest, MatchesReference) {
         }
         // 67 tokens: across the f32 prefill path's 64-token GEMM blocks.
         for (int64_t n : {1, 2, 3, 4, 5, 9, 67}) {
-          std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows), row(cols);
+          std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows);
           for (float& v : x) v = dist(rng);
           MatmulReference(w, x.data(), n, want.data());
           for (const WeightMatrix* m : {&w, static_cast<const WeightMatrix*>(&packed)}) {
-          if (m->data == nullptr) continue;
-          std::fill(y.begin(), y.end(), -1.0f);
-          mm.Run(*m, x.data(), n, y.data());
-          if (m == &packed) {
-            std::vector<float> want_packed(n * rows);
-            MatmulReference(packed, x.data(), n, want_packed.data());  // unpacks rows: the same values
-            ASSERT_EQ(want_packed, want);
-          }
-          // Panel16 matrices always run the int8 kernels.
-          const bool int8_x = m == &packed || (n == 1 ? Int8Input(type) : Int8PrefillInput(type));
-          for (int64_t t = 0; t < n; ++t) {
-            for (int64_t r = 0; r < rows; ++r) {
-              // Float rounding of a length-`cols` dot product: relative to sum |w| |x|. With x
-              // quantized to int8 per 32-block (scale max|x| / 127), each x moves by at most half a
-              // step: sum over blocks of max|x| / 254 * sum |w|.
-              DequantizeRow(type, w.row(r), row.data(), cols);
-              double mag = 0, rounding = 0;
-              for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
-              for (int64_t b = 0; int8_x && b < cols / 32; ++b) {
-                double amax = 0, wabs = 0;
-                for (int64_t k = b * 32; k < b * 32 + 32; ++k) {
-                  amax = std::max<double>(amax, std::fabs(x[t * cols + k]));
-                  wabs += std::fabs(row[k]);
-                }
-                rounding += amax / 254 * wabs;
-              }
-              ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6 + rounding)
-                  << GgmlTypeName(type) << (m == &packed ? " Panel16" : "") << " threads " << threads << " rows "
-                  << rows << " cols " << cols << " n " << n << " at " << t << "," << r;
+            if (m->data == nullptr) continue;
+            std::fill(y.begin(), y.end(), -1.0f);
+            mm.Run(*m, x.data(), n, y.data());
+            if (m == &packed) {
+              std::vector<float> want_packed(n * rows);
+              MatmulReference(packed, x.data(), n, want_packed.data());  // unpacks rows: the same values
+              ASSERT_EQ(want_packed, want);
             }
-          }
+            // Panel16 matrices always run the int8 kernels.
+            const bool int8_x = m == &packed || (n == 1 ? Int8Input(type) : Int8PrefillInput(type));
+            for (int64_t t = 0; t < n; ++t) {
+              for (int64_t r = 0; r < rows; ++r) {
+                ASSERT_NEAR(y[t * rows + r], want[t * rows + r],
+                            Tolerance(deq.data() + r * cols, x.data() + t * cols, cols, int8_x))
+                    << GgmlTypeName(type) << (m == &packed ? " Panel16" : "") << " threads " << threads << " rows "
+                    << rows << " cols " << cols << " n " << n << " at " << t << "," << r;
+              }
+            }
           }
         }
       }
@@ -224,6 +213,8 @@ TEST(ColumnBlocksTest, MatchesReference) {
       for (int64_t rows : {1, 5, 37}) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
         const WeightMatrix w{type, rows, cols, data.data()};
+        std::vector<float> deq(rows * cols);  // the tolerances' sum |w|, dequantized once
+        for (int64_t r = 0; r < rows; ++r) DequantizeRow(type, w.row(r), deq.data() + r * cols, cols);
         std::vector<uint8_t> blocked_storage(w.bytes());
         const WeightMatrix blocked = RepackColumnBlocks(w, blocked_storage.data());
         ASSERT_EQ(blocked.column_blocks(), (cols + kColumnBlockCols - 1) / kColumnBlockCols);
@@ -236,16 +227,14 @@ TEST(ColumnBlocksTest, MatchesReference) {
           ThreadPool pool(threads);
           Matmul mm(cols, &pool);
           for (int64_t n : {1, 3, 67}) {
-            std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows), row(cols);
+            std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows);
             for (float& v : x) v = dist(rng);
             MatmulReference(w, x.data(), n, want.data());
             mm.Run(blocked, x.data(), n, y.data());
             for (int64_t t = 0; t < n; ++t) {
               for (int64_t r = 0; r < rows; ++r) {
-                DequantizeRow(type, w.row(r), row.data(), cols);
-                double mag = 0;
-                for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
-                ASSERT_NEAR(y[t * rows + r], want[t * rows + r], 1e-6 * mag + 1e-6)
+                ASSERT_NEAR(y[t * rows + r], want[t * rows + r],
+                            Tolerance(deq.data() + r * cols, x.data() + t * cols, cols, false))
                     << GgmlTypeName(type) << " threads " << threads << " rows " << rows << " cols " << cols << " n "
                     << n << " at " << t << "," << r;
               }

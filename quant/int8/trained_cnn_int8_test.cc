@@ -1,5 +1,5 @@
 // INT8 on trained ResNet-18 and MobileNetV2 (torchvision architectures from export_models.py's seeds,
-// trained a few epochs on scikit-learn's digits at 64x64 by tools/frontend/train_digits_models.py):
+// trained a few epochs on scikit-learn's digits at 32x32 by tools/frontend/train_digits_models.py):
 // calibrate on the calibration split, compile f32 and int8 artifacts, run the 500 unseen test images
 // through both, and hold the bars: int8 top-1 agrees with f32 on >= 99% of the images and
 // int8 accuracy is within 0.5 points of f32's. (With random weights top-1 is too fragile to mean
@@ -24,7 +24,8 @@
 namespace tessel {
 namespace {
 
-constexpr char kDir[] = "tools/frontend/digits_models/";
+// One folder per model (tools/frontend:digits_<model>), so that the two train side by side.
+std::string Dir(const std::string& model) { return absl::StrCat("tools/frontend/digits_", model, "/"); }
 constexpr int64_t kBatch = 50;
 
 Tensor Slice(const Tensor& all, int64_t begin, int64_t count) {
@@ -68,12 +69,13 @@ int ArgMax(const float* row, int64_t n) { return static_cast<int>(std::max_eleme
 class TrainedCnnInt8Test : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainedCnnInt8Test, AgreesWithF32OnNinetyNinePercentOfTestDigits) {
-  const std::string onnx = absl::StrCat(kDir, GetParam(), "_digits.onnx");
+  const std::string dir = Dir(GetParam());
+  const std::string onnx = absl::StrCat(dir, GetParam(), "_digits.onnx");
   auto f32 = ImportOnnxFile(onnx);
   auto int8 = ImportOnnxFile(onnx);
-  auto calibration = ReadNpy(std::string(kDir) + "calibration.npy");
-  auto images = ReadNpy(std::string(kDir) + "evaluation.npy");
-  auto labels = ReadNpy(std::string(kDir) + "evaluation_labels.npy");
+  auto calibration = ReadNpy(dir + "calibration.npy");
+  auto images = ReadNpy(dir + "evaluation.npy");
+  auto labels = ReadNpy(dir + "evaluation_labels.npy");
   ASSERT_TRUE(f32.ok() && int8.ok() && calibration.ok() && images.ok() && labels.ok());
 
   // MSE calibration on the first 99 calibration images (the CLI's default method).
