@@ -72,15 +72,29 @@ def tessel_isa_cc_library(name, isa, srcs = [], copts = [], **kwargs):
         **kwargs
     )
 
+def tessel_cc_test_library(name, srcs, deps = [], copts = [], **kwargs):
+    """A test's sources compiled once, for several tessel_cc_test / tessel_sve_test variants that differ
+    only in arguments or environment (each variant: deps = [":name"], no srcs)."""
+    native.cc_library(
+        name = name,
+        testonly = True,
+        srcs = srcs,
+        copts = TESSEL_COPTS + copts,
+        deps = deps + ["//third_party:gtest"],
+        alwayslink = True,
+        **kwargs
+    )
+
 def tessel_sve_test(name, vector_lengths = [128, 256, 512], args = [], tags = [], **kwargs):
-    """One test per emulated SVE vector length (the qemu wrapper reads --tessel_sve_vl)."""
+    """One test per emulated SVE vector length (the qemu wrapper reads --tessel_sve_vl). Tagged
+    aarch64_only: on an x86 host they would all be the same run, every SVE case skipped."""
     tests = []
     for vl in vector_lengths:
         test_name = "%s_vl%d" % (name, vl)
         tessel_cc_test(
             name = test_name,
             args = args + ["--tessel_sve_vl=%d" % vl],
-            tags = tags + ["sve"],
+            tags = tags + ["sve", "aarch64_only"],
             **kwargs
         )
         tests.append(test_name)
