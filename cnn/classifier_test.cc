@@ -6,10 +6,10 @@
 #include <fstream>
 
 #include "codegen/compiler.h"
+#include "graph/npy.h"
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
-#include "runtime/npy.h"
 
 namespace tessel {
 namespace {

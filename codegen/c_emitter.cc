@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "artifact/plan_graph.h"
 #include "graph/dtype.h"
 #include "graph/graph.h"
 #include "graph/ops/nn_params.h"
@@ -779,48 +780,12 @@ absl::Status Emitter::EmitOp(const artifact::Op& op, const Node& node) {
   return absl::UnimplementedError("not supported");
 }
 
-// One Node per op, holding the op's attributes, so that the graph library's attribute decoding
-// (ResolveConvParams, ResolvePoolParams) reads them exactly as the reference kernels do.
-std::unique_ptr<Graph> AttributeGraph(const artifact::Plan& plan, std::vector<Node*>* nodes) {
-  auto g = std::make_unique<Graph>();
-  std::vector<Value*> values;
-  for (int i = 0; i < plan.tensors_size(); ++i) {
-    const artifact::Tensor& t = plan.tensors(i);
-    const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
-    values.push_back(g->AddInput(absl::StrCat("t", i), TensorType::Static(static_cast<DType>(t.dtype()), shape)));
-  }
-  for (const artifact::Op& op : plan.ops()) {
-    std::vector<Value*> inputs;
-    for (int idx : op.inputs()) inputs.push_back(idx >= 0 && idx < plan.tensors_size() ? values[idx] : nullptr);
-    Node* n = g->AddNode(op.op_type(), inputs, op.outputs_size(), op.name());
-    n->set_domain(op.domain());
-    for (const artifact::Attribute& a : op.attributes()) {
-      switch (a.value_case()) {
-        case artifact::Attribute::kI: n->SetAttr(a.name(), Attribute::Int(a.i())); break;
-        case artifact::Attribute::kF: n->SetAttr(a.name(), Attribute::Float(a.f())); break;
-        case artifact::Attribute::kS: n->SetAttr(a.name(), Attribute::String(a.s())); break;
-        case artifact::Attribute::kInts:
-          n->SetAttr(a.name(), Attribute::Ints({a.ints().values().begin(), a.ints().values().end()}));
-          break;
-        case artifact::Attribute::kFloats:
-          n->SetAttr(a.name(), Attribute::Floats({a.floats().values().begin(), a.floats().values().end()}));
-          break;
-        case artifact::Attribute::kStrings:
-          n->SetAttr(a.name(), Attribute::Strings({a.strings().values().begin(), a.strings().values().end()}));
-          break;
-        // No supported op reads a tensor attribute.
-        case artifact::Attribute::kTensor:
-        case artifact::Attribute::VALUE_NOT_SET: break;
-      }
-    }
-    nodes->push_back(n);
-  }
-  return g;
-}
-
 absl::Status Emitter::Build() {
+  // No supported op reads a tensor attribute.
+  Graph attrs;
+  std::vector<Value*> values;
   std::vector<Node*> nodes;
-  std::unique_ptr<Graph> attrs = AttributeGraph(plan_, &nodes);
+  DecodePlanGraph(plan_, nullptr, attrs, &values, &nodes);
   std::set<std::string> used;
   auto param = [&](int idx, const char* fallback) {
     std::string p = Sanitize(T(idx).name().empty() ? fallback : T(idx).name());

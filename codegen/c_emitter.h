@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "codegen/artifact.h"
-#include "codegen/artifact.pb.h"
+#include "artifact/artifact.h"
+#include "artifact/artifact.pb.h"
 
 namespace tessel {
 

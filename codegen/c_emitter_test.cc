@@ -14,11 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/compiler.h"
+#include "graph/npy.h"
 #include "graph/onnx/onnx_importer.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
-#include "runtime/interpreter.h"
-#include "runtime/npy.h"
+#include "kernels/reference/interpreter.h"
 
 namespace tessel {
 namespace {

@@ -15,12 +15,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "kernels/cpu/cpu_features.h"
-#include "codegen/artifact.h"
+#include "artifact/artifact.h"
+#include "codegen/memory_planner.h"
 #include "graph/op_registry.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/registry/op_kernels.h"
 #include "passes/pass_manager.h"
-#include "runtime/memory_planner.h"
 
 namespace tessel {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "codegen/artifact.pb.h"
+#include "artifact/artifact.pb.h"
 #include "graph/graph.h"
 #include "kernels/registry/op_kernel.h"
 

@@ -1,4 +1,4 @@
-// Element type names, sizes and half-precision conversions.
+// Element type names and sizes.
 #include "graph/dtype.h"
 
 #include <cstring>
@@ -56,71 +56,6 @@ bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DTyp
 
 bool IsInteger(DType t) {
   return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64 || t == DType::kI4;
-}
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400u) == 0);
-      bits = sign | ((127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to infinity
-  if (abs < 0x38800000u) {                                              // subnormal or zero in half
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
-    const uint32_t e = abs >> 23;
-    const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - static_cast<int>(e);  // 14 + (113 - e) ... bits to drop
-    const uint32_t half_m = m >> shift;
-    const uint32_t rem = m & ((1u << shift) - 1);
-    const uint32_t mid = 1u << (shift - 1);
-    uint32_t r = half_m + ((rem > mid || (rem == mid && (half_m & 1))) ? 1 : 0);
-    return static_cast<uint16_t>(sign | r);
-  }
-  uint32_t r = ((abs - 0x38000000u) >> 13);
-  const uint32_t rem = abs & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (r & 1))) ++r;
-  return static_cast<uint16_t>(sign | r);
-}
-
-float BFloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t FloatToBFloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
-  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1);
-  return static_cast<uint16_t>((x + rounding) >> 16);
 }
 
 }  // namespace tessel

@@ -4,9 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "support/fp16.h"  // HalfToFloat, FloatToHalf, BF16ToFloat, FloatToBF16
 
 namespace tessel {
 
@@ -62,11 +63,6 @@ struct DTypeOf<bool> {
   static constexpr DType value = DType::kBool;
 };
 
-// IEEE half and bfloat16 conversions (round to nearest even).
-float HalfToFloat(uint16_t h);
-uint16_t FloatToHalf(float f);
-float BFloat16ToFloat(uint16_t b);
-uint16_t FloatToBFloat16(float f);
 
 }  // namespace tessel
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/memory.h"
+#include "support/memory.h"
 
 namespace tessel {
 
@@ -109,7 +109,7 @@ double Tensor::GetAsDouble(int64_t i) const {
   switch (dtype_) {
     case DType::kF32: return data<float>()[i];
     case DType::kF16: return HalfToFloat(data<uint16_t>()[i]);
-    case DType::kBF16: return BFloat16ToFloat(data<uint16_t>()[i]);
+    case DType::kBF16: return BF16ToFloat(data<uint16_t>()[i]);
     case DType::kI8: return data<int8_t>()[i];
     case DType::kU8: return data<uint8_t>()[i];
     case DType::kI32: return data<int32_t>()[i];

@@ -89,7 +89,7 @@ uint32_t CanonicalNaN(DType t) { return t == DType::kF32 ? 0x7fc00000u : t == DT
 
 float BitsToFloat(uint32_t bits, DType t) {
   if (t == DType::kF16) return HalfToFloat(static_cast<uint16_t>(bits));
-  if (t == DType::kBF16) return BFloat16ToFloat(static_cast<uint16_t>(bits));
+  if (t == DType::kBF16) return BF16ToFloat(static_cast<uint16_t>(bits));
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
@@ -120,7 +120,7 @@ absl::StatusOr<uint32_t> DecimalToBits(absl::string_view s, DType t) {
     std::memcpy(&bits, &f, 4);
     return bits;
   }
-  bits = t == DType::kF16 ? FloatToHalf(f) : FloatToBFloat16(f);
+  bits = t == DType::kF16 ? FloatToHalf(f) : FloatToBF16(f);
   if ((bits & ~SignBit(t)) == InfBits(t)) {
     return absl::OutOfRangeError(absl::StrCat("'", s, "' is out of range for ", DTypeName(t)));
   }

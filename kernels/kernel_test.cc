@@ -18,7 +18,7 @@
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/internal/q8_test_matrix.h"
 #include "kernels/registry/registry.h"
-#include "kernels/threadpool/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace tessel {
 namespace {

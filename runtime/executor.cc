@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "artifact/plan_graph.h"
 #include "kernels/registry/op_kernels.h"
 #include "pthreadpool.h"
 
@@ -41,46 +42,24 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
   m->artifact_ = artifact;
   const artifact::Plan& plan = artifact->plan();
   m->weights_.resize(plan.tensors_size());
-  std::vector<Value*> values;
   for (int i = 0; i < plan.tensors_size(); ++i) {
     const artifact::Tensor& t = plan.tensors(i);
-    const DType dtype = static_cast<DType>(t.dtype());
-    values.push_back(m->attrs_.AddInput(absl::StrCat("t", i), TensorType::Static(dtype, Shape(t))));
     if (t.storage() == artifact::Tensor::WEIGHTS) {
-      m->weights_[i] = WeightView(artifact, dtype, Shape(t), t.offset(), t.bytes());
+      m->weights_[i] = WeightView(artifact, static_cast<DType>(t.dtype()), Shape(t), t.offset(), t.bytes());
     }
   }
-  for (const artifact::Op& op : plan.ops()) {
-    std::vector<Value*> inputs;
-    for (int idx : op.inputs()) inputs.push_back(idx >= 0 ? values[idx] : nullptr);
-    Node* n = m->attrs_.AddNode(op.op_type(), inputs, op.outputs_size(), op.name());
-    n->set_domain(op.domain());
-    for (const artifact::Attribute& a : op.attributes()) {
-      switch (a.value_case()) {
-        case artifact::Attribute::kI: n->SetAttr(a.name(), Attribute::Int(a.i())); break;
-        case artifact::Attribute::kF: n->SetAttr(a.name(), Attribute::Float(a.f())); break;
-        case artifact::Attribute::kS: n->SetAttr(a.name(), Attribute::String(a.s())); break;
-        case artifact::Attribute::kInts:
-          n->SetAttr(a.name(), Attribute::Ints({a.ints().values().begin(), a.ints().values().end()}));
-          break;
-        case artifact::Attribute::kFloats:
-          n->SetAttr(a.name(), Attribute::Floats({a.floats().values().begin(), a.floats().values().end()}));
-          break;
-        case artifact::Attribute::kStrings:
-          n->SetAttr(a.name(), Attribute::Strings({a.strings().values().begin(), a.strings().values().end()}));
-          break;
-        case artifact::Attribute::kTensor: {
-          const artifact::TensorRef& r = a.tensor();
-          Attribute attr;
-          attr.kind = Attribute::Kind::kTensor;
-          attr.t = std::make_shared<const Tensor>(WeightView(artifact, static_cast<DType>(r.dtype()),
-                                                             {r.shape().begin(), r.shape().end()}, r.offset(), r.bytes()));
-          n->SetAttr(a.name(), std::move(attr));
-          break;
-        }
-        case artifact::Attribute::VALUE_NOT_SET: break;
-      }
-    }
+  std::vector<Value*> values;
+  std::vector<Node*> nodes;
+  DecodePlanGraph(
+      plan,
+      [&artifact](const artifact::TensorRef& r) {
+        return std::make_shared<const Tensor>(WeightView(artifact, static_cast<DType>(r.dtype()),
+                                                         {r.shape().begin(), r.shape().end()}, r.offset(), r.bytes()));
+      },
+      m->attrs_, &values, &nodes);
+  for (int op_index = 0; op_index < plan.ops_size(); ++op_index) {
+    const artifact::Op& op = plan.ops(op_index);
+    Node* n = nodes[op_index];
     ReferenceKernel reference = ReferenceKernelRegistry::Global().Find(op.domain(), op.op_type());
     const OpKernelEntry* entry = nullptr;
     if (!absl::StartsWith(op.kernel(), "reference/")) {

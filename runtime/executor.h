@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "codegen/artifact.h"
+#include "artifact/artifact.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "kernels/reference/reference.h"

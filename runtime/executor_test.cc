@@ -16,7 +16,7 @@
 #include "codegen/compiler.h"
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
-#include "runtime/npy.h"
+#include "graph/npy.h"
 #include "runtime/testing/write_and_load.h"
 
 namespace {

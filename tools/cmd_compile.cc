@@ -8,7 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "codegen/artifact.h"
+#include "artifact/artifact.h"
 #include "codegen/c_emitter.h"
 #include "codegen/compiler.h"
 #include "tools/cli.h"

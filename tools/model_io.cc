@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/onnx/onnx_importer.h"
 #include "graph/text.h"
-#include "runtime/npy.h"
+#include "graph/npy.h"
 
 namespace tessel {
 

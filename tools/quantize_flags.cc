@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "runtime/npy.h"
+#include "graph/npy.h"
 
 namespace tessel {
 namespace {

@@ -16,10 +16,10 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/kernels/machine_limits.h"
-#include "graph/memory.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/registry/registry.h"
-#include "kernels/threadpool/thread_pool.h"
+#include "support/memory.h"
+#include "support/thread_pool.h"
 
 namespace tessel {
 namespace {
@@ -254,7 +254,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   int64_t total;
   const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, panel_bytes, &total);
   const double bw = ReadBandwidthGBs(total);
-  // Huge pages, as the runtime loads weights (llm/base/mapped_file.h).
+  // Huge pages, as the runtime loads weights (support/mapped_file.h).
   std::shared_ptr<uint8_t> w(static_cast<uint8_t*>(MapHugePages(total)),
                              [total](uint8_t* p) { UnmapHugePages(p, total); });
   if (kind_of.kquant != 0) {

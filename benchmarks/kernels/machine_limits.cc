@@ -9,8 +9,8 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "graph/memory.h"
 #include "kernels/cpu/cpu_features.h"
+#include "support/memory.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "benchmarks/kernels/machine_limits.h"
-#include "graph/memory.h"
 #include "llm/matmul/row_dot.h"
 #include "llm/matmul/weight_matrix.h"
+#include "support/memory.h"
 
 namespace tessel::llm {
 namespace {

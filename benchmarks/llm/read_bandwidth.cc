@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "benchmarks/kernels/machine_limits.h"
-#include "graph/memory.h"
+#include "support/memory.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {

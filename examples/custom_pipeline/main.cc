@@ -6,8 +6,8 @@
 #include "fold_mul_chain.h"
 #include "graph/op_registry.h"
 #include "graph/text.h"
+#include "kernels/reference/interpreter.h"
 #include "passes/pass_manager.h"
-#include "runtime/interpreter.h"
 
 int main() {
   absl::Status s = tessel::PassRegistry::Global().Register(example::FoldMulChainPassInfo());

@@ -7,9 +7,9 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "graph/memory.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemm/internal/gemm_kernels.h"
+#include "support/memory.h"
 
 namespace tessel {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "graph/memory.h"
 #include "kernels/gemm/internal/gemm_direct_kernels.h"
+#include "support/memory.h"
 
 namespace tessel {
 

@@ -25,7 +25,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/registry/registry.h"
-#include "kernels/threadpool/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace tessel {
 

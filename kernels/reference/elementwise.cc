@@ -310,7 +310,7 @@ void CastElement(const Tensor& in, Tensor& out, int64_t i) {
       out.data<uint16_t>()[i] = FloatToHalf(from_float ? static_cast<float>(f) : static_cast<float>(v));
       break;
     case DType::kBF16:
-      out.data<uint16_t>()[i] = FloatToBFloat16(from_float ? static_cast<float>(f) : static_cast<float>(v));
+      out.data<uint16_t>()[i] = FloatToBF16(from_float ? static_cast<float>(f) : static_cast<float>(v));
       break;
     case DType::kBool: out.data<uint8_t>()[i] = from_float ? f != 0.0 : v != 0; break;
     case DType::kI8:

@@ -17,8 +17,8 @@
 #include "graph/op_registry.h"
 #include "graph/text.h"
 #include "gtest/gtest.h"
+#include "kernels/reference/interpreter.h"
 #include "kernels/reference/reference.h"
-#include "runtime/interpreter.h"
 
 namespace tessel {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "graph/memory.h"
+#include "support/memory.h"
 #include "xnnpack.h"
 
 namespace tessel {

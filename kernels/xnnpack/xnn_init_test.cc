@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "graph/memory.h"
+#include "support/memory.h"
 #include "gtest/gtest.h"
 #include "xnnpack.h"
 

@@ -13,7 +13,7 @@
 
 #include "kernels/registry/registry.h"
 #include "llm/attention/internal/flash_tile.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 
 #include "llm/attention/internal/flash_tile_vec16.inc"
 

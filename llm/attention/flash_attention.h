@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "llm/base/thread_pool.h"
+#include "support/thread_pool.h"
 #include "llm/kv_cache/kv_view.h"
 
 namespace tessel::llm {

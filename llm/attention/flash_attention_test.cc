@@ -13,7 +13,7 @@
 #include "kernels/registry/registry.h"
 #include "llm/attention/internal/flash_tile.h"
 #include "llm/attention/reference_attention.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 #include "llm/kv_cache/paged_kv_cache.h"
 
 namespace tessel::llm {

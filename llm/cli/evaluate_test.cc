@@ -7,8 +7,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "llm/base/mapped_file.h"
-#include "llm/json/json.h"
+#include "support/mapped_file.h"
+#include "support/json.h"
 #include "llm/model/llama_model.h"
 
 namespace tessel::llm {

@@ -13,13 +13,13 @@
 #include "absl/strings/str_format.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/cpu_features.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/cli/evaluate.h"
 #include "llm/matmul/row_dot.h"
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
-#include "runtime/npy.h"
+#include "graph/npy.h"
 #include "tools/cli.h"
 
 namespace tessel {
@@ -70,7 +70,7 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<LlamaModel>> model = llm::LoadModel(
-      args.Get("model"), args.Has("mmap") ? llm::FileLoad::kMap : llm::FileLoad::kHugePageCopy, c.options.threads);
+      args.Get("model"), args.Has("mmap") ? FileLoad::kMap : FileLoad::kHugePageCopy, c.options.threads);
   if (!model.ok()) return model.status();
   c.model = *std::move(model);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -85,7 +85,7 @@ absl::StatusOr<std::string> PromptText(const cli::Args& args) {
     return absl::InvalidArgumentError("give exactly one of --prompt and --prompt-file");
   }
   if (args.Has("prompt")) return args.Get("prompt");
-  return llm::ReadFileToString(args.Get("prompt-file"));
+  return ReadFileToString(args.Get("prompt-file"));
 }
 
 int PrintUsage(const std::string& command, const std::string& synopsis, const std::string& description,
@@ -231,7 +231,7 @@ int PerplexityCommand(int argc, char** argv) {
   absl::StatusOr<int64_t> max_chunks = args->GetInt("max-chunks");
   if (!start.ok()) return cli::Fail(cmd, start.status());
   if (!max_chunks.ok()) return cli::Fail(cmd, max_chunks.status());
-  absl::StatusOr<std::string> text = llm::ReadFileToString(args->Get("text"));
+  absl::StatusOr<std::string> text = ReadFileToString(args->Get("text"));
   if (!text.ok()) return cli::Fail(cmd, text.status());
   absl::StatusOr<Common> common = LoadCommon(*args);
   if (!common.ok()) return cli::Fail(cmd, common.status());

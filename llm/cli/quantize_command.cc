@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/cli/llm_commands.h"
 #include "llm/model/llama_model.h"
 #include "quant/weight/calibration.h"
@@ -138,10 +138,10 @@ int QuantizeCommand(int argc, char** argv) {
 
   std::vector<std::vector<int32_t>> calibration;
   if (args->Has("calibration")) {
-    absl::StatusOr<std::string> text = llm::ReadFileToString(args->Get("calibration"));
+    absl::StatusOr<std::string> text = ReadFileToString(args->Get("calibration"));
     if (!text.ok()) return cli::Fail(cmd, text.status());
     // The tokenizer comes from the model; loading maps the file, so this costs little.
-    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(args->Get("model"), llm::FileLoad::kMap);
+    absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(args->Get("model"), FileLoad::kMap);
     if (!model.ok()) return cli::Fail(cmd, model.status());
     absl::StatusOr<std::vector<std::vector<int32_t>>> windows =
         quant::CalibrationSamples((*model)->tokenizer(), *text, *samples, *seq, static_cast<uint64_t>(*seed));

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/gguf/ggml_types.h"
 #include "llm/gguf/gguf.h"
 #include "llm/gguf/gguf_writer.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 #include "llm/gguf/ggml_types.h"
 
 namespace tessel::llm {

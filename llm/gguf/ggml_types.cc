@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 
 namespace tessel::llm {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/gguf/ggml_types.h"
 
 namespace tessel::llm {

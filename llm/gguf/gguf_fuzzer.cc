@@ -8,14 +8,14 @@
 #include <cstdio>
 #include <string>
 
-#include "llm/base/mapped_file.h"
 #include "llm/gguf/gguf.h"
 #include "llm/tokenizer/tokenizer.h"
+#include "support/mapped_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessel::llm;  // NOLINT: a fuzzer entry point outside any namespace
   auto file = GgufFile::Parse(
-      MappedFile::FromBytes(absl::string_view(reinterpret_cast<const char*>(data), size), "fuzz.gguf"));
+      tessel::MappedFile::FromBytes(absl::string_view(reinterpret_cast<const char*>(data), size), "fuzz.gguf"));
   if (!file.ok()) return 0;
   volatile uint64_t sink = 0;
   for (const GgufTensorInfo& t : (*file)->tensors()) {
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #ifdef TESSEL_FUZZ_REPLAY_MAIN
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    auto bytes = tessel::llm::ReadFileToString(argv[i]);
+    auto bytes = tessel::ReadFileToString(argv[i]);
     if (!bytes.ok()) {
       std::fprintf(stderr, "%s\n", std::string(bytes.status().message()).c_str());
       return 1;

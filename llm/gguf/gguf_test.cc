@@ -10,7 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 #include "llm/gguf/ggml_types.h"
 #include "llm/gguf/gguf_writer.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 
 namespace tessel::llm {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 
 namespace tessel::llm {
 namespace {

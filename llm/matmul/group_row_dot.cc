@@ -3,7 +3,7 @@
 #include "llm/matmul/group_row_dot.h"
 
 #include "kernels/gemv/gemv.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 
 namespace tessel::llm {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "llm/base/thread_pool.h"
+#include "support/thread_pool.h"
 #include "llm/matmul/group_row_dot.h"
 #include "llm/matmul/matmul.h"
 

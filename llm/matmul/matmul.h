@@ -17,7 +17,7 @@
 
 #include "absl/types/span.h"
 #include "kernels/gemv/gemv.h"
-#include "llm/base/thread_pool.h"
+#include "support/thread_pool.h"
 #include "llm/matmul/weight_matrix.h"
 
 namespace tessel::llm {

@@ -9,7 +9,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/registry/registry.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 #include "llm/matmul/group_row_dot.h"
 
 namespace tessel::llm {

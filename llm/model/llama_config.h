@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "llm/gguf/gguf.h"
-#include "llm/json/json.h"
+#include "support/json.h"
 
 namespace tessel::llm {
 

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "llm/base/thread_pool.h"
+#include "support/thread_pool.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/gguf/gguf.h"
-#include "llm/json/json.h"
+#include "support/json.h"
 #include "llm/matmul/row_dot.h"
 #include "llm/safetensors/safetensors.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/matmul/weight_matrix.h"
 #include "llm/model/llama_config.h"
 #include "llm/tokenizer/tokenizer.h"

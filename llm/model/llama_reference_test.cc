@@ -14,7 +14,7 @@
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/model/testing/test_models.h"
-#include "runtime/npy.h"
+#include "graph/npy.h"
 
 namespace tessel::llm {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/types/span.h"
 #include "kernels/vector/vector.h"
 #include "llm/attention/flash_attention.h"
-#include "llm/base/thread_pool.h"
+#include "support/thread_pool.h"
 #include "llm/kv_cache/paged_kv_cache.h"
 #include "llm/matmul/matmul.h"
 #include "llm/model/llama_model.h"

@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "llm/json/json.h"
+#include "support/json.h"
 
 namespace tessel::llm {
 namespace {

@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 
 namespace tessel::llm {
 

@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "llm/gguf/gguf.h"
-#include "llm/json/json.h"
+#include "support/json.h"
 
 namespace tessel::llm {
 

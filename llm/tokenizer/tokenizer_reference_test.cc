@@ -7,9 +7,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "llm/base/mapped_file.h"
+#include "support/mapped_file.h"
 #include "llm/gguf/gguf.h"
-#include "llm/json/json.h"
+#include "support/json.h"
 #include "llm/tokenizer/tokenizer.h"
 
 namespace tessel::llm {

@@ -14,8 +14,8 @@
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
-#include "runtime/interpreter.h"
-#include "runtime/npy.h"
+#include "kernels/reference/interpreter.h"
+#include "graph/npy.h"
 
 namespace tessel {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "passes/pass.h"
-#include "quant/int8/quant_params.h"
+#include "graph/quant_params.h"
 
 namespace tessel {
 
@@ -43,7 +43,7 @@ struct QuantizeInt8Summary {
 absl::StatusOr<QuantizeInt8Summary> QuantizeGraphInt8(Graph& graph, const QuantTable& table,
                                                       const QuantizeInt8Options& options, PassContext* ctx);
 
-// Options: table=FILE (a calibration table, quant/int8/quant_params.h), keep-fp32=NODE,NODE...
+// Options: table=FILE (a calibration table, graph/quant_params.h), keep-fp32=NODE,NODE...
 PassInfo QuantizeInt8PassInfo();
 
 }  // namespace tessel

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/text.h"
-#include "runtime/interpreter.h"
+#include "kernels/reference/interpreter.h"
 
 namespace tessel::testing {
 

@@ -17,8 +17,8 @@
 #include "kernels/int8/qgemm.h"
 #include "quant/int8/quantize.h"
 #include "runtime/executor.h"
-#include "runtime/interpreter.h"
-#include "runtime/npy.h"
+#include "kernels/reference/interpreter.h"
+#include "graph/npy.h"
 #include "runtime/testing/write_and_load.h"
 
 namespace tessel {

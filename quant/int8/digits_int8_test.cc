@@ -7,8 +7,8 @@
 #include "gtest/gtest.h"
 #include "graph/onnx/onnx_importer.h"
 #include "quant/int8/quantize.h"
-#include "runtime/interpreter.h"
-#include "runtime/npy.h"
+#include "kernels/reference/interpreter.h"
+#include "graph/npy.h"
 
 namespace tessel {
 namespace {

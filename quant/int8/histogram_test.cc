@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "quant/int8/quant_params.h"
+#include "graph/quant_params.h"
 
 namespace tessel {
 namespace {

@@ -15,7 +15,7 @@
 #include "graph/graph.h"
 #include "passes/quantize_int8/quantize_int8.h"
 #include "quant/int8/histogram.h"
-#include "quant/int8/quant_params.h"
+#include "graph/quant_params.h"
 #include "quant/int8/runner.h"
 
 namespace tessel {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "kernels/reference/reference.h"
-#include "runtime/interpreter.h"
+#include "kernels/reference/interpreter.h"
 
 namespace tessel {
 

@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "quant/int8/quantize.h"
 #include "runtime/executor.h"
-#include "runtime/npy.h"
+#include "graph/npy.h"
 #include "runtime/testing/write_and_load.h"
 
 namespace tessel {

@@ -486,7 +486,7 @@ absl::string_view Bytes(const std::vector<float>& v) {
 absl::Status WriteFromGguf(const std::string& in_path, const Quantizer& q, const LlamaQuantOptions& options,
                            LlamaQuantReport* report, const std::function<void(const std::string&)>& log,
                            llm::GgufWriter* w) {
-  absl::StatusOr<std::unique_ptr<llm::GgufFile>> in = llm::GgufFile::Open(in_path, llm::FileLoad::kMap);
+  absl::StatusOr<std::unique_ptr<llm::GgufFile>> in = llm::GgufFile::Open(in_path, FileLoad::kMap);
   if (!in.ok()) return in.status();
   w->CopyMetadata(**in);
   // The output head: output.weight, or the embedding when they are tied.
@@ -586,7 +586,7 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
         absl::StrCat(WeightMethodName(options.method), " needs calibration text (--calibration FILE)"));
   }
   // Mapped: every weight is read once, in the file's own layout (no decode repack).
-  absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(in_path, llm::FileLoad::kMap);
+  absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(in_path, FileLoad::kMap);
   if (!model.ok()) return model.status();
   const LlamaConfig& c = (*model)->config();
   for (int64_t cols : {c.dim, c.num_heads * c.head_dim, c.ffn_dim}) {

@@ -43,8 +43,8 @@ TEST(LlamaQuantizerTest, ReadsWideHalfWeightsInFileOrder) {
   o.scheme.group = 32;
   auto report = QuantizeLlamaModel(in, {}, o, out, [](const std::string&) {});
   ASSERT_TRUE(report.ok()) << report.status();
-  auto w = llm::LoadGgufModel(in, llm::FileLoad::kMap);
-  auto q = llm::LoadGgufModel(out, llm::FileLoad::kMap);
+  auto w = llm::LoadGgufModel(in, FileLoad::kMap);
+  auto q = llm::LoadGgufModel(out, FileLoad::kMap);
   ASSERT_TRUE(w.ok() && q.ok());
   for (size_t l = 0; l < (*w)->weights().layers.size(); ++l) {
     const llm::LlamaLayerWeights& lw = (*w)->weights().layers[l];

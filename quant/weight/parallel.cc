@@ -17,10 +17,10 @@ bool SetQuantThreads(int threads) {
   return QuantThreadPool().num_threads() == threads;
 }
 
-llm::ThreadPool& QuantThreadPool() {
-  static llm::ThreadPool* pool = [] {
+ThreadPool& QuantThreadPool() {
+  static ThreadPool* pool = [] {
     const int n = requested_threads.load();
-    return new llm::ThreadPool(n > 0 ? n : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u)));
+    return new ThreadPool(n > 0 ? n : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u)));
   }();
   return *pool;
 }

@@ -1,4 +1,4 @@
-// The weight quantizers' worker threads: one process-wide llm::ThreadPool on every core (up to 16),
+// The weight quantizers' worker threads: one process-wide ThreadPool on every core (up to 16),
 // for the calibration forward (LinearF32), the Hessians, GPTQ's group parameters and the ggml-type
 // row quantization. Work is split into pieces whose boundaries never depend on the thread count, so
 // a quantized file is the same on 1 core as on 16.
@@ -8,13 +8,13 @@
 #include <cstdint>
 #include <utility>
 
-#include "llm/base/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace tessel::quant {
 
 // Created on first use, with SetQuantThreads' count or else every core (up to 16). Not reentrant: never
 // call ParallelFor from inside one of its tasks.
-llm::ThreadPool& QuantThreadPool();
+ThreadPool& QuantThreadPool();
 
 // The pool's thread count (`tessel quantize --threads`); only a call before the pool's first use takes
 // effect. True when the pool has `threads` threads afterwards.

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "llm/base/fp16.h"
+#include "support/fp16.h"
 
 namespace tessel::quant {
 namespace {
@@ -69,9 +69,9 @@ namespace {
 // branches, so that GCC vectorizes the loops that use it: the MSE search spent most of a GPTQ run in
 // double std::pow (80 grid points x every weight).
 inline __attribute__((always_inline)) float PowNorm(float d, float norm) {
-  const uint32_t bits = llm::FloatToBits(d);
+  const uint32_t bits = FloatToBits(d);
   const float e = static_cast<float>(static_cast<int32_t>(bits >> 23) - 127);
-  float m = llm::BitsToFloat((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
+  float m = BitsToFloat((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
   // log2(m) = 2 / ln 2 x atanh(t), t = (m - 1) / (m + 1) in [0, 1/3).
   const float t = (m - 1.0f) / (m + 1.0f), t2 = t * t;
   const float atanh = t * (1.0f + t2 * (1.0f / 3 + t2 * (1.0f / 5 + t2 * (1.0f / 7 + t2 * (1.0f / 9 + t2 / 11)))));
@@ -83,7 +83,7 @@ inline __attribute__((always_inline)) float PowNorm(float d, float norm) {
   const float f = (y - n) * 0.6931471805599453f;
   const float p =
       1.0f + f * (1.0f + f * (0.5f + f * (1.0f / 6 + f * (1.0f / 24 + f * (1.0f / 120 + f * (1.0f / 720))))));
-  const float scale = llm::BitsToFloat(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  const float scale = BitsToFloat(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
   const float result = p * scale;
   return bits < 0x00800000u ? 0.0f : result;
 }

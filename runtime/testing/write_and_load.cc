@@ -1,7 +1,7 @@
 #include "runtime/testing/write_and_load.h"
 
 #include "absl/strings/str_cat.h"
-#include "codegen/artifact.h"
+#include "artifact/artifact.h"
 #include "gtest/gtest.h"
 
 namespace tessel {

@@ -1,0 +1,53 @@
+#include "artifact/plan_graph.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessel {
+
+void DecodePlanGraph(const artifact::Plan& plan, const PlanTensorResolver& resolve, Graph& graph,
+                     std::vector<Value*>* values, std::vector<Node*>* nodes) {
+  values->clear();
+  nodes->clear();
+  for (int i = 0; i < plan.tensors_size(); ++i) {
+    const artifact::Tensor& t = plan.tensors(i);
+    const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
+    values->push_back(graph.AddInput(absl::StrCat("t", i), TensorType::Static(static_cast<DType>(t.dtype()), shape)));
+  }
+  for (const artifact::Op& op : plan.ops()) {
+    std::vector<Value*> inputs;
+    for (int idx : op.inputs()) inputs.push_back(idx >= 0 && idx < plan.tensors_size() ? (*values)[idx] : nullptr);
+    Node* n = graph.AddNode(op.op_type(), inputs, op.outputs_size(), op.name());
+    n->set_domain(op.domain());
+    for (const artifact::Attribute& a : op.attributes()) {
+      switch (a.value_case()) {
+        case artifact::Attribute::kI: n->SetAttr(a.name(), Attribute::Int(a.i())); break;
+        case artifact::Attribute::kF: n->SetAttr(a.name(), Attribute::Float(a.f())); break;
+        case artifact::Attribute::kS: n->SetAttr(a.name(), Attribute::String(a.s())); break;
+        case artifact::Attribute::kInts:
+          n->SetAttr(a.name(), Attribute::Ints({a.ints().values().begin(), a.ints().values().end()}));
+          break;
+        case artifact::Attribute::kFloats:
+          n->SetAttr(a.name(), Attribute::Floats({a.floats().values().begin(), a.floats().values().end()}));
+          break;
+        case artifact::Attribute::kStrings:
+          n->SetAttr(a.name(), Attribute::Strings({a.strings().values().begin(), a.strings().values().end()}));
+          break;
+        case artifact::Attribute::kTensor: {
+          if (!resolve) break;
+          Attribute attr;
+          attr.kind = Attribute::Kind::kTensor;
+          attr.t = resolve(a.tensor());
+          n->SetAttr(a.name(), std::move(attr));
+          break;
+        }
+        case artifact::Attribute::VALUE_NOT_SET: break;
+      }
+    }
+    nodes->push_back(n);
+  }
+}
+
+}  // namespace tessel
