@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 out=out/demo
 mkdir -p "$out"
 echo "[demo] building tessel"
-bazel build //tools:tessel
-tessel=bazel-bin/tools/tessel
+bazel build //cli:tessel
+tessel=bazel-bin/cli/tessel
 
 echo "[demo] training the built-in digits CNN (scikit-learn digits, PyTorch) and exporting ONNX"
 /usr/bin/python3 cnn/digits/train_digits.py --out "$out/digits" 2>&1 | grep -v -i warn || true

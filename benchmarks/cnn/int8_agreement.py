@@ -105,7 +105,7 @@ def compare(f32, q):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tessel", default=os.environ.get("TESSEL", os.path.join(ROOT, "bazel-out/k8-opt/bin/tools/tessel")))
+    parser.add_argument("--tessel", default=os.environ.get("TESSEL", os.path.join(ROOT, "bazel-out/k8-opt/bin/cli/tessel")))
     parser.add_argument("--set", dest="dataset", choices=["photo", "digits"], default="photo")
     parser.add_argument("--work", help="default out/int8 (photo) or out/int8_digits (digits)")
     parser.add_argument("--names", default="resnet18,mobilenet_v2")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tessel INT8 vs Tessel f32 vs ONNX Runtime INT8 (a QDQ model carrying Tessel's calibration ranges) vs
 # ONNX Runtime f32 on ResNet-18 and MobileNetV2 (photo-statistics seeded weights), batch 1, 1 thread,
-# interleaved; medians and ratios. Needs a built tessel (bazel build //tools:tessel) and onnxruntime-node.
+# interleaved; medians and ratios. Needs a built tessel (bazel build //cli:tessel) and onnxruntime-node.
 #
 #   benchmarks/cnn/int8_run.sh [--names resnet18,mobilenet_v2] [--rounds 7] [--iterations 10] [--threads 1]
 #   TESSEL=/path/to/tessel WORK=out/int8 CAL_IMAGES=32 benchmarks/cnn/int8_run.sh
@@ -11,13 +11,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-tessel="${TESSEL:-$root/bazel-out/k8-opt/bin/tools/tessel}"
+tessel="${TESSEL:-$root/bazel-out/k8-opt/bin/cli/tessel}"
 work="${WORK:-$root/out/int8}"
 cal="${CAL_IMAGES:-300}"
 names=resnet18,mobilenet_v2
 args=("$@")
 for ((i = 0; i < ${#args[@]}; ++i)); do [ "${args[i]}" = --names ] && names="${args[i + 1]}"; done
-[ -x "$tessel" ] || { echo "int8_run.sh: no tessel at $tessel (bazel build //tools:tessel or set TESSEL=)" >&2; exit 1; }
+[ -x "$tessel" ] || { echo "int8_run.sh: no tessel at $tessel (bazel build //cli:tessel or set TESSEL=)" >&2; exit 1; }
 /usr/bin/python3 benchmarks/cnn/int8_agreement.py --tessel "$tessel" --work "$work" --names "$names" --methods mse \
   --calibration-images "$cal"
 calfile="$work/calibration.npy"; [ "$cal" -lt 300 ] && calfile="$work/calibration_$cal.npy"

@@ -9,9 +9,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
-tessel="${TESSEL:-$root/bazel-out/k8-opt/bin/tools/tessel}"
+tessel="${TESSEL:-$root/bazel-out/k8-opt/bin/cli/tessel}"
 if [ ! -x "$tessel" ]; then
-  echo "run.sh: no tessel binary at $tessel; build it once with 'bazel build //tools:tessel' or set TESSEL=" >&2
+  echo "run.sh: no tessel binary at $tessel; build it once with 'bazel build //cli:tessel' or set TESSEL=" >&2
   exit 1
 fi
 models="${MODELS:-}"

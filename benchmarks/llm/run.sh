@@ -23,9 +23,9 @@ BENCH_DIR=${BENCH_DIR:-$HOME/.cache/tessel/bench}
 # least 512.
 CTX=$(( PROMPT + DECODE + 16 > 512 ? PROMPT + DECODE + 16 : 512 ))
 
-bazel build //tools:tessel //benchmarks/llm:read_bandwidth //llm/testdata:tiny_llama >&2
+bazel build //cli:tessel //benchmarks/llm:read_bandwidth //llm/testdata:tiny_llama >&2
 BIN=bazel-out/k8-opt/bin
-TESSEL=$BIN/tools/tessel
+TESSEL=$BIN/cli/tessel
 
 if [[ $# -gt 0 ]]; then
   MODELS=("$@")

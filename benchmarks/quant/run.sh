@@ -8,7 +8,7 @@
 #
 # Environment: SAMPLES (128), SEQ (256), THREADS (2, for perplexity), SCHEME ("--asym" or "" for
 # symmetric groups; default --asym), CONFIGS ("4:128 4:32 3:128"), METHODS ("rtn gptq awq"), TESSEL
-# (the tessel_llm binary; default the one just built).
+# (the tessel binary; default the one just built).
 # Takes about 30 minutes on 2 cores (each perplexity run scores 58k tokens).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,8 +22,8 @@ METHODS=${METHODS:-"rtn gptq awq"}
 mkdir -p "$OUT"
 
 BIN=bazel-out/k8-opt/bin
-[[ -n ${TESSEL:-} ]] || bazel build //llm/cli:tessel_llm //llm/testdata:small_llama_trained >&2
-TESSEL=${TESSEL:-$BIN/llm/cli/tessel_llm}
+[[ -n ${TESSEL:-} ]] || bazel build //cli:tessel //llm/testdata:small_llama_trained >&2
+TESSEL=${TESSEL:-$BIN/cli/tessel}
 DATA=$BIN/llm/testdata/small_llama_trained
 MODEL=$DATA/model-f32.gguf
 

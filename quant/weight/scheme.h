@@ -1,7 +1,7 @@
 // Weight-only quantization schemes for LLM linear layers: b-bit codes in groups of G consecutive
 // input channels per output row, each group with a scale (rounded to an IEEE half, as stored) and a
 // zero point. The quantized matrix is kept unpacked (one code per byte) so that the algorithms (RTN,
-// GPTQ, AWQ) share it; ToGgmlTensor packs it into a GGUF tensor type.
+// GPTQ, AWQ) share it; the LLM side packs it into GGUF tensor types (llm/quantize/ggml_tensor.h).
 #ifndef TESSEL_QUANT_WEIGHT_SCHEME_H_
 #define TESSEL_QUANT_WEIGHT_SCHEME_H_
 
@@ -12,7 +12,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "llm/gguf/ggml_types.h"
 
 namespace tessel::quant {
 
@@ -74,17 +73,6 @@ struct QuantizedMatrix {
   // The f32 weights the codes stand for, [rows, cols].
   std::vector<float> Dequantize() const;
 };
-
-struct GgmlTensorData {
-  llm::GgmlType type;
-  std::string bytes;  // rows * GgmlRowBytes(type, cols)
-};
-
-// Packs into the GGUF type that stores the scheme exactly: ggml's Q4_0 (W4 g32 symmetric), Q4_1 (W4
-// g32 asymmetric; its min is the half-rounded -zero * scale) or Q8_0 (W8 g32 symmetric) when
-// `prefer_ggml` and the scheme fits, so that llama.cpp loads the file; else Tessel's group-wise types.
-// InvalidArgument for a scheme no type stores (8 bits other than g32 symmetric).
-absl::StatusOr<GgmlTensorData> ToGgmlTensor(const QuantizedMatrix& q, bool prefer_ggml);
 
 }  // namespace tessel::quant
 

@@ -1,0 +1,56 @@
+#!/bin/bash
+# End-to-end tests of the tessel CLI: help, errors on bad input, run and inspect on models exported
+# from PyTorch (outputs compared with PyTorch's by numpy).
+set -uo pipefail
+tessel="$1"
+models="$2"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+fails=0
+check() {  # check NAME COMMAND... : expects success
+  local name="$1"; shift
+  if "$@" >"$tmp/out.txt" 2>&1; then echo "ok   $name"; else echo "FAIL $name"; cat "$tmp/out.txt"; fails=$((fails + 1)); fi
+}
+check_fails_with() {  # check_fails_with NAME TEXT COMMAND... : expects exit != 0 and TEXT in stderr
+  local name="$1" text="$2"; shift 2
+  if "$@" >"$tmp/out.txt" 2>&1; then echo "FAIL $name (succeeded)"; fails=$((fails + 1));
+  elif grep -qF -- "$text" "$tmp/out.txt"; then echo "ok   $name";
+  else echo "FAIL $name (message lacks '$text')"; cat "$tmp/out.txt"; fails=$((fails + 1)); fi
+}
+
+check "help lists commands" bash -c "'$tessel' --help | grep -q inspect"
+check "run --help" bash -c "'$tessel' run --help | grep -q -- --output-dir"
+check "help run is run --help" bash -c "diff <('$tessel' help run) <('$tessel' run --help)"
+check_fails_with "help for an unknown command" "unknown command 'nope'" "$tessel" help nope
+check_fails_with "unknown command" "unknown command 'frobnicate'" "$tessel" frobnicate
+check_fails_with "missing model file" "nope.onnx" "$tessel" run "$tmp/nope.onnx" --input x.npy
+check_fails_with "unknown flag" "unknown flag '--bogus'" "$tessel" run m.onnx --bogus
+printf 'not a model' > "$tmp/garbage.onnx"
+check_fails_with "garbage model" "garbage.onnx" "$tessel" inspect "$tmp/garbage.onnx"
+check_fails_with "wrong input name" "no input named 'nope'" "$tessel" run "$models/transformer_block_op17.onnx" \
+  --input "nope=$models/transformer_block.input.npy"
+check_fails_with "wrong input shape" "expects f32[1,16,64]" "$tessel" run "$models/transformer_block_op17.onnx" \
+  --input "$models/resnet18.output.npy"
+
+check "run transformer block" "$tessel" run "$models/transformer_block_op17.onnx" \
+  --input "input=$models/transformer_block.input.npy" --output-dir "$tmp/out"
+check "output matches PyTorch" /usr/bin/python3 -c "
+import numpy as np, sys
+got = np.load('$tmp/out/output.npy'); want = np.load('$models/transformer_block.output.npy')
+err = np.abs(got - want).max(); print('max err', err)
+sys.exit(0 if got.shape == want.shape and err <= 1e-4 * np.abs(want).max() else 1)"
+check "inspect counts ops" bash -c "'$tessel' inspect '$models/resnet18_op17.onnx' --no-ir | grep -E '^  Conv +20$'"
+check "inspect prints IR" bash -c "'$tessel' inspect '$models/transformer_block_op17.onnx' | grep -q 'graph @'"
+check "inspect writes dot" bash -c "'$tessel' inspect '$models/transformer_block_op17.onnx' --no-ir --dot '$tmp/g.dot' && grep -q digraph '$tmp/g.dot'"
+
+# The artifact path: compile, per-op profile (kernels, scratch, 2 MiB pages, per-op times), bench JSON.
+check "compile to an artifact" "$tessel" compile "$models/resnet18_op17.onnx" -o "$tmp/r18.tsl"
+check "inspect --profile" bash -c "'$tessel' inspect '$tmp/r18.tsl' --profile --iterations 2 > '$tmp/prof.txt' &&
+  grep -qE '^scratch: [0-9.]+ MB' '$tmp/prof.txt' && grep -qE '^pages: [0-9.]+ MB' '$tmp/prof.txt' &&
+  grep -qE '^total [0-9.]+ ms' '$tmp/prof.txt' && grep -qE '^ +[0-9]+ .* [0-9.]+ ms$' '$tmp/prof.txt'"
+check "bench ends with JSON" bash -c "'$tessel' bench '$tmp/r18.tsl' --iterations 2 | tail -1 | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d[\"threads\"] == 1 and d[\"median_ms\"] > 0 and d[\"min_ms\"] > 0 else 1)'"
+
+echo "cli_test: $fails failure(s)"
+[ "$fails" = 0 ]

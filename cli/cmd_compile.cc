@@ -1,0 +1,134 @@
+// `tessel compile`: ONNX (or text IR) -> deployable artifact (.tsl).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "artifact/artifact.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/model_io.h"
+#include "cli/quantize_flags.h"
+#include "codegen/c_emitter.h"
+#include "codegen/compiler.h"
+
+namespace tessel {
+
+absl::StatusOr<std::string> PipelineFromArgs(const cli::Args& args, const std::string& fallback);
+
+int CompileCommand(int argc, char** argv) {
+  std::vector<cli::FlagSpec> flags = {
+      {"o", "OUT.tsl", "output artifact (a folder with --emit=c)"},
+      {"emit", "FORMAT", "tsl (artifact) or c (C99 source, header and weights into the -o folder)", false, "tsl"},
+      {"pipeline", "STR", "pass pipeline (see tessel opt --list-passes)"},
+      {"O", "LEVEL", "named pipeline O0..O3 (O3: fused NHWC convolutions on the fast kernels)", false, "3"},
+      {"target", "TARGET", "host, aarch64-neon or aarch64-sve", false, "host"},
+      {"dim", "NAME=VALUE", "value for a symbolic input dimension (e.g. batch=1)", true},
+      {"memory", "ALGO", "memory planner: greedy-by-size, first-fit or naive", false, "greedy-by-size"},
+      {"tune", "", "time every legal kernel per op on its real shape and keep the fastest (cached)"},
+      {"tune-cache", "FILE", "tuning cache (default ~/.cache/tessel/tune.tsv; keyed by CPU model and op)"},
+      {"tune-ms", "MS", "time spent per candidate kernel when tuning", false, "50"},
+  };
+  for (const cli::FlagSpec& f : QuantizeFlagSpecs()) flags.push_back(f);
+  if (cli::WantsHelp(argc, argv)) {
+    std::printf("%s", cli::Usage("compile", "MODEL.onnx -o MODEL.tsl [--pipeline STR | -O0..-O3] [--target T] [--tune]",
+                                 "Optimizes the model, chooses kernels, plans memory and writes a deployable artifact "
+                                 "(protobuf plan + 64-byte aligned weights, mapped in place by the runtime).",
+                                 flags)
+                          .c_str());
+    return 0;
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse("compile", flags, argc, argv);
+  if (!args.ok()) return cli::Fail("compile", args.status());
+  if (args->positional().size() != 1 || !args->Has("o")) {
+    return cli::Fail("compile", absl::InvalidArgumentError("expects MODEL and -o OUT.tsl (see --help)"));
+  }
+  CompileOptions options;
+  absl::StatusOr<std::string> pipeline = PipelineFromArgs(*args, "O3");
+  if (!pipeline.ok()) return cli::Fail("compile", pipeline.status());
+  options.pipeline = args->Has("pipeline") ? *pipeline : absl::StrCat("O", args->Get("O"));
+  options.target = args->Get("target");
+  options.memory_algorithm = args->Get("memory");
+  options.tune = args->Has("tune");
+  if (options.tune) {
+    absl::StatusOr<int64_t> tune_ms = args->GetInt("tune-ms");
+    if (!tune_ms.ok() || *tune_ms < 1 || *tune_ms > 10000) {
+      return cli::Fail("compile", absl::InvalidArgumentError("--tune-ms must be an integer in 1..10000"));
+    }
+    options.tune_seconds_per_candidate = *tune_ms / 1000.0;
+    if (args->Has("tune-cache")) {
+      options.tune_cache = args->Get("tune-cache");
+    } else if (const char* home = std::getenv("HOME")) {
+      const std::string dir = absl::StrCat(home, "/.cache/tessel");
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (!ec) options.tune_cache = dir + "/tune.tsv";
+    }
+  }
+  for (const std::string& d : args->GetAll("dim")) {
+    const size_t eq = d.find('=');
+    int64_t v;
+    if (eq == std::string::npos || !absl::SimpleAtoi(d.substr(eq + 1), &v) || v <= 0) {
+      return cli::Fail("compile", absl::InvalidArgumentError(absl::StrCat("--dim ", d, ": expected NAME=POSITIVE_INT")));
+    }
+    options.dim_values[d.substr(0, eq)] = v;
+  }
+  options.progress = [](const std::string& line) { std::fprintf(stderr, "[compile] %s\n", line.c_str()); };
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
+  if (!graph.ok()) return cli::Fail("compile", graph.status());
+  // Symbolic batch dims default to 1 unless given.
+  for (const Value* v : (*graph)->inputs()) {
+    for (const Dim& d : v->type().dims) {
+      if (!d.is_static() && !options.dim_values.count(d.symbol())) {
+        options.dim_values[d.symbol()] = 1;
+        std::fprintf(stderr, "[compile] symbolic dimension '%s' of input '%s' set to 1 (use --dim to choose)\n",
+                     d.symbol().c_str(), v->name().c_str());
+      }
+    }
+  }
+  absl::StatusOr<bool> quantized = MaybeQuantizeInt8(*args, **graph, std::cerr);
+  if (!quantized.ok()) return cli::Fail("compile", quantized.status());
+  if (*quantized) options.pipeline = "dce";  // the int8 pipeline already ran; do not fuse again
+  absl::StatusOr<CompileResult> result = CompileGraph(**graph, options);
+  if (!result.ok()) return cli::Fail("compile", result.status());
+  absl::Status s;
+  if (args->Get("emit") == "c") {
+    std::string name = std::filesystem::path(args->positional()[0]).stem().string();
+    for (char& ch : name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "model_" + name;
+    std::error_code ec;
+    std::filesystem::create_directories(args->Get("o"), ec);
+    s = ec ? absl::InvalidArgumentError(absl::StrCat("cannot create folder ", args->Get("o"), ": ", ec.message()))
+           : EmitC(result->plan, result->weights, args->Get("o"), name);
+  } else if (args->Get("emit") == "tsl") {
+    s = WriteArtifact(args->Get("o"), result->plan, result->weights);
+  } else {
+    s = absl::InvalidArgumentError(absl::StrCat("--emit ", args->Get("emit"), ": expected tsl or c"));
+  }
+  if (!s.ok()) return cli::Fail("compile", s);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("compiled %s -> %s in %.0f ms: %d -> %d nodes, %d ops, target %s, arena %.2f MB (lower bound %.2f MB), "
+              "weights %.2f MB\n",
+              args->positional()[0].c_str(), args->Get("o").c_str(), ms, result->nodes_before, result->nodes_after,
+              result->plan.ops_size(), result->plan.target().c_str(), result->plan.arena_bytes() / 1e6,
+              result->plan.arena_lower_bound() / 1e6, result->weights.size() / 1e6);
+  std::string kernels;
+  for (const auto& [backend, count] : result->kernels_per_backend) {
+    absl::StrAppend(&kernels, kernels.empty() ? "" : ", ", backend, " ", count);
+  }
+  std::printf("kernels: %s (tessel inspect %s lists them per op)\n", kernels.c_str(), args->Get("o").c_str());
+  if (options.tune) {
+    std::printf("tuning: %d ops timed, %d from the cache %s\n", result->tuned_ops, result->cached_ops,
+                options.tune_cache.empty() ? "(none)" : options.tune_cache.c_str());
+  }
+  return 0;
+}
+
+}  // namespace tessel

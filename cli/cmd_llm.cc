@@ -1,0 +1,305 @@
+// `tessel generate`, `perplexity` and `logits`: Llama-family models from GGUF or safetensors.
+#include "cli/commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/cli.h"
+#include "graph/npy.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/cpu_features.h"
+#include "llm/evaluate/evaluate.h"
+#include "llm/matmul/row_dot.h"
+#include "llm/model/llama_model.h"
+#include "llm/model/llama_runtime.h"
+#include "llm/sampling/sampler.h"
+#include "support/mapped_file.h"
+
+namespace tessel {
+namespace {
+
+using llm::KvDType;
+using llm::LlamaModel;
+using llm::LlamaRuntime;
+using llm::RuntimeOptions;
+
+std::string DefaultThreads() { return std::to_string(std::max(1u, std::thread::hardware_concurrency())); }
+
+const cli::FlagSpec kModelFlag{"model", "PATH", "a .gguf file, or a Hugging Face directory (config.json, "
+                                                "*.safetensors, tokenizer.json)"};
+cli::FlagSpec ThreadsFlag() {
+  return {"threads", "N", "worker threads (prefill, decode and the load-time repack)", false, DefaultThreads()};
+}
+cli::FlagSpec KvTypeFlag(const char* def) { return {"kv-type", "TYPE", "KV cache storage: f16 or f32", false, def}; }
+const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens (default: the model's)"};
+const cli::FlagSpec kMmapFlag{"mmap", "", "map the weights instead of copying them into huge-page memory "
+                                          "(zero copy, less memory; decode ~25% slower)"};
+
+struct Common {
+  std::unique_ptr<LlamaModel> model;
+  RuntimeOptions options;
+};
+
+// Loads the model and reads --threads, --kv-type and --ctx into runtime options.
+absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
+  if (!args.Has("model")) return absl::InvalidArgumentError("--model is required");
+  Common c;
+  absl::StatusOr<int> threads = ThreadsArg(args);  // before the load, which repacks on this many threads
+  if (!threads.ok()) return threads.status();
+  c.options.threads = *threads;
+  const std::string kv = args.Get("kv-type");
+  if (kv == "f16") {
+    c.options.kv_dtype = KvDType::kF16;
+  } else if (kv == "f32") {
+    c.options.kv_dtype = KvDType::kF32;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--kv-type must be f16 or f32, not '", kv, "'"));
+  }
+  if (!args.Get("ctx").empty()) {  // perplexity gives --ctx a default
+    absl::StatusOr<int64_t> ctx = args.GetInt("ctx");
+    if (!ctx.ok()) return ctx.status();
+    if (*ctx < 2) return absl::InvalidArgumentError("--ctx must be at least 2");
+    c.options.max_context = *ctx;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<LlamaModel>> model = llm::LoadModel(
+      args.Get("model"), args.Has("mmap") ? FileLoad::kMap : FileLoad::kHugePageCopy, c.options.threads);
+  if (!model.ok()) return model.status();
+  c.model = *std::move(model);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "loaded %s (%s weights; layout: %s; %s) in %.0f ms\n", c.model->source().c_str(),
+               c.model->WeightTypeSummary().c_str(), c.model->WeightLayoutSummary().c_str(),
+               c.model->config().ToString().c_str(), ms);
+  return c;
+}
+
+absl::StatusOr<std::string> PromptText(const cli::Args& args) {
+  if (args.Has("prompt") == args.Has("prompt-file")) {
+    return absl::InvalidArgumentError("give exactly one of --prompt and --prompt-file");
+  }
+  if (args.Has("prompt")) return args.Get("prompt");
+  return ReadFileToString(args.Get("prompt-file"));
+}
+
+int PrintUsage(const std::string& command, const std::string& synopsis, const std::string& description,
+          const std::vector<cli::FlagSpec>& flags) {
+  std::fputs(cli::Usage(command, synopsis, description, flags).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> ThreadsArg(const cli::Args& args) {
+  absl::StatusOr<int64_t> threads = args.GetInt("threads");
+  if (!threads.ok()) return threads.status();
+  if (*threads < 1 || *threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads));
+  }
+  return static_cast<int>(*threads);
+}
+
+int GenerateCommand(int argc, char** argv) {
+  const std::string cmd = "generate";
+  const std::vector<cli::FlagSpec> flags = {
+      kModelFlag,
+      {"prompt", "TEXT", "the prompt"},
+      {"prompt-file", "FILE", "read the prompt from a file"},
+      {"n", "N", "tokens to generate", false, "128"},
+      {"temp", "T", "temperature; 0 samples greedily", false, "0.8"},
+      {"top-k", "K", "keep the K most likely tokens (0: off)", false, "40"},
+      {"top-p", "P", "keep the most likely tokens up to probability P (1: off)", false, "0.95"},
+      {"min-p", "P", "drop tokens less than P times as likely as the best (0: off)", false, "0.05"},
+      {"repeat-penalty", "R", "penalize the last --repeat-last-n tokens (1: off)", false, "1.0"},
+      {"repeat-last-n", "N", "tokens the repetition penalty looks back", false, "64"},
+      {"seed", "S", "random seed (default: random, printed)"},
+      ThreadsFlag(),
+      kMmapFlag,
+      kCtxFlag,
+      KvTypeFlag("f16"),
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    return PrintUsage(cmd, "--model M (--prompt TEXT | --prompt-file F) [-n N] [options]",
+                 "Streams the prompt's continuation to stdout and ends with a line of prefill and decode speed.\n"
+                 "Sampling runs repeat-penalty -> top-k -> top-p -> min-p -> temperature -> draw.",
+                 flags);
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse(cmd, flags, argc, argv);
+  if (!args.ok()) return cli::Fail(cmd, args.status());
+  if (!args->positional().empty()) {
+    return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("unexpected argument '", args->positional()[0], "'")));
+  }
+  absl::StatusOr<std::string> prompt = PromptText(*args);
+  if (!prompt.ok()) return cli::Fail(cmd, prompt.status());
+  llm::SamplingParams sp;
+  absl::StatusOr<int64_t> n = args->GetInt("n");
+  absl::StatusOr<double> temp = args->GetDouble("temp");
+  absl::StatusOr<int64_t> top_k = args->GetInt("top-k");
+  absl::StatusOr<double> top_p = args->GetDouble("top-p");
+  absl::StatusOr<double> min_p = args->GetDouble("min-p");
+  absl::StatusOr<double> penalty = args->GetDouble("repeat-penalty");
+  absl::StatusOr<int64_t> last_n = args->GetInt("repeat-last-n");
+  for (const absl::Status& s : {n.status(), temp.status(), top_k.status(), top_p.status(), min_p.status(),
+                                penalty.status(), last_n.status()}) {
+    if (!s.ok()) return cli::Fail(cmd, s);
+  }
+  if (*n < 0) return cli::Fail(cmd, absl::InvalidArgumentError("-n must not be negative"));
+  sp.temperature = static_cast<float>(*temp);
+  sp.top_k = static_cast<int>(*top_k);
+  sp.top_p = static_cast<float>(*top_p);
+  sp.min_p = static_cast<float>(*min_p);
+  sp.repeat_penalty = static_cast<float>(*penalty);
+  sp.repeat_last_n = static_cast<int>(*last_n);
+  if (args->Has("seed")) {
+    absl::StatusOr<int64_t> seed = args->GetInt("seed");
+    if (!seed.ok()) return cli::Fail(cmd, seed.status());
+    sp.seed = static_cast<uint64_t>(*seed);
+  } else {
+    sp.seed = std::random_device()();
+  }
+  absl::StatusOr<Common> common = LoadCommon(*args);
+  if (!common.ok()) return cli::Fail(cmd, common.status());
+  absl::StatusOr<std::unique_ptr<llm::SamplerChain>> sampler =
+      llm::SamplerChain::Create(sp, static_cast<int>(common->model->config().vocab_size));
+  if (!sampler.ok()) return cli::Fail(cmd, sampler.status());
+  std::fprintf(stderr, "sampling: %s\n", (*sampler)->Describe().c_str());
+  common->options.max_batch = 512;
+  absl::StatusOr<std::unique_ptr<LlamaRuntime>> runtime = LlamaRuntime::Create(*common->model, common->options);
+  if (!runtime.ok()) return cli::Fail(cmd, runtime.status());
+  std::fprintf(stderr, "memory plan: %.1f MB activations and scratch, %.1f MB KV cache (%lld tokens, %s)\n",
+               (*runtime)->activation_bytes() / 1e6, (*runtime)->kv_cache().pool_bytes() / 1e6,
+               static_cast<long long>((*runtime)->options().max_context),
+               (*runtime)->options().kv_dtype == KvDType::kF16 ? "f16" : "f32");
+  std::fputs(prompt->c_str(), stdout);
+  std::fflush(stdout);
+  absl::StatusOr<llm::GenerateStats> stats =
+      llm::Generate(**runtime, **sampler, *prompt, *n, [](absl::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+      });
+  std::fputs("\n", stdout);
+  if (!stats.ok()) return cli::Fail(cmd, stats.status());
+  if (stats->stopped_at_eos) std::fprintf(stderr, "[end of text]\n");
+  if (stats->stopped_at_context) {
+    std::fprintf(stderr, "[context full after %lld tokens]\n", static_cast<long long>((*runtime)->options().max_context));
+  }
+  const double weight_mb = common->model->WeightBytesPerToken() / 1e6;
+  // The AVX-512 GEMVs' stream layout (llm/matmul/row_dot.h), which the rate depends on.
+  const int threads = common->options.threads;
+  std::string layout;
+  if (!common->model->weights().layers.empty()) {
+    const int streams = llm::DecodeStreams(common->model->weights().layers[0].wq, threads);
+    if (streams > 0) {
+      layout = absl::StrFormat(" (%d streams per GEMV call%s, %s)", streams, threads > 1 ? " and thread" : "",
+                               GetCpuFeatures().stream_prefetch ? "software prefetch" : "no prefetch");
+    }
+  }
+  std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s%s\n", weight_mb,
+               weight_mb * stats->DecodeTokensPerSecond() / 1e3, layout.c_str());
+  std::printf("%s\n", stats->Summary().c_str());
+  return 0;
+}
+
+int PerplexityCommand(int argc, char** argv) {
+  const std::string cmd = "perplexity";
+  const std::vector<cli::FlagSpec> flags = {
+      kModelFlag,
+      {"text", "FILE", "the text to score"},
+      {"ctx", "N", "tokens per chunk (BOS included)", false, "256"},
+      {"start-fraction", "F", "score the text from this fraction of its bytes on", false, "0"},
+      {"max-chunks", "N", "stop after N chunks (0: all)", false, "0"},
+      ThreadsFlag(),
+      kMmapFlag,
+      KvTypeFlag("f16"),
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    return PrintUsage(cmd, "--model M --text FILE [--ctx 256] [--start-fraction 0.9] [options]",
+                 "Splits the text into chunks of --ctx tokens (BOS + ctx-1 text tokens), runs each in a fresh\n"
+                 "context and scores every next-token prediction. Prints progress, then `perplexity: <value>`.",
+                 flags);
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse(cmd, flags, argc, argv);
+  if (!args.ok()) return cli::Fail(cmd, args.status());
+  if (!args->Has("text")) return cli::Fail(cmd, absl::InvalidArgumentError("--text is required"));
+  absl::StatusOr<double> start = args->GetDouble("start-fraction");
+  absl::StatusOr<int64_t> max_chunks = args->GetInt("max-chunks");
+  if (!start.ok()) return cli::Fail(cmd, start.status());
+  if (!max_chunks.ok()) return cli::Fail(cmd, max_chunks.status());
+  absl::StatusOr<std::string> text = ReadFileToString(args->Get("text"));
+  if (!text.ok()) return cli::Fail(cmd, text.status());
+  absl::StatusOr<Common> common = LoadCommon(*args);
+  if (!common.ok()) return cli::Fail(cmd, common.status());
+  const int64_t ctx = common->options.max_context;
+  common->options.max_batch = ctx;
+  common->options.all_logits = true;
+  absl::StatusOr<std::unique_ptr<LlamaRuntime>> runtime = LlamaRuntime::Create(*common->model, common->options);
+  if (!runtime.ok()) return cli::Fail(cmd, runtime.status());
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<llm::PerplexityResult> result = llm::Perplexity(
+      **runtime, *text, ctx, *start, *max_chunks, [](int64_t done, int64_t total, double ppl) {
+        if (done == total || done % std::max<int64_t>(1, total / 20) == 0) {
+          std::fprintf(stderr, "[%lld/%lld] perplexity so far %.4f\n", static_cast<long long>(done),
+                       static_cast<long long>(total), ppl);
+        }
+      });
+  if (!result.ok()) return cli::Fail(cmd, result.status());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%lld chunks of %lld tokens, %lld predictions scored in %.2f s (%.1f tokens/s)\n",
+              static_cast<long long>(result->chunks), static_cast<long long>(ctx),
+              static_cast<long long>(result->tokens_scored), s, result->chunks * ctx / s);
+  std::printf("perplexity: %.4f\n", result->perplexity());
+  return 0;
+}
+
+int LogitsCommand(int argc, char** argv) {
+  const std::string cmd = "logits";
+  const std::vector<cli::FlagSpec> flags = {
+      kModelFlag,
+      {"prompt", "TEXT", "the prompt"},
+      {"prompt-file", "FILE", "read the prompt from a file"},
+      {"output", "FILE", "where to write the .npy"},
+      ThreadsFlag(),
+      kMmapFlag,
+      KvTypeFlag("f32"),
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    return PrintUsage(cmd, "--model M (--prompt TEXT | --prompt-file F) --output X.npy [options]",
+                 "Runs the prompt (BOS included when the vocabulary adds one) and writes the logits of every\n"
+                 "position as a float32 array of shape [tokens, vocab].",
+                 flags);
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse(cmd, flags, argc, argv);
+  if (!args.ok()) return cli::Fail(cmd, args.status());
+  if (!args->Has("output")) return cli::Fail(cmd, absl::InvalidArgumentError("--output is required"));
+  absl::StatusOr<std::string> prompt = PromptText(*args);
+  if (!prompt.ok()) return cli::Fail(cmd, prompt.status());
+  absl::StatusOr<Common> common = LoadCommon(*args);
+  if (!common.ok()) return cli::Fail(cmd, common.status());
+  const std::vector<int32_t> tokens = common->model->tokenizer().Encode(*prompt, /*add_special=*/true);
+  if (tokens.empty()) return cli::Fail(cmd, absl::InvalidArgumentError("the prompt has no tokens"));
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  common->options.max_context = n;
+  common->options.max_batch = n;
+  common->options.all_logits = true;
+  absl::StatusOr<std::unique_ptr<LlamaRuntime>> runtime = LlamaRuntime::Create(*common->model, common->options);
+  if (!runtime.ok()) return cli::Fail(cmd, runtime.status());
+  absl::StatusOr<int> seq = (*runtime)->NewSequence();
+  if (!seq.ok()) return cli::Fail(cmd, seq.status());
+  absl::StatusOr<absl::Span<const float>> logits = (*runtime)->Eval(*seq, tokens);
+  if (!logits.ok()) return cli::Fail(cmd, logits.status());
+  const int64_t vocab = common->model->config().vocab_size;
+  Tensor out(DType::kF32, {n, vocab});
+  std::copy(logits->begin(), logits->end(), out.data<float>());
+  if (absl::Status s = WriteNpy(args->Get("output"), out); !s.ok()) return cli::Fail(cmd, s);
+  std::printf("wrote %s: logits [%lld, %lld] for %lld tokens\n", args->Get("output").c_str(),
+              static_cast<long long>(n), static_cast<long long>(vocab), static_cast<long long>(n));
+  return 0;
+}
+
+}  // namespace tessel

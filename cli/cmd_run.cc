@@ -1,0 +1,136 @@
+// `tessel run`: runs a model on .npy inputs and writes one .npy per output.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/model_io.h"
+#include "graph/npy.h"
+#include "kernels/reference/interpreter.h"
+#include "runtime/executor.h"
+
+namespace tessel {
+namespace {
+
+// Runs a compiled artifact: inputs by the plan's input names.
+int RunArtifact(const std::string& path, const cli::Args& args) {
+  absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
+  if (!model.ok()) return cli::Fail("run", model.status());
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : args.GetAll("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos && (*model)->num_inputs() == 1) {
+      files[(*model)->input_name(0)] = spec;
+    } else if (eq != std::string::npos) {
+      files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    } else {
+      return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("--input ", spec, ": give NAME=FILE.npy")));
+    }
+  }
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < (*model)->num_inputs(); ++i) {
+    auto it = files.find((*model)->input_name(i));
+    if (it == files.end()) {
+      return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("missing --input for '", (*model)->input_name(i), "' (",
+                                                                      (*model)->input_type(i).ToString(), ")")));
+    }
+    absl::StatusOr<Tensor> t = ReadNpy(it->second);
+    if (!t.ok()) return cli::Fail("run", t.status());
+    inputs.push_back(*t);
+    files.erase(it);
+  }
+  if (!files.empty()) {
+    return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("the model has no input named '", files.begin()->first, "'")));
+  }
+  absl::StatusOr<int64_t> threads = args.GetInt("threads");
+  if (!threads.ok() || *threads < 1 || *threads > 256) {
+    return cli::Fail("run", absl::InvalidArgumentError("--threads must be an integer in 1..256"));
+  }
+  SessionOptions options;
+  options.num_threads = static_cast<int>(*threads);
+  options.spin_workers = args.Has("spin");
+  absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model, options);
+  if (!created.ok()) return cli::Fail("run", created.status());
+  Session& session = **created;
+  session.set_profile(args.Has("profile"));
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::Status s = session.Run(inputs);
+  if (!s.ok()) return cli::Fail("run", s);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::string dir = args.Get("output-dir");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (int i = 0; i < (*model)->num_outputs(); ++i) {
+    const std::string out = absl::StrCat(dir, "/", SanitizeFileName((*model)->output_name(i)), ".npy");
+    s = WriteNpy(out, session.output(i));
+    if (!s.ok()) return cli::Fail("run", s);
+    std::printf("wrote %s %s\n", out.c_str(), session.output(i).type().ToString().c_str());
+  }
+  if (args.Has("profile")) {
+    for (const OpProfile& p : session.profile()) std::printf("  %9.3f ms  %-40s %s\n", p.milliseconds, p.name.c_str(), p.kernel.c_str());
+  }
+  std::printf("run %.1f ms (compiled artifact)\n", ms);
+  return 0;
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  const std::vector<cli::FlagSpec> flags = {
+      {"input", "NAME=FILE.npy", "an input tensor (a bare FILE.npy when the model has one input)", true},
+      {"output-dir", "DIR", "where to write <output name>.npy files", false, "."},
+      {"profile", "", "print per-node time"},
+      {"threads", "N", "threads per inference (compiled .tsl artifacts)", false, "1"},
+      {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    std::printf("%s", cli::Usage("run", "MODEL.onnx|MODEL.tir|MODEL.tsl --input NAME=FILE.npy ... [--output-dir DIR]",
+                                 "Runs the model (ONNX/text IR with the reference interpreter, .tsl artifacts with the executor) and writes DIR/<output name>.npy per "
+                                 "graph output (NumPy format).",
+                                 flags)
+                          .c_str());
+    return 0;
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse("run", flags, argc, argv);
+  if (!args.ok()) return cli::Fail("run", args.status());
+  if (args->positional().size() != 1) return cli::Fail("run", absl::InvalidArgumentError("expects one MODEL (see --help)"));
+  const std::string model_path = args->positional()[0];
+  if (absl::EndsWith(model_path, ".tsl")) return RunArtifact(model_path, *args);
+  auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(model_path);
+  if (!graph.ok()) return cli::Fail("run", graph.status());
+  auto t1 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Tensor>> inputs = LoadInputs(**graph, args->GetAll("input"));
+  if (!inputs.ok()) return cli::Fail("run", inputs.status());
+  absl::StatusOr<ReferenceInterpreter> interp = ReferenceInterpreter::Create(graph->get());
+  if (!interp.ok()) return cli::Fail("run", interp.status());
+  interp->set_profile(args->Has("profile"));
+  auto t2 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Tensor>> outputs = interp->Run(*inputs);
+  if (!outputs.ok()) return cli::Fail("run", outputs.status());
+  auto t3 = std::chrono::steady_clock::now();
+  const std::string dir = args->Get("output-dir");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return cli::Fail("run", absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create directory: ", ec.message())));
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string path = absl::StrCat(dir, "/", SanitizeFileName((*graph)->outputs()[i]->name()), ".npy");
+    absl::Status s = WriteNpy(path, (*outputs)[i]);
+    if (!s.ok()) return cli::Fail("run", s);
+    std::printf("wrote %s %s\n", path.c_str(), (*outputs)[i].type().ToString().c_str());
+  }
+  if (args->Has("profile")) {
+    for (const NodeTiming& t : interp->last_profile()) {
+      std::printf("  %9.3f ms  %s\n", t.milliseconds, t.node->DebugName().c_str());
+    }
+  }
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::printf("load %.1f ms, run %.1f ms (reference interpreter)\n", ms(t0, t1), ms(t2, t3));
+  return 0;
+}
+
+}  // namespace tessel

@@ -1,0 +1,30 @@
+// The tessel subcommands, one file each (cmd_*.cc), dispatched by the one command table in
+// tessel_main.cc. Each takes the arguments after the subcommand's name and returns the exit code.
+#ifndef TESSEL_CLI_COMMANDS_H_
+#define TESSEL_CLI_COMMANDS_H_
+
+#include "absl/status/statusor.h"
+#include "cli/cli.h"
+
+namespace tessel {
+
+// CNN / graph models (cmd_compile.cc, cmd_run.cc, ...).
+int CompileCommand(int argc, char** argv);
+int RunCommand(int argc, char** argv);
+int OptCommand(int argc, char** argv);
+int ClassifyCommand(int argc, char** argv);
+int BenchCommand(int argc, char** argv);
+int InspectCommand(int argc, char** argv);
+
+// Llama-family models (cmd_llm.cc, cmd_quantize.cc).
+int GenerateCommand(int argc, char** argv);
+int PerplexityCommand(int argc, char** argv);
+int LogitsCommand(int argc, char** argv);
+int QuantizeCommand(int argc, char** argv);
+
+// --threads, read and checked (1 to 256) before anything starts threads on it.
+absl::StatusOr<int> ThreadsArg(const cli::Args& args);
+
+}  // namespace tessel
+
+#endif  // TESSEL_CLI_COMMANDS_H_

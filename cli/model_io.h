@@ -1,0 +1,27 @@
+// Loading models and input tensors for the CLI.
+#ifndef TESSEL_CLI_MODEL_IO_H_
+#define TESSEL_CLI_MODEL_IO_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+
+namespace tessel {
+
+// Loads an ONNX model (by extension .onnx) or a Tessel text IR file (.tir).
+absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const std::string& path);
+
+// Parses "--input NAME=FILE.npy" values (or a bare FILE.npy for a single-input graph) and reads them,
+// in graph-input order.
+absl::StatusOr<std::vector<Tensor>> LoadInputs(const Graph& graph, const std::vector<std::string>& specs);
+
+// A file name for a tensor name ("/layer1/Relu_output_0" -> "layer1_Relu_output_0").
+std::string SanitizeFileName(const std::string& name);
+
+}  // namespace tessel
+
+#endif  // TESSEL_CLI_MODEL_IO_H_

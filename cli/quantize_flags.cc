@@ -1,0 +1,140 @@
+// The --quantize=int8 flags of `tessel compile` and their driver.
+#include "cli/quantize_flags.h"
+
+#include <algorithm>
+#include <dirent.h>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <sys/stat.h>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "graph/npy.h"
+
+namespace tessel {
+namespace {
+
+absl::StatusOr<std::vector<std::string>> NpyFiles(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("--calibration: '", path, "' does not exist"));
+  }
+  if (!S_ISDIR(st.st_mode)) return std::vector<std::string>{path};
+  std::vector<std::string> files;
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return absl::PermissionDeniedError(absl::StrCat("--calibration: cannot read directory ", path));
+  while (dirent* e = readdir(dir)) {
+    if (absl::EndsWith(e->d_name, ".npy")) files.push_back(absl::StrCat(path, "/", e->d_name));
+  }
+  closedir(dir);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return absl::NotFoundError(absl::StrCat("--calibration: no .npy files in ", path));
+  return files;
+}
+
+}  // namespace
+
+std::vector<cli::FlagSpec> QuantizeFlagSpecs() {
+  return {
+      {"quantize", "MODE", "post-training quantization: int8"},
+      {"calibration", "DIR_OR_NPY", "calibration inputs: a .npy (one sample or a stack [N, ...]) or a folder of them"},
+      {"calibration-method", "METHOD", "entropy, percentile (99.99), minmax or mse", false, "mse"},
+      {"keep-fp32", "NODE,...", "compute nodes that stay f32", true},
+      {"int8-min-sqnr", "DB", "fall back the most sensitive layers to f32 until the output SQNR reaches DB", false, "0"},
+      {"calibration-batch", "N", "samples per calibration run when the batch dimension is symbolic", false, "16"},
+      {"activations", "u8|i8", "activation type: u8 asymmetric or i8 symmetric", false, "u8"},
+      {"dump-ranges", "FILE", "write the calibration table (tensor scale zero_point dtype, a line) to FILE"},
+  };
+}
+
+absl::Status LoadCalibrationData(const std::string& path, const Graph& graph, int64_t batch,
+                                 CalibrationOptions* options) {
+  if (graph.inputs().size() != 1) {
+    return absl::UnimplementedError(absl::StrCat("--calibration supports models with one input; this one has ",
+                                                 graph.inputs().size()));
+  }
+  const TensorType& in = graph.inputs()[0]->type();
+  if (in.rank() < 1) return absl::InvalidArgumentError("the model input is a scalar; nothing to calibrate");
+  std::vector<int64_t> sample;  // one sample's static shape (every dim after the batch)
+  for (int d = 1; d < in.rank(); ++d) {
+    if (!in.dims[d].is_static()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", graph.inputs()[0]->name(), "' has symbolic dim ", d,
+                                                     "; fix it with --dim before quantizing"));
+    }
+    sample.push_back(in.dims[d].value());
+  }
+  if (in.dims[0].is_static()) batch = in.dims[0].value();
+  absl::StatusOr<std::vector<std::string>> files = NpyFiles(path);
+  if (!files.ok()) return files.status();
+  // All samples stacked in memory as f32 (calibration sets are hundreds of images: tens of MB).
+  std::vector<float> data;
+  const int64_t per = NumElements(sample);
+  for (const std::string& f : *files) {
+    absl::StatusOr<Tensor> t = ReadNpy(f);
+    if (!t.ok()) return t.status();
+    std::vector<int64_t> tail(t->shape().begin() + (t->rank() == in.rank() ? 1 : 0), t->shape().end());
+    if (t->dtype() != DType::kF32 || tail != sample) {
+      return absl::InvalidArgumentError(absl::StrCat(f, ": ", t->type().ToString(), " does not hold f32 samples of shape ",
+                                                     ShapeToString(sample), " for input '", graph.inputs()[0]->name(), "'"));
+    }
+    data.insert(data.end(), t->data<float>(), t->data<float>() + t->num_elements());
+  }
+  const int64_t samples = static_cast<int64_t>(data.size()) / per;
+  if (samples < batch) {
+    return absl::InvalidArgumentError(absl::StrCat("--calibration: ", samples, " samples, fewer than one batch of ", batch));
+  }
+  auto shared = std::make_shared<std::vector<float>>(std::move(data));
+  options->num_batches = static_cast<int>(samples / batch);
+  options->batch = [shared, sample, batch, per](int i) -> absl::StatusOr<std::vector<Tensor>> {
+    std::vector<int64_t> shape = {batch};
+    shape.insert(shape.end(), sample.begin(), sample.end());
+    Tensor x(DType::kF32, shape);
+    std::copy(shared->begin() + i * batch * per, shared->begin() + (i + 1) * batch * per, x.data<float>());
+    return std::vector<Tensor>{x};
+  };
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std::ostream& log) {
+  if (!args.Has("quantize")) return false;
+  if (args.Get("quantize") != "int8") {
+    return absl::InvalidArgumentError(absl::StrCat("--quantize=", args.Get("quantize"), ": only int8 is supported"));
+  }
+  if (!args.Has("calibration")) return absl::InvalidArgumentError("--quantize=int8 needs --calibration DIR_OR_NPY");
+  CalibrationOptions options;
+  absl::StatusOr<CalibrationMethod> method = ParseCalibrationMethod(args.Get("calibration-method"));
+  if (!method.ok()) return method.status();
+  options.method = *method;
+  const std::string act = args.Get("activations");
+  if (act != "u8" && act != "i8") return absl::InvalidArgumentError("--activations must be u8 or i8");
+  options.activation_dtype = act == "u8" ? DType::kU8 : DType::kI8;
+  for (const std::string& list : args.GetAll("keep-fp32")) {
+    for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) options.keep_fp32.insert(std::string(name));
+  }
+  absl::StatusOr<double> sqnr = args.GetDouble("int8-min-sqnr");
+  if (!sqnr.ok()) return sqnr.status();
+  options.min_output_sqnr_db = *sqnr;
+  absl::StatusOr<int64_t> batch = args.GetInt("calibration-batch");
+  if (!batch.ok()) return batch.status();
+  if (*batch < 1) return absl::InvalidArgumentError("--calibration-batch must be at least 1");
+  // Calibration runs the f32 graph before the int8 pipeline binds anything; the loader needs its input.
+  absl::Status s = LoadCalibrationData(args.Get("calibration"), graph, *batch, &options);
+  if (!s.ok()) return s;
+  options.progress = [&log](const std::string& stage, int done, int total) {
+    log << "\r[quantize] " << stage << " " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
+  };
+  absl::StatusOr<QuantizeInt8Result> result = QuantizeInt8(graph, options);
+  if (!result.ok()) return result.status();
+  log << result->Report();
+  if (args.Has("dump-ranges")) {
+    std::ofstream f(args.Get("dump-ranges"));
+    f << FormatQuantTable(result->table);
+    if (!f.good()) return absl::PermissionDeniedError(absl::StrCat("--dump-ranges: cannot write ", args.Get("dump-ranges")));
+  }
+  return true;
+}
+
+}  // namespace tessel
