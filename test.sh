@@ -6,6 +6,7 @@
 #                        (tests marked arch_neutral or host_only run on the host only)
 #   ./test.sh asan       host tests under AddressSanitizer + UBSan
 #   ./test.sh quick      the inner loop: host tests that need no trained model (no PyTorch training)
+# Host runs (all, host, quick) first check the folder graph (tools/layering).
 # Each phase prints its time; the last line counts the tests.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -54,6 +55,17 @@ example() {
   phases+=("example $(( $(date +%s) - start ))s")
 }
 
+layering() {
+  # The folder graph (tools/layering/layers.txt): no package cycle, no dependency against the order.
+  echo "== tools/layering/check_layering.py"
+  if /usr/bin/python3 tools/layering/check_layering.py --self-test && /usr/bin/python3 tools/layering/check_layering.py; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); status=1
+  fi
+}
+
+if [ "$which" = all ] || [ "$which" = host ] || [ "$which" = quick ]; then layering; fi
 if [ "$which" = all ] || [ "$which" = host ]; then run host //...; example; fi
 if [ "$which" = all ] || [ "$which" = aarch64 ]; then run aarch64 --config=aarch64 //...; fi
 if [ "$which" = asan ]; then run asan --config=asan //...; fi

@@ -19,7 +19,7 @@
 #include "codegen/memory_planner.h"
 #include "graph/op_registry.h"
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/registry/op_kernels.h"
+#include "kernels/op_kernels.h"
 #include "passes/pass_manager.h"
 
 namespace tessel {

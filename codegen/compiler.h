@@ -49,7 +49,7 @@ struct CompileResult {
 };
 
 // The kernel for one node: the name of the cheapest legal operator-level kernel (see
-// kernels/registry/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies.
+// kernels/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies.
 std::string SelectKernel(const Node& node, const std::string& force, std::string* backend = nullptr);
 
 // `graph` is optimized in place.

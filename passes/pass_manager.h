@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
-#include "passes/pass.h"
-#include "passes/pipeline.h"
+#include "passes/core/pass.h"
+#include "passes/core/pipeline.h"
 
 namespace tessel {
 

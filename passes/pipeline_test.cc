@@ -1,5 +1,5 @@
 // Pipeline text: parse/print round trips, error messages, named pipelines, external registration.
-#include "passes/pipeline.h"
+#include "passes/core/pipeline.h"
 
 #include "gtest/gtest.h"
 #include "graph/op_registry.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "artifact/plan_graph.h"
-#include "kernels/registry/op_kernels.h"
+#include "kernels/op_kernels.h"
 #include "pthreadpool.h"
 
 namespace tessel {

@@ -1,7 +1,7 @@
 // Runs a compiled artifact: the model (plan, weights mapped in place, one Node per op for the
 // kernels' attributes) is loaded once and shared read-only; each Session owns a fixed arena planned
 // ahead of time, so several sessions run concurrently on one model. Each op runs the kernel the
-// compiler recorded in the plan: an operator-level kernel (kernels/registry/op_kernels.h) that the
+// compiler recorded in the plan: an operator-level kernel (kernels/op_kernels.h) that the
 // session creates once over its arena (weights packed, pointers bound), or the reference kernel.
 #ifndef TESSEL_RUNTIME_EXECUTOR_H_
 #define TESSEL_RUNTIME_EXECUTOR_H_

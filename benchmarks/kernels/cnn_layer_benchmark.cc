@@ -17,7 +17,7 @@
 #include "benchmarks/kernels/evict_caches.h"
 #include "benchmarks/kernels/machine_limits.h"
 #include "graph/graph.h"
-#include "kernels/registry/op_kernels.h"
+#include "kernels/op_kernels.h"
 
 namespace tessel {
 namespace {

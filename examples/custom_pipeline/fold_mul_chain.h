@@ -2,7 +2,7 @@
 #ifndef CUSTOM_PIPELINE_FOLD_MUL_CHAIN_H_
 #define CUSTOM_PIPELINE_FOLD_MUL_CHAIN_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace example {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/conv_geometry.h"
+#include "kernels/registry/conv_geometry.h"
 #include "kernels/conv/fc_gemv.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_direct.h"

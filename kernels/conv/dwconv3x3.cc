@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/conv_geometry.h"
+#include "kernels/registry/conv_geometry.h"
 #include "kernels/conv/internal/dwconv3x3_ukernels.h"
 #include "pthreadpool.h"
 

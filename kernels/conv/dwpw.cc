@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/conv_geometry.h"
+#include "kernels/registry/conv_geometry.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "kernels/xnnpack/xnn_init.h"
 #include "pthreadpool.h"

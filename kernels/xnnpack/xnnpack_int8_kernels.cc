@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/conv_geometry.h"
+#include "kernels/registry/conv_geometry.h"
 #include "kernels/xnnpack/internal/xnn_common.h"
 #include "pthreadpool.h"
 #include "xnnpack.h"

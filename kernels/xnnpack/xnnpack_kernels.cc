@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/conv_geometry.h"
+#include "kernels/registry/conv_geometry.h"
 #include "kernels/xnnpack/internal/xnn_common.h"
 #include "kernels/xnnpack/xnnpack_int8_kernels.h"
 #include "xnnpack.h"

@@ -2,7 +2,7 @@
 #ifndef TESSEL_PASSES_CSE_CSE_H_
 #define TESSEL_PASSES_CSE_CSE_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

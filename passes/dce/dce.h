@@ -2,7 +2,7 @@
 #ifndef TESSEL_PASSES_DCE_DCE_H_
 #define TESSEL_PASSES_DCE_DCE_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

@@ -5,7 +5,7 @@
 #ifndef TESSEL_PASSES_FOLD_BATCHNORM_FOLD_BATCHNORM_H_
 #define TESSEL_PASSES_FOLD_BATCHNORM_FOLD_BATCHNORM_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

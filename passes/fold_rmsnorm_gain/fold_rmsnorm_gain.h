@@ -3,7 +3,7 @@
 #ifndef TESSEL_PASSES_FOLD_RMSNORM_GAIN_FOLD_RMSNORM_GAIN_H_
 #define TESSEL_PASSES_FOLD_RMSNORM_GAIN_FOLD_RMSNORM_GAIN_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

@@ -5,7 +5,7 @@
 #ifndef TESSEL_PASSES_FUSE_CONV_ACTIVATION_FUSE_CONV_ACTIVATION_H_
 #define TESSEL_PASSES_FUSE_CONV_ACTIVATION_FUSE_CONV_ACTIVATION_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

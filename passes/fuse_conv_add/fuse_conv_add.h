@@ -4,7 +4,7 @@
 #ifndef TESSEL_PASSES_FUSE_CONV_ADD_FUSE_CONV_ADD_H_
 #define TESSEL_PASSES_FUSE_CONV_ADD_FUSE_CONV_ADD_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

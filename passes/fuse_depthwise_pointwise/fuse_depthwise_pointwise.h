@@ -4,7 +4,7 @@
 #ifndef TESSEL_PASSES_FUSE_DEPTHWISE_POINTWISE_FUSE_DEPTHWISE_POINTWISE_H_
 #define TESSEL_PASSES_FUSE_DEPTHWISE_POINTWISE_FUSE_DEPTHWISE_POINTWISE_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

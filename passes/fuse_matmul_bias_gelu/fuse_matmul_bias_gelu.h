@@ -5,7 +5,7 @@
 #ifndef TESSEL_PASSES_FUSE_MATMUL_BIAS_GELU_FUSE_MATMUL_BIAS_GELU_H_
 #define TESSEL_PASSES_FUSE_MATMUL_BIAS_GELU_FUSE_MATMUL_BIAS_GELU_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

@@ -3,7 +3,7 @@
 #ifndef TESSEL_PASSES_FUSE_RMSNORM_FUSE_RMSNORM_H_
 #define TESSEL_PASSES_FUSE_RMSNORM_FUSE_RMSNORM_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

@@ -6,7 +6,7 @@
 #ifndef TESSEL_PASSES_LAYOUT_LAYOUT_H_
 #define TESSEL_PASSES_LAYOUT_LAYOUT_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 #include "graph/quant_params.h"
 
 namespace tessel {

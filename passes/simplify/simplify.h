@@ -5,7 +5,7 @@
 #ifndef TESSEL_PASSES_SIMPLIFY_SIMPLIFY_H_
 #define TESSEL_PASSES_SIMPLIFY_SIMPLIFY_H_
 
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 

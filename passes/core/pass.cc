@@ -1,5 +1,5 @@
 // Pass options, context and registry.
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 #include <cctype>
 

@@ -1,5 +1,5 @@
 // Fills the operator-level catalog from each backend's registration function.
-#include "kernels/registry/op_kernels.h"
+#include "kernels/op_kernels.h"
 
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/direct_conv.h"

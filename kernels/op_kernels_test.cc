@@ -4,7 +4,7 @@
 // a normalized error (max |got - want| / max |want|) of 2e-5: only the summation order differs
 // (Winograd F(4x4, 3x3) excepted, see ToleranceFor).
 // A kernel whose ISA this CPU lacks is skipped visibly; one that no generated case reaches fails.
-#include "kernels/registry/op_kernels.h"
+#include "kernels/op_kernels.h"
 
 #include <algorithm>
 #include <cmath>

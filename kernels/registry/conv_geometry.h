@@ -1,7 +1,7 @@
 // The geometry of a channels-last 2-D convolution or pooling node and its fused activation, decoded
 // once from the node (ONNX attributes via graph/ops/nn_params.h) for every optimized backend.
-#ifndef TESSEL_KERNELS_CONV_CONV_GEOMETRY_H_
-#define TESSEL_KERNELS_CONV_CONV_GEOMETRY_H_
+#ifndef TESSEL_KERNELS_REGISTRY_CONV_GEOMETRY_H_
+#define TESSEL_KERNELS_REGISTRY_CONV_GEOMETRY_H_
 
 #include <cstdint>
 #include <string>
@@ -46,4 +46,4 @@ absl::StatusOr<Conv2dGeometry> ResolvePool2dNhwc(const Node& node, const TensorT
 
 }  // namespace tessel
 
-#endif  // TESSEL_KERNELS_CONV_CONV_GEOMETRY_H_
+#endif  // TESSEL_KERNELS_REGISTRY_CONV_GEOMETRY_H_

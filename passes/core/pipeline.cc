@@ -1,5 +1,5 @@
 // Pipeline text parsing, printing and expansion.
-#include "passes/pipeline.h"
+#include "passes/core/pipeline.h"
 
 #include <cctype>
 

@@ -1,5 +1,5 @@
 // Channels-last geometry decoding on top of the ONNX attribute resolution in graph/ops/nn_params.h.
-#include "kernels/conv/conv_geometry.h"
+#include "kernels/registry/conv_geometry.h"
 
 #include <limits>
 #include <vector>

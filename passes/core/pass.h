@@ -1,8 +1,8 @@
 // Pass infrastructure: a Pass transforms a Graph in place; every pass is registered by a short name
 // with a one-line summary and its options, and reports statistics (what it changed) and, when asked,
 // why it declined to change something.
-#ifndef TESSEL_PASSES_PASS_H_
-#define TESSEL_PASSES_PASS_H_
+#ifndef TESSEL_PASSES_CORE_PASS_H_
+#define TESSEL_PASSES_CORE_PASS_H_
 
 #include <functional>
 #include <map>
@@ -115,4 +115,4 @@ PassInfo SimplePassInfo(std::string name, std::string summary) {
 
 }  // namespace tessel
 
-#endif  // TESSEL_PASSES_PASS_H_
+#endif  // TESSEL_PASSES_CORE_PASS_H_

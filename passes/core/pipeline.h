@@ -1,14 +1,14 @@
 // Pass pipelines as text: "fold-constants,dce,fuse-conv-activation{activations=relu,relu6}".
 // Parsing and printing round-trip. Named pipelines (O0..O3, cnn, llm) may appear as items.
-#ifndef TESSEL_PASSES_PIPELINE_H_
-#define TESSEL_PASSES_PIPELINE_H_
+#ifndef TESSEL_PASSES_CORE_PIPELINE_H_
+#define TESSEL_PASSES_CORE_PIPELINE_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "passes/pass.h"
+#include "passes/core/pass.h"
 
 namespace tessel {
 
@@ -31,4 +31,4 @@ absl::StatusOr<std::vector<PassSpec>> ExpandPipeline(const std::vector<PassSpec>
 
 }  // namespace tessel
 
-#endif  // TESSEL_PASSES_PIPELINE_H_
+#endif  // TESSEL_PASSES_CORE_PIPELINE_H_
