@@ -1,17 +1,13 @@
 // Artifact writing, mapping and validation.
 #include "artifact/artifact.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/dtype.h"
+#include "support/mapped_file.h"
 
 namespace tessel {
 namespace {
@@ -200,30 +196,14 @@ absl::StatusOr<std::shared_ptr<Artifact>> Artifact::FromBytes(absl::string_view 
 }
 
 absl::StatusOr<std::shared_ptr<Artifact>> Artifact::Load(const std::string& path, const ArtifactLoadOptions& options) {
-  const int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  void* map = size > 0 ? mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
-  close(fd);
-  if (size > 0 && map == MAP_FAILED) return absl::InternalError(absl::StrCat(path, ": mmap failed: ", std::strerror(errno)));
-  absl::StatusOr<std::shared_ptr<Artifact>> a =
-      FromBytes(absl::string_view(static_cast<const char*>(map), size), options, path);
-  if (!a.ok()) {
-    if (map) munmap(map, size);
-    return a.status();
-  }
-  (*a)->mapping_ = map;
-  (*a)->mapping_bytes_ = size;
+  absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(path, FileLoad::kMap);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<std::shared_ptr<Artifact>> a = FromBytes((*file)->bytes(), options, path);
+  if (!a.ok()) return a.status();
+  (*a)->file_ = *std::move(file);  // the weights stay in the mapping, which lives as long as the artifact
   return a;
 }
 
-Artifact::~Artifact() {
-  if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
-}
+Artifact::~Artifact() = default;
 
 }  // namespace tessel

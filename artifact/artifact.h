@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "artifact/artifact.pb.h"
+#include "support/mapped_file.h"
 
 namespace tessel {
 
@@ -62,8 +63,7 @@ class Artifact {
   const uint8_t* weights_ = nullptr;
   size_t weights_bytes_ = 0;
   size_t file_bytes_ = 0;
-  void* mapping_ = nullptr;
-  size_t mapping_bytes_ = 0;
+  std::shared_ptr<const MappedFile> file_;  // null for FromBytes
 };
 
 }  // namespace tessel
