@@ -161,7 +161,7 @@ _py_testdata = rule(
     },
 )
 
-def tessel_py_testdata(name, script, srcs = [], data = [], args = [], trains = False, tags = []):
+def tessel_py_testdata(name, script, srcs = [], data = [], args = [], trains = False, tags = [], visibility = None):
     """A directory of generated test data: `/usr/bin/python3 SCRIPT --out DIR ARGS` (Debian's PyTorch,
     onnx and numpy). Host only: the aarch64 configuration skips it and the tests that use it.
     trains: the script trains a model (tag "trains_model"); `./test.sh quick` skips it and every test
@@ -173,6 +173,7 @@ def tessel_py_testdata(name, script, srcs = [], data = [], args = [], trains = F
         data = data,
         args = args,
         tags = tags + ["host_only"] + (["trains_model"] if trains else []),
+        visibility = visibility,
     )
 
 def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
