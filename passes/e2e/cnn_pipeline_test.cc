@@ -11,11 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
+#include "graph/npy.h"
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
-#include "passes/pass_manager.h"
 #include "kernels/reference/interpreter.h"
-#include "graph/npy.h"
+#include "passes/pass_manager.h"
 
 namespace tessel {
 namespace {

@@ -8,11 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
-
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
 bool IsF32Constant(const Value* v) { return v != nullptr && v->is_constant() && v->constant()->dtype() == DType::kF32; }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
@@ -17,13 +18,6 @@ namespace {
 // Additive mask entries at or below this hide a score as completely as -inf: adding them to any score of
 // ordinary size leaves them unchanged in f32, and exp() of them is 0.
 constexpr double kMasked = -1e30;
-
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
-
-// The only node reading v when v is read once and is no graph output, else nullptr.
-Node* SoleUser(const Graph& g, const Value* v) {
-  return NumUsers(g, v) == 1 && !v->uses().empty() ? v->uses()[0].node : nullptr;
-}
 
 // A scalar factor: v = Mul(rest, c), Mul(c, rest) or Div(rest, c) with c a one-element float constant
 // that does not broadcast `rest` to a larger shape. Sets the factor (1/c for Div) and `rest`.
@@ -235,36 +229,6 @@ bool MatchAttention(const Graph& g, Node* sm, AttentionMatch* m, std::string* wh
   }
   m->mask = mask;
   return true;
-}
-
-// Erases the fused patterns' nodes (users before producers) and gives the fused outputs their names.
-absl::Status FinishRewrites(Graph& g, const std::vector<Node*>& dead,
-                            const std::vector<std::pair<Value*, std::string>>& renames) {
-  std::set<Node*> left(dead.begin(), dead.end());
-  for (bool progress = true; progress && !left.empty();) {
-    progress = false;
-    for (auto it = left.begin(); it != left.end();) {
-      bool unused = true;
-      for (Value* o : (*it)->outputs()) unused &= o->uses().empty() && !g.IsGraphOutput(o);
-      if (!unused) {
-        ++it;
-        continue;
-      }
-      absl::Status s = g.EraseNode(*it);
-      if (!s.ok()) return s;
-      it = left.erase(it);
-      progress = true;
-    }
-  }
-  if (!left.empty())
-    return absl::InternalError(absl::StrCat((*left.begin())->DebugName(), " was fused but is still used"));
-  for (const auto& [v, name] : renames) {
-    absl::Status s = g.RenameValue(v, name);
-    if (!s.ok()) return s;
-  }
-  // Constants only the fused patterns read (the square's exponent, epsilon, ...).
-  if (!dead.empty()) g.RemoveUnusedConstants();
-  return absl::OkStatus();
 }
 
 class FuseAttentionPass : public Pass {

@@ -12,13 +12,13 @@
 #include "absl/strings/str_join.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
 
 const char* const kActivations[] = {"relu", "relu6", "clip", "hardswish", "sigmoid", "silu"};
 
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 bool IsFusedConv(const Node* n) { return n != nullptr && n->domain() == kTesselDomain && n->op_type() == "FusedConv"; }
 
 // An activation node (the anchor, the last node of the pattern) applied to the convolution output x.

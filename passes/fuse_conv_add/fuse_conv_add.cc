@@ -7,11 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
 
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 bool IsFusedConv(const Node* n) { return n != nullptr && n->domain() == kTesselDomain && n->op_type() == "FusedConv"; }
 
 // Why `conv`, whose output c is added to r, cannot take r as its residual; "" when it can.

@@ -9,86 +9,17 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
 
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
-
-// The only node reading v when v is read once and is no graph output, else nullptr.
-Node* SoleUser(const Graph& g, const Value* v) {
-  return NumUsers(g, v) == 1 && !v->uses().empty() ? v->uses()[0].node : nullptr;
-}
-
-// For a two-input node reading v, its other input; nullptr when v is not one of its inputs.
-Value* OtherInput(const Node* n, const Value* v) {
-  if (n == nullptr || n->num_inputs() != 2) return nullptr;
-  if (n->input(0) == v) return n->input(1);
-  if (n->input(1) == v) return n->input(0);
-  return nullptr;
-}
-
-// How many trailing axes a keepdims ReduceMean averages over when its axes are exactly the last k axes
-// of its input; 0 when they are anything else.
-int TrailingAxes(const Node* rm) {
-  const int rank = rm->input(0)->type().rank();
-  if (rm->GetInt("keepdims", 1) != 1 || rank == 0) return 0;
-  const Value* axes = rm->input(1);
-  if (axes == nullptr || (axes->is_constant() && axes->constant()->num_elements() == 0)) {
-    return rm->GetInt("noop_with_empty_axes", 0) != 0 ? 0 : rank;
-  }
-  if (!axes->is_constant()) return 0;
-  std::vector<bool> reduced(rank, false);
-  const Tensor& a = *axes->constant();
-  for (int64_t i = 0; i < a.num_elements(); ++i) {
-    int64_t ax = a.GetAsInt64(i);
-    if (ax < -rank || ax >= rank) return 0;
-    if (ax < 0) ax += rank;
-    if (reduced[ax]) return 0;
-    reduced[ax] = true;
-  }
-  const int k = static_cast<int>(a.num_elements());
-  for (int i = rank - k; i < rank; ++i) {
-    if (!reduced[i]) return 0;
-  }
-  return k;
-}
-
-// Whether a value can be LayerNormalization's Scale or B: it must broadcast to the normalized dims
-// without changing x's shape. A constant with extra leading 1s (a [1, 1, D] weight) is reshaped to fit.
-enum class Fit { kNo, kAsIs, kReshape };
-
-Fit FitParam(const Value* v, const std::vector<Dim>& normalized, DType dtype) {
-  const TensorType& t = v->type();
-  if (t.dtype != dtype) return Fit::kNo;
-  const size_t extra = t.dims.size() > normalized.size() ? t.dims.size() - normalized.size() : 0;
-  for (size_t i = 0; i < t.dims.size(); ++i) {
-    const Dim& d = t.dims[i];
-    const bool one = d.is_static() && d.value() == 1;
-    if (i < extra) {
-      if (!one) return Fit::kNo;
-    } else if (!one && d != normalized[normalized.size() - (t.dims.size() - i)]) {
-      return Fit::kNo;
-    }
-  }
-  if (extra == 0) return Fit::kAsIs;
-  return v->is_constant() ? Fit::kReshape : Fit::kNo;
-}
-
-absl::StatusOr<Value*> ApplyFit(Graph& g, Value* v, Fit fit, size_t rank) {
-  if (fit == Fit::kAsIs) return v;
-  const std::vector<int64_t>& shape = v->constant()->shape();
-  absl::StatusOr<Tensor> t = v->constant()->Reshaped(std::vector<int64_t>(shape.end() - rank, shape.end()));
-  if (!t.ok()) return t.status();
-  return g.AddConstant(v->name(), std::move(*t));
-}
-
 struct LayerNormMatch {
   Value* x = nullptr;
   Value* scale = nullptr;
-  Fit scale_fit = Fit::kNo;
+  ParamFit scale_fit = ParamFit::kNo;
   Value* bias = nullptr;
-  Fit bias_fit = Fit::kNo;
+  ParamFit bias_fit = ParamFit::kNo;
   int axes = 0;
   double epsilon = 0;
   Value* result = nullptr;  // what the fused node replaces
@@ -109,7 +40,7 @@ bool MatchNormalize(const Graph& g, Value* d, LayerNormMatch* m, std::string* wh
     }
   }
   Node* var = sq == nullptr ? nullptr : SoleUser(g, sq->output(0));
-  if (!IsOp(var, "ReduceMean") || TrailingAxes(var) != m->axes) {
+  if (!IsOp(var, "ReduceMean") || TrailingReducedAxes(var) != m->axes) {
     *why = "x - mean(x) is not squared and averaged (alone) over the same axes";
     return false;
   }
@@ -167,7 +98,7 @@ bool MatchLayerNorm(const Graph& g, Node* sub, LayerNormMatch* m, std::string* w
     *why = absl::StrCat("x ('", m->x->name(), "') is not a float tensor");
     return false;
   }
-  m->axes = TrailingAxes(mean);
+  m->axes = TrailingReducedAxes(mean);
   if (m->axes == 0) {
     *why = "the mean is not over the trailing axes with keepdims=1";
     return false;
@@ -186,14 +117,14 @@ bool MatchLayerNorm(const Graph& g, Node* sub, LayerNormMatch* m, std::string* w
   // Optional scale, then optional bias; a factor or term that is not per-feature stays outside.
   Node* mul = SoleUser(g, m->result);
   Value* scale = IsOp(mul, "Mul") ? OtherInput(mul, m->result) : nullptr;
-  if (scale != nullptr && scale != m->result && (m->scale_fit = FitParam(scale, normalized, xt.dtype)) != Fit::kNo) {
+  if (scale != nullptr && scale != m->result && (m->scale_fit = FitParam(scale, normalized, xt.dtype)) != ParamFit::kNo) {
     m->scale = scale;
     m->result = mul->output(0);
     m->nodes.push_back(mul);
   }
   Node* add = SoleUser(g, m->result);
   Value* bias = IsOp(add, "Add") ? OtherInput(add, m->result) : nullptr;
-  if (bias != nullptr && bias != m->result && (m->bias_fit = FitParam(bias, normalized, xt.dtype)) != Fit::kNo) {
+  if (bias != nullptr && bias != m->result && (m->bias_fit = FitParam(bias, normalized, xt.dtype)) != ParamFit::kNo) {
     m->bias = bias;
     m->result = add->output(0);
     m->nodes.push_back(add);
@@ -212,36 +143,6 @@ bool MatchLayerNorm(const Graph& g, Node* sub, LayerNormMatch* m, std::string* w
     }
   }
   return true;
-}
-
-// Erases the fused patterns' nodes (users before producers) and gives the fused outputs their names.
-absl::Status FinishRewrites(Graph& g, const std::vector<Node*>& dead,
-                            const std::vector<std::pair<Value*, std::string>>& renames) {
-  std::set<Node*> left(dead.begin(), dead.end());
-  for (bool progress = true; progress && !left.empty();) {
-    progress = false;
-    for (auto it = left.begin(); it != left.end();) {
-      bool unused = true;
-      for (Value* o : (*it)->outputs()) unused &= o->uses().empty() && !g.IsGraphOutput(o);
-      if (!unused) {
-        ++it;
-        continue;
-      }
-      absl::Status s = g.EraseNode(*it);
-      if (!s.ok()) return s;
-      it = left.erase(it);
-      progress = true;
-    }
-  }
-  if (!left.empty())
-    return absl::InternalError(absl::StrCat((*left.begin())->DebugName(), " was fused but is still used"));
-  for (const auto& [v, name] : renames) {
-    absl::Status s = g.RenameValue(v, name);
-    if (!s.ok()) return s;
-  }
-  // Constants only the fused patterns read (the square's exponent, epsilon, ...).
-  if (!dead.empty()) g.RemoveUnusedConstants();
-  return absl::OkStatus();
 }
 
 class FuseLayerNormPass : public Pass {

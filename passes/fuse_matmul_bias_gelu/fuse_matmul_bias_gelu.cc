@@ -9,21 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
-
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
 // A scalar constant within float precision of `want` (exporters round sqrt(2) and friends to f32).
 bool IsScalarNear(const Value* v, double want) {
   double x;
   return GetScalarConstant(v, &x) && std::abs(x - want) <= 1e-6 * std::abs(want);
-}
-
-// The node reading v when it is v's only user (and v is no graph output), else nullptr.
-Node* SoleUser(const Graph& graph, const Value* v) {
-  return v->uses().size() == 1 && !graph.IsGraphOutput(v) ? v->uses()[0].node : nullptr;
 }
 
 // For a binary `n` of type op with `v` as one operand: the other operand, else nullptr.

@@ -9,84 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
 
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
-
-// The only node reading v when v is read once and is no graph output, else nullptr.
-Node* SoleUser(const Graph& g, const Value* v) {
-  return NumUsers(g, v) == 1 && !v->uses().empty() ? v->uses()[0].node : nullptr;
-}
-
-// For a two-input node reading v, its other input; nullptr when v is not one of its inputs.
-Value* OtherInput(const Node* n, const Value* v) {
-  if (n == nullptr || n->num_inputs() != 2) return nullptr;
-  if (n->input(0) == v) return n->input(1);
-  if (n->input(1) == v) return n->input(0);
-  return nullptr;
-}
-
-// How many trailing axes a keepdims ReduceMean averages over when its axes are exactly the last k axes
-// of its input; 0 when they are anything else.
-int TrailingAxes(const Node* rm) {
-  const int rank = rm->input(0)->type().rank();
-  if (rm->GetInt("keepdims", 1) != 1 || rank == 0) return 0;
-  const Value* axes = rm->input(1);
-  if (axes == nullptr || (axes->is_constant() && axes->constant()->num_elements() == 0)) {
-    return rm->GetInt("noop_with_empty_axes", 0) != 0 ? 0 : rank;
-  }
-  if (!axes->is_constant()) return 0;
-  std::vector<bool> reduced(rank, false);
-  const Tensor& a = *axes->constant();
-  for (int64_t i = 0; i < a.num_elements(); ++i) {
-    int64_t ax = a.GetAsInt64(i);
-    if (ax < -rank || ax >= rank) return 0;
-    if (ax < 0) ax += rank;
-    if (reduced[ax]) return 0;
-    reduced[ax] = true;
-  }
-  const int k = static_cast<int>(a.num_elements());
-  for (int i = rank - k; i < rank; ++i) {
-    if (!reduced[i]) return 0;
-  }
-  return k;
-}
-
-// Whether a gain can be the fused op's gain input: it must broadcast to the normalized dims without
-// changing x's shape. A constant with extra leading 1s (a [1, 1, D] weight) is reshaped to fit.
-enum class Fit { kNo, kAsIs, kReshape };
-
-Fit FitGain(const Value* v, const std::vector<Dim>& normalized, DType dtype) {
-  const TensorType& t = v->type();
-  if (t.dtype != dtype) return Fit::kNo;
-  const size_t extra = t.dims.size() > normalized.size() ? t.dims.size() - normalized.size() : 0;
-  for (size_t i = 0; i < t.dims.size(); ++i) {
-    const Dim& d = t.dims[i];
-    const bool one = d.is_static() && d.value() == 1;
-    if (i < extra) {
-      if (!one) return Fit::kNo;
-    } else if (!one && d != normalized[normalized.size() - (t.dims.size() - i)]) {
-      return Fit::kNo;
-    }
-  }
-  if (extra == 0) return Fit::kAsIs;
-  return v->is_constant() ? Fit::kReshape : Fit::kNo;
-}
-
-absl::StatusOr<Value*> ApplyFit(Graph& g, Value* v, Fit fit, size_t rank) {
-  if (fit == Fit::kAsIs) return v;
-  const std::vector<int64_t>& shape = v->constant()->shape();
-  absl::StatusOr<Tensor> t = v->constant()->Reshaped(std::vector<int64_t>(shape.end() - rank, shape.end()));
-  if (!t.ok()) return t.status();
-  return g.AddConstant(v->name(), std::move(*t));
-}
-
 struct RMSNormMatch {
   Value* x = nullptr;
   Value* gain = nullptr;
-  Fit gain_fit = Fit::kNo;
+  ParamFit gain_fit = ParamFit::kNo;
   int axes = 0;
   double epsilon = 0;
   Value* result = nullptr;  // what the fused node replaces
@@ -124,7 +55,7 @@ bool MatchRMSNorm(const Graph& g, Node* rm, RMSNormMatch* m, std::string* why) {
     *why = absl::StrCat("the square ('", sq->output(0)->name(), "') has other users");
     return false;
   }
-  m->axes = TrailingAxes(rm);
+  m->axes = TrailingReducedAxes(rm);
   if (m->axes == 0) {
     *why = "the mean is not over the trailing axes with keepdims=1";
     return false;
@@ -170,8 +101,8 @@ bool MatchRMSNorm(const Graph& g, Node* rm, RMSNormMatch* m, std::string* why) {
                           "') or x times a gain");
       return false;
     }
-    m->gain_fit = FitGain(gain, normalized, x->type().dtype);
-    if (m->gain_fit == Fit::kNo) {
+    m->gain_fit = FitParam(gain, normalized, x->type().dtype);
+    if (m->gain_fit == ParamFit::kNo) {
       *why = absl::StrCat("gain '", gain->name(), "' (", gain->type().ToString(),
                           ") does not broadcast over the normalized axes only");
       return false;
@@ -189,8 +120,8 @@ bool MatchRMSNorm(const Graph& g, Node* rm, RMSNormMatch* m, std::string* why) {
     Node* post = SoleUser(g, m->result);
     Value* gain = IsOp(post, "Mul") ? OtherInput(post, m->result) : nullptr;
     if (gain != nullptr && gain != m->result) {
-      m->gain_fit = FitGain(gain, normalized, x->type().dtype);
-      if (m->gain_fit != Fit::kNo) {
+      m->gain_fit = FitParam(gain, normalized, x->type().dtype);
+      if (m->gain_fit != ParamFit::kNo) {
         m->gain = gain;
         m->result = post->output(0);
         m->nodes.push_back(post);
@@ -198,36 +129,6 @@ bool MatchRMSNorm(const Graph& g, Node* rm, RMSNormMatch* m, std::string* why) {
     }
   }
   return true;
-}
-
-// Erases the fused patterns' nodes (users before producers) and gives the fused outputs their names.
-absl::Status FinishRewrites(Graph& g, const std::vector<Node*>& dead,
-                            const std::vector<std::pair<Value*, std::string>>& renames) {
-  std::set<Node*> left(dead.begin(), dead.end());
-  for (bool progress = true; progress && !left.empty();) {
-    progress = false;
-    for (auto it = left.begin(); it != left.end();) {
-      bool unused = true;
-      for (Value* o : (*it)->outputs()) unused &= o->uses().empty() && !g.IsGraphOutput(o);
-      if (!unused) {
-        ++it;
-        continue;
-      }
-      absl::Status s = g.EraseNode(*it);
-      if (!s.ok()) return s;
-      it = left.erase(it);
-      progress = true;
-    }
-  }
-  if (!left.empty())
-    return absl::InternalError(absl::StrCat((*left.begin())->DebugName(), " was fused but is still used"));
-  for (const auto& [v, name] : renames) {
-    absl::Status s = g.RenameValue(v, name);
-    if (!s.ok()) return s;
-  }
-  // Constants only the fused patterns read (the square's exponent, epsilon, ...).
-  if (!dead.empty()) g.RemoveUnusedConstants();
-  return absl::OkStatus();
 }
 
 class FuseRMSNormPass : public Pass {

@@ -10,24 +10,10 @@
 #include "graph/op_registry.h"
 #include "graph/ops/shape_util.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
-
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
-
-// The only node reading v when v is read once and is no graph output, else nullptr.
-Node* SoleUser(const Graph& g, const Value* v) {
-  return NumUsers(g, v) == 1 && !v->uses().empty() ? v->uses()[0].node : nullptr;
-}
-
-// For a two-input node reading v, its other input; nullptr when v is not one of its inputs.
-Value* OtherInput(const Node* n, const Value* v) {
-  if (n == nullptr || n->num_inputs() != 2) return nullptr;
-  if (n->input(0) == v) return n->input(1);
-  if (n->input(1) == v) return n->input(0);
-  return nullptr;
-}
 
 // The single element of a constant one-element integer input, when it is one.
 bool ConstantInt(const Value* v, int64_t* out) {
@@ -141,36 +127,6 @@ bool MatchRope(const Graph& g, Node* add, RopeMatch* m, std::string* why) {
     }
   }
   return false;
-}
-
-// Erases the fused patterns' nodes (users before producers) and gives the fused outputs their names.
-absl::Status FinishRewrites(Graph& g, const std::vector<Node*>& dead,
-                            const std::vector<std::pair<Value*, std::string>>& renames) {
-  std::set<Node*> left(dead.begin(), dead.end());
-  for (bool progress = true; progress && !left.empty();) {
-    progress = false;
-    for (auto it = left.begin(); it != left.end();) {
-      bool unused = true;
-      for (Value* o : (*it)->outputs()) unused &= o->uses().empty() && !g.IsGraphOutput(o);
-      if (!unused) {
-        ++it;
-        continue;
-      }
-      absl::Status s = g.EraseNode(*it);
-      if (!s.ok()) return s;
-      it = left.erase(it);
-      progress = true;
-    }
-  }
-  if (!left.empty())
-    return absl::InternalError(absl::StrCat((*left.begin())->DebugName(), " was fused but is still used"));
-  for (const auto& [v, name] : renames) {
-    absl::Status s = g.RenameValue(v, name);
-    if (!s.ok()) return s;
-  }
-  // Constants only the fused patterns read (the square's exponent, epsilon, ...).
-  if (!dead.empty()) g.RemoveUnusedConstants();
-  return absl::OkStatus();
 }
 
 class FuseRopePass : public Pass {

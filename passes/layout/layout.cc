@@ -10,14 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
-
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
 // The channels-last tessel operator `n` becomes, or "" when it has none.
 std::string SpatialTarget(const Node* n) {

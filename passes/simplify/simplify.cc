@@ -5,11 +5,10 @@
 
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
+#include "passes/utils/rewrite.h"
 
 namespace tessel {
 namespace {
-
-bool IsOp(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
 // A node's output can replace itself by `v` only when v already has the output's type (no implicit
 // broadcast or dtype change would be lost).
