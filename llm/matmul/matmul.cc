@@ -328,6 +328,46 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   }
 }
 
+const char* MatmulPathName(MatmulPath path) {
+  switch (path) {
+    case MatmulPath::kInt8: return "int8";
+    case MatmulPath::kF32Vector: return "f32 vector";
+    case MatmulPath::kF32Dequant: return "f32 after portable dequantization";
+    case MatmulPath::kPortable: return "portable";
+  }
+  return "";
+}
+
+MatmulKernel DescribeMatmul(const WeightMatrix& w, int64_t n, int threads) {
+  const KernelEntry* int8 = GemmQ8KernelFor(w);
+  const KernelEntry* f32_gemm = nullptr;
+  {
+    absl::StatusOr<const KernelEntry*> g =
+        GemmKernels().Select("gemm", "f32", "row_major", {Matmul::kF32ChunkRows, Matmul::kF32TokenBlock, w.cols, 0});
+    if (g.ok() && (*g)->backend != "reference") f32_gemm = *g;
+  }
+  // A few tokens of a type without an int8 GEMM run the decode kernels token by token (RunGroup).
+  if (n > 1 && n < Matmul::kF32MinTokens && f32_gemm != nullptr && int8 == nullptr) n = 1;
+  const bool float_type = w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16;
+  if (n == 1 && w.layout != WeightLayout::kPanel16) {
+    if (const KernelEntry* q8 = Q8KernelFor(w.type)) return {q8->name, MatmulPath::kInt8};
+    const std::string name = RowDotName(w.type, threads);
+    // Portable row kernels end in __portable; the others run per-ISA code (their own, or kernels/gemv's
+    // selected f32-input kernel, whose name is in parentheses).
+    const bool portable = name.empty() || name.find("__portable") != std::string::npos ||
+                          name.find("__reference") != std::string::npos;
+    if (portable) return {name, float_type ? MatmulPath::kPortable : MatmulPath::kF32Dequant};
+    return {name, float_type ? MatmulPath::kF32Vector : MatmulPath::kF32Dequant};
+  }
+  if (int8 != nullptr) return {int8->name, int8->isa == Isa::kPortable ? MatmulPath::kPortable : MatmulPath::kInt8};
+  if (f32_gemm == nullptr) return {"GemmTile (portable)", MatmulPath::kPortable};
+  // Rows converted by RowToF32: the ISA conversions for F16 / BF16 where the row kernels have them,
+  // ggml's portable dequantization for the quantized types.
+  const std::string row_kernel = RowDotName(w.type, threads);
+  const bool vector_rows = w.type == GgmlType::kF32 || (float_type && row_kernel.find("__portable") == std::string::npos);
+  return {f32_gemm->name, vector_rows ? MatmulPath::kF32Vector : MatmulPath::kF32Dequant};
+}
+
 void MatmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {
   std::vector<float> row(w.cols);
   std::vector<uint8_t> blocks(w.row_bytes());
