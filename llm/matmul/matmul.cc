@@ -2,6 +2,7 @@
 #include "llm/matmul/matmul.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -115,6 +116,18 @@ Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_
     b.bias.resize(GemvQ8Lanes(formats[i], max_cols));
     b.scale.resize(GemvQ8Lanes(formats[i], max_cols));
   }
+}
+
+void Matmul::EnableTypeTiming(bool on) {
+  type_seconds_.clear();
+  if (on) type_seconds_.assign(pool_->num_threads(), std::vector<double>(2 * kTimedTypes, 0.0));
+}
+
+double Matmul::TypeSeconds(GgmlType type, bool decode) const {
+  const uint32_t id = static_cast<uint32_t>(type);
+  double s = 0;
+  for (const std::vector<double>& t : type_seconds_) s += id < kTimedTypes ? t[(decode ? 0 : kTimedTypes) + id] : 0;
+  return s;
 }
 
 void Matmul::Run(const WeightMatrix& w, const float* x, int64_t n, float* y) {
@@ -272,9 +285,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     }
     first_task[j + 1] = first_task[j] + CeilDiv(w.rows, rows_per_task[j]);
   }
-  auto run_task = [&](int64_t task, int thread) {
-    int j = 0;
-    while (task >= first_task[j + 1]) ++j;
+  auto run_one_task = [&](int64_t task, int thread, int j) {
     const WeightMatrix& w = *jobs[j].w;
     const int64_t local = task - first_task[j];
     if (n == 1 && w.layout != WeightLayout::kPanel16) {
@@ -317,6 +328,21 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       }
     } else {
       GemmPanel(w, x, n, jobs[j].y, local, scratch_[thread].get());
+    }
+  };
+  auto run_task = [&](int64_t task, int thread) {
+    int j = 0;
+    while (task >= first_task[j + 1]) ++j;
+    if (type_seconds_.empty()) {
+      run_one_task(task, thread, j);
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    run_one_task(task, thread, j);
+    const uint32_t id = static_cast<uint32_t>(jobs[j].w->type);
+    if (id < kTimedTypes) {
+      type_seconds_[thread][(n == 1 ? 0 : kTimedTypes) + id] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
   };
   int64_t work = 0;

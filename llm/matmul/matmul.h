@@ -48,6 +48,12 @@ class Matmul {
   // Several matrices sharing the input x (same cols), in one parallel loop.
   void RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t n);
 
+  // Per-type timing (tessel generate --verbose): while on, the time of every task is added to its
+  // matrix's type, for one-token calls (decode) and larger ones apart. Two clock reads per task.
+  void EnableTypeTiming(bool on);
+  // Seconds that tasks on matrices of `type` ran since timing was enabled, summed over the threads.
+  double TypeSeconds(GgmlType type, bool decode) const;
+
  private:
   ThreadPool* pool_;
   int64_t max_cols_;
@@ -80,6 +86,9 @@ class Matmul {
   std::vector<std::unique_ptr<char[]>> packed_workspace_;
   std::vector<size_t> packed_workspace_bytes_;
   std::vector<std::vector<float>> packed_out_;
+  // Per thread, seconds per type id (kTimedTypes of them) for n == 1, then for n > 1; empty when off.
+  static constexpr int kTimedTypes = 256;
+  std::vector<std::vector<double>> type_seconds_;
 };
 
 // How Matmul::Run multiplies a matrix by x on this CPU.
