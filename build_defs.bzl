@@ -18,6 +18,7 @@ _ISA_COPTS = {
     "sve": ["-march=armv8.2-a+sve"],
     "sve2": ["-march=armv8.5-a+sve2"],
     "avx2": ["-mavx2", "-mfma", "-mf16c"],
+    "avxvnni": ["-mavx2", "-mfma", "-mf16c", "-mavxvnni"],
     "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mfma", "-mf16c"],
     "avx512vnni": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],
 }

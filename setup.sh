@@ -30,6 +30,8 @@ APT_PACKAGES=(
   g++-aarch64-linux-gnu gcc-aarch64-linux-gnu qemu-user
   clang-14 libclang-rt-14-dev
   python3-torch python3-torchvision python3-onnx python3-numpy python3-sklearn
+  # The LLM peer, llama.cpp, built from the source node-llama-cpp carries (benchmarks/llm/build_llama_cpp.sh).
+  cmake ninja-build
   # PyTorch's BLAS: without it Debian's reference libblas3 serves the matmuls, and training the test
   # models took 5 s per step instead of a fraction of one (Zen 3: 512^3 matmul 56 ms -> 2.8 ms).
   libopenblas0-pthread

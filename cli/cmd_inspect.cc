@@ -45,7 +45,7 @@ int InspectArtifact(const std::string& path, bool profile, int iterations, int t
     std::printf("scratch: %.3f MB per session on %d thread(s), one buffer per task that every kernel shares\n",
                 session.scratch_bytes() / 1e6, threads);
     // Packed weights, arena and scratch of 64 KiB or more sit on 2 MiB pages where the kernel gives
-    // them (graph/memory.h).
+    // them (support/memory.h).
     const long long backed = HugePageBackedBytes();
     std::printf("pages: %.2f MB of packed weights and buffers on 2 MiB-page chunks", PooledBytes() / 1e6);
     if (backed >= 0) std::printf("; %.2f MB of this process backed by 2 MiB pages", backed / 1e6);

@@ -16,6 +16,7 @@
 #include "graph/tensor.h"
 #include "kernels/cpu/cpu_features.h"
 #include "llm/evaluate/evaluate.h"
+#include "llm/matmul/matmul.h"
 #include "llm/matmul/row_dot.h"
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
@@ -88,6 +89,54 @@ absl::StatusOr<std::string> PromptText(const cli::Args& args) {
   return ReadFileToString(args.Get("prompt-file"));
 }
 
+// --verbose: per weight type of the matmuls, how many matrices and MB, the kernel decode and prefill run
+// (DescribeMatmul on the first matrix of the type, as loaded) and the type's share of the decode time:
+// the seconds its matrix products' tasks ran on all threads (Matmul type timing), over threads x the
+// decode time; the rest of a step (attention, norms, activation quantization, sampling, waiting) is
+// "other".
+void PrintKernelsByType(LlamaRuntime& runtime, const llm::GenerateStats& stats) {
+  const LlamaModel& model = runtime.model();
+  const int threads = runtime.options().threads;
+  struct TypeRow {
+    llm::GgmlType type;
+    const llm::WeightMatrix* first = nullptr;
+    int matrices = 0;
+    double bytes = 0;
+  };
+  std::vector<TypeRow> rows;
+  auto add = [&rows](const llm::WeightMatrix& m) {
+    for (TypeRow& r : rows) {
+      if (r.type == m.type) {
+        ++r.matrices;
+        r.bytes += static_cast<double>(m.bytes());
+        return;
+      }
+    }
+    rows.push_back({m.type, &m, 1, static_cast<double>(m.bytes())});
+  };
+  for (const llm::LlamaLayerWeights& l : model.weights().layers) {
+    for (const llm::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*m);
+  }
+  add(model.weights().output);
+  const double step_seconds = stats.decode_seconds * threads;
+  double matmul_share = 0;
+  std::fprintf(stderr, "kernels by weight type (%s; decode share of %lld steps on %d thread%s):\n",
+               GetCpuFeatures().ToString().c_str(), static_cast<long long>(stats.decode_steps), threads,
+               threads > 1 ? "s" : "");
+  for (const TypeRow& r : rows) {
+    const llm::MatmulKernel decode = llm::DescribeMatmul(*r.first, 1, threads);
+    const llm::MatmulKernel prefill = llm::DescribeMatmul(*r.first, std::max<int64_t>(stats.prompt_tokens, 2), threads);
+    const double share = step_seconds > 0 ? runtime.matmul().TypeSeconds(r.type, true) / step_seconds : 0;
+    matmul_share += share;
+    std::fprintf(stderr, "  %-14s %4d matrices %8.1f MB  decode %5.1f%%  %s (%s); prefill %s (%s)\n",
+                 std::string(llm::GgmlTypeName(r.type)).c_str(), r.matrices, r.bytes / 1e6, 100 * share,
+                 decode.name.c_str(), llm::MatmulPathName(decode.path), prefill.name.c_str(),
+                 llm::MatmulPathName(prefill.path));
+  }
+  std::fprintf(stderr, "  %-14s %4s          %8s  decode %5.1f%%  (attention, norms, activation quantization, sampling)\n",
+               "other", "", "", 100 * std::max(0.0, 1 - matmul_share));
+}
+
 int PrintUsage(const std::string& command, const std::string& synopsis, const std::string& description,
           const std::vector<cli::FlagSpec>& flags) {
   std::fputs(cli::Usage(command, synopsis, description, flags).c_str(), stdout);
@@ -123,6 +172,8 @@ int GenerateCommand(int argc, char** argv) {
       kMmapFlag,
       kCtxFlag,
       KvTypeFlag("f16"),
+      {"verbose", "", "also print, per weight type, the matmul kernels decode and prefill run and the type's "
+                      "share of the decode time"},
   };
   if (cli::WantsHelp(argc, argv)) {
     return PrintUsage(cmd, "--model M (--prompt TEXT | --prompt-file F) [-n N] [options]",
@@ -176,6 +227,8 @@ int GenerateCommand(int argc, char** argv) {
                (*runtime)->activation_bytes() / 1e6, (*runtime)->kv_cache().pool_bytes() / 1e6,
                static_cast<long long>((*runtime)->options().max_context),
                (*runtime)->options().kv_dtype == KvDType::kF16 ? "f16" : "f32");
+  const bool verbose = args->Has("verbose");
+  if (verbose) (*runtime)->matmul().EnableTypeTiming(true);
   std::fputs(prompt->c_str(), stdout);
   std::fflush(stdout);
   absl::StatusOr<llm::GenerateStats> stats =
@@ -202,6 +255,7 @@ int GenerateCommand(int argc, char** argv) {
   }
   std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s%s\n", weight_mb,
                weight_mb * stats->DecodeTokensPerSecond() / 1e3, layout.c_str());
+  if (verbose) PrintKernelsByType(**runtime, *stats);
   std::printf("%s\n", stats->Summary().c_str());
   return 0;
 }

@@ -24,6 +24,20 @@ tail -n 1 "$TMP/greedy.txt" | grep -Eq '^prefill: 64 tokens, [0-9.]+ s, [0-9.]+ 
   || fail "speed line: $(tail -n 1 "$TMP/greedy.txt")"
 grep -q "greedy" "$TMP/greedy.err" || fail "sampler description on stderr"
 
+# --verbose: the same text, and per weight type its kernels and share of the decode time (shares of the
+# types and "other" add up to 100%).
+"$BIN" generate --model "$DATA/model-q4_0.gguf" --prompt-file "$DATA/prompt.txt" -n 16 --temp 0 --threads 2 \
+  > "$TMP/quiet.txt" 2> /dev/null || fail "generate exited non-zero"
+"$BIN" generate --model "$DATA/model-q4_0.gguf" --prompt-file "$DATA/prompt.txt" -n 16 --temp 0 --threads 2 --verbose \
+  > "$TMP/verbose.txt" 2> "$TMP/verbose.err" || { cat "$TMP/verbose.err"; fail "generate --verbose exited non-zero"; }
+cmp -s <(head -n -1 "$TMP/quiet.txt") <(head -n -1 "$TMP/verbose.txt") || fail "--verbose changed the text"
+grep -q "^kernels by weight type" "$TMP/verbose.err" || fail "--verbose: no kernel table: $(cat "$TMP/verbose.err")"
+grep -Eq '^  Q4_0 +[0-9]+ matrices +[0-9.]+ MB +decode +[0-9.]+%  [a-z0-9_]+ \((int8|f32 vector)\); prefill ' "$TMP/verbose.err" \
+  || fail "--verbose: no Q4_0 row: $(cat "$TMP/verbose.err")"
+total=$(grep -E '^  [A-Za-z0-9_]+ .* decode +[0-9.]+%' "$TMP/verbose.err" | sed -E 's/.* decode +([0-9.]+)%.*/\1/' \
+        | awk '{s += $1} END {printf "%.0f", s}')
+[ "$total" = 100 ] || fail "--verbose: decode shares add up to $total%"
+
 # Seeded sampling repeats; another seed differs.
 for s in 1 1 2; do
   "$BIN" generate --model "$DATA/model-q4_0.gguf" --prompt "ROMEO:" -n 40 --seed $s --temp 1.0 --top-k 0 --top-p 1 \

@@ -151,10 +151,9 @@ struct ModelMatrix {
 
 // The model's matrices laid out back to back, `bytes(format, rows, cols)` each; their sum in *total.
 std::vector<ModelMatrix> TinyLlamaMatrices(GemvFormat format, int64_t (*bytes)(GemvFormat, int64_t, int64_t),
-                                           int64_t* total) {
+                                           int64_t* total, int layers = static_cast<int>(EnvOr("TESSEL_GEMV_BENCH_LAYERS", 22))) {
   const int64_t shapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048, 2048},
                                 {5632, 2048}, {5632, 2048}, {2048, 5632}};
-  const int layers = static_cast<int>(EnvOr("TESSEL_GEMV_BENCH_LAYERS", 22));
   std::vector<ModelMatrix> mats;
   *total = 0;
   for (int l = 0; l < layers; ++l) {
@@ -236,25 +235,29 @@ struct Panel16Kind {
   bool nonlinear = false;  // Q4_0 layout: IQ4_NL
 };
 
-void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
-  const int threads = static_cast<int>(state.range(0));
+// Bytes of one matrix of `kind` in its Panel16 layout.
+using Panel16BytesFn = int64_t (*)(GemvFormat, int64_t, int64_t);
+Panel16BytesFn Panel16BytesOf(const Panel16Kind& kind_of) {
+  const bool group = kind_of.group > 0;
+  return kind_of.kquant == 2   ? KQuantPanel16Bytes<2>
+         : kind_of.kquant == 3 ? KQuantPanel16Bytes<3>
+         : kind_of.kquant == 4 ? KQuantPanel16Bytes<4>
+         : kind_of.kquant == 5 ? KQuantPanel16Bytes<5>
+         : kind_of.kquant == 6 ? KQuantPanel16Bytes<6>
+         : kind_of.kquant == kKQuantIQ4_XS ? KQuantPanel16Bytes<kKQuantIQ4_XS>
+         : !group              ? GemvPanel16Bytes
+         : kind_of.bits == 3   ? Group128Panel16Bytes<false, 3>
+         : kind_of.asym        ? Group128Panel16Bytes<true, 4>
+                               : Group128Panel16Bytes<false, 4>;
+}
+
+// The matrices `mats` (total bytes) of `kind` packed into huge pages, as the runtime loads weights
+// (support/mapped_file.h), from byte patterns: the kernels' speed does not depend on values.
+std::shared_ptr<uint8_t> PackModelPanel16(const Panel16Kind& kind_of, const std::vector<ModelMatrix>& mats,
+                                          int64_t total) {
   const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
   const bool group = kind_of.group > 0;
-  int64_t (*panel_bytes)(GemvFormat, int64_t, int64_t) =
-      kind_of.kquant == 2   ? KQuantPanel16Bytes<2>
-      : kind_of.kquant == 3 ? KQuantPanel16Bytes<3>
-      : kind_of.kquant == 4 ? KQuantPanel16Bytes<4>
-      : kind_of.kquant == 5 ? KQuantPanel16Bytes<5>
-      : kind_of.kquant == 6 ? KQuantPanel16Bytes<6>
-      : kind_of.kquant == kKQuantIQ4_XS ? KQuantPanel16Bytes<kKQuantIQ4_XS>
-      : !group              ? GemvPanel16Bytes
-      : kind_of.bits == 3   ? Group128Panel16Bytes<false, 3>
-      : kind_of.asym        ? Group128Panel16Bytes<true, 4>
-                            : Group128Panel16Bytes<false, 4>;
-  int64_t total;
-  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, panel_bytes, &total);
-  const double bw = ReadBandwidthGBs(total);
-  // Huge pages, as the runtime loads weights (support/mapped_file.h).
+  const Panel16BytesFn panel_bytes = Panel16BytesOf(kind_of);
   std::shared_ptr<uint8_t> w(static_cast<uint8_t*>(MapHugePages(total)),
                              [total](uint8_t* p) { UnmapHugePages(p, total); });
   if (kind_of.kquant != 0) {
@@ -321,6 +324,17 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
       packed[{m.rows, m.cols}] = m.offset;
     }
   }
+  return w;
+}
+
+void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
+  const int threads = static_cast<int>(state.range(0));
+  const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
+  const Panel16BytesFn panel_bytes = Panel16BytesOf(kind_of);
+  int64_t total;
+  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, panel_bytes, &total);
+  const double bw = ReadBandwidthGBs(total);
+  const std::shared_ptr<uint8_t> w = PackModelPanel16(kind_of, mats, total);
   std::vector<float> x(5632, 0.5f), y(5632);
   std::vector<int8_t> xq(GemvQ8PaddedCols(format, 5632));
   std::vector<int32_t> xbias(GemvQ8Lanes(format, 5632)), block_bias(5632 / 32), half_bias(5632 / 16);
@@ -378,6 +392,64 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   state.counters["bw_frac"] = benchmark::Counter(total / (bw * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
+// Prefill-shaped: one TinyLlama layer's seven matrices (in L3 after the first iteration) against
+// TESSEL_GEMM_BENCH_TOKENS (64) tokens, x quantized per call as the runtime does: GMAC/s, and the
+// model's prefill tokens/s that rate would give on its 22 layers (the output head aside).
+void BM_GemmLayerPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
+  const int64_t n = EnvOr("TESSEL_GEMM_BENCH_TOKENS", 64);
+  const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
+  int64_t total;
+  const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, Panel16BytesOf(kind_of), &total, 1);
+  const std::shared_ptr<uint8_t> w = PackModelPanel16(kind_of, mats, total);
+  const int64_t kMaxCols = 5632;
+  const int64_t xq_stride = GemvQ8PaddedCols(format, kMaxCols), lanes = GemvQ8Lanes(format, kMaxCols);
+  std::vector<float> x(n * kMaxCols), y(n * kMaxCols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+  std::vector<int8_t> xq(n * xq_stride);
+  std::vector<int32_t> xbias(n * lanes), block_bias(n * kMaxCols / 32), half_bias(n * kMaxCols / 16);
+  std::vector<float> xscale(n * lanes), block_scale(n * kMaxCols / 32);
+  double macs = 0;
+  for (const ModelMatrix& m : mats) macs += static_cast<double>(m.rows) * m.cols * n;
+  auto fn = reinterpret_cast<GemmQ8Fn>(entry->fn);
+  for (auto _ : state) {
+    for (const ModelMatrix& m : mats) {
+      for (int64_t t = 0; t < n; ++t) {
+        const GemvQ8Input in{xq.data() + t * xq_stride, xbias.data() + t * lanes, xscale.data() + t * lanes};
+        QuantizeGemvInput(format, x.data() + t * m.cols, m.cols, in);
+        GemmQ8BlockTerms(format, in, m.cols, block_bias.data() + t * (m.cols / 32), block_scale.data() + t * (m.cols / 32));
+        if (format == GemvFormat::kQ4_0) GemmQ8HalfBias(in, m.cols, half_bias.data() + t * (m.cols / 16));
+      }
+      GemmQ8Args a;
+      a.w = w.get() + m.offset;
+      a.rows = m.rows;
+      a.cols = m.cols;
+      a.n = n;
+      a.xq = xq.data();
+      a.xbias = xbias.data();
+      a.xscale = xscale.data();
+      a.xq_stride = xq_stride;
+      a.lane_stride = lanes;
+      a.block_bias = block_bias.data();
+      a.block_scale = block_scale.data();
+      a.block_stride = m.cols / 32;
+      a.half_bias = half_bias.data();
+      a.half_stride = m.cols / 16;
+      a.y = y.data();
+      a.ldy = m.rows;
+      a.kquant = kind_of.kquant;
+      a.nonlinear = kind_of.nonlinear;
+      a.group_size = kind_of.group;
+      a.asymmetric = kind_of.asym;
+      a.group_bits = kind_of.bits;
+      fn(a, 0, m.rows);
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GMACs"] = benchmark::Counter(macs / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["model_tok_s"] = benchmark::Counter(n / 22.0 * state.iterations(), benchmark::Counter::kIsRate);
+}
+
 const bool kRegisteredModel = [] {
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
@@ -398,6 +470,8 @@ const bool kRegisteredModel = [] {
       kinds = {{"q8_0", {GemvFormat::kQ8_0}}};
     }
     for (const auto& [label, kind] : kinds) {
+      const std::string prefill = "gemm_tinyllama_layer/" + label + "/" + e.name;
+      benchmark::RegisterBenchmark(prefill.c_str(), BM_GemmLayerPanel16, &e, kind)->Unit(benchmark::kMillisecond);
       const std::string name = "gemv_tinyllama/" + label + "/" + e.name;
       benchmark::RegisterBenchmark(name.c_str(), BM_GemvModelPanel16, &e, kind)
           ->Arg(1)

@@ -3,6 +3,7 @@
 #include "kernels/cpu/cpu_features.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -52,6 +53,7 @@ CpuFeatures Detect() {
     return f;
   }
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  const unsigned max_subleaf = a;
   f.avx2 = b & (1u << 5);
   if (zmm_state) {
     f.avx512f = b & (1u << 16);
@@ -61,6 +63,7 @@ CpuFeatures Detect() {
     f.avx512vnni = c & (1u << 11);
     f.gfni = c & (1u << 8);  // with the ZMM state: the 512-bit form
   }
+  if (max_subleaf >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx_vnni = a & (1u << 4);
   return f;
 }
 #elif defined(__aarch64__)
@@ -93,9 +96,13 @@ CpuFeatures Detect() { return CpuFeatures(); }
 #endif
 
 // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 override the detected choices; TESSEL_GFNI=0
-// turns GFNI off.
+// turns GFNI off; TESSEL_MAX_ISA caps the instruction sets.
 CpuFeatures DetectWithOverrides() {
   CpuFeatures f = Detect();
+  if (const char* v = std::getenv("TESSEL_MAX_ISA"); v != nullptr && v[0] != 0 && !CapCpuFeatures(v, &f)) {
+    std::fprintf(stderr, "tessel: TESSEL_MAX_ISA=%s is not one of %s; running with every feature of this CPU\n", v,
+                 IsaCapLevels());
+  }
   if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
     f.stream_prefetch = v[0] == '1';
   }
@@ -109,6 +116,67 @@ CpuFeatures DetectWithOverrides() {
 }
 
 }  // namespace
+
+const char* IsaCapLevels() {
+#if defined(__aarch64__)
+  return "portable|neon|dotprod|i8mm|sve|sve2";
+#else
+  return "portable|avx2|avx2vnni|avx512|avx512vnni";
+#endif
+}
+
+bool CapCpuFeatures(const char* level, CpuFeatures* f) {
+  // What each level allows, as a CpuFeatures with those fields set; the cap is the intersection.
+  CpuFeatures allow;
+  const std::string l = level;
+#if defined(__aarch64__)
+  static const char* const kLevels[] = {"portable", "neon", "dotprod", "i8mm", "sve", "sve2"};
+#else
+  static const char* const kLevels[] = {"portable", "avx2", "avx2vnni", "avx512", "avx512vnni"};
+#endif
+  int rank = -1;
+  for (int i = 0; i < static_cast<int>(sizeof(kLevels) / sizeof(kLevels[0])); ++i) {
+    if (l == kLevels[i]) rank = i;
+  }
+  if (rank < 0) return false;
+#if defined(__aarch64__)
+  allow.neon = rank >= 1;
+  allow.dotprod = rank >= 2;
+  allow.i8mm = rank >= 3;
+  allow.sve = rank >= 4;
+  allow.sve2 = rank >= 5;
+#else
+  allow.avx2 = allow.fma = allow.f16c = rank >= 1;
+  allow.avx_vnni = l == "avx2vnni";
+  allow.avx512f = allow.avx512bw = allow.avx512vl = allow.avx512dq = rank >= 3;
+  allow.avx512vnni = rank >= 4;
+#endif
+  // GFNI belongs to none of the levels (Skylake-X and Cascade Lake lack it).
+  bool unmet = false;
+  auto cap = [&unmet](bool allowed, bool* has) {
+    if (allowed && !*has) unmet = true;
+    *has = *has && allowed;
+  };
+  cap(allow.avx2, &f->avx2);
+  cap(allow.fma, &f->fma);
+  cap(allow.f16c, &f->f16c);
+  cap(allow.avx512f, &f->avx512f);
+  cap(allow.avx512bw, &f->avx512bw);
+  cap(allow.avx512vl, &f->avx512vl);
+  cap(allow.avx512dq, &f->avx512dq);
+  cap(allow.avx512vnni, &f->avx512vnni);
+  cap(allow.avx_vnni, &f->avx_vnni);
+  cap(false, &f->gfni);
+  cap(allow.neon, &f->neon);
+  cap(allow.dotprod, &f->dotprod);
+  cap(allow.i8mm, &f->i8mm);
+  cap(allow.sve, &f->sve);
+  cap(allow.sve2, &f->sve2);
+  if (!f->sve) f->sve_vector_bits = 0;
+  f->isa_cap = kLevels[rank];
+  f->isa_cap_unmet = unmet;
+  return true;
+}
 
 std::string CpuFeatures::ToString() const {
 #if defined(__x86_64__)
@@ -129,6 +197,7 @@ std::string CpuFeatures::ToString() const {
   add(avx512vl, "avx512vl");
   add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
+  add(avx_vnni, "avx_vnni");
   add(gfni, "gfni");
   add(neon, "neon");
   add(dotprod, "dotprod");
@@ -136,6 +205,9 @@ std::string CpuFeatures::ToString() const {
   add(sve, "sve");
   add(sve2, "sve2");
   if (sve) s += " sve_vl=" + std::to_string(sve_vector_bits);
+  if (isa_cap != nullptr) {
+    s += std::string(" (TESSEL_MAX_ISA=") + isa_cap + (isa_cap_unmet ? ", a level this CPU lacks in part)" : ")");
+  }
   return s;
 }
 

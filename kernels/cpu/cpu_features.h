@@ -1,5 +1,6 @@
-// What the CPU we run on can do, detected once: x86 AVX2/FMA/AVX-512 (F, BW, VL, DQ, VNNI), GFNI and Arm
-// NEON, dotprod, i8mm, SVE/SVE2 with the SVE vector length. Kernel selection reads only this.
+// What the CPU we run on can do, detected once: x86 AVX2/FMA/AVX-512 (F, BW, VL, DQ, VNNI), AVX-VNNI, GFNI
+// and Arm NEON, dotprod, i8mm, SVE/SVE2 with the SVE vector length. Kernel selection reads only this, so
+// TESSEL_MAX_ISA (below) caps what every kernel choice sees.
 #ifndef TESSEL_KERNELS_CPU_CPU_FEATURES_H_
 #define TESSEL_KERNELS_CPU_CPU_FEATURES_H_
 
@@ -17,6 +18,8 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512dq = false;
   bool avx512vnni = false;
+  // VEX-encoded vpdpbusd on ymm (Alder Lake, Sapphire Rapids, Zen 5): the avxvnni Panel16 kernels.
+  bool avx_vnni = false;
   // GF(2^8) affine byte transforms (vgf2p8affineqb, ZMM form): the INT3 decode kernel rebuilds codes
   // with them. TESSEL_GFNI=0 in the environment turns it off.
   bool gfni = false;
@@ -46,11 +49,27 @@ struct CpuFeatures {
   int row_streams = 4;
   int row_streams_threaded = 2;
 
+  // TESSEL_MAX_ISA=LEVEL in the environment: the level the features were capped at (nullptr: none), and
+  // whether this CPU lacks part of that level (then the cap cannot stand for a CPU of that level).
+  const char* isa_cap = nullptr;
+  bool isa_cap_unmet = false;
+
   // Short description, e.g. "x86-64 avx2 fma f16c avx512f avx512bw avx512vl avx512dq avx512vnni".
   std::string ToString() const;
 };
 
-// Detected on first use (thread-safe) and never changes afterwards.
+// The levels TESSEL_MAX_ISA accepts, lowest first, separated by '|': on x86-64 "portable|avx2|avx2vnni|
+// avx512|avx512vnni" (avx2: AVX2 + FMA + F16C, as Zen 2/3; avx2vnni: and AVX-VNNI, as Alder Lake;
+// avx512: AVX-512 F/BW/VL/DQ without VNNI, as Skylake-X; avx512vnni: and AVX-512 VNNI, as Cascade Lake),
+// on aarch64 "portable|neon|dotprod|i8mm|sve|sve2".
+const char* IsaCapLevels();
+// Clears every feature of *f outside `level` (one of IsaCapLevels): a cap only ever removes features.
+// Returns false, leaving *f alone, for an unknown level. Sets isa_cap / isa_cap_unmet.
+bool CapCpuFeatures(const char* level, CpuFeatures* f);
+
+// Detected on first use (thread-safe) and never changes afterwards. TESSEL_MAX_ISA=LEVEL caps it
+// (CapCpuFeatures), so that one machine can run and time the kernels a lesser CPU would choose; an
+// unknown level is reported on stderr and ignored.
 const CpuFeatures& GetCpuFeatures();
 
 }  // namespace tessel

@@ -1,13 +1,16 @@
 // Checks detection against the compiler's view of the target and the kernel's /proc/cpuinfo flags.
 #include "kernels/cpu/cpu_features.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/registry/registry.h"
 
 namespace tessel {
 namespace {
@@ -28,9 +31,11 @@ bool HasFlag(const std::string& flags, const std::string& f) { return flags.find
 
 TEST(CpuFeaturesTest, AgreesWithProcCpuinfo) {
   const CpuFeatures& f = GetCpuFeatures();
+  if (f.isa_cap != nullptr) GTEST_SKIP() << "TESSEL_MAX_ISA caps the features (IsaCapFromEnvironment checks them)";
 #if defined(__x86_64__)
   const std::string flags = ProcCpuFlags();
   if (flags.empty()) GTEST_SKIP() << "/proc/cpuinfo has no flags line";
+  EXPECT_EQ(f.avx_vnni, HasFlag(flags, "avx_vnni"));
   EXPECT_EQ(f.avx2, HasFlag(flags, "avx2"));
   EXPECT_EQ(f.fma, HasFlag(flags, "fma"));
   EXPECT_EQ(f.avx512f, HasFlag(flags, "avx512f"));
@@ -77,6 +82,95 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   }
   std::printf("decode streams %d (F16/BF16 rows %d, %d per thread), software prefetch %s\n", f.decode_streams,
               f.row_streams, f.row_streams_threaded, f.stream_prefetch ? "on" : "off");
+}
+
+// Every field CapCpuFeatures may touch, as a vector of flags, so that a test can compare them all.
+std::vector<bool> Flags(const CpuFeatures& f) {
+  return {f.avx2, f.fma,  f.f16c, f.avx512f, f.avx512bw, f.avx512vl, f.avx512dq, f.avx512vnni,
+          f.avx_vnni, f.gfni, f.neon, f.dotprod, f.i8mm, f.sve, f.sve2};
+}
+
+CpuFeatures Everything() {
+  CpuFeatures f;
+  f.avx2 = f.fma = f.f16c = f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = f.avx_vnni = f.gfni = true;
+  f.neon = f.dotprod = f.i8mm = f.sve = f.sve2 = true;
+  f.sve_vector_bits = 256;
+  return f;
+}
+
+// Each level keeps exactly its features of a CPU that has everything, and only removes: capping any
+// CPU gives a subset of its features, and a CPU without part of the level says so.
+TEST(CpuFeaturesTest, CapKeepsTheLevelsFeaturesAndOnlyRemoves) {
+  const std::string levels = IsaCapLevels();
+  size_t begin = 0;
+  int count = 0;
+  while (begin <= levels.size()) {
+    const size_t end = std::min(levels.find('|', begin), levels.size());
+    const std::string level = levels.substr(begin, end - begin);
+    begin = end + 1;
+    ++count;
+    CpuFeatures all = Everything();
+    ASSERT_TRUE(CapCpuFeatures(level.c_str(), &all)) << level;
+    EXPECT_STREQ(all.isa_cap, level.c_str());
+    EXPECT_FALSE(all.isa_cap_unmet) << level;
+    EXPECT_FALSE(all.gfni) << level << ": no level includes GFNI";
+#if defined(__x86_64__)
+    const std::vector<bool> want = {
+        level != "portable", level != "portable", level != "portable",
+        level == "avx512" || level == "avx512vnni", level == "avx512" || level == "avx512vnni",
+        level == "avx512" || level == "avx512vnni", level == "avx512" || level == "avx512vnni",
+        level == "avx512vnni", level == "avx2vnni", false, false, false, false, false, false};
+#else
+    const std::vector<bool> want = {false, false, false, false, false, false, false, false, false, false,
+                                    level != "portable",
+                                    level == "dotprod" || level == "i8mm" || level == "sve" || level == "sve2",
+                                    level == "i8mm" || level == "sve" || level == "sve2",
+                                    level == "sve" || level == "sve2", level == "sve2"};
+#endif
+    EXPECT_EQ(Flags(all), want) << level;
+    // On this CPU: a subset of what it has, and unmet exactly when the level wanted more.
+    const CpuFeatures& real = GetCpuFeatures();
+    if (real.isa_cap == nullptr) {
+      CpuFeatures capped = real;
+      ASSERT_TRUE(CapCpuFeatures(level.c_str(), &capped));
+      bool unmet = false;
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_TRUE(!Flags(capped)[i] || Flags(real)[i]) << level << " added feature " << i;
+        EXPECT_EQ(Flags(capped)[i], want[i] && Flags(real)[i]) << level << " feature " << i;
+        unmet = unmet || (want[i] && !Flags(real)[i]);
+      }
+      EXPECT_EQ(capped.isa_cap_unmet, unmet) << level;
+      EXPECT_EQ(capped.decode_streams, real.decode_streams) << "a cap leaves the streaming choice alone";
+    }
+  }
+  EXPECT_GE(count, 5);
+  CpuFeatures f = Everything();
+  EXPECT_FALSE(CapCpuFeatures("avx3", &f));
+  EXPECT_EQ(f.isa_cap, nullptr);
+  EXPECT_EQ(Flags(f), Flags(Everything())) << "an unknown level changes nothing";
+}
+
+// cpu_features_cap_test runs with TESSEL_MAX_ISA set: GetCpuFeatures() is capped for the whole process.
+TEST(CpuFeaturesTest, IsaCapFromEnvironment) {
+  const char* level = std::getenv("TESSEL_MAX_ISA");
+  if (level == nullptr) GTEST_SKIP() << "TESSEL_MAX_ISA is not set";
+  CpuFeatures probe;
+  if (!CapCpuFeatures(level, &probe)) GTEST_SKIP() << level << " is not a level of this architecture";
+  const CpuFeatures& f = GetCpuFeatures();
+  ASSERT_NE(f.isa_cap, nullptr);
+  EXPECT_STREQ(f.isa_cap, level);
+  EXPECT_NE(f.ToString().find(std::string("TESSEL_MAX_ISA=") + level), std::string::npos) << f.ToString();
+#if defined(__x86_64__)
+  const std::string flags = ProcCpuFlags();
+  if (std::string(level) == "avx2") {
+    EXPECT_EQ(f.avx2, HasFlag(flags, "avx2"));
+    EXPECT_FALSE(f.avx512f || f.avx512bw || f.avx512vl || f.avx512dq || f.avx512vnni || f.avx_vnni || f.gfni);
+    EXPECT_EQ(CpuSupports(Isa::kAvx2), HasFlag(flags, "avx2") && HasFlag(flags, "fma") && HasFlag(flags, "f16c"));
+    EXPECT_FALSE(CpuSupports(Isa::kAvx512));
+    EXPECT_FALSE(CpuSupports(Isa::kAvx512Vnni));
+    EXPECT_FALSE(CpuSupports(Isa::kAvxVnni));
+  }
+#endif
 }
 
 }  // namespace

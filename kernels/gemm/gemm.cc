@@ -171,7 +171,7 @@ absl::StatusOr<PackedGemmF32> PackedGemmF32::Create(int64_t n, int64_t k, const 
   op.info_ = reinterpret_cast<UkernelInfoFn>(op.kernel_->fn)();
   const size_t floats = static_cast<size_t>(std::max<int64_t>(gemm_internal::PackedBFloats(op.info_.blocking, k, n), 1));
   const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-  // 2 MiB pages when large (graph/memory.h).
+  // 2 MiB pages when large (support/memory.h).
   op.packed_ = std::shared_ptr<float>(static_cast<float*>(AllocateBuffer(bytes)), FreeBuffer);
   if (!op.packed_) {
     return absl::ResourceExhaustedError(absl::StrCat("PackedGemmF32: cannot allocate ", bytes, " bytes of packed weights"));

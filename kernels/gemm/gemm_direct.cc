@@ -140,7 +140,7 @@ absl::StatusOr<DirectGemmF32> DirectGemmF32::Pack(int64_t n, int64_t k, const fl
   const int64_t nr = op.ukernel_.nr;
   const int64_t np = (n + nr - 1) / nr * nr;
   const size_t floats = static_cast<size_t>(np * k + np);
-  void* mem = AllocateBuffer(floats * sizeof(float) + 64);  // 2 MiB pages when large (graph/memory.h)
+  void* mem = AllocateBuffer(floats * sizeof(float) + 64);  // 2 MiB pages when large (support/memory.h)
   if (mem == nullptr) return absl::ResourceExhaustedError("DirectGemmF32: cannot allocate the packed weights");
   op.packed_ = std::shared_ptr<float>(static_cast<float*>(mem), FreeBuffer);
   float* packed = op.packed_.get();

@@ -337,7 +337,8 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
         const int64_t groups = cols / c.group;
         const GroupMatrix m = MakeGroupMatrix(rows, cols, c.group, c.asym, c.bits, rng);
         const Packed packed = PackGroup(m, rows, cols);
-        for (int64_t n : {1, 2, 5, 13}) {
+        // Token tiles of 4 (AVX2), 6 (AVX-VNNI) and 12 (AVX-512 VNNI) with every kind of remainder.
+        for (int64_t n : {1, 2, 3, 4, 5, 7, 13}) {
           std::vector<float> x(n * cols);
           for (float& v : x) v = rng.Uniform(-2, 2);
           if (cols > 64) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0
@@ -432,7 +433,7 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
         UnpackGemvPanel16Q4_1Row(packed.data, cols, r, row.data());
         ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * nb * 20, nb * 20)) << "row " << r;
       }
-      for (int64_t n : {1, 2, 13}) {
+      for (int64_t n : {1, 2, 3, 4, 5, 7, 13}) {
         std::vector<float> x(n * cols);
         for (float& v : x) v = rng.Uniform(-2, 2);
         const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);
@@ -474,14 +475,14 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
   }
 }
 
-// For n = 1, 2 and 13 tokens of random x: runs fn on `shape` (w, rows, cols and the format fields set) in
-// two sub-range calls and checks every output against the exact integer dot of the weights `value`
-// (rows x cols) with the independently quantized x, and against the f32 dot within the activation-
-// rounding bound. Stops at the first failure.
+// For n = 1, 2, 3, 4, 5, 7 and 13 tokens of random x (decode, and token tiles with remainders): runs fn
+// on `shape` (w, rows, cols and the format fields set) in two sub-range calls and checks every output
+// against the exact integer dot of the weights `value` (rows x cols) with the independently quantized
+// x, and against the f32 dot within the activation-rounding bound. Stops at the first failure.
 void ExpectMatchesValues(GemmQ8Fn fn, const GemmQ8Args& shape, const std::vector<double>& value, Lcg& rng,
                          const std::string& label) {
   const int64_t rows = shape.rows, cols = shape.cols;
-  for (int64_t n : {1, 2, 13}) {
+  for (int64_t n : {1, 2, 3, 4, 5, 7, 13}) {
     std::vector<float> x(n * cols);
     for (float& v : x) v = rng.Uniform(-2, 2);
     const QuantizedTokens tokens(GemvFormat::kQ4_0, x, n, cols);

@@ -149,6 +149,8 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
     const GroupItem group_items[] = {
         {"reference", Isa::kPortable, "reference", tessel_igx16_q8_gemm__reference},
 #if defined(__x86_64__)
+        {"avx2", Isa::kAvx2, "x86", tessel_igx16_q8_gemm__avx2},
+        {"avxvnni", Isa::kAvxVnni, "x86", tessel_igx16_q8_gemm__avxvnni},
         {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_igx16_q8_gemm__avx512vnni},
 #endif
     };
@@ -161,7 +163,11 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = GroupLegal;
-      e.cost = it.isa == Isa::kPortable ? StreamCost<1> : StreamCost<30>;
+      // Where a CPU has several: AVX-512 VNNI, then AVX-VNNI, then AVX2.
+      e.cost = it.isa == Isa::kPortable ? StreamCost<1>
+               : it.isa == Isa::kAvx2   ? StreamCost<20>
+               : it.isa == Isa::kAvxVnni ? StreamCost<25>
+                                         : StreamCost<30>;
       e.fn = reinterpret_cast<const void*>(it.fn);
       r->Register(e);
     }

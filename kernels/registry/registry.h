@@ -30,6 +30,7 @@ enum class Isa : uint8_t {
   kI8mm,
   kSve,
   kSve2,
+  kAvxVnni,  // kAvx2 and AVX-VNNI (vpdpbusd on ymm); last, so that the earlier values keep their numbers
 };
 absl::string_view IsaName(Isa isa);
 // Whether the running CPU (kernels/cpu) supports `isa`.

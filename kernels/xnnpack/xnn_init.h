@@ -1,6 +1,6 @@
 // XNNPACK's one-time initialization for every Tessel kernel that calls it, with Tessel's allocator:
 // XNNPACK's packed weights (the Winograd kernel's per-point matrices, its convolutions' and fully
-// connected layers') come from AllocateBuffer (graph/memory.h), so the large ones sit on 2 MiB pages
+// connected layers') come from AllocateBuffer (support/memory.h), so the large ones sit on 2 MiB pages
 // like Tessel's own packed weights. XNNPACK keeps the allocator of the first xnn_initialize in the
 // process, so every Tessel call site goes through here.
 #ifndef TESSEL_KERNELS_XNNPACK_XNN_INIT_H_

@@ -1,5 +1,5 @@
 // XNNPACK's packed weights come from Tessel's allocator once InitXnnpack ran: a fully connected
-// operator with 1 MiB of weights adds at least that much to the 2 MiB-page pool (graph/memory.h), and
+// operator with 1 MiB of weights adds at least that much to the 2 MiB-page pool (support/memory.h), and
 // deleting it gives it back.
 #include "kernels/xnnpack/xnn_init.h"
 

@@ -2,6 +2,7 @@
 #include "llm/matmul/matmul.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -115,6 +116,18 @@ Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_
     b.bias.resize(GemvQ8Lanes(formats[i], max_cols));
     b.scale.resize(GemvQ8Lanes(formats[i], max_cols));
   }
+}
+
+void Matmul::EnableTypeTiming(bool on) {
+  type_seconds_.clear();
+  if (on) type_seconds_.assign(pool_->num_threads(), std::vector<double>(2 * kTimedTypes, 0.0));
+}
+
+double Matmul::TypeSeconds(GgmlType type, bool decode) const {
+  const uint32_t id = static_cast<uint32_t>(type);
+  double s = 0;
+  for (const std::vector<double>& t : type_seconds_) s += id < kTimedTypes ? t[(decode ? 0 : kTimedTypes) + id] : 0;
+  return s;
 }
 
 void Matmul::Run(const WeightMatrix& w, const float* x, int64_t n, float* y) {
@@ -272,9 +285,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
     }
     first_task[j + 1] = first_task[j] + CeilDiv(w.rows, rows_per_task[j]);
   }
-  auto run_task = [&](int64_t task, int thread) {
-    int j = 0;
-    while (task >= first_task[j + 1]) ++j;
+  auto run_one_task = [&](int64_t task, int thread, int j) {
     const WeightMatrix& w = *jobs[j].w;
     const int64_t local = task - first_task[j];
     if (n == 1 && w.layout != WeightLayout::kPanel16) {
@@ -319,6 +330,21 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       GemmPanel(w, x, n, jobs[j].y, local, scratch_[thread].get());
     }
   };
+  auto run_task = [&](int64_t task, int thread) {
+    int j = 0;
+    while (task >= first_task[j + 1]) ++j;
+    if (type_seconds_.empty()) {
+      run_one_task(task, thread, j);
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    run_one_task(task, thread, j);
+    const uint32_t id = static_cast<uint32_t>(jobs[j].w->type);
+    if (id < kTimedTypes) {
+      type_seconds_[thread][(n == 1 ? 0 : kTimedTypes) + id] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  };
   int64_t work = 0;
   for (const MatmulJob& job : jobs) work += job.w->rows * job.w->cols * n;
   if (work < kMinParallelWork) {
@@ -326,6 +352,46 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   } else {
     pool_->Run(first_task[num_jobs], run_task);
   }
+}
+
+const char* MatmulPathName(MatmulPath path) {
+  switch (path) {
+    case MatmulPath::kInt8: return "int8";
+    case MatmulPath::kF32Vector: return "f32 vector";
+    case MatmulPath::kF32Dequant: return "f32 after portable dequantization";
+    case MatmulPath::kPortable: return "portable";
+  }
+  return "";
+}
+
+MatmulKernel DescribeMatmul(const WeightMatrix& w, int64_t n, int threads) {
+  const KernelEntry* int8 = GemmQ8KernelFor(w);
+  const KernelEntry* f32_gemm = nullptr;
+  {
+    absl::StatusOr<const KernelEntry*> g =
+        GemmKernels().Select("gemm", "f32", "row_major", {Matmul::kF32ChunkRows, Matmul::kF32TokenBlock, w.cols, 0});
+    if (g.ok() && (*g)->backend != "reference") f32_gemm = *g;
+  }
+  // A few tokens of a type without an int8 GEMM run the decode kernels token by token (RunGroup).
+  if (n > 1 && n < Matmul::kF32MinTokens && f32_gemm != nullptr && int8 == nullptr) n = 1;
+  const bool float_type = w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16;
+  if (n == 1 && w.layout != WeightLayout::kPanel16) {
+    if (const KernelEntry* q8 = Q8KernelFor(w.type)) return {q8->name, MatmulPath::kInt8};
+    const std::string name = RowDotName(w.type, threads);
+    // Portable row kernels end in __portable; the others run per-ISA code (their own, or kernels/gemv's
+    // selected f32-input kernel, whose name is in parentheses).
+    const bool portable = name.empty() || name.find("__portable") != std::string::npos ||
+                          name.find("__reference") != std::string::npos;
+    if (portable) return {name, float_type ? MatmulPath::kPortable : MatmulPath::kF32Dequant};
+    return {name, float_type ? MatmulPath::kF32Vector : MatmulPath::kF32Dequant};
+  }
+  if (int8 != nullptr) return {int8->name, int8->isa == Isa::kPortable ? MatmulPath::kPortable : MatmulPath::kInt8};
+  if (f32_gemm == nullptr) return {"GemmTile (portable)", MatmulPath::kPortable};
+  // Rows converted by RowToF32: the ISA conversions for F16 / BF16 where the row kernels have them,
+  // ggml's portable dequantization for the quantized types.
+  const std::string row_kernel = RowDotName(w.type, threads);
+  const bool vector_rows = w.type == GgmlType::kF32 || (float_type && row_kernel.find("__portable") == std::string::npos);
+  return {f32_gemm->name, vector_rows ? MatmulPath::kF32Vector : MatmulPath::kF32Dequant};
 }
 
 void MatmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {

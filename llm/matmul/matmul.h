@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -47,6 +48,12 @@ class Matmul {
   // Several matrices sharing the input x (same cols), in one parallel loop.
   void RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t n);
 
+  // Per-type timing (tessel generate --verbose): while on, the time of every task is added to its
+  // matrix's type, for one-token calls (decode) and larger ones apart. Two clock reads per task.
+  void EnableTypeTiming(bool on);
+  // Seconds that tasks on matrices of `type` ran since timing was enabled, summed over the threads.
+  double TypeSeconds(GgmlType type, bool decode) const;
+
  private:
   ThreadPool* pool_;
   int64_t max_cols_;
@@ -79,7 +86,26 @@ class Matmul {
   std::vector<std::unique_ptr<char[]>> packed_workspace_;
   std::vector<size_t> packed_workspace_bytes_;
   std::vector<std::vector<float>> packed_out_;
+  // Per thread, seconds per type id (kTimedTypes of them) for n == 1, then for n > 1; empty when off.
+  static constexpr int kTimedTypes = 256;
+  std::vector<std::vector<double>> type_seconds_;
 };
+
+// How Matmul::Run multiplies a matrix by x on this CPU.
+enum class MatmulPath {
+  kInt8,         // x quantized to int8, integer dot products on an ISA-specific kernel
+  kF32Vector,    // f32 x against f32 / f16 / bf16 weights on an ISA-specific kernel (row kernels, f32 GEMM)
+  kF32Dequant,   // f32 x against weights dequantized by portable code, then an f32 kernel
+  kPortable,     // portable C++ kernels throughout
+};
+const char* MatmulPathName(MatmulPath path);
+struct MatmulKernel {
+  std::string name;  // the kernel's registry or function name
+  MatmulPath path;
+};
+// What Matmul(…, pool of `threads`) runs for `w` (its layout as loaded) and n tokens: n = 1 is decode,
+// larger n prefill. Mirrors RunGroup's choice.
+MatmulKernel DescribeMatmul(const WeightMatrix& w, int64_t n, int threads);
 
 // Reference twin: dequantize, then accumulate in double. For tests.
 void MatmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y);

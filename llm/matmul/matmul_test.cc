@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -77,10 +79,18 @@ TEST_P(MatmulTest, MatchesReference) {
   if (GetGgmlTypeInfo(type).block_size == 256) col_counts = {256, 768};
   std::mt19937 rng(static_cast<uint32_t>(type) + 1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (int threads : {1, 3}) {
+  // Under qemu (the aarch64 test run) floating point is emulated a few hundred times slower: fewer
+  // shapes, still one row, a partial 16-row step, several panels, and the 64-token block crossing.
+  const bool emulated = std::getenv("TESSEL_UNDER_QEMU") != nullptr;
+  const std::vector<int> thread_counts = emulated ? std::vector<int>{3} : std::vector<int>{1, 3};
+  const std::vector<int64_t> row_counts =
+      emulated ? std::vector<int64_t>{1, 17, 70} : std::vector<int64_t>{1, 3, 8, 17, 33, 70, 200};  // 200: 13 panels of 16, 4 streams
+  const std::vector<int64_t> token_counts =
+      emulated ? std::vector<int64_t>{1, 5, 67} : std::vector<int64_t>{1, 2, 3, 4, 5, 9, 67};
+  for (int threads : thread_counts) {
     ThreadPool pool(threads);
     Matmul mm(768, &pool);
-    for (int64_t rows : {1, 3, 8, 17, 33, 70, 200}) {  // 200: 13 panels of 16, 4 streams
+    for (int64_t rows : row_counts) {
       for (int64_t cols : col_counts) {
         const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
         const WeightMatrix w{type, rows, cols, data.data()};
@@ -95,7 +105,7 @@ TEST_P(MatmulTest, MatchesReference) {
           packed = RepackPanel16(w, p);
         }
         // 67 tokens: across the f32 prefill path's 64-token GEMM blocks.
-        for (int64_t n : {1, 2, 3, 4, 5, 9, 67}) {
+        for (int64_t n : token_counts) {
           std::vector<float> x(n * cols), y(n * rows, -1.0f), want(n * rows);
           for (float& v : x) v = dist(rng);
           MatmulReference(w, x.data(), n, want.data());
@@ -270,6 +280,80 @@ TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
   EXPECT_EQ(DecodeStreams(panel, 1), avx512 ? cpu.decode_streams : avx2 ? std::min(cpu.decode_streams, 2) : 0);
   EXPECT_EQ(DecodeStreams(WeightMatrix{GgmlType::kQ4_0, 64, 64, nullptr}, 1), 0);
   EXPECT_EQ(DecodeStreams(WeightMatrix{GgmlType::kF32, 64, 64, nullptr}, 1), 0);
+}
+
+// No slow type: every type the loader accepts (GgmlTypeInfo::supported) runs decode (1 token) and prefill
+// (64 tokens) on a vector kernel at the ISA level this process is capped at. The matmul_isa_*_test
+// targets run this file under TESSEL_MAX_ISA=avx2, avx2vnni, avx512 and avx512vnni, simulating CPUs of
+// those levels; a level this CPU lacks in part is skipped. What counts as a vector kernel:
+//   quantized types  x quantized to int8 and integer dot products on an ISA-specific kernel
+//                    (MatmulPath::kInt8): never an f32-input kernel, never portable code;
+//   F32, F16, BF16   the f32-input row kernels of the ISA for decode (row_dot_avx2.cc / row_dot_avx512.cc:
+//                    F16C / AVX-512 conversions in registers) and, for prefill, the ISA's f32 GEMM on rows
+//                    converted by those kernels (MatmulPath::kF32Vector); never the portable row kernels.
+// Each matrix is laid out as a model load lays it out (DecodeLayout) and its product is checked against
+// the reference, so the kernel described is the one that runs and it is right.
+TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the ISA levels of this test are x86's";
+#else
+  const CpuFeatures& cpu = GetCpuFeatures();
+  if (cpu.isa_cap == nullptr) GTEST_SKIP() << "run under TESSEL_MAX_ISA (the matmul_isa_*_test targets)";
+  if (cpu.isa_cap_unmet) GTEST_SKIP() << "this CPU lacks part of " << cpu.isa_cap << ": " << cpu.ToString();
+  std::printf("%s\n", cpu.ToString().c_str());
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  int types = 0;
+  for (uint32_t id = 0; id < 256; ++id) {
+    const GgmlTypeInfo* info = FindGgmlType(id);
+    if (info == nullptr || !info->supported) continue;
+    ++types;
+    const GgmlType type = static_cast<GgmlType>(id);
+    const bool float_type = type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
+    const MatmulPath want = float_type ? MatmulPath::kF32Vector : MatmulPath::kInt8;
+    // 40 rows: two and a half 16-row panels; 2304 columns: 9 k-quant super-blocks, wider than a column block.
+    const int64_t rows = 40, cols = 2304;
+    const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
+    WeightMatrix w{type, rows, cols, data.data()};
+    std::vector<uint8_t> storage;
+    const std::optional<WeightLayout> layout = DecodeLayout(w);
+    if (layout == WeightLayout::kPanel16) {
+      storage.resize(Panel16Bytes(w) + 64);
+      uint8_t* p = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+      w = RepackPanel16(w, p);
+    } else if (layout == WeightLayout::kColumnBlocks) {
+      storage.resize(w.bytes());
+      w = RepackColumnBlocks(w, storage.data());
+    }
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      Matmul mm(cols, &pool);
+      for (int64_t n : {int64_t{1}, int64_t{64}}) {
+        const MatmulKernel k = DescribeMatmul(w, n, threads);
+        std::printf("%-14s %d thread(s) %s: %s (%s)\n", std::string(GgmlTypeName(type)).c_str(), threads,
+                    n == 1 ? "decode " : "prefill", k.name.c_str(), MatmulPathName(k.path));
+        EXPECT_EQ(k.path, want) << GgmlTypeName(type) << (n == 1 ? " decode" : " prefill") << " on " << threads
+                                << " thread(s) at " << cpu.isa_cap << " runs " << k.name << " ("
+                                << MatmulPathName(k.path) << ")";
+        std::vector<float> x(n * cols), y(n * rows), ref(n * rows);
+        for (float& v : x) v = dist(rng);
+        mm.Run(w, x.data(), n, y.data());
+        MatmulReference(w, x.data(), n, ref.data());
+        std::vector<float> row(cols);
+        std::vector<uint8_t> blocks(w.row_bytes());
+        for (int64_t r = 0; r < rows; ++r) {
+          DequantizeRow(type, w.RowBlocks(r, blocks.data()), row.data(), cols);
+          for (int64_t t = 0; t < n; ++t) {
+            ASSERT_NEAR(y[t * rows + r], ref[t * rows + r],
+                        Tolerance(row.data(), x.data() + t * cols, cols, k.path == MatmulPath::kInt8))
+                << GgmlTypeName(type) << " n " << n << " at " << t << "," << r;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(types, 27) << "F32, F16, BF16, 12 ggml quantized types and 12 Tessel group types";
+#endif
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/gemv.h"
@@ -182,8 +183,11 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
 
 RowDotFn GetRowDot(GgmlType type, int threads) {
   switch (type) {
-    case GgmlType::kF32: return f32_rowdot__portable;
 #if defined(__x86_64__)
+    case GgmlType::kF32:
+      if (UseAvx2()) return StreamsFor(threads) == 4 ? f32_rowdot__avx2 : f32_rowdot_2streams__avx2;
+      if (!UseAvx512()) return f32_rowdot__portable;
+      return StreamsFor(threads) == 4 ? f32_rowdot__avx512 : f32_rowdot_2streams__avx512;
     case GgmlType::kF16:
       if (UseAvx2()) return StreamsFor(threads) == 4 ? f16_rowdot__avx2 : f16_rowdot_2streams__avx2;
       if (!UseAvx512()) return f16_rowdot__portable;
@@ -193,6 +197,7 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
       if (!UseAvx512()) return bf16_rowdot__portable;
       return StreamsFor(threads) == 4 ? bf16_rowdot__avx512 : bf16_rowdot_2streams__avx512;
 #else
+    case GgmlType::kF32: return f32_rowdot__portable;
     case GgmlType::kF16: return f16_rowdot__portable;
     case GgmlType::kBF16: return bf16_rowdot__portable;
 #endif
@@ -210,6 +215,30 @@ RowDotFn GetRowDot(GgmlType type, int threads) {
     case GgmlType::kIQ4_XS: return dequant_rowdot__portable;
     default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
   }
+}
+
+std::string RowDotName(GgmlType type, int threads) {
+  const RowDotFn fn = GetRowDot(type, threads);
+#define TESSEL_ROWDOT(f) {f, #f}
+  static const std::pair<RowDotFn, const char*> kNames[] = {
+      TESSEL_ROWDOT(f32_rowdot__portable), TESSEL_ROWDOT(f16_rowdot__portable), TESSEL_ROWDOT(bf16_rowdot__portable),
+      TESSEL_ROWDOT(q4_1_rowdot__portable), TESSEL_ROWDOT(dequant_rowdot__portable),
+#if defined(__x86_64__)
+      TESSEL_ROWDOT(f32_rowdot__avx512), TESSEL_ROWDOT(f16_rowdot__avx512), TESSEL_ROWDOT(bf16_rowdot__avx512),
+      TESSEL_ROWDOT(f32_rowdot_2streams__avx512), TESSEL_ROWDOT(f16_rowdot_2streams__avx512),
+      TESSEL_ROWDOT(bf16_rowdot_2streams__avx512), TESSEL_ROWDOT(f32_rowdot__avx2), TESSEL_ROWDOT(f16_rowdot__avx2),
+      TESSEL_ROWDOT(bf16_rowdot__avx2), TESSEL_ROWDOT(f32_rowdot_2streams__avx2),
+      TESSEL_ROWDOT(f16_rowdot_2streams__avx2), TESSEL_ROWDOT(bf16_rowdot_2streams__avx2),
+#endif
+  };
+#undef TESSEL_ROWDOT
+  if (fn == nullptr) return "";
+  if (fn == q4_0_rowdot__gemv) return "q4_0_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kQ4_0).name + ")";
+  if (fn == q8_0_rowdot__gemv) return "q8_0_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kQ8_0).name + ")";
+  for (const auto& [f, name] : kNames) {
+    if (f == fn) return name;
+  }
+  return GroupRowDotName(type);
 }
 
 bool ColumnBlocksAvailable(GgmlType type) {

@@ -7,6 +7,7 @@
 #define TESSEL_LLM_MATMUL_ROW_DOT_H_
 
 #include <cstdint>
+#include <string>
 
 #include "llm/matmul/weight_matrix.h"
 
@@ -29,8 +30,11 @@ void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row
 // AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512. A row range is read as
 // four parallel streams, or two (`_2streams`), as CpuFeatures::row_streams (one thread) and
 // row_streams_threaded (each of several threads) say.
+void f32_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f32_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+                                 float* y);
 void f16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
                                  float* y);
 void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
@@ -38,8 +42,10 @@ void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t
 void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
 // The same for AVX2 + FMA + F16C CPUs without AVX-512 (row_dot_avx2.cc; plain rows only).
+void f32_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void f16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f32_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void f16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void bf16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
                                 float* y);
@@ -59,6 +65,10 @@ bool ColumnBlocksAvailable(GgmlType type);
 // TESSEL_FORCE_BACKEND=reference (the portable kernels). `threads`: how many threads will run row
 // ranges of one matrix at once (the F16 / BF16 kernels read fewer parallel streams each when several do).
 RowDotFn GetRowDot(GgmlType type, int threads = 1);
+
+// GetRowDot's kernel by name, e.g. "f16_rowdot__avx2", with the kernels/gemv kernel it runs where it
+// runs one ("q4_0_rowdot__gemv(tessel_q4_0_gemv__avx2)"); "" for an unsupported type.
+std::string RowDotName(GgmlType type, int threads = 1);
 
 // How many linear streams one decode GEMV call over `w` reads on `threads` threads with the AVX-512
 // kernels: the F16 / BF16 row kernels' count (CpuFeatures::row_streams*), the Panel16 kernels' for a

@@ -1,5 +1,5 @@
-// AVX2 + FMA + F16C F16 / BF16 weight rows against f32 x, for x86 CPUs without AVX-512 (the scheme of
-// row_dot_avx512.cc at 8 lanes): a row range read as S linear streams in lockstep, two FMA chains per
+// AVX2 + FMA + F16C F32 / F16 / BF16 weight rows against f32 x, for x86 CPUs without AVX-512 (the scheme
+// of row_dot_avx512.cc at 8 lanes): a row range read as S linear streams in lockstep, two FMA chains per
 // stream, each x vector serving S rows; halves widen with vcvtph2ps (F16) or a 16-bit shift (BF16).
 // Plain rows only (ColumnBlocksAvailable is AVX-512's). Also the row-to-f32 conversions of the f32-GEMM
 // prefill path.
@@ -13,19 +13,30 @@
 namespace tessel::llm {
 namespace {
 
-template <bool kBf16>
-inline __m256 Widen(__m128i h) {
-  if (kBf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+// Element types of the weight rows: their bytes per element and their widening to f32.
+enum class Elem { kF16, kBf16, kF32 };
+template <Elem E>
+constexpr int kBytes = E == Elem::kF32 ? 4 : 2;
+
+// The 8 elements at p as floats.
+template <Elem E>
+inline __m256 Load8(const uint8_t* p) {
+  if constexpr (E == Elem::kF32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (E == Elem::kBf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   return _mm256_cvtph_ps(h);
 }
 
-inline __m128i Load8(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-
-template <bool kBf16>
+template <Elem E>
 inline float Scalar(const uint8_t* p) {
+  if constexpr (E == Elem::kF32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
   uint16_t h;
   std::memcpy(&h, p, 2);
-  if (kBf16) {
+  if (E == Elem::kBf16) {
     const uint32_t bits = uint32_t{h} << 16;
     float f;
     std::memcpy(&f, &bits, 4);
@@ -41,18 +52,18 @@ inline float Sum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-template <bool kBf16>
+template <Elem E>
 float Row(const uint8_t* w, const float* x, int64_t cols) {
   __m256 acc = _mm256_setzero_ps();
   int64_t k = 0;
-  for (; k + 8 <= cols; k += 8) acc = _mm256_fmadd_ps(Widen<kBf16>(Load8(w + 2 * k)), _mm256_loadu_ps(x + k), acc);
+  for (; k + 8 <= cols; k += 8) acc = _mm256_fmadd_ps(Load8<E>(w + kBytes<E> * k), _mm256_loadu_ps(x + k), acc);
   float s = Sum(acc);
-  for (; k < cols; ++k) s += Scalar<kBf16>(w + 2 * k) * x[k];
+  for (; k < cols; ++k) s += Scalar<E>(w + kBytes<E> * k) * x[k];
   return s;
 }
 
 // Rows [s * q, (s + 1) * q) of `w` for s = 0..S-1, one row of each stream at a time.
-template <bool kBf16, int S>
+template <Elem E, int S>
 void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t cols, float* y) {
   const uint8_t* p[S];
   for (int s = 0; s < S; ++s) p[s] = w + s * q * stride;
@@ -65,60 +76,68 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
       const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8);
 #pragma GCC unroll 8
       for (int s = 0; s < S; ++s) {
-        const uint8_t* row = p[s] + 2 * k;
-        a0[s] = _mm256_fmadd_ps(Widen<kBf16>(Load8(row)), x0, a0[s]);
-        a1[s] = _mm256_fmadd_ps(Widen<kBf16>(Load8(row + 16)), x1, a1[s]);
+        const uint8_t* row = p[s] + kBytes<E> * k;
+        a0[s] = _mm256_fmadd_ps(Load8<E>(row), x0, a0[s]);
+        a1[s] = _mm256_fmadd_ps(Load8<E>(row + 8 * kBytes<E>), x1, a1[s]);
       }
     }
 #pragma GCC unroll 8
     for (int s = 0; s < S; ++s) {
       float dot = Sum(_mm256_add_ps(a0[s], a1[s]));
-      for (int64_t j = k; j < cols; ++j) dot += Scalar<kBf16>(p[s] + 2 * j) * x[j];
+      for (int64_t j = k; j < cols; ++j) dot += Scalar<E>(p[s] + kBytes<E> * j) * x[j];
       y[s * q + i] = dot;
       p[s] += stride;
     }
   }
 }
 
-template <bool kBf16, int S>
+template <Elem E, int S>
 void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   const size_t stride = w.row_bytes();
   int64_t r = row_begin;
   const int64_t q = (row_end - row_begin) / S;
   if (q >= 2) {
-    Streams<kBf16, S>(w.data + r * stride, stride, q, x, w.cols, y);
+    Streams<E, S>(w.data + r * stride, stride, q, x, w.cols, y);
     r += S * q;
   }
-  for (; r < row_end; ++r) y[r - row_begin] = Row<kBf16>(w.data + r * stride, x, w.cols);
+  for (; r < row_end; ++r) y[r - row_begin] = Row<E>(w.data + r * stride, x, w.cols);
 }
 
-template <bool kBf16>
+template <Elem E>
 void ToF32(const uint8_t* src, float* dst, int64_t n) {
   int64_t k = 0;
-  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, Widen<kBf16>(Load8(src + 2 * k)));
-  for (; k < n; ++k) dst[k] = Scalar<kBf16>(src + 2 * k);
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, Load8<E>(src + 2 * k));
+  for (; k < n; ++k) dst[k] = Scalar<E>(src + 2 * k);
 }
 
 }  // namespace
 
-void f16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n) { ToF32<false>(src, dst, n); }
-void bf16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n) { ToF32<true>(src, dst, n); }
+void f16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kF16>(src, dst, n); }
+void bf16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kBf16>(src, dst, n); }
+
+void f32_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  RowDot<Elem::kF32, 4>(w, x, row_begin, row_end, y);
+}
 
 void f16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  RowDot<false, 4>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kF16, 4>(w, x, row_begin, row_end, y);
 }
 
 void bf16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  RowDot<true, 4>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kBf16, 4>(w, x, row_begin, row_end, y);
+}
+
+void f32_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  RowDot<Elem::kF32, 2>(w, x, row_begin, row_end, y);
 }
 
 void f16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  RowDot<false, 2>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kF16, 2>(w, x, row_begin, row_end, y);
 }
 
 void bf16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
                                 float* y) {
-  RowDot<true, 2>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kBf16, 2>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace tessel::llm

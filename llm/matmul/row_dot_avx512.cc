@@ -1,4 +1,4 @@
-// AVX-512 F16 / BF16 weight rows against f32 x (decode of unquantized half-precision models). A row
+// AVX-512 F32 / F16 / BF16 weight rows against f32 x (decode of unquantized models). A row
 // range is read as S linear streams, one from each S-th of the range, in lockstep (as the Q4_0/Q8_0
 // Panel16 kernel does), optionally prefetched 2 KiB ahead (prefetchnta, CpuFeatures::stream_prefetch);
 // two FMA chains per stream hide the FMA latency and each x vector serves S rows. S = 4 or 2 as
@@ -18,24 +18,39 @@
 namespace tessel::llm {
 namespace {
 
-template <bool kBf16>
+// Element types of the weight rows: their bytes per element and their widening to f32.
+enum class Elem { kF16, kBf16, kF32 };
+template <Elem E>
+constexpr int kBytes = E == Elem::kF32 ? 4 : 2;
+
+template <Elem E>
 inline __m512 Widen(__m256i h) {
-  if (kBf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  if constexpr (E == Elem::kBf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   return _mm512_cvtph_ps(h);
 }
 
+// The 16 elements at p as floats.
+template <Elem E>
+inline __m512 Load16(const uint8_t* p) {
+  if constexpr (E == Elem::kF32) return _mm512_loadu_ps(p);
+  return Widen<E>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// The same with the lanes outside m read as zero.
+template <Elem E>
+inline __m512 Load16(const uint8_t* p, __mmask16 m) {
+  if constexpr (E == Elem::kF32) return _mm512_maskz_loadu_ps(m, p);
+  return Widen<E>(_mm256_maskz_loadu_epi16(m, p));
+}
+
 // One row (the rows a range leaves after its streams).
-template <bool kBf16>
+template <Elem E>
 float Row(const uint8_t* w, const float* x, int64_t cols) {
   __m512 acc = _mm512_setzero_ps();
   int64_t k = 0;
-  for (; k + 16 <= cols; k += 16) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * k));
-    acc = _mm512_fmadd_ps(Widen<kBf16>(h), _mm512_loadu_ps(x + k), acc);
-  }
+  for (; k + 16 <= cols; k += 16) acc = _mm512_fmadd_ps(Load16<E>(w + kBytes<E> * k), _mm512_loadu_ps(x + k), acc);
   if (k < cols) {
     const __mmask16 m = static_cast<__mmask16>((1u << (cols - k)) - 1);
-    acc = _mm512_fmadd_ps(Widen<kBf16>(_mm256_maskz_loadu_epi16(m, w + 2 * k)), _mm512_maskz_loadu_ps(m, x + k), acc);
+    acc = _mm512_fmadd_ps(Load16<E>(w + kBytes<E> * k, m), _mm512_maskz_loadu_ps(m, x + k), acc);
   }
   return _mm512_reduce_add_ps(acc);
 }
@@ -46,7 +61,7 @@ constexpr int kStreamPrefetchBytes = 2048;
 
 // Rows [s * q, (s + 1) * q) of `w` for s = 0..S-1, one row of each stream at a time; y = the dots, or
 // y += them (kAccumulate: column blocks after the first).
-template <bool kBf16, int S, bool kPrefetch, bool kAccumulate>
+template <Elem E, int S, bool kPrefetch, bool kAccumulate>
 void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t cols, float* y) {
   const uint8_t* p[S];
   for (int s = 0; s < S; ++s) p[s] = w + s * q * stride;
@@ -59,12 +74,10 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
       const __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
 #pragma GCC unroll 8
       for (int s = 0; s < S; ++s) {
-        const uint8_t* row = p[s] + 2 * k;
+        const uint8_t* row = p[s] + kBytes<E> * k;
         if (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(row + kStreamPrefetchBytes), _MM_HINT_NTA);
-        const __m256i h0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row));
-        const __m256i h1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32));
-        a0[s] = _mm512_fmadd_ps(Widen<kBf16>(h0), x0, a0[s]);
-        a1[s] = _mm512_fmadd_ps(Widen<kBf16>(h1), x1, a1[s]);
+        a0[s] = _mm512_fmadd_ps(Load16<E>(row), x0, a0[s]);
+        a1[s] = _mm512_fmadd_ps(Load16<E>(row + 16 * kBytes<E>), x1, a1[s]);
       }
     }
     for (; k < cols; k += 16) {
@@ -73,8 +86,7 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
       const __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
 #pragma GCC unroll 8
       for (int s = 0; s < S; ++s) {
-        const __m256i h = _mm256_maskz_loadu_epi16(m, p[s] + 2 * k);
-        a0[s] = _mm512_fmadd_ps(Widen<kBf16>(h), xv, a0[s]);
+        a0[s] = _mm512_fmadd_ps(Load16<E>(p[s] + kBytes<E> * k, m), xv, a0[s]);
       }
     }
 #pragma GCC unroll 8
@@ -86,76 +98,83 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
   }
 }
 
-template <bool kBf16, int S, bool kAccumulate>
+template <Elem E, int S, bool kAccumulate>
 void RowDotRows(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   const size_t stride = w.row_bytes();
   int64_t r = row_begin;
   const int64_t q = (row_end - row_begin) / S;
   if (q >= 2) {
     if (GetCpuFeatures().stream_prefetch) {
-      Streams<kBf16, S, true, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
+      Streams<E, S, true, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
     } else {
-      Streams<kBf16, S, false, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
+      Streams<E, S, false, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
     }
     r += S * q;
   }
   for (; r < row_end; ++r) {
-    const float dot = Row<kBf16>(w.data + r * stride, x, w.cols);
+    const float dot = Row<E>(w.data + r * stride, x, w.cols);
     y[r - row_begin] = kAccumulate ? y[r - row_begin] + dot : dot;
   }
 }
 
 // A kColumnBlocks matrix block by block: each block's rows are linear streams again, against an
 // 8 KiB slice of x that stays in L1 (weight_matrix.h).
-template <bool kBf16, int S>
+template <Elem E, int S>
 void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   if (w.layout != WeightLayout::kColumnBlocks) {
-    RowDotRows<kBf16, S, false>(w, x, row_begin, row_end, y);
+    RowDotRows<E, S, false>(w, x, row_begin, row_end, y);
     return;
   }
   for (int64_t b = 0; b < w.column_blocks(); ++b) {
     const float* xb = x + b * kColumnBlockCols;
     if (b == 0) {
-      RowDotRows<kBf16, S, false>(w.ColumnBlock(b), xb, row_begin, row_end, y);
+      RowDotRows<E, S, false>(w.ColumnBlock(b), xb, row_begin, row_end, y);
     } else {
-      RowDotRows<kBf16, S, true>(w.ColumnBlock(b), xb, row_begin, row_end, y);
+      RowDotRows<E, S, true>(w.ColumnBlock(b), xb, row_begin, row_end, y);
     }
   }
 }
 
-template <bool kBf16>
+template <Elem E>
 void ToF32(const uint8_t* src, float* dst, int64_t n) {
   int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    _mm512_storeu_ps(dst + k, Widen<kBf16>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * k))));
-  }
+  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(dst + k, Load16<E>(src + 2 * k));
   if (k < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
-    _mm512_mask_storeu_ps(dst + k, m, Widen<kBf16>(_mm256_maskz_loadu_epi16(m, src + 2 * k)));
+    _mm512_mask_storeu_ps(dst + k, m, Load16<E>(src + 2 * k, m));
   }
 }
 
 }  // namespace
 
-void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<false>(src, dst, n); }
-void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<true>(src, dst, n); }
+void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kF16>(src, dst, n); }
+void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kBf16>(src, dst, n); }
+
+void f32_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  RowDot<Elem::kF32, 4>(w, x, row_begin, row_end, y);
+}
 
 void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  RowDot<false, 4>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kF16, 4>(w, x, row_begin, row_end, y);
 }
 
 void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  RowDot<true, 4>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kBf16, 4>(w, x, row_begin, row_end, y);
+}
+
+void f32_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+                                 float* y) {
+  RowDot<Elem::kF32, 2>(w, x, row_begin, row_end, y);
 }
 
 void f16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
                                  float* y) {
-  RowDot<false, 2>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kF16, 2>(w, x, row_begin, row_end, y);
 }
 
 void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
                                   float* y) {
-  RowDot<true, 2>(w, x, row_begin, row_end, y);
+  RowDot<Elem::kBf16, 2>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace tessel::llm

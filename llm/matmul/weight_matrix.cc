@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/gemv/gemv.h"
+#include "llm/matmul/row_dot.h"
 
 namespace tessel::llm {
 namespace {
@@ -153,6 +154,15 @@ WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst) {
   out.data = dst;
   out.layout = WeightLayout::kPanel16;
   return out;
+}
+
+std::optional<WeightLayout> DecodeLayout(const WeightMatrix& m) {
+  if (m.layout != WeightLayout::kRows) return std::nullopt;
+  if (Panel16Available(m.type)) return WeightLayout::kPanel16;
+  if (ColumnBlocksAvailable(m.type)) {
+    return m.cols > kColumnBlockCols ? WeightLayout::kColumnBlocks : WeightLayout::kRows;
+  }
+  return std::nullopt;
 }
 
 WeightMatrix RepackColumnBlocks(const WeightMatrix& w, uint8_t* dst) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "llm/gguf/ggml_types.h"
 
@@ -81,6 +82,11 @@ bool Panel16GroupShape(const WeightMatrix& w, GemmQ8Args* args);
 // Writes w (kRows; a type Panel16Available accepts) to dst (Panel16Bytes(w), 64-byte aligned)
 // in its Panel16 layout and returns the view of it.
 WeightMatrix RepackPanel16(const WeightMatrix& w, uint8_t* dst);
+// How a model load lays out a matmul weight m (kRows) for decode: Panel16 (a type with a Panel16 kernel on
+// this CPU), column blocks (F16 / BF16 wider than kColumnBlockCols, read by the AVX-512 row kernels), the
+// same rows (narrower F16 / BF16 there), or nullopt when the decode kernels for its type read only the
+// file's layout (then the model is used as the file holds it).
+std::optional<WeightLayout> DecodeLayout(const WeightMatrix& m);
 // Writes w (kRows; F32, F16 or BF16) to dst (w.bytes(): the same bytes, reordered) in the kColumnBlocks
 // layout and returns the view of it.
 WeightMatrix RepackColumnBlocks(const WeightMatrix& w, uint8_t* dst);

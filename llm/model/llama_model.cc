@@ -269,18 +269,6 @@ std::string LlamaModel::WeightLayoutSummary() const {
 
 namespace {
 
-// How RepackForDecode lays out m: Panel16 (Q4_0 / Q8_0 with a Panel16 kernel), column blocks (F16 /
-// BF16 wider than kColumnBlockCols, read by the AVX-512 row kernels), the same rows (narrower F16 /
-// BF16), or nullopt when the decode kernels for its type read only the file's layout.
-std::optional<WeightLayout> DecodeLayout(const WeightMatrix& m) {
-  if (m.layout != WeightLayout::kRows) return std::nullopt;
-  if (Panel16Available(m.type)) return WeightLayout::kPanel16;
-  if (ColumnBlocksAvailable(m.type)) {
-    return m.cols > kColumnBlockCols ? WeightLayout::kColumnBlocks : WeightLayout::kRows;
-  }
-  return std::nullopt;
-}
-
 size_t DecodeBytes(const WeightMatrix& m) {
   // Multiples of 64 (Panel16 pads; the others round up): every matrix stays 64-byte aligned.
   return *DecodeLayout(m) == WeightLayout::kPanel16 ? Panel16Bytes(m) : (m.bytes() + 63) / 64 * 64;

@@ -38,6 +38,8 @@ class LlamaRuntime {
   const LlamaModel& model() const { return model_; }
   const RuntimeOptions& options() const { return options_; }
   PagedKvCache& kv_cache() { return *cache_; }
+  // The matrix products' driver (per-type timing for tessel generate --verbose).
+  Matmul& matmul() { return *matmul_; }
   // Bytes of activations and scratch planned at creation (the KV cache aside).
   size_t activation_bytes() const { return activation_bytes_; }
 
