@@ -93,7 +93,8 @@ CpuFeatures Detect() { return CpuFeatures(); }
 #endif
 
 // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 override the detected choices; TESSEL_GFNI=0
-// turns GFNI off.
+// turns GFNI off; TESSEL_AVX512=0 hides AVX-512 (and with it VNNI and GFNI's 512-bit form), so an
+// AVX-512 host runs the AVX2 kernels that qemu-x86_64 runs (tools/lab validates its estimates on them).
 CpuFeatures DetectWithOverrides() {
   CpuFeatures f = Detect();
   if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
@@ -105,6 +106,9 @@ CpuFeatures DetectWithOverrides() {
     f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
   }
   if (const char* v = std::getenv("TESSEL_GFNI"); v != nullptr && std::strcmp(v, "0") == 0) f.gfni = false;
+  if (const char* v = std::getenv("TESSEL_AVX512"); v != nullptr && std::strcmp(v, "0") == 0) {
+    f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = f.gfni = false;
+  }
   return f;
 }
 

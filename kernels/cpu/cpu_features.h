@@ -18,7 +18,8 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512vnni = false;
   // GF(2^8) affine byte transforms (vgf2p8affineqb, ZMM form): the INT3 decode kernel rebuilds codes
-  // with them. TESSEL_GFNI=0 in the environment turns it off.
+  // with them. TESSEL_GFNI=0 in the environment turns it off, and TESSEL_AVX512=0 turns off every AVX-512
+  // feature (the AVX2 kernels then run, as under qemu-x86_64).
   bool gfni = false;
   // aarch64.
   bool neon = false;

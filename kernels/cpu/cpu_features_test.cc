@@ -9,6 +9,10 @@
 
 #include "gtest/gtest.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace tessel {
 namespace {
 
@@ -77,6 +81,19 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   }
   std::printf("decode streams %d (F16/BF16 rows %d, %d per thread), software prefetch %s\n", f.decode_streams,
               f.row_streams, f.row_streams_threaded, f.stream_prefetch ? "on" : "off");
+}
+
+// TESSEL_AVX512=0 (cpu_features_no_avx512_test) hides every AVX-512 feature but keeps AVX2, as qemu-x86_64's
+// CPU does.
+TEST(CpuFeaturesTest, Avx512CanBeHidden) {
+  const char* avx512 = std::getenv("TESSEL_AVX512");
+  if (avx512 == nullptr || std::strcmp(avx512, "0") != 0) GTEST_SKIP() << "TESSEL_AVX512=0 not set";
+  const CpuFeatures& f = GetCpuFeatures();
+  EXPECT_FALSE(f.avx512f || f.avx512bw || f.avx512vl || f.avx512dq || f.avx512vnni || f.gfni) << f.ToString();
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 5))) EXPECT_TRUE(f.avx2) << "AVX2 stays";
+#endif
 }
 
 }  // namespace
