@@ -138,13 +138,16 @@ def combine(terms):
 
 
 class Symbolizer:
-    """File offset -> (symbol, address) through the ELF's load segments and symbol table."""
+    """File offset -> (symbol, address) through the ELF's load segments and symbol table. Stripped
+    libraries (Debian's libXNNPACK exports its API and some assembly microkernels only) fall back to
+    the function ranges of .eh_frame, then to "after the previous symbol"."""
 
     def __init__(self):
         self.files = {}
+        self.cache = {}
 
     def _load(self, path):
-        segments, symbols = [], []
+        segments, symbols, fdes = [], [], []
         try:
             out = subprocess.run(["llvm-readelf" + LLVM, "-lW", path], capture_output=True, text=True).stdout
             for m in re.finditer(r"^\s*LOAD\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)", out, re.M):
@@ -158,32 +161,45 @@ class Symbolizer:
                         symbols.append((int(m.group(1), 16), int(m.group(2) or "0", 16), m.group(4)))
                 if symbols:
                     break
+            out = subprocess.run(["llvm-dwarfdump" + LLVM, "--eh-frame", path], capture_output=True, text=True).stdout
+            for m in re.finditer(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.\.([0-9a-f]+)", out):
+                fdes.append((int(m.group(1), 16), int(m.group(2), 16)))
         except FileNotFoundError:
-            sys.exit("estimate.py: llvm-readelf%s / llvm-nm%s not found (apt-get install llvm-16)" % (LLVM, LLVM))
+            sys.exit("estimate.py: llvm-readelf%s / llvm-nm%s / llvm-dwarfdump%s not found (apt-get install llvm-16)"
+                     % (LLVM, LLVM, LLVM))
         symbols.sort()
-        self.files[path] = (segments, symbols, [s[0] for s in symbols])
+        fdes.sort()
+        self.files[path] = (segments, symbols, [s[0] for s in symbols], fdes, [f[0] for f in fdes])
 
     def lookup(self, path, offset):
         if path == "-" or offset is None:
             return "[anonymous]", None
+        key = (path, offset)
+        if key not in self.cache:
+            self.cache[key] = self._lookup(path, offset)
+        return self.cache[key]
+
+    def _lookup(self, path, offset):
         if path not in self.files:
             self._load(path)
-        segments, symbols, addrs = self.files[path]
+        segments, symbols, addrs, fdes, fde_starts = self.files[path]
         vaddr = offset
         for off, va, size in segments:
             if off <= offset < off + size:
                 vaddr = offset - off + va
                 break
-        i = bisect.bisect_right(addrs, vaddr) - 1
         base = os.path.basename(path)
-        # Symbols of size 0 (assembly without .size) own everything up to the next symbol.
-        while i >= 0:
+        i = bisect.bisect_right(addrs, vaddr) - 1
+        if i >= 0:
             addr, size, name = symbols[i]
+            # Symbols of size 0 (assembly without .size) own everything up to the next symbol.
             if size == 0 or vaddr < addr + size:
                 return short_name(name), vaddr
-            if vaddr >= addr + size:
-                break
-            i -= 1
+        j = bisect.bisect_right(fde_starts, vaddr) - 1
+        if j >= 0 and vaddr < fdes[j][1]:
+            return "[%s function at 0x%x]" % (base, fdes[j][0]), vaddr
+        if i >= 0:
+            return "[%s code after %s]" % (base, short_name(symbols[i][2])), vaddr
         return "[%s, unnamed code]" % base, vaddr
 
 
@@ -318,9 +334,16 @@ def block_cycles(asm, core):
     return out, dropped_all
 
 
-def estimate(terms, core, coverage=0.9995, max_blocks=20000):
-    """The estimate as a dict (see main for the fields)."""
+def estimate(terms, core, coverage=0.9995, max_blocks=20000, phase_filter=None):
+    """The estimate as a dict (see print_report for the fields). phase_filter(label) -> bool restricts
+    the totals and symbols to the matching phases (e.g. the ops of an inference, not the loading)."""
     target, blocks, executions, phases = combine(terms)
+    if phase_filter is not None:
+        executions = collections.defaultdict(float)
+        for label, counts in phases.items():
+            if phase_filter(label):
+                for k, v in counts.items():
+                    executions[k] += v
     want = "aarch64" if core["triple"] == "aarch64" else "x86_64"
     if target != want:
         sys.exit("estimate.py: the profile is of a %s program, core %s models %s" % (target, core["mcpu"], want))
