@@ -1,28 +1,37 @@
 // Fixed kernel cases for the Arm performance lab: every f32 GEMM, weight-only GEMV and vector kernel
-// that this CPU runs (from the registries benchmarks/kernels measures), each on a few fixed shapes.
+// that this CPU runs (from the registries benchmarks/kernels measures), each on a few fixed shapes, and
+// every legal f32 convolution operator kernel (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE
+// depthwise) on depthwise, dense 3x3 and pointwise layers of MobileNetV2 and ResNet-18.
 // The same binary times a case natively and, under qemu with tools/lab/tb_profile.c, marks it as a
 // phase (lab_marks.h), so the lab's estimate and the host's time describe the same instructions:
 //   - on x86-64 it validates the estimates (tools/lab/validate_x86.sh: TESSEL_AVX512=0 on both sides,
 //     since qemu-x86_64 has no AVX-512);
 //   - on aarch64 it gives the cycles per call behind the aarch64 cost table (tools/lab/make_cost_table.py).
 //
-//   kernel_cases [--filter SUBSTRING] [--reps R] [--list]
+//   kernel_cases [--filter SUBSTRING] [--reps R] [--list] [--clock]
 //
-// One JSON line per case: {"case", "kernel", "op", "flops", "bytes", "calls", "reps", "median_ns", "min_ns"}
-// (ns per call over R timed repetitions of `calls` calls, after one warm-up call). With TESSEL_LAB_MARKS=1
+// --clock first prints {"clock_ghz": G}: the core's clock from a chain of dependent adds (one cycle
+// each), which turns the host's times into cycles for the comparison.
+// One JSON line per case: {"index", "case", "kernel", "op", "layer", "flops", "bytes", "calls", "reps",
+// "median_ns", "min_ns"}
+// (ns of this thread's CPU time per call over R timed repetitions of `calls` calls, after one warm-up
+// call). With TESSEL_LAB_MARKS=1
 // every repetition of case i is phase i.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "graph/graph.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemv/gemv.h"
+#include "kernels/registry/op_kernels.h"
 #include "kernels/registry/registry.h"
 #include "kernels/vector/vector.h"
 #include "runtime/lab_marks.h"
@@ -34,6 +43,7 @@ struct Case {
   std::string name;
   std::string kernel;
   std::string op;
+  std::string layer;  // the layer's class for convolutions: depthwise, dense, pointwise
   double flops = 0;  // arithmetic per call (multiply-add = 2)
   double bytes = 0;  // operand bytes per call
   int calls = 1;     // per repetition: enough work to time natively
@@ -162,10 +172,121 @@ void AddVectorCases(std::vector<Case>& cases) {
   }
 }
 
+// This thread's CPU time: on a shared host, time other processes hold the core is not counted.
+double ThreadSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Best of five runs of a chain of dependent 64-bit multiplies: 3 cycles each on every x86-64 core of the
+// last decade (a chain of add-immediates is no clock: Golden Cove's renamer folds them, 4-5 a cycle).
+double MeasureClockGhz() {
+#if defined(__x86_64__)
+  const int64_t iters = 10'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    uint64_t x = 3;
+    int64_t n = iters;
+    const double t0 = ThreadSeconds();
+    __asm__ volatile(
+        "1:\n"
+        "imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n"
+        "imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n"
+        "dec %1\n jnz 1b\n"
+        : "+r"(x), "+r"(n));
+    best = std::max(best, 30.0 * iters / (ThreadSeconds() - t0) / 1e9);
+  }
+  return best;
+#else
+  return 0;  // the lab runs aarch64 code under qemu only, where a clock means nothing
+#endif
+}
+
+// One convolution layer as a tessel.FusedConv node (NHWC, bias, ReLU6) with its tensors; shared by
+// the cases of every kernel that accepts it.
+struct ConvLayer {
+  std::string name, layer;
+  Graph graph;
+  Node* node = nullptr;
+  std::vector<Tensor> data;  // x, w, b
+  std::vector<OperandInfo> in_info, out_info;
+  std::vector<const Tensor*> inputs;
+  Tensor output;
+  double flops = 0;
+};
+
+std::shared_ptr<ConvLayer> MakeConvLayer(const char* name, const char* layer, int64_t h, int64_t w, int64_t c,
+                                         int64_t m, int64_t k, int64_t stride, int64_t groups) {
+  auto l = std::make_shared<ConvLayer>();
+  l->name = name;
+  l->layer = layer;
+  const int64_t pad = k / 2, oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  const std::vector<std::vector<int64_t>> shapes = {{1, h, w, c}, {m, k, k, c / groups}, {m}};
+  l->data.reserve(3);
+  std::vector<Value*> values;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Tensor t(DType::kF32, shapes[i]);
+    std::vector<float> v = Fill(t.num_elements(), i == 0 ? 1.0f : 0.1f);
+    std::copy(v.begin(), v.end(), t.data<float>());
+    l->data.push_back(std::move(t));
+    const std::string vname = absl::StrCat("v", i);
+    values.push_back(i == 0 ? l->graph.AddInput(vname, l->data.back().type()) : l->graph.AddConstant(vname, l->data.back()));
+    l->in_info.push_back({true, i > 0, l->data.back().type()});
+  }
+  for (const Tensor& t : l->data) l->inputs.push_back(&t);
+  l->node = l->graph.AddNode("FusedConv", values, 1, name);
+  l->node->set_domain("tessel");
+  l->node->SetAttr("layout", Attribute::String("nhwc"));
+  l->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
+  l->node->SetAttr("strides", Attribute::Ints({stride, stride}));
+  l->node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
+  l->node->SetAttr("group", Attribute::Int(groups));
+  l->node->SetAttr("activation", Attribute::String("clip"));
+  l->node->SetAttr("clip_min", Attribute::Float(0.0f));
+  l->node->SetAttr("clip_max", Attribute::Float(6.0f));
+  l->output = Tensor(DType::kF32, {1, oh, ow, m});
+  l->out_info.push_back({true, false, l->output.type()});
+  l->flops = 2.0 * oh * ow * m * k * k * (c / groups);
+  return l;
+}
+
+void AddConvCases(std::vector<Case>& cases) {
+  const std::vector<std::shared_ptr<ConvLayer>> layers = {
+      MakeConvLayer("mbv2_dw_56x56x144_s1", "depthwise", 56, 56, 144, 144, 3, 1, 144),
+      MakeConvLayer("mbv2_dw_112x112x96_s2", "depthwise", 112, 112, 96, 96, 3, 2, 96),
+      MakeConvLayer("mbv2_dw_14x14x576_s1", "depthwise", 14, 14, 576, 576, 3, 1, 576),
+      MakeConvLayer("r18_3x3_56x56x64", "dense", 56, 56, 64, 64, 3, 1, 1),
+      MakeConvLayer("r18_3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1, 1),
+      MakeConvLayer("mbv2_pw_28x28x32_192", "pointwise", 28, 28, 32, 192, 1, 1, 1),
+      MakeConvLayer("mbv2_pw_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1, 1),
+  };
+  for (const std::shared_ptr<ConvLayer>& l : layers) {
+    const OpQuery q{*l->node, l->in_info, l->out_info};
+    for (const OpKernelEntry& e : OpKernels().entries()) {
+      if (e.op != "tessel.FusedConv" || e.dtypes != "f32" || !CpuSupports(e.isa) || (e.legal && !e.legal(q))) continue;
+      absl::StatusOr<std::unique_ptr<OpKernel>> made =
+          e.create(OpKernelArgs{*l->node, l->inputs, absl::MakeSpan(&l->output, 1), nullptr, 1});
+      if (!made.ok()) continue;
+      std::shared_ptr<OpKernel> kernel = std::move(*made);
+      Case k;
+      k.name = e.name + "/" + l->name;
+      k.kernel = e.name;
+      k.op = "conv";
+      k.layer = l->layer;
+      k.flops = l->flops;
+      k.bytes = 4.0 * (l->data[0].num_elements() + l->data[1].num_elements() + l->output.num_elements());
+      k.calls = CallsFor(k.flops, 4e7);
+      k.run = [kernel, l] { (void)kernel->Run(); };
+      cases.push_back(std::move(k));
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   std::string filter;
   int reps = 7;
-  bool list = false;
+  bool list = false, clock = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) {
@@ -174,8 +295,10 @@ int Main(int argc, char** argv) {
       reps = std::atoi(argv[++i]);
     } else if (a == "--list") {
       list = true;
+    } else if (a == "--clock") {
+      clock = true;
     } else {
-      std::fprintf(stderr, "usage: kernel_cases [--filter SUBSTRING] [--reps R] [--list]\n");
+      std::fprintf(stderr, "usage: kernel_cases [--filter SUBSTRING] [--reps R] [--list] [--clock]\n");
       return 2;
     }
   }
@@ -183,10 +306,12 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "kernel_cases: --reps must be >= 1\n");
     return 2;
   }
+  if (clock) std::printf("{\"clock_ghz\": %.3f}\n", MeasureClockGhz());
   std::vector<Case> cases;
   AddGemmCases(cases);
   AddGemvCases(cases);
   AddVectorCases(cases);
+  AddConvCases(cases);
   const bool marks = LabMarksRequested();
   int index = -1;
   for (const Case& c : cases) {
@@ -200,17 +325,17 @@ int Main(int argc, char** argv) {
     std::vector<double> ns;
     for (int r = 0; r < reps; ++r) {
       if (marks) LabMark(index);
-      const auto t0 = std::chrono::steady_clock::now();
+      const double t0 = ThreadSeconds();
       for (int i = 0; i < c.calls; ++i) c.run();
-      const auto t1 = std::chrono::steady_clock::now();
+      const double t1 = ThreadSeconds();
       if (marks) LabMark(-1);
-      ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / c.calls);
+      ns.push_back((t1 - t0) * 1e9 / c.calls);
     }
     std::sort(ns.begin(), ns.end());
-    std::printf("{\"index\": %d, \"case\": \"%s\", \"kernel\": \"%s\", \"op\": \"%s\", \"flops\": %.0f, \"bytes\": %.0f, "
-                "\"calls\": %d, \"reps\": %d, \"median_ns\": %.1f, \"min_ns\": %.1f}\n",
-                index, c.name.c_str(), c.kernel.c_str(), c.op.c_str(), c.flops, c.bytes, c.calls, reps,
-                ns[ns.size() / 2], ns.front());
+    std::printf("{\"index\": %d, \"case\": \"%s\", \"kernel\": \"%s\", \"op\": \"%s\", \"layer\": \"%s\", "
+                "\"flops\": %.0f, \"bytes\": %.0f, \"calls\": %d, \"reps\": %d, \"median_ns\": %.1f, \"min_ns\": %.1f}\n",
+                index, c.name.c_str(), c.kernel.c_str(), c.op.c_str(), c.layer.c_str(), c.flops, c.bytes, c.calls,
+                reps, ns[ns.size() / 2], ns.front());
     std::fflush(stdout);
   }
   return 0;
