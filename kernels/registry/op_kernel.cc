@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/registry/lab_costs.h"
 #include "pthreadpool.h"
 
 namespace tessel {
@@ -74,6 +75,32 @@ const OpKernelEntry* OpKernelRegistry::FindByName(absl::string_view name) const 
   return nullptr;
 }
 
+namespace {
+
+// The Arm lab's group of an f32 convolution node: depthwise (one input channel per group), pointwise
+// (1x1) or dense; empty for other ops.
+std::string LabConvGroup(const OpQuery& q, absl::string_view dtypes) {
+  if (q.op() != "tessel.FusedConv" || dtypes != "f32" || !q.has_input(0) || q.input(0).rank() != 4) return "";
+  const Attribute* group = q.node.FindAttr("group");
+  const Attribute* kernel = q.node.FindAttr("kernel_shape");
+  const int64_t channels = q.input(0).dims[3].is_static() ? q.input(0).dims[3].value() : 0;
+  if (group && group->i > 1 && group->i == channels) return "conv/depthwise";
+  if (kernel && kernel->ints.size() == 2 && kernel->ints[0] == 1 && kernel->ints[1] == 1) return "conv/pointwise";
+  return "conv/dense";
+}
+
+}  // namespace
+
+double OpKernelRegistry::Cost(const OpKernelEntry& e, const OpQuery& query) const {
+#if defined(__aarch64__)
+  if (const LabCost* lab = FindLabCost(LabConvGroup(query, e.dtypes), e.name)) {
+    const OpKernelEntry* anchor = FindByName(lab->anchor);
+    if (anchor && anchor->cost) return anchor->cost(query) * lab->ratio;
+  }
+#endif
+  return e.cost ? e.cost(query) : 0.0;
+}
+
 const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string_view dtypes, absl::string_view force,
                                               std::vector<std::string>* why_not) const {
   const std::string op = query.op();
@@ -89,7 +116,7 @@ const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string
     } else if (e.legal && !e.legal(query)) {
       refused = "shape or attributes not supported";
     } else {
-      const double cost = e.cost ? e.cost(query) : 0.0;
+      const double cost = Cost(e, query);
       if (!best || cost < best_cost) {
         best = &e;
         best_cost = cost;

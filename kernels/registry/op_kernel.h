@@ -155,6 +155,9 @@ class OpKernelRegistry {
   void Register(OpKernelEntry entry);
   const OpKernelEntry* FindByName(absl::string_view name) const;
   const std::vector<OpKernelEntry>& entries() const { return entries_; }
+  // The estimate Select ranks `e` by: on aarch64 the Arm lab's table where it lists e for the node's
+  // convolution class (lab_costs.h), else e.cost.
+  double Cost(const OpKernelEntry& e, const OpQuery& query) const;
 
   // The cheapest legal entry for the node that runs on this CPU and passes `force` (a backend or a
   // kernel name; empty: any). nullptr when none does: the caller falls back to the reference kernel.
