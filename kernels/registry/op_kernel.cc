@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "kernels/registry/lab_costs.h"
 #include "pthreadpool.h"
 
@@ -17,6 +18,14 @@ const std::string OpQuery::op() const {
 
 std::string OpDTypes(const OpQuery& query) {
   return query.has_input(0) ? std::string(DTypeName(query.input(0).dtype)) : std::string("none");
+}
+
+bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name) {
+  if (force.empty()) return true;
+  for (absl::string_view item : absl::StrSplit(force, ',')) {
+    if (item == backend || item == name) return true;
+  }
+  return false;
 }
 
 std::string ForcedBackendFromEnv() {
@@ -109,7 +118,7 @@ const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string
   for (const OpKernelEntry& e : entries_) {
     if (e.op != op || e.dtypes != dtypes) continue;
     std::string refused;
-    if (!force.empty() && e.backend != force && e.name != force) {
+    if (!ForceAllows(force, e.backend, e.name)) {
       refused = absl::StrCat("not ", force);
     } else if (!CpuSupports(e.isa)) {
       refused = absl::StrCat("CPU lacks ", IsaName(e.isa));
