@@ -161,6 +161,14 @@ class Symbolizer:
                         symbols.append((int(m.group(1), 16), int(m.group(2) or "0", 16), m.group(4)))
                 if symbols:
                     break
+            # Dynamic symbols carry their version ("name@@GLIBCXX_3.4.21"), which stops -C demangling.
+            raw = [n.split("@")[0] for _, _, n in symbols]
+            mangled = sorted({n for n in raw if n.startswith("_Z")})
+            if mangled:
+                out = subprocess.run(["llvm-cxxfilt" + LLVM], input="\n".join(mangled) + "\n", capture_output=True,
+                                     text=True).stdout.splitlines()
+                demangled = dict(zip(mangled, out)) if len(out) == len(mangled) else {}
+                symbols = [(a, sz, demangled.get(n, n)) for (a, sz, _), n in zip(symbols, raw)]
             out = subprocess.run(["llvm-dwarfdump" + LLVM, "--eh-frame", path], capture_output=True, text=True).stdout
             for m in re.finditer(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.\.([0-9a-f]+)", out):
                 fdes.append((int(m.group(1), 16), int(m.group(2), 16)))
