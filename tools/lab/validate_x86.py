@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Validates the lab's method where the truth is known: the x86-64 build, estimated under qemu-x86_64
-with the host core's llvm-mca model, against the same code timed natively on this host.
+with the host core's llvm-mca model, against the same code timed natively on this host (CPU time:
+kernel cases per call, whole models as the difference of a long and a short run).
 
 qemu-x86_64 (7.2) emulates AVX2 but no AVX-512, so the native side runs without AVX-512 too
 (TESSEL_AVX512=0 for Tessel's kernels, LD_PRELOAD of libcpuinfo_avx2_only.so for XNNPACK's): both
@@ -18,7 +19,7 @@ Prints a table (estimate / measured per case) and the Spearman rank correlation;
 import argparse
 import json
 import os
-import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,6 +35,26 @@ def run(cmd, env=None, **kw):
     e = dict(os.environ)
     e.update(env or {})
     return subprocess.run(cmd, env=e, capture_output=True, text=True, check=True, **kw).stdout
+
+
+def cpu_seconds(cmd, env):
+    """User + system CPU seconds of one run of cmd: on a shared host, wall time counts the time other
+    processes hold the cores (several times the work itself when the host is busy), CPU time does not."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run(cmd, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def marginal_ns(cmd_small, cmd_large, units, env, repeats=3):
+    """CPU nanoseconds per unit of work: (run(cmd_large) - run(cmd_small)) / units, loading and set-up
+    cancelling; the median and the minimum over interleaved repeats."""
+    per = []
+    for _ in range(repeats):
+        small = cpu_seconds(cmd_small, env)
+        large = cpu_seconds(cmd_large, env)
+        per.append((large - small) / units * 1e9)
+    return statistics.median(per), min(per)
 
 
 def qemu_profile(cmd, out, env=None):
@@ -95,14 +116,14 @@ def cnn_rows(core, work, models):
         tsl = os.path.join(work, "%s_avx2.tsl" % name)
         if not os.path.exists(tsl) or os.path.getmtime(tsl) < os.path.getmtime(tessel):
             run([tessel, "compile", onnx, "-o", tsl, "--dim", "batch=1"], env=env)
-        out = run([tessel, "bench", tsl, "--iterations", "30", "--warmup", "3"], env=env)
-        bench = json.loads(out.strip().splitlines()[-1])
+        median, best = marginal_ns([tessel, "bench", tsl, "--iterations", "1", "--warmup", "1"],
+                                   [tessel, "bench", tsl, "--iterations", "21", "--warmup", "1"], 20, env)
         profile = qemu_profile([tessel, "bench", tsl, "--iterations", "1", "--warmup", "0"],
                                os.path.join(work, "%s_avx2.tsv" % name))
         r = estimate.estimate([(1.0, profile)], core)
         cycles = sum(p["cycles"] for label, p in r["phases"].items() if label not in ("init", "-1"))
         rows.append({"case": "%s fp32 (1 inference)" % name, "kind": "cnn", "est_cycles": cycles,
-                     "measured_ns": bench["median_ms"] * 1e6, "measured_min_ns": bench["min_ms"] * 1e6})
+                     "measured_ns": median, "measured_min_ns": best})
     return rows
 
 
@@ -113,19 +134,16 @@ def llm_rows(core, work):
          "--types", "q4_0", "--layers", "2"])
     model = os.path.join(bench_dir, "tinyllama-1.1b-random-L2-q4_0.gguf")
     exe = os.path.join(BIN, "llm/cli/tessel_llm")
-    decode = []
-    for _ in range(5):
-        p = subprocess.run([exe, "generate", "--model", model, "--prompt", "", "-n", "33", "--temp", "0", "--threads", "1"],
-                           env=dict(os.environ, TESSEL_AVX512="0"), capture_output=True, text=True, check=True)
-        m = re.search(r"decode: (\d+) tokens, ([\d.]+) s", p.stdout + p.stderr)
-        decode.append(float(m.group(2)) / int(m.group(1)) * 1e9)
+    gen = lambda n: [exe, "generate", "--model", model, "--prompt", "", "-n", str(n), "--temp", "0", "--threads", "1",
+                     "--seed", "1"]
+    median, best = marginal_ns(gen(1), gen(33), 32, {"TESSEL_AVX512": "0"})
     profiles = []
     for n in (1, 2):
         profiles.append(qemu_profile([exe, "generate", "--model", model, "--prompt", "", "-n", str(n), "--temp", "0",
-                                      "--threads", "1"], os.path.join(work, "tinyllama_L2_q4_0_n%d.tsv" % n)))
+                                      "--threads", "1", "--seed", "1"], os.path.join(work, "tinyllama_L2_q4_0_n%d.tsv" % n)))
     r = estimate.estimate([(1.0, profiles[1]), (-1.0, profiles[0])], core)
     return [{"case": "TinyLlama Q4_0 decode step (2 layers)", "kind": "llm", "est_cycles": r["cycles"],
-             "measured_ns": statistics.median(decode), "measured_min_ns": min(decode)}]
+             "measured_ns": median, "measured_min_ns": best}]
 
 
 def main():
