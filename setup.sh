@@ -28,6 +28,9 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev libstb-dev
   g++-aarch64-linux-gnu gcc-aarch64-linux-gnu qemu-user
+  # The Arm performance lab (lab): llvm-mca, llvm-mc, llvm-nm and llvm-readelf 16 model the cores;
+  # cmake and ninja build llama.cpp for aarch64 (benchmarks/arm).
+  llvm-16 cmake ninja-build
   clang-14 libclang-rt-14-dev
   python3-torch python3-torchvision python3-onnx python3-numpy python3-sklearn
   # The LLM peer, llama.cpp, built from the source node-llama-cpp carries (benchmarks/llm/build_llama_cpp.sh).

@@ -51,6 +51,10 @@ check "bench ends with JSON" bash -c "'$tessel' bench '$tmp/r18.tsl' --iteration
 import json, sys
 d = json.load(sys.stdin)
 sys.exit(0 if d[\"threads\"] == 1 and d[\"median_ms\"] > 0 and d[\"min_ms\"] > 0 else 1)'"
+check_fails_with "bench --estimate refuses a host artifact" "--estimate runs aarch64 artifacts" \
+  "$tessel" bench "$tmp/r18.tsl" --estimate cortex-a76
+check_fails_with "bench --estimate names the cores" "expected cortex-a55, cortex-a76 or neoverse-v1" \
+  "$tessel" bench "$tmp/r18.tsl" --estimate cortex-x9
 
 echo "cli_test: $fails failure(s)"
 [ "$fails" = 0 ]

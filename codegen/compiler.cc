@@ -242,7 +242,7 @@ absl::StatusOr<const OpKernelEntry*> TuneKernel(const Node& n, const CompileOpti
   std::vector<const OpKernelEntry*> candidates;
   for (const OpKernelEntry& e : OpKernels().entries()) {
     if (e.op != query.op() || e.dtypes != dtypes || !CpuSupports(e.isa)) continue;
-    if (!options.force_backend.empty() && e.backend != options.force_backend && e.name != options.force_backend) {
+    if (!ForceAllows(options.force_backend, e.backend, e.name)) {
       continue;
     }
     if (e.legal && !e.legal(query)) continue;

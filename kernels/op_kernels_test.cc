@@ -5,6 +5,7 @@
 // (Winograd F(4x4, 3x3) excepted, see ToleranceFor).
 // A kernel whose ISA this CPU lacks is skipped visibly; one that no generated case reaches fails.
 #include "kernels/op_kernels.h"
+#include "kernels/registry/lab_costs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -912,7 +913,20 @@ TEST(OpKernelSelectionTest, ForceAndFallback) {
   const OpQuery q{*node, in, out};
   const OpKernelEntry* any = OpKernels().Select(q, "f32", "");
   ASSERT_NE(any, nullptr);
+#if defined(__aarch64__)
+  // On aarch64 the Arm lab's table ranks the dense convolutions (lab_costs.h): its lowest ratio among
+  // the kernels legal here wins.
+  const LabCost* best = nullptr;
+  for (const OpKernelEntry& e : OpKernels().entries()) {
+    if (e.op != "tessel.FusedConv" || !CpuSupports(e.isa) || (e.legal && !e.legal(q))) continue;
+    const LabCost* row = FindLabCost("conv/dense", e.name);
+    if (row && (!best || row->ratio < best->ratio)) best = row;
+  }
+  ASSERT_NE(best, nullptr) << "the table lists dense convolutions for " << LabCostCore();
+  EXPECT_EQ(any->name, best->kernel);
+#else
   EXPECT_EQ(any->backend, "xnnpack");
+#endif
   const OpKernelEntry* gemm = OpKernels().Select(q, "f32", "gemm");
   ASSERT_NE(gemm, nullptr);
   // The cheaper of the two GEMM convolutions: the direct-A one where AVX-512 runs it.

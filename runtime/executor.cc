@@ -10,6 +10,7 @@
 #include "artifact/plan_graph.h"
 #include "kernels/op_kernels.h"
 #include "pthreadpool.h"
+#include "runtime/lab_marks.h"
 
 namespace tessel {
 namespace {
@@ -114,7 +115,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const C
 }
 
 Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOptions& options)
-    : model_(std::move(model)), num_threads_(std::max(1, options.num_threads)) {
+    : model_(std::move(model)), num_threads_(std::max(1, options.num_threads)), lab_marks_(LabMarksRequested()) {
   const artifact::Plan& plan = model_->plan();
   if (num_threads_ > 1) pool_.reset(pthreadpool_create(num_threads_));
   arena_ = Buffer::Allocate(plan.arena_bytes());
@@ -175,6 +176,7 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
   }
   for (size_t i = 0; i < model_->ops_.size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
+    if (lab_marks_) LabMark(static_cast<int64_t>(i));
     const auto start = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s =
         kernels_[i] ? kernels_[i]->Run() : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
@@ -189,6 +191,7 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
       for (const Tensor& t : op_outputs_[i]) p.bytes += t.byte_size();
     }
   }
+  if (lab_marks_) LabMark(-1);
   return absl::OkStatus();
 }
 

@@ -107,6 +107,7 @@ class Session {
   std::vector<std::string> kernel_names_;              // per op
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
+  bool lab_marks_ = false;  // TESSEL_LAB_MARKS=1: mark op boundaries for lab (lab_marks.h)
 };
 
 }  // namespace tessel

@@ -10,7 +10,9 @@ most published GGUF files use; iq4_xs is ggml's non-linear 4.25-bit type with a 
 vocabulary is a valid SentencePiece (llama) one that llama.cpp loads: control tokens, 256 byte
 tokens, the printable ASCII characters with and without the word-start mark, then filler pieces up
 to 32000. A prompt of N single-letter words ("a b c ...") is N + 1 tokens with BOS in both runtimes.
-Files are skipped when they exist with the expected size.
+Files are skipped when they exist with the expected size. --layers N writes a TinyLlama of N layers
+(tinyllama-1.1b-random-L<N>-<type>.gguf) with the real widths, vocabulary and head: the Arm lab
+(benchmarks/arm/run.sh) runs 1 and 2 layers under qemu and scales the difference to 22.
 """
 
 import argparse
@@ -73,7 +75,7 @@ def vocabulary():
     return tokens, scores, types
 
 
-def metadata(kind):
+def metadata(kind, layers=LAYERS):
     tokens, scores, types = vocabulary()
     a = "llama."
     return [
@@ -83,7 +85,7 @@ def metadata(kind):
         ("general.alignment", GGUF_U32, ALIGN),
         (a + "context_length", GGUF_U32, CTX),
         (a + "embedding_length", GGUF_U32, DIM),
-        (a + "block_count", GGUF_U32, LAYERS),
+        (a + "block_count", GGUF_U32, layers),
         (a + "feed_forward_length", GGUF_U32, FFN),
         (a + "rope.dimension_count", GGUF_U32, DIM // HEADS),
         (a + "attention.head_count", GGUF_U32, HEADS),
@@ -103,11 +105,11 @@ def metadata(kind):
     ]
 
 
-def tensor_list():
+def tensor_list(layers=LAYERS):
     """(name, [cols, rows] or [n]) in llama.cpp's names; 1-D tensors are norms (f32)."""
     kv = DIM // HEADS * KV_HEADS
     out = [("token_embd.weight", [DIM, VOCAB])]
-    for i in range(LAYERS):
+    for i in range(layers):
         p = "blk.%d." % i
         out += [
             (p + "attn_norm.weight", [DIM]),
@@ -186,9 +188,9 @@ def random_tensor(gtype, ne, rng):
     return out.tobytes()
 
 
-def write(path, kind, seed):
-    tensors = tensor_list()
-    kvs = metadata(kind)
+def write(path, kind, seed, layers=LAYERS):
+    tensors = tensor_list(layers)
+    kvs = metadata(kind, layers)
     header = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs)))
     for key, vtype, value in kvs:
         header += gguf_string(key) + struct.pack("<I", vtype) + gguf_value(vtype, value)
@@ -219,12 +221,16 @@ def main():
     ap.add_argument("--out", default=os.path.expanduser("~/.cache/tessel/bench"))
     ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m, iq4_xs")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--layers", type=int, default=LAYERS, help="transformer blocks (TinyLlama has %d)" % LAYERS)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for kind in args.types.split(","):
         if kind not in FILE_TYPE:
             raise SystemExit("unknown type %r: use q4_0, q8_0, f16, q4_k_m or iq4_xs" % kind)
-        write(os.path.join(args.out, "tinyllama-1.1b-random-%s.gguf" % kind), kind, args.seed)
+        if args.layers < 1:
+            raise SystemExit("--layers must be at least 1")
+        name = kind if args.layers == LAYERS else "L%d-%s" % (args.layers, kind)
+        write(os.path.join(args.out, "tinyllama-1.1b-random-%s.gguf" % name), kind, args.seed, args.layers)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ struct CpuFeatures {
   // VEX-encoded vpdpbusd on ymm (Alder Lake, Sapphire Rapids, Zen 5): the avxvnni Panel16 kernels.
   bool avx_vnni = false;
   // GF(2^8) affine byte transforms (vgf2p8affineqb, ZMM form): the INT3 decode kernel rebuilds codes
-  // with them. TESSEL_GFNI=0 in the environment turns it off.
+  // with them. TESSEL_GFNI=0 in the environment turns it off (TESSEL_MAX_ISA caps every level).
   bool gfni = false;
   // aarch64.
   bool neon = false;

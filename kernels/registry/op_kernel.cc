@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "kernels/registry/lab_costs.h"
 #include "pthreadpool.h"
 
 namespace tessel {
@@ -16,6 +18,14 @@ const std::string OpQuery::op() const {
 
 std::string OpDTypes(const OpQuery& query) {
   return query.has_input(0) ? std::string(DTypeName(query.input(0).dtype)) : std::string("none");
+}
+
+bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name) {
+  if (force.empty()) return true;
+  for (absl::string_view item : absl::StrSplit(force, ',')) {
+    if (item == backend || item == name) return true;
+  }
+  return false;
 }
 
 std::string ForcedBackendFromEnv() {
@@ -74,6 +84,32 @@ const OpKernelEntry* OpKernelRegistry::FindByName(absl::string_view name) const 
   return nullptr;
 }
 
+namespace {
+
+// The Arm lab's group of an f32 convolution node: depthwise (one input channel per group), pointwise
+// (1x1) or dense; empty for other ops.
+std::string LabConvGroup(const OpQuery& q, absl::string_view dtypes) {
+  if (q.op() != "tessel.FusedConv" || dtypes != "f32" || !q.has_input(0) || q.input(0).rank() != 4) return "";
+  const Attribute* group = q.node.FindAttr("group");
+  const Attribute* kernel = q.node.FindAttr("kernel_shape");
+  const int64_t channels = q.input(0).dims[3].is_static() ? q.input(0).dims[3].value() : 0;
+  if (group && group->i > 1 && group->i == channels) return "conv/depthwise";
+  if (kernel && kernel->ints.size() == 2 && kernel->ints[0] == 1 && kernel->ints[1] == 1) return "conv/pointwise";
+  return "conv/dense";
+}
+
+}  // namespace
+
+double OpKernelRegistry::Cost(const OpKernelEntry& e, const OpQuery& query) const {
+#if defined(__aarch64__)
+  if (const LabCost* lab = FindLabCost(LabConvGroup(query, e.dtypes), e.name)) {
+    const OpKernelEntry* anchor = FindByName(lab->anchor);
+    if (anchor && anchor->cost) return anchor->cost(query) * lab->ratio;
+  }
+#endif
+  return e.cost ? e.cost(query) : 0.0;
+}
+
 const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string_view dtypes, absl::string_view force,
                                               std::vector<std::string>* why_not) const {
   const std::string op = query.op();
@@ -82,14 +118,14 @@ const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string
   for (const OpKernelEntry& e : entries_) {
     if (e.op != op || e.dtypes != dtypes) continue;
     std::string refused;
-    if (!force.empty() && e.backend != force && e.name != force) {
+    if (!ForceAllows(force, e.backend, e.name)) {
       refused = absl::StrCat("not ", force);
     } else if (!CpuSupports(e.isa)) {
       refused = absl::StrCat("CPU lacks ", IsaName(e.isa));
     } else if (e.legal && !e.legal(query)) {
       refused = "shape or attributes not supported";
     } else {
-      const double cost = e.cost ? e.cost(query) : 0.0;
+      const double cost = Cost(e, query);
       if (!best || cost < best_cost) {
         best = &e;
         best_cost = cost;

@@ -155,6 +155,9 @@ class OpKernelRegistry {
   void Register(OpKernelEntry entry);
   const OpKernelEntry* FindByName(absl::string_view name) const;
   const std::vector<OpKernelEntry>& entries() const { return entries_; }
+  // The estimate Select ranks `e` by: on aarch64 the Arm lab's table where it lists e for the node's
+  // convolution class (lab_costs.h), else e.cost.
+  double Cost(const OpKernelEntry& e, const OpQuery& query) const;
 
   // The cheapest legal entry for the node that runs on this CPU and passes `force` (a backend or a
   // kernel name; empty: any). nullptr when none does: the caller falls back to the reference kernel.
@@ -168,6 +171,10 @@ class OpKernelRegistry {
 
 // The operand dtype key of a node: its first input's dtype name ("f32"), what kernels register under.
 std::string OpDTypes(const OpQuery& query);
+
+// Whether `force` admits an entry: empty, or a comma-separated list of backends and kernel names of
+// which one is the entry's ("xnnpack,portable": XNNPACK's operators and the portable layout kernels).
+bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name);
 
 // The force setting from TESSEL_FORCE_BACKEND ("" when unset).
 std::string ForcedBackendFromEnv();

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/registry/lab_costs.h"
 
 namespace tessel {
 
@@ -55,6 +56,19 @@ std::vector<const KernelEntry*> KernelRegistry::Find(absl::string_view op, absl:
   return out;
 }
 
+// On aarch64 a kernel the Arm lab's table lists costs its anchor's estimate times the lab's ratio
+// (lab_costs.h); elsewhere, and for unlisted kernels, its own estimate.
+double KernelRegistry::Cost(const KernelEntry& e, const ProblemShape& shape) const {
+#if defined(__aarch64__)
+  if (const LabCost* lab = FindLabCost(LabCostGroup(e.op, e.dtypes), e.name)) {
+    for (const KernelEntry& anchor : entries_) {
+      if (anchor.name == lab->anchor && anchor.cost) return anchor.cost(shape) * lab->ratio;
+    }
+  }
+#endif
+  return e.cost ? e.cost(shape) : 0.0;
+}
+
 absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, absl::string_view dtypes,
                                                           absl::string_view layout, const ProblemShape& shape,
                                                           absl::string_view force) const {
@@ -69,7 +83,7 @@ absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, 
     } else if (e->legal && !e->legal(shape)) {
       refused.push_back(absl::StrCat(e->name, " (shape not supported)"));
     } else {
-      const double cost = e->cost ? e->cost(shape) : 0.0;
+      const double cost = Cost(*e, shape);
       if (!best || cost < best_cost) {
         best = e;
         best_cost = cost;

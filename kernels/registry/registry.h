@@ -65,6 +65,9 @@ class KernelRegistry {
   std::vector<const KernelEntry*> Find(absl::string_view op, absl::string_view dtypes,
                                        absl::string_view layout) const;
   const std::vector<KernelEntry>& entries() const { return entries_; }
+  // The estimate Select ranks `e` by: on aarch64 the Arm lab's table where it lists e (lab_costs.h),
+  // else e.cost.
+  double Cost(const KernelEntry& e, const ProblemShape& shape) const;
 
   // The cheapest entry that is legal for `shape`, runs on this CPU and passes `force` (a backend
   // name or a kernel name; empty: no restriction). NotFound says which candidates were refused why.

@@ -1,0 +1,378 @@
+#!/usr/bin/python3
+"""Tessel against its peers on Arm core models, by the lab's estimate (lab): each side's aarch64
+build runs under qemu-aarch64 with the block-counting plugin, and llvm-mca prices the counted blocks on
+the core model. Called by benchmarks/arm/run.sh, which builds what it needs first.
+
+Workloads (batch 1, one thread):
+  - ResNet-18 and MobileNetV2 (//tools/frontend:models), fp32 and INT8, per image: Tessel's artifact
+    against the same graph on XNNPACK alone (Debian's arm64 build): compiled with
+    TESSEL_FORCE_BACKEND=xnnpack,portable and O3 less fuse-expansion (PEER_PIPELINE). Only the ops are
+    counted (the executor's per-op marks), not loading or packing.
+  - TinyLlama-1.1B-shaped Q4_0 and Q8_0 (make_bench_gguf.py's random weights): one decode step and
+    the prefill of a 64-token prompt (per token), Tessel's tessel against llama.cpp built for the
+    core (benchmarks/arm/build_llama_cpp.sh). Runs of 1 and 2 layers are differenced: a decode step is
+    run(2 tokens) - run(1 token), a 64-token prefill is run(65-token prompt) - run(1-token prompt), and
+    22 layers are L1 + 21 x (L2 - L1), block by block, so loading and the repack at load cancel.
+
+Core models: cortex-a55 and cortex-a76 run under qemu's cortex-a76 CPU (same ISA: NEON, dotprod, no SVE),
+neoverse-v1 under qemu's max CPU with 256-bit SVE. Tessel is one build (kernels chosen at run time from
+HWCAP); llama.cpp's CPU backend is built per core with -mcpu=CORE.
+
+Prints a table per workload and core, then one JSON line: {"rows": [{workload, core, tessel_cycles,
+peer, peer_cycles, ratio, ...}]}.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "lab"))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "llm"))
+import estimate  # noqa: E402
+import make_bench_gguf as gguf  # noqa: E402
+
+A64 = os.path.join(ROOT, "bazel-out", "aarch64-opt", "bin")
+HOST = os.path.join(ROOT, "bazel-out", "k8-opt", "bin")  # bazel-bin follows the last configuration built
+SYSROOT_LIBC = "/usr/aarch64-linux-gnu"
+ALL_CORES = ["cortex-a55", "cortex-a76", "neoverse-v1"]
+PREFILL = 64
+# XNNPACK alone: every compute op on XNNPACK's operators, the layout transposes and copies on Tessel's
+# portable kernels (XNNPACK has none for them), and O3 without the fusions only Tessel's kernels run:
+# fuse-expansion, and fuse-conv-add (XNNPACK's int8 convolution takes no residual; its add runs apart).
+PEER_FORCE = "xnnpack,portable"
+PEER_PIPELINE = ("fold-shape-ops,fold-constants,simplify,dce,cse,fold-batchnorm,fuse-conv-activation,"
+                 "fuse-depthwise-pointwise,transformer,layout,dce")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+class Runner:
+    """Runs programs under qemu-aarch64 with the plugin, in parallel, skipping profiles already made
+    by the same binaries (a profile is kept while it is newer than every input it names)."""
+
+    def __init__(self, work, jobs):
+        self.work = work
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        self.plugin = os.path.join(HOST, "lab/libtb_profile.so")
+
+    def profile(self, name, qemu_cpu, cmd, inputs, env=None):
+        out = os.path.join(self.work, name + ".tsv")
+
+        def job():
+            if os.path.exists(out) and all(os.path.getmtime(out) > os.path.getmtime(i) for i in inputs):
+                return out
+            e = dict(os.environ, QEMU_LD_PREFIX=SYSROOT_LIBC, TESSEL_LAB_MARKS="1")
+            e.update(env or {})
+            log("  qemu %s: %s" % (qemu_cpu, " ".join(os.path.basename(c) if c.startswith("/") else c for c in cmd)))
+            p = subprocess.run(["qemu-aarch64", "-cpu", qemu_cpu, "-plugin", self.plugin + ",out=" + out + ".tmp"] + cmd,
+                               env=e, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-1500:]))
+            os.replace(out + ".tmp", out)
+            return out
+        return self.pool.submit(job)
+
+    def run(self, qemu_cpu, cmd, env=None, out=None, inputs=()):
+        """A plain run under qemu (compiling an artifact): skipped when `out` is newer than its inputs and
+        was made by the same command."""
+        how = json.dumps([qemu_cpu, cmd, sorted((env or {}).items())])
+
+        def job():
+            if (out and os.path.exists(out) and all(os.path.getmtime(out) > os.path.getmtime(i) for i in inputs)
+                    and os.path.exists(out + ".how") and open(out + ".how").read() == how):
+                return out
+            e = dict(os.environ, QEMU_LD_PREFIX=SYSROOT_LIBC)
+            e.update(env or {})
+            log("  qemu %s: %s" % (qemu_cpu, " ".join(os.path.basename(c) if c.startswith("/") else c for c in cmd)))
+            p = subprocess.run(["qemu-aarch64", "-cpu", qemu_cpu] + cmd, env=e, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-1500:]))
+            if out:
+                with open(out + ".how", "w") as f:
+                    f.write(how)
+            return p.stdout
+        return self.pool.submit(job)
+
+
+def isa_groups(cores):
+    """qemu CPU -> the core models that share its runs (same ISA, same Tessel instructions)."""
+    groups = collections.OrderedDict()
+    for c in cores:
+        groups.setdefault(estimate.CORES[c]["qemu_cpu"], []).append(c)
+    return groups
+
+
+def target_of(qemu_cpu):
+    return "aarch64-sve" if "sve=on" in qemu_cpu else "aarch64-neon"
+
+
+def top_symbols(r, n=3):
+    total = r["cycles"] or 1.0
+    return [{"symbol": s, "share": c / total} for s, _, c in r["symbols"][:n]]
+
+
+# ---- CNNs ------------------------------------------------------------------------------------------
+
+def tensor_bytes(spec):
+    """Bytes of 'f32[1,112,112,32]' (tessel inspect's notation)."""
+    m = re.match(r"(\w+)\[([\d,]*)\]", spec)
+    if not m:
+        return 0
+    size = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i64": 8}.get(m.group(1), 4)
+    n = 1
+    for d in filter(None, m.group(2).split(",")):
+        n *= int(d)
+    return n * size
+
+
+def dram_bytes_per_image(inspect_text, llc_bytes):
+    """Weights once per image (every model here is larger than the modeled caches) plus, for each op
+    output larger than half the last-level cache, one write and one read."""
+    weights = 0.0
+    m = re.search(r"weights ([\d.]+) MB", inspect_text)
+    if m:
+        weights = float(m.group(1)) * 1e6
+    acts = 0.0
+    for line in inspect_text.splitlines():
+        m = re.match(r"\s+\d+ \S+\s+\S+\s+(\w+\[[\d,]*\])", line)
+        if m:
+            b = tensor_bytes(m.group(1))
+            if b > llc_bytes / 2:
+                acts += 2 * b
+    return weights + acts
+
+
+def file_digest(path):
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def cnn_workloads(runner, cores, models, precisions, calibration):
+    """Each core compiles its own fp32 artifacts (its column of the lab's cost table, TESSEL_COST_CORE);
+    INT8 artifacts, which the table does not steer and whose calibration under qemu is slow, are compiled
+    once per qemu CPU. Identical artifacts on the same qemu CPU share one profiled run."""
+    tessel = os.path.join(A64, "cli/tessel")
+    compiled = []
+    shared = {}
+    first_of_cpu = {}
+    for core in cores:
+        qcpu = estimate.CORES[core]["qemu_cpu"]
+        first_of_cpu.setdefault(qcpu, core)
+        tgt = target_of(qcpu)
+        for model in models:
+            onnx = os.path.join(HOST, "tools/frontend/models/%s_op13.onnx" % model)
+            for prec in precisions:
+                for side, force in (("tessel", None), ("xnnpack", PEER_FORCE)):
+                    owner = first_of_cpu[qcpu] if prec == "int8" else core
+                    tsl = os.path.join(runner.work, "%s_%s_%s_%s.tsl" % (model, prec, owner, side))
+                    if owner != core:
+                        compiled.append((core, qcpu, model, prec, side, tsl, None, shared[(owner, model, prec, side)]))
+                        continue
+                    cmd = [tessel, "compile", onnx, "-o", tsl, "--dim", "batch=1", "--target", tgt]
+                    if force:
+                        cmd += ["--pipeline", PEER_PIPELINE]
+                    inputs = [tessel, onnx]
+                    if prec == "int8":
+                        cmd += ["--quantize=int8", "--calibration", calibration, "--calibration-batch", "2"]
+                        inputs.append(calibration)
+                    env = {"TESSEL_COST_CORE": core}
+                    if force:
+                        env["TESSEL_FORCE_BACKEND"] = force
+                    shared[(core, model, prec, side)] = runner.run(qcpu, cmd, env, tsl, inputs)
+                    compiled.append((core, qcpu, model, prec, side, tsl, env, shared[(core, model, prec, side)]))
+    runs = {}
+    per_case = {}
+    for core, qcpu, model, prec, side, tsl, env, fut in compiled:
+        fut.result()
+        key = (file_digest(tsl), qcpu)
+        if key not in runs:
+            name = "cnn_%s_%s" % (key[0], qcpu.split(",")[0] + ("_sve" if "sve=on" in qcpu else ""))
+            runs[key] = (runner.run(qcpu, [tessel, "inspect", tsl, "--no-ir"]),
+                         runner.profile(name, qcpu, [tessel, "bench", tsl, "--iterations", "1", "--warmup", "0"], [tsl],
+                                        {"TESSEL_COST_CORE": core}))
+        per_case[(core, model, prec, side)] = runs[key]
+    ops_only = lambda label: label not in ("init", "-1")
+    results = {}
+    for (core, model, prec, side), (inspect, prof) in per_case.items():
+        text = inspect.result()
+        c = estimate.CORES[core]
+        r = estimate.estimate([(1.0, prof.result())], c, phase_filter=ops_only)
+        estimate.add_memory_term(r, c, dram_bytes_per_image(text, c["llc_bytes"]))
+        kernels = collections.Counter()
+        for line in text.splitlines():
+            m = re.match(r"\s+\d+ \S+\s+(\S+)\s+\w+\[", line)
+            if m:
+                kernels[m.group(1)] += 1
+        r["kernels"] = dict(kernels)
+        results[(core, model, prec, side)] = r
+    rows = []
+    for model in models:
+        for prec in precisions:
+            for core in cores:
+                t, p = results[(core, model, prec, "tessel")], results[(core, model, prec, "xnnpack")]
+                rows.append(row("%s %s (per image)" % (model, prec), core, t, "xnnpack", p))
+    return rows
+
+
+# ---- LLM -------------------------------------------------------------------------------------------
+
+def weight_bytes_per_token(kind, layers=gguf.LAYERS):
+    """Bytes of every matrix a decode step reads: all but the embedding table (one row of it is read)."""
+    total = 0
+    for name, ne in gguf.tensor_list(layers):
+        if len(ne) == 2 and name != "token_embd.weight":
+            total += gguf.tensor_bytes(gguf.tensor_type(kind, name), ne)
+        elif len(ne) == 1:
+            total += 4 * ne[0]
+    return total
+
+
+def prompt_text(tokens):
+    """tokens - 1 single-letter words after BOS: one token each in make_bench_gguf.py's vocabulary."""
+    return " ".join("abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(tokens - 1))
+
+
+def llm_workloads(runner, cores, kinds, with_prefill, bench_dir):
+    tessel = os.path.join(A64, "cli/tessel")
+    files = {}
+    for kind in kinds:
+        for layers in (1, 2):
+            files[(kind, layers)] = os.path.join(bench_dir, "tinyllama-1.1b-random-L%d-%s.gguf" % (layers, kind))
+    # (prompt tokens, tokens generated): decode = (1, 2) - (1, 1); prefill = (65, 1) - (1, 1).
+    shapes = [(1, 1), (1, 2)] + ([(PREFILL + 1, 1)] if with_prefill else [])
+    llama = {}
+    for core in cores:
+        llama[core] = subprocess.run([os.path.join(ROOT, "benchmarks/arm/build_llama_cpp.sh"), core], check=True,
+                                     capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    prof = {}
+    for kind in kinds:
+        for layers in (1, 2):
+            f = files[(kind, layers)]
+            for p, n in shapes:
+                for qcpu in isa_groups(cores):
+                    cmd = [tessel, "generate", "--model", f, "--prompt", prompt_text(p), "-n", str(n), "--temp", "0",
+                           "--threads", "1", "--ctx", "128", "--seed", "1"]
+                    name = "llm_%s_L%d_p%d_n%d_%s_tessel" % (kind, layers, p, n, target_of(qcpu))
+                    prof[("tessel", qcpu, kind, layers, p, n)] = runner.profile(name, qcpu, cmd, [tessel, f])
+                for core in cores:
+                    qcpu = estimate.CORES[core]["qemu_cpu"]
+                    # llama_steps decodes D steps after the prompt; tessel's -n counts the token the
+                    # prompt's logits give, so D = n - 1 is the same work.
+                    cmd = [llama[core], f, str(p), str(n - 1)]
+                    name = "llm_%s_L%d_p%d_n%d_%s_llamacpp" % (kind, layers, p, n, core)
+                    prof[("llama.cpp", core, kind, layers, p, n)] = runner.profile(name, qcpu, cmd, [llama[core], f])
+    rows = []
+    for kind in kinds:
+        for core in cores:
+            c = estimate.CORES[core]
+            qcpu = c["qemu_cpu"]
+            per_token = weight_bytes_per_token(kind)
+            work = [("decode step", (1, 2), 1.0, per_token)]
+            if with_prefill:
+                work.append(("%d-token prefill (per token)" % PREFILL, (PREFILL + 1, 1), 1.0 / PREFILL, per_token / PREFILL))
+            res = {}
+            for what, (p, n), scale, dram in work:
+                for side, key in (("tessel", qcpu), ("llama.cpp", core)):
+                    g = lambda L, pp, nn: prof[(side, key, kind, L, pp, nn)].result()
+                    # 22 layers = 22 x (L2 difference) - 21 x (L1 difference).
+                    terms = [(22 * scale, g(2, p, n)), (-22 * scale, g(2, 1, 1)),
+                             (-21 * scale, g(1, p, n)), (21 * scale, g(1, 1, 1))]
+                    r = estimate.estimate(terms, c)
+                    estimate.add_memory_term(r, c, dram)
+                    res[side] = r
+                rows.append(row("TinyLlama %s %s" % (kind.upper(), what), core, res["tessel"], "llama.cpp",
+                                res["llama.cpp"]))
+    return rows
+
+
+def row(workload, core, t, peer, p):
+    return {
+        "workload": workload,
+        "core": core,
+        "core_model": estimate.CORES[core]["label"],
+        "tessel_cycles": t["cycles"],
+        "peer": peer,
+        "peer_cycles": p["cycles"],
+        "ratio": t["cycles"] / p["cycles"] if p["cycles"] else float("nan"),
+        "tessel_ms": t.get("compute_ms"),
+        "peer_ms": p.get("compute_ms"),
+        "tessel_roofline_ms": t.get("roofline_ms"),
+        "peer_roofline_ms": p.get("roofline_ms"),
+        "dram_mb": (t.get("dram_bytes") or 0) / 1e6,
+        "tessel_hot": top_symbols(t),
+        "peer_hot": top_symbols(p),
+        "tessel_kernels": t.get("kernels"),
+        "peer_kernels": p.get("kernels"),
+    }
+
+
+def print_table(rows):
+    print("Tessel vs peers on Arm core models: ESTIMATED cycles (qemu-aarch64 block counts x llvm-mca), 1 thread.")
+    print("ms: compute estimate at the modeled SoC's clock; mem ms: DRAM bytes / its bandwidth (roofline = the larger).")
+    print("%-40s %-22s %11s %11s %-9s %6s %8s %8s %7s" % ("workload", "core model", "tessel cyc", "peer cyc", "peer",
+                                                        "ratio", "tessel ms", "peer ms", "mem ms"))
+    for r in rows:
+        slow = [k for k in (r.get("peer_kernels") or {}) if k.startswith("reference/")]
+        if slow:
+            print("  note: the peer's graph runs reference kernels for %s" % ", ".join(slow))
+        c = estimate.CORES[r["core"]]
+        mem_ms = r["dram_mb"] * 1e6 / (c["dram_gbps"] * 1e6) if r["dram_mb"] else 0.0
+        print("%-40s %-22s %11.4g %11.4g %-9s %6.2f %8.2f %8.2f %7.2f" % (
+            r["workload"][:40], r["core_model"], r["tessel_cycles"], r["peer_cycles"], r["peer"], r["ratio"],
+            r["tessel_ms"] or 0, r["peer_ms"] or 0, mem_ms))
+        for side in ("tessel", "peer"):
+            hot = ", ".join("%s %.0f%%" % (h["symbol"][:56], 100 * h["share"]) for h in r[side + "_hot"])
+            print("      %-9s hot: %s" % ("tessel" if side == "tessel" else r["peer"], hot))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="MobileNetV2 fp32 and the Q4_0 decode step only")
+    ap.add_argument("--cores", default=",".join(ALL_CORES))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "arm"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--calibration", help="calibration .npy for the INT8 models (made when absent)")
+    args = ap.parse_args()
+    cores = args.cores.split(",")
+    for c in cores:
+        if c not in ALL_CORES:
+            sys.exit("arm_lab.py: unknown core %s (expected %s)" % (c, ", ".join(ALL_CORES)))
+    os.makedirs(args.out, exist_ok=True)
+    runner = Runner(args.out, args.jobs)
+    bench_dir = os.path.expanduser("~/.cache/tessel/bench-arm")
+    kinds = ["q4_0"] if args.quick else ["q4_0", "q8_0"]
+    for layers in (1, 2):
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/llm/make_bench_gguf.py"), "--out", bench_dir,
+                        "--types", ",".join(kinds), "--layers", str(layers)], check=True, stdout=subprocess.DEVNULL)
+    calibration = args.calibration
+    if not args.quick and not calibration:
+        calibration = os.path.join(args.out, "photos", "calibration.npy")
+        if not os.path.exists(calibration):
+            # Two real-photo crops: calibration runs under qemu (slowly), and speed does not depend on it.
+            subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/frontend/make_photo_calibration.py"), "--out",
+                            os.path.dirname(calibration), "--calibration", "2", "--evaluation", "1"], check=True,
+                           stdout=subprocess.DEVNULL)
+    models = ["mobilenet_v2"] if args.quick else ["resnet18", "mobilenet_v2"]
+    precisions = ["fp32"] if args.quick else ["fp32", "int8"]
+    llm_future = concurrent.futures.ThreadPoolExecutor(1).submit(
+        llm_workloads, runner, cores, kinds, not args.quick, bench_dir)
+    rows = cnn_workloads(runner, cores, models, precisions, calibration)
+    rows += llm_future.result()
+    print_table(rows)
+    print(json.dumps({"rows": rows}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,347 @@
+// Fixed kernel cases for the Arm performance lab: every f32 GEMM, weight-only GEMV and vector kernel
+// that this CPU runs (from the registries benchmarks/kernels measures), each on a few fixed shapes, and
+// every legal f32 convolution operator kernel (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE
+// depthwise) on depthwise, dense 3x3 and pointwise layers of MobileNetV2 and ResNet-18.
+// The same binary times a case natively and, under qemu with lab/tb_profile.c, marks it as a
+// phase (lab_marks.h), so the lab's estimate and the host's time describe the same instructions:
+//   - on x86-64 it validates the estimates (lab/validate_x86.sh: TESSEL_MAX_ISA=avx2 on both sides,
+//     since qemu-x86_64 has no AVX-512);
+//   - on aarch64 it gives the cycles per call behind the aarch64 cost table (lab/make_cost_table.py).
+//
+//   kernel_cases [--filter SUBSTRING] [--reps R] [--list] [--clock]
+//
+// --clock first prints {"clock_ghz": G}: the core's clock from a chain of dependent adds (one cycle
+// each), which turns the host's times into cycles for the comparison.
+// One JSON line per case: {"index", "case", "kernel", "op", "layer", "flops", "bytes", "calls", "reps",
+// "median_ns", "min_ns"}
+// (ns of this thread's CPU time per call over R timed repetitions of `calls` calls, after one warm-up
+// call). With TESSEL_LAB_MARKS=1
+// every repetition of case i is phase i.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/graph.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemv/gemv.h"
+#include "kernels/op_kernels.h"
+#include "kernels/registry/registry.h"
+#include "kernels/vector/vector.h"
+#include "runtime/lab_marks.h"
+
+namespace tessel {
+namespace {
+
+struct Case {
+  std::string name;
+  std::string kernel;
+  std::string op;
+  std::string layer;  // the layer's class for convolutions: depthwise, dense, pointwise
+  double flops = 0;  // arithmetic per call (multiply-add = 2)
+  double bytes = 0;  // operand bytes per call
+  int calls = 1;     // per repetition: enough work to time natively
+  std::function<void()> run;
+};
+
+// Deterministic values in [-scale, scale): no libm, so both sides of the lab run the same code.
+std::vector<float> Fill(int64_t n, float scale) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>((i * 7919) % 1000 - 500) / 500.0f;
+  return v;
+}
+
+// Calls per repetition for about `target` flops of work per repetition (at least one).
+int CallsFor(double flops_per_call, double target = 2e7) {
+  return static_cast<int>(std::max(1.0, std::min(1000.0, std::round(target / std::max(1.0, flops_per_call)))));
+}
+
+void AddGemmCases(std::vector<Case>& cases) {
+  struct Shape {
+    const char* name;
+    int64_t m, n, k;
+  };
+  // Square, then ResNet-18's 14x14 3x3 layer and MobileNetV2's 14x14 pointwise layer as GEMMs.
+  static const Shape kShapes[] = {{"sq128", 128, 128, 128}, {"r18_l3_3x3", 196, 256, 2304}, {"mbv2_14_pw", 196, 96, 576}};
+  for (const KernelEntry& e : GemmKernels().entries()) {
+    if (e.op != "gemm" || !CpuSupports(e.isa)) continue;
+    for (const Shape& s : kShapes) {
+      // The plain triple loop only on the small shape: it is the oracle, not a contender.
+      if (e.backend == "reference" && s.m * s.n * s.k > 128 * 128 * 128) continue;
+      auto a = std::make_shared<std::vector<float>>(Fill(s.m * s.k, 1.0f));
+      auto b = std::make_shared<std::vector<float>>(Fill(s.k * s.n, 0.5f));
+      auto c = std::make_shared<std::vector<float>>(s.m * s.n);
+      auto ws = std::make_shared<std::vector<char>>(e.workspace_bytes);
+      auto fn = reinterpret_cast<GemmF32Fn>(e.fn);
+      Case k;
+      k.name = e.name + "/" + s.name;
+      k.kernel = e.name;
+      k.op = "gemm";
+      k.flops = 2.0 * s.m * s.n * s.k;
+      k.bytes = 4.0 * (s.m * s.k + s.k * s.n + s.m * s.n);
+      k.calls = CallsFor(k.flops);
+      k.run = [=] { fn(s.m, s.n, s.k, a->data(), s.k, b->data(), s.n, c->data(), s.n, ws->data()); };
+      cases.push_back(std::move(k));
+    }
+  }
+}
+
+// Random-looking but valid ggml blocks: fp16 scale 2^-6 (0x2400), then code bytes.
+std::vector<uint8_t> QuantBlocks(int64_t rows, int64_t cols, int block_bytes) {
+  std::vector<uint8_t> w(rows * cols / 32 * block_bytes);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+  for (size_t i = 0; i < w.size(); i += block_bytes) {
+    w[i] = 0x00;
+    w[i + 1] = 0x24;
+  }
+  return w;
+}
+
+void AddGemvCases(std::vector<Case>& cases) {
+  const int64_t rows = 1024, cols = 2048;  // a quarter of TinyLlama's attention output projection
+  for (const KernelEntry& e : GemvKernels().entries()) {
+    if (e.op != "gemv" || !CpuSupports(e.isa)) continue;
+    const bool q4 = e.dtypes == "q4_0xf32", q8 = e.dtypes == "q8_0xf32";
+    if (!q4 && !q8) continue;
+    const int block_bytes = q4 ? 18 : 34;
+    auto w = std::make_shared<std::vector<uint8_t>>(QuantBlocks(rows, cols, block_bytes));
+    auto x = std::make_shared<std::vector<float>>(Fill(cols, 1.0f));
+    auto y = std::make_shared<std::vector<float>>(rows);
+    auto fn = reinterpret_cast<GemvFn>(e.fn);
+    Case k;
+    k.name = e.name + "/1024x2048";
+    k.kernel = e.name;
+    k.op = "gemv";
+    k.flops = 2.0 * rows * cols;
+    k.bytes = static_cast<double>(w->size()) + 4.0 * (cols + rows);
+    k.calls = CallsFor(k.flops, 1e7);
+    k.run = [=] {
+      GemvArgs args;
+      args.w = w->data();
+      args.x = x->data();
+      args.y = y->data();
+      args.rows = rows;
+      args.cols = cols;
+      fn(args, 0, rows);
+    };
+    cases.push_back(std::move(k));
+  }
+}
+
+void AddVectorCases(std::vector<Case>& cases) {
+  const int64_t rows = 64, row = 2048, n = rows * row;  // 512 KiB per operand: L2-resident on the host
+  auto a = std::make_shared<std::vector<float>>(Fill(n, 4.0f));
+  auto b = std::make_shared<std::vector<float>>(Fill(n, 2.0f));
+  auto gain = std::make_shared<std::vector<float>>(Fill(row, 1.0f));
+  auto y = std::make_shared<std::vector<float>>(n);
+  for (const KernelEntry& e : VectorKernels().entries()) {
+    if (!CpuSupports(e.isa)) continue;
+    Case k;
+    k.name = e.name + "/64x2048";
+    k.kernel = e.name;
+    k.op = e.op;
+    k.flops = static_cast<double>(n);
+    k.bytes = 8.0 * n;
+    if (e.op == "softmax") {
+      auto fn = reinterpret_cast<SoftmaxFn>(e.fn);
+      k.run = [=] { fn(rows, row, a->data(), y->data()); };
+    } else if (e.op == "rmsnorm") {
+      auto fn = reinterpret_cast<RmsNormFn>(e.fn);
+      k.run = [=] { fn(rows, row, a->data(), gain->data(), 1e-5f, y->data()); };
+    } else if (e.op == "clamp") {
+      auto fn = reinterpret_cast<ClampFn>(e.fn);
+      k.run = [=] { fn(n, a->data(), y->data(), 0.0f, 6.0f); };
+    } else if (e.op == "sigmoid" || e.op == "silu" || e.op == "hardswish") {
+      auto fn = reinterpret_cast<UnaryFn>(e.fn);
+      k.run = [=] { fn(n, a->data(), y->data()); };
+    } else if (e.op == "vadd" || e.op == "vmul") {
+      auto fn = reinterpret_cast<BinaryFn>(e.fn);
+      k.bytes = 12.0 * n;
+      k.run = [=] { fn(n, a->data(), b->data(), y->data(), -INFINITY, INFINITY); };
+    } else {
+      continue;
+    }
+    k.calls = CallsFor(20.0 * n);
+    cases.push_back(std::move(k));
+  }
+}
+
+// This thread's CPU time: on a shared host, time other processes hold the core is not counted.
+double ThreadSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Best of five runs of a chain of dependent 64-bit multiplies: 3 cycles each on every x86-64 core of the
+// last decade (a chain of add-immediates is no clock: Golden Cove's renamer folds them, 4-5 a cycle).
+double MeasureClockGhz() {
+#if defined(__x86_64__)
+  const int64_t iters = 10'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    uint64_t x = 3;
+    int64_t n = iters;
+    const double t0 = ThreadSeconds();
+    __asm__ volatile(
+        "1:\n"
+        "imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n"
+        "imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n imul %0, %0\n"
+        "dec %1\n jnz 1b\n"
+        : "+r"(x), "+r"(n));
+    best = std::max(best, 30.0 * iters / (ThreadSeconds() - t0) / 1e9);
+  }
+  return best;
+#else
+  return 0;  // the lab runs aarch64 code under qemu only, where a clock means nothing
+#endif
+}
+
+// One convolution layer as a tessel.FusedConv node (NHWC, bias, ReLU6) with its tensors; shared by
+// the cases of every kernel that accepts it.
+struct ConvLayer {
+  std::string name, layer;
+  Graph graph;
+  Node* node = nullptr;
+  std::vector<Tensor> data;  // x, w, b
+  std::vector<OperandInfo> in_info, out_info;
+  std::vector<const Tensor*> inputs;
+  Tensor output;
+  double flops = 0;
+};
+
+std::shared_ptr<ConvLayer> MakeConvLayer(const char* name, const char* layer, int64_t h, int64_t w, int64_t c,
+                                         int64_t m, int64_t k, int64_t stride, int64_t groups) {
+  auto l = std::make_shared<ConvLayer>();
+  l->name = name;
+  l->layer = layer;
+  const int64_t pad = k / 2, oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  const std::vector<std::vector<int64_t>> shapes = {{1, h, w, c}, {m, k, k, c / groups}, {m}};
+  l->data.reserve(3);
+  std::vector<Value*> values;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Tensor t(DType::kF32, shapes[i]);
+    std::vector<float> v = Fill(t.num_elements(), i == 0 ? 1.0f : 0.1f);
+    std::copy(v.begin(), v.end(), t.data<float>());
+    l->data.push_back(std::move(t));
+    const std::string vname = absl::StrCat("v", i);
+    values.push_back(i == 0 ? l->graph.AddInput(vname, l->data.back().type()) : l->graph.AddConstant(vname, l->data.back()));
+    l->in_info.push_back({true, i > 0, l->data.back().type()});
+  }
+  for (const Tensor& t : l->data) l->inputs.push_back(&t);
+  l->node = l->graph.AddNode("FusedConv", values, 1, name);
+  l->node->set_domain("tessel");
+  l->node->SetAttr("layout", Attribute::String("nhwc"));
+  l->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
+  l->node->SetAttr("strides", Attribute::Ints({stride, stride}));
+  l->node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
+  l->node->SetAttr("group", Attribute::Int(groups));
+  l->node->SetAttr("activation", Attribute::String("clip"));
+  l->node->SetAttr("clip_min", Attribute::Float(0.0f));
+  l->node->SetAttr("clip_max", Attribute::Float(6.0f));
+  l->output = Tensor(DType::kF32, {1, oh, ow, m});
+  l->out_info.push_back({true, false, l->output.type()});
+  l->flops = 2.0 * oh * ow * m * k * k * (c / groups);
+  return l;
+}
+
+void AddConvCases(std::vector<Case>& cases) {
+  const std::vector<std::shared_ptr<ConvLayer>> layers = {
+      MakeConvLayer("mbv2_dw_56x56x144_s1", "depthwise", 56, 56, 144, 144, 3, 1, 144),
+      MakeConvLayer("mbv2_dw_112x112x96_s2", "depthwise", 112, 112, 96, 96, 3, 2, 96),
+      MakeConvLayer("mbv2_dw_14x14x576_s1", "depthwise", 14, 14, 576, 576, 3, 1, 576),
+      MakeConvLayer("r18_3x3_56x56x64", "dense", 56, 56, 64, 64, 3, 1, 1),
+      MakeConvLayer("r18_3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1, 1),
+      MakeConvLayer("mbv2_pw_28x28x32_192", "pointwise", 28, 28, 32, 192, 1, 1, 1),
+      MakeConvLayer("mbv2_pw_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1, 1),
+  };
+  for (const std::shared_ptr<ConvLayer>& l : layers) {
+    const OpQuery q{*l->node, l->in_info, l->out_info};
+    for (const OpKernelEntry& e : OpKernels().entries()) {
+      if (e.op != "tessel.FusedConv" || e.dtypes != "f32" || !CpuSupports(e.isa) || (e.legal && !e.legal(q))) continue;
+      absl::StatusOr<std::unique_ptr<OpKernel>> made =
+          e.create(OpKernelArgs{*l->node, l->inputs, absl::MakeSpan(&l->output, 1), nullptr, 1});
+      if (!made.ok()) continue;
+      std::shared_ptr<OpKernel> kernel = std::move(*made);
+      Case k;
+      k.name = e.name + "/" + l->name;
+      k.kernel = e.name;
+      k.op = "conv";
+      k.layer = l->layer;
+      k.flops = l->flops;
+      k.bytes = 4.0 * (l->data[0].num_elements() + l->data[1].num_elements() + l->output.num_elements());
+      k.calls = CallsFor(k.flops, 4e7);
+      k.run = [kernel, l] { (void)kernel->Run(); };
+      cases.push_back(std::move(k));
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  std::string filter;
+  int reps = 7;
+  bool list = false, clock = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else if (a == "--list") {
+      list = true;
+    } else if (a == "--clock") {
+      clock = true;
+    } else {
+      std::fprintf(stderr, "usage: kernel_cases [--filter SUBSTRING] [--reps R] [--list] [--clock]\n");
+      return 2;
+    }
+  }
+  if (reps < 1) {
+    std::fprintf(stderr, "kernel_cases: --reps must be >= 1\n");
+    return 2;
+  }
+  if (clock) std::printf("{\"clock_ghz\": %.3f}\n", MeasureClockGhz());
+  std::vector<Case> cases;
+  AddGemmCases(cases);
+  AddGemvCases(cases);
+  AddVectorCases(cases);
+  AddConvCases(cases);
+  const bool marks = LabMarksRequested();
+  int index = -1;
+  for (const Case& c : cases) {
+    ++index;
+    if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
+    if (list) {
+      std::printf("%d %s\n", index, c.name.c_str());
+      continue;
+    }
+    c.run();  // warm-up: caches, page faults, lazy initialization
+    std::vector<double> ns;
+    for (int r = 0; r < reps; ++r) {
+      if (marks) LabMark(index);
+      const double t0 = ThreadSeconds();
+      for (int i = 0; i < c.calls; ++i) c.run();
+      const double t1 = ThreadSeconds();
+      if (marks) LabMark(-1);
+      ns.push_back((t1 - t0) * 1e9 / c.calls);
+    }
+    std::sort(ns.begin(), ns.end());
+    std::printf("{\"index\": %d, \"case\": \"%s\", \"kernel\": \"%s\", \"op\": \"%s\", \"layer\": \"%s\", "
+                "\"flops\": %.0f, \"bytes\": %.0f, \"calls\": %d, \"reps\": %d, \"median_ns\": %.1f, \"min_ns\": %.1f}\n",
+                index, c.name.c_str(), c.kernel.c_str(), c.op.c_str(), c.layer.c_str(), c.flops, c.bytes, c.calls,
+                reps, ns[ns.size() / 2], ns.front());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessel
+
+int main(int argc, char** argv) { return tessel::Main(argc, argv); }
