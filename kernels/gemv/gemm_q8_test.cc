@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -153,11 +154,19 @@ std::vector<float> RunSplit(GemmQ8Fn fn, GemmQ8Args& a, int64_t split) {
   return y;
 }
 
+// Under qemu (the aarch64 test run, TESSEL_UNDER_QEMU) the plain C++ reference twins would repeat the
+// host run's check at a few hundred times its cost (minutes of emulated floating point); the ISA
+// kernels are what the emulated run is for.
+bool SkipEmulatedPortable(const KernelEntry& e) {
+  return e.isa == Isa::kPortable && std::getenv("TESSEL_UNDER_QEMU") != nullptr;
+}
+
 class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
 
 TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   const GemvFormat f = e.dtypes.rfind("q4_0", 0) == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
   const bool panel16 = IsPanel16(e);
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
@@ -324,6 +333,7 @@ class GemmQ8GroupKernelTest : public testing::TestWithParam<const KernelEntry*> 
 TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   const GemvFormat f = GemvFormat::kQ4_0;  // x's layout
   Lcg rng(31);
@@ -420,6 +430,7 @@ Q4_1Matrix MakeQ4_1Matrix(int64_t rows, int64_t cols, Lcg& rng) {
 TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(37);
   for (int64_t rows : {1, 17, 67, 130}) {
@@ -519,6 +530,7 @@ void ExpectMatchesValues(GemmQ8Fn fn, const GemmQ8Args& shape, const std::vector
 TEST_P(GemmQ8GroupKernelTest, Q5MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(43);
   for (bool mins : {false, true}) {
@@ -651,6 +663,7 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
 TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
+  if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(41);
   for (int kquant : {2, 3, 4, 5, 6, kKQuantIQ4_XS}) {
