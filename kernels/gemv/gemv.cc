@@ -15,7 +15,7 @@
 namespace tessel {
 namespace {
 
-bool BlockLegal(const ProblemShape& s) { return s.m >= 0 && s.n >= 0 && s.n % kQBlock == 0; }
+bool BlockLegal(const ProblemShape& s) { return s.m >= 0 && s.n >= 0 && s.n % kQuantBlock == 0; }
 bool GroupLegal(const ProblemShape& s) {
   return s.m >= 0 && s.n >= 0 && (s.group == 32 || s.group == 64 || s.group == 128) && s.n % s.group == 0;
 }
@@ -196,7 +196,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
 const KernelEntry* SelectGemmQ8(GemvFormat format) {
   absl::StatusOr<const KernelEntry*> e =
       GemmQ8Kernels().Select("gemm", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
-                             LayoutOf(format), {1, kQBlock, 1, 0});
+                             LayoutOf(format), {1, kQuantBlock, 1, 0});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
@@ -206,8 +206,8 @@ const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
       format == GemvFormat::kInt4Group
           ? GemmQ8Panel16Kernels().Select("gemm", "igx16xq8", "ig_panel16", {1, 128, 1, 128})
       : format == GemvFormat::kQ4_0
-          ? GemmQ8Panel16Kernels().Select("gemm", "q4_0x16xq8", "q4_0_panel16", {1, kQBlock, 1, 0})
-          : GemmQ8Panel16Kernels().Select("gemm", "q8_0x16xq8", "q8_0_panel16", {1, kQBlock, 1, 0});
+          ? GemmQ8Panel16Kernels().Select("gemm", "q4_0x16xq8", "q4_0_panel16", {1, kQuantBlock, 1, 0})
+          : GemmQ8Panel16Kernels().Select("gemm", "q8_0x16xq8", "q8_0_panel16", {1, kQuantBlock, 1, 0});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
@@ -215,7 +215,7 @@ const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
 const KernelEntry* SelectQ8(GemvFormat format) {
   absl::StatusOr<const KernelEntry*> e =
       GemvQ8Kernels().Select("gemv", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
-                             LayoutOf(format), {1, kQBlock, 1, 0});
+                             LayoutOf(format), {1, kQuantBlock, 1, 0});
   // The reference is the oracle, far slower than the f32-input kernels; a forced backend without an
   // int8-input kernel falls back to the f32-input family, which reports the forcing itself.
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
@@ -235,8 +235,8 @@ const KernelEntry* SelectFor(GemvFormat format, const ProblemShape& shape) {
 
 const KernelEntry* Selected(GemvFormat format) {
   // Legality only depends on cols modulo the block or group, so one choice per format serves every call.
-  static const KernelEntry* q4 = SelectFor(GemvFormat::kQ4_0, {1, kQBlock, 1, 0});
-  static const KernelEntry* q8 = SelectFor(GemvFormat::kQ8_0, {1, kQBlock, 1, 0});
+  static const KernelEntry* q4 = SelectFor(GemvFormat::kQ4_0, {1, kQuantBlock, 1, 0});
+  static const KernelEntry* q8 = SelectFor(GemvFormat::kQ8_0, {1, kQuantBlock, 1, 0});
   static const KernelEntry* i4g = SelectFor(GemvFormat::kInt4Group, {1, 128, 1, 128});
   switch (format) {
     case GemvFormat::kQ4_0: return q4;
@@ -266,8 +266,8 @@ const KernelRegistry& GemvKernels() {
 
 int64_t GemvRowBytes(GemvFormat format, int64_t cols) {
   switch (format) {
-    case GemvFormat::kQ4_0: return cols / kQBlock * int64_t{sizeof(BlockQ4_0)};
-    case GemvFormat::kQ8_0: return cols / kQBlock * int64_t{sizeof(BlockQ8_0)};
+    case GemvFormat::kQ4_0: return cols / kQuantBlock * int64_t{sizeof(BlockQ4_0)};
+    case GemvFormat::kQ8_0: return cols / kQuantBlock * int64_t{sizeof(BlockQ8_0)};
     case GemvFormat::kInt4Group: return cols / 2;
   }
   return 0;
@@ -283,7 +283,7 @@ absl::Status ValidateGemv(GemvFormat format, int64_t rows, int64_t cols, int64_t
                                                      " must be 32, 64 or 128 and divide cols=", cols,
                                                      "; re-quantize with a supported group size"));
     }
-  } else if (cols % kQBlock != 0) {
+  } else if (cols % kQuantBlock != 0) {
     return absl::InvalidArgumentError(absl::StrCat("gemv: ", DtypesOf(format), " needs cols (", cols,
                                                    ") to be a multiple of the 32-element block"));
   }
@@ -340,7 +340,7 @@ void GemmQ8BlockTerms(GemvFormat format, const GemvQ8Input& in, int64_t cols, in
                       float* block_scale) {
   const bool q4 = format == GemvFormat::kQ4_0;
   const int lanes = q4 ? 4 : 8;
-  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+  for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
     const int64_t lane0 = q4 ? (b / 4) * 16 + 4 * (b % 4) : b * 8;
     int32_t sum = 0;
     for (int l = 0; l < lanes; ++l) sum += in.bias[lane0 + l];
@@ -350,7 +350,7 @@ void GemmQ8BlockTerms(GemvFormat format, const GemvQ8Input& in, int64_t cols, in
 }
 
 int64_t GemvQ8PaddedCols(GemvFormat format, int64_t cols) {
-  const int64_t group = format == GemvFormat::kQ4_0 ? 4 * kQBlock : 2 * kQBlock;
+  const int64_t group = format == GemvFormat::kQ4_0 ? 4 * kQuantBlock : 2 * kQuantBlock;
   return (cols + group - 1) / group * group;
 }
 
@@ -365,16 +365,16 @@ void QuantizeGemvInputPortable(GemvFormat format, const float* x, int64_t cols, 
   const bool q4 = format == GemvFormat::kQ4_0;
   const int64_t padded = GemvQ8PaddedCols(format, cols);
   const int lanes_per_block = q4 ? 4 : 8;
-  for (int64_t b = 0; b < padded / kQBlock; ++b) {
-    int8_t q[kQBlock] = {};
+  for (int64_t b = 0; b < padded / kQuantBlock; ++b) {
+    int8_t q[kQuantBlock] = {};
     float d = 0;
-    if (b * kQBlock < cols) {
-      const float* xb = x + b * kQBlock;
+    if (b * kQuantBlock < cols) {
+      const float* xb = x + b * kQuantBlock;
       float amax = 0;
-      for (int j = 0; j < kQBlock; ++j) amax = std::max(amax, std::fabs(xb[j]));
+      for (int j = 0; j < kQuantBlock; ++j) amax = std::max(amax, std::fabs(xb[j]));
       d = amax / 127;
       const float id = amax > 0 ? 127 / amax : 0.0f;
-      for (int j = 0; j < kQBlock; ++j) q[j] = static_cast<int8_t>(std::nearbyint(xb[j] * id));
+      for (int j = 0; j < kQuantBlock; ++j) q[j] = static_cast<int8_t>(std::nearbyint(xb[j] * id));
     }
     int8_t* dst_lo;  // where elements 0..15 and 16..31 of this block go
     int8_t* dst_hi;
@@ -385,7 +385,7 @@ void QuantizeGemvInputPortable(GemvFormat format, const float* x, int64_t cols, 
       dst_hi = dst_lo + 64;
       lane0 = g * 16 + 4 * i;
     } else {
-      dst_lo = out.q + b * kQBlock;
+      dst_lo = out.q + b * kQuantBlock;
       dst_hi = dst_lo + 16;
       lane0 = b * 8;
     }
@@ -407,7 +407,7 @@ void QuantizeGemvInputPortable(GemvFormat format, const float* x, int64_t cols, 
 }  // namespace
 
 void QuantizeGemvInput(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
-  assert(format != GemvFormat::kInt4Group && cols % kQBlock == 0);
+  assert(format != GemvFormat::kInt4Group && cols % kQuantBlock == 0);
   using QuantizeFn = void (*)(GemvFormat, const float*, int64_t, const GemvQ8Input&);
   // Per element, the portable loop costs about as much as the AVX-512 GEMV spends on a weight row.
   static const QuantizeFn quantize =

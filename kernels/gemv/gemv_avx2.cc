@@ -45,7 +45,7 @@ constexpr int kPrefetchBytes = 1024;
 }  // namespace
 
 void tessel_q4_0_gemv__avx2(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   const __m256i eight = _mm256_set1_epi32(8);
   const float* f16 = Fp16ToF32Table();
@@ -55,13 +55,13 @@ void tessel_q4_0_gemv__avx2(const GemvArgs& a, int64_t row_begin, int64_t row_en
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
       _mm_prefetch(reinterpret_cast<const char*>(row + b) + kPrefetchBytes, _MM_HINT_T0);
-      const float* x = a.x + b * kQBlock;
+      const float* x = a.x + b * kQuantBlock;
       acc0 = _mm256_fmadd_ps(Nibbles16Dot(row[b].qs, x, x + 16, eight), _mm256_set1_ps(f16[row[b].d]), acc0);
       acc1 = _mm256_fmadd_ps(Nibbles16Dot(row[b + 1].qs, x + 32, x + 48, eight),
                              _mm256_set1_ps(f16[row[b + 1].d]), acc1);
     }
     if (b < nb) {
-      const float* x = a.x + b * kQBlock;
+      const float* x = a.x + b * kQuantBlock;
       acc0 = _mm256_fmadd_ps(Nibbles16Dot(row[b].qs, x, x + 16, eight), _mm256_set1_ps(f16[row[b].d]), acc0);
     }
     a.y[r] = HorizontalSum(_mm256_add_ps(acc0, acc1));
@@ -69,7 +69,7 @@ void tessel_q4_0_gemv__avx2(const GemvArgs& a, int64_t row_begin, int64_t row_en
 }
 
 void tessel_q8_0_gemv__avx2(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
   const float* f16 = Fp16ToF32Table();
   for (int64_t r = row_begin; r < row_end; ++r) {
@@ -78,11 +78,11 @@ void tessel_q8_0_gemv__avx2(const GemvArgs& a, int64_t row_begin, int64_t row_en
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
       _mm_prefetch(reinterpret_cast<const char*>(row + b) + kPrefetchBytes, _MM_HINT_T0);
-      acc0 = _mm256_fmadd_ps(Q8Block(row[b], a.x + b * kQBlock), _mm256_set1_ps(f16[row[b].d]), acc0);
-      acc1 = _mm256_fmadd_ps(Q8Block(row[b + 1], a.x + (b + 1) * kQBlock), _mm256_set1_ps(f16[row[b + 1].d]),
+      acc0 = _mm256_fmadd_ps(Q8Block(row[b], a.x + b * kQuantBlock), _mm256_set1_ps(f16[row[b].d]), acc0);
+      acc1 = _mm256_fmadd_ps(Q8Block(row[b + 1], a.x + (b + 1) * kQuantBlock), _mm256_set1_ps(f16[row[b + 1].d]),
                              acc1);
     }
-    if (b < nb) acc0 = _mm256_fmadd_ps(Q8Block(row[b], a.x + b * kQBlock), _mm256_set1_ps(f16[row[b].d]), acc0);
+    if (b < nb) acc0 = _mm256_fmadd_ps(Q8Block(row[b], a.x + b * kQuantBlock), _mm256_set1_ps(f16[row[b].d]), acc0);
     a.y[r] = HorizontalSum(_mm256_add_ps(acc0, acc1));
   }
 }

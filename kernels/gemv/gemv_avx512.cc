@@ -54,8 +54,8 @@ void Q4_0Rows(const BlockQ4_0* rows, int64_t nb, const float* xv, float* y, __m5
         _mm_prefetch(reinterpret_cast<const char*>(rows + i * nb + b) + kPrefetchBytes, _MM_HINT_T0);
       }
     }
-    const __m512 x0 = _mm512_loadu_ps(xv + b * kQBlock);
-    const __m512 x1 = _mm512_loadu_ps(xv + b * kQBlock + 16);
+    const __m512 x0 = _mm512_loadu_ps(xv + b * kQuantBlock);
+    const __m512 x1 = _mm512_loadu_ps(xv + b * kQuantBlock + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) {
       const BlockQ4_0& blk = rows[i * nb + b];
@@ -73,7 +73,7 @@ void Q4_0Rows(const BlockQ4_0* rows, int64_t nb, const float* xv, float* y, __m5
 }  // namespace
 
 void tessel_q4_0_gemv__avx512(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   const __m512 lut = CenteredLut(8);
   const float* f16 = Fp16ToF32Table();
@@ -83,7 +83,7 @@ void tessel_q4_0_gemv__avx512(const GemvArgs& a, int64_t row_begin, int64_t row_
 }
 
 void tessel_q8_0_gemv__avx512(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
   const float* f16 = Fp16ToF32Table();
   for (int64_t r = row_begin; r < row_end; ++r) {
@@ -92,11 +92,11 @@ void tessel_q8_0_gemv__avx512(const GemvArgs& a, int64_t row_begin, int64_t row_
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
       _mm_prefetch(reinterpret_cast<const char*>(row + b) + kPrefetchBytes, _MM_HINT_T0);
-      acc0 = _mm512_fmadd_ps(Q8Block(row[b], a.x + b * kQBlock), _mm512_set1_ps(f16[row[b].d]), acc0);
-      acc1 = _mm512_fmadd_ps(Q8Block(row[b + 1], a.x + (b + 1) * kQBlock), _mm512_set1_ps(f16[row[b + 1].d]),
+      acc0 = _mm512_fmadd_ps(Q8Block(row[b], a.x + b * kQuantBlock), _mm512_set1_ps(f16[row[b].d]), acc0);
+      acc1 = _mm512_fmadd_ps(Q8Block(row[b + 1], a.x + (b + 1) * kQuantBlock), _mm512_set1_ps(f16[row[b + 1].d]),
                              acc1);
     }
-    if (b < nb) acc0 = _mm512_fmadd_ps(Q8Block(row[b], a.x + b * kQBlock), _mm512_set1_ps(f16[row[b].d]), acc0);
+    if (b < nb) acc0 = _mm512_fmadd_ps(Q8Block(row[b], a.x + b * kQuantBlock), _mm512_set1_ps(f16[row[b].d]), acc0);
     a.y[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
   }
 }

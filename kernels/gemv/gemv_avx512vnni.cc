@@ -133,7 +133,7 @@ using RowsFn = void (*)(const GemvArgs&, const uint8_t*, int64_t, int64_t, float
 
 template <RowsFn Many, RowsFn Four, RowsFn One>
 void RunRows(const GemvArgs& a, int64_t block_bytes, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const int64_t row_bytes = nb * block_bytes;
   const auto* w = static_cast<const uint8_t*>(a.w);
   int64_t r = row_begin;
@@ -163,7 +163,7 @@ inline float QuantizeBlock(const float* x, bool present, int8_t* lo, int8_t* hi)
 void tessel_quantize_gemv_input__avx512vnni(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
   const bool q4 = format == GemvFormat::kQ4_0;
   const int blocks_per_group = q4 ? 4 : 2;
-  const int64_t groups = GemvQ8PaddedCols(format, cols) / (kQBlock * blocks_per_group);
+  const int64_t groups = GemvQ8PaddedCols(format, cols) / (kQuantBlock * blocks_per_group);
   const __m512i ones = _mm512_set1_epi8(1);
   for (int64_t g = 0; g < groups; ++g) {
     int8_t* q = out.q + g * 64 * (q4 ? 2 : 1);
@@ -171,7 +171,7 @@ void tessel_quantize_gemv_input__avx512vnni(GemvFormat format, const float* x, i
     for (int i = 0; i < blocks_per_group; ++i) {
       const int64_t b = g * blocks_per_group + i;
       int8_t* lo = q4 ? q + 16 * i : q + 32 * i;
-      const float d = QuantizeBlock(x + b * kQBlock, b * kQBlock < cols, lo, q4 ? lo + 64 : lo + 16);
+      const float d = QuantizeBlock(x + b * kQuantBlock, b * kQuantBlock < cols, lo, q4 ? lo + 64 : lo + 16);
       const int lanes = 16 / blocks_per_group;
       for (int l = 0; l < lanes; ++l) scale[i * lanes + l] = d;
     }

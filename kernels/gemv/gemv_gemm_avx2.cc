@@ -50,7 +50,7 @@ inline __m256i Broadcast4(const int8_t* x) {
 
 // ggml's IQ4_NL levels as signed bytes in both 128-bit lanes (vpshufb looks up per lane).
 inline __m256i IQ4Table() {
-  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Levels)));
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
 }
 
 // w . x over 4-byte groups for signed w: int32 per lane.
@@ -129,7 +129,7 @@ const __m256i* ExpandX(const GemmQ8Args& a) {
   };
   thread_local std::unique_ptr<void, Free> buffer;
   thread_local int64_t capacity = 0;
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   if (nb * 8 > capacity) {
     buffer.reset(std::aligned_alloc(32, nb * 8 * sizeof(__m256i)));
     capacity = nb * 8;
@@ -147,7 +147,7 @@ template <bool kQ4, bool kNL, int kS>
 void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* panels, float* const* y,
                 const int* rows) {
   constexpr int64_t kPair = PairBytes<kQ4>();
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const __m256i table = kNL ? IQ4Table() : _mm256_setzero_si256();
   __m256 acc[kS][2];
 #pragma GCC unroll 4
@@ -187,7 +187,7 @@ void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* pa
 // then fewer (gemv_gemm_avx512vnni.cc StreamPanels).
 template <bool kQ4, bool kNL>
 void Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const int64_t panel_bytes = (nb + 1) / 2 * PairBytes<kQ4>();
   const auto* w = static_cast<const uint8_t*>(a.w);
   const __m256i* xe = kQ4 && !kNL ? ExpandX<kQ4>(a) : nullptr;
@@ -223,7 +223,7 @@ template <bool kQ4, bool kNL, int T>
 void PrefillTile(const GemmQ8Args& a, const uint8_t* panel, int half, int64_t t0, int64_t r, int rows) {
   constexpr int64_t kPair = PairBytes<kQ4>();
   constexpr int kK = kQ4 ? 4 : 8;
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const __m256i table = kNL ? IQ4Table() : _mm256_setzero_si256();
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
@@ -284,7 +284,7 @@ void PrefillTile(const GemmQ8Args& a, const uint8_t* panel, int half, int64_t t0
 template <bool kQ4, bool kNL>
 void Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   constexpr int kT = 4;
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const int64_t panel_bytes = (nb + 1) / 2 * PairBytes<kQ4>();
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
@@ -349,7 +349,7 @@ inline float QuantizeBlock(const float* x, bool present, int8_t* lo, int8_t* hi)
 void tessel_quantize_gemv_input__avx2(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
   const bool q4 = format == GemvFormat::kQ4_0;
   const int blocks_per_group = q4 ? 4 : 2;
-  const int64_t groups = GemvQ8PaddedCols(format, cols) / (kQBlock * blocks_per_group);
+  const int64_t groups = GemvQ8PaddedCols(format, cols) / (kQuantBlock * blocks_per_group);
   const __m256i ones8 = _mm256_set1_epi8(1);
   const __m256i ones16 = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < groups; ++g) {
@@ -358,7 +358,7 @@ void tessel_quantize_gemv_input__avx2(GemvFormat format, const float* x, int64_t
     for (int i = 0; i < blocks_per_group; ++i) {
       const int64_t b = g * blocks_per_group + i;
       int8_t* lo = q4 ? q + 16 * i : q + 32 * i;
-      const float d = QuantizeBlock(x + b * kQBlock, b * kQBlock < cols, lo, q4 ? lo + 64 : lo + 16);
+      const float d = QuantizeBlock(x + b * kQuantBlock, b * kQuantBlock < cols, lo, q4 ? lo + 64 : lo + 16);
       const int lanes = 16 / blocks_per_group;
       for (int l = 0; l < lanes; ++l) scale[i * lanes + l] = d;
     }

@@ -204,7 +204,7 @@ inline __m512i DpbusdBroadcast(__m512i acc, __m512i w, const int8_t* x) {
 // IQ4_NL / IQ4_XS: ggml's 16 levels + 128 as unsigned bytes in every 128-bit lane, the table vpshufb
 // looks codes up in. A code's byte meets x as level + 128, against 16 x the block bias (-128 x sum x).
 inline __m512i IQ4LevelTable() {
-  const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Levels));
+  const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
   return _mm512_xor_si512(_mm512_broadcast_i32x4(levels), _mm512_set1_epi8(static_cast<char>(0x80)));
 }
 
@@ -335,7 +335,7 @@ void TokenTail(const GemmQ8Args& a, int64_t tokens, const __m512i* panel, int64_
 
 template <bool kQ4>
 void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const int64_t row_bytes = nb * (kQ4 ? int64_t{sizeof(BlockQ4_0)} : int64_t{sizeof(BlockQ8_0)});
   const auto* w = static_cast<const uint8_t*>(a.w);
   __m512i* panel = PanelBuffer(nb * kVecsPerBlock);
@@ -376,7 +376,7 @@ template <bool kQ4, int kStreams, bool kPrefetch, bool kNL = false>
 void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr int kK = kQ4 ? 4 : 8;
   constexpr int64_t kPair = Panel16PairBytes<kQ4>();
-  const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
+  const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
   __m512 acc0[kStreams], acc1[kStreams];
@@ -503,7 +503,7 @@ void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64
 
 template <bool kQ4, bool kPrefetch, bool kNL = false>
 void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
-  const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
+  const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
   StreamPanels(a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), max_streams,
                [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
                  Panel16GemvPanels<kQ4, decltype(streams_tag)::value, kPrefetch, kNL>(a, panels, y, rows);
@@ -517,7 +517,7 @@ template <bool kQ4, int kBiasShift = 0, bool kMins = false, int kHalves = 0, boo
           typename Unpack>
 void Panel16Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes,
                     int64_t next_per_block, Unpack unpack) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* w = static_cast<const uint8_t*>(a.w);
   __m512i* panel =
       PanelBuffer(nb * (kHalfMins ? kVecsPerBlock + 3 : kMins || kHalves ? kVecsPerBlock + 1 : kVecsPerBlock));
@@ -552,7 +552,7 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     }
     return;
   }
-  const int64_t nb = a.cols / kQBlock, pairs = (nb + 1) / 2;
+  const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
   Panel16Prefill<kQ4, kNL ? 4 : 0>(
       a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), Panel16PairBytes<kQ4>() / 2,
       [nb](const uint8_t* packed, __m512i* out) { UnpackPanel16<kQ4, kNL>(packed, nb, out); });
@@ -651,7 +651,7 @@ template <int kG, bool kAsym, int kBits, int kStreams, bool kPrefetch, bool kGfn
 __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const uint8_t* const* panels,
                                                       float* const* y, const int* rows) {
   constexpr Panel16GroupGeometry kGeo(0, kG, kAsym, kBits, kMins);
-  constexpr int kBlocksPerGroup = kG / kQBlock, kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
+  constexpr int kBlocksPerGroup = kG / kQuantBlock, kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
   const int64_t groups = a.cols / kG;
   __m512 acc[kStreams];
 #pragma GCC unroll 4
@@ -735,7 +735,7 @@ void UnpackPanel16Group(const uint8_t* panel, const Panel16GroupGeometry& geo, i
   constexpr int kVecs = kMins ? kVecsPerBlock + 1 : kVecsPerBlock;
   __m512 mn = _mm512_setzero_ps();
   const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
-  const int64_t blocks_per_group = group / kQBlock;
+  const int64_t blocks_per_group = group / kQuantBlock;
   __m512 d = _mm512_setzero_ps();
   __m512i offset = _mm512_set1_epi8(kBits == 3 ? 4 : 0);
   for (int64_t b = 0; b < nb; ++b) {
@@ -818,7 +818,7 @@ void RunPanel16Group(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     }
   }
   const Panel16GroupGeometry geo(a.cols, a.group_size, kAsym, kBits, kMins);
-  const int64_t nb = a.cols / kQBlock, group = a.group_size;
+  const int64_t nb = a.cols / kQuantBlock, group = a.group_size;
   // Zero points (and Q5_0's zero point 16): the doubled block bias.
   Panel16Prefill<true, kAsym || (kBits == 5 && !kMins) ? 1 : 0, kMins>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,
@@ -1129,7 +1129,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     }
     return;
   }
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   Panel16Prefill<true, kKind == kKQuantIQ4_XS ? 4 : 0, kKind == 4 || kKind == 5,
                  kKind == 6 ? 32 : kKind == 3 ? 4 : kKind == 2 ? 32 : 0, kKind == 2>(
       a, row_begin, row_end, geo.panel_bytes(), geo.unit_bytes / 8,

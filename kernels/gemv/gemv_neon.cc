@@ -29,30 +29,30 @@ inline float32x4_t Nibbles16Dot(const uint8_t* q, const float* x_lo, const float
 }  // namespace
 
 void tessel_q4_0_gemv__neon(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   const uint8x16_t eight = vdupq_n_u8(8);
   for (int64_t r = row_begin; r < row_end; ++r) {
     const BlockQ4_0* row = blocks + r * nb;
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-      const float* x = a.x + b * kQBlock;
-      acc = vfmaq_n_f32(acc, Nibbles16Dot(row[b].qs, x, x + 16, eight), Fp16ToF32(row[b].d));
+      const float* x = a.x + b * kQuantBlock;
+      acc = vfmaq_n_f32(acc, Nibbles16Dot(row[b].qs, x, x + 16, eight), HalfToFloat(row[b].d));
     }
     a.y[r] = vaddvq_f32(acc);
   }
 }
 
 void tessel_q8_0_gemv__neon(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     const BlockQ8_0* row = blocks + r * nb;
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-      const float* x = a.x + b * kQBlock;
+      const float* x = a.x + b * kQuantBlock;
       const float32x4_t t = vaddq_f32(Dot16(vld1q_s8(row[b].qs), x), Dot16(vld1q_s8(row[b].qs + 16), x + 16));
-      acc = vfmaq_n_f32(acc, t, Fp16ToF32(row[b].d));
+      acc = vfmaq_n_f32(acc, t, HalfToFloat(row[b].d));
     }
     a.y[r] = vaddvq_f32(acc);
   }

@@ -6,14 +6,14 @@
 namespace tessel {
 
 void tessel_q4_0_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     double acc = 0;
     for (int64_t b = 0; b < nb; ++b) {
       const BlockQ4_0& blk = blocks[r * nb + b];
-      const double d = Fp16ToF32(blk.d);
-      const float* x = a.x + b * kQBlock;
+      const double d = HalfToFloat(blk.d);
+      const float* x = a.x + b * kQuantBlock;
       for (int j = 0; j < 16; ++j) {
         acc += d * ((blk.qs[j] & 0xf) - 8) * x[j];
         acc += d * ((blk.qs[j] >> 4) - 8) * x[j + 16];
@@ -24,14 +24,14 @@ void tessel_q4_0_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t r
 }
 
 void tessel_q8_0_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     double acc = 0;
     for (int64_t b = 0; b < nb; ++b) {
       const BlockQ8_0& blk = blocks[r * nb + b];
-      const double d = Fp16ToF32(blk.d);
-      for (int j = 0; j < kQBlock; ++j) acc += d * blk.qs[j] * a.x[b * kQBlock + j];
+      const double d = HalfToFloat(blk.d);
+      for (int j = 0; j < kQuantBlock; ++j) acc += d * blk.qs[j] * a.x[b * kQuantBlock + j];
     }
     a.y[r] = static_cast<float>(acc);
   }
@@ -58,7 +58,7 @@ void tessel_i4g_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t ro
 }
 
 void tessel_q4_0_q8_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     double acc = 0;
@@ -68,22 +68,22 @@ void tessel_q4_0_q8_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_
       const double dx = a.xscale[(b / 4) * 16 + 4 * (b % 4)];
       int64_t dot = 0;
       for (int j = 0; j < 16; ++j) dot += ((blk.qs[j] & 0xf) - 8) * lo[j] + ((blk.qs[j] >> 4) - 8) * lo[64 + j];
-      acc += Fp16ToF32(blk.d) * dx * dot;
+      acc += HalfToFloat(blk.d) * dx * dot;
     }
     a.y[r] = static_cast<float>(acc);
   }
 }
 
 void tessel_q8_0_q8_gemv__reference(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     double acc = 0;
     for (int64_t b = 0; b < nb; ++b) {
       const BlockQ8_0& blk = blocks[r * nb + b];
       int64_t dot = 0;
-      for (int j = 0; j < kQBlock; ++j) dot += blk.qs[j] * a.xq[b * kQBlock + j];
-      acc += Fp16ToF32(blk.d) * static_cast<double>(a.xscale[b * 8]) * dot;
+      for (int j = 0; j < kQuantBlock; ++j) dot += blk.qs[j] * a.xq[b * kQuantBlock + j];
+      acc += HalfToFloat(blk.d) * static_cast<double>(a.xscale[b * 8]) * dot;
     }
     a.y[r] = static_cast<float>(acc);
   }

@@ -29,31 +29,31 @@ inline svfloat32_t NibblesDot(svfloat32_t acc, const uint8_t* q, int64_t bytes, 
 }  // namespace
 
 void tessel_q4_0_gemv__sve(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ4_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     const BlockQ4_0* row = blocks + r * nb;
     svfloat32_t acc = svdup_n_f32(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-      const float* x = a.x + b * kQBlock;
-      acc = NibblesDot(acc, row[b].qs, 16, x, x + 16, 8, Fp16ToF32(row[b].d));
+      const float* x = a.x + b * kQuantBlock;
+      acc = NibblesDot(acc, row[b].qs, 16, x, x + 16, 8, HalfToFloat(row[b].d));
     }
     a.y[r] = svaddv_f32(svptrue_b32(), acc);
   }
 }
 
 void tessel_q8_0_gemv__sve(const GemvArgs& a, int64_t row_begin, int64_t row_end) {
-  const int64_t nb = a.cols / kQBlock;
+  const int64_t nb = a.cols / kQuantBlock;
   const int64_t vl = static_cast<int64_t>(svcntw());
   const auto* blocks = static_cast<const BlockQ8_0*>(a.w);
   for (int64_t r = row_begin; r < row_end; ++r) {
     const BlockQ8_0* row = blocks + r * nb;
     svfloat32_t acc = svdup_n_f32(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-      const float* x = a.x + b * kQBlock;
-      const float d = Fp16ToF32(row[b].d);
-      for (int64_t i = 0; i < kQBlock; i += vl) {
-        const svbool_t pg = svwhilelt_b32(i, int64_t{kQBlock});
+      const float* x = a.x + b * kQuantBlock;
+      const float d = HalfToFloat(row[b].d);
+      for (int64_t i = 0; i < kQuantBlock; i += vl) {
+        const svbool_t pg = svwhilelt_b32(i, int64_t{kQuantBlock});
         const svfloat32_t v = svcvt_f32_s32_x(pg, svld1sb_s32(pg, row[b].qs + i));
         acc = svmla_f32_m(pg, acc, v, svmul_n_f32_x(pg, svld1_f32(pg, x + i), d));
       }

@@ -23,7 +23,7 @@ struct Geometry {
       : q4(format == GemvFormat::kQ4_0),
         vecs(q4 ? 4 : 8),
         block_bytes(q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0)),
-        nb(cols / kQBlock),
+        nb(cols / kQuantBlock),
         pairs((nb + 1) / 2),
         pair_bytes(2 * int64_t{vecs} * 64 + 64) {}
   // Where block b of row r lives: its vector bytes start at *vec (dword lane = r % 16), its scale at *scale.
@@ -105,23 +105,23 @@ void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin,
         int64_t vec, scale;
         g.Locate(r, b, &vec, &scale);
         int64_t dot = 0;
-        for (int j = 0; j < kQBlock; ++j) {
+        for (int j = 0; j < kQuantBlock; ++j) {
           int q, x;
           if (g.q4) {
             const uint8_t byte = w[vec + 64 * ((j % 16) / 4) + j % 4];
             const int code = j < 16 ? byte & 15 : byte >> 4;
-            q = a.nonlinear ? kIQ4Levels[code] : code - 8;
+            q = a.nonlinear ? kIQ4NLValues[code] : code - 8;
             x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];
           } else {
             q = static_cast<int>(w[vec + 64 * (j / 4) + j % 4] ^ 0x80);
             q = q >= 128 ? q - 256 : q;
-            x = xq[b * kQBlock + j];
+            x = xq[b * kQuantBlock + j];
           }
           dot += int64_t{q} * x;
         }
         uint16_t d;
         std::memcpy(&d, w + scale, 2);
-        sum += static_cast<double>(Fp16ToF32(d)) * bscale[b] * static_cast<double>(dot);
+        sum += static_cast<double>(HalfToFloat(d)) * bscale[b] * static_cast<double>(dot);
       }
       a.y[t * a.ldy + r] = static_cast<float>(sum);
     }
@@ -136,8 +136,8 @@ namespace {
 // the row's lane, and the element's index in the block.
 int64_t BlockBase(const Panel16GroupGeometry& g, int64_t r, int64_t e, int* j) {
   const int64_t unit = ((r / kPanelRows) * g.units + e / Panel16GroupGeometry::kUnitCols) * g.unit_bytes;
-  *j = static_cast<int>(e % kQBlock);
-  return unit + g.Vector((e % Panel16GroupGeometry::kUnitCols) / kQBlock, 0) + 4 * (r % kPanelRows);
+  *j = static_cast<int>(e % kQuantBlock);
+  return unit + g.Vector((e % Panel16GroupGeometry::kUnitCols) / kQuantBlock, 0) + 4 * (r % kPanelRows);
 }
 int GetPanelCode(const Panel16GroupGeometry& g, int bits, const uint8_t* w, int64_t r, int64_t e) {
   int j;
@@ -181,7 +181,7 @@ inline void PackInt3Block(const uint8_t* q, int64_t e0, uint8_t* o) {
   auto block = [&](auto first) {
     constexpr int kE0 = decltype(first)::value;
 #pragma GCC unroll 32
-    for (int j = 0; j < kQBlock; ++j) {
+    for (int j = 0; j < kQuantBlock; ++j) {
       const int e = kE0 + j;
       const uint32_t low = (q[e % kQuarter] >> (2 * (e / kQuarter))) & 3u;
       const uint32_t high = (q[kQuarter + e % kEighth] >> (e / kEighth)) & 1u;
@@ -194,7 +194,7 @@ inline void PackInt3Block(const uint8_t* q, int64_t e0, uint8_t* o) {
       h |= high << (byte + j / 4);
     }
   };
-  switch (e0 / kQBlock) {
+  switch (e0 / kQuantBlock) {
     case 0: block(std::integral_constant<int, 0>()); break;
     case 1: if constexpr (G > 32) block(std::integral_constant<int, 32>()); break;
     case 2: if constexpr (G > 64) block(std::integral_constant<int, 64>()); break;
@@ -228,9 +228,9 @@ void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols,
     for (int64_t r = p * kPanelRows; r < std::min(rows, (p + 1) * kPanelRows); ++r) {
       const uint8_t* rec = static_cast<const uint8_t*>(w.base) + r * w.row_bytes;
       const int lane = static_cast<int>(r % kPanelRows);
-      for (int64_t b = 0; b < cols / kQBlock; ++b) {
-        const uint8_t* q = rec + b * kQBlock / w.group_size * (w.group_size * w.bits / 8);  // the block's group
-        const int64_t e0 = b * kQBlock % w.group_size;  // its first element in the group
+      for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
+        const uint8_t* q = rec + b * kQuantBlock / w.group_size * (w.group_size * w.bits / 8);  // the block's group
+        const int64_t e0 = b * kQuantBlock % w.group_size;  // its first element in the group
         uint8_t* o = dst + (p * g.units + b / 8) * g.unit_bytes + g.Vector(b % 8, 0) + 4 * lane;
         if (w.bits == 4) {
           // G = 32: the group is one block in Q4_0's nibble order, its bytes as they are. Larger groups:
@@ -244,8 +244,8 @@ void PackGemvPanel16Group(const Int4GroupRecords& w, int64_t rows, int64_t cols,
           for (int i = 0; i < 2; ++i) {
             uint64_t a, b = 0;  // elements 8i .. 8i + 7 and 16 + 8i .. of the block (G > 32)
             std::memcpy(&a, src + 8 * i, 8);
-            if (w.group_size > kQBlock) std::memcpy(&b, src + 16 + 8 * i, 8);  // G = 32: past the group
-            const uint64_t v = w.group_size == kQBlock ? a
+            if (w.group_size > kQuantBlock) std::memcpy(&b, src + 16 + 8 * i, 8);  // G = 32: past the group
+            const uint64_t v = w.group_size == kQuantBlock ? a
                                : high                  ? ((a >> 4) & kLow) | (b & ~kLow)
                                                        : (a & kLow) | ((b & kLow) << 4);
             std::memcpy(o + (2 * i) * 64, &v, 4);  // bytes 8i .. 8i + 3: vector 2i
@@ -284,15 +284,15 @@ void UnpackGemvPanel16GroupRow(const void* packed, const Int4GroupRecords& forma
 }
 
 int64_t GemvPanel16Q4_1Bytes(int64_t rows, int64_t cols) {
-  const Panel16GroupGeometry g(cols, kQBlock, false, 4, /*mins=*/true);
+  const Panel16GroupGeometry g(cols, kQuantBlock, false, 4, /*mins=*/true);
   return (rows + kPanelRows - 1) / kPanelRows * g.panel_bytes();
 }
 
 void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out) {
-  const Panel16GroupGeometry g(cols, kQBlock, false, 4, /*mins=*/true);
+  const Panel16GroupGeometry g(cols, kQuantBlock, false, 4, /*mins=*/true);
   auto* dst = static_cast<uint8_t*>(out);
   std::memset(dst, 0, GemvPanel16Q4_1Bytes(rows, cols));
-  const int64_t nb = cols / kQBlock, row_bytes = nb * int64_t{sizeof(BlockQ4_1)};
+  const int64_t nb = cols / kQuantBlock, row_bytes = nb * int64_t{sizeof(BlockQ4_1)};
   for (int64_t r = 0; r < rows; ++r) {
     const int lane = static_cast<int>(r % kPanelRows);
     for (int64_t b = 0; b < nb; ++b) {
@@ -308,10 +308,10 @@ void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out) {
 }
 
 void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void* row_out) {
-  const Panel16GroupGeometry g(cols, kQBlock, false, 4, /*mins=*/true);
+  const Panel16GroupGeometry g(cols, kQuantBlock, false, 4, /*mins=*/true);
   const auto* src = static_cast<const uint8_t*>(packed);
   const int lane = static_cast<int>(r % kPanelRows);
-  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+  for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
     BlockQ4_1 blk;
     const int64_t unit = GroupUnit(g, r, b), i = b % g.groups_per_unit;
     for (int k = 0; k < 4; ++k) std::memcpy(blk.qs + 4 * k, src + unit + g.Vector(i, k) + 4 * lane, 4);
@@ -366,14 +366,14 @@ void KBlockCodes(int kquant, const uint8_t* blk, int i, uint8_t* codes) {
 void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
   if (kquant == 2) {
     uint8_t* qs = blk + offsetof(BlockQ2_K, qs) + 32 * (i / 4);
-    for (int l = 0; l < kQBlock; ++l) qs[l] |= static_cast<uint8_t>((codes[l] & 3) << (2 * (i % 4)));
+    for (int l = 0; l < kQuantBlock; ++l) qs[l] |= static_cast<uint8_t>((codes[l] & 3) << (2 * (i % 4)));
     return;
   }
   if (kquant == 3) {
     const int n = i / 4, j = i % 4;
     uint8_t* qs = blk + offsetof(BlockQ3_K, qs) + 32 * n;
     uint8_t* hm = blk + offsetof(BlockQ3_K, hmask);
-    for (int l = 0; l < kQBlock; ++l) {
+    for (int l = 0; l < kQuantBlock; ++l) {
       qs[l] |= static_cast<uint8_t>((codes[l] & 3) << (2 * j));
       hm[l] |= static_cast<uint8_t>((codes[l] >> 2) << (4 * n + j));
     }
@@ -381,24 +381,24 @@ void OrKBlockCodes(int kquant, const uint8_t* codes, int i, uint8_t* blk) {
   }
   if (kquant == kKQuantIQ4_XS) {
     uint8_t* qs = blk + offsetof(BlockIQ4_XS, qs) + 16 * i;
-    for (int l = 0; l < kQBlock / 2; ++l) qs[l] = static_cast<uint8_t>((codes[l] & 15) | (codes[l + 16] & 15) << 4);
+    for (int l = 0; l < kQuantBlock / 2; ++l) qs[l] = static_cast<uint8_t>((codes[l] & 15) | (codes[l + 16] & 15) << 4);
     return;
   }
   if (kquant == 4 || kquant == 5) {
     uint8_t* qs = blk + (kquant == 4 ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs)) + 32 * (i / 2);
-    for (int l = 0; l < kQBlock; ++l) {
+    for (int l = 0; l < kQuantBlock; ++l) {
       qs[l] |= static_cast<uint8_t>(i % 2 == 0 ? codes[l] & 15 : (codes[l] & 15) << 4);
     }
     if (kquant == 5) {
       uint8_t* qh = blk + offsetof(BlockQ5_K, qh);
-      for (int l = 0; l < kQBlock; ++l) qh[l] |= static_cast<uint8_t>((codes[l] >> 4) << i);
+      for (int l = 0; l < kQuantBlock; ++l) qh[l] |= static_cast<uint8_t>((codes[l] >> 4) << i);
     }
     return;
   }
   const int h = i / 4, k = i % 4;
   uint8_t* ql = blk + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (k % 2);
   uint8_t* qh = blk + offsetof(BlockQ6_K, qh) + 32 * h;
-  for (int l = 0; l < kQBlock; ++l) {
+  for (int l = 0; l < kQuantBlock; ++l) {
     ql[l] |= static_cast<uint8_t>(k < 2 ? codes[l] & 15 : (codes[l] & 15) << 4);
     qh[l] |= static_cast<uint8_t>((codes[l] >> 4) << (2 * k));
   }
@@ -416,10 +416,7 @@ int64_t KBlockBytes(int kquant) {
 // Vector of block i holding Q4_0-style nibbles k (Q4_K, Q5_K, IQ4_XS) or element 4k + j's code (Q6_K).
 int NibbleVector(int kquant, int k) { return kquant == 4 || kquant == kKQuantIQ4_XS ? k : kquant == 5 ? 1 + k : 2 + k; }
 
-// IQ4_XS sub-block j's scale ls - 32, and its inverse into a zeroed block's scale bits.
-int IQ4XSScale(const BlockIQ4_XS& b, int j) {
-  return (((b.scales_l[j / 2] >> (4 * (j % 2))) & 15) | (((b.scales_h >> (2 * j)) & 3) << 4)) - 32;
-}
+// The inverse of IQ4XSScale (ggml_blocks.h): sub-block j's scale into a zeroed block's scale bits.
 void OrIQ4XSScale(int scale, int j, BlockIQ4_XS* b) {
   const int u = scale + 32;
   b->scales_l[j / 2] |= static_cast<uint8_t>((u & 15) << (4 * (j % 2)));
@@ -502,7 +499,7 @@ void PackGemvPanel16KQuant(int kquant, const void* w, int64_t rows, int64_t cols
         std::memcpy(unit + Panel16KQuantGeometry::Dmin() + 2 * lane, &k.dmin, 2);
         for (int j = 0; j < 8; ++j) {
           int sc, m;
-          KScaleMin(k.scales, j, &sc, &m);
+          KQuantScaleMin(k.scales, j, &sc, &m);
           unit[g.Scales(j) + lane] = static_cast<uint8_t>(sc);
           unit[g.Mins(j) + lane] = static_cast<uint8_t>(m);
         }
@@ -524,7 +521,7 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
     uint8_t* blk = static_cast<uint8_t*>(row_out) + u * bb;
     const uint8_t* unit = src + KUnit(g, r, u);
     for (int i = 0; i < 8; ++i) {
-      uint8_t c[kQBlock];
+      uint8_t c[kQuantBlock];
       if (kquant == 2 || kquant == 3) {
         const uint8_t* v0 = unit + g.Vector(i, 0) + 4 * lane;
         const uint8_t* v1 = unit + g.Vector(i, 1) + 4 * lane;
@@ -604,7 +601,7 @@ void UnpackGemvPanel16KQuantRow(int kquant, const void* packed, int64_t cols, in
 }
 
 void GemmQ8HalfBias(const GemvQ8Input& in, int64_t cols, int32_t* half_bias) {
-  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+  for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
     const int8_t* x = in.q + (b / 4) * 128 + 16 * (b % 4);
     for (int h = 0; h < 2; ++h) {
       int32_t sum = 0;
@@ -627,17 +624,17 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
       const int8_t* xq = a.xq + t * a.xq_stride;
       const float* bscale = a.block_scale + t * a.block_stride;
       double sum = 0;
-      for (int64_t b = 0; b < a.cols / kQBlock; ++b) {
+      for (int64_t b = 0; b < a.cols / kQuantBlock; ++b) {
         const uint8_t* blk = row.data() + (b / 8) * bb;
         const int i = static_cast<int>(b % 8);
-        uint8_t c[kQBlock];
+        uint8_t c[kQuantBlock];
         KBlockCodes(a.kquant, blk, i, c);
         int64_t dot[2] = {0, 0}, xsum = 0, hsum[2] = {0, 0};
-        for (int j = 0; j < kQBlock; ++j) {
+        for (int j = 0; j < kQuantBlock; ++j) {
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
           const int q = a.kquant == 6               ? c[j] - 32
                         : a.kquant == 3             ? c[j] - 4
-                        : a.kquant == kKQuantIQ4_XS ? kIQ4Levels[c[j]]
+                        : a.kquant == kKQuantIQ4_XS ? kIQ4NLValues[c[j]]
                                                     : c[j];
           dot[j / 16] += int64_t{q} * x;
           xsum += x;
@@ -649,8 +646,8 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
           double part = 0;
           for (int h = 0; h < 2; ++h) {
             const uint8_t sm = k.scales[2 * i + h];
-            part += double{Fp16ToF32(k.d)} * (sm & 15) * static_cast<double>(dot[h]) -
-                    double{Fp16ToF32(k.dmin)} * (sm >> 4) * static_cast<double>(hsum[h]);
+            part += double{HalfToFloat(k.d)} * (sm & 15) * static_cast<double>(dot[h]) -
+                    double{HalfToFloat(k.dmin)} * (sm >> 4) * static_cast<double>(hsum[h]);
           }
           sum += part * bscale[b];
         } else if (a.kquant == 3) {
@@ -663,25 +660,25 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
             const int u = ((s12[s % 8] >> (s < 8 ? 0 : 4)) & 15) | ((s12[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
             halves += double{static_cast<double>(u - 32)} * static_cast<double>(dot[h]);
           }
-          sum += double{Fp16ToF32(d)} * bscale[b] * halves;
+          sum += double{HalfToFloat(d)} * bscale[b] * halves;
         } else if (a.kquant == kKQuantIQ4_XS) {
           BlockIQ4_XS x;
           std::memcpy(&x, blk, offsetof(BlockIQ4_XS, qs));
-          sum += double{Fp16ToF32(x.d)} * IQ4XSScale(x, i) * static_cast<double>(dot[0] + dot[1]) * bscale[b];
+          sum += double{HalfToFloat(x.d)} * IQ4XSScale(x, i) * static_cast<double>(dot[0] + dot[1]) * bscale[b];
         } else if (a.kquant != 6) {
           BlockQ4_K k;
           std::memcpy(&k, blk, offsetof(BlockQ4_K, qs));
           int sc, m;
-          KScaleMin(k.scales, i, &sc, &m);
-          sum += (double{Fp16ToF32(k.d)} * sc * static_cast<double>(dot[0] + dot[1]) -
-                  double{Fp16ToF32(k.dmin)} * m * static_cast<double>(xsum)) * bscale[b];
+          KQuantScaleMin(k.scales, i, &sc, &m);
+          sum += (double{HalfToFloat(k.d)} * sc * static_cast<double>(dot[0] + dot[1]) -
+                  double{HalfToFloat(k.dmin)} * m * static_cast<double>(xsum)) * bscale[b];
         } else {
           uint16_t d;
           std::memcpy(&d, blk + offsetof(BlockQ6_K, d), 2);
           const auto* sc = reinterpret_cast<const int8_t*>(blk + offsetof(BlockQ6_K, scales));
           const double halves = double{sc[2 * i]} * static_cast<double>(dot[0]) +
                                 double{sc[2 * i + 1]} * static_cast<double>(dot[1]);
-          sum += double{Fp16ToF32(d)} * bscale[b] * halves;
+          sum += double{HalfToFloat(d)} * bscale[b] * halves;
         }
       }
       a.y[t * a.ldy + r] = static_cast<float>(sum);
@@ -692,15 +689,15 @@ void KQuantReference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }  // namespace
 
 int64_t GemvPanel16Q5Bytes(int64_t rows, int64_t cols, bool mins) {
-  const Panel16GroupGeometry g(cols, kQBlock, false, 5, mins);
+  const Panel16GroupGeometry g(cols, kQuantBlock, false, 5, mins);
   return (rows + kPanelRows - 1) / kPanelRows * g.panel_bytes();
 }
 
 void PackGemvPanel16Q5(const void* w, int64_t rows, int64_t cols, bool mins, void* out) {
-  const Panel16GroupGeometry g(cols, kQBlock, false, 5, mins);
+  const Panel16GroupGeometry g(cols, kQuantBlock, false, 5, mins);
   auto* dst = static_cast<uint8_t*>(out);
   std::memset(dst, 0, GemvPanel16Q5Bytes(rows, cols, mins));
-  const int64_t bb = mins ? 24 : 22, nb = cols / kQBlock;
+  const int64_t bb = mins ? 24 : 22, nb = cols / kQuantBlock;
   for (int64_t r = 0; r < rows; ++r) {
     const int lane = static_cast<int>(r % kPanelRows);
     for (int64_t b = 0; b < nb; ++b) {
@@ -725,11 +722,11 @@ void PackGemvPanel16Q5(const void* w, int64_t rows, int64_t cols, bool mins, voi
 }
 
 void UnpackGemvPanel16Q5Row(const void* packed, int64_t cols, bool mins, int64_t r, void* row_out) {
-  const Panel16GroupGeometry g(cols, kQBlock, false, 5, mins);
+  const Panel16GroupGeometry g(cols, kQuantBlock, false, 5, mins);
   const auto* src = static_cast<const uint8_t*>(packed);
   const int lane = static_cast<int>(r % kPanelRows);
   const int64_t bb = mins ? 24 : 22;
-  for (int64_t b = 0; b < cols / kQBlock; ++b) {
+  for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
     uint8_t* blk = static_cast<uint8_t*>(row_out) + b * bb;
     std::memset(blk, 0, bb);
     uint8_t* qh = blk + (mins ? 4 : 2);
@@ -761,24 +758,24 @@ void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int
     for (int64_t r = row_begin; r < row_end; ++r) {
       const int lane = static_cast<int>(r % kPanelRows);
       double sum = 0;
-      for (int64_t b = 0; b < a.cols / kQBlock; ++b) {
-        const int64_t gg = b * kQBlock / a.group_size;
+      for (int64_t b = 0; b < a.cols / kQuantBlock; ++b) {
+        const int64_t gg = b * kQuantBlock / a.group_size;
         const int64_t unit = GroupUnit(g, r, gg), i = gg % g.groups_per_unit;
         const int zero = a.group_mins ? 0 : a.asymmetric ? w[unit + g.Zeros(i) + lane] : 1 << (a.group_bits - 1);
         int64_t dot = 0, xsum = 0;
-        for (int j = 0; j < kQBlock; ++j) {
-          const int code = GetPanelCode(g, a.group_bits, w, r, b * kQBlock + j);
+        for (int j = 0; j < kQuantBlock; ++j) {
+          const int code = GetPanelCode(g, a.group_bits, w, r, b * kQuantBlock + j);
           const int x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];  // Q4_0 input layout
           dot += int64_t{code - zero} * x;
           xsum += x;
         }
         uint16_t d;
         std::memcpy(&d, w + unit + Panel16GroupGeometry::Scales(i) + 2 * lane, 2);
-        sum += static_cast<double>(Fp16ToF32(d)) * bscale[b] * static_cast<double>(dot);
+        sum += static_cast<double>(HalfToFloat(d)) * bscale[b] * static_cast<double>(dot);
         if (a.group_mins) {
           uint16_t m;
           std::memcpy(&m, w + unit + g.Mins(i) + 2 * lane, 2);
-          sum += static_cast<double>(Fp16ToF32(m)) * bscale[b] * static_cast<double>(xsum);
+          sum += static_cast<double>(HalfToFloat(m)) * bscale[b] * static_cast<double>(xsum);
         }
       }
       a.y[t * a.ldy + r] = static_cast<float>(sum);

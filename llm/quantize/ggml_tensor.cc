@@ -23,17 +23,17 @@ absl::StatusOr<GgmlTensorData> ToGgmlTensor(const QuantizedMatrix& q, bool prefe
         const GroupParams& p = q.params[r * ng + g];
         const uint8_t* c = &q.codes[r * q.cols + g * 32];
         if (out.type == llm::GgmlType::kQ8_0) {
-          llm::BlockQ8_0 b;
+          BlockQ8_0 b;
           b.d = FloatToHalf(p.scale);
           for (int j = 0; j < 32; ++j) b.qs[j] = static_cast<int8_t>(c[j] - p.zero);
           std::memcpy(row + g * sizeof(b), &b, sizeof(b));
         } else if (out.type == llm::GgmlType::kQ4_0) {
-          llm::BlockQ4_0 b;
+          BlockQ4_0 b;
           b.d = FloatToHalf(p.scale);
           for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(c[j] | (c[j + 16] << 4));
           std::memcpy(row + g * sizeof(b), &b, sizeof(b));
         } else {
-          llm::BlockQ4_1 b;
+          BlockQ4_1 b;
           b.d = FloatToHalf(p.scale);
           b.m = FloatToHalf(-p.zero * p.scale);
           for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(c[j] | (c[j + 16] << 4));

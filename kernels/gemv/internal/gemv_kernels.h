@@ -11,7 +11,7 @@
 namespace tessel {
 
 inline float GroupScale(const GemvArgs& a, int64_t index) {
-  return a.f16_scales ? Fp16ToF32(static_cast<const uint16_t*>(a.scales)[index])
+  return a.f16_scales ? HalfToFloat(static_cast<const uint16_t*>(a.scales)[index])
                       : static_cast<const float*>(a.scales)[index];
 }
 inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zeros[index] : 8; }
