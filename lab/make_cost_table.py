@@ -23,8 +23,8 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "lab"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
 import estimate  # noqa: E402
 
 CORES = ["cortex-a55", "cortex-a76", "neoverse-v1"]
@@ -32,8 +32,8 @@ OUT = os.path.join(ROOT, "kernels", "registry", "lab_costs_aarch64.inc")
 
 
 def profile_cases(qemu_cpu, work):
-    exe = os.path.join(ROOT, "bazel-out", "aarch64-opt", "bin", "tools", "lab", "kernel_cases")
-    plugin = os.path.join(ROOT, "bazel-out", "k8-opt", "bin", "tools", "lab", "libtb_profile.so")
+    exe = os.path.join(ROOT, "bazel-out", "aarch64-opt", "bin", "lab", "kernel_cases")
+    plugin = os.path.join(ROOT, "bazel-out", "k8-opt", "bin", "lab", "libtb_profile.so")
     tag = qemu_cpu.split(",")[0] + ("_sve" if "sve=on" in qemu_cpu else "")
     out = os.path.join(work, "kernel_cases_%s.tsv" % tag)
     listing = os.path.join(work, "kernel_cases_%s.jsonl" % tag)

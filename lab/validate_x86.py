@@ -24,8 +24,8 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "lab"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
 import estimate  # noqa: E402
 
 BIN = os.path.join(ROOT, "bazel-out", "k8-opt", "bin")  # bazel-bin follows the last configuration built

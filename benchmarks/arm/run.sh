@@ -14,6 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bazel build --jobs=2 //lab:all //tools/frontend:models >&2
-# tools:tessel is tagged host_only (its cli_test is); the aarch64 build wants it all the same.
+# //cli:tessel is tagged host_only (its cli_test is); the aarch64 build wants it all the same.
 bazel build --jobs=2 --config=aarch64 --build_tag_filters= //cli:tessel >&2
 exec /usr/bin/python3 benchmarks/arm/arm_lab.py "$@"
