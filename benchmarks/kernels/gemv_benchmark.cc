@@ -454,7 +454,7 @@ const bool kRegisteredModel = [] {
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
     std::vector<std::pair<std::string, Panel16Kind>> kinds;
-    if (e.dtypes.rfind("igx16", 0) == 0) {
+    if (e.dtypes.rfind("group_panel16", 0) == 0) {
       kinds = {{"i4g128", {GemvFormat::kInt4Group, 128, false, 4}},
                {"i4g128a", {GemvFormat::kInt4Group, 128, true, 4}},
                {"i3g128", {GemvFormat::kInt4Group, 128, false, 3}},

@@ -23,7 +23,7 @@ using q8_test::Lcg;
 using q8_test::MakeMatrix;
 using q8_test::Matrix;
 
-bool IsGroup(const KernelEntry& e) { return e.dtypes.rfind("igx16", 0) == 0; }
+bool IsGroup(const KernelEntry& e) { return e.dtypes.rfind("group_panel16", 0) == 0; }
 
 std::vector<const KernelEntry*> AllGemmKernels() {
   std::vector<const KernelEntry*> out;
@@ -42,7 +42,7 @@ std::vector<const KernelEntry*> GroupKernels() {
   return out;
 }
 
-bool IsPanel16(const KernelEntry& e) { return e.dtypes.find("x16") != std::string::npos; }
+bool IsPanel16(const KernelEntry& e) { return e.dtypes.find("panel16") != std::string::npos; }
 
 // A 64-byte aligned buffer of `bytes` for a packed matrix.
 struct Packed {
@@ -699,7 +699,7 @@ INSTANTIATE_TEST_SUITE_P(GemmQ8Group, GemmQ8GroupKernelTest, testing::ValuesIn(G
 TEST(GemmQ8Panel16Test, IQ4_NLMatchesIntegerDotAndF32WithinRoundingBound) {
   Lcg rng(47);
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
-    if (e.dtypes.rfind("q4_0x16", 0) != 0) continue;
+    if (e.dtypes.rfind("q4_0_panel16", 0) != 0) continue;
     if (!CpuSupports(e.isa)) continue;
     auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
     for (int64_t rows : {1, 17, 67, 130}) {

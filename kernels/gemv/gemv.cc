@@ -130,12 +130,12 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
 #endif
   };
   const Item panel16_items[] = {
-      {"reference", Isa::kPortable, "reference", tessel_q4_0x16_q8_gemm__reference,
-       tessel_q8_0x16_q8_gemm__reference},
+      {"reference", Isa::kPortable, "reference", tessel_q4_0_panel16_q8_gemm__reference,
+       tessel_q8_0_panel16_q8_gemm__reference},
 #if defined(__x86_64__)
-      {"avx2", Isa::kAvx2, "x86", tessel_q4_0x16_q8_gemm__avx2, tessel_q8_0x16_q8_gemm__avx2},
-      {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0x16_q8_gemm__avx512vnni,
-       tessel_q8_0x16_q8_gemm__avx512vnni},
+      {"avx2", Isa::kAvx2, "x86", tessel_q4_0_panel16_q8_gemm__avx2, tessel_q8_0_panel16_q8_gemm__avx2},
+      {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0_panel16_q8_gemm__avx512vnni,
+       tessel_q8_0_panel16_q8_gemm__avx512vnni},
 #endif
   };
   if (panel16) {
@@ -147,19 +147,19 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       GemmQ8Fn fn;
     };
     const GroupItem group_items[] = {
-        {"reference", Isa::kPortable, "reference", tessel_igx16_q8_gemm__reference},
+        {"reference", Isa::kPortable, "reference", tessel_group_panel16_q8_gemm__reference},
 #if defined(__x86_64__)
-        {"avx2", Isa::kAvx2, "x86", tessel_igx16_q8_gemm__avx2},
-        {"avxvnni", Isa::kAvxVnni, "x86", tessel_igx16_q8_gemm__avxvnni},
-        {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_igx16_q8_gemm__avx512vnni},
+        {"avx2", Isa::kAvx2, "x86", tessel_group_panel16_q8_gemm__avx2},
+        {"avxvnni", Isa::kAvxVnni, "x86", tessel_group_panel16_q8_gemm__avxvnni},
+        {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_group_panel16_q8_gemm__avx512vnni},
 #endif
     };
     for (const GroupItem& it : group_items) {
       KernelEntry e;
-      e.name = absl::StrCat("tessel_igx16_q8_gemm__", it.isa_name);
+      e.name = absl::StrCat("tessel_group_panel16_q8_gemm__", it.isa_name);
       e.op = "gemm";
-      e.dtypes = "igx16xq8";
-      e.layout = "ig_panel16";
+      e.dtypes = "group_panel16xq8";
+      e.layout = "group_panel16";
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = GroupLegal;
@@ -174,8 +174,8 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
   }
   const absl::Span<const Item> items = panel16 ? absl::MakeConstSpan(panel16_items) : absl::MakeConstSpan(rows_items);
   for (const Item& it : items) {
-    for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, panel16 ? "q4_0x16" : "q4_0", it.q4},
-                                           std::tuple{GemvFormat::kQ8_0, panel16 ? "q8_0x16" : "q8_0", it.q8}}) {
+    for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, panel16 ? "q4_0_panel16" : "q4_0", it.q4},
+                                           std::tuple{GemvFormat::kQ8_0, panel16 ? "q8_0_panel16" : "q8_0", it.q8}}) {
       KernelEntry e;
       e.name = absl::StrCat("tessel_", what, "_q8_gemm__", it.isa_name);
       e.op = "gemm";
@@ -204,10 +204,10 @@ const KernelEntry* SelectGemmQ8(GemvFormat format) {
 const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
   absl::StatusOr<const KernelEntry*> e =
       format == GemvFormat::kInt4Group
-          ? GemmQ8Panel16Kernels().Select("gemm", "igx16xq8", "ig_panel16", {1, 128, 1, 128})
+          ? GemmQ8Panel16Kernels().Select("gemm", "group_panel16xq8", "group_panel16", {1, 128, 1, 128})
       : format == GemvFormat::kQ4_0
-          ? GemmQ8Panel16Kernels().Select("gemm", "q4_0x16xq8", "q4_0_panel16", {1, kQuantBlock, 1, 0})
-          : GemmQ8Panel16Kernels().Select("gemm", "q8_0x16xq8", "q8_0_panel16", {1, kQuantBlock, 1, 0});
+          ? GemmQ8Panel16Kernels().Select("gemm", "q4_0_panel16xq8", "q4_0_panel16", {1, kQuantBlock, 1, 0})
+          : GemmQ8Panel16Kernels().Select("gemm", "q8_0_panel16xq8", "q8_0_panel16", {1, kQuantBlock, 1, 0});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }

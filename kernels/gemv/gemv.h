@@ -130,7 +130,7 @@ struct GemmQ8Args {
   int64_t block_stride = 0;
   float* y = nullptr;
   int64_t ldy = 0;
-  // Group-wise Panel16 (dtype "igx16xq8") only: the group size (32, 64 or 128), whether the groups
+  // Group-wise Panel16 (dtype "group_panel16xq8") only: the group size (32, 64 or 128), whether the groups
   // have zero points, and the code width (4 or 3 bits). x is quantized in the Q4_0 layout
   // (QuantizeGemvInput(kQ4_0, ...)).
   int64_t group_size = 0;
@@ -146,7 +146,7 @@ struct GemmQ8Args {
   int kquant = 0;
   const int32_t* half_bias = nullptr;
   int64_t half_stride = 0;
-  // Q4_0 Panel16 ("q4_0x16xq8") only: the nibbles index ggml's IQ4_NL levels (kvalues_iq4nl) instead of
+  // Q4_0 Panel16 ("q4_0_panel16xq8") only: the nibbles index ggml's IQ4_NL levels (kvalues_iq4nl) instead of
   // meaning code - 8; the matrix is ggml IQ4_NL blocks (Q4_0's bytes) packed by PackGemvPanel16(kQ4_0).
   bool nonlinear = false;
 };
@@ -162,7 +162,7 @@ const KernelRegistry& GemmQ8Kernels();
 // runs on this CPU and no backend is forced.
 const KernelEntry* FastGemmQ8Kernel(GemvFormat format);
 
-// Panel16 layout (dtypes "q4_0x16xq8" / "q8_0x16xq8"): Q4_0 / Q8_0 weights repacked once, at load, so
+// Panel16 layout (dtypes "q4_0_panel16xq8" / "q8_0_panel16xq8"): Q4_0 / Q8_0 weights repacked once, at load, so
 // that the int8 kernels hold one row per int32 lane and read 16 rows per vector, in one linear stream
 // with no shuffles (decode) and no per-call repacking (prefill). Same bytes as the ggml layout, plus
 // padding:
@@ -181,7 +181,7 @@ int64_t GemvPanel16Bytes(GemvFormat format, int64_t rows, int64_t cols);
 void PackGemvPanel16(GemvFormat format, const void* w, int64_t rows, int64_t cols, void* out);
 // Row r of a packed matrix back in ggml blocks (GemvRowBytes(format, cols) bytes at row_out).
 void UnpackGemvPanel16Row(GemvFormat format, const void* packed, int64_t cols, int64_t r, void* row_out);
-// Panel16 of group-wise INT4 and INT3 (dtype "igx16xq8"): the same int8 kernels for Int4Group-style
+// Panel16 of group-wise INT4 and INT3 (dtype "group_panel16xq8"): the same int8 kernels for Int4Group-style
 // weights with group size G in {32, 64, 128}, symmetric (zero point 8 / 4) or asymmetric (a zero point
 // per group), at the format's own bytes per weight. Rows in panels of 16 as above; columns in units of
 // 256 (8 blocks of 32; the last unit zero-padded); panel p, unit u at (p * units + u) * unit_bytes,
@@ -229,7 +229,7 @@ void PackGemvPanel16Q4_1(const void* w, int64_t rows, int64_t cols, void* out);
 // Row r back in Q4_1 blocks (GgmlRowBytes: cols / 32 * 20 bytes at row_out).
 void UnpackGemvPanel16Q4_1Row(const void* packed, int64_t cols, int64_t r, void* row_out);
 
-// ggml's Q2_K ... Q6_K on Panel16 (dtype "igx16xq8" with GemmQ8Args::kquant = 2 ... 6), exact and at
+// ggml's Q2_K ... Q6_K on Panel16 (dtype "group_panel16xq8" with GemmQ8Args::kquant = 2 ... 6), exact and at
 // nearly the file's bytes per weight. Rows in panels of 16; columns in units of one 256-element
 // super-block; panel p, unit u at (p * units + u) * unit_bytes. A unit (Panel16KQuantGeometry):
 //   64 bytes   the 16 rows' fp16 d, then (Q2_K, Q4_K, Q5_K) their fp16 dmin;
@@ -273,7 +273,7 @@ void PackGemvPanel16Q5(const void* w, int64_t rows, int64_t cols, bool mins, voi
 // Row r back in Q5_0 / Q5_1 blocks (cols / 32 x 22 or 24 bytes at row_out).
 void UnpackGemvPanel16Q5Row(const void* packed, int64_t cols, bool mins, int64_t r, void* row_out);
 
-// op "gemm", dtypes "q4_0x16xq8" / "q8_0x16xq8" / "igx16xq8": a reference and avx512vnni.
+// op "gemm", dtypes "q4_0_panel16xq8" / "q8_0_panel16xq8" / "group_panel16xq8": a reference and avx512vnni.
 const KernelRegistry& GemmQ8Panel16Kernels();
 // The selected Panel16 kernel for kQ4_0 / kQ8_0 / kInt4Group, or nullptr when only the reference runs
 // on this CPU (then the row layout with the f32-input kernels is faster; do not repack).

@@ -376,12 +376,12 @@ void tessel_quantize_gemv_input__avx2(GemvFormat format, const float* x, int64_t
   }
 }
 
-void tessel_q4_0x16_q8_gemm__avx2(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_q4_0_panel16_q8_gemm__avx2(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.nonlinear) return Run<true, true>(a, row_begin, row_end);
   Run<true, false>(a, row_begin, row_end);
 }
 
-void tessel_q8_0x16_q8_gemm__avx2(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_q8_0_panel16_q8_gemm__avx2(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   Run<false, false>(a, row_begin, row_end);
 }
 

@@ -1138,7 +1138,7 @@ void RunPanel16KQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 
 }  // namespace
 
-void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_group_panel16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.kquant == 2) return RunPanel16KQuant<2>(a, row_begin, row_end);
   if (a.kquant == 3) return RunPanel16KQuant<3>(a, row_begin, row_end);
   if (a.kquant == 4) return RunPanel16KQuant<4>(a, row_begin, row_end);
@@ -1157,12 +1157,12 @@ void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, in
   }
 }
 
-void tessel_q4_0x16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_q4_0_panel16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.nonlinear) return RunPanel16<true, true>(a, row_begin, row_end);
   RunPanel16<true>(a, row_begin, row_end);
 }
 
-void tessel_q8_0x16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_q8_0_panel16_q8_gemm__avx512vnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   RunPanel16<false>(a, row_begin, row_end);
 }
 

@@ -1,4 +1,4 @@
-// The gemv_gemm_avx2_panel16.cc kernels (group types, k-quants, IQ4_XS on Panel16, dtype "igx16xq8")
+// The gemv_gemm_avx2_panel16.cc kernels (group types, k-quants, IQ4_XS on Panel16, dtype "group_panel16xq8")
 // with AVX-VNNI (Alder Lake, Sapphire Rapids): vpdpbusd on ymm in place of vpmaddubsw + vpmaddwd, which
 // also lifts the int16 limits on how many products add up before widening.
 #include <immintrin.h>
@@ -23,7 +23,7 @@ namespace {
 
 }  // namespace
 
-void tessel_igx16_q8_gemm__avxvnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_group_panel16_q8_gemm__avxvnni(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.kquant != 0) return RunKQuantLayout(a, row_begin, row_end);
   RunGroupLayout(a, row_begin, row_end);
 }

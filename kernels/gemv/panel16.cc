@@ -746,7 +746,7 @@ void UnpackGemvPanel16Q5Row(const void* packed, int64_t cols, bool mins, int64_t
   }
 }
 
-void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void tessel_group_panel16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.kquant != 0) return KQuantReference(a, row_begin, row_end);
   // (code - zero) * x_q per 32-block, exact in integers; the group scale times the block's dx in double;
   // Q4_1 (group_mins): code * x_q, plus the min times the block's dx times sum(x_q).
@@ -783,11 +783,11 @@ void tessel_igx16_q8_gemm__reference(const GemmQ8Args& a, int64_t row_begin, int
   }
 }
 
-void tessel_q4_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end) {
+void tessel_q4_0_panel16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end) {
   Panel16Reference(GemvFormat::kQ4_0, args, row_begin, row_end);
 }
 
-void tessel_q8_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end) {
+void tessel_q8_0_panel16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end) {
   Panel16Reference(GemvFormat::kQ8_0, args, row_begin, row_end);
 }
 

@@ -69,7 +69,7 @@ struct WeightMatrix {
 // it ~1.5x faster, prefill skips its per-call repack; Q4_1, the k-quants and INT4 / INT3 groups get int8
 // kernels instead of f32 / portable ones).
 bool Panel16Available(GgmlType type);
-// The Panel16 kernel for a type on this CPU (the group kernel, "igx16xq8", for the group layouts; Q4_0's
+// The Panel16 kernel for a type on this CPU (the group kernel, "group_panel16xq8", for the group layouts; Q4_0's
 // for Q4_0 and IQ4_NL; Q8_0's), or nullptr.
 const KernelEntry* Panel16Kernel(GgmlType type);
 // Bytes RepackPanel16 writes for w.

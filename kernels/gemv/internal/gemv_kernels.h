@@ -94,19 +94,19 @@ void tessel_q8_0_q8_gemv__reference(const GemvArgs& args, int64_t row_begin, int
 void tessel_q4_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // Panel16 layout (gemv.h).
-void tessel_q4_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_q8_0x16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_igx16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q4_0_panel16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_panel16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_group_panel16_q8_gemm__reference(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #if defined(__x86_64__)
-void tessel_q4_0x16_q8_gemm__avx2(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_q8_0x16_q8_gemm__avx2(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_igx16_q8_gemm__avx2(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_igx16_q8_gemm__avxvnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q4_0_panel16_q8_gemm__avx2(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_panel16_q8_gemm__avx2(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_group_panel16_q8_gemm__avx2(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_group_panel16_q8_gemm__avxvnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // QuantizeGemvInput with AVX2 (bit-identical to the portable version).
 void tessel_quantize_gemv_input__avx2(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out);
-void tessel_q4_0x16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_q8_0x16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-void tessel_igx16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q4_0_panel16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_panel16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_group_panel16_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_q8_gemv__avx512vnni(const GemvArgs& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
