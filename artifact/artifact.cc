@@ -2,11 +2,11 @@
 #include "artifact/artifact.h"
 
 #include <cstring>
-#include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/dtype.h"
+#include "support/atomic_file.h"
 #include "support/mapped_file.h"
 
 namespace tessel {
@@ -141,10 +141,7 @@ absl::StatusOr<std::string> SerializeArtifact(const artifact::Plan& plan, absl::
 absl::Status WriteArtifact(const std::string& path, const artifact::Plan& plan, absl::string_view weights) {
   absl::StatusOr<std::string> bytes = SerializeArtifact(plan, weights);
   if (!bytes.ok()) return bytes.status();
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-  if (!f) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, *bytes);
 }
 
 absl::StatusOr<std::shared_ptr<Artifact>> Artifact::FromBytes(absl::string_view bytes, const ArtifactLoadOptions& options,

@@ -44,6 +44,17 @@ check "inspect writes dot" bash -c "'$tessel' inspect '$models/transformer_block
 
 # The artifact path: compile, per-op profile (kernels, scratch, 2 MiB pages, per-op times), bench JSON.
 check "compile to an artifact" "$tessel" compile "$models/resnet18_op17.onnx" -o "$tmp/r18.tsl"
+# Output files are replaced whole or not at all (support/atomic_file.h): a full device is an error,
+# a missing folder leaves nothing behind, and an existing artifact survives a failed compile.
+check_fails_with "compile to a full device" "No space left on device" \
+  "$tessel" compile "$models/resnet18_op17.onnx" -o /dev/full
+check_fails_with "compile into a missing folder" "does the folder exist" \
+  "$tessel" compile "$models/resnet18_op17.onnx" -o "$tmp/no/such/dir/r18.tsl"
+cp "$tmp/r18.tsl" "$tmp/keep.tsl"
+check_fails_with "a failed compile keeps the old artifact" "nope.onnx" \
+  "$tessel" compile "$tmp/nope.onnx" -o "$tmp/keep.tsl"
+check "old artifact intact" cmp -s "$tmp/r18.tsl" "$tmp/keep.tsl"
+check "no temporary left behind" bash -c "! ls '$tmp' | grep -q '\.tmp-'"
 check "inspect --profile" bash -c "'$tessel' inspect '$tmp/r18.tsl' --profile --iterations 2 > '$tmp/prof.txt' &&
   grep -qE '^scratch: [0-9.]+ MB' '$tmp/prof.txt' && grep -qE '^pages: [0-9.]+ MB' '$tmp/prof.txt' &&
   grep -qE '^total [0-9.]+ ms' '$tmp/prof.txt' && grep -qE '^ +[0-9]+ .* [0-9.]+ ms$' '$tmp/prof.txt'"

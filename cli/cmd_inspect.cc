@@ -1,7 +1,6 @@
 // `tessel inspect`: what is in a model — inputs, outputs, operators, parameters, the text IR.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -14,6 +13,7 @@
 #include "graph/dot.h"
 #include "graph/text.h"
 #include "runtime/executor.h"
+#include "support/atomic_file.h"
 #include "support/memory.h"
 
 namespace tessel {
@@ -168,9 +168,7 @@ int InspectCommand(int argc, char** argv) {
     std::printf("\n%s", PrintGraph(g, options).c_str());
   }
   if (args->Has("dot")) {
-    std::ofstream f(args->Get("dot"));
-    f << ToDot(g);
-    if (!f) return cli::Fail("inspect", absl::PermissionDeniedError(absl::StrCat(args->Get("dot"), ": cannot write")));
+    if (absl::Status s = WriteFileAtomically(args->Get("dot"), ToDot(g)); !s.ok()) return cli::Fail("inspect", s);
     std::printf("wrote %s\n", args->Get("dot").c_str());
   }
   return 0;

@@ -1,7 +1,6 @@
 // `tessel opt`: runs a pass pipeline over a model and writes the optimized graph as text IR (.tir) or
 // ONNX (.onnx, opens in Netron).
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/match.h"
@@ -13,6 +12,7 @@
 #include "graph/onnx/onnx_exporter.h"
 #include "graph/text.h"
 #include "passes/pass_manager.h"
+#include "support/atomic_file.h"
 
 namespace tessel {
 namespace {
@@ -92,9 +92,7 @@ int OptCommand(int argc, char** argv) {
     if (absl::EndsWith(out, ".onnx")) {
       s = ExportOnnxFile(**graph, out);
     } else {
-      std::ofstream f(out);
-      f << PrintGraph(**graph);
-      if (!f) s = absl::PermissionDeniedError(absl::StrCat(out, ": cannot write"));
+      s = WriteFileAtomically(out, PrintGraph(**graph));
     }
     if (!s.ok()) return cli::Fail("opt", s);
     std::printf("wrote %s\n", out.c_str());

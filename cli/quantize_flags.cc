@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <dirent.h>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <sys/stat.h>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "graph/npy.h"
+#include "support/atomic_file.h"
 
 namespace tessel {
 namespace {
@@ -130,9 +130,9 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   if (!result.ok()) return result.status();
   log << result->Report();
   if (args.Has("dump-ranges")) {
-    std::ofstream f(args.Get("dump-ranges"));
-    f << FormatQuantTable(result->table);
-    if (!f.good()) return absl::PermissionDeniedError(absl::StrCat("--dump-ranges: cannot write ", args.Get("dump-ranges")));
+    if (absl::Status s = WriteFileAtomically(args.Get("dump-ranges"), FormatQuantTable(result->table)); !s.ok()) {
+      return s;
+    }
   }
   return true;
 }

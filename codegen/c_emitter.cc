@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,6 +18,7 @@
 #include "graph/dtype.h"
 #include "graph/graph.h"
 #include "graph/ops/nn_params.h"
+#include "support/atomic_file.h"
 
 namespace tessel {
 namespace {
@@ -866,12 +866,7 @@ std::string Emitter::Source() const {
 }
 
 absl::Status WriteFile(const std::string& path, absl::string_view data) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat("cannot write '", path, "'; does the output folder exist?"));
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  f.close();
-  if (!f) return absl::DataLossError(absl::StrCat("writing '", path, "' failed"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, data);
 }
 
 }  // namespace

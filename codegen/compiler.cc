@@ -21,6 +21,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/op_kernels.h"
 #include "passes/pass_manager.h"
+#include "support/atomic_file.h"
 
 namespace tessel {
 namespace {
@@ -109,10 +110,9 @@ class TuneCache {
   }
   absl::Status Save() const {
     if (!dirty_ || path_.empty()) return absl::OkStatus();
-    std::ofstream out(path_, std::ios::trunc);
-    for (const auto& [key, kernel] : entries_) out << key << '\t' << kernel << '\n';
-    if (!out) return absl::PermissionDeniedError(absl::StrCat(path_, ": cannot write the tuning cache"));
-    return absl::OkStatus();
+    std::string text;
+    for (const auto& [key, kernel] : entries_) absl::StrAppend(&text, key, "\t", kernel, "\n");
+    return WriteFileAtomically(path_, text);
   }
 
  private:

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "support/atomic_file.h"
 
 namespace tessel {
 namespace {
@@ -162,12 +163,7 @@ std::string SerializeNpy(const Tensor& t) {
 }
 
 absl::Status WriteNpy(const std::string& path, const Tensor& t) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open for writing"));
-  const std::string bytes = SerializeNpy(t);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!f) return absl::DataLossError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, SerializeNpy(t));
 }
 
 }  // namespace tessel

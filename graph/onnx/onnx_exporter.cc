@@ -1,11 +1,11 @@
 // ONNX export.
 #include "graph/onnx/onnx_exporter.h"
 
-#include <fstream>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "support/atomic_file.h"
 
 namespace tessel {
 namespace {
@@ -124,9 +124,9 @@ absl::StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& graph, int opset) 
 absl::Status ExportOnnxFile(const Graph& graph, const std::string& path, int opset) {
   absl::StatusOr<onnx::ModelProto> model = ExportOnnxModel(graph, opset);
   if (!model.ok()) return model.status();
-  std::ofstream f(path, std::ios::binary);
-  if (!f || !model->SerializeToOstream(&f)) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
-  return absl::OkStatus();
+  std::string bytes;
+  if (!model->SerializeToString(&bytes)) return absl::InternalError(absl::StrCat(path, ": cannot serialize the model"));
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace tessel

@@ -2,9 +2,9 @@
 #include "llm/gguf/gguf_writer.h"
 
 #include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "support/atomic_file.h"
 
 namespace tessel::llm {
 namespace {
@@ -186,13 +186,7 @@ std::string GgufWriter::Serialize() const {
 }
 
 absl::Status GgufWriter::WriteFile(const std::string& path) const {
-  const std::string bytes = Serialize();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot create '", path, "'"));
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  if (!f) return absl::DataLossError(absl::StrCat("error writing '", path, "'"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, Serialize());
 }
 
 }  // namespace tessel::llm
