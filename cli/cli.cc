@@ -1,6 +1,8 @@
 // Command-line parsing for the tessel subcommands.
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cctype>
 #include <cstring>
@@ -115,6 +117,19 @@ std::string Usage(const std::string& command, const std::string& synopsis, const
 int Fail(const std::string& command, const absl::Status& status) {
   std::fprintf(stderr, "tessel %s: %s\n", command.c_str(), std::string(status.message()).c_str());
   return 1;
+}
+
+absl::Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs) {
+  struct stat out;
+  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return absl::OkStatus();
+  for (const std::string& input : inputs) {
+    struct stat in;
+    if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output '", output, "' is the input '", input, "'; write the result to another file"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 bool WantsHelp(int argc, char** argv) {

@@ -53,6 +53,10 @@ struct Command {
 // Prints "tessel <command>: <message>" to stderr and returns 1.
 int Fail(const std::string& command, const absl::Status& status);
 
+// An error when `output` names the same file as one of `inputs` (the same device and inode, whatever
+// the spelling): a command must not replace what it reads, e.g. `compile x.onnx -o x.onnx`.
+absl::Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs);
+
 bool WantsHelp(int argc, char** argv);
 
 }  // namespace tessel::cli

@@ -55,6 +55,10 @@ check_fails_with "a failed compile keeps the old artifact" "nope.onnx" \
   "$tessel" compile "$tmp/nope.onnx" -o "$tmp/keep.tsl"
 check "old artifact intact" cmp -s "$tmp/r18.tsl" "$tmp/keep.tsl"
 check "no temporary left behind" bash -c "! ls '$tmp' | grep -q '\.tmp-'"
+cp "$models/resnet18_op17.onnx" "$tmp/self.onnx"
+check_fails_with "compile refuses to overwrite its input" "is the input" \
+  "$tessel" compile "$tmp/self.onnx" -o "$tmp/./self.onnx"
+check "the input survives" cmp -s "$models/resnet18_op17.onnx" "$tmp/self.onnx"
 check "inspect --profile" bash -c "'$tessel' inspect '$tmp/r18.tsl' --profile --iterations 2 > '$tmp/prof.txt' &&
   grep -qE '^scratch: [0-9.]+ MB' '$tmp/prof.txt' && grep -qE '^pages: [0-9.]+ MB' '$tmp/prof.txt' &&
   grep -qE '^total [0-9.]+ ms' '$tmp/prof.txt' && grep -qE '^ +[0-9]+ .* [0-9.]+ ms$' '$tmp/prof.txt'"

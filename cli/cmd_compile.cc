@@ -47,6 +47,9 @@ int CompileCommand(int argc, char** argv) {
   if (args->positional().size() != 1 || !args->Has("o")) {
     return cli::Fail("compile", absl::InvalidArgumentError("expects MODEL and -o OUT.tsl (see --help)"));
   }
+  if (absl::Status s = cli::CheckOutputIsNotAnInput(args->Get("o"), {args->positional()[0]}); !s.ok()) {
+    return cli::Fail("compile", s);
+  }
   CompileOptions options;
   absl::StatusOr<std::string> pipeline = PipelineFromArgs(*args, "O3");
   if (!pipeline.ok()) return cli::Fail("compile", pipeline.status());

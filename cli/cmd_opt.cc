@@ -89,6 +89,9 @@ int OptCommand(int argc, char** argv) {
   std::printf("pipeline: %s\nnodes: %d -> %d\n", pm->pipeline().c_str(), before, (*graph)->num_nodes());
   if (args->Has("o")) {
     const std::string out = args->Get("o");
+    if (absl::Status c = cli::CheckOutputIsNotAnInput(out, {args->positional()[0]}); !c.ok()) {
+      return cli::Fail("opt", c);
+    }
     if (absl::EndsWith(out, ".onnx")) {
       s = ExportOnnxFile(**graph, out);
     } else {

@@ -71,6 +71,9 @@ int QuantizeCommand(int argc, char** argv) {
   if (!args.ok()) return cli::Fail(cmd, args.status());
   if (!args->Has("model")) return cli::Fail(cmd, absl::InvalidArgumentError("--model is required"));
   if (!args->Has("o")) return cli::Fail(cmd, absl::InvalidArgumentError("-o OUT.gguf is required"));
+  if (absl::Status s = cli::CheckOutputIsNotAnInput(args->Get("o"), {args->Get("model")}); !s.ok()) {
+    return cli::Fail(cmd, s);
+  }
   if (args->Has("threads")) {
     absl::StatusOr<int> threads = ThreadsArg(*args);
     if (!threads.ok()) return cli::Fail(cmd, threads.status());
