@@ -22,7 +22,7 @@ namespace {
 // Everything packing reads (weights, bias, requantization, input zero point): a cache entry is reused only
 // when it matches, since a freed weight tensor's address can come back holding other weights.
 size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_t n, int64_t k,
-                   int64_t mmla_segment_len) {
+                   int64_t mmla_segment_len, bool wide) {
   size_t h = std::hash<std::string_view>()(std::string_view(static_cast<const char*>(w.raw_data()), n * k));
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   if (bias != nullptr) {
@@ -31,30 +31,31 @@ size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_
   mix(static_cast<size_t>(n));
   mix(static_cast<size_t>(k));
   mix(static_cast<size_t>(mmla_segment_len));
+  mix(static_cast<size_t>(wide));
   mix(static_cast<size_t>(node.GetInt("x_zero_point", 0)));
   for (int64_t v : node.GetInts("multiplier")) mix(static_cast<size_t>(v));
   for (int64_t v : node.GetInts("shift")) mix(static_cast<size_t>(v));
   return h;
 }
 
-// Packed weights shared by every preparation of the same weight (and bias) tensors and i8mm layout
-// (mmla_segment_len 0: none).
+// Packed weights shared by every preparation of the same weight (and bias) tensors, i8mm layout
+// (mmla_segment_len 0: none) and AVX2 layout (wide).
 std::shared_ptr<const PackedQGemmWeights> Packed(const Node& node, const Tensor& w, const Tensor* bias, int64_t n,
-                                                 int64_t k, int64_t mmla_segment_len) {
+                                                 int64_t k, int64_t mmla_segment_len, bool wide) {
   struct Entry {
     size_t hash = 0;
     std::shared_ptr<const PackedQGemmWeights> packed;
   };
   static std::mutex* mu = new std::mutex();
-  static auto* cache = new std::map<std::tuple<const void*, const void*, int64_t>, Entry>();
-  const size_t hash = PackingHash(node, w, bias, n, k, mmla_segment_len);
+  static auto* cache = new std::map<std::tuple<const void*, const void*, int64_t, bool>, Entry>();
+  const size_t hash = PackingHash(node, w, bias, n, k, mmla_segment_len, wide);
   std::lock_guard<std::mutex> lock(*mu);
-  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr, mmla_segment_len}];
+  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr, mmla_segment_len, wide}];
   if (slot.packed == nullptr || slot.hash != hash) {
     slot.hash = hash;
     slot.packed = std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
         w.data<int8_t>(), n, k, bias ? bias->data<int32_t>() : nullptr, static_cast<int32_t>(node.GetInt("x_zero_point", 0)),
-        node.GetInts("multiplier"), node.GetInts("shift"), mmla_segment_len));
+        node.GetInts("multiplier"), node.GetInts("shift"), mmla_segment_len, wide));
   }
   return slot.packed;
 }
@@ -99,6 +100,8 @@ bool QGemmKernelAvailable(QGemmKernel kernel) {
     case QGemmKernel::kNeonDot: return HasQGemmNeonDot();
     case QGemmKernel::kNeonI8mm: return HasQGemmNeonI8mm();
     case QGemmKernel::kSve: return HasQGemmSve();
+    case QGemmKernel::kAvx2: return HasQGemmAvx2();
+    case QGemmKernel::kAvxVnni: return HasQGemmAvxVnni();
   }
   return false;
 }
@@ -107,6 +110,9 @@ QGemmKernel BestQGemmKernel() {
   if (HasQGemmNeonI8mm()) return QGemmKernel::kNeonI8mm;
   if (HasQGemmSve()) return QGemmKernel::kSve;
   if (HasQGemmNeonDot()) return QGemmKernel::kNeonDot;
+  if (HasQGemmVnni()) return QGemmKernel::kAvx512Vnni;
+  if (HasQGemmAvxVnni()) return QGemmKernel::kAvxVnni;
+  if (HasQGemmAvx2()) return QGemmKernel::kAvx2;
   return QGemmKernel::kAvx512Vnni;
 }
 
@@ -169,7 +175,7 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   p->indirect_ = !p->direct_ && p->conv_ && p->c_ % 4 == 0;
   // The i8mm layout pads each row run (a tap's C channels, or the whole row) to a multiple of 8.
   const int64_t mmla_segment_len = kernel != QGemmKernel::kNeonI8mm ? 0 : p->indirect_ ? p->c_ : kp;
-  p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len);
+  p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, kernel == QGemmKernel::kAvx2);
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
     p->zero_row_.assign(p->c_, p->x_zero_point_);
@@ -257,6 +263,24 @@ void PreparedInt8Node::Gemm(const uint8_t* a, const QGemmOutputStage& stage, uin
         QGemmU8S8Indirect__avx512vnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
       } else {
         QGemmU8S8__avx512vnni(a, rows_, *weights_, stage, y, n_);
+      }
+#endif
+      break;
+    case QGemmKernel::kAvx2:
+#if defined(__x86_64__)
+      if (indirect_) {
+        QGemmU8S8Indirect__avx2(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+      } else {
+        QGemmU8S8__avx2(a, rows_, *weights_, stage, y, n_);
+      }
+#endif
+      break;
+    case QGemmKernel::kAvxVnni:
+#if defined(__x86_64__)
+      if (indirect_) {
+        QGemmU8S8Indirect__avxvnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+      } else {
+        QGemmU8S8__avxvnni(a, rows_, *weights_, stage, y, n_);
       }
 #endif
       break;

@@ -1,5 +1,5 @@
 // The optimized int8 path for quantized nodes: tessel.QConv (channels-last, group 1) and tessel.QGemm on
-// u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI on x86-64, NEON dotprod or i8mm or SVE on
+// u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI, AVX-VNNI or AVX2 on x86-64, NEON dotprod or i8mm or SVE on
 // aarch64; 1x1 convolutions directly, others as an implicit GEMM over per-tap row pointers when C is a
 // multiple of 4, im2col otherwise); depthwise tessel.QConv (group == C_in == C_out, no residual) through
 // the VNNI depthwise microkernel (qdwconv.h); anything else is left to the reference kernels. Results
@@ -21,11 +21,12 @@
 namespace tessel {
 
 // The GEMM microkernel family a PreparedInt8Node runs.
-enum class QGemmKernel { kAvx512Vnni, kNeonDot, kNeonI8mm, kSve };
+enum class QGemmKernel { kAvx512Vnni, kNeonDot, kNeonI8mm, kSve, kAvx2, kAvxVnni };
 
 // Whether this build and CPU can run `kernel`.
 bool QGemmKernelAvailable(QGemmKernel kernel);
-// The fastest available kernel (i8mm, then SVE, then dotprod); only meaningful when one is available.
+// The fastest available kernel (x86-64: AVX-512 VNNI, then AVX-VNNI, then AVX2; aarch64: i8mm, then SVE,
+// then dotprod); only meaningful when one is available.
 QGemmKernel BestQGemmKernel();
 
 // Whether this path serves `node` with a first input of `input_dtype` and `input_rank` on this CPU (with

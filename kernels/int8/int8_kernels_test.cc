@@ -45,8 +45,8 @@ void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt199
   n->SetAttr(prefix + "shift", Attribute::Ints(s));
 }
 
-constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kNeonDot, QGemmKernel::kNeonI8mm,
-                                    QGemmKernel::kSve};
+constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kAvxVnni, QGemmKernel::kAvx2,
+                                    QGemmKernel::kNeonDot,    QGemmKernel::kNeonI8mm, QGemmKernel::kSve};
 
 std::string KernelName(QGemmKernel k) {
   switch (k) {
@@ -54,6 +54,8 @@ std::string KernelName(QGemmKernel k) {
     case QGemmKernel::kNeonDot: return "neondot";
     case QGemmKernel::kNeonI8mm: return "neoni8mm";
     case QGemmKernel::kSve: return "sve";
+    case QGemmKernel::kAvx2: return "avx2";
+    case QGemmKernel::kAvxVnni: return "avxvnni";
   }
   return "?";
 }

@@ -93,6 +93,8 @@ double Cost(const OpQuery& q) {
 // the two NEON kernels, behind i8mm's doubled MACs per instruction. The order is what selection uses: i8mm,
 // then SVE, then dotprod.
 constexpr int64_t kVnniOps = 700'000'000'000;
+constexpr int64_t kAvxVnniOps = 350'000'000'000;
+constexpr int64_t kAvx2Ops = 150'000'000'000;
 constexpr int64_t kNeonDotOps = 150'000'000'000;
 constexpr int64_t kSveOps = 200'000'000'000;
 constexpr int64_t kNeonI8mmOps = 250'000'000'000;
@@ -190,6 +192,11 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
   r.Register(GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv", Isa::kAvx512Vnni));
   r.Register(
       GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm", Isa::kAvx512Vnni));
+  r.Register(GemmEntry<K::kAvxVnni, kAvxVnniOps>("tessel_qu8_conv2d_nhwc__avxvnni", "tessel.QConv", Isa::kAvxVnni));
+  r.Register(
+      GemmEntry<K::kAvxVnni, kAvxVnniOps>("tessel_qu8_fully_connected__avxvnni", "tessel.QGemm", Isa::kAvxVnni));
+  r.Register(GemmEntry<K::kAvx2, kAvx2Ops>("tessel_qu8_conv2d_nhwc__avx2", "tessel.QConv", Isa::kAvx2));
+  r.Register(GemmEntry<K::kAvx2, kAvx2Ops>("tessel_qu8_fully_connected__avx2", "tessel.QGemm", Isa::kAvx2));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_conv2d_nhwc__neondot", "tessel.QConv", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_fully_connected__neondot", "tessel.QGemm", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_conv2d_nhwc__neoni8mm", "tessel.QConv", Isa::kI8mm));

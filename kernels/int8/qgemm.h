@@ -13,11 +13,16 @@ inline constexpr int kQGemmLanes = 16;  // output channels per zmm of i32
 inline constexpr int kQGemmNr = 64;     // output channels per packed block (4 zmm)
 inline constexpr int kQGemmMr = 6;      // rows per register tile
 
-// Weights W [N, K] (s8) packed for the VNNI and NEON dotprod microkernels: K padded to kp (a multiple of
-// 4), blocks of up to 64 output channels. Block b starts at b * 64 * kp bytes and holds
-// nb = min(64, round_up(n - 64 b, 16)) channels laid out [kp/4][nb][4] (16 bytes = 4 channels x 4 of K,
-// what vpdpbusd and SDOT by lane consume); per-channel requantization; bias with the input zero point
+// Weights W [N, K] (s8) packed for the VNNI (AVX-512, AVX-VNNI and AVX2 alike) and NEON dotprod
+// microkernels: K padded to kp (a multiple of 4), blocks of up to 64 output channels. Block b starts at
+// b * 64 * kp bytes and holds nb = min(64, round_up(n - 64 b, 16)) channels laid out [kp/4][nb][4] (16
+// bytes = 4 channels x 4 of K, what vpdpbusd and SDOT by lane consume); per-channel requantization; bias with the input zero point
 // folded in (bias - x_zp * sum_k W[n, k]). Channels past n are zero.
+//
+// With `wide` the weights are also packed for the AVX2 microkernel, sign-extended to 16 bits: the same
+// blocks and K quads, each 8-channel group of a quad as 32 int16 (64 bytes): the even bytes (K 0 and 2)
+// of the 8 channels as [8][2], then the odd bytes (K 1 and 3) as [8][2], what vpmaddwd pairs with the
+// quad's even and odd activation bytes. Element offsets equal `panels`' byte offsets.
 //
 // With mmla_segment_len > 0 the weights are also packed for the i8mm (USMMLA) microkernel: K is read as
 // kp / mmla_segment_len runs (one per convolution tap, or one run for a GEMM), each padded with zeros to
@@ -33,13 +38,14 @@ struct PackedQGemmWeights {
   std::vector<int32_t> dot_bias;  // padded to whole blocks
   int64_t mmla_segment_len = 0, seg8 = 0, kp8 = 0;
   std::vector<int8_t> mmla_panels;  // empty unless packed with mmla_segment_len > 0
+  std::vector<int16_t> wide_panels;  // empty unless packed with wide
 };
 
 // `multiplier` / `shift` have 1 or n entries; `bias` may be null. mmla_segment_len (0, or a multiple of
-// 4 that divides kp) adds the i8mm layout.
+// 4 that divides kp) adds the i8mm layout, `wide` the AVX2 one.
 PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,
                                     const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift,
-                                    int64_t mmla_segment_len = 0);
+                                    int64_t mmla_segment_len = 0, bool wide = false);
 
 struct QGemmOutputStage {
   int32_t y_zero_point = 0;
@@ -60,6 +66,18 @@ void QGemmU8S8__avx512vnni(const uint8_t* a, int64_t rows, const PackedQGemmWeig
 void QGemmU8S8Indirect__avx512vnni(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
                                    int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                                    uint8_t* y, int64_t ldy);
+
+// The same two on AVX2 (exact: byte pairs widened to 16 bits, vpmaddwd; `w` packed with `wide`) and on
+// AVX-VNNI (vpdpbusd on ymm, the VNNI layout).
+void QGemmU8S8__avx2(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                     uint8_t* y, int64_t ldy);
+void QGemmU8S8Indirect__avx2(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
+                             const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy);
+void QGemmU8S8__avxvnni(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                        uint8_t* y, int64_t ldy);
+void QGemmU8S8Indirect__avxvnni(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
+                                int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
+                                int64_t ldy);
 
 // The same two on aarch64 NEON with dotprod: SDOT by lane on a ^ 0x80 (s8 x s8), with dot_bias making up
 // for the flip; an 8-row x 8-channel register tile. Same arguments and results as the VNNI kernels.
@@ -85,8 +103,11 @@ void QGemmU8S8__sve(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w,
 void QGemmU8S8Indirect__sve(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
                             const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy);
 
-// Whether this build and CPU can run the VNNI, the NEON dotprod, the NEON i8mm and the SVE kernels.
+// Whether this build and CPU can run the AVX-512 VNNI, the AVX2, the AVX-VNNI, the NEON dotprod, the NEON
+// i8mm and the SVE kernels.
 bool HasQGemmVnni();
+bool HasQGemmAvx2();
+bool HasQGemmAvxVnni();
 bool HasQGemmNeonDot();
 bool HasQGemmNeonI8mm();
 bool HasQGemmSve();

@@ -8,7 +8,7 @@ namespace tessel {
 
 PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,
                                     const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift,
-                                    int64_t mmla_segment_len) {
+                                    int64_t mmla_segment_len, bool wide) {
   PackedQGemmWeights p;
   p.n = n;
   p.k = k;
@@ -26,6 +26,7 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
     p.kp8 = p.kp / mmla_segment_len * p.seg8;
     p.mmla_panels.assign(padded * p.kp8, 0);
   }
+  if (wide) p.wide_panels.assign(padded * p.kp, 0);
   for (int64_t j = 0; j < n; ++j) {
     const int64_t block = j / kQGemmNr, lane = j % kQGemmNr;
     const int64_t nb = std::min<int64_t>(kQGemmNr, padded - block * kQGemmNr);
@@ -35,6 +36,13 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
       const int8_t v = w[j * k + kk];
       sum += v;
       dst[((kk / 4) * nb + lane) * 4 + kk % 4] = v;
+    }
+    if (wide) {
+      int16_t* wdst = p.wide_panels.data() + block * kQGemmNr * p.kp;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const int64_t e = kk % 4;
+        wdst[(kk / 4) * nb * 4 + (lane / 8) * 32 + (e % 2) * 16 + (lane % 8) * 2 + e / 2] = w[j * k + kk];
+      }
     }
     if (mmla_segment_len > 0) {
       int8_t* mdst = p.mmla_panels.data() + block * kQGemmNr * p.kp8;
@@ -57,6 +65,23 @@ bool HasQGemmVnni() {
 #if defined(__x86_64__)
   const CpuFeatures& f = GetCpuFeatures();
   return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
+#else
+  return false;
+#endif
+}
+
+bool HasQGemmAvx2() {
+#if defined(__x86_64__)
+  return GetCpuFeatures().avx2;
+#else
+  return false;
+#endif
+}
+
+bool HasQGemmAvxVnni() {
+#if defined(__x86_64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.avx2 && f.avx_vnni;
 #else
   return false;
 #endif

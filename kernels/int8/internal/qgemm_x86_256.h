@@ -1,0 +1,197 @@
+// The u8 x s8 GEMM on 256-bit x86 vectors, shared by the AVX2 and AVX-VNNI kernels (qgemm_avx2.cc,
+// qgemm_avxvnni.cc), which differ only in how 4 bytes of K become i32 sums and in the packed layout they
+// read (the `Dot` policy: the VNNI layout, or its 16-bit widening; qgemm.h). A register tile is up to
+// Dot::kMr rows x 8 Dot::kNv channels (Dot::kNv ymm); the row pointers serve plain GEMM rows and implicit-GEMM
+// convolution alike. The output stage is requantize_avx2.h's arithmetic, bit-exact with the reference.
+// Internal linkage: include from one translation unit per ISA.
+#ifndef TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
+#define TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/int8/internal/row_tiles.h"
+#include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize_avx2.h"
+
+namespace tessel::qgemm_x86_256 {
+namespace {
+
+constexpr int kTileChannels = 16;  // channels per 16-byte store: 2 ymm of i32
+
+// Per-channel requantization constants for 8 channels.
+struct Stage {
+  __m256i bias, mult_even, mult_odd, left, right, mask, half_mask;
+};
+
+inline Stage LoadStage(const PackedQGemmWeights& w, int64_t col) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.shift.data() + col));
+  const __m256i mult = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.multiplier.data() + col));
+  Stage s;
+  s.bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.bias.data() + col));
+  s.mult_even = mult;
+  s.mult_odd = _mm256_srli_epi64(mult, 32);
+  s.left = _mm256_max_epi32(shift, zero);
+  s.right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+  s.mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, s.right), one);
+  s.half_mask = _mm256_srai_epi32(s.mask, 1);
+  return s;
+}
+
+using requantize_avx2::RoundingDivideByPOT;
+using requantize_avx2::RoundingDoublingHighMul;
+
+// The residual term rq_r(R - r_zp) for 8 channels whose u8 values are in the low 8 bytes of `r8`.
+inline __m256i ResidualTerm(const QGemmOutputStage& out, __m128i r8) {
+  const __m256i x = _mm256_sub_epi32(_mm256_cvtepu8_epi32(r8), _mm256_set1_epi32(out.r_zero_point));
+  const int32_t sh = out.r_shift;
+  const int32_t right = sh > 0 ? 0 : -sh;
+  const __m256i mult = _mm256_set1_epi32(out.r_multiplier);
+  const __m256i mask = _mm256_set1_epi32(static_cast<int32_t>((1LL << right) - 1));
+  const __m256i v = RoundingDoublingHighMul(_mm256_slli_epi32(x, sh > 0 ? sh : 0), mult, mult);
+  return RoundingDivideByPOT(v, _mm256_set1_epi32(right), mask, _mm256_srai_epi32(mask, 1));
+}
+
+// Requantizes accumulators (bias not yet added) to i32 before the clamp.
+inline __m256i Requantize(__m256i acc, const Stage& s, const QGemmOutputStage& out) {
+  __m256i v = _mm256_sllv_epi32(_mm256_add_epi32(acc, s.bias), s.left);
+  v = RoundingDivideByPOT(RoundingDoublingHighMul(v, s.mult_even, s.mult_odd), s.right, s.mask, s.half_mask);
+  return _mm256_add_epi32(v, _mm256_set1_epi32(out.y_zero_point));
+}
+
+// Rows [row, row + MR) x channels [col, col + 8 NV), with st[0..NV) their output-stage constants. Row r's
+// segment s starts at ind[r * ind_stride + s]; `b` points at the tile's first vector in the packed block,
+// whose K quads are `quad_stride` elements apart (32 elements per vector of 8 channels).
+template <class Dot, int MR, int NV>
+void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64_t seg4,
+          const typename Dot::Elem* b, int64_t quad_stride, const PackedQGemmWeights& w, const Stage* st,
+          const QGemmOutputStage& out, int64_t row, int64_t col, uint8_t* y, int64_t ldy) {
+  __m256i acc[MR][NV];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    #pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
+  }
+  for (int64_t s = 0; s < segments; ++s) {
+    const uint8_t* a[MR];
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) a[r] = ind[r * ind_stride + s];
+    for (int64_t kk = 0; kk < seg4; ++kk) {
+      typename Dot::W wv[NV];
+      #pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) wv[v] = Dot::LoadW(b + v * 32);
+      b += quad_stride;
+      #pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a[r] + kk * 4, 4);
+        const typename Dot::A x = Dot::BroadcastA(quad);
+        #pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = Dot::Mac(acc[r][v], x, wv[v]);
+      }
+    }
+  }
+  const __m256i lo = _mm256_set1_epi32(out.act_min), hi = _mm256_set1_epi32(out.act_max);
+  #pragma GCC unroll 8
+  for (int v = 0; v < NV; v += 2) {
+    const int64_t c = col + 8 * v;
+    const int64_t valid = std::min<int64_t>(kTileChannels, w.n - c);
+    if (valid <= 0) break;
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const int64_t off = (row + r) * ldy + c;
+      __m256i v0 = Requantize(acc[r][v], st[v], out);
+      __m256i v1 = Requantize(acc[r][v + 1], st[v + 1], out);
+      if (out.residual != nullptr) {
+        alignas(16) uint8_t rbuf[16] = {};
+        std::memcpy(rbuf, out.residual + off, valid);
+        const __m128i r16 = _mm_load_si128(reinterpret_cast<const __m128i*>(rbuf));
+        v0 = _mm256_add_epi32(v0, ResidualTerm(out, r16));
+        v1 = _mm256_add_epi32(v1, ResidualTerm(out, _mm_srli_si128(r16, 8)));
+      }
+      v0 = _mm256_min_epi32(_mm256_max_epi32(v0, lo), hi);
+      v1 = _mm256_min_epi32(_mm256_max_epi32(v1, lo), hi);
+      // Within [0, 255] after the clamp, so the saturating packs are exact.
+      const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+      const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+      if (valid == kTileChannels) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + off), bytes);
+      } else {
+        alignas(16) uint8_t ybuf[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(ybuf), bytes);
+        std::memcpy(y + off, ybuf, valid);
+      }
+    }
+  }
+}
+
+template <class Dot>
+using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, int64_t, const typename Dot::Elem*, int64_t,
+                        const PackedQGemmWeights&, const Stage*, const QGemmOutputStage&, int64_t, int64_t, uint8_t*,
+                        int64_t);
+
+// Tile<Dot, mr, NV> for mr in [1, Dot::kMr].
+template <class Dot, int NV, size_t... I>
+TileFn<Dot> GetTile(int mr, std::index_sequence<I...>) {
+  static constexpr TileFn<Dot> tiles[] = {Tile<Dot, static_cast<int>(I) + 1, NV>...};
+  return tiles[mr - 1];
+}
+
+// Row tiles outer, the block's channel tiles (Dot::kNv vectors, then 2 for a 16-channel rest) inner: the
+// tile's A rows stay in L1 while the block's weights stream from L2.
+template <class Dot, typename RowPointers>
+void Run(int64_t rows, int64_t segments, int64_t seg4, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+         uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
+  const typename Dot::Elem* panels = Dot::Panels(w);
+  for (int64_t block = 0; block < padded; block += kQGemmNr) {
+    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - block);
+    const typename Dot::Elem* panel = panels + block * w.kp;
+    Stage st[kQGemmNr / 8];
+    for (int64_t v = 0; v < nb / 8; ++v) st[v] = LoadStage(w, block + 8 * v);
+    int8_internal::ForEachRowTile<Dot::kMr>(rows, [&](int64_t row, int mr) {
+      int64_t stride = 0;
+      const uint8_t* const* ind = row_pointers(row, mr, &stride);
+      int64_t c = 0;
+      for (; c + 8 * Dot::kNv <= nb; c += 8 * Dot::kNv) {
+        GetTile<Dot, Dot::kNv>(mr, std::make_index_sequence<Dot::kMr>())(
+            ind, stride, segments, seg4, panel + c * 4, nb * 4, w, st + c / 8, stage, row, block + c, y, ldy);
+      }
+      for (; c < nb; c += kTileChannels) {
+        GetTile<Dot, 2>(mr, std::make_index_sequence<Dot::kMr>())(ind, stride, segments, seg4, panel + c * 4, nb * 4,
+                                                                 w, st + c / 8, stage, row, block + c, y, ldy);
+      }
+    });
+  }
+}
+
+template <class Dot>
+void Gemm(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
+          int64_t ldy) {
+  const uint8_t* ptrs[Dot::kMr];
+  Run<Dot>(rows, 1, w.kp / 4, w, stage, y, ldy, [&](int64_t row, int mr, int64_t* stride) {
+    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
+    *stride = 1;
+    return ptrs;
+  });
+}
+
+template <class Dot>
+void GemmIndirect(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
+                  const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
+  Run<Dot>(rows, segments, segment_len / 4, w, stage, y, ldy, [&](int64_t row, int, int64_t* stride) {
+    *stride = segments;
+    return indirection + row * segments;
+  });
+}
+
+}  // namespace
+}  // namespace tessel::qgemm_x86_256
+
+#endif  // TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
