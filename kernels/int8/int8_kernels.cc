@@ -187,6 +187,11 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
 }
 
 void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
+  const Operands op = Begin(in);
+  GemmRows(op, 0, rows_, y.data<uint8_t>());
+}
+
+PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* const> in) {
   const uint8_t* a = in[0]->data<uint8_t>();
   const int64_t kp = weights_->kp;
   QGemmOutputStage stage = stage_;
@@ -210,8 +215,7 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
       }
       indirection_base_ = a;
     }
-    Gemm(nullptr, stage, y.data<uint8_t>());
-    return;
+    return {nullptr, stage};
   }
   if (!direct_ && !conv_) {
     const int64_t k = in[0]->dim(1);
@@ -251,68 +255,77 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
     }
     a = scratch_.data();
   }
-  Gemm(a, stage, y.data<uint8_t>());
+  return {a, stage};
 }
 
-void PreparedInt8Node::Gemm(const uint8_t* a, const QGemmOutputStage& stage, uint8_t* y) const {
+void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, uint8_t* y_base) const {
+  if (begin >= end) return;
+  const int64_t rows = end - begin;
+  const uint8_t* a = op.a != nullptr ? op.a + begin * weights_->kp : nullptr;
+  const uint8_t* const* indirection = indirection_.data() + begin * kh_ * kw_;
+  QGemmOutputStage stage = op.stage;
+  if (stage.residual != nullptr) stage.residual += begin * n_;
+  uint8_t* y = y_base + begin * n_;
   // Each branch is only reached when Create found its kernel available, which needs this architecture.
   switch (kernel_) {
     case QGemmKernel::kAvx512Vnni:
 #if defined(__x86_64__)
       if (indirect_) {
-        QGemmU8S8Indirect__avx512vnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+        QGemmU8S8Indirect__avx512vnni(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
       } else {
-        QGemmU8S8__avx512vnni(a, rows_, *weights_, stage, y, n_);
+        QGemmU8S8__avx512vnni(a, rows, *weights_, stage, y, n_);
       }
 #endif
       break;
     case QGemmKernel::kAvx2:
 #if defined(__x86_64__)
       if (indirect_) {
-        QGemmU8S8Indirect__avx2(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+        QGemmU8S8Indirect__avx2(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
       } else {
-        QGemmU8S8__avx2(a, rows_, *weights_, stage, y, n_);
+        QGemmU8S8__avx2(a, rows, *weights_, stage, y, n_);
       }
 #endif
       break;
     case QGemmKernel::kAvxVnni:
 #if defined(__x86_64__)
       if (indirect_) {
-        QGemmU8S8Indirect__avxvnni(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+        QGemmU8S8Indirect__avxvnni(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
       } else {
-        QGemmU8S8__avxvnni(a, rows_, *weights_, stage, y, n_);
+        QGemmU8S8__avxvnni(a, rows, *weights_, stage, y, n_);
       }
 #endif
       break;
     case QGemmKernel::kNeonDot:
 #if defined(__aarch64__)
       if (indirect_) {
-        QGemmU8S8Indirect__neondot(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+        QGemmU8S8Indirect__neondot(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
       } else {
-        QGemmU8S8__neondot(a, rows_, *weights_, stage, y, n_);
+        QGemmU8S8__neondot(a, rows, *weights_, stage, y, n_);
       }
 #endif
       break;
     case QGemmKernel::kNeonI8mm:
 #if defined(__aarch64__)
       if (indirect_) {
-        QGemmU8S8Indirect__neoni8mm(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+        QGemmU8S8Indirect__neoni8mm(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
       } else {
-        QGemmU8S8__neoni8mm(a, rows_, *weights_, stage, y, n_);
+        QGemmU8S8__neoni8mm(a, rows, *weights_, stage, y, n_);
       }
 #endif
       break;
     case QGemmKernel::kSve:
 #if defined(__aarch64__)
       if (indirect_) {
-        QGemmU8S8Indirect__sve(indirection_.data(), kh_ * kw_, c_, rows_, *weights_, stage, y, n_);
+        QGemmU8S8Indirect__sve(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
       } else {
-        QGemmU8S8__sve(a, rows_, *weights_, stage, y, n_);
+        QGemmU8S8__sve(a, rows, *weights_, stage, y, n_);
       }
 #endif
       break;
   }
   (void)a;
+  (void)indirection;
+  (void)rows;
   (void)stage;
   (void)y;
 }

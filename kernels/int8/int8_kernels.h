@@ -48,11 +48,20 @@ class PreparedInt8Node {
   // `inputs` and `output` have the shapes given to Create.
   void Run(absl::Span<const Tensor* const> inputs, Tensor& output);
 
+  // Run in two steps, for callers that split the rows over threads: Begin fills the im2col scratch or the
+  // indirection buffer (once per input buffer) and returns the GEMM's operands; GemmRows computes output
+  // rows [begin, end) of the output at `y` (rows() in all; disjoint ranges may run concurrently).
+  struct Operands {
+    const uint8_t* a = nullptr;  // the GEMM's A rows, kp bytes apart (null: through the indirection buffer)
+    QGemmOutputStage stage;
+  };
+  Operands Begin(absl::Span<const Tensor* const> inputs);
+  void GemmRows(const Operands& operands, int64_t begin, int64_t end, uint8_t* y) const;
+  int64_t rows() const { return rows_; }
+  int64_t columns() const { return n_; }
+
  private:
   PreparedInt8Node() = default;
-  // y = stage(A . W^T) with the chosen kernel, A as rows_ rows of kp bytes at `a`, or through
-  // indirection_ when indirect_.
-  void Gemm(const uint8_t* a, const QGemmOutputStage& stage, uint8_t* y) const;
   QGemmKernel kernel_ = QGemmKernel::kAvx512Vnni;
   bool conv_ = false;
   bool direct_ = false;  // the activations are the GEMM's A as they are (1x1 conv, K already padded)

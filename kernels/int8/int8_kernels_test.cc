@@ -312,13 +312,15 @@ INSTANTIATE_TEST_SUITE_P(Kernels, QGemmTest, ::testing::ValuesIn(kKernels),
                          [](const ::testing::TestParamInfo<QGemmKernel>& info) { return KernelName(info.param); });
 
 // Through the operator-kernel registry: every QConv / QGemm GEMM entry this CPU runs, forced by name, is
-// created and runs bit-exactly; unforced selection picks an int8 GEMM entry whenever one is available.
+// created and runs bit-exactly, on one thread and split over a pool; unforced selection picks an int8
+// GEMM entry whenever one is available.
 TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(9);
   Graph g;
-  Tensor x = Random(DType::kU8, {1, 7, 6, 12}, rng, 0, 255);
+  // 380 output rows x 21 x 108: enough work (> 2^18 MACs) that a session's pool splits the rows.
+  Tensor x = Random(DType::kU8, {1, 20, 19, 12}, rng, 0, 255);
   Tensor w = Random(DType::kI8, {21, 3, 3, 12}, rng, -127, 127);
   Tensor b = Random(DType::kI32, {21}, rng, -20000, 20000);
   Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "conv");
@@ -345,12 +347,20 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
     SCOPED_TRACE(e.name);
     const OpKernelEntry* chosen = registry.Select(q, OpDTypes(q), e.name);
     ASSERT_EQ(chosen, &e);
-    Tensor got(DType::kU8, want[0].shape());
-    const std::vector<const Tensor*> bound = {&x, &w, &b};
-    absl::StatusOr<std::unique_ptr<OpKernel>> k = e.create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
-    ASSERT_TRUE(k.ok()) << k.status();
-    ASSERT_TRUE((*k)->Run().ok());
-    EXPECT_EQ(CountMismatches(want[0], got), 0);
+    // On the calling thread, then with the rows split over a pool of 3.
+    pthreadpool_t pool = pthreadpool_create(3);
+    for (const int threads : {1, 3}) {
+      SCOPED_TRACE(threads);
+      Tensor got(DType::kU8, want[0].shape());
+      const std::vector<const Tensor*> bound = {&x, &w, &b};
+      OpKernelArgs args{*n, bound, absl::MakeSpan(&got, 1)};
+      if (threads > 1) args.threadpool = pool, args.num_threads = threads;
+      absl::StatusOr<std::unique_ptr<OpKernel>> k = e.create(args);
+      ASSERT_TRUE(k.ok()) << k.status();
+      ASSERT_TRUE((*k)->Run().ok());
+      EXPECT_EQ(CountMismatches(want[0], got), 0);
+    }
+    pthreadpool_destroy(pool);
     ++ran;
   }
   if (ran == 0) GTEST_SKIP() << "no int8 GEMM kernel runs on this CPU";

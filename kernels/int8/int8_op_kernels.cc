@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,9 @@ class Int8OpKernel : public OpKernel {
     for (const Tensor* t : args.inputs) k->inputs_.push_back(t ? *t : Tensor());
     for (const Tensor& t : k->inputs_) k->input_ptrs_.push_back(t.buffer() ? &t : nullptr);
     k->output_ = args.outputs[0];
+    k->pool_ = args.threadpool;
+    k->threads_ = args.num_threads;
+    k->flags_ = ParallelFlags(args);
     absl::StatusOr<std::unique_ptr<Prepared>> p = Factory::Create(args.node, k->input_ptrs_, k->output_);
     if (!p.ok()) return p.status();
     k->prepared_ = std::move(*p);
@@ -54,8 +58,27 @@ class Int8OpKernel : public OpKernel {
   }
 
   absl::Status Run() override {
+    if constexpr (std::is_same_v<Prepared, PreparedInt8Node>) {
+      // GEMMs of more than ~256K MACs split their rows over the session's threads.
+      const int64_t rows = prepared_->rows();
+      const int64_t work = rows * inputs_[1].num_elements();  // MACs: rows x N x K
+      if (pool_ != nullptr && threads_ > 1 && rows >= 2 * threads_ && work >= (int64_t{1} << 18)) {
+        operands_ = prepared_->Begin(input_ptrs_);
+        tasks_ = std::min<int64_t>(rows, 4 * threads_);
+        RunTasks(pool_, this, tasks_, flags_);
+        return absl::OkStatus();
+      }
+    }
     prepared_->Run(input_ptrs_, output_);
     return absl::OkStatus();
+  }
+
+  // Task t of the parallel GEMM: its share of the output rows.
+  void RunTask(int t) {
+    if constexpr (std::is_same_v<Prepared, PreparedInt8Node>) {
+      const TaskRange r = SplitForTask(prepared_->rows(), tasks_, t);
+      prepared_->GemmRows(operands_, r.begin, r.end, output_.data<uint8_t>());
+    }
   }
 
  private:
@@ -63,6 +86,11 @@ class Int8OpKernel : public OpKernel {
   std::vector<const Tensor*> input_ptrs_;
   Tensor output_;
   std::unique_ptr<Prepared> prepared_;
+  pthreadpool_t pool_ = nullptr;
+  int threads_ = 1;
+  uint32_t flags_ = 0;
+  int64_t tasks_ = 1;
+  PreparedInt8Node::Operands operands_;
 };
 
 // The entry's own kernel must be available too: an i8mm CPU may lack dotprod and the other way round
