@@ -1,13 +1,18 @@
 // `tessel compile`: ONNX (or text IR) -> deployable artifact (.tsl).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "artifact/artifact.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -127,6 +132,20 @@ int CompileCommand(int argc, char** argv) {
     absl::StrAppend(&kernels, kernels.empty() ? "" : ", ", backend, " ", count);
   }
   std::printf("kernels: %s (tessel inspect %s lists them per op)\n", kernels.c_str(), args->Get("o").c_str());
+  // Reference kernels are plain loops written for clarity, often 10-100x slower than a vector kernel.
+  std::vector<std::string> slow;
+  for (const auto& op : result->plan.ops()) {
+    if (absl::StartsWith(op.kernel(), "reference/")) {
+      slow.push_back(absl::StrCat(op.name(), " (", op.kernel().substr(10), ")"));
+    }
+  }
+  if (!slow.empty()) {
+    const size_t shown = std::min<size_t>(slow.size(), 8);
+    std::fprintf(stderr, "compile: warning: %zu op(s) run on reference kernels, unoptimized on target %s: %s%s\n",
+                 slow.size(), result->plan.target().c_str(),
+                 absl::StrJoin(slow.begin(), slow.begin() + shown, ", ").c_str(),
+                 shown < slow.size() ? absl::StrCat(" and ", slow.size() - shown, " more").c_str() : "");
+  }
   if (options.tune) {
     std::printf("tuning: %d ops timed, %d from the cache %s\n", result->tuned_ops, result->cached_ops,
                 options.tune_cache.empty() ? "(none)" : options.tune_cache.c_str());

@@ -710,6 +710,11 @@ void RegisterLayoutOpKernels(OpKernelRegistry& r) {
   for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity"}) {
     r.Register(Entry(absl::StrCat("tessel_copy_", op, "__portable").c_str(), op, "any", "portable", CopyLegal, CopyCost,
                      CreateCopy));
+    // The quantized graphs' u8 / i8 reshapes (a Flatten before the classifier).
+    for (const char* dtype : {"u8", "i8"}) {
+      r.Register(MakeOpKernelEntry(absl::StrCat("tessel_", dtype, "_copy_", op, "__portable"), op, dtype, "any",
+                                   Isa::kPortable, "portable", CopyLegal, CopyCost, CreateCopy));
+    }
   }
 }
 

@@ -367,6 +367,64 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   std::printf("%d int8 conv entries ran\n", ran);
 }
 
+// The boundary ops' portable kernels against the reference QuantizeLinear / DequantizeLinear, element for
+// element: ties of x / scale (half to even), values far outside the range, infinities, NaN, both
+// signednesses, several zero points, a length that is not a multiple of the 16-element chunks.
+TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
+  OpKernelRegistry registry;
+  RegisterInt8OpKernels(registry);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-300.0f, 300.0f);
+  const float scale = 0.37f;
+  std::vector<float> xs;
+  for (int i = 0; i < 1000; ++i) xs.push_back(d(rng));
+  for (int k = -300; k <= 300; ++k) xs.push_back((k + 0.5f) * scale);  // ties, as close as f32 gets
+  for (float v : {0.0f, -0.0f, 1e30f, -1e30f, 3e9f, -3e9f, INFINITY, -INFINITY}) xs.push_back(v);
+  xs.push_back(NAN);
+  const Tensor x = Tensor::FromVector<float>({static_cast<int64_t>(xs.size())}, xs);
+  const Tensor s = Tensor::FromVector<float>({}, {scale});
+  int ran = 0;
+  for (const DType qtype : {DType::kU8, DType::kI8}) {
+    for (const int zp : {0, 3, 128, -5}) {
+      if (qtype == DType::kU8 && zp < 0) continue;
+      if (qtype == DType::kI8 && zp > 127) continue;
+      SCOPED_TRACE(testing::Message() << DTypeName(qtype) << " zero point " << zp);
+      Tensor z = qtype == DType::kU8 ? Tensor::FromVector<uint8_t>({}, {static_cast<uint8_t>(zp)})
+                                     : Tensor::FromVector<int8_t>({}, {static_cast<int8_t>(zp)});
+      Graph g;
+      Node* qn = g.AddNode("QuantizeLinear", {g.AddInput("x", x.type()), g.AddConstant("s", s), g.AddConstant("z", z)}, 1);
+      std::vector<Tensor> want_q;
+      ASSERT_TRUE(RunReferenceNode(*qn, {&x, &s, &z}, &want_q).ok());
+      Node* dn = g.AddNode("DequantizeLinear", {g.AddInput("q", want_q[0].type()), g.AddConstant("s2", s),
+                                               g.AddConstant("z2", z)}, 1);
+      std::vector<Tensor> want_d;
+      ASSERT_TRUE(RunReferenceNode(*dn, {&want_q[0], &s, &z}, &want_d).ok());
+      struct Op {
+        Node* node;
+        const Tensor* in;
+        const Tensor* want;
+      };
+      for (const Op& op : {Op{qn, &x, &want_q[0]}, Op{dn, &want_q[0], &want_d[0]}}) {
+        const OperandInfo ins[] = {{true, false, op.in->type()}, {true, true, s.type()}, {true, true, z.type()}};
+        const OperandInfo outs[] = {{true, false, op.want->type()}};
+        const OpQuery q{*op.node, ins, outs};
+        const OpKernelEntry* e = registry.Select(q, OpDTypes(q), "");
+        ASSERT_NE(e, nullptr) << op.node->op_type();
+        Tensor got(op.want->dtype(), op.want->shape());
+        const std::vector<const Tensor*> bound = {op.in, &s, &z};
+        absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*op.node, bound, absl::MakeSpan(&got, 1)});
+        ASSERT_TRUE(k.ok()) << k.status();
+        ASSERT_TRUE((*k)->Run().ok());
+        for (int64_t i = 0; i < got.num_elements(); ++i) {
+          ASSERT_EQ(got.GetAsDouble(i), op.want->GetAsDouble(i)) << e->name << " element " << i << " x " << xs[i];
+        }
+        ++ran;
+      }
+    }
+  }
+  EXPECT_EQ(ran, 12);
+}
+
 #if defined(__aarch64__)
 // requantize_neon.h against requantize.h lane by lane: the rounding division over every exponent with
 // ties of both signs and the int32 extremes, then the whole multiply over every shift.
