@@ -55,6 +55,16 @@ check_fails_with "a failed compile keeps the old artifact" "nope.onnx" \
   "$tessel" compile "$tmp/nope.onnx" -o "$tmp/keep.tsl"
 check "old artifact intact" cmp -s "$tmp/r18.tsl" "$tmp/keep.tsl"
 check "no temporary left behind" bash -c "! ls '$tmp' | grep -q '\.tmp-'"
+# INT8: every op on a vector kernel (no reference-kernel warning); at the AVX2 level (no 8-bit dot
+# product) the compiler says the int8 artifact is estimated slower than f32.
+check "int8 compile runs no op on a reference kernel" bash -c "'$tessel' compile '$models/mobilenet_v2_op17.onnx' \
+  --quantize=int8 --calibration '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' >'$tmp/mb8.log' 2>&1 \
+  && grep -q 'kernels: int8' '$tmp/mb8.log' && ! grep -q 'reference kernels' '$tmp/mb8.log'"
+check "int8 slower than f32 at the AVX2 level is said" bash -c "[ \"\$(uname -m)\" != x86_64 ] || \
+  TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/mobilenet_v2_op17.onnx' --quantize=int8 --calibration \
+  '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' 2>&1 | grep -q 'estimated slower than the f32 one'"
+check_fails_with "f32 compile of an f32 model warns of reference kernels at -O0" "reference kernels" \
+  bash -c "'$tessel' compile '$models/mobilenet_v2_op17.onnx' -O0 -o '$tmp/mb0.tsl' && false"
 cp "$models/resnet18_op17.onnx" "$tmp/self.onnx"
 check_fails_with "compile refuses to overwrite its input" "is the input" \
   "$tessel" compile "$tmp/self.onnx" -o "$tmp/./self.onnx"

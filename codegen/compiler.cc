@@ -203,18 +203,25 @@ OperandInfo Operand(const Value* v) {
 
 std::string CpuModelName() {
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // x86: "model name : ..."; Arm Linux kernels name no model, so the features stand in.
-    if (absl::StartsWith(line, "model name")) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-    }
+  std::string line, name, family, model;
+  auto value = [&line] {
+    const size_t colon = line.find(':');
+    return colon == std::string::npos ? std::string() : std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+  };
+  // x86: "model name", "cpu family", "model" of the first processor; Arm Linux kernels name no model.
+  while (std::getline(in, line) && !(absl::StartsWith(line, "processor") && !name.empty())) {
+    if (absl::StartsWith(line, "model name")) name = value();
+    if (absl::StartsWith(line, "cpu family")) family = value();
+    if (absl::StartsWith(line, "model") && !absl::StartsWith(line, "model name")) model = value();
   }
-  return GetCpuFeatures().ToString();
+  // One brand string can cover several cores ("AMD EPYC" is Zen 3, 4 and 5), and TESSEL_MAX_ISA changes
+  // what kernels can run: the family, model and usable features are part of the key.
+  const std::string features = GetCpuFeatures().ToString();
+  if (name.empty()) return features;
+  return absl::StrCat(name, " (family ", family, " model ", model, "; ", features, ")");
 }
 
-std::string SelectKernel(const Node& node, const std::string& force, std::string* backend) {
+std::string SelectKernel(const Node& node, const std::string& force, std::string* backend, double* seconds) {
   std::vector<OperandInfo> inputs, outputs;
   for (const Value* v : node.inputs()) inputs.push_back(Operand(v));
   for (const Value* v : node.outputs()) outputs.push_back(Operand(v));
@@ -222,9 +229,11 @@ std::string SelectKernel(const Node& node, const std::string& force, std::string
   const OpKernelEntry* e = force == "reference" ? nullptr : OpKernels().Select(query, OpDTypes(query), force);
   if (e != nullptr) {
     if (backend) *backend = e->backend;
+    if (seconds) *seconds = OpKernels().Cost(*e, query);
     return e->name;
   }
   if (backend) *backend = "reference";
+  if (seconds) *seconds = 0;
   return absl::StrCat("reference/", node.domain().empty() ? "" : node.domain() + ".", node.op_type());
 }
 
@@ -384,7 +393,8 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     op->set_domain(n->domain());
     op->set_op_type(n->op_type());
     std::string backend;
-    op->set_kernel(SelectKernel(*n, options.force_backend, &backend));
+    double seconds = 0;
+    op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds));
     if (options.tune && backend != "reference") {
       absl::StatusOr<const OpKernelEntry*> tuned =
           TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, result);
@@ -395,6 +405,7 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
       }
     }
     result.kernels_per_backend[backend]++;
+    result.estimated_seconds += seconds;
     for (const Value* in : n->inputs()) op->add_inputs(in ? index[in] : -1);
     for (const Value* o : n->outputs()) op->add_outputs(index[o]);
     for (const auto& [name, attr] : n->attributes())

@@ -46,17 +46,23 @@ struct CompileResult {
   // With tune: ops timed now, and ops whose choice came from the cache.
   int tuned_ops = 0;
   int cached_ops = 0;
+  // The cost model's time for one run on this CPU: the sum of the chosen kernels' estimates (reference
+  // kernels count 0; tuned choices count their estimate, not their timing).
+  double estimated_seconds = 0;
 };
 
 // The kernel for one node: the name of the cheapest legal operator-level kernel (see
-// kernels/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies.
-std::string SelectKernel(const Node& node, const std::string& force, std::string* backend = nullptr);
+// kernels/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies; its backend and
+// its estimated seconds (0 for a reference kernel).
+std::string SelectKernel(const Node& node, const std::string& force, std::string* backend = nullptr,
+                         double* seconds = nullptr);
 
 // `graph` is optimized in place.
 absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& options);
 
-// This CPU's model name ("AMD EPYC 9R45", or the features where /proc/cpuinfo has no name), the
-// machine half of tuning-cache keys.
+// This CPU's model name, family, model and usable features ("AMD EPYC 9R45 (family 26 model 2; x86-64
+// avx2 ...)", or the features alone where /proc/cpuinfo has no name), the machine half of tuning-cache
+// keys.
 std::string CpuModelName();
 
 // Resolves "host" to the running machine's target name.

@@ -104,17 +104,21 @@ bool Legal(const OpQuery& q) {
          Int8NodeSupported(q.node, q.input(0).dtype, q.input(0).rank()) && QGemmKernelAvailable(kKernel);
 }
 
-// 2 ops per u8 x s8 MAC at `ops_per_second`.
-template <int64_t kOpsPerSecond>
+// 2 ops per u8 x s8 MAC at `kOpsPerSecond`, plus the output stage (requantize, clamp, store) at
+// `kStagePicos` per output element, which dominates 1x1 convolutions with few input channels.
+template <int64_t kOpsPerSecond, int64_t kStagePicos>
 double Cost(const OpQuery& q) {
   const TensorType& w = q.input(1);
   int64_t k = 1;
   for (int i = 1; i < w.rank(); ++i) k *= w.dims[i].value();
   const int64_t out = q.output(0).NumElements();
-  return 2.0 * out * k / static_cast<double>(kOpsPerSecond);
+  return 2.0 * out * k / static_cast<double>(kOpsPerSecond) + out * (kStagePicos * 1e-12);
 }
 
-// VNNI: ~700 GOP/s (qgemm_benchmark on ResNet-18 shapes, 1 thread, Zen 5). NEON: not measured on Arm
+// VNNI: ~700 GOP/s (qgemm_benchmark on ResNet-18 shapes, 1 thread, Zen 5). AVX-VNNI (vpdpbusd on ymm):
+// ~190 GOP/s over ResNet-18 (19 ms, Emerald Rapids at TESSEL_MAX_ISA=avx2vnni). AVX2: ~92 GOP/s on
+// ResNet-18's 3x3 layers and ~0.4 ns per output of output stage (MobileNetV2's K = 16 expansion: 0.89 ms
+// for 1.2M outputs), Emerald Rapids at TESSEL_MAX_ISA=avx2, 2026-11-26. NEON: not measured on Arm
 // hardware (qemu timings mean nothing); estimates from instruction counts for a ~3 GHz core issuing
 // two 128-bit SDOT per cycle (16 MACs each, ~190 GOP/s peak) and i8mm's USMMLA at twice the MACs per
 // instruction. SVE runs the same SDOT by lane in every 128-bit segment: wider vectors do more MACs per
@@ -123,8 +127,8 @@ double Cost(const OpQuery& q) {
 // the two NEON kernels, behind i8mm's doubled MACs per instruction. The order is what selection uses: i8mm,
 // then SVE, then dotprod.
 constexpr int64_t kVnniOps = 700'000'000'000;
-constexpr int64_t kAvxVnniOps = 350'000'000'000;
-constexpr int64_t kAvx2Ops = 150'000'000'000;
+constexpr int64_t kAvxVnniOps = 190'000'000'000;
+constexpr int64_t kAvx2Ops = 92'000'000'000;
 constexpr int64_t kNeonDotOps = 150'000'000'000;
 constexpr int64_t kSveOps = 200'000'000'000;
 constexpr int64_t kNeonI8mmOps = 250'000'000'000;
@@ -344,9 +348,9 @@ class DequantizeKernel : public OpKernel {
   bool signed_ = false;
 };
 
-template <QGemmKernel kKernel, int64_t kOps>
+template <QGemmKernel kKernel, int64_t kOps, int64_t kStagePicos = 0>
 OpKernelEntry GemmEntry(const char* name, const char* op, Isa isa) {
-  return MakeOpKernelEntry(name, op, "u8", "nhwc", isa, "int8", Legal<kKernel>, Cost<kOps>,
+  return MakeOpKernelEntry(name, op, "u8", "nhwc", isa, "int8", Legal<kKernel>, Cost<kOps, kStagePicos>,
                            Int8OpKernel<PreparedWith<kKernel>>::Create);
 }
 
@@ -357,11 +361,11 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
   r.Register(GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv", Isa::kAvx512Vnni));
   r.Register(
       GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm", Isa::kAvx512Vnni));
-  r.Register(GemmEntry<K::kAvxVnni, kAvxVnniOps>("tessel_qu8_conv2d_nhwc__avxvnni", "tessel.QConv", Isa::kAvxVnni));
+  r.Register(GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_conv2d_nhwc__avxvnni", "tessel.QConv", Isa::kAvxVnni));
   r.Register(
-      GemmEntry<K::kAvxVnni, kAvxVnniOps>("tessel_qu8_fully_connected__avxvnni", "tessel.QGemm", Isa::kAvxVnni));
-  r.Register(GemmEntry<K::kAvx2, kAvx2Ops>("tessel_qu8_conv2d_nhwc__avx2", "tessel.QConv", Isa::kAvx2));
-  r.Register(GemmEntry<K::kAvx2, kAvx2Ops>("tessel_qu8_fully_connected__avx2", "tessel.QGemm", Isa::kAvx2));
+      GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_fully_connected__avxvnni", "tessel.QGemm", Isa::kAvxVnni));
+  r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400>("tessel_qu8_conv2d_nhwc__avx2", "tessel.QConv", Isa::kAvx2));
+  r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400>("tessel_qu8_fully_connected__avx2", "tessel.QGemm", Isa::kAvx2));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_conv2d_nhwc__neondot", "tessel.QConv", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_fully_connected__neondot", "tessel.QGemm", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_conv2d_nhwc__neoni8mm", "tessel.QConv", Isa::kI8mm));

@@ -137,8 +137,12 @@ bool QGemmQc8Legal(const OpQuery& q) {
 // connected 100-240 GOP/s, depthwise 3x3 40-48 GOP/s, grouped (8 channels a group) about 22 GOP/s; sign
 // flips about 40 GB/s. The rates below stay under Tessel's own int8 kernels' (int8_op_kernels.cc: VNNI
 // 700 GOP/s, NEON dotprod 150, i8mm 250; VNNI depthwise 50) so that these serve only nodes those do not
-// (XNNPACK's Arm speed is not measured: qemu timings mean nothing).
+// (XNNPACK's Arm speed is not measured: qemu timings mean nothing). On x86-64 without AVX-512 XNNPACK runs
+// its AVX2 kernels, which widen to 16 bits and multiply with vpmaddwd like Tessel's AVX2 kernel (92 GOP/s
+// plus its output stage) at half the AVX-512 width: taken as 60 GOP/s, an estimate (no AVX2-only machine
+// measured), which keeps the policy above.
 constexpr double kDenseOps = 100e9;
+constexpr double kDenseOpsAvx2 = 60e9;
 constexpr double kDepthwiseOps = 40e9;
 // The qc8 sign flips: read + write of the input, then of the output.
 constexpr double kFlipBytesPerSecond = 40e9;
@@ -146,7 +150,9 @@ constexpr double kFlipBytesPerSecond = 40e9;
 double Int8Cost(const Conv2dGeometry& g, bool flips) {
   const bool depthwise = g.group_in() == 1 && g.groups > 1;
   const double bytes = static_cast<double>(g.n * g.h * g.w * g.c + g.n * g.oh * g.ow * g.m);
-  return g.flops() / (depthwise ? kDepthwiseOps : kDenseOps) + (flips ? 2.0 * bytes / kFlipBytesPerSecond : 0.0);
+  static const bool x86_without_avx512 = CpuSupports(Isa::kAvx2) && !CpuSupports(Isa::kAvx512);
+  const double dense = x86_without_avx512 ? kDenseOpsAvx2 : kDenseOps;
+  return g.flops() / (depthwise ? kDepthwiseOps : dense) + (flips ? 2.0 * bytes / kFlipBytesPerSecond : 0.0);
 }
 
 template <bool (*kResolve)(const OpQuery&, Conv2dGeometry*, Int8Params*), bool kFlips>
