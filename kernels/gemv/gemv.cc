@@ -137,6 +137,9 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_q4_0_panel16_q8_gemm__avx512vnni,
        tessel_q8_0_panel16_q8_gemm__avx512vnni},
 #endif
+#if defined(__aarch64__)
+      {"neondot", Isa::kDotprod, "neon", tessel_q4_0_panel16_q8_gemm__neondot, tessel_q8_0_panel16_q8_gemm__neondot},
+#endif
   };
   if (panel16) {
     // Group-wise INT4 / INT3 on the Panel16 layout.
@@ -185,7 +188,9 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       e.backend = it.backend;
       e.legal = BlockLegal;
       // AVX2 (no VNNI) ranks below AVX-512 VNNI where a CPU has both.
-      e.cost = it.isa == Isa::kPortable ? StreamCost<1> : it.isa == Isa::kAvx2 ? StreamCost<20> : StreamCost<30>;
+      e.cost = it.isa == Isa::kPortable                          ? StreamCost<1>
+               : it.isa == Isa::kAvx2 || it.isa == Isa::kDotprod ? StreamCost<20>
+                                                                 : StreamCost<30>;
       e.fn = reinterpret_cast<const void*>(fn);
       r->Register(e);
     }

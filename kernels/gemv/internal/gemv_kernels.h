@@ -114,6 +114,10 @@ void tessel_q8_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, 
 // QuantizeGemvInput with AVX-512 (bit-identical to the portable version).
 void tessel_quantize_gemv_input__avx512vnni(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out);
 #endif
+#if defined(__aarch64__)
+void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+#endif
 
 }  // namespace tessel
 

@@ -1,0 +1,130 @@
+// Q4_0 / Q8_0 / IQ4_NL Panel16 kernels (gemv.h) for aarch64 with the dot-product extension (Cortex-A55,
+// A76 and later, Neoverse): decode and prefill on int8 x in the layouts QuantizeGemvInput writes.
+//
+// A 64-byte Panel16 vector (16 rows x 4 bytes) is four q registers of 4 rows each; SDOT by element
+// (vdotq_laneq_s32) multiplies each row's 4 weight bytes with the same 4 x bytes, which x's layout holds
+// together in one 32-bit lane:
+// - Q4_0: nibble codes 0..15 meet x directly (s8 x s8) and the block bias (-8 x sum x) makes them
+//   code - 8, as on x86.
+// - IQ4_NL: codes looked up (vqtbl1q_s8) into ggml's signed levels; no bias.
+// - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
+// Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Prefill runs the
+// tokens one after another over a panel, whose weights stay in L1 between tokens.
+#include <arm_neon.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemv/ggml_blocks.h"
+#include "kernels/gemv/internal/gemv_kernels.h"
+
+namespace tessel {
+namespace {
+
+constexpr int kPanel = 16;
+
+template <bool kQ4>
+constexpr int64_t PairBytes() {
+  return kQ4 ? 2 * 4 * 64 + 64 : 2 * 8 * 64 + 64;
+}
+
+// The 16 rows' f32 scales of block h of a pair.
+inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
+  const auto* s = reinterpret_cast<const float16_t*>(pair + 32 * h);
+  for (int m = 0; m < 4; ++m) d[m] = vcvt_f32_f16(vld1_f16(s + 4 * m));
+}
+
+// Rows [r, r + rows) of token t over one panel: sum over blocks of d_w dx (sum of w x).
+template <bool kQ4, bool kNL>
+void PanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r, int rows) {
+  constexpr int kK = kQ4 ? 4 : 8;
+  const int64_t nb = a.cols / kQuantBlock;
+  const int8_t* xq = a.xq + t * a.xq_stride;
+  const float* bscale = a.block_scale + t * a.block_stride;
+  const int32_t* bbias = a.block_bias + t * a.block_stride;
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+  const int8x16_t levels = vld1q_s8(kIQ4NLValues);
+  float32x4_t acc[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pair = panel + (b / 2) * PairBytes<kQ4>();
+    const int h = static_cast<int>(b % 2);
+    const uint8_t* vec = pair + 64 + h * kK * 64;
+    int32x4_t isum[4] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
+    if constexpr (kQ4) {
+      // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
+      const int8_t* xb = xq + (b / 4) * 128 + 16 * (b % 4);
+      const int8x16_t xlo = vld1q_s8(xb), xhi = vld1q_s8(xb + 64);
+#define TESSEL_P16_STEP(k)                                                                        \
+  for (int m = 0; m < 4; ++m) {                                                                   \
+    const uint8x16_t v = vld1q_u8(vec + (k) * 64 + 16 * m);                                       \
+    int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, low4));                                        \
+    int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));                                         \
+    if constexpr (kNL) {                                                                          \
+      lo = vqtbl1q_s8(levels, vreinterpretq_u8_s8(lo));                                           \
+      hi = vqtbl1q_s8(levels, vreinterpretq_u8_s8(hi));                                           \
+    }                                                                                             \
+    isum[m] = vdotq_laneq_s32(isum[m], lo, xlo, k);                                               \
+    isum[m] = vdotq_laneq_s32(isum[m], hi, xhi, k);                                               \
+  }
+      TESSEL_P16_STEP(0)
+      TESSEL_P16_STEP(1)
+      TESSEL_P16_STEP(2)
+      TESSEL_P16_STEP(3)
+#undef TESSEL_P16_STEP
+      if constexpr (!kNL) {
+        const int32x4_t bias = vdupq_n_s32(bbias[b]);
+        for (int m = 0; m < 4; ++m) isum[m] = vaddq_s32(isum[m], bias);
+      }
+    } else {
+      // Block b's x in natural order: elements 4k..4k+3 are lane k % 4 of its (k / 4)-th 16 bytes.
+      const int8x16_t x0 = vld1q_s8(xq + b * kQuantBlock), x1 = vld1q_s8(xq + b * kQuantBlock + 16);
+#define TESSEL_P16_STEP(k, x)                                                                     \
+  for (int m = 0; m < 4; ++m) {                                                                   \
+    const int8x16_t w = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(vec + (k) * 64 + 16 * m), flip));   \
+    isum[m] = vdotq_laneq_s32(isum[m], w, x, (k) % 4);                                            \
+  }
+      TESSEL_P16_STEP(0, x0)
+      TESSEL_P16_STEP(1, x0)
+      TESSEL_P16_STEP(2, x0)
+      TESSEL_P16_STEP(3, x0)
+      TESSEL_P16_STEP(4, x1)
+      TESSEL_P16_STEP(5, x1)
+      TESSEL_P16_STEP(6, x1)
+      TESSEL_P16_STEP(7, x1)
+#undef TESSEL_P16_STEP
+    }
+    float32x4_t d[4];
+    LoadScales(pair, h, d);
+    const float dx = bscale[b];
+    for (int m = 0; m < 4; ++m) acc[m] = vfmaq_f32(acc[m], vcvtq_f32_s32(isum[m]), vmulq_n_f32(d[m], dx));
+  }
+  float out[kPanel];
+  for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
+  std::memcpy(a.y + t * a.ldy + r, out, sizeof(float) * rows);
+}
+
+template <bool kQ4, bool kNL>
+void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQuantBlock;
+  const int64_t panel_bytes = (nb + 1) / 2 * PairBytes<kQ4>();
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const uint8_t* panel = w + (r / kPanel) * panel_bytes;
+    const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
+    for (int64_t t = 0; t < a.n; ++t) PanelToken<kQ4, kNL>(a, panel, t, r, rows);
+  }
+}
+
+}  // namespace
+
+void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.nonlinear) return Run<true, true>(a, row_begin, row_end);
+  Run<true, false>(a, row_begin, row_end);
+}
+
+void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  Run<false, false>(a, row_begin, row_end);
+}
+
+}  // namespace tessel
