@@ -344,7 +344,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "arm"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--calibration", help="calibration .npy for the INT8 models (made when absent)")
+    ap.add_argument("--what", default="cnn,llm", help="workload families to run: cnn, llm or both (default)")
     args = ap.parse_args()
+    what = set(args.what.split(","))
+    if not what or not what <= {"cnn", "llm"}:
+        sys.exit("arm_lab.py: --what takes cnn, llm or cnn,llm (got %s)" % args.what)
     cores = args.cores.split(",")
     for c in cores:
         if c not in ALL_CORES:
@@ -357,7 +361,7 @@ def main():
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/llm/make_bench_gguf.py"), "--out", bench_dir,
                         "--types", ",".join(kinds), "--layers", str(layers)], check=True, stdout=subprocess.DEVNULL)
     calibration = args.calibration
-    if not args.quick and not calibration:
+    if not args.quick and not calibration and "cnn" in what:
         calibration = os.path.join(args.out, "photos", "calibration.npy")
         if not os.path.exists(calibration):
             # Two real-photo crops: calibration runs under qemu (slowly), and speed does not depend on it.
@@ -367,9 +371,9 @@ def main():
     models = ["mobilenet_v2"] if args.quick else ["resnet18", "mobilenet_v2"]
     precisions = ["fp32"] if args.quick else ["fp32", "int8"]
     llm_future = concurrent.futures.ThreadPoolExecutor(1).submit(
-        llm_workloads, runner, cores, kinds, not args.quick, bench_dir)
-    rows = cnn_workloads(runner, cores, models, precisions, calibration)
-    rows += llm_future.result()
+        llm_workloads, runner, cores, kinds, not args.quick, bench_dir) if "llm" in what else None
+    rows = cnn_workloads(runner, cores, models, precisions, calibration) if "cnn" in what else []
+    rows += llm_future.result() if llm_future else []
     print_table(rows)
     print(json.dumps({"rows": rows}))
 

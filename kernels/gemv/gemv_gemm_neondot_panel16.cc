@@ -4,8 +4,8 @@
 // A 64-byte Panel16 vector (16 rows x 4 bytes) is four q registers of 4 rows each; SDOT by element
 // (vdotq_laneq_s32) multiplies each row's 4 weight bytes with the same 4 x bytes, which x's layout holds
 // together in one 32-bit lane:
-// - Q4_0: nibble codes 0..15 meet x directly (s8 x s8) and the block bias (-8 x sum x) makes them
-//   code - 8, as on x86.
+// - Q4_0: nibble codes 0..15 meet x directly (s8 x s8) and the block bias (-8 x sum x, the sums'
+//   starting value) makes them code - 8, as on x86.
 // - IQ4_NL: codes looked up (vqtbl1q_s8) into ggml's signed levels; no bias.
 // - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Prefill runs the
@@ -29,9 +29,42 @@ constexpr int64_t PairBytes() {
 }
 
 // The 16 rows' f32 scales of block h of a pair.
-inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
+__attribute__((always_inline)) inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
   const auto* s = reinterpret_cast<const float16_t*>(pair + 32 * h);
+#pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) d[m] = vcvt_f32_f16(vld1_f16(s + 4 * m));
+}
+
+// Q4_0 / IQ4_NL vector k of a block (16 rows x 4 bytes: elements 4k..4k+3 in the low nibbles, 16 + 4k..
+// in the high ones) into the rows' sums. Every loop is unrolled so that the sums stay in registers.
+template <int kStep, bool kNL>
+__attribute__((always_inline)) inline void Q4Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
+                                                  int8x16_t levels, int32x4_t isum[4]) {
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    const uint8x16_t v = vld1q_u8(vec + kStep * 64 + 16 * m);
+    int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, low4));
+    int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+    if constexpr (kNL) {
+      lo = vqtbl1q_s8(levels, vreinterpretq_u8_s8(lo));
+      hi = vqtbl1q_s8(levels, vreinterpretq_u8_s8(hi));
+    }
+    isum[m] = vdotq_laneq_s32(isum[m], lo, xlo, kStep);
+    isum[m] = vdotq_laneq_s32(isum[m], hi, xhi, kStep);
+  }
+}
+
+// Q8_0 vector k of a block (elements 4k..4k+3, stored + 128) into the rows' sums; x holds elements
+// 16 (k / 4) ...
+template <int kStep>
+__attribute__((always_inline)) inline void Q8Step(const uint8_t* vec, int8x16_t x, int32x4_t isum[4]) {
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    const int8x16_t w = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(vec + kStep * 64 + 16 * m), flip));
+    isum[m] = vdotq_laneq_s32(isum[m], w, x, kStep % 4);
+  }
 }
 
 // Rows [r, r + rows) of token t over one panel: sum over blocks of d_w dx (sum of w x).
@@ -42,64 +75,44 @@ void PanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r,
   const int8_t* xq = a.xq + t * a.xq_stride;
   const float* bscale = a.block_scale + t * a.block_stride;
   const int32_t* bbias = a.block_bias + t * a.block_stride;
-  const uint8x16_t low4 = vdupq_n_u8(0x0F);
-  const uint8x16_t flip = vdupq_n_u8(0x80);
   const int8x16_t levels = vld1q_s8(kIQ4NLValues);
-  float32x4_t acc[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
+  float32x4_t acc[4];
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) acc[m] = vdupq_n_f32(0);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pair = panel + (b / 2) * PairBytes<kQ4>();
     const int h = static_cast<int>(b % 2);
     const uint8_t* vec = pair + 64 + h * kK * 64;
-    int32x4_t isum[4] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
+    int32x4_t isum[4];
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) isum[m] = vdupq_n_s32(kQ4 && !kNL ? bbias[b] : 0);
     if constexpr (kQ4) {
       // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
       const int8_t* xb = xq + (b / 4) * 128 + 16 * (b % 4);
       const int8x16_t xlo = vld1q_s8(xb), xhi = vld1q_s8(xb + 64);
-#define TESSEL_P16_STEP(k)                                                                        \
-  for (int m = 0; m < 4; ++m) {                                                                   \
-    const uint8x16_t v = vld1q_u8(vec + (k) * 64 + 16 * m);                                       \
-    int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, low4));                                        \
-    int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));                                         \
-    if constexpr (kNL) {                                                                          \
-      lo = vqtbl1q_s8(levels, vreinterpretq_u8_s8(lo));                                           \
-      hi = vqtbl1q_s8(levels, vreinterpretq_u8_s8(hi));                                           \
-    }                                                                                             \
-    isum[m] = vdotq_laneq_s32(isum[m], lo, xlo, k);                                               \
-    isum[m] = vdotq_laneq_s32(isum[m], hi, xhi, k);                                               \
-  }
-      TESSEL_P16_STEP(0)
-      TESSEL_P16_STEP(1)
-      TESSEL_P16_STEP(2)
-      TESSEL_P16_STEP(3)
-#undef TESSEL_P16_STEP
-      if constexpr (!kNL) {
-        const int32x4_t bias = vdupq_n_s32(bbias[b]);
-        for (int m = 0; m < 4; ++m) isum[m] = vaddq_s32(isum[m], bias);
-      }
+      Q4Step<0, kNL>(vec, xlo, xhi, levels, isum);
+      Q4Step<1, kNL>(vec, xlo, xhi, levels, isum);
+      Q4Step<2, kNL>(vec, xlo, xhi, levels, isum);
+      Q4Step<3, kNL>(vec, xlo, xhi, levels, isum);
     } else {
-      // Block b's x in natural order: elements 4k..4k+3 are lane k % 4 of its (k / 4)-th 16 bytes.
       const int8x16_t x0 = vld1q_s8(xq + b * kQuantBlock), x1 = vld1q_s8(xq + b * kQuantBlock + 16);
-#define TESSEL_P16_STEP(k, x)                                                                     \
-  for (int m = 0; m < 4; ++m) {                                                                   \
-    const int8x16_t w = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(vec + (k) * 64 + 16 * m), flip));   \
-    isum[m] = vdotq_laneq_s32(isum[m], w, x, (k) % 4);                                            \
-  }
-      TESSEL_P16_STEP(0, x0)
-      TESSEL_P16_STEP(1, x0)
-      TESSEL_P16_STEP(2, x0)
-      TESSEL_P16_STEP(3, x0)
-      TESSEL_P16_STEP(4, x1)
-      TESSEL_P16_STEP(5, x1)
-      TESSEL_P16_STEP(6, x1)
-      TESSEL_P16_STEP(7, x1)
-#undef TESSEL_P16_STEP
+      Q8Step<0>(vec, x0, isum);
+      Q8Step<1>(vec, x0, isum);
+      Q8Step<2>(vec, x0, isum);
+      Q8Step<3>(vec, x0, isum);
+      Q8Step<4>(vec, x1, isum);
+      Q8Step<5>(vec, x1, isum);
+      Q8Step<6>(vec, x1, isum);
+      Q8Step<7>(vec, x1, isum);
     }
     float32x4_t d[4];
     LoadScales(pair, h, d);
     const float dx = bscale[b];
+#pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) acc[m] = vfmaq_f32(acc[m], vcvtq_f32_s32(isum[m]), vmulq_n_f32(d[m], dx));
   }
   float out[kPanel];
+#pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
   std::memcpy(a.y + t * a.ldy + r, out, sizeof(float) * rows);
 }
