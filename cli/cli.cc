@@ -3,21 +3,51 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace tessel::cli {
+
+Range Range::ExcludingLow() const {
+  Range r = *this;
+  r.lo_excluded = true;
+  return r;
+}
+
+Range Range::ExcludingHigh() const {
+  Range r = *this;
+  r.hi_excluded = true;
+  return r;
+}
+
+bool Range::Contains(double v) const {
+  return std::isfinite(v) && (lo_excluded ? v > lo : v >= lo) && (hi_excluded ? v < hi : v <= hi);
+}
+
+std::string Range::Describe() const {
+  const bool has_lo = std::isfinite(lo), has_hi = std::isfinite(hi);
+  if (has_lo && has_hi) {
+    return absl::StrCat("in ", lo_excluded ? "(" : "[", lo, ", ", hi, hi_excluded ? ")" : "]");
+  }
+  if (has_lo) return absl::StrCat(lo_excluded ? "> " : ">= ", lo);
+  if (has_hi) return absl::StrCat(hi_excluded ? "< " : "<= ", hi);
+  return "";
+}
+
+std::string FlagName(const std::string& name) { return absl::StrCat(name.size() == 1 ? "-" : "--", name); }
 
 std::string Args::Get(const std::string& name) const {
   auto it = values_.find(name);
   if (it != values_.end() && !it->second.empty()) return it->second.back();
-  auto d = defaults_.find(name);
-  return d == defaults_.end() ? "" : d->second;
+  auto spec = specs_.find(name);
+  return spec == specs_.end() ? "" : spec->second.default_value;
 }
 
 const std::vector<std::string>& Args::GetAll(const std::string& name) const {
@@ -26,25 +56,38 @@ const std::vector<std::string>& Args::GetAll(const std::string& name) const {
   return it == values_.end() ? *empty : it->second;
 }
 
+absl::Status Args::CheckRange(const std::string& name, double v, const std::string& text) const {
+  auto spec = specs_.find(name);
+  const Range range = spec == specs_.end() ? Range() : spec->second.range;
+  if (range.Contains(v)) return absl::OkStatus();
+  std::string want = range.Describe();
+  if (!std::isfinite(v)) want = want.empty() ? "a finite number" : absl::StrCat("a finite number ", want);
+  return absl::InvalidArgumentError(absl::StrCat(FlagName(name), " must be ", want, ", not ", text));
+}
+
 absl::StatusOr<int64_t> Args::GetInt(const std::string& name) const {
   int64_t v;
   const std::string s = Get(name);
-  if (!absl::SimpleAtoi(s, &v)) return absl::InvalidArgumentError(absl::StrCat("--", name, " expects an integer, got '", s, "'"));
+  if (!absl::SimpleAtoi(s, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(FlagName(name), " expects an integer, got '", s, "'"));
+  }
+  if (absl::Status range = CheckRange(name, static_cast<double>(v), s); !range.ok()) return range;
   return v;
 }
 
 absl::StatusOr<double> Args::GetDouble(const std::string& name) const {
   double v;
   const std::string s = Get(name);
-  if (!absl::SimpleAtod(s, &v)) return absl::InvalidArgumentError(absl::StrCat("--", name, " expects a number, got '", s, "'"));
+  if (!absl::SimpleAtod(s, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(FlagName(name), " expects a number, got '", s, "'"));
+  }
+  if (absl::Status range = CheckRange(name, v, s); !range.ok()) return range;
   return v;
 }
 
 absl::StatusOr<Args> Parse(const std::string& command, const std::vector<FlagSpec>& flags, int argc, char** argv) {
   Args args;
-  for (const FlagSpec& f : flags) {
-    if (!f.default_value.empty()) args.defaults_[f.name] = f.default_value;
-  }
+  for (const FlagSpec& f : flags) args.specs_[f.name] = f;
   auto find = [&](const std::string& name) -> const FlagSpec* {
     for (const FlagSpec& f : flags) {
       if (f.name == name) return &f;
@@ -103,10 +146,12 @@ std::string Usage(const std::string& command, const std::string& synopsis, const
   std::string s = absl::StrCat("usage: tessel ", command, " ", synopsis, "\n\n", description, "\n");
   if (!flags.empty()) absl::StrAppend(&s, "\noptions:\n");
   for (const FlagSpec& f : flags) {
-    std::string left = f.name.size() == 1 ? absl::StrCat("-", f.name, f.value_name.empty() ? "" : " " + f.value_name)
-                                          : absl::StrCat("--", f.name, f.value_name.empty() ? "" : " " + f.value_name);
+    const std::string left = absl::StrCat(FlagName(f.name), f.value_name.empty() ? "" : " " + f.value_name);
     std::string help = f.help;
-    if (!f.default_value.empty()) absl::StrAppend(&help, " (default ", f.default_value, ")");
+    std::vector<std::string> notes;  // "(N in [1, 256]; default 1)"
+    if (const std::string range = f.range.Describe(); !range.empty()) notes.push_back(f.value_name + " " + range);
+    if (!f.default_value.empty()) notes.push_back("default " + f.default_value);
+    if (!notes.empty()) absl::StrAppend(&help, " (", absl::StrJoin(notes, "; "), ")");
     if (f.repeated) absl::StrAppend(&help, " (repeatable)");
     absl::StrAppend(&s, absl::StrFormat("  %-26s %s\n", left, help));
   }

@@ -81,5 +81,53 @@ check_fails_with "bench --estimate refuses a host artifact" "--estimate runs aar
 check_fails_with "bench --estimate names the cores" "expected cortex-a55, cortex-a76 or neoverse-v1" \
   "$tessel" bench "$tmp/r18.tsl" --estimate cortex-x9
 
+# Options out of range, or naming nothing the model has, fail before any work: exit status 1 and a
+# message naming the option (and the value and range). The LLM commands check their options before
+# loading the model, so a missing one serves.
+expect_rejected() {  # expect_rejected TEXT ARGS... : exit status 1 and TEXT on stderr
+  local text="$1"; shift
+  "$tessel" "$@" > /dev/null 2> "$tmp/err.txt"
+  local rc=$?
+  if [ "$rc" = 1 ] && grep -qF -- "$text" "$tmp/err.txt"; then echo "ok   rejects $*";
+  else echo "FAIL rejects $* (exit $rc, wanted 1 and '$text')"; cat "$tmp/err.txt"; fails=$((fails + 1)); fi
+}
+mkdir -p "$tmp/a_dir"
+gen="generate --model $tmp/none.gguf --prompt x"
+quant="quantize --model $tmp/none.gguf -o $tmp/none.q.gguf"
+in="$models/transformer_block.input.npy"
+while IFS='|' read -r text args; do
+  expect_rejected "$text" $args
+done <<EOF
+--top-p must be in (0, 1], not 2|$gen --top-p 2
+--top-p must be in (0, 1], not -0.5|$gen --top-p -0.5
+--temp must be >= 0, not -1|$gen --temp -1
+--temp must be a finite number >= 0, not inf|$gen --temp inf
+--top-k must be >= 0, not -3|$gen --top-k -3
+--min-p must be in [0, 1], not 1.5|$gen --min-p 1.5
+--repeat-penalty must be > 0, not 0|$gen --repeat-penalty 0
+--repeat-last-n must be >= 0, not -1|$gen --repeat-last-n -1
+-n must be >= 0, not -5|$gen -n -5
+--prompt-file: cannot read '$tmp/a_dir': Is a directory|generate --model $tmp/none.gguf --prompt-file $tmp/a_dir
+--prompt-file: cannot read '/proc/self/mem'|generate --model $tmp/none.gguf --prompt-file /proc/self/mem
+--start-fraction must be in [0, 1), not 1|perplexity --model $tmp/none.gguf --text $tmp/none.txt --start-fraction 1
+--warmup must be >= 0, not -3|bench $tmp/none.tsl --warmup -3
+--iterations must be >= 1, not 0|bench $tmp/none.tsl --iterations 0
+--threads must be in [1, 256], not 0|bench $tmp/none.tsl --threads 0
+--damp must be > 0, not -1|$quant --damp -1
+--damp must be > 0, not 0|$quant --damp 0
+--damp must be a finite number > 0, not nan|$quant --damp nan
+--output-type 'bogus': use keep|$quant --output-type bogus
+--bits: unsupported bit width 4294967300|$quant --bits 4294967300
+--group: unsupported group size 48|$quant --group 48
+--samples must be >= 1, not 0|$quant --samples 0
+--dim nosuch=4: no input of $models/resnet18_op13.onnx has a symbolic dimension 'nosuch' (its inputs have batch)|compile $models/resnet18_op13.onnx -o $tmp/x.tsl --dim nosuch=4
+--dim batch given twice|compile $models/resnet18_op13.onnx -o $tmp/x.tsl --dim batch=1 --dim batch=2
+keep-fp32: the graph has no node 'nosuchnode'; its compute nodes|compile $models/resnet18_op17.onnx -o $tmp/x.tsl --quantize int8 --calibration $models/resnet18.input.npy --keep-fp32 nosuchnode
+--input given twice for 'input'|run $models/transformer_block_op17.onnx --input $in --input input=$in
+--input given twice for 'input'|run $tmp/r18.tsl --input $models/resnet18.input.npy --input input=$models/resnet18.input.npy
+EOF
+check "--help states the ranges" bash -c "'$tessel' generate --help | grep -qF -- '(P in (0, 1]; default 0.95)' &&
+  '$tessel' bench --help | grep -qF -- '(W >= 0; default 2)' && '$tessel' quantize --help | grep -qF -- '(F > 0; default 0.01)'"
+
 echo "cli_test: $fails failure(s)"
 [ "$fails" = 0 ]

@@ -70,9 +70,9 @@ int EstimateOnArm(const std::string& model, const std::string& core, std::string
 
 int BenchCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
-      {"threads", "N", "threads per inference", false, "1"},
-      {"iterations", "K", "timed runs", false, "20"},
-      {"warmup", "W", "untimed runs first", false, "2"},
+      ThreadsFlag("threads per inference", "1"),
+      {"iterations", "K", "timed runs", false, "20", cli::AtLeast(1)},
+      {"warmup", "W", "untimed runs first", false, "2", cli::AtLeast(0)},
       {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
       {"estimate", "CORE", "instead of timing: ESTIMATED per-op time of an aarch64 artifact on cortex-a55, cortex-a76 "
                            "or neoverse-v1, from a run under qemu (no board needed; docs/arm_lab.md)"},
@@ -97,13 +97,12 @@ int BenchCommand(int argc, char** argv) {
     }
     return EstimateOnArm(args->positional()[0], core, args->Has("runner") ? args->Get("runner") : "");
   }
-  absl::StatusOr<int64_t> threads = args->GetInt("threads");
+  absl::StatusOr<int> threads = ThreadsArg(*args);
   absl::StatusOr<int64_t> iterations = args->GetInt("iterations");
   absl::StatusOr<int64_t> warmup = args->GetInt("warmup");
-  if (!threads.ok()) return cli::Fail("bench", threads.status());
-  if (*threads < 1 || *threads > 256) return cli::Fail("bench", absl::InvalidArgumentError("--threads must be in 1..256"));
-  if (!iterations.ok() || *iterations < 1) return cli::Fail("bench", absl::InvalidArgumentError("--iterations must be >= 1"));
-  if (!warmup.ok()) return cli::Fail("bench", warmup.status());
+  for (const absl::Status& s : {threads.status(), iterations.status(), warmup.status()}) {
+    if (!s.ok()) return cli::Fail("bench", s);
+  }
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(args->positional()[0]);
   if (!model.ok()) return cli::Fail("bench", model.status());
   std::vector<Tensor> inputs;
@@ -118,7 +117,7 @@ int BenchCommand(int argc, char** argv) {
     inputs.push_back(std::move(x));
   }
   SessionOptions options;
-  options.num_threads = static_cast<int>(*threads);
+  options.num_threads = *threads;
   options.spin_workers = args->Has("spin");
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(*model, options);
   if (!session.ok()) return cli::Fail("bench", session.status());

@@ -1,5 +1,7 @@
 // `tessel classify`: image file -> compiled CNN -> top-k classes.
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -27,7 +29,7 @@ absl::StatusOr<std::vector<float>> ParseFloats(const std::string& flag, const st
 int ClassifyCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
       {"labels", "FILE", "class names, one per line"},
-      {"top-k", "K", "how many classes to print", false, "5"},
+      {"top-k", "K", "how many classes to print", false, "5", cli::AtLeast(1)},
       {"mean", "M[,M,M]", "per-channel mean after scaling pixels to [0,1] (ImageNet: 0.485,0.456,0.406)", false, "0,0,0"},
       {"std", "S[,S,S]", "per-channel std (ImageNet: 0.229,0.224,0.225)", false, "1,1,1"},
       {"invert", "", "use 1-x (dark ink on light paper for a model trained on bright ink)"},
@@ -43,6 +45,8 @@ int ClassifyCommand(int argc, char** argv) {
   absl::StatusOr<cli::Args> args = cli::Parse("classify", flags, argc, argv);
   if (!args.ok()) return cli::Fail("classify", args.status());
   if (args->positional().size() != 2) return cli::Fail("classify", absl::InvalidArgumentError("expects MODEL.tsl IMAGE"));
+  absl::StatusOr<int64_t> k = args->GetInt("top-k");
+  if (!k.ok()) return cli::Fail("classify", k.status());
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(args->positional()[0]);
   if (!model.ok()) return cli::Fail("classify", model.status());
   const TensorType in = (*model)->input_type(0);
@@ -61,8 +65,6 @@ int ClassifyCommand(int argc, char** argv) {
   if (!stdev.ok()) return cli::Fail("classify", stdev.status());
   p.mean = *mean;
   p.std = *stdev;
-  absl::StatusOr<int64_t> k = args->GetInt("top-k");
-  if (!k.ok()) return cli::Fail("classify", k.status());
   std::vector<std::string> labels;
   if (args->Has("labels")) {
     auto l = LoadLabels(args->Get("labels"));
@@ -75,7 +77,8 @@ int ClassifyCommand(int argc, char** argv) {
   absl::Status s = session.Run({*x});
   if (!s.ok()) return cli::Fail("classify", s);
   std::printf("%s:\n", args->positional()[1].c_str());
-  for (const Prediction& pred : TopK(session.output(0), static_cast<int>(*k), labels)) {
+  const int shown = static_cast<int>(std::min<int64_t>(*k, std::numeric_limits<int>::max()));  // TopK caps it
+  for (const Prediction& pred : TopK(session.output(0), shown, labels)) {
     std::printf("  %6.2f%%  %s\n", 100 * pred.probability, pred.label.c_str());
   }
   return 0;

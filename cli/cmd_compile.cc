@@ -33,11 +33,11 @@ int CompileCommand(int argc, char** argv) {
       {"pipeline", "STR", "pass pipeline (see tessel opt --list-passes)"},
       {"O", "LEVEL", "named pipeline O0..O3 (O3: fused NHWC convolutions on the fast kernels)", false, "3"},
       {"target", "TARGET", "host, aarch64-neon or aarch64-sve", false, "host"},
-      {"dim", "NAME=VALUE", "value for a symbolic input dimension (e.g. batch=1)", true},
+      {"dim", "NAME=VALUE", "value (>= 1) for a symbolic dimension of the model's inputs (e.g. batch=1)", true},
       {"memory", "ALGO", "memory planner: greedy-by-size, first-fit or naive", false, "greedy-by-size"},
       {"tune", "", "time every legal kernel per op on its real shape and keep the fastest (cached)"},
       {"tune-cache", "FILE", "tuning cache (default ~/.cache/tessel/tune.tsv; keyed by CPU model and op)"},
-      {"tune-ms", "MS", "time spent per candidate kernel when tuning", false, "50"},
+      {"tune-ms", "MS", "time spent per candidate kernel when tuning", false, "50", cli::Between(1, 10000)},
   };
   for (const cli::FlagSpec& f : QuantizeFlagSpecs()) flags.push_back(f);
   if (cli::WantsHelp(argc, argv)) {
@@ -65,9 +65,7 @@ int CompileCommand(int argc, char** argv) {
   options.tune = args->Has("tune");
   if (options.tune) {
     absl::StatusOr<int64_t> tune_ms = args->GetInt("tune-ms");
-    if (!tune_ms.ok() || *tune_ms < 1 || *tune_ms > 10000) {
-      return cli::Fail("compile", absl::InvalidArgumentError("--tune-ms must be an integer in 1..10000"));
-    }
+    if (!tune_ms.ok()) return cli::Fail("compile", tune_ms.status());
     options.tune_seconds_per_candidate = *tune_ms / 1000.0;
     if (args->Has("tune-cache")) {
       options.tune_cache = args->Get("tune-cache");
@@ -84,12 +82,31 @@ int CompileCommand(int argc, char** argv) {
     if (eq == std::string::npos || !absl::SimpleAtoi(d.substr(eq + 1), &v) || v <= 0) {
       return cli::Fail("compile", absl::InvalidArgumentError(absl::StrCat("--dim ", d, ": expected NAME=POSITIVE_INT")));
     }
-    options.dim_values[d.substr(0, eq)] = v;
+    if (!options.dim_values.emplace(d.substr(0, eq), v).second) {
+      return cli::Fail("compile", absl::InvalidArgumentError(absl::StrCat("--dim ", d.substr(0, eq), " given twice")));
+    }
   }
   options.progress = [](const std::string& line) { std::fprintf(stderr, "[compile] %s\n", line.c_str()); };
   const auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
   if (!graph.ok()) return cli::Fail("compile", graph.status());
+  // --dim binds the inputs' symbolic dimensions, nothing else: a name none of them has is a mistake.
+  std::vector<std::string> symbols;
+  for (const Value* v : (*graph)->inputs()) {
+    for (const Dim& d : v->type().dims) {
+      if (!d.is_static() && std::find(symbols.begin(), symbols.end(), d.symbol()) == symbols.end()) {
+        symbols.push_back(d.symbol());
+      }
+    }
+  }
+  for (const auto& [name, value] : options.dim_values) {
+    if (std::find(symbols.begin(), symbols.end(), name) == symbols.end()) {
+      const std::string known = symbols.empty() ? "none" : absl::StrJoin(symbols, ", ");
+      return cli::Fail("compile", absl::InvalidArgumentError(absl::StrCat(
+                                      "--dim ", name, "=", value, ": no input of ", args->positional()[0],
+                                      " has a symbolic dimension '", name, "' (its inputs have ", known, ")")));
+    }
+  }
   // Symbolic batch dims default to 1 unless given.
   for (const Value* v : (*graph)->inputs()) {
     for (const Dim& d : v->type().dims) {

@@ -110,8 +110,8 @@ int InspectCommand(int argc, char** argv) {
       {"no-ir", "", "omit the text IR"},
       {"full-constants", "", "print every constant element in the IR (default: elide large ones)"},
       {"profile", "", "for a .tsl artifact: add per-op time (median of --iterations runs after 2 warm-up runs)"},
-      {"iterations", "K", "profiled runs", false, "10"},
-      {"threads", "N", "threads per inference when profiling", false, "1"},
+      {"iterations", "K", "profiled runs", false, "10", cli::Between(1, 100000)},
+      ThreadsFlag("threads per inference when profiling", "1"),
   };
   if (cli::WantsHelp(argc, argv)) {
     std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir|MODEL.tsl [--dot FILE] [--profile [--iterations K] [--threads N]]",
@@ -126,15 +126,10 @@ int InspectCommand(int argc, char** argv) {
   if (args->positional().size() != 1) return cli::Fail("inspect", absl::InvalidArgumentError("expects one MODEL (see --help)"));
   if (absl::EndsWith(args->positional()[0], ".tsl")) {
     absl::StatusOr<int64_t> iterations = args->GetInt("iterations");
-    if (!iterations.ok() || *iterations < 1 || *iterations > 100000) {
-      return cli::Fail("inspect", absl::InvalidArgumentError("--iterations must be an integer in 1..100000"));
-    }
-    absl::StatusOr<int64_t> threads = args->GetInt("threads");
-    if (!threads.ok() || *threads < 1 || *threads > 256) {
-      return cli::Fail("inspect", absl::InvalidArgumentError("--threads must be an integer in 1..256"));
-    }
-    return InspectArtifact(args->positional()[0], args->Has("profile"), static_cast<int>(*iterations),
-                           static_cast<int>(*threads));
+    if (!iterations.ok()) return cli::Fail("inspect", iterations.status());
+    absl::StatusOr<int> threads = ThreadsArg(*args);
+    if (!threads.ok()) return cli::Fail("inspect", threads.status());
+    return InspectArtifact(args->positional()[0], args->Has("profile"), static_cast<int>(*iterations), *threads);
   }
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
   if (!graph.ok()) return cli::Fail("inspect", graph.status());

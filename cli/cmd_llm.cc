@@ -1,8 +1,10 @@
 // `tessel generate`, `perplexity` and `logits`: Llama-family models from GGUF or safetensors.
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -35,11 +37,11 @@ std::string DefaultThreads() { return std::to_string(std::max(1u, std::thread::h
 
 const cli::FlagSpec kModelFlag{"model", "PATH", "a .gguf file, or a Hugging Face directory (config.json, "
                                                 "*.safetensors, tokenizer.json)"};
-cli::FlagSpec ThreadsFlag() {
-  return {"threads", "N", "worker threads (prefill, decode and the load-time repack)", false, DefaultThreads()};
+cli::FlagSpec LlmThreadsFlag() {
+  return ThreadsFlag("worker threads (prefill, decode and the load-time repack)", DefaultThreads());
 }
 cli::FlagSpec KvTypeFlag(const char* def) { return {"kv-type", "TYPE", "KV cache storage: f16 or f32", false, def}; }
-const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens (default: the model's)"};
+const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens (default: the model's)", false, "", cli::AtLeast(2)};
 const cli::FlagSpec kMmapFlag{"mmap", "", "map the weights instead of copying them into huge-page memory "
                                           "(zero copy, less memory; decode ~25% slower)"};
 
@@ -66,7 +68,6 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   if (!args.Get("ctx").empty()) {  // perplexity gives --ctx a default
     absl::StatusOr<int64_t> ctx = args.GetInt("ctx");
     if (!ctx.ok()) return ctx.status();
-    if (*ctx < 2) return absl::InvalidArgumentError("--ctx must be at least 2");
     c.options.max_context = *ctx;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -86,7 +87,9 @@ absl::StatusOr<std::string> PromptText(const cli::Args& args) {
     return absl::InvalidArgumentError("give exactly one of --prompt and --prompt-file");
   }
   if (args.Has("prompt")) return args.Get("prompt");
-  return ReadFileToString(args.Get("prompt-file"));
+  absl::StatusOr<std::string> text = ReadFileToString(args.Get("prompt-file"));
+  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat("--prompt-file: ", text.status().message()));
+  return text;
 }
 
 // --verbose: per weight type of the matmuls, how many matrices and MB, the kernel decode and prefill run
@@ -145,12 +148,13 @@ int PrintUsage(const std::string& command, const std::string& synopsis, const st
 
 }  // namespace
 
+cli::FlagSpec ThreadsFlag(const std::string& help, const std::string& default_value) {
+  return {"threads", "N", help, false, default_value, cli::Between(1, 256)};
+}
+
 absl::StatusOr<int> ThreadsArg(const cli::Args& args) {
   absl::StatusOr<int64_t> threads = args.GetInt("threads");
   if (!threads.ok()) return threads.status();
-  if (*threads < 1 || *threads > 256) {
-    return absl::InvalidArgumentError(absl::StrCat("--threads must be 1 to 256, not ", *threads));
-  }
   return static_cast<int>(*threads);
 }
 
@@ -160,15 +164,17 @@ int GenerateCommand(int argc, char** argv) {
       kModelFlag,
       {"prompt", "TEXT", "the prompt"},
       {"prompt-file", "FILE", "read the prompt from a file"},
-      {"n", "N", "tokens to generate", false, "128"},
-      {"temp", "T", "temperature; 0 samples greedily", false, "0.8"},
-      {"top-k", "K", "keep the K most likely tokens (0: off)", false, "40"},
-      {"top-p", "P", "keep the most likely tokens up to probability P (1: off)", false, "0.95"},
-      {"min-p", "P", "drop tokens less than P times as likely as the best (0: off)", false, "0.05"},
-      {"repeat-penalty", "R", "penalize the last --repeat-last-n tokens (1: off)", false, "1.0"},
-      {"repeat-last-n", "N", "tokens the repetition penalty looks back", false, "64"},
+      {"n", "N", "tokens to generate", false, "128", cli::AtLeast(0)},
+      {"temp", "T", "temperature; 0 samples greedily", false, "0.8", cli::AtLeast(0)},
+      {"top-k", "K", "keep the K most likely tokens (0: off)", false, "40", cli::AtLeast(0)},
+      {"top-p", "P", "keep the most likely tokens up to probability P (1: off)", false, "0.95",
+       cli::Between(0, 1).ExcludingLow()},
+      {"min-p", "P", "drop tokens less than P times as likely as the best (0: off)", false, "0.05", cli::Between(0, 1)},
+      {"repeat-penalty", "R", "penalize the last --repeat-last-n tokens (1: off)", false, "1.0",
+       cli::AtLeast(0).ExcludingLow()},
+      {"repeat-last-n", "N", "tokens the repetition penalty looks back", false, "64", cli::AtLeast(0)},
       {"seed", "S", "random seed (default: random, printed)"},
-      ThreadsFlag(),
+      LlmThreadsFlag(),
       kMmapFlag,
       kCtxFlag,
       KvTypeFlag("f16"),
@@ -200,13 +206,14 @@ int GenerateCommand(int argc, char** argv) {
                                 penalty.status(), last_n.status()}) {
     if (!s.ok()) return cli::Fail(cmd, s);
   }
-  if (*n < 0) return cli::Fail(cmd, absl::InvalidArgumentError("-n must not be negative"));
+  // Above the vocabulary, --top-k and --repeat-last-n mean every token; clamp rather than wrap in an int.
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   sp.temperature = static_cast<float>(*temp);
-  sp.top_k = static_cast<int>(*top_k);
+  sp.top_k = static_cast<int>(std::min(*top_k, kIntMax));
   sp.top_p = static_cast<float>(*top_p);
   sp.min_p = static_cast<float>(*min_p);
   sp.repeat_penalty = static_cast<float>(*penalty);
-  sp.repeat_last_n = static_cast<int>(*last_n);
+  sp.repeat_last_n = static_cast<int>(std::min(*last_n, kIntMax));
   if (args->Has("seed")) {
     absl::StatusOr<int64_t> seed = args->GetInt("seed");
     if (!seed.ok()) return cli::Fail(cmd, seed.status());
@@ -265,10 +272,11 @@ int PerplexityCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
       kModelFlag,
       {"text", "FILE", "the text to score"},
-      {"ctx", "N", "tokens per chunk (BOS included)", false, "256"},
-      {"start-fraction", "F", "score the text from this fraction of its bytes on", false, "0"},
-      {"max-chunks", "N", "stop after N chunks (0: all)", false, "0"},
-      ThreadsFlag(),
+      {"ctx", "N", "tokens per chunk (BOS included)", false, "256", cli::AtLeast(2)},
+      {"start-fraction", "F", "score the text from this fraction of its bytes on", false, "0",
+       cli::Between(0, 1).ExcludingHigh()},
+      {"max-chunks", "N", "stop after N chunks (0: all)", false, "0", cli::AtLeast(0)},
+      LlmThreadsFlag(),
       kMmapFlag,
       KvTypeFlag("f16"),
   };
@@ -318,7 +326,7 @@ int LogitsCommand(int argc, char** argv) {
       {"prompt", "TEXT", "the prompt"},
       {"prompt-file", "FILE", "read the prompt from a file"},
       {"output", "FILE", "where to write the .npy"},
-      ThreadsFlag(),
+      LlmThreadsFlag(),
       kMmapFlag,
       KvTypeFlag("f32"),
   };

@@ -14,6 +14,7 @@
 #include "llm/quantize/calibration.h"
 #include "llm/quantize/llama_quantizer.h"
 #include "quant/weight/parallel.h"
+#include "quant/weight/scheme.h"
 #include "support/mapped_file.h"
 
 namespace tessel {
@@ -30,11 +31,12 @@ int QuantizeCommand(int argc, char** argv) {
       {"calibration", "TEXT",
        "calibration text file (needed by gptq and awq; with --type, its inputs' importance matrix guides the "
        "scales, as llama.cpp's --imatrix)"},
-      {"samples", "N", "calibration windows", false, "128"},
-      {"seq", "N", "tokens per calibration window (BOS included)", false, "256"},
+      {"samples", "N", "calibration windows", false, "128", cli::AtLeast(1)},
+      {"seq", "N", "tokens per calibration window (BOS included)", false, "256", cli::AtLeast(2)},
       {"seed", "S", "seed for drawing the calibration windows", false, "0"},
       {"no-act-order", "", "GPTQ: visit columns in stored order instead of by descending Hessian diagonal"},
-      {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01"},
+      {"damp", "F", "GPTQ: dampening as a fraction of the Hessian's mean diagonal", false, "0.01",
+       cli::AtLeast(0).ExcludingLow()},
       {"no-clip", "", "AWQ: skip the per-group clipping search"},
       {"no-imatrix", "", "--type with --calibration: measure errors on the calibration data, but quantize without "
                          "the importance matrix"},
@@ -46,7 +48,7 @@ int QuantizeCommand(int argc, char** argv) {
        "q6_k, q3_k, q2_k, iq4_xs, iq4_nl, q8_0, q4_0, q4_1, q5_0, q5_1"},
       {"output-type", "T", "round an F32/F16/BF16 output head to this type (q8_0, q4_0, f16, ...) or 'keep' it",
        false, "q8_0"},
-      {"threads", "N", "worker threads (default: every core, up to 16); the file does not depend on it"},
+      ThreadsFlag("worker threads (default: every core, up to 16); the file does not depend on it", ""),
       {"o", "OUT.gguf", "output file"},
   };
   if (cli::WantsHelp(argc, argv)) {
@@ -92,10 +94,15 @@ int QuantizeCommand(int argc, char** argv) {
                                 damp.status()}) {
     if (!s.ok()) return cli::Fail(cmd, s);
   }
+  if (absl::Status s = quant::ValidateBits(*bits); !s.ok()) {
+    return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("--bits: ", s.message())));
+  }
+  if (absl::Status s = quant::ValidateGroup(*group); !s.ok()) {
+    return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("--group: ", s.message())));
+  }
   options.scheme.bits = static_cast<int>(*bits);
   options.scheme.group = static_cast<int>(*group);
   options.scheme.asymmetric = args->Has("asym");
-  if (absl::Status s = quant::ValidateScheme(options.scheme, options.scheme.group); !s.ok()) return cli::Fail(cmd, s);
   if (options.scheme.bits == 8 && (options.method != quant::WeightMethod::kRtn || options.scheme.group != 32 ||
                                    options.scheme.asymmetric)) {
     return cli::Fail(cmd, absl::InvalidArgumentError("8 bits is only written as Q8_0: --method rtn --group 32, symmetric"));
@@ -108,9 +115,11 @@ int QuantizeCommand(int argc, char** argv) {
   if (const std::string head = args->Get("output-type"); head == "keep") {
     options.output_type = std::nullopt;
   } else {
+    // A name that does not parse has no type info to look at: test ok() first.
     absl::StatusOr<llm::GgmlType> t = llm::ParseGgmlType(head);
-    const bool block_ok = llm::GetGgmlTypeInfo(*t).block_size <= 32 || *t == llm::GgmlType::kQ6_K;
-    if (!t.ok() || *t == llm::GgmlType::kF32 || !block_ok) {
+    const bool head_ok = t.ok() && *t != llm::GgmlType::kF32 &&
+                         (llm::GetGgmlTypeInfo(*t).block_size <= 32 || *t == llm::GgmlType::kQ6_K);
+    if (!head_ok) {
       return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat(
                                 "--output-type '", head, "': use keep, f16, bf16, q8_0, q6_k, q4_0 or q4_1")));
     }

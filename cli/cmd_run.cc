@@ -2,7 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <map>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,45 +20,23 @@ namespace {
 int RunArtifact(const std::string& path, const cli::Args& args) {
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
   if (!model.ok()) return cli::Fail("run", model.status());
-  std::map<std::string, std::string> files;
-  for (const std::string& spec : args.GetAll("input")) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos && (*model)->num_inputs() == 1) {
-      files[(*model)->input_name(0)] = spec;
-    } else if (eq != std::string::npos) {
-      files[spec.substr(0, eq)] = spec.substr(eq + 1);
-    } else {
-      return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("--input ", spec, ": give NAME=FILE.npy")));
-    }
-  }
-  std::vector<Tensor> inputs;
+  std::vector<ModelInput> model_inputs;
   for (int i = 0; i < (*model)->num_inputs(); ++i) {
-    auto it = files.find((*model)->input_name(i));
-    if (it == files.end()) {
-      return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("missing --input for '", (*model)->input_name(i), "' (",
-                                                                      (*model)->input_type(i).ToString(), ")")));
-    }
-    absl::StatusOr<Tensor> t = ReadNpy(it->second);
-    if (!t.ok()) return cli::Fail("run", t.status());
-    inputs.push_back(*t);
-    files.erase(it);
+    model_inputs.push_back({(*model)->input_name(i), (*model)->input_type(i)});
   }
-  if (!files.empty()) {
-    return cli::Fail("run", absl::InvalidArgumentError(absl::StrCat("the model has no input named '", files.begin()->first, "'")));
-  }
-  absl::StatusOr<int64_t> threads = args.GetInt("threads");
-  if (!threads.ok() || *threads < 1 || *threads > 256) {
-    return cli::Fail("run", absl::InvalidArgumentError("--threads must be an integer in 1..256"));
-  }
+  absl::StatusOr<std::vector<Tensor>> inputs = LoadInputs(model_inputs, args.GetAll("input"));
+  if (!inputs.ok()) return cli::Fail("run", inputs.status());
+  absl::StatusOr<int> threads = ThreadsArg(args);
+  if (!threads.ok()) return cli::Fail("run", threads.status());
   SessionOptions options;
-  options.num_threads = static_cast<int>(*threads);
+  options.num_threads = *threads;
   options.spin_workers = args.Has("spin");
   absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model, options);
   if (!created.ok()) return cli::Fail("run", created.status());
   Session& session = **created;
   session.set_profile(args.Has("profile"));
   const auto t0 = std::chrono::steady_clock::now();
-  absl::Status s = session.Run(inputs);
+  absl::Status s = session.Run(*inputs);
   if (!s.ok()) return cli::Fail("run", s);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const std::string dir = args.Get("output-dir");
@@ -84,7 +62,7 @@ int RunCommand(int argc, char** argv) {
       {"input", "NAME=FILE.npy", "an input tensor (a bare FILE.npy when the model has one input)", true},
       {"output-dir", "DIR", "where to write <output name>.npy files", false, "."},
       {"profile", "", "print per-node time"},
-      {"threads", "N", "threads per inference (compiled .tsl artifacts)", false, "1"},
+      ThreadsFlag("threads per inference (compiled .tsl artifacts)", "1"),
       {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
   };
   if (cli::WantsHelp(argc, argv)) {
@@ -104,7 +82,7 @@ int RunCommand(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(model_path);
   if (!graph.ok()) return cli::Fail("run", graph.status());
   auto t1 = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<Tensor>> inputs = LoadInputs(**graph, args->GetAll("input"));
+  absl::StatusOr<std::vector<Tensor>> inputs = LoadInputs(InputsOf(**graph), args->GetAll("input"));
   if (!inputs.ok()) return cli::Fail("run", inputs.status());
   absl::StatusOr<ReferenceInterpreter> interp = ReferenceInterpreter::Create(graph->get());
   if (!interp.ok()) return cli::Fail("run", interp.status());

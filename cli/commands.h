@@ -3,6 +3,8 @@
 #ifndef TESSEL_CLI_COMMANDS_H_
 #define TESSEL_CLI_COMMANDS_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "cli/cli.h"
 
@@ -22,7 +24,9 @@ int PerplexityCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
 int QuantizeCommand(int argc, char** argv);
 
-// --threads, read and checked (1 to 256) before anything starts threads on it.
+// The --threads flag of every command that takes one, with its range (1 to 256), and its value, read and
+// checked before anything starts threads on it.
+cli::FlagSpec ThreadsFlag(const std::string& help, const std::string& default_value);
 absl::StatusOr<int> ThreadsArg(const cli::Args& args);
 
 }  // namespace tessel

@@ -96,8 +96,8 @@ expect_error "cannot be split into groups of 128" quantize --model "$DATA/model-
 expect_error "needs --calibration" quantize --model "$DATA/model-f32.gguf" --method gptq --group 32 -o "$TMP/x.gguf"
 expect_error "unsupported bit width 5" quantize --model "$DATA/model-f32.gguf" --bits 5 -o "$TMP/x.gguf"
 expect_error "unknown method 'hqq'" quantize --model "$DATA/model-f32.gguf" --method hqq -o "$TMP/x.gguf"
-expect_error "\-\-threads must be 1 to 256" quantize --model "$DATA/model-f32.gguf" --threads 0 -o "$TMP/x.gguf"
-expect_error "\-\-threads must be 1 to 256" generate --model "$DATA/model-f32.gguf" --prompt x --threads 0
+expect_error "\-\-threads must be in \[1, 256\], not 0" quantize --model "$DATA/model-f32.gguf" --threads 0 -o "$TMP/x.gguf"
+expect_error "\-\-threads must be in \[1, 256\], not 0" generate --model "$DATA/model-f32.gguf" --prompt x --threads 0
 
 # GPTQ and AWQ write the same bytes on 1 thread as on 3 (their work is cut into fixed pieces).
 for m in gptq awq; do

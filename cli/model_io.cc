@@ -1,8 +1,10 @@
 // Model and input loading for the CLI.
 #include "cli/model_io.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -27,41 +29,48 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const std::string& path) {
   return ImportOnnxFile(path);
 }
 
-absl::StatusOr<std::vector<Tensor>> LoadInputs(const Graph& graph, const std::vector<std::string>& specs) {
+std::vector<ModelInput> InputsOf(const Graph& graph) {
+  std::vector<ModelInput> inputs;
+  for (const Value* v : graph.inputs()) inputs.push_back({v->name(), v->type()});
+  return inputs;
+}
+
+absl::StatusOr<std::vector<Tensor>> LoadInputs(const std::vector<ModelInput>& inputs,
+                                               const std::vector<std::string>& specs) {
   auto expected = [&]() {
     std::vector<std::string> parts;
-    for (const Value* v : graph.inputs()) parts.push_back(absl::StrCat(v->name(), ": ", v->type().ToString()));
+    for (const ModelInput& in : inputs) parts.push_back(absl::StrCat(in.name, ": ", in.type.ToString()));
     return absl::StrJoin(parts, ", ");
   };
   std::map<std::string, std::string> files;
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
-    if (eq == std::string::npos) {
-      if (graph.inputs().size() != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--input ", spec, ": give NAME=FILE.npy; the model's inputs are ", expected()));
-      }
-      files[graph.inputs()[0]->name()] = spec;
-    } else {
-      files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    if (eq == std::string::npos && inputs.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input ", spec, ": give NAME=FILE.npy; the model's inputs are ", expected()));
     }
-  }
-  for (const auto& [name, file] : files) {
-    if (graph.FindValue(name) == nullptr || !graph.FindValue(name)->is_graph_input()) {
+    const std::string name = eq == std::string::npos ? inputs[0].name : spec.substr(0, eq);
+    const std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    auto known = std::find_if(inputs.begin(), inputs.end(), [&](const ModelInput& in) { return in.name == name; });
+    if (known == inputs.end()) {
       return absl::InvalidArgumentError(absl::StrCat("the model has no input named '", name, "'; its inputs are ", expected()));
     }
+    if (auto [it, added] = files.emplace(name, file); !added) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input given twice for '", name, "' (", it->second, " and ", file, "); give each input once"));
+    }
   }
-  std::vector<Tensor> inputs;
-  for (const Value* v : graph.inputs()) {
-    auto it = files.find(v->name());
+  std::vector<Tensor> tensors;
+  for (const ModelInput& in : inputs) {
+    auto it = files.find(in.name);
     if (it == files.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("missing --input for '", v->name(), "'; the model's inputs are ", expected()));
+      return absl::InvalidArgumentError(absl::StrCat("missing --input for '", in.name, "'; the model's inputs are ", expected()));
     }
     absl::StatusOr<Tensor> t = ReadNpy(it->second);
     if (!t.ok()) return t.status();
-    inputs.push_back(*t);
+    tensors.push_back(*std::move(t));
   }
-  return inputs;
+  return tensors;
 }
 
 std::string SanitizeFileName(const std::string& name) {

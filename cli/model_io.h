@@ -15,9 +15,18 @@ namespace tessel {
 // Loads an ONNX model (by extension .onnx) or a Tessel text IR file (.tir).
 absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const std::string& path);
 
-// Parses "--input NAME=FILE.npy" values (or a bare FILE.npy for a single-input graph) and reads them,
-// in graph-input order.
-absl::StatusOr<std::vector<Tensor>> LoadInputs(const Graph& graph, const std::vector<std::string>& specs);
+// A model input (of a graph or a compiled artifact) as `tessel run --input` names it.
+struct ModelInput {
+  std::string name;
+  TensorType type;
+};
+std::vector<ModelInput> InputsOf(const Graph& graph);
+
+// Parses "--input NAME=FILE.npy" values (or a bare FILE.npy for a single-input model) and reads them, in
+// `inputs` order. A name that is no input, an input given twice and an input left out are errors that
+// list the model's inputs.
+absl::StatusOr<std::vector<Tensor>> LoadInputs(const std::vector<ModelInput>& inputs,
+                                               const std::vector<std::string>& specs);
 
 // A file name for a tensor name ("/layer1/Relu_output_0" -> "layer1_Relu_output_0").
 std::string SanitizeFileName(const std::string& name);

@@ -42,9 +42,10 @@ std::vector<cli::FlagSpec> QuantizeFlagSpecs() {
       {"quantize", "MODE", "post-training quantization: int8"},
       {"calibration", "DIR_OR_NPY", "calibration inputs: a .npy (one sample or a stack [N, ...]) or a folder of them"},
       {"calibration-method", "METHOD", "entropy, percentile (99.99), minmax or mse", false, "mse"},
-      {"keep-fp32", "NODE,...", "compute nodes that stay f32", true},
+      {"keep-fp32", "NODE,...", "compute nodes (FusedConv, Gemm, MatMulBias, Add after fusion) that stay f32", true},
       {"int8-min-sqnr", "DB", "fall back the most sensitive layers to f32 until the output SQNR reaches DB", false, "0"},
-      {"calibration-batch", "N", "samples per calibration run when the batch dimension is symbolic", false, "16"},
+      {"calibration-batch", "N", "samples per calibration run when the batch dimension is symbolic", false, "16",
+       cli::AtLeast(1)},
       {"activations", "u8|i8", "activation type: u8 asymmetric or i8 symmetric", false, "u8"},
       {"dump-ranges", "FILE", "write the calibration table (tensor scale zero_point dtype, a line) to FILE"},
   };
@@ -119,7 +120,6 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   options.min_output_sqnr_db = *sqnr;
   absl::StatusOr<int64_t> batch = args.GetInt("calibration-batch");
   if (!batch.ok()) return batch.status();
-  if (*batch < 1) return absl::InvalidArgumentError("--calibration-batch must be at least 1");
   // Calibration runs the f32 graph before the int8 pipeline binds anything; the loader needs its input.
   absl::Status s = LoadCalibrationData(args.Get("calibration"), graph, *batch, &options);
   if (!s.ok()) return s;

@@ -60,7 +60,8 @@ class MappedFile {
 // ResourceExhausted naming `what`.
 absl::StatusOr<std::shared_ptr<uint8_t>> AllocateHugePageBuffer(size_t bytes, const std::string& what);
 
-// Whole-file read for small text files (config.json, prompts).
+// Whole-file read for small text files (config.json, prompts). A directory, or a read that fails
+// midway, is an error, never a short text.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace tessel

@@ -81,6 +81,12 @@ TEST(MappedFileTest, Errors) {
   EXPECT_NE(missing.status().message().find("/nonexistent/model.gguf"), absl::string_view::npos);
   auto dir = MappedFile::Open("/tmp");
   EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
+  auto dir_text = ReadFileToString("/tmp");
+  EXPECT_EQ(dir_text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(dir_text.status().message().find("directory"), absl::string_view::npos);
+  EXPECT_EQ(ReadFileToString("/nonexistent/prompt.txt").status().code(), absl::StatusCode::kNotFound);
+  // Opens, then fails to read (address 0 is not mapped): an error, not an empty text.
+  EXPECT_FALSE(ReadFileToString("/proc/self/mem").ok());
 }
 
 }  // namespace

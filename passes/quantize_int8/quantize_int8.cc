@@ -238,9 +238,7 @@ class Rewriter {
 
   absl::Status Visit(Node* n) {
     if (n->num_outputs() != 1 || n->output(0)->type().dtype != DType::kF32) return absl::OkStatus();
-    const bool compute = Is(n, kTesselDomain, "FusedConv") || Is(n, "", "Gemm") || Is(n, kTesselDomain, "MatMulBias") ||
-                         Is(n, "", "Add");
-    if (compute && options_.keep_fp32.count(n->name())) {
+    if (IsInt8ComputeNode(*n) && options_.keep_fp32.count(n->name())) {
       KeepFp32(n, "on the keep-fp32 list");
       return absl::OkStatus();
     }
@@ -380,6 +378,7 @@ class QuantizeInt8Pass : public Pass {
   QuantizeInt8Pass(QuantTable table, QuantizeInt8Options options)
       : table_(std::move(table)), options_(std::move(options)) {}
   absl::Status Run(Graph& graph, PassContext& ctx) override {
+    if (absl::Status s = CheckKeepFp32(graph, options_.keep_fp32); !s.ok()) return s;
     return QuantizeGraphInt8(graph, table_, options_, &ctx).status();
   }
 
@@ -389,6 +388,31 @@ class QuantizeInt8Pass : public Pass {
 };
 
 }  // namespace
+
+bool IsInt8ComputeNode(const Node& n) {
+  return Is(&n, kTesselDomain, "FusedConv") || Is(&n, "", "Gemm") || Is(&n, kTesselDomain, "MatMulBias") ||
+         Is(&n, "", "Add");
+}
+
+absl::Status CheckKeepFp32(const Graph& graph, const std::set<std::string>& keep_fp32) {
+  std::vector<std::string> compute;
+  for (const std::unique_ptr<Node>& n : graph.nodes()) {
+    if (IsInt8ComputeNode(*n)) compute.push_back(n->name());
+  }
+  for (const std::string& name : keep_fp32) {
+    if (std::find(compute.begin(), compute.end(), name) != compute.end()) continue;
+    const Node* n = graph.FindNode(name);
+    std::string message = n == nullptr ? absl::StrCat("keep-fp32: the graph has no node '", name, "'")
+                                       : absl::StrCat("keep-fp32: '", name, "' (", n->op_type(), ") is not a compute node");
+    absl::StrAppend(&message, "; its compute nodes (FusedConv, Gemm, MatMulBias, Add) are ");
+    constexpr size_t kShown = 8;
+    if (compute.empty()) absl::StrAppend(&message, "none");
+    for (size_t i = 0; i < std::min(compute.size(), kShown); ++i) absl::StrAppend(&message, i ? ", " : "", compute[i]);
+    if (compute.size() > kShown) absl::StrAppend(&message, " and ", compute.size() - kShown, " more");
+    return absl::InvalidArgumentError(message);
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<QuantizeInt8Summary> QuantizeGraphInt8(Graph& graph, const QuantTable& table,
                                                       const QuantizeInt8Options& options, PassContext* ctx) {

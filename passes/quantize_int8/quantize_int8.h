@@ -38,6 +38,13 @@ struct QuantizeInt8Summary {
   std::map<std::string, QuantizedTensor> tensors;
 };
 
+// FusedConv, Gemm, MatMulBias and Add: the nodes the pass lowers, and the ones keep_fp32 may name.
+bool IsInt8ComputeNode(const Node& n);
+
+// InvalidArgument naming the first keep_fp32 entry that is not a compute node of `graph` (a misspelt
+// name would otherwise quantize the node it meant), with some of the graph's compute nodes.
+absl::Status CheckKeepFp32(const Graph& graph, const std::set<std::string>& keep_fp32);
+
 // Rewrites `graph` in place. Nodes without calibration entries for their tensors stay f32 (with an
 // explanation in ctx when asked). The graph must have inferred types (the cnn pipeline's output).
 absl::StatusOr<QuantizeInt8Summary> QuantizeGraphInt8(Graph& graph, const QuantTable& table,

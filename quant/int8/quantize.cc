@@ -19,11 +19,6 @@ namespace {
 
 using Values = std::map<std::string, Tensor>;
 
-bool IsComputeOp(const Node& n) {
-  return (n.domain() == kTesselDomain && (n.op_type() == "FusedConv" || n.op_type() == "MatMulBias")) ||
-         (n.domain().empty() && (n.op_type() == "Gemm" || n.op_type() == "Add"));
-}
-
 struct Power {
   double signal = 0, noise = 0;
   void Add(const Tensor& ref, const std::vector<float>& test) {
@@ -106,7 +101,7 @@ absl::StatusOr<Evaluation> Evaluate(const Graph& f32, const QuantTable& table, c
   absl::StatusOr<std::vector<Node*>> order = f32.TopologicalOrder();
   if (!order.ok()) return order.status();
   for (const Node* n : *order) {
-    if (!IsComputeOp(*n)) continue;
+    if (!IsInt8ComputeNode(*n)) continue;
     LayerSensitivity layer;
     layer.node = n->name();
     layer.op = n->op_type();
@@ -201,6 +196,8 @@ absl::StatusOr<QuantizeInt8Result> QuantizeInt8(Graph& graph, const CalibrationO
     absl::Status s = pm->Run(graph);
     if (!s.ok()) return s;
   }
+  // Names of the fused graph, checked before calibration spends its time.
+  if (absl::Status s = CheckKeepFp32(graph, options.keep_fp32); !s.ok()) return s;
   QuantizeInt8Result result;
   absl::StatusOr<QuantTable> table = Calibrate(graph, options);
   if (!table.ok()) return table.status();

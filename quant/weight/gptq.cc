@@ -3,6 +3,7 @@
 #include "quant/weight/gptq.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <vector>
@@ -115,6 +116,10 @@ absl::StatusOr<QuantizedMatrix> GptqQuantize(const float* w_in, int64_t rows, in
                                              const QuantScheme& scheme, const GptqOptions& options,
                                              GptqStats* stats) {
   if (absl::Status s = ValidateScheme(scheme, cols); !s.ok()) return s;
+  // The damping search below multiplies by 10 until it reaches 1: from 0, a negative or NaN it never would.
+  if (!(options.damp > 0) || !std::isfinite(options.damp)) {
+    return absl::InvalidArgumentError(absl::StrCat("GPTQ: damping must be a finite number > 0, not ", options.damp));
+  }
   if (h.rows() != cols || h.cols() != cols) {
     return absl::InvalidArgumentError(
         absl::StrCat("GPTQ: the Hessian is ", h.rows(), " x ", h.cols(), " but the weights have ", cols, " columns"));

@@ -2,6 +2,7 @@
 // direct computation.
 #include "quant/weight/gptq.h"
 
+#include <cmath>
 #include <optional>
 #include <random>
 #include <vector>
@@ -132,6 +133,14 @@ TEST(GptqTest, DeadInputsAndShapeErrors) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(GptqQuantize(w.data(), rows, cols, h, QuantScheme{4, 48, false}, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Damping that the search could never raise to 1 (it multiplies by 10) is refused up front.
+  for (double damp : {0.0, -1.0, std::nan("")}) {
+    GptqOptions o;
+    o.damp = damp;
+    EXPECT_EQ(GptqQuantize(w.data(), rows, cols, h, QuantScheme{4, 32, false}, o).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << damp;
+  }
 }
 
 }  // namespace

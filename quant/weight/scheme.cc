@@ -22,13 +22,23 @@ std::string QuantScheme::ToString() const {
   return absl::StrCat("W", bits, " g", group, asymmetric ? " asym" : " sym");
 }
 
+absl::Status ValidateBits(int64_t bits) {
+  if (bits != 3 && bits != 4 && bits != 8) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported bit width ", bits, " (use 3, 4 or 8)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateGroup(int64_t group) {
+  if (group != 32 && group != 64 && group != 128) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported group size ", group, " (use 32, 64 or 128)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateScheme(const QuantScheme& s, int64_t cols) {
-  if (s.bits != 3 && s.bits != 4 && s.bits != 8) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported bit width ", s.bits, " (use 3, 4 or 8)"));
-  }
-  if (s.group != 32 && s.group != 64 && s.group != 128) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported group size ", s.group, " (use 32, 64 or 128)"));
-  }
+  if (absl::Status bits = ValidateBits(s.bits); !bits.ok()) return bits;
+  if (absl::Status group = ValidateGroup(s.group); !group.ok()) return group;
   if (cols % s.group != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("a matrix with ", cols, " columns cannot be split into groups of ", s.group));

@@ -26,7 +26,10 @@ struct QuantScheme {
   std::string ToString() const;
 };
 
-// InvalidArgument for unsupported bits or group sizes, or a column count the group does not divide.
+// InvalidArgument naming the value and the supported ones: 3, 4 or 8 bits; groups of 32, 64 or 128.
+absl::Status ValidateBits(int64_t bits);
+absl::Status ValidateGroup(int64_t group);
+// ValidateBits, ValidateGroup, and InvalidArgument for a column count the group does not divide.
 absl::Status ValidateScheme(const QuantScheme& s, int64_t cols);
 
 // Scale and zero point of one group.
