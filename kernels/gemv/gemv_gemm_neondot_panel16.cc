@@ -9,7 +9,8 @@
 // - IQ4_NL: codes looked up (vqtbl1q_s8) into ggml's signed levels; no bias.
 // - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Prefill runs the
-// tokens one after another over a panel, whose weights stay in L1 between tokens.
+// tokens two at a time over a panel (each weight vector loaded and split once for both), whose weights
+// stay in L1 between token pairs.
 #include <arm_neon.h>
 
 #include <cstdint>
@@ -36,10 +37,12 @@ __attribute__((always_inline)) inline void LoadScales(const uint8_t* pair, int h
 }
 
 // Q4_0 / IQ4_NL vector k of a block (16 rows x 4 bytes: elements 4k..4k+3 in the low nibbles, 16 + 4k..
-// in the high ones) into the rows' sums. Every loop is unrolled so that the sums stay in registers.
-template <int kStep, bool kNL>
-__attribute__((always_inline)) inline void Q4Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
-                                                  int8x16_t levels, int32x4_t isum[4]) {
+// in the high ones) into the rows' sums of kT tokens: the nibbles are split once for all the tokens.
+// Every loop is unrolled so that the sums stay in registers.
+template <int kStep, bool kNL, int kT>
+__attribute__((always_inline)) inline void Q4Step(const uint8_t* vec, const int8x16_t (&xlo)[kT],
+                                                  const int8x16_t (&xhi)[kT], int8x16_t levels,
+                                                  int32x4_t (&isum)[kT][4]) {
   const uint8x16_t low4 = vdupq_n_u8(0x0F);
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
@@ -50,71 +53,99 @@ __attribute__((always_inline)) inline void Q4Step(const uint8_t* vec, int8x16_t 
       lo = vqtbl1q_s8(levels, vreinterpretq_u8_s8(lo));
       hi = vqtbl1q_s8(levels, vreinterpretq_u8_s8(hi));
     }
-    isum[m] = vdotq_laneq_s32(isum[m], lo, xlo, kStep);
-    isum[m] = vdotq_laneq_s32(isum[m], hi, xhi, kStep);
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      isum[t][m] = vdotq_laneq_s32(isum[t][m], lo, xlo[t], kStep);
+      isum[t][m] = vdotq_laneq_s32(isum[t][m], hi, xhi[t], kStep);
+    }
   }
 }
 
-// Q8_0 vector k of a block (elements 4k..4k+3, stored + 128) into the rows' sums; x holds elements
-// 16 (k / 4) ...
-template <int kStep>
-__attribute__((always_inline)) inline void Q8Step(const uint8_t* vec, int8x16_t x, int32x4_t isum[4]) {
+// Q8_0 vector k of a block (elements 4k..4k+3, stored + 128) into the rows' sums of kT tokens; x[t]
+// holds elements 16 (k / 4) ...
+template <int kStep, int kT>
+__attribute__((always_inline)) inline void Q8Step(const uint8_t* vec, const int8x16_t (&x)[kT],
+                                                  int32x4_t (&isum)[kT][4]) {
   const uint8x16_t flip = vdupq_n_u8(0x80);
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
     const int8x16_t w = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(vec + kStep * 64 + 16 * m), flip));
-    isum[m] = vdotq_laneq_s32(isum[m], w, x, kStep % 4);
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) isum[t][m] = vdotq_laneq_s32(isum[t][m], w, x[t], kStep % 4);
   }
 }
 
-// Rows [r, r + rows) of token t over one panel: sum over blocks of d_w dx (sum of w x).
-template <bool kQ4, bool kNL>
-void PanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r, int rows) {
+// Rows [r, r + rows) of tokens [t0, t0 + kT) over one panel: sum over blocks of d_w dx (sum of w x).
+// kT = 2 (prefill) reads and splits each weight vector once for two tokens; 16 f32 and 8 int32
+// accumulators, 4 x registers.
+template <bool kQ4, bool kNL, int kT>
+void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
   constexpr int kK = kQ4 ? 4 : 8;
   const int64_t nb = a.cols / kQuantBlock;
-  const int8_t* xq = a.xq + t * a.xq_stride;
-  const float* bscale = a.block_scale + t * a.block_stride;
-  const int32_t* bbias = a.block_bias + t * a.block_stride;
   const int8x16_t levels = vld1q_s8(kIQ4NLValues);
-  float32x4_t acc[4];
+  float32x4_t acc[kT][4];
 #pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) acc[m] = vdupq_n_f32(0);
+  for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) acc[t][m] = vdupq_n_f32(0);
+  }
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pair = panel + (b / 2) * PairBytes<kQ4>();
     const int h = static_cast<int>(b % 2);
     const uint8_t* vec = pair + 64 + h * kK * 64;
-    int32x4_t isum[4];
+    int32x4_t isum[kT][4];
 #pragma GCC unroll 4
-    for (int m = 0; m < 4; ++m) isum[m] = vdupq_n_s32(kQ4 && !kNL ? bbias[b] : 0);
+    for (int t = 0; t < kT; ++t) {
+      const int32_t start = kQ4 && !kNL ? a.block_bias[(t0 + t) * a.block_stride + b] : 0;
+#pragma GCC unroll 4
+      for (int m = 0; m < 4; ++m) isum[t][m] = vdupq_n_s32(start);
+    }
     if constexpr (kQ4) {
       // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
-      const int8_t* xb = xq + (b / 4) * 128 + 16 * (b % 4);
-      const int8x16_t xlo = vld1q_s8(xb), xhi = vld1q_s8(xb + 64);
-      Q4Step<0, kNL>(vec, xlo, xhi, levels, isum);
-      Q4Step<1, kNL>(vec, xlo, xhi, levels, isum);
-      Q4Step<2, kNL>(vec, xlo, xhi, levels, isum);
-      Q4Step<3, kNL>(vec, xlo, xhi, levels, isum);
+      int8x16_t xlo[kT], xhi[kT];
+#pragma GCC unroll 4
+      for (int t = 0; t < kT; ++t) {
+        const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + (b / 4) * 128 + 16 * (b % 4);
+        xlo[t] = vld1q_s8(xb);
+        xhi[t] = vld1q_s8(xb + 64);
+      }
+      Q4Step<0, kNL, kT>(vec, xlo, xhi, levels, isum);
+      Q4Step<1, kNL, kT>(vec, xlo, xhi, levels, isum);
+      Q4Step<2, kNL, kT>(vec, xlo, xhi, levels, isum);
+      Q4Step<3, kNL, kT>(vec, xlo, xhi, levels, isum);
     } else {
-      const int8x16_t x0 = vld1q_s8(xq + b * kQuantBlock), x1 = vld1q_s8(xq + b * kQuantBlock + 16);
-      Q8Step<0>(vec, x0, isum);
-      Q8Step<1>(vec, x0, isum);
-      Q8Step<2>(vec, x0, isum);
-      Q8Step<3>(vec, x0, isum);
-      Q8Step<4>(vec, x1, isum);
-      Q8Step<5>(vec, x1, isum);
-      Q8Step<6>(vec, x1, isum);
-      Q8Step<7>(vec, x1, isum);
+      int8x16_t x0[kT], x1[kT];
+#pragma GCC unroll 4
+      for (int t = 0; t < kT; ++t) {
+        const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + b * kQuantBlock;
+        x0[t] = vld1q_s8(xb);
+        x1[t] = vld1q_s8(xb + 16);
+      }
+      Q8Step<0, kT>(vec, x0, isum);
+      Q8Step<1, kT>(vec, x0, isum);
+      Q8Step<2, kT>(vec, x0, isum);
+      Q8Step<3, kT>(vec, x0, isum);
+      Q8Step<4, kT>(vec, x1, isum);
+      Q8Step<5, kT>(vec, x1, isum);
+      Q8Step<6, kT>(vec, x1, isum);
+      Q8Step<7, kT>(vec, x1, isum);
     }
     float32x4_t d[4];
     LoadScales(pair, h, d);
-    const float dx = bscale[b];
 #pragma GCC unroll 4
-    for (int m = 0; m < 4; ++m) acc[m] = vfmaq_f32(acc[m], vcvtq_f32_s32(isum[m]), vmulq_n_f32(d[m], dx));
+    for (int t = 0; t < kT; ++t) {
+      const float dx = a.block_scale[(t0 + t) * a.block_stride + b];
+#pragma GCC unroll 4
+      for (int m = 0; m < 4; ++m) acc[t][m] = vfmaq_f32(acc[t][m], vcvtq_f32_s32(isum[t][m]), vmulq_n_f32(d[m], dx));
+    }
   }
-  float out[kPanel];
 #pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
-  std::memcpy(a.y + t * a.ldy + r, out, sizeof(float) * rows);
+  for (int t = 0; t < kT; ++t) {
+    float out[kPanel];
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[t][m]);
+    std::memcpy(a.y + (t0 + t) * a.ldy + r, out, sizeof(float) * rows);
+  }
 }
 
 template <bool kQ4, bool kNL>
@@ -125,7 +156,9 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const uint8_t* panel = w + (r / kPanel) * panel_bytes;
     const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
-    for (int64_t t = 0; t < a.n; ++t) PanelToken<kQ4, kNL>(a, panel, t, r, rows);
+    int64_t t = 0;
+    for (; t + 2 <= a.n; t += 2) PanelTokens<kQ4, kNL, 2>(a, panel, t, r, rows);
+    if (t < a.n) PanelTokens<kQ4, kNL, 1>(a, panel, t, r, rows);
   }
 }
 
