@@ -92,6 +92,31 @@ inline void CopyShort(uint8_t* dst, const uint8_t* src, int64_t n) {
 
 const Tensor* In(absl::Span<const Tensor* const> in, int i) { return i < static_cast<int>(in.size()) ? in[i] : nullptr; }
 
+// The plain and indirect GEMM of `kernel` (only called once Create found it available, which needs this
+// architecture; the other architecture's entries are null).
+struct QGemmFns {
+  void (*plain)(const uint8_t*, int64_t, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
+  void (*indirect)(const uint8_t* const*, int64_t, int64_t, int64_t, const PackedQGemmWeights&,
+                   const QGemmOutputStage&, uint8_t*, int64_t);
+};
+
+QGemmFns FnsOf(QGemmKernel kernel) {
+  switch (kernel) {
+#if defined(__x86_64__)
+    case QGemmKernel::kAvx512Vnni: return {QGemmU8S8__avx512vnni, QGemmU8S8Indirect__avx512vnni};
+    case QGemmKernel::kAvxVnni: return {QGemmU8S8__avxvnni, QGemmU8S8Indirect__avxvnni};
+    case QGemmKernel::kAvx2: return {QGemmU8S8__avx2, QGemmU8S8Indirect__avx2};
+#endif
+#if defined(__aarch64__)
+    case QGemmKernel::kNeonDot: return {QGemmU8S8__neondot, QGemmU8S8Indirect__neondot};
+    case QGemmKernel::kNeonI8mm: return {QGemmU8S8__neoni8mm, QGemmU8S8Indirect__neoni8mm};
+    case QGemmKernel::kSve: return {QGemmU8S8__sve, QGemmU8S8Indirect__sve};
+#endif
+    default: break;
+  }
+  return {nullptr, nullptr};
+}
+
 }  // namespace
 
 bool QGemmKernelAvailable(QGemmKernel kernel) {
@@ -266,68 +291,12 @@ void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, 
   QGemmOutputStage stage = op.stage;
   if (stage.residual != nullptr) stage.residual += begin * n_;
   uint8_t* y = y_base + begin * n_;
-  // Each branch is only reached when Create found its kernel available, which needs this architecture.
-  switch (kernel_) {
-    case QGemmKernel::kAvx512Vnni:
-#if defined(__x86_64__)
-      if (indirect_) {
-        QGemmU8S8Indirect__avx512vnni(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
-      } else {
-        QGemmU8S8__avx512vnni(a, rows, *weights_, stage, y, n_);
-      }
-#endif
-      break;
-    case QGemmKernel::kAvx2:
-#if defined(__x86_64__)
-      if (indirect_) {
-        QGemmU8S8Indirect__avx2(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
-      } else {
-        QGemmU8S8__avx2(a, rows, *weights_, stage, y, n_);
-      }
-#endif
-      break;
-    case QGemmKernel::kAvxVnni:
-#if defined(__x86_64__)
-      if (indirect_) {
-        QGemmU8S8Indirect__avxvnni(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
-      } else {
-        QGemmU8S8__avxvnni(a, rows, *weights_, stage, y, n_);
-      }
-#endif
-      break;
-    case QGemmKernel::kNeonDot:
-#if defined(__aarch64__)
-      if (indirect_) {
-        QGemmU8S8Indirect__neondot(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
-      } else {
-        QGemmU8S8__neondot(a, rows, *weights_, stage, y, n_);
-      }
-#endif
-      break;
-    case QGemmKernel::kNeonI8mm:
-#if defined(__aarch64__)
-      if (indirect_) {
-        QGemmU8S8Indirect__neoni8mm(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
-      } else {
-        QGemmU8S8__neoni8mm(a, rows, *weights_, stage, y, n_);
-      }
-#endif
-      break;
-    case QGemmKernel::kSve:
-#if defined(__aarch64__)
-      if (indirect_) {
-        QGemmU8S8Indirect__sve(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
-      } else {
-        QGemmU8S8__sve(a, rows, *weights_, stage, y, n_);
-      }
-#endif
-      break;
+  const QGemmFns fns = FnsOf(kernel_);
+  if (indirect_) {
+    fns.indirect(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
+  } else {
+    fns.plain(a, rows, *weights_, stage, y, n_);
   }
-  (void)a;
-  (void)indirection;
-  (void)rows;
-  (void)stage;
-  (void)y;
 }
 
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
