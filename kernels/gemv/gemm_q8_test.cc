@@ -29,7 +29,8 @@ std::vector<const KernelEntry*> AllGemmKernels() {
   std::vector<const KernelEntry*> out;
   for (const KernelEntry& e : GemmQ8Kernels().entries()) out.push_back(&e);
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
-    if (!IsGroup(e)) out.push_back(&e);
+    // Group and single-k-quant kernels have their own tests below.
+    if (!IsGroup(e) && e.dtypes != "kquant_panel16xq8") out.push_back(&e);
   }
   return out;
 }
@@ -660,35 +661,64 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
   return m;
 }
 
+// One k-quant through kernel `e` over row counts across the 16-row panels and 1, 3 and 8 units: the
+// packed matrix unpacks to the file's bytes, and the kernel matches the integer dot and f32.
+void CheckKQuant(const KernelEntry& e, int kquant, Lcg& rng) {
+  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  const int64_t bb = KBlockBytes(kquant);
+  for (int64_t rows : {1, 17, 67, 130}) {
+    for (int64_t cols : {256, 768, 2048}) {
+      const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);
+      Packed packed = AlignedPacked(GemvPanel16KQuantBytes(kquant, rows, cols));
+      PackGemvPanel16KQuant(kquant, m.bytes.data(), rows, cols, packed.data);
+      std::vector<uint8_t> row(cols / 256 * bb);
+      for (int64_t r = 0; r < rows; ++r) {
+        UnpackGemvPanel16KQuantRow(kquant, packed.data, cols, r, row.data());
+        ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * row.size(), row.size())) << "row " << r;
+      }
+      GemmQ8Args a;
+      a.w = packed.data;
+      a.rows = rows;
+      a.cols = cols;
+      a.kquant = kquant;
+      ExpectMatchesValues(fn, a, m.value, rng,
+                          e.name + (kquant == kKQuantIQ4_XS ? " IQ4_XS" : " Q" + std::to_string(kquant) + "_K"));
+      ASSERT_FALSE(::testing::Test::HasFailure());
+    }
+  }
+}
+
 TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
   Lcg rng(41);
   for (int kquant : {2, 3, 4, 5, 6, kKQuantIQ4_XS}) {
-    const int64_t bb = KBlockBytes(kquant);
-    for (int64_t rows : {1, 17, 67, 130}) {
-      for (int64_t cols : {256, 768, 2048}) {
-        const KQuantMatrix m = MakeKQuantMatrix(kquant, rows, cols, rng);
-        Packed packed = AlignedPacked(GemvPanel16KQuantBytes(kquant, rows, cols));
-        PackGemvPanel16KQuant(kquant, m.bytes.data(), rows, cols, packed.data);
-        std::vector<uint8_t> row(cols / 256 * bb);
-        for (int64_t r = 0; r < rows; ++r) {
-          UnpackGemvPanel16KQuantRow(kquant, packed.data, cols, r, row.data());
-          ASSERT_EQ(0, std::memcmp(row.data(), m.bytes.data() + r * row.size(), row.size())) << "row " << r;
-        }
-        GemmQ8Args a;
-        a.w = packed.data;
-        a.rows = rows;
-        a.cols = cols;
-        a.kquant = kquant;
-        ExpectMatchesValues(fn, a, m.value, rng,
-                            e.name + (kquant == kKQuantIQ4_XS ? " IQ4_XS" : " Q" + std::to_string(kquant) + "_K"));
-        ASSERT_FALSE(HasFailure());
-      }
-    }
+    CheckKQuant(e, kquant, rng);
+    if (HasFailure()) return;
   }
+}
+
+// Kernels of single k-quants ("kquant_panel16xq8": Q4_K and Q6_K on Arm dotprod), on the kinds their
+// legality check accepts (at least one each), and the selection that routes those kinds to them.
+TEST(GemmQ8KQuantKernelTest, SingleKQuantKernelsMatchIntegerDotAndF32WithinRoundingBound) {
+  int ran = 0;
+  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+    if (e.dtypes != "kquant_panel16xq8") continue;
+    if (!CpuSupports(e.isa)) continue;
+    Lcg rng(43);
+    int kinds = 0;
+    for (int kquant : {2, 3, 4, 5, 6, kKQuantIQ4_XS}) {
+      if (!e.legal(ProblemShape{1, 256, 1, kquant})) continue;
+      ++kinds;
+      CheckKQuant(e, kquant, rng);
+      if (HasFailure()) return;
+      EXPECT_EQ(FastGemmQ8Panel16KQuantKernel(kquant), &e) << e.name << " Q" << kquant << "_K";
+    }
+    EXPECT_GT(kinds, 0) << e.name;
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no single-k-quant kernel on this CPU";
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmQ8Group, GemmQ8GroupKernelTest, testing::ValuesIn(GroupKernels()),

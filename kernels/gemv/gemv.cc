@@ -19,6 +19,8 @@ bool BlockLegal(const ProblemShape& s) { return s.m >= 0 && s.n >= 0 && s.n % kQ
 bool GroupLegal(const ProblemShape& s) {
   return s.m >= 0 && s.n >= 0 && (s.group == 32 || s.group == 64 || s.group == 128) && s.n % s.group == 0;
 }
+// Kernels of one k-quant or two ("kquant_panel16xq8"): ProblemShape::group carries GemmQ8Args::kquant.
+bool Q4KQ6KLegal(const ProblemShape& s) { return (s.group == 4 || s.group == 6) && s.n % 256 == 0; }
 
 // Seconds to stream the weights at a rough single-thread rate for the kernel (GB/s).
 template <int kGBs>
@@ -142,6 +144,20 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
 #endif
   };
   if (panel16) {
+#if defined(__aarch64__)
+    // Q4_K and Q6_K alone on Arm dotprod (the other k-quants and group types have no NEON kernel yet).
+    KernelEntry kq;
+    kq.name = "tessel_kquant_panel16_q8_gemm__neondot";
+    kq.op = "gemm";
+    kq.dtypes = "kquant_panel16xq8";
+    kq.layout = "kquant_panel16";
+    kq.isa = Isa::kDotprod;
+    kq.backend = "neon";
+    kq.legal = Q4KQ6KLegal;
+    kq.cost = StreamCost<20>;
+    kq.fn = reinterpret_cast<const void*>(tessel_kquant_panel16_q8_gemm__neondot);
+    r->Register(kq);
+#endif
     // Group-wise INT4 / INT3 on the Panel16 layout.
     struct GroupItem {
       const char* isa_name;
@@ -213,6 +229,13 @@ const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
       : format == GemvFormat::kQ4_0
           ? GemmQ8Panel16Kernels().Select("gemm", "q4_0_panel16xq8", "q4_0_panel16", {1, kQuantBlock, 1, 0})
           : GemmQ8Panel16Kernels().Select("gemm", "q8_0_panel16xq8", "q8_0_panel16", {1, kQuantBlock, 1, 0});
+  if (!e.ok() || (*e)->backend == "reference") return nullptr;
+  return *e;
+}
+
+const KernelEntry* SelectGemmQ8Panel16KQuant(int kquant) {
+  absl::StatusOr<const KernelEntry*> e =
+      GemmQ8Panel16Kernels().Select("gemm", "kquant_panel16xq8", "kquant_panel16", {1, 256, 1, kquant});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
@@ -333,6 +356,12 @@ const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format) {
   static const KernelEntry* q8 = SelectGemmQ8Panel16(GemvFormat::kQ8_0);
   static const KernelEntry* i4g = SelectGemmQ8Panel16(GemvFormat::kInt4Group);
   return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : i4g;
+}
+
+const KernelEntry* FastGemmQ8Panel16KQuantKernel(int kquant) {
+  static const KernelEntry* const kBest[8] = {
+      nullptr, nullptr, nullptr, nullptr, SelectGemmQ8Panel16KQuant(4), nullptr, SelectGemmQ8Panel16KQuant(6), nullptr};
+  return kquant >= 0 && kquant < 8 ? kBest[kquant] : nullptr;
 }
 
 const KernelEntry* FastGemmQ8Kernel(GemvFormat format) {

@@ -1,5 +1,6 @@
-// Q4_0 / Q8_0 / IQ4_NL Panel16 kernels (gemv.h) for aarch64 with the dot-product extension (Cortex-A55,
-// A76 and later, Neoverse): decode and prefill on int8 x in the layouts QuantizeGemvInput writes.
+// Q4_0 / Q8_0 / IQ4_NL, Q4_K and Q6_K Panel16 kernels (gemv.h) for aarch64 with the dot-product extension
+// (Cortex-A55, A76 and later, Neoverse): decode and prefill on int8 x in the layouts QuantizeGemvInput
+// writes (the k-quants read x in the Q4_0 layout, with the per-half biases for Q6_K).
 //
 // A 64-byte Panel16 vector (16 rows x 4 bytes) is four q registers of 4 rows each; SDOT by element
 // (vdotq_laneq_s32) multiplies each row's 4 weight bytes with the same 4 x bytes, which x's layout holds
@@ -162,6 +163,137 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
 }
 
+// 16 bytes (the 16 rows' u8 or s8 scale bytes) as 4 x 4 floats.
+template <bool kSigned>
+__attribute__((always_inline)) inline void BytesToFloat(const uint8_t* p, float32x4_t f[4]) {
+  if constexpr (kSigned) {
+    const int8x16_t v = vld1q_s8(reinterpret_cast<const int8_t*>(p));
+    const int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_s8(vget_high_s8(v));
+    f[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
+    f[1] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
+    f[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
+    f[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
+  } else {
+    const uint8x16_t v = vld1q_u8(p);
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_u8(vget_high_u8(v));
+    f[0] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(lo)));
+    f[1] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(lo)));
+    f[2] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(hi)));
+    f[3] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(hi)));
+  }
+}
+
+// Q6_K vector step k of a block (Panel16KQuantGeometry, gemv.h): element 4k + j's code is bits 0-5 of
+// byte j of vector 2 + k; element 16 + 4k + j's low nibble is in vector k / 2 (low nibble for even k,
+// high for odd) and its high 2 bits in bits 6-7 of vector 2 + k. Codes 0..63 meet x; the half biases
+// (-32 x the halves' sums of x) the sums start from make them code - 32.
+template <int kStep>
+__attribute__((always_inline)) inline void Q6Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
+                                                  int32x4_t lo_sum[4], int32x4_t hi_sum[4]) {
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    const uint8x16_t v = vld1q_u8(vec + (2 + kStep) * 64 + 16 * m);
+    const uint8x16_t n = vld1q_u8(vec + (kStep / 2) * 64 + 16 * m);
+    const uint8x16_t nib = kStep % 2 == 0 ? vandq_u8(n, vdupq_n_u8(0x0F)) : vshrq_n_u8(n, 4);
+    const uint8x16_t code_lo = vandq_u8(v, vdupq_n_u8(0x3F));
+    const uint8x16_t code_hi = vorrq_u8(nib, vandq_u8(vshrq_n_u8(v, 2), vdupq_n_u8(0x30)));
+    lo_sum[m] = vdotq_laneq_s32(lo_sum[m], vreinterpretq_s8_u8(code_lo), xlo, kStep);
+    hi_sum[m] = vdotq_laneq_s32(hi_sum[m], vreinterpretq_s8_u8(code_hi), xhi, kStep);
+  }
+}
+
+// Q4_K (kKind 4) and Q6_K (kKind 6) rows [r, r + rows) of token t over one panel, unit by unit (256
+// columns): per 32-block the codes' dots with x, scaled by the rows' sub-block scales and dx into uacc
+// (Q4_K's mins times the block's sum of x into macc), then x d (and - x dmin) once per unit.
+template <int kKind>
+void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r, int rows) {
+  using G = Panel16KQuantGeometry;
+  constexpr G kGeo(0, kKind);
+  const int64_t units = a.cols / G::kUnitCols;
+  const int8_t* xq = a.xq + t * a.xq_stride;
+  const float* bscale = a.block_scale + t * a.block_stride;
+  const int32_t* bbias = a.block_bias + t * a.block_stride;
+  const int32_t* hbias = kKind == 6 ? a.half_bias + t * a.half_stride : nullptr;
+  const int8x16_t levels = vdupq_n_s8(0);  // unused: Q4_K's codes are linear
+  float32x4_t acc[4];
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) acc[m] = vdupq_n_f32(0);
+  for (int64_t u = 0; u < units; ++u) {
+    const uint8_t* unit = panel + u * kGeo.unit_bytes;
+    float32x4_t uacc[4], macc[4];
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) uacc[m] = macc[m] = vdupq_n_f32(0);
+    for (int i = 0; i < 8; ++i) {
+      const int64_t b = u * 8 + i;
+      const uint8_t* vec = unit + kGeo.Vector(i, 0);
+      // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
+      const int8_t* xb = xq + (b / 4) * 128 + 16 * (b % 4);
+      const int8x16_t xlo = vld1q_s8(xb), xhi = vld1q_s8(xb + 64);
+      const float dx = bscale[b];
+      if constexpr (kKind == 4) {
+        int32x4_t isum[1][4];
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) isum[0][m] = vdupq_n_s32(0);
+        const int8x16_t xl[1] = {xlo}, xh[1] = {xhi};
+        Q4Step<0, false, 1>(vec, xl, xh, levels, isum);
+        Q4Step<1, false, 1>(vec, xl, xh, levels, isum);
+        Q4Step<2, false, 1>(vec, xl, xh, levels, isum);
+        Q4Step<3, false, 1>(vec, xl, xh, levels, isum);
+        float32x4_t sc[4], mn[4];
+        BytesToFloat<false>(unit + kGeo.Scales(i), sc);
+        BytesToFloat<false>(unit + kGeo.Mins(i), mn);
+        const float sx = dx * static_cast<float>(-bbias[b] / 8);  // dx x the block's sum of x
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+          uacc[m] = vfmaq_f32(uacc[m], vcvtq_f32_s32(isum[0][m]), vmulq_n_f32(sc[m], dx));
+          macc[m] = vfmaq_n_f32(macc[m], mn[m], sx);
+        }
+      } else {
+        int32x4_t lo_sum[4], hi_sum[4];
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+          lo_sum[m] = vdupq_n_s32(hbias[2 * b]);
+          hi_sum[m] = vdupq_n_s32(hbias[2 * b + 1]);
+        }
+        Q6Step<0>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<1>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<2>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<3>(vec, xlo, xhi, lo_sum, hi_sum);
+        float32x4_t sc_lo[4], sc_hi[4];
+        BytesToFloat<true>(unit + kGeo.Scales(2 * i), sc_lo);
+        BytesToFloat<true>(unit + kGeo.Scales(2 * i + 1), sc_hi);
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+          const float32x4_t f = vfmaq_f32(vmulq_f32(vcvtq_f32_s32(lo_sum[m]), sc_lo[m]), vcvtq_f32_s32(hi_sum[m]), sc_hi[m]);
+          uacc[m] = vfmaq_n_f32(uacc[m], f, dx);
+        }
+      }
+    }
+    const auto* d16 = reinterpret_cast<const float16_t*>(unit + G::D());
+    const auto* dmin16 = reinterpret_cast<const float16_t*>(unit + G::Dmin());
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      acc[m] = vfmaq_f32(acc[m], uacc[m], vcvt_f32_f16(vld1_f16(d16 + 4 * m)));
+      if constexpr (kKind == 4) acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
+    }
+  }
+  float out[kPanel];
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
+  std::memcpy(a.y + t * a.ldy + r, out, sizeof(float) * rows);
+}
+
+template <int kKind>
+void RunKQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const Panel16KQuantGeometry geo(a.cols, kKind);
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const uint8_t* panel = w + (r / kPanel) * geo.panel_bytes();
+    const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
+    for (int64_t t = 0; t < a.n; ++t) KQuantPanelToken<kKind>(a, panel, t, r, rows);
+  }
+}
+
 }  // namespace
 
 void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
@@ -171,6 +303,11 @@ void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin
 
 void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   Run<false, false>(a, row_begin, row_end);
+}
+
+void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  if (a.kquant == 4) return RunKQuant<4>(a, row_begin, row_end);
+  RunKQuant<6>(a, row_begin, row_end);  // only Q4_K and Q6_K are registered (KQuantLegal)
 }
 
 }  // namespace tessel

@@ -90,10 +90,12 @@ const KernelEntry* Panel16Kernel(GgmlType type) {
   const Panel16Kind k = KindOf(probe);
   switch (k.family) {
     case Panel16Kind::kBlocks: return FastGemmQ8Panel16Kernel(k.format);  // IQ4_NL: Q4_0's
+    case Panel16Kind::kKQuant:
+      if (const KernelEntry* e = FastGemmQ8Panel16KQuantKernel(k.kquant)) return e;
+      return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
     case Panel16Kind::kQ4_1:
     case Panel16Kind::kQ5:
-    case Panel16Kind::kGroup:
-    case Panel16Kind::kKQuant: return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
+    case Panel16Kind::kGroup: return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
     case Panel16Kind::kNone: break;
   }
   return nullptr;
