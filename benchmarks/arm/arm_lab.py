@@ -345,6 +345,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--calibration", help="calibration .npy for the INT8 models (made when absent)")
     ap.add_argument("--what", default="cnn,llm", help="workload families to run: cnn, llm or both (default)")
+    ap.add_argument("--llm-types", help="GGUF types of the LLM rows (make_bench_gguf.py: q4_0, q8_0, q4_k_m, "
+                    "iq4_xs; default q4_0,q8_0, --quick q4_0)")
     args = ap.parse_args()
     what = set(args.what.split(","))
     if not what or not what <= {"cnn", "llm"}:
@@ -356,7 +358,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     runner = Runner(args.out, args.jobs)
     bench_dir = os.path.expanduser("~/.cache/tessel/bench-arm")
-    kinds = ["q4_0"] if args.quick else ["q4_0", "q8_0"]
+    kinds = args.llm_types.split(",") if args.llm_types else ["q4_0"] if args.quick else ["q4_0", "q8_0"]
     for layers in (1, 2):
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/llm/make_bench_gguf.py"), "--out", bench_dir,
                         "--types", ",".join(kinds), "--layers", str(layers)], check=True, stdout=subprocess.DEVNULL)
