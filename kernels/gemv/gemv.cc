@@ -19,8 +19,10 @@ bool BlockLegal(const ProblemShape& s) { return s.m >= 0 && s.n >= 0 && s.n % kQ
 bool GroupLegal(const ProblemShape& s) {
   return s.m >= 0 && s.n >= 0 && (s.group == 32 || s.group == 64 || s.group == 128) && s.n % s.group == 0;
 }
-// Kernels of one k-quant or two ("kquant_panel16xq8"): ProblemShape::group carries GemmQ8Args::kquant.
-bool Q4KQ6KLegal(const ProblemShape& s) { return (s.group == 4 || s.group == 6) && s.n % 256 == 0; }
+// Kernels of some k-quants ("kquant_panel16xq8"): ProblemShape::group carries GemmQ8Args::kquant.
+bool KQuantNeonLegal(const ProblemShape& s) {
+  return (s.group == 4 || s.group == 5 || s.group == 6 || s.group == kKQuantIQ4_XS) && s.n % 256 == 0;
+}
 
 // Seconds to stream the weights at a rough single-thread rate for the kernel (GB/s).
 template <int kGBs>
@@ -145,7 +147,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
   };
   if (panel16) {
 #if defined(__aarch64__)
-    // Q4_K and Q6_K alone on Arm dotprod (the other k-quants and group types have no NEON kernel yet).
+    // Q4_K, Q5_K, Q6_K and IQ4_XS on Arm dotprod (Q2_K, Q3_K and the group types have no NEON kernel yet).
     KernelEntry kq;
     kq.name = "tessel_kquant_panel16_q8_gemm__neondot";
     kq.op = "gemm";
@@ -153,7 +155,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
     kq.layout = "kquant_panel16";
     kq.isa = Isa::kDotprod;
     kq.backend = "neon";
-    kq.legal = Q4KQ6KLegal;
+    kq.legal = KQuantNeonLegal;
     kq.cost = StreamCost<20>;
     kq.fn = reinterpret_cast<const void*>(tessel_kquant_panel16_q8_gemm__neondot);
     r->Register(kq);
@@ -360,7 +362,14 @@ const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format) {
 
 const KernelEntry* FastGemmQ8Panel16KQuantKernel(int kquant) {
   static const KernelEntry* const kBest[8] = {
-      nullptr, nullptr, nullptr, nullptr, SelectGemmQ8Panel16KQuant(4), nullptr, SelectGemmQ8Panel16KQuant(6), nullptr};
+      nullptr,
+      nullptr,
+      SelectGemmQ8Panel16KQuant(2),
+      SelectGemmQ8Panel16KQuant(3),
+      SelectGemmQ8Panel16KQuant(4),
+      SelectGemmQ8Panel16KQuant(5),
+      SelectGemmQ8Panel16KQuant(6),
+      SelectGemmQ8Panel16KQuant(kKQuantIQ4_XS)};
   return kquant >= 0 && kquant < 8 ? kBest[kquant] : nullptr;
 }
 

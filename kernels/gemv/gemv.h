@@ -278,8 +278,8 @@ const KernelRegistry& GemmQ8Panel16Kernels();
 // The selected Panel16 kernel for kQ4_0 / kQ8_0 / kInt4Group, or nullptr when only the reference runs
 // on this CPU (then the row layout with the f32-input kernels is faster; do not repack).
 const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format);
-// A kernel for one k-quant alone (dtype "kquant_panel16xq8": Q4_K and Q6_K on Arm dotprod), or nullptr;
-// the group kernel above serves every k-quant where it runs.
+// A kernel for some k-quants (dtype "kquant_panel16xq8": Q4_K, Q5_K, Q6_K and IQ4_XS on Arm dotprod), or
+// nullptr; the group kernel above serves every k-quant where it runs.
 const KernelEntry* FastGemmQ8Panel16KQuantKernel(int kquant);
 
 }  // namespace tessel

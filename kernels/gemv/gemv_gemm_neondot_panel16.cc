@@ -1,4 +1,4 @@
-// Q4_0 / Q8_0 / IQ4_NL, Q4_K and Q6_K Panel16 kernels (gemv.h) for aarch64 with the dot-product extension
+// Q4_0 / Q8_0 / IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS Panel16 kernels (gemv.h) for aarch64 with the dot-product extension
 // (Cortex-A55, A76 and later, Neoverse): decode and prefill on int8 x in the layouts QuantizeGemvInput
 // writes (the k-quants read x in the Q4_0 layout, with the per-half biases for Q6_K).
 //
@@ -202,9 +202,32 @@ __attribute__((always_inline)) inline void Q6Step(const uint8_t* vec, int8x16_t 
   }
 }
 
-// Q4_K (kKind 4) and Q6_K (kKind 6) rows [r, r + rows) of token t over one panel, unit by unit (256
-// columns): per 32-block the codes' dots with x, scaled by the rows' sub-block scales and dx into uacc
-// (Q4_K's mins times the block's sum of x into macc), then x d (and - x dmin) once per unit.
+// Q5_K vector step k of a block: vector 0's byte j holds the fifth bits of elements 4k + j (bit k) and
+// 16 + 4k + j (bit 4 + k), vectors 1..4 Q4_K's nibbles; codes 0..31.
+template <int kStep>
+__attribute__((always_inline)) inline void Q5Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
+                                                  int32x4_t isum[4]) {
+  const uint8x16_t low4 = vdupq_n_u8(0x0F), bit4 = vdupq_n_u8(0x10);
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    const uint8x16_t fifth = vld1q_u8(vec + 16 * m);
+    const uint8x16_t v = vld1q_u8(vec + (1 + kStep) * 64 + 16 * m);
+    // Bit k to bit 4 (low half), bit 4 + k to bit 4 (high half).
+    const uint8x16_t b_lo = vandq_u8(vshlq_n_u8(fifth, 4 - kStep), bit4);
+    uint8x16_t b_hi = fifth;
+    if constexpr (kStep > 0) b_hi = vshrq_n_u8(fifth, kStep);
+    b_hi = vandq_u8(b_hi, bit4);
+    const uint8x16_t lo = vorrq_u8(vandq_u8(v, low4), b_lo);
+    const uint8x16_t hi = vorrq_u8(vshrq_n_u8(v, 4), b_hi);
+    isum[m] = vdotq_laneq_s32(isum[m], vreinterpretq_s8_u8(lo), xlo, kStep);
+    isum[m] = vdotq_laneq_s32(isum[m], vreinterpretq_s8_u8(hi), xhi, kStep);
+  }
+}
+
+// Q4_K (kKind 4), Q5_K (5), Q6_K (6) and IQ4_XS (kKQuantIQ4_XS) rows [r, r + rows) of token t over one
+// panel, unit by unit (256 columns): per 32-block the codes' dots with x, scaled by the rows' sub-block
+// scales and dx into uacc (Q4_K's and Q5_K's mins times the block's sum of x into macc), then x d (and
+// - x dmin) once per unit.
 template <int kKind>
 void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r, int rows) {
   using G = Panel16KQuantGeometry;
@@ -214,7 +237,7 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
   const float* bscale = a.block_scale + t * a.block_stride;
   const int32_t* bbias = a.block_bias + t * a.block_stride;
   const int32_t* hbias = kKind == 6 ? a.half_bias + t * a.half_stride : nullptr;
-  const int8x16_t levels = vdupq_n_s8(0);  // unused: Q4_K's codes are linear
+  const int8x16_t levels = vld1q_s8(kIQ4NLValues);  // IQ4_XS's levels
   float32x4_t acc[4];
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) acc[m] = vdupq_n_f32(0);
@@ -230,23 +253,33 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
       const int8_t* xb = xq + (b / 4) * 128 + 16 * (b % 4);
       const int8x16_t xlo = vld1q_s8(xb), xhi = vld1q_s8(xb + 64);
       const float dx = bscale[b];
-      if constexpr (kKind == 4) {
+      if constexpr (kKind == 4 || kKind == 5 || kKind == kKQuantIQ4_XS) {
         int32x4_t isum[1][4];
 #pragma GCC unroll 4
         for (int m = 0; m < 4; ++m) isum[0][m] = vdupq_n_s32(0);
-        const int8x16_t xl[1] = {xlo}, xh[1] = {xhi};
-        Q4Step<0, false, 1>(vec, xl, xh, levels, isum);
-        Q4Step<1, false, 1>(vec, xl, xh, levels, isum);
-        Q4Step<2, false, 1>(vec, xl, xh, levels, isum);
-        Q4Step<3, false, 1>(vec, xl, xh, levels, isum);
-        float32x4_t sc[4], mn[4];
-        BytesToFloat<false>(unit + kGeo.Scales(i), sc);
-        BytesToFloat<false>(unit + kGeo.Mins(i), mn);
-        const float sx = dx * static_cast<float>(-bbias[b] / 8);  // dx x the block's sum of x
+        if constexpr (kKind == 5) {
+          Q5Step<0>(vec, xlo, xhi, isum[0]);
+          Q5Step<1>(vec, xlo, xhi, isum[0]);
+          Q5Step<2>(vec, xlo, xhi, isum[0]);
+          Q5Step<3>(vec, xlo, xhi, isum[0]);
+        } else {
+          constexpr bool kNL = kKind == kKQuantIQ4_XS;
+          const int8x16_t xl[1] = {xlo}, xh[1] = {xhi};
+          Q4Step<0, kNL, 1>(vec, xl, xh, levels, isum);
+          Q4Step<1, kNL, 1>(vec, xl, xh, levels, isum);
+          Q4Step<2, kNL, 1>(vec, xl, xh, levels, isum);
+          Q4Step<3, kNL, 1>(vec, xl, xh, levels, isum);
+        }
+        float32x4_t sc[4];
+        BytesToFloat<kKind == kKQuantIQ4_XS>(unit + kGeo.Scales(i), sc);
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          uacc[m] = vfmaq_f32(uacc[m], vcvtq_f32_s32(isum[0][m]), vmulq_n_f32(sc[m], dx));
-          macc[m] = vfmaq_n_f32(macc[m], mn[m], sx);
+        for (int m = 0; m < 4; ++m) uacc[m] = vfmaq_f32(uacc[m], vcvtq_f32_s32(isum[0][m]), vmulq_n_f32(sc[m], dx));
+        if constexpr (kKind != kKQuantIQ4_XS) {
+          float32x4_t mn[4];
+          BytesToFloat<false>(unit + kGeo.Mins(i), mn);
+          const float sx = dx * static_cast<float>(-bbias[b] / 8);  // dx x the block's sum of x
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) macc[m] = vfmaq_n_f32(macc[m], mn[m], sx);
         }
       } else {
         int32x4_t lo_sum[4], hi_sum[4];
@@ -274,7 +307,7 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       acc[m] = vfmaq_f32(acc[m], uacc[m], vcvt_f32_f16(vld1_f16(d16 + 4 * m)));
-      if constexpr (kKind == 4) acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
+      if constexpr (kKind == 4 || kKind == 5) acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
     }
   }
   float out[kPanel];
@@ -306,8 +339,13 @@ void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin
 }
 
 void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  if (a.kquant == 4) return RunKQuant<4>(a, row_begin, row_end);
-  RunKQuant<6>(a, row_begin, row_end);  // only Q4_K and Q6_K are registered (KQuantLegal)
+  // Only these are legal for it (gemv.cc KQuantNeonLegal).
+  switch (a.kquant) {
+    case 4: return RunKQuant<4>(a, row_begin, row_end);
+    case 5: return RunKQuant<5>(a, row_begin, row_end);
+    case 6: return RunKQuant<6>(a, row_begin, row_end);
+    default: return RunKQuant<kKQuantIQ4_XS>(a, row_begin, row_end);
+  }
 }
 
 }  // namespace tessel
