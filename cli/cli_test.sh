@@ -129,5 +129,29 @@ EOF
 check "--help states the ranges" bash -c "'$tessel' generate --help | grep -qF -- '(P in (0, 1]; default 0.95)' &&
   '$tessel' bench --help | grep -qF -- '(W >= 0; default 2)' && '$tessel' quantize --help | grep -qF -- '(F > 0; default 0.01)'"
 
+# Shapes from the model file are held to the machine's memory before anything is allocated: an input of
+# [1000000000, 4] used to compile and then segfault in `tessel run`. TESSEL_MEMORY_LIMIT lowers the
+# ceiling so that the outcome does not depend on this machine's memory.
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys
+from onnx import TensorProto, helper, save
+for name, rows in (("huge", 1000000000), ("small", 1000)):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 4])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], name, [x], [y])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/{name}.onnx")
+PY
+check_fails_with "compile names the input beyond memory" "tessel compile: input 'x' f32[1000000000,4] needs 16.00 GB; " \
+  env TESSEL_MEMORY_LIMIT=8000000000 "$tessel" compile "$tmp/huge.onnx" -o "$tmp/huge.tsl"
+check_fails_with "compile names the arena beyond memory" \
+  "tessel compile: the activation arena (largest tensor: input 'x' f32[1000,4], 16000 bytes) needs 32000 bytes; TESSEL_MEMORY_LIMIT is 20000 bytes" \
+  env TESSEL_MEMORY_LIMIT=20000 "$tessel" compile "$tmp/small.onnx" -o "$tmp/small.tsl"
+check "compile a small model" "$tessel" compile "$tmp/small.onnx" -o "$tmp/small.tsl"
+/usr/bin/python3 -c "import numpy as np; np.save('$tmp/small.npy', np.ones((1000, 4), np.float32))"
+check_fails_with "an artifact whose arena is beyond memory fails at load" \
+  "tessel run: $tmp/small.tsl: the plan's activation arena (largest tensor: input 'x' f32[1000,4], 16000 bytes) needs 32000 bytes; TESSEL_MEMORY_LIMIT is 20000 bytes" \
+  env TESSEL_MEMORY_LIMIT=20000 "$tessel" run "$tmp/small.tsl" --input "$tmp/small.npy" --output-dir "$tmp/small"
+check "and runs where it fits" "$tessel" run "$tmp/small.tsl" --input "$tmp/small.npy" --output-dir "$tmp/small"
+
 echo "cli_test: $fails failure(s)"
 [ "$fails" = 0 ]

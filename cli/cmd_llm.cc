@@ -41,7 +41,8 @@ cli::FlagSpec LlmThreadsFlag() {
   return ThreadsFlag("worker threads (prefill, decode and the load-time repack)", DefaultThreads());
 }
 cli::FlagSpec KvTypeFlag(const char* def) { return {"kv-type", "TYPE", "KV cache storage: f16 or f32", false, def}; }
-const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens (default: the model's)", false, "", cli::AtLeast(2)};
+const cli::FlagSpec kCtxFlag{"ctx", "N", "context size in tokens, at most the model's context length (default: the "
+                                         "model's)", false, "", cli::AtLeast(2)};
 const cli::FlagSpec kMmapFlag{"mmap", "", "map the weights instead of copying them into huge-page memory "
                                           "(zero copy, less memory; decode ~25% slower)"};
 
@@ -79,6 +80,17 @@ absl::StatusOr<Common> LoadCommon(const cli::Args& args) {
   std::fprintf(stderr, "loaded %s (%s weights; layout: %s; %s) in %.0f ms\n", c.model->source().c_str(),
                c.model->WeightTypeSummary().c_str(), c.model->WeightLayoutSummary().c_str(),
                c.model->config().ToString().c_str(), ms);
+  // The model was trained on at most its context length, and the runtime sizes the KV cache and the
+  // RoPE tables by --ctx: a larger --ctx is refused rather than planned. A default (perplexity's 256)
+  // shrinks to a shorter model's context.
+  const int64_t trained = c.model->config().context_length;
+  if (c.options.max_context > trained) {
+    if (args.Has("ctx")) {
+      return absl::InvalidArgumentError(absl::StrCat("--ctx ", c.options.max_context,
+                                                     " exceeds the model's context length of ", trained, " tokens"));
+    }
+    c.options.max_context = trained;
+  }
   return c;
 }
 
@@ -272,7 +284,8 @@ int PerplexityCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
       kModelFlag,
       {"text", "FILE", "the text to score"},
-      {"ctx", "N", "tokens per chunk (BOS included)", false, "256", cli::AtLeast(2)},
+      {"ctx", "N", "tokens per chunk (BOS included), at most the model's context length", false, "256",
+       cli::AtLeast(2)},
       {"start-fraction", "F", "score the text from this fraction of its bytes on", false, "0",
        cli::Between(0, 1).ExcludingHigh()},
       {"max-chunks", "N", "stop after N chunks (0: all)", false, "0", cli::AtLeast(0)},
@@ -298,13 +311,16 @@ int PerplexityCommand(int argc, char** argv) {
   absl::StatusOr<Common> common = LoadCommon(*args);
   if (!common.ok()) return cli::Fail(cmd, common.status());
   const int64_t ctx = common->options.max_context;
+  // The text must fill a chunk before a runtime is planned for ctx tokens of logits (ctx x vocab floats).
+  absl::StatusOr<std::vector<int32_t>> tokens = llm::PerplexityTokens(common->model->tokenizer(), *text, ctx, *start);
+  if (!tokens.ok()) return cli::Fail(cmd, tokens.status());
   common->options.max_batch = ctx;
   common->options.all_logits = true;
   absl::StatusOr<std::unique_ptr<LlamaRuntime>> runtime = LlamaRuntime::Create(*common->model, common->options);
   if (!runtime.ok()) return cli::Fail(cmd, runtime.status());
   const auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<llm::PerplexityResult> result = llm::Perplexity(
-      **runtime, *text, ctx, *start, *max_chunks, [](int64_t done, int64_t total, double ppl) {
+      **runtime, *tokens, ctx, *max_chunks, [](int64_t done, int64_t total, double ppl) {
         if (done == total || done % std::max<int64_t>(1, total / 20) == 0) {
           std::fprintf(stderr, "[%lld/%lld] perplexity so far %.4f\n", static_cast<long long>(done),
                        static_cast<long long>(total), ppl);
@@ -346,6 +362,13 @@ int LogitsCommand(int argc, char** argv) {
   const std::vector<int32_t> tokens = common->model->tokenizer().Encode(*prompt, /*add_special=*/true);
   if (tokens.empty()) return cli::Fail(cmd, absl::InvalidArgumentError("the prompt has no tokens"));
   const int64_t n = static_cast<int64_t>(tokens.size());
+  // The runtime is planned for the whole prompt at once ([tokens, vocab] logits): no longer than the
+  // model's context.
+  if (n > common->model->config().context_length) {
+    return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("the prompt has ", n,
+                                                                  " tokens, more than the model's context length of ",
+                                                                  common->model->config().context_length)));
+  }
   common->options.max_context = n;
   common->options.max_batch = n;
   common->options.all_logits = true;

@@ -82,6 +82,49 @@ expect_error "fewer than one chunk" perplexity --model "$DATA/model-f32.gguf" --
 expect_error "\-\-kv-type must be" logits --model "$DATA/model-f32.gguf" --prompt x --output "$TMP/x.npy" --kv-type q8
 "$BIN" bogus > /dev/null 2>&1 && fail "unknown command accepted"
 
+# Sizes from the user and from the file are checked before anything is allocated: each of these used
+# to abort with std::bad_alloc or to run for minutes toward gigabytes.
+expect_error "\-\-ctx 1000000000 exceeds the model's context length of 256 tokens" \
+  generate --model "$DATA/model-f32.gguf" --prompt x --ctx 1000000000
+expect_error "\-\-ctx 100000 exceeds the model's context length of 256 tokens" \
+  perplexity --model "$DATA/model-f32.gguf" --text "$DATA/prompt.txt" --ctx 100000
+expect_error "the prompt has [0-9]* tokens, more than the model's context length of 256" \
+  logits --model "$DATA/model-f32.gguf" --prompt-file "$DATA/heldout.txt" --output "$TMP/x.npy"
+# The tiny model with another llama.context_length (a u32 in the file).
+with_context() {
+  /usr/bin/python3 - "$DATA/model-f32.gguf" "$2" "$1" <<'PY' || fail "cannot patch the context length"
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+key = b"llama.context_length"
+at = data.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+assert struct.unpack_from("<I", data, at)[0] == 4  # GGUF type u32
+struct.pack_into("<I", data, at + 4, int(sys.argv[3]))
+open(sys.argv[2], "wb").write(data)
+PY
+}
+with_context 4294967295 "$TMP/ctx-u32max.gguf"
+expect_error "gguf '$TMP/ctx-u32max.gguf': llama.context_length is 4294967295, more than the 16777216 tokens" \
+  generate --model "$TMP/ctx-u32max.gguf" --prompt x
+with_context 16777216 "$TMP/ctx-16m.gguf"
+# 16M tokens of logits would be 34 GB: the 63-token text is measured first.
+expect_error "the text has 63 tokens after byte 0, fewer than one chunk of 16777215" \
+  perplexity --model "$TMP/ctx-16m.gguf" --text "$DATA/prompt.txt" --ctx 16777216
+# The model's whole 16M-token context (17 GB of f16 KV cache) against a lowered ceiling: refused before
+# allocating, whatever this machine's memory.
+export TESSEL_MEMORY_LIMIT=1000000000
+expect_error "a context of 16777216 tokens (KV cache 17.18 GB in f16, activations 2.15 GB) needs 19.33 GB; TESSEL_MEMORY_LIMIT is 1.00 GB" \
+  generate --model "$TMP/ctx-16m.gguf" --prompt x
+unset TESSEL_MEMORY_LIMIT
+# The last resort, an allocation no check foresaw (a text larger than the address space left, a sparse
+# 1 GB file under a 300 MB limit): one line and exit status 1, not an abort.
+truncate -s 1G "$TMP/sparse.txt"
+(ulimit -v 300000; "$BIN" perplexity --model "$DATA/model-f32.gguf" --text "$TMP/sparse.txt") > /dev/null 2> "$TMP/err.txt"
+rc=$?
+[ "$rc" = 1 ] || fail "exit code $rc out of memory: $(cat "$TMP/err.txt")"
+[ "$(wc -l < "$TMP/err.txt")" = 1 ] && grep -q "^tessel perplexity: out of memory while running the command" "$TMP/err.txt" \
+  || fail "out of memory: $(cat "$TMP/err.txt")"
+rm -f "$TMP/sparse.txt"
+
 # quantize: RTN W4 g32 (the tiny model's FFN width 352 fits only 32-element groups) writes ggml Q4_0
 # with per-layer lines and a summary; the file runs; bad requests fail clearly.
 "$BIN" quantize --help | grep -q -- "--calibration" || fail "quantize --help"

@@ -1,10 +1,12 @@
 // The `tessel` command: one table of subcommands, CNN and LLM alike.
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "support/size_limits.h"
 
 namespace {
 
@@ -28,6 +30,20 @@ void PrintHelp(FILE* out) {
                "SoCs.\n\ncommands:\n");
   for (const auto& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name.c_str(), c.summary.c_str());
   std::fprintf(out, "\nRun 'tessel help <command>' or 'tessel <command> --help' for a command's options.\n");
+}
+
+// The last resort for an allocation that no size check foresaw: one line and exit status 1, never an
+// abort. Sizes from users and files are checked before allocating (support/size_limits.h); this
+// catches what remains, such as a file larger than the memory left.
+int Run(const tessel::cli::Command& c, int argc, char** argv) {
+  try {
+    return c.run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    absl::StatusOr<tessel::MemoryCeiling> ceiling = tessel::GetMemoryCeiling();
+    std::fprintf(stderr, "tessel %s: out of memory while running the command: an allocation failed (%s)\n",
+                 c.name.c_str(), ceiling.ok() ? ceiling->description.c_str() : "memory size unknown");
+    return 1;
+  }
 }
 
 const tessel::cli::Command* Find(const char* name) {
@@ -58,9 +74,9 @@ int main(int argc, char** argv) {
     }
     char flag[] = "--help";
     char* args[] = {flag, nullptr};
-    return c->run(1, args);
+    return Run(*c, 1, args);
   }
-  if (const tessel::cli::Command* c = Find(argv[1])) return c->run(argc - 2, argv + 2);
+  if (const tessel::cli::Command* c = Find(argv[1])) return Run(*c, argc - 2, argv + 2);
   std::fprintf(stderr, "tessel: unknown command '%s' (run 'tessel --help')\n", argv[1]);
   return 2;
 }

@@ -22,6 +22,7 @@
 #include "kernels/op_kernels.h"
 #include "passes/pass_manager.h"
 #include "support/atomic_file.h"
+#include "support/size_limits.h"
 
 namespace tessel {
 namespace {
@@ -190,6 +191,11 @@ absl::StatusOr<double> TimeKernel(const Node& n, const OpKernelEntry& entry, dou
   return ms[ms.size() / 2];
 }
 
+// "input 'x' f32[1000000000,4]", "value 'conv1_out' f32[1,64,112,112]".
+std::string DescribeValue(const Value& v) {
+  return absl::StrCat(v.is_graph_input() ? "input '" : "value '", v.name(), "' ", v.type().ToString());
+}
+
 OperandInfo Operand(const Value* v) {
   OperandInfo o;
   if (v == nullptr) return o;
@@ -321,10 +327,24 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   Progress(options, "planning memory");
   absl::StatusOr<GraphLifetimes> lifetimes = ComputeLifetimes(graph, *order, /*allow_in_place=*/true);
   if (!lifetimes.ok()) return lifetimes.status();
+  // Shapes come from the model file and --dim: an activation, or the arena that holds them, larger than
+  // this machine's memory is an error here rather than a failed allocation when the artifact runs.
+  size_t largest = 0;
+  for (size_t i = 0; i < lifetimes->tensors.size(); ++i) {
+    if (lifetimes->tensors[i].bytes > lifetimes->tensors[largest].bytes) largest = i;
+    s = CheckFitsInMemory(lifetimes->tensors[i].bytes, DescribeValue(*lifetimes->values[i]));
+    if (!s.ok()) return s;
+  }
   absl::StatusOr<MemoryPlan> mem = PlanMemory(lifetimes->tensors, options.memory_algorithm);
   if (!mem.ok()) return mem.status();
   s = VerifyMemoryPlan(lifetimes->tensors, *mem);
   if (!s.ok()) return s;
+  if (!lifetimes->tensors.empty()) {
+    s = CheckFitsInMemory(mem->arena_bytes, absl::StrCat("the activation arena (largest tensor: ",
+                                                         DescribeValue(*lifetimes->values[largest]), ", ",
+                                                         FormatBytes(lifetimes->tensors[largest].bytes), ")"));
+    if (!s.ok()) return s;
+  }
 
   artifact::Plan& plan = result.plan;
   plan.set_graph_name(graph.name());

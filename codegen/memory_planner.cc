@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "support/size_limits.h"
 
 namespace tessel {
 namespace {
@@ -235,14 +238,22 @@ absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::v
   absl::flat_hash_map<const Value*, int> index;
   const int last_step = std::max<int>(0, static_cast<int>(order.size()) - 1);
   auto add = [&](const Value* v, int step) -> absl::Status {
-    const int64_t n = v->type().NumElements();
-    if (n < 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("value '", v->name(), "' has a symbolic shape ", v->type().ToString(), "; memory needs static shapes"));
+    for (const Dim& d : v->type().dims) {
+      if (!d.is_static()) {
+        return absl::FailedPreconditionError(absl::StrCat("value '", v->name(), "' has a symbolic shape ",
+                                                          v->type().ToString(), "; memory needs static shapes"));
+      }
+    }
+    // Shapes come from the model file (and --dim): their product is checked, never wrapped.
+    std::optional<int64_t> bits = CheckedProduct(v->type().StaticShape());
+    if (bits) bits = CheckedMul(*bits, DTypeBits(v->type().dtype));
+    if (!bits || *bits > std::numeric_limits<int64_t>::max() - 7) {
+      return absl::InvalidArgumentError(absl::StrCat(v->is_graph_input() ? "input '" : "value '", v->name(), "' ",
+                                                     v->type().ToString(), " needs more bytes than 64 bits can count"));
     }
     TensorLifetime t;
     t.name = v->name();
-    t.bytes = DTypeStorageBytes(v->type().dtype, n);
+    t.bytes = static_cast<size_t>((*bits + 7) / 8);
     t.first_step = step;
     t.last_step = step;
     index[v] = static_cast<int>(out.tensors.size());

@@ -113,5 +113,21 @@ graph @main {
   EXPECT_EQ(plan->arena_bytes, 2 * 4096u);
 }
 
+TEST(MemoryPlannerTest, SizesThatOverflowAreErrorsNotWrappedNumbers) {
+  // 2^32 x 2^32 elements wrap a 64-bit count to 0; the shape comes from a file, so it is an error.
+  auto g = ParseGraph(R"(
+graph @main {
+  input %x : f32[4294967296,4294967296]
+  %y = Relu "y" (%x) : f32[4294967296,4294967296]
+  output %y
+}
+)");
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto order = (*g)->TopologicalOrder();
+  auto lifetimes = ComputeLifetimes(**g, *order, /*allow_in_place=*/true);
+  EXPECT_EQ(lifetimes.status().message(),
+            "input 'x' f32[4294967296,4294967296] needs more bytes than 64 bits can count");
+}
+
 }  // namespace
 }  // namespace tessel

@@ -118,19 +118,21 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
     }
     shape.push_back(v);
   }
-  // Guard the element count against overflow before allocating.
+  // Guard the element count against overflow, and the header's size against the data the file holds,
+  // before allocating: a 100-byte file claiming shape (1000000000, 4) is truncated, not a 16 GB tensor.
   int64_t count = 1;
   for (int64_t v : shape) {
     if (v != 0 && count > (int64_t{1} << 40) / v) return absl::InvalidArgumentError(absl::StrCat(what, ": shape too large"));
     count *= v;
   }
-  Tensor t(*dtype, shape);
   const size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start < t.byte_size()) {
+  const size_t data_bytes = DTypeStorageBytes(*dtype, count);
+  if (bytes.size() - data_start < data_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": truncated data: shape ", ShapeToString(shape), " needs ",
-                                                   t.byte_size(), " bytes, file has ", bytes.size() - data_start));
+                                                   data_bytes, " bytes, file has ", bytes.size() - data_start));
   }
-  if (t.byte_size() > 0) std::memcpy(t.raw_data(), bytes.data() + data_start, t.byte_size());
+  Tensor t(*dtype, shape);
+  if (data_bytes > 0) std::memcpy(t.raw_data(), bytes.data() + data_start, data_bytes);
   return t;
 }
 

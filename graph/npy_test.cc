@@ -65,5 +65,15 @@ TEST(NpyTest, RejectsMalformedInput) {
   for (size_t n = 0; n < good.size(); ++n) EXPECT_FALSE(ParseNpy(good.substr(0, n)).ok()) << n;
 }
 
+TEST(NpyTest, ChecksTheHeaderShapeAgainstTheDataBeforeAllocating) {
+  // 16 bytes of data under a header claiming 16 GB: truncated, said before anything is allocated.
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 4), }\n";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  bytes.append(16, '\0');
+  absl::StatusOr<Tensor> t = ParseNpy(bytes, "big.npy");
+  EXPECT_EQ(t.status().message(),
+            "big.npy: truncated data: shape [1000000000,4] needs 16000000000 bytes, file has 16");
+}
+
 }  // namespace
 }  // namespace tessel

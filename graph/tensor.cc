@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -100,6 +101,9 @@ Buffer::~Buffer() {
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
   buffer_ = Buffer::Allocate(byte_size());
+  // As a std::vector would: a tensor whose memory could not be had throws (the command boundary reports
+  // it in one line) rather than leaving a null buffer for the first access to segfault on.
+  if (buffer_ == nullptr) throw std::bad_alloc();
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape, std::shared_ptr<Buffer> buffer, size_t offset)

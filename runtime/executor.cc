@@ -11,6 +11,7 @@
 #include "kernels/op_kernels.h"
 #include "pthreadpool.h"
 #include "runtime/lab_marks.h"
+#include "support/size_limits.h"
 
 namespace tessel {
 namespace {
@@ -35,13 +36,31 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::Load(const s
                                                                          const ArtifactLoadOptions& options) {
   absl::StatusOr<std::shared_ptr<Artifact>> a = Artifact::Load(path, options);
   if (!a.ok()) return a.status();
-  return FromArtifact(*a);
+  absl::StatusOr<std::shared_ptr<const CompiledModel>> m = FromArtifact(*a);
+  if (!m.ok()) return absl::Status(m.status().code(), absl::StrCat(path, ": ", m.status().message()));
+  return m;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact(std::shared_ptr<Artifact> artifact) {
+  const artifact::Plan& plan = artifact->plan();
+  // The artifact was compiled elsewhere, or for other shapes: every session allocates its arena, so a
+  // plan whose arena this machine cannot hold is refused here, before any session tries.
+  int largest = -1;
+  for (int i = 0; i < plan.tensors_size(); ++i) {
+    const artifact::Tensor& t = plan.tensors(i);
+    if (t.storage() == artifact::Tensor::ARENA && (largest < 0 || t.bytes() > plan.tensors(largest).bytes())) largest = i;
+  }
+  std::string what = "the plan's activation arena";
+  if (largest >= 0) {
+    const artifact::Tensor& t = plan.tensors(largest);
+    const bool input = std::find(plan.inputs().begin(), plan.inputs().end(), largest) != plan.inputs().end();
+    absl::StrAppend(&what, " (largest tensor: ", input ? "input '" : "'", t.name(), "' ",
+                    TensorType::Static(static_cast<DType>(t.dtype()), Shape(t)).ToString(), ", ",
+                    FormatBytes(t.bytes()), ")");
+  }
+  if (absl::Status s = CheckFitsInMemory(plan.arena_bytes(), what); !s.ok()) return s;
   std::shared_ptr<CompiledModel> m(new CompiledModel());
   m->artifact_ = artifact;
-  const artifact::Plan& plan = artifact->plan();
   m->weights_.resize(plan.tensors_size());
   for (int i = 0; i < plan.tensors_size(); ++i) {
     const artifact::Tensor& t = plan.tensors(i);
@@ -119,6 +138,11 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
   const artifact::Plan& plan = model_->plan();
   if (num_threads_ > 1) pool_.reset(pthreadpool_create(num_threads_));
   arena_ = Buffer::Allocate(plan.arena_bytes());
+  if (arena_ == nullptr) {
+    init_status_ = absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate the ", FormatBytes(plan.arena_bytes()), " activation arena (out of memory)"));
+    return;
+  }
   views_.resize(plan.tensors_size());
   for (int i = 0; i < plan.tensors_size(); ++i) {
     const artifact::Tensor& t = plan.tensors(i);
@@ -158,6 +182,10 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
     kernels_[i] = std::move(*k);
   }
   scratch_->Allocate();
+  if (scratch_->bytes() > 0 && scratch_->Get(0) == nullptr) {
+    init_status_ = absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate the kernels' ", FormatBytes(scratch_->bytes()), " of scratch (out of memory)"));
+  }
 }
 
 absl::Status Session::Run(absl::Span<const Tensor> inputs) {

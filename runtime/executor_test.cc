@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/compiler.h"
 #include "graph/onnx/onnx_importer.h"
+#include "graph/text.h"
 #include "gtest/gtest.h"
 #include "graph/npy.h"
 #include "runtime/testing/write_and_load.h"
@@ -284,6 +285,49 @@ TEST(ExecutorTest, RejectsWrongInputs) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("expects f32[1,16,64]"), std::string::npos) << s;
   EXPECT_FALSE(session.Run({}).ok());
+}
+
+// Shapes from the model file are held to the machine's memory when compiling (the error names the input
+// and its shape) and again when an artifact is loaded (it may come from a larger machine, or be crafted),
+// before any arena is allocated: 4 PB and 1 PB here, beyond any machine, so nothing is allocated.
+TEST(ExecutorTest, CompileRefusesActivationsBeyondMemory) {
+  auto graph = ParseGraph(R"(
+graph @main {
+  input %x : f32[1000000000000,1000]
+  %y = Relu "relu" (%x) : f32[1000000000000,1000]
+  output %y
+}
+)");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<CompileResult> result = CompileGraph(**graph, CompileOptions());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StartsWith(result.status().message(),
+                               "input 'x' f32[1000000000000,1000] needs 4000000.00 GB; this machine has "))
+      << result.status();
+}
+
+TEST(ExecutorTest, LoadRefusesAnArenaBeyondMemory) {
+  artifact::Plan plan;
+  plan.set_target(std::string(RuntimeTargetFamily()));
+  artifact::Tensor* x = plan.add_tensors();
+  x->set_name("x");
+  x->set_dtype(static_cast<int>(DType::kI64));
+  x->add_shape(int64_t{1} << 20);
+  x->add_shape(int64_t{1} << 20);
+  x->set_bytes(uint64_t{8} << 40);
+  plan.add_inputs(0);
+  plan.add_outputs(0);
+  plan.set_arena_bytes(uint64_t{1} << 50);
+  absl::StatusOr<std::string> bytes = SerializeArtifact(plan, "");
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<std::shared_ptr<Artifact>> artifact = Artifact::FromBytes(*bytes);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::FromArtifact(*artifact);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StartsWith(model.status().message(),
+                               "the plan's activation arena (largest tensor: input 'x' i64[1048576,1048576], "
+                               "8796.09 GB) needs 1125899.91 GB; this machine has "))
+      << model.status();
 }
 
 }  // namespace

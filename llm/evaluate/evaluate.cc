@@ -66,27 +66,47 @@ absl::StatusOr<GenerateStats> Generate(LlamaRuntime& runtime, SamplerChain& samp
   return stats;
 }
 
-absl::StatusOr<PerplexityResult> Perplexity(LlamaRuntime& runtime, absl::string_view text, int64_t ctx,
-                                            double start_fraction, int64_t max_chunks,
-                                            const std::function<void(int64_t, int64_t, double)>& on_chunk) {
+absl::StatusOr<std::vector<int32_t>> PerplexityTokens(const Tokenizer& tokenizer, absl::string_view text, int64_t ctx,
+                                                      double start_fraction) {
   if (!(start_fraction >= 0 && start_fraction < 1)) {
     return absl::InvalidArgumentError(absl::StrCat("start fraction must be in [0, 1), got ", start_fraction));
   }
   if (ctx < 2) return absl::InvalidArgumentError("the context must hold at least 2 tokens");
+  size_t start = static_cast<size_t>(start_fraction * static_cast<double>(text.size()));
+  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) ++start;
+  std::vector<int32_t> tokens = tokenizer.Encode(text.substr(start), /*add_special=*/false);
+  const int64_t per_chunk = tokenizer.bos() >= 0 ? ctx - 1 : ctx;
+  if (static_cast<int64_t>(tokens.size()) < per_chunk) {
+    return absl::InvalidArgumentError(absl::StrCat("the text has ", tokens.size(), " tokens after byte ", start,
+                                                   ", fewer than one chunk of ", per_chunk, " (lower --ctx)"));
+  }
+  return tokens;
+}
+
+absl::StatusOr<PerplexityResult> Perplexity(LlamaRuntime& runtime, absl::string_view text, int64_t ctx,
+                                            double start_fraction, int64_t max_chunks,
+                                            const std::function<void(int64_t, int64_t, double)>& on_chunk) {
+  absl::StatusOr<std::vector<int32_t>> tokens =
+      PerplexityTokens(runtime.model().tokenizer(), text, ctx, start_fraction);
+  if (!tokens.ok()) return tokens.status();
+  return Perplexity(runtime, *tokens, ctx, max_chunks, on_chunk);
+}
+
+absl::StatusOr<PerplexityResult> Perplexity(LlamaRuntime& runtime, absl::Span<const int32_t> tokens, int64_t ctx,
+                                            int64_t max_chunks,
+                                            const std::function<void(int64_t, int64_t, double)>& on_chunk) {
+  if (ctx < 2) return absl::InvalidArgumentError("the context must hold at least 2 tokens");
   if (!runtime.options().all_logits || runtime.options().max_batch < ctx || runtime.options().max_context < ctx) {
     return absl::FailedPreconditionError("perplexity needs a runtime planned with all_logits and a batch of ctx tokens");
   }
-  size_t start = static_cast<size_t>(start_fraction * static_cast<double>(text.size()));
-  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) ++start;
   const Tokenizer& tok = runtime.model().tokenizer();
-  const std::vector<int32_t> tokens = tok.Encode(text.substr(start), /*add_special=*/false);
   const bool bos = tok.bos() >= 0;
   const int64_t per_chunk = bos ? ctx - 1 : ctx;
   int64_t chunks = static_cast<int64_t>(tokens.size()) / per_chunk;
   if (max_chunks > 0) chunks = std::min(chunks, max_chunks);
   if (chunks == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("the text has ", tokens.size(), " tokens after byte ", start,
-                                                   ", fewer than one chunk of ", per_chunk));
+    return absl::InvalidArgumentError(
+        absl::StrCat(tokens.size(), " tokens are fewer than one chunk of ", per_chunk, " (lower --ctx)"));
   }
   absl::StatusOr<int> seq = runtime.NewSequence();
   if (!seq.ok()) return seq.status();

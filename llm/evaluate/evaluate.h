@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
 
@@ -42,11 +44,21 @@ struct PerplexityResult {
   double perplexity() const { return tokens_scored > 0 ? std::exp(nll / tokens_scored) : 0; }
 };
 
-// The text from byte floor(start_fraction * size) (moved forward to a UTF-8 character boundary) is
-// tokenized without special tokens and cut into chunks of ctx - 1 tokens; each chunk runs as
-// [BOS] + chunk (or just the ctx tokens when the vocabulary has no BOS) in a fresh sequence, and
-// every prediction after the first token is scored. Partial trailing chunks are dropped.
-// `runtime` needs all_logits and max_batch >= ctx. on_chunk(done, total, running perplexity).
+// The tokens perplexity scores: the text from byte floor(start_fraction * size) (moved forward to a
+// UTF-8 character boundary), tokenized without special tokens. InvalidArgument when they do not fill
+// one chunk of `ctx` (see Perplexity): callers check this before planning a runtime whose logits alone
+// are ctx x vocab floats.
+absl::StatusOr<std::vector<int32_t>> PerplexityTokens(const Tokenizer& tokenizer, absl::string_view text, int64_t ctx,
+                                                      double start_fraction);
+
+// `tokens` (from PerplexityTokens) are cut into chunks of ctx - 1; each chunk runs as [BOS] + chunk (or
+// just ctx tokens when the vocabulary has no BOS) in a fresh sequence, and every prediction after the
+// first token is scored. Partial trailing chunks are dropped. `runtime` needs all_logits and
+// max_batch >= ctx. on_chunk(done, total, running perplexity).
+absl::StatusOr<PerplexityResult> Perplexity(LlamaRuntime& runtime, absl::Span<const int32_t> tokens, int64_t ctx,
+                                            int64_t max_chunks,
+                                            const std::function<void(int64_t, int64_t, double)>& on_chunk);
+// PerplexityTokens, then Perplexity.
 absl::StatusOr<PerplexityResult> Perplexity(LlamaRuntime& runtime, absl::string_view text, int64_t ctx,
                                             double start_fraction, int64_t max_chunks,
                                             const std::function<void(int64_t, int64_t, double)>& on_chunk);

@@ -45,6 +45,20 @@ TEST(PerplexityTest, MatchesPyTorchOnHeldOutText) {
   EXPECT_NEAR(result->perplexity(), want, 1e-4 * want);
 }
 
+// The text is tokenized and measured against the chunk before any runtime is planned: a context of 2^24
+// tokens on the 63-token prompt is an error here, not 34 GB of logits planned first.
+TEST(PerplexityTest, TextShorterThanAChunkIsAnErrorBeforeAnyRuntime) {
+  auto model = LoadModel(kDir + "model-f32.gguf");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string prompt = Read("prompt.txt");
+  auto tokens = PerplexityTokens((*model)->tokenizer(), prompt, 1 << 24, 0.0);
+  EXPECT_EQ(tokens.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(tokens.status().message(), "the text has 63 tokens after byte 0, fewer than one chunk of 16777215 (lower --ctx)");
+  tokens = PerplexityTokens((*model)->tokenizer(), prompt, 64, 0.0);  // BOS + 63: exactly one chunk
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  EXPECT_EQ(tokens->size(), 63u);
+}
+
 TEST(GenerateTest, GreedyTextMatchesPyTorchAndSeedsRepeat) {
   auto model = LoadModel(kDir + "model-f32.gguf");
   ASSERT_TRUE(model.ok());

@@ -5,6 +5,17 @@
 #include "absl/strings/str_format.h"
 
 namespace tessel::llm {
+namespace {
+
+// Context lengths and windows size a runtime's buffers by tokens: a value past kMaxContextLength is a
+// load error naming the key, before anything is sized by it.
+absl::Status CheckTokenCount(absl::string_view source, absl::string_view key, int64_t value) {
+  if (value <= kMaxContextLength) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(source, ": ", key, " is ", value, ", more than the ",
+                                                 kMaxContextLength, " tokens Tessel accepts (a corrupt file?)"));
+}
+
+}  // namespace
 
 absl::Status LlamaConfig::Validate(absl::string_view source) const {
   auto bad = [&](const std::string& msg) {
@@ -63,6 +74,8 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const GgufFile& gguf) {
   for (const absl::Status& s : {kv.status(), eps.status(), theta.status(), window.status()}) {
     if (!s.ok()) return s;
   }
+  if (absl::Status s = CheckTokenCount(source, a + "context_length", c.context_length); !s.ok()) return s;
+  if (absl::Status s = CheckTokenCount(source, a + "attention.sliding_window", *window); !s.ok()) return s;
   c.num_kv_heads = *kv;
   c.norm_eps = static_cast<float>(*eps);
   c.rope_theta = *theta;
@@ -131,6 +144,8 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromHuggingFace(const json::Value& config
         get_int("sliding_window", &c.sliding_window, false)}) {
     if (!s.ok()) return s;
   }
+  if (absl::Status s = CheckTokenCount(source, "\"max_position_embeddings\"", c.context_length); !s.ok()) return s;
+  if (absl::Status s = CheckTokenCount(source, "\"sliding_window\"", c.sliding_window); !s.ok()) return s;
   c.num_kv_heads = c.num_heads;
   double eps = 1e-6, theta = 10000.0;
   for (const absl::Status& s :

@@ -18,6 +18,11 @@ namespace tessel::llm {
 // checkpoints rotate the halves (x[i], x[i + d/2]). Both give the same attention for the same model.
 enum class RopeStyle { kAdjacentPairs, kHalves };
 
+// The longest context a model file may declare: 16M tokens, beyond every released model (Llama 3.1:
+// 128K; the longest, 10M). A larger value is a corrupt or hostile file, refused at load before a
+// runtime sizes its buffers by it.
+inline constexpr int64_t kMaxContextLength = int64_t{1} << 24;
+
 struct LlamaConfig {
   int64_t dim = 0;         // embedding width
   int64_t num_layers = 0;

@@ -8,10 +8,14 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "support/size_limits.h"
 
 namespace tessel::llm {
 namespace {
@@ -58,8 +62,65 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   }
   if (o.sliding_window < 0) o.sliding_window = c.sliding_window;
   o.max_batch = std::min(o.max_batch, o.max_context);
-  std::unique_ptr<LlamaRuntime> r(new LlamaRuntime(model, o));
+  // The plan's sizes grow with max_context, which comes from the user (--ctx) or the model file: they
+  // are computed in 64 bits with overflow checks and held to the machine's memory before anything is
+  // allocated (or the RoPE tables filled, over a minute's work for 10^8 positions).
+  const int64_t B = o.max_batch;
+  const int64_t q_dim = c.num_heads * c.head_dim;
+  const int64_t kv_dim = c.num_kv_heads * c.head_dim;
+  const int64_t half = c.head_dim / 2;
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {B, c.dim},     {B, c.dim},     {B, q_dim},     {B, kv_dim},
+      {B, kv_dim},    {B, q_dim},     {B, c.ffn_dim}, {B, c.ffn_dim},
+      {o.all_logits ? B : 1, c.vocab_size},  // logits
+      {o.max_context, half},          {o.max_context, half},  // RoPE cos and sin
+  };
+  bool overflow = false;
+  auto mul = [&overflow](int64_t a, int64_t b) {
+    const std::optional<int64_t> r = CheckedMul(a, b);
+    overflow |= !r;
+    return r.value_or(0);
+  };
+  auto add = [&overflow](int64_t a, int64_t b) {
+    const std::optional<int64_t> r = CheckedAdd(a, b);
+    overflow |= !r;
+    return r.value_or(0);
+  };
+  int64_t sizes[std::size(shapes)];
+  int64_t arena_floats = 16;  // slack to align the first buffer
+  for (size_t i = 0; i < std::size(shapes); ++i) {
+    sizes[i] = add(mul(shapes[i].first, shapes[i].second), 15) / 16 * 16;  // each on a 64-byte boundary
+    arena_floats = add(arena_floats, sizes[i]);
+  }
+  const int64_t arena_bytes = mul(arena_floats, sizeof(float));
+  KvCacheOptions kv;
+  kv.num_layers = static_cast<int>(c.num_layers);
+  kv.num_kv_heads = static_cast<int>(c.num_kv_heads);
+  kv.head_dim = static_cast<int>(c.head_dim);
+  kv.block_size = o.kv_block_size;
+  kv.dtype = o.kv_dtype;
+  kv.max_sequences = o.max_sequences;
+  const int64_t blocks_per_seq = o.max_context / o.kv_block_size + (o.max_context % o.kv_block_size != 0);
+  const std::optional<int64_t> kv_bytes =
+      CheckedProduct({c.num_layers, 2, c.num_kv_heads, o.kv_block_size, c.head_dim,
+                      o.kv_dtype == KvDType::kF16 ? 2 : 4, blocks_per_seq, o.max_sequences});
+  overflow |= !kv_bytes;
+  const int64_t total = add(arena_bytes, kv_bytes.value_or(0));
+  const std::string context = o.max_sequences == 1
+                                  ? absl::StrCat("a context of ", o.max_context, " tokens")
+                                  : absl::StrCat(o.max_sequences, " sequences of ", o.max_context, " tokens");
+  if (overflow) {
+    return absl::InvalidArgumentError(absl::StrCat("the buffers for ", context, " (batch ", B, ") overflow 64-bit sizes"));
+  }
+  if (absl::Status s = CheckFitsInMemory(
+          total, absl::StrCat(context, " (KV cache ", FormatBytes(*kv_bytes), " in ",
+                              o.kv_dtype == KvDType::kF16 ? "f16" : "f32", ", activations ", FormatBytes(arena_bytes), ")"));
+      !s.ok()) {
+    return s;
+  }
+  kv.budget_bytes = static_cast<size_t>(*kv_bytes);
 
+  std::unique_ptr<LlamaRuntime> r(new LlamaRuntime(model, o));
   for (const char* op : {"rmsnorm", "silu", "vmul"}) {
     absl::StatusOr<const KernelEntry*> k = SelectVectorKernel(op);
     if (absl::IsNotFound(k.status())) {
@@ -74,20 +135,7 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
     if (name == "vmul") r->vmul_ = reinterpret_cast<BinaryFn>((*k)->fn);
   }
 
-  const int64_t B = o.max_batch;
-  const int64_t q_dim = c.num_heads * c.head_dim;
-  const int64_t kv_dim = c.num_kv_heads * c.head_dim;
-  const int64_t half = c.head_dim / 2;
-  // Every buffer starts on a 64-byte boundary.
-  auto round = [](int64_t n) { return (n + 15) / 16 * 16; };
-  const int64_t sizes[] = {round(B * c.dim),     round(B * c.dim), round(B * q_dim),
-                           round(B * kv_dim),    round(B * kv_dim), round(B * q_dim),
-                           round(B * c.ffn_dim), round(B * c.ffn_dim),
-                           round((o.all_logits ? B : 1) * c.vocab_size),
-                           round(o.max_context * half), round(o.max_context * half)};
-  int64_t total = 0;
-  for (int64_t s : sizes) total += s;
-  r->arena_.assign(total + 16, 0.0f);
+  r->arena_.assign(arena_floats, 0.0f);
   float* p = r->arena_.data();
   p += (16 - reinterpret_cast<uintptr_t>(p) / sizeof(float) % 16) % 16;
   float** slots[] = {&r->x_,    &r->xb_, &r->q_,      &r->k_,        &r->v_,       &r->att_,
@@ -114,15 +162,6 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   r->attention_scratch_ = std::make_unique<AttentionScratch>(r->attention_, o.threads);
   r->activation_bytes_ = r->arena_.size() * sizeof(float);
 
-  KvCacheOptions kv;
-  kv.num_layers = static_cast<int>(c.num_layers);
-  kv.num_kv_heads = static_cast<int>(c.num_kv_heads);
-  kv.head_dim = static_cast<int>(c.head_dim);
-  kv.block_size = o.kv_block_size;
-  kv.dtype = o.kv_dtype;
-  kv.max_sequences = o.max_sequences;
-  const int64_t blocks_per_seq = (o.max_context + o.kv_block_size - 1) / o.kv_block_size;
-  kv.budget_bytes = kv.BlockBytes() * blocks_per_seq * o.max_sequences;
   absl::StatusOr<std::unique_ptr<PagedKvCache>> cache = PagedKvCache::Create(kv);
   if (!cache.ok()) return cache.status();
   r->cache_ = *std::move(cache);

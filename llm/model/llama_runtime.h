@@ -33,6 +33,9 @@ struct RuntimeOptions {
 
 class LlamaRuntime {
  public:
+  // Sizes the plan in 64 bits before allocating anything: ResourceExhausted when the KV cache and the
+  // activations would not fit in the machine's memory (support/size_limits.h), InvalidArgument when
+  // they overflow. max_context may exceed the model's trained context (callers decide whether to allow it).
   static absl::StatusOr<std::unique_ptr<LlamaRuntime>> Create(const LlamaModel& model, const RuntimeOptions& options);
 
   const LlamaModel& model() const { return model_; }

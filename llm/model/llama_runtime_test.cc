@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -186,6 +188,50 @@ TEST_F(RuntimeTest, EvalErrors) {
   EXPECT_THAT(std::string(full.status().message()), HasSubstr("context is full"));
   o.threads = 0;
   EXPECT_EQ(LlamaRuntime::Create(*model_, o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Sizes from the file and the caller are checked before anything is allocated: a context length past
+// kMaxContextLength is a load error naming the key, and a plan larger than the memory ceiling (or than
+// 64 bits) is refused by Create. The plans below ask for terabytes; nothing of them is allocated.
+TEST(SizeLimitsTest, ContextLengthBeyondTheBoundIsALoadError) {
+  GgufWriter w = testing::MakeSyntheticLlama(SyntheticModelSpec());
+  w.SetUint32("llama.context_length", 0xffffffffu);
+  const std::string path = testing::TempPath("huge_context.gguf");
+  ASSERT_TRUE(w.WriteFile(path).ok());
+  auto model = LoadModel(path);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(model.status().message()),
+              HasSubstr("llama.context_length is 4294967295, more than the 16777216 tokens Tessel accepts"));
+  w.SetUint32("llama.context_length", 128);
+  w.SetUint32("llama.attention.sliding_window", 0xffffffffu);
+  ASSERT_TRUE(w.WriteFile(path).ok());
+  EXPECT_THAT(std::string(LoadModel(path).status().message()), HasSubstr("llama.attention.sliding_window is 4294967295"));
+}
+
+TEST(SizeLimitsTest, CreateRefusesPlansBeyondMemoryBeforeAllocating) {
+  SyntheticModelSpec spec;
+  spec.context = 1 << 24;  // the longest a file may declare: 4.3 GB of f16 KV cache for this model
+  auto model = Load(testing::WriteSyntheticLlama(spec, "long_context.gguf"));
+  ASSERT_NE(model, nullptr);
+  RuntimeOptions o;
+  ::setenv("TESSEL_MEMORY_LIMIT", "1000000000", 1);
+  auto r = LlamaRuntime::Create(*model, o);
+  ::unsetenv("TESSEL_MEMORY_LIMIT");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(r.status().message(),
+            "a context of 16777216 tokens (KV cache 4.29 GB in f16, activations 1.07 GB) needs 5.37 GB; "
+            "TESSEL_MEMORY_LIMIT is 1.00 GB");
+  // 2^20 sequences of 2^24 tokens: 4.5 PB, beyond any machine.
+  o.max_sequences = 1 << 20;
+  r = LlamaRuntime::Create(*model, o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("this machine has"));
+  // 2^31 - 1 sequences of 2^24 tokens of 512 bytes (f32): the KV cache's size overflows 64 bits.
+  o.max_sequences = std::numeric_limits<int>::max();
+  o.kv_dtype = KvDType::kF32;
+  r = LlamaRuntime::Create(*model, o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("overflow 64-bit sizes"));
 }
 
 TEST(SlidingWindowTest, ComesFromMetadataOrOptions) {
