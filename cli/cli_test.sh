@@ -60,6 +60,10 @@ check "no temporary left behind" bash -c "! ls '$tmp' | grep -q '\.tmp-'"
 check "int8 compile runs no op on a reference kernel" bash -c "'$tessel' compile '$models/mobilenet_v2_op17.onnx' \
   --quantize=int8 --calibration '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' >'$tmp/mb8.log' 2>&1 \
   && grep -q 'kernels: int8' '$tmp/mb8.log' && ! grep -q 'reference kernels' '$tmp/mb8.log'"
+check "int8 compile honours --pipeline (residual adds left as QAdd)" bash -c "'$tessel' compile \
+  '$models/resnet18_op17.onnx' --quantize=int8 --calibration '$models/resnet18.input.npy' -o '$tmp/r18q.tsl' \
+  --pipeline fold-shape-ops,fold-constants,simplify,cse,fold-batchnorm,fuse-conv-activation,layout,dce >/dev/null 2>&1 \
+  && '$tessel' inspect '$tmp/r18q.tsl' | grep -qE 'QAdd|qu8_add'"
 check "int8 slower than f32 at the AVX2 level is said" bash -c "[ \"\$(uname -m)\" != x86_64 ] || \
   TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/mobilenet_v2_op17.onnx' --quantize=int8 --calibration \
   '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' 2>&1 | grep -q 'estimated slower than the f32 one'"

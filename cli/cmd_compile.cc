@@ -30,7 +30,8 @@ int CompileCommand(int argc, char** argv) {
   std::vector<cli::FlagSpec> flags = {
       {"o", "OUT.tsl", "output artifact (a folder with --emit=c)"},
       {"emit", "FORMAT", "tsl (artifact) or c (C99 source, header and weights into the -o folder)", false, "tsl"},
-      {"pipeline", "STR", "pass pipeline (see tessel opt --list-passes)"},
+      {"pipeline", "STR",
+       "pass pipeline (see tessel opt --list-passes); with --quantize=int8, the f32 passes before calibration"},
       {"O", "LEVEL", "named pipeline O0..O3 (O3: fused NHWC convolutions on the fast kernels)", false, "3"},
       {"target", "TARGET", "host, aarch64-neon or aarch64-sve", false, "host"},
       {"dim", "NAME=VALUE", "value (>= 1) for a symbolic dimension of the model's inputs (e.g. batch=1)", true},

@@ -118,6 +118,9 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   absl::StatusOr<double> sqnr = args.GetDouble("int8-min-sqnr");
   if (!sqnr.ok()) return sqnr.status();
   options.min_output_sqnr_db = *sqnr;
+  // --pipeline with --quantize=int8: the f32 passes before calibration (default kInt8Pipeline), e.g.
+  // without fuse-conv-add so that residual adds stay QAdd nodes.
+  if (args.Has("pipeline")) options.pipeline = args.Get("pipeline");
   absl::StatusOr<int64_t> batch = args.GetInt("calibration-batch");
   if (!batch.ok()) return batch.status();
   // Calibration runs the f32 graph before the int8 pipeline binds anything; the loader needs its input.

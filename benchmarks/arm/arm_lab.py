@@ -49,6 +49,9 @@ PREFILL = 64
 PEER_FORCE = "xnnpack,portable"
 PEER_PIPELINE = ("fold-shape-ops,fold-constants,simplify,dce,cse,fold-batchnorm,fuse-conv-activation,"
                  "fuse-depthwise-pointwise,transformer,layout,dce")
+# The int8 peer: quant/int8's pipeline without fuse-conv-add, so that residual adds stay QAdd nodes and
+# every convolution is one XNNPACK takes (Tessel's fused QConv with a residual falls back to the reference).
+PEER_INT8_PIPELINE = "fold-shape-ops,fold-constants,simplify,cse,fold-batchnorm,fuse-conv-activation,layout,dce"
 
 
 def log(*a):
@@ -182,7 +185,7 @@ def cnn_workloads(runner, cores, models, precisions, calibration):
                         continue
                     cmd = [tessel, "compile", onnx, "-o", tsl, "--dim", "batch=1", "--target", tgt]
                     if force:
-                        cmd += ["--pipeline", PEER_PIPELINE]
+                        cmd += ["--pipeline", PEER_INT8_PIPELINE if prec == "int8" else PEER_PIPELINE]
                     inputs = [tessel, onnx]
                     if prec == "int8":
                         cmd += ["--quantize=int8", "--calibration", calibration, "--calibration-batch", "2"]
