@@ -10,8 +10,8 @@
 // - IQ4_NL: codes looked up (vqtbl1q_s8) into ggml's signed levels; no bias.
 // - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Prefill runs the
-// tokens two at a time over a panel (each weight vector loaded and split once for both), whose weights
-// stay in L1 between token pairs.
+// tokens four (then two, then one) at a time over a panel: each weight vector is loaded and split once for
+// them, and the panel's weights stay in L1 between token groups.
 #include <arm_neon.h>
 
 #include <cstdint>
@@ -77,8 +77,8 @@ __attribute__((always_inline)) inline void Q8Step(const uint8_t* vec, const int8
 }
 
 // Rows [r, r + rows) of tokens [t0, t0 + kT) over one panel: sum over blocks of d_w dx (sum of w x).
-// kT = 2 (prefill) reads and splits each weight vector once for two tokens; 16 f32 and 8 int32
-// accumulators, 4 x registers.
+// kT = 2 or 4 (prefill) reads and splits each weight vector once for that many tokens (at 4, GCC keeps
+// part of the f32 accumulators on the stack: still fewer instructions per token on every modeled core).
 template <bool kQ4, bool kNL, int kT>
 void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
   constexpr int kK = kQ4 ? 4 : 8;
@@ -158,6 +158,7 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     const uint8_t* panel = w + (r / kPanel) * panel_bytes;
     const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
     int64_t t = 0;
+    for (; t + 4 <= a.n; t += 4) PanelTokens<kQ4, kNL, 4>(a, panel, t, r, rows);
     for (; t + 2 <= a.n; t += 2) PanelTokens<kQ4, kNL, 2>(a, panel, t, r, rows);
     if (t < a.n) PanelTokens<kQ4, kNL, 1>(a, panel, t, r, rows);
   }
@@ -297,7 +298,8 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
         BytesToFloat<true>(unit + kGeo.Scales(2 * i + 1), sc_hi);
 #pragma GCC unroll 4
         for (int m = 0; m < 4; ++m) {
-          const float32x4_t f = vfmaq_f32(vmulq_f32(vcvtq_f32_s32(lo_sum[m]), sc_lo[m]), vcvtq_f32_s32(hi_sum[m]), sc_hi[m]);
+          const float32x4_t f =
+              vfmaq_f32(vmulq_f32(vcvtq_f32_s32(lo_sum[m]), sc_lo[m]), vcvtq_f32_s32(hi_sum[m]), sc_hi[m]);
           uacc[m] = vfmaq_n_f32(uacc[m], f, dx);
         }
       }
@@ -307,7 +309,9 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       acc[m] = vfmaq_f32(acc[m], uacc[m], vcvt_f32_f16(vld1_f16(d16 + 4 * m)));
-      if constexpr (kKind == 4 || kKind == 5) acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
+      if constexpr (kKind == 4 || kKind == 5) {
+        acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
+      }
     }
   }
   float out[kPanel];

@@ -1,7 +1,7 @@
 // The optimized int8 path for quantized nodes: tessel.QConv (channels-last, group 1) and tessel.QGemm on
-// u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI, AVX-VNNI or AVX2 on x86-64, NEON dotprod or i8mm or SVE on
-// aarch64; 1x1 convolutions directly, others as an implicit GEMM over per-tap row pointers when C is a
-// multiple of 4, im2col otherwise); depthwise tessel.QConv (group == C_in == C_out, no residual) through
+// u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI, AVX-VNNI or AVX2 on x86-64, NEON
+// dotprod or i8mm or SVE on aarch64; 1x1 convolutions directly, others as an implicit GEMM over per-tap
+// row pointers when C is a multiple of 4, im2col otherwise); depthwise tessel.QConv (group == C_in == C_out, no residual) through
 // the VNNI depthwise microkernel (qdwconv.h); anything else is left to the reference kernels. Results
 // equal the reference kernels' bit for bit.
 #ifndef TESSEL_KERNELS_INT8_INT8_KERNELS_H_

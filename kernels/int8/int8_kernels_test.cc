@@ -392,7 +392,8 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
       Tensor z = qtype == DType::kU8 ? Tensor::FromVector<uint8_t>({}, {static_cast<uint8_t>(zp)})
                                      : Tensor::FromVector<int8_t>({}, {static_cast<int8_t>(zp)});
       Graph g;
-      Node* qn = g.AddNode("QuantizeLinear", {g.AddInput("x", x.type()), g.AddConstant("s", s), g.AddConstant("z", z)}, 1);
+      Node* qn =
+          g.AddNode("QuantizeLinear", {g.AddInput("x", x.type()), g.AddConstant("s", s), g.AddConstant("z", z)}, 1);
       std::vector<Tensor> want_q;
       ASSERT_TRUE(RunReferenceNode(*qn, {&x, &s, &z}, &want_q).ok());
       Node* dn = g.AddNode("DequantizeLinear", {g.AddInput("q", want_q[0].type()), g.AddConstant("s2", s),

@@ -361,7 +361,8 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
   r.Register(GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_conv2d_nhwc__avx512vnni", "tessel.QConv", Isa::kAvx512Vnni));
   r.Register(
       GemmEntry<K::kAvx512Vnni, kVnniOps>("tessel_qu8_fully_connected__avx512vnni", "tessel.QGemm", Isa::kAvx512Vnni));
-  r.Register(GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_conv2d_nhwc__avxvnni", "tessel.QConv", Isa::kAvxVnni));
+  r.Register(
+      GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_conv2d_nhwc__avxvnni", "tessel.QConv", Isa::kAvxVnni));
   r.Register(
       GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_fully_connected__avxvnni", "tessel.QGemm", Isa::kAvxVnni));
   r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400>("tessel_qu8_conv2d_nhwc__avx2", "tessel.QConv", Isa::kAvx2));

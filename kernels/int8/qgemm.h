@@ -16,8 +16,8 @@ inline constexpr int kQGemmMr = 6;      // rows per register tile
 // Weights W [N, K] (s8) packed for the VNNI (AVX-512, AVX-VNNI and AVX2 alike) and NEON dotprod
 // microkernels: K padded to kp (a multiple of 4), blocks of up to 64 output channels. Block b starts at
 // b * 64 * kp bytes and holds nb = min(64, round_up(n - 64 b, 16)) channels laid out [kp/4][nb][4] (16
-// bytes = 4 channels x 4 of K, what vpdpbusd and SDOT by lane consume); per-channel requantization; bias with the input zero point
-// folded in (bias - x_zp * sum_k W[n, k]). Channels past n are zero.
+// bytes = 4 channels x 4 of K, what vpdpbusd and SDOT by lane consume); per-channel requantization; bias
+// with the input zero point folded in (bias - x_zp * sum_k W[n, k]). Channels past n are zero.
 //
 // With `wide` the weights are also packed for the AVX2 microkernel, sign-extended to 16 bits: the same
 // blocks and K quads, each 8-channel group of a quad as 32 int16 (64 bytes): the even bytes (K 0 and 2)
