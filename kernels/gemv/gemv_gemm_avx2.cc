@@ -22,12 +22,7 @@
 namespace tessel {
 namespace {
 
-constexpr int kPanel = 16;
-
-template <bool kQ4>
-constexpr int64_t PairBytes() {
-  return kQ4 ? 2 * 4 * 64 + 64 : 2 * 8 * 64 + 64;
-}
+constexpr int kPanel = kPanel16Rows;
 
 // Within a Panel16 pair: block h's fp16 scales for rows 8 * half ..., and half `half` of its vector k.
 inline const uint8_t* PairScales(const uint8_t* pair, int h, int half) { return pair + 32 * h + 16 * half; }
@@ -146,7 +141,7 @@ const __m256i* ExpandX(const GemmQ8Args& a) {
 template <bool kQ4, bool kNL, int kS>
 void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* panels, float* const* y,
                 const int* rows) {
-  constexpr int64_t kPair = PairBytes<kQ4>();
+  constexpr int64_t kPair = Panel16PairBytes(kQ4);
   const int64_t nb = a.cols / kQuantBlock;
   const __m256i table = kNL ? IQ4Table() : _mm256_setzero_si256();
   __m256 acc[kS][2];
@@ -188,7 +183,7 @@ void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* pa
 template <bool kQ4, bool kNL>
 void Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const int64_t nb = a.cols / kQuantBlock;
-  const int64_t panel_bytes = (nb + 1) / 2 * PairBytes<kQ4>();
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
   const auto* w = static_cast<const uint8_t*>(a.w);
   const __m256i* xe = kQ4 && !kNL ? ExpandX<kQ4>(a) : nullptr;
   const int64_t first = row_begin / kPanel;
@@ -221,7 +216,7 @@ void Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_strea
 // weight vector is loaded and unpacked once per block and met by every token of the tile.
 template <bool kQ4, bool kNL, int T>
 void PrefillTile(const GemmQ8Args& a, const uint8_t* panel, int half, int64_t t0, int64_t r, int rows) {
-  constexpr int64_t kPair = PairBytes<kQ4>();
+  constexpr int64_t kPair = Panel16PairBytes(kQ4);
   constexpr int kK = kQ4 ? 4 : 8;
   const int64_t nb = a.cols / kQuantBlock;
   const __m256i table = kNL ? IQ4Table() : _mm256_setzero_si256();
@@ -285,7 +280,7 @@ template <bool kQ4, bool kNL>
 void Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   constexpr int kT = 4;
   const int64_t nb = a.cols / kQuantBlock;
-  const int64_t panel_bytes = (nb + 1) / 2 * PairBytes<kQ4>();
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const uint8_t* panel = w + (r / kPanel) * panel_bytes;

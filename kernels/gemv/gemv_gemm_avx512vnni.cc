@@ -23,7 +23,7 @@
 namespace tessel {
 namespace {
 
-constexpr int kPanel = 16;
+constexpr int kPanel = kPanel16Rows;
 
 // A 64-byte vector read as two 32-byte loads. Zen 4 streams DRAM faster under 32-byte loads than under
 // 64-byte ones: one core walking the same 17-line Panel16 pairs in address order, 16- or 32-byte loads
@@ -152,11 +152,6 @@ void PackPanel(const uint8_t* w, int64_t row_bytes, int64_t nb, int rows, __m512
 inline __m512i IQ4LevelTable();
 inline void IQ4Codes(const uint8_t* block, __m512i table, __m512i* out);
 
-// Panel16 layout (gemv.h): K vectors per block, blocks in pairs led by their scales.
-template <bool kQ4>
-constexpr int64_t Panel16PairBytes() {
-  return kQ4 ? 2 * 4 * 64 + 64 : 2 * 8 * 64 + 64;
-}
 
 // Within a Panel16 pair (gemv.h): block h's 16 fp16 scales, and its vector k of kK.
 inline const uint8_t* PairScales(const uint8_t* pair, int h) { return pair + 32 * h; }
@@ -172,7 +167,7 @@ void UnpackPanel16(const uint8_t* panel, int64_t nb, __m512i* out) {
   constexpr int kK = kQ4 ? 4 : 8;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* pair = panel + (b / 2) * Panel16PairBytes<kQ4>();
+    const uint8_t* pair = panel + (b / 2) * Panel16PairBytes(kQ4);
     const int h = static_cast<int>(b % 2);
     __m512i* o = out + b * kVecsPerBlock;
     if constexpr (kNL) {
@@ -375,7 +370,7 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 template <bool kQ4, int kStreams, bool kPrefetch, bool kNL = false>
 void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
   constexpr int kK = kQ4 ? 4 : 8;
-  constexpr int64_t kPair = Panel16PairBytes<kQ4>();
+  constexpr int64_t kPair = Panel16PairBytes(kQ4);
   const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
@@ -504,7 +499,7 @@ void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64
 template <bool kQ4, bool kPrefetch, bool kNL = false>
 void Panel16Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
-  StreamPanels(a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), max_streams,
+  StreamPanels(a, row_begin, row_end, pairs * Panel16PairBytes(kQ4), max_streams,
                [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
                  Panel16GemvPanels<kQ4, decltype(streams_tag)::value, kPrefetch, kNL>(a, panels, y, rows);
                });
@@ -554,7 +549,7 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
   const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
   Panel16Prefill<kQ4, kNL ? 4 : 0>(
-      a, row_begin, row_end, pairs * Panel16PairBytes<kQ4>(), Panel16PairBytes<kQ4>() / 2,
+      a, row_begin, row_end, pairs * Panel16PairBytes(kQ4), Panel16PairBytes(kQ4) / 2,
       [nb](const uint8_t* packed, __m512i* out) { UnpackPanel16<kQ4, kNL>(packed, nb, out); });
 }
 

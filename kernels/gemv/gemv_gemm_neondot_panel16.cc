@@ -23,12 +23,7 @@
 namespace tessel {
 namespace {
 
-constexpr int kPanel = 16;
-
-template <bool kQ4>
-constexpr int64_t PairBytes() {
-  return kQ4 ? 2 * 4 * 64 + 64 : 2 * 8 * 64 + 64;
-}
+constexpr int kPanel = kPanel16Rows;
 
 // The 16 rows' f32 scales of block h of a pair.
 __attribute__((always_inline)) inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
@@ -91,7 +86,7 @@ void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t 
     for (int m = 0; m < 4; ++m) acc[t][m] = vdupq_n_f32(0);
   }
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* pair = panel + (b / 2) * PairBytes<kQ4>();
+    const uint8_t* pair = panel + (b / 2) * Panel16PairBytes(kQ4);
     const int h = static_cast<int>(b % 2);
     const uint8_t* vec = pair + 64 + h * kK * 64;
     int32x4_t isum[kT][4];
@@ -152,7 +147,7 @@ void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t 
 template <bool kQ4, bool kNL>
 void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const int64_t nb = a.cols / kQuantBlock;
-  const int64_t panel_bytes = (nb + 1) / 2 * PairBytes<kQ4>();
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const uint8_t* panel = w + (r / kPanel) * panel_bytes;

@@ -17,6 +17,11 @@ inline float GroupScale(const GemvArgs& a, int64_t index) {
 inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zeros[index] : 8; }
 
 // Offsets of the group-wise INT4 / INT3 Panel16 layout (gemv.h), shared by the packer and the kernels.
+// Q4_0 / Q8_0 Panel16 (gemv.h): 16 rows per panel; a pair of blocks is 64 bytes of scales, then K
+// 64-byte vectors per block (Q4_0: K = 4, Q8_0: K = 8).
+inline constexpr int kPanel16Rows = 16;
+constexpr int64_t Panel16PairBytes(bool q4) { return 64 + 2 * (q4 ? 4 : 8) * 64; }
+
 struct Panel16GroupGeometry {
   static constexpr int64_t kUnitCols = 256;  // 8 blocks of 32
   int64_t vectors_per_block, groups_per_unit, scale_bytes, min_bytes, zero_bytes, meta_bytes, unit_bytes, units;
