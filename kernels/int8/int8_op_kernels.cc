@@ -244,6 +244,14 @@ int32_t ZeroPoint(const Tensor* zp) {
   return zp->dtype() == DType::kU8 ? zp->data<uint8_t>()[0] : zp->data<int8_t>()[0];
 }
 
+// The one scale of a QuantizeLinear / DequantizeLinear, checked as the reference kernel checks it.
+absl::StatusOr<float> ScaleOf(const OpKernelArgs& args) {
+  const float scale = args.inputs[1]->data<float>()[0];
+  if (std::isfinite(scale) && scale > 0) return scale;
+  return absl::InvalidArgumentError(
+      absl::StrCat(args.node.DebugName(), ": scale is ", scale, "; expected a finite value greater than 0"));
+}
+
 class QuantizeKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
@@ -251,11 +259,9 @@ class QuantizeKernel : public OpKernel {
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].raw_data();
     k->n_ = args.outputs[0].num_elements();
-    k->scale_ = args.inputs[1]->data<float>()[0];
-    if (!(std::isfinite(k->scale_) && k->scale_ > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(args.node.DebugName(), ": scale is ", k->scale_,
-                                                     "; expected a finite value greater than 0"));
-    }
+    absl::StatusOr<float> scale = ScaleOf(args);
+    if (!scale.ok()) return scale.status();
+    k->scale_ = *scale;
     k->zp_ = static_cast<float>(ZeroPoint(args.inputs.size() > 2 ? args.inputs[2] : nullptr));
     k->signed_ = args.outputs[0].dtype() == DType::kI8;
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -308,11 +314,9 @@ class DequantizeKernel : public OpKernel {
     k->x_ = args.inputs[0]->raw_data();
     k->y_ = args.outputs[0].data<float>();
     k->n_ = args.outputs[0].num_elements();
-    k->scale_ = args.inputs[1]->data<float>()[0];
-    if (!(std::isfinite(k->scale_) && k->scale_ > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(args.node.DebugName(), ": scale is ", k->scale_,
-                                                     "; expected a finite value greater than 0"));
-    }
+    absl::StatusOr<float> scale = ScaleOf(args);
+    if (!scale.ok()) return scale.status();
+    k->scale_ = *scale;
     k->zp_ = ZeroPoint(args.inputs.size() > 2 ? args.inputs[2] : nullptr);
     k->signed_ = args.inputs[0]->dtype() == DType::kI8;
     return std::unique_ptr<OpKernel>(std::move(k));
