@@ -86,6 +86,23 @@ int main(int argc, char** argv) {
   CHECK_FAILS(tessel_llm_detokenize(llm, &bad_token, 1, text, sizeof(text), &length), TESSEL_INVALID_ARGUMENT,
               "outside the vocabulary of 512");
 
+  /* Token pieces: streamed, they spell the prompt with the SentencePiece prefix space. */
+  char pieces[4096] = "";
+  size_t pieces_length = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    char piece[64];
+    size_t piece_length = 0;
+    CHECK_OK(tessel_llm_token_piece(llm, tokens[i], piece, sizeof(piece), &piece_length));
+    CHECK(strlen(piece) == piece_length);
+    if (pieces_length + piece_length < sizeof(pieces)) {
+      memcpy(pieces + pieces_length, piece, piece_length + 1);
+      pieces_length += piece_length;
+    }
+  }
+  CHECK(strcmp(pieces[0] == ' ' ? pieces + 1 : pieces, prompt) == 0);
+  CHECK_FAILS(tessel_llm_token_piece(llm, -1, text, sizeof(text), &length), TESSEL_INVALID_ARGUMENT,
+              "token id -1 is outside");
+
   /* Prefill: the last position's logits match PyTorch's. */
   tessel_sequence* seq = NULL;
   CHECK_OK(tessel_sequence_create(llm, &seq));

@@ -832,6 +832,28 @@ tessel_status tessel_llm_detokenize(const tessel_llm* llm, const int32_t* tokens
   });
 }
 
+tessel_status tessel_llm_token_piece(const tessel_llm* llm, int32_t token, char* text, size_t capacity,
+                                     size_t* length) {
+  return Guard(__func__, [&]() -> absl::Status {
+    TESSEL_RETURN_IF_ERROR(Handles().Check(llm, Kind::kLlm, "llm"));
+    if (capacity > 0) TESSEL_RETURN_IF_ERROR(NotNull(text, "text"));
+    const int32_t vocab = llm->model->tokenizer().vocab_size();
+    if (token < 0 || token >= vocab) {
+      return absl::InvalidArgumentError(absl::StrCat("token id ", token, " is outside the vocabulary of ", vocab));
+    }
+    const std::string s = llm->model->tokenizer().TokenPiece(token);
+    if (length != nullptr) *length = s.size();
+    if (s.size() + 1 > capacity) {
+      if (capacity > 0) text[0] = '\0';
+      return absl::OutOfRangeError(
+          absl::StrCat("the piece is ", s.size(), " bytes (plus the NUL); the buffer holds ", capacity));
+    }
+    std::memcpy(text, s.data(), s.size());
+    text[s.size()] = '\0';
+    return absl::OkStatus();
+  });
+}
+
 tessel_status tessel_sequence_create(tessel_llm* llm, tessel_sequence** out) {
   return Guard(__func__, [&]() -> absl::Status {
     TESSEL_RETURN_IF_ERROR(Handles().Check(llm, Kind::kLlm, "llm"));

@@ -200,6 +200,11 @@ TESSEL_API tessel_status tessel_llm_tokenize(const tessel_llm* llm, const char* 
 TESSEL_API tessel_status tessel_llm_detokenize(const tessel_llm* llm, const int32_t* tokens, int32_t count,
                                                char* text, size_t capacity, size_t* length);
 
+/* The bytes one token contributes to streamed text (a leading space kept; possibly part of a UTF-8
+ * character), NUL-terminated when it fits; otherwise as tessel_llm_detokenize. */
+TESSEL_API tessel_status tessel_llm_token_piece(const tessel_llm* llm, int32_t token, char* text, size_t capacity,
+                                                size_t* length);
+
 /* A sequence: its own KV cache slot, token history and logits. */
 TESSEL_API tessel_status tessel_sequence_create(tessel_llm* llm, tessel_sequence** out);
 TESSEL_API tessel_status tessel_sequence_free(tessel_sequence* sequence);
