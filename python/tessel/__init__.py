@@ -162,8 +162,8 @@ def _cli():
     env = os.environ.get("TESSEL_CLI")
     if env:
         return env
-    path = os.path.join(_capi.CHECKOUT, "bazel-bin", "cli", "tessel")
-    if os.path.exists(path):
+    path = _capi.built_file("cli", "tessel")
+    if path:
         return path
     found = shutil.which("tessel")
     if found:

@@ -1,7 +1,9 @@
 """ctypes declarations of libtessel.so (include/tessel/tessel.h) and the error type. The library is found
-through $TESSEL_LIBRARY, else bazel-bin/capi/libtessel.so in the checkout this package lies in."""
+through $TESSEL_LIBRARY, else in the checkout this package lies in: the host's Bazel output
+(bazel-out/k8-opt/bin, which an aarch64 build does not replace), then bazel-bin."""
 import ctypes
 import os
+import platform
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(_HERE))
@@ -48,12 +50,22 @@ class SamplerConfig(ctypes.Structure):
                 ("seed", ctypes.c_uint64)]
 
 
+def built_file(*parts):
+    """A file of the checkout's host build (None when absent)."""
+    cpu = {"x86_64": "k8", "aarch64": "aarch64"}.get(platform.machine(), platform.machine())
+    for root in (os.path.join(CHECKOUT, "bazel-out", cpu + "-opt", "bin"), os.path.join(CHECKOUT, "bazel-bin")):
+        path = os.path.join(root, *parts)
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def _find_library():
     env = os.environ.get("TESSEL_LIBRARY")
     if env:
         return env
-    path = os.path.join(CHECKOUT, "bazel-bin", "capi", "libtessel.so")
-    if os.path.exists(path):
+    path = built_file("capi", "libtessel.so")
+    if path:
         return path
     raise ImportError("tessel: libtessel.so not found: set TESSEL_LIBRARY, or build it in the checkout "
                       "(bazel build //capi:libtessel.so, which ./setup.sh does)")
