@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* The version of this header. A change of a public struct's layout or of a function's signature
- * bumps MAJOR (or MINOR while MAJOR is 0); capi/abi_test.c records each version's layouts. */
+ * bumps MAJOR (or MINOR while MAJOR is 0); capi/abi_c_test.c records each version's layouts. */
 #define TESSEL_VERSION_MAJOR 0
 #define TESSEL_VERSION_MINOR 1
 #define TESSEL_VERSION_PATCH 0
