@@ -1,6 +1,7 @@
 /* The C API on the trained tiny Llama (llm/testdata:tiny_llama) against PyTorch's references:
  * tokenization of the prompt (exact), the prompt's last logits (1e-3, as llm/model's reference test),
- * 64 greedy decode steps (PyTorch's tokens, exact), streaming generation (PyTorch's text, exact), plus
+ * 64 greedy decode steps (PyTorch's tokens, exact), streaming generation (PyTorch's text, exact), the
+ * safetensors folder's tokens and logits (exact, 1e-3), plus
  * seeded sampling, context and sequence limits and misuse.
  *
  * usage: llm_c_test TINY_LLAMA_DIR */
@@ -183,6 +184,22 @@ int main(int argc, char** argv) {
 
   CHECK_OK(tessel_llm_free(llm));
   CHECK_FAILS(tessel_llm_vocab_size(llm, &vocab), TESSEL_INVALID_ARGUMENT, "not a live tessel_llm");
+
+  /* The same model as a Hugging Face folder (safetensors + tokenizer.json): the same tokens and logits. */
+  tessel_llm* hf = NULL;
+  CHECK_OK(tessel_llm_load(Path(dir, "safetensors"), &options, &hf));
+  if (hf != NULL) {
+    CHECK_OK(tessel_llm_tokenize(hf, prompt, prompt_length, 1, tokens, 256, &count));
+    CHECK(count == kPrompt && memcmp(tokens, ref_prompt, sizeof(int32_t) * kPrompt) == 0);
+    CHECK_OK(tessel_sequence_create(hf, &seq));
+    CHECK_OK(tessel_sequence_prefill(seq, tokens, count));
+    CHECK_OK(tessel_sequence_logits(seq, &logits, &logits_count));
+    const float hf_diff = MaxAbsDiff(logits, ref_logits + (size_t)(kPrompt - 1) * kVocab, kVocab);
+    printf("safetensors prefill: max |C API - PyTorch| = %g\n", hf_diff);
+    CHECK(hf_diff <= 1e-3f);
+    CHECK_OK(tessel_sequence_free(seq));
+    CHECK_OK(tessel_llm_free(hf));
+  }
   free(prompt);
   free(greedy_text);
   free(b1);
