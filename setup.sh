@@ -102,6 +102,18 @@ if [ ! -d third_party/npm/node_modules/onnxruntime-node ] || [ ! -d third_party/
   (cd third_party/npm && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 
+# `import tessel` from Debian's Python: the C library and the CLI built here, and a .pth file in
+# site-packages naming this checkout's python/ folder (the last checkout to run setup.sh wins).
+log "building libtessel.so and the tessel command (for import tessel)"
+bazel build //capi:libtessel.so //cli:tessel
+site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+pth="$site/tessel.pth"
+if [ "$(cat "$pth" 2>/dev/null)" != "$PWD/python" ]; then
+  $SUDO mkdir -p "$site"
+  echo "$PWD/python" | $SUDO tee "$pth" >/dev/null
+fi
+/usr/bin/python3 -c "import tessel" || { echo "[setup] import tessel failed" >&2; exit 1; }
+
 log "environment ready"
 if [ "$run_demo" = 1 ]; then
   exec ./tools/demo.sh

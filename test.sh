@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs Tessel's tests: host (x86_64), then aarch64 (cross-compiled, run under qemu-aarch64).
-#   ./test.sh            both, and the out-of-tree example (what CI runs)
+#   ./test.sh            both, and the out-of-tree examples (what CI runs)
 #   ./test.sh host       host only
 #   ./test.sh aarch64    aarch64 only: the kernels, artifact loading, the LLM runtime and the emitted C
 #                        (tests marked arch_neutral or host_only run on the host only)
@@ -55,6 +55,49 @@ example() {
   phases+=("example $(( $(date +%s) - start ))s")
 }
 
+c_api_example() {
+  # examples/c_api: a plain Makefile against tessel.h and the built library only. Host: libtessel.so;
+  # aarch64: libtessel_static.a, an artifact compiled by the host CLI for aarch64-neon, run under qemu.
+  # Checks the image's top-1 class (PyTorch's) and the greedy text (PyTorch's continuation).
+  local arch="$1"
+  echo "== examples/c_api ($arch: classify an image, stream text)"
+  local start ok=1 host_bin lib_bin bin cnn llama tmp top1 text run=()
+  start=$(date +%s)
+  tmp=$(mktemp -d)
+  bazel build //cli:tessel //capi/testdata:tiny_cnn_artifact //llm/testdata:tiny_llama || ok=0
+  host_bin=$(bazel info bazel-bin 2>/dev/null)
+  cnn="$host_bin/capi/testdata"
+  llama="$host_bin/llm/testdata/tiny_llama"
+  if [ "$arch" = host ]; then
+    bazel build //capi:libtessel.so || ok=0
+    make -s -C examples/c_api LIBDIR="$host_bin/capi" || ok=0
+    cp "$cnn/tiny_cnn.tsl" "$tmp/model.tsl"
+    bin=examples/c_api/build
+  else
+    bazel build --config=aarch64 //capi:libtessel_static || ok=0
+    lib_bin=$(bazel info --config=aarch64 bazel-bin 2>/dev/null)
+    make -s -C examples/c_api ARCH=aarch64 LIBDIR="$lib_bin/capi" || ok=0
+    "$host_bin/cli/tessel" compile "$cnn/tiny_cnn/tiny_cnn.onnx" -o "$tmp/model.tsl" --target aarch64-neon > /dev/null 2>&1 || ok=0
+    bin=examples/c_api/build-aarch64
+    run=(env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu qemu-aarch64)
+  fi
+  if [ "$ok" = 1 ]; then
+    top1=$("${run[@]}" "$bin/classify" "$tmp/model.tsl" "$cnn/tiny_cnn/image.ppm" "$cnn/tiny_cnn/labels.txt" | head -1 | cut -d' ' -f1)
+    if [ "$top1" != "$(cat "$cnn/tiny_cnn/expected_top1.txt")" ]; then
+      echo "examples/c_api: classify ranked '$top1' first; PyTorch ranks '$(cat "$cnn/tiny_cnn/expected_top1.txt")'"; ok=0
+    fi
+    "${run[@]}" "$bin/generate" "$llama/model-f32.gguf" "$llama/prompt.txt" 16 0 > "$tmp/text.txt" 2> "$tmp/err.txt" || ok=0
+    text=$(cat "$tmp/text.txt")
+    case "$(cat "$llama/greedy_text.txt")" in
+      "$text"*) [ -n "$text" ] || ok=0 ;;
+      *) echo "examples/c_api: generate wrote '$text', not a prefix of PyTorch's greedy text"; cat "$tmp/err.txt"; ok=0 ;;
+    esac
+  fi
+  rm -rf "$tmp"
+  if [ "$ok" = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+  phases+=("c_api-$arch $(( $(date +%s) - start ))s")
+}
+
 layering() {
   # The folder graph (tools/layering/layers.txt): no package cycle, no dependency against the order.
   echo "== tools/layering/check_layering.py"
@@ -66,8 +109,8 @@ layering() {
 }
 
 if [ "$which" = all ] || [ "$which" = host ] || [ "$which" = quick ]; then layering; fi
-if [ "$which" = all ] || [ "$which" = host ]; then run host //...; example; fi
-if [ "$which" = all ] || [ "$which" = aarch64 ]; then run aarch64 --config=aarch64 //...; fi
+if [ "$which" = all ] || [ "$which" = host ]; then run host //...; example; c_api_example host; fi
+if [ "$which" = all ] || [ "$which" = aarch64 ]; then run aarch64 --config=aarch64 //...; c_api_example aarch64; fi
 if [ "$which" = asan ]; then run asan --config=asan //...; fi
 if [ "$which" = quick ]; then
   # Every test except those that depend on a model trained by PyTorch (tag trains_model) and their data.

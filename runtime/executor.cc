@@ -202,6 +202,11 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
     }
     std::memcpy(slot.raw_data(), inputs[i].raw_data(), slot.byte_size());
   }
+  return Run();
+}
+
+absl::Status Session::Run() {
+  if (!init_status_.ok()) return init_status_;
   for (size_t i = 0; i < model_->ops_.size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
     if (lab_marks_) LabMark(static_cast<int64_t>(i));

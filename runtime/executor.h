@@ -79,6 +79,10 @@ class Session {
   // Inputs in plan order; checked against the compiled shapes. Outputs are views into the arena,
   // valid until the next Run. No heap allocation happens here after the first call.
   absl::Status Run(absl::Span<const Tensor> inputs);
+  // Runs on what the input slots hold (see input()): no copy of the inputs.
+  absl::Status Run();
+  // The arena slot input i is read from. Ops may reuse its memory during a run: fill it before each Run().
+  Tensor& input(int i) { return views_[model_->plan().inputs(i)]; }
   const Tensor& output(int i) const { return views_[model_->plan().outputs(i)]; }
 
   void set_profile(bool on) { profile_ = on; }
