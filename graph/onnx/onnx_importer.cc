@@ -34,6 +34,9 @@ using onnx_internal::TensorFromProto;
 
 bool IsStandardDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+// Tessel's own operators (tessel.FusedConv, tessel.Attention, ...), as `tessel opt -o` writes them.
+constexpr char kTesselDomain[] = "tessel";
+
 absl::Status Prefixed(const std::string& label, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
 }
@@ -156,6 +159,7 @@ class Importer {
       const bool standard = IsStandardDomain(node.domain());
       if (standard && node.op_type() == "Constant") continue;  // becomes constant data, not a node
       if (standard && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
+      if (node.domain() == kTesselDomain && OpRegistry::Global().Find(kTesselDomain, node.op_type()) != nullptr) continue;
       std::string type = standard ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
       if (seen.insert(type).second) missing.emplace_back(std::move(type), node_names_[i]);
     }
@@ -420,6 +424,7 @@ class Importer {
       return AddLegacyFlattenOp(node.op_type(), name, inputs, output_names, std::move(attrs));
     }
     Node* n = AddStandardNode(node.op_type(), std::move(inputs), num_outputs, name, std::move(output_names));
+    if (node.domain() == kTesselDomain) n->set_domain(kTesselDomain);
     for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
