@@ -528,7 +528,40 @@ class Importer {
         return absl::InvalidArgumentError(
             absl::StrCat("graph output '", out.name(), "' is not defined by any node, initializer or graph input"));
       }
+      TESSEL_RETURN_IF_ERROR(CheckDeclaredOutput(out, it->second->type()));
       graph_->AddOutput(it->second);
+    }
+    return absl::OkStatus();
+  }
+
+  // A graph output's declared element type and static extents must be what the graph computes: an
+  // inconsistent model (an output declared int64 that the nodes compute as float) is an error here,
+  // not an artifact whose output means something else than the file says.
+  static absl::Status CheckDeclaredOutput(const onnx::ValueInfoProto& out, const TensorType& computed) {
+    if (!out.type().has_tensor_type()) return absl::OkStatus();
+    const onnx::TypeProto::Tensor& tt = out.type().tensor_type();
+    const std::string what = absl::StrCat("graph output '", out.name(), "'");
+    if (tt.elem_type() != onnx::TensorProto::UNDEFINED) {
+      absl::StatusOr<DType> declared = DTypeFromOnnx(tt.elem_type(), what);
+      if (!declared.ok()) return declared.status();
+      if (*declared != computed.dtype) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " is declared ", DTypeName(*declared),
+                                                       " but the graph computes ", computed.ToString()));
+      }
+    }
+    if (!tt.has_shape()) return absl::OkStatus();
+    if (tt.shape().dim_size() != computed.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " is declared with rank ", tt.shape().dim_size(),
+                                                     " but the graph computes ", computed.ToString()));
+    }
+    for (int d = 0; d < computed.rank(); ++d) {
+      const onnx::TensorShapeProto::Dimension& dim = tt.shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() > 0 && computed.dims[d].is_static() &&
+          computed.dims[d].value() != dim.dim_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " is declared with extent ", dim.dim_value(),
+                                                       " on axis ", d, " but the graph computes ",
+                                                       computed.ToString()));
+      }
     }
     return absl::OkStatus();
   }

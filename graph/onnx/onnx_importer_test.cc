@@ -885,6 +885,40 @@ TEST_F(OnnxImporterTest, UnsupportedOperatorsAreListedTogether) {
   EXPECT_EQ(g.status().message(), "ONNX model 'g': 1 unsupported operator type: TfIdfVectorizer (first at node 't')");
 }
 
+// A graph output declared with another element type, rank or extent than the graph computes is an
+// inconsistent model: an error naming the output, not an artifact whose output means something else.
+TEST_F(OnnxImporterTest, DeclaredOutputTypesMustMatchTheGraph) {
+  struct Case {
+    int elem_type;
+    std::vector<std::string> dims;
+    std::string message;  // empty: imports
+  };
+  const std::vector<Case> cases = {
+      {onnx::TensorProto::FLOAT, {"2", "3"}, ""},
+      {onnx::TensorProto::FLOAT, {"N", ""}, ""},  // symbolic and unknown extents are not compared
+      {onnx::TensorProto::UNDEFINED, {"2", "3"}, ""},
+      {onnx::TensorProto::INT64, {"2", "3"}, "graph output 'y' is declared i64 but the graph computes f32[2,3]"},
+      {onnx::TensorProto::FLOAT, {"2"}, "graph output 'y' is declared with rank 1 but the graph computes f32[2,3]"},
+      {onnx::TensorProto::FLOAT, {"2", "4"},
+       "graph output 'y' is declared with extent 4 on axis 1 but the graph computes f32[2,3]"},
+  };
+  for (const Case& c : cases) {
+    onnx::ModelProto m = NewModel(17);
+    AddInput(m, "x", onnx::TensorProto::FLOAT, {"2", "3"});
+    AddNode(m, "Relu", {"x"}, {"y"}, "r");
+    AddInput(m, "y", c.elem_type, c.dims);  // built as an input, then moved to the outputs
+    *m.mutable_graph()->add_output() = m.graph().input(1);
+    m.mutable_graph()->mutable_input()->RemoveLast();
+    absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+    if (c.message.empty()) {
+      EXPECT_TRUE(g.ok()) << g.status();
+    } else {
+      EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(g.status().message(), "ONNX model 'g': " + c.message);
+    }
+  }
+}
+
 TEST_F(OnnxImporterTest, AiOnnxDomainIsTheStandardDomain) {
   onnx::ModelProto m = ReluModel();
   m.mutable_graph()->mutable_node(0)->set_domain("ai.onnx");
