@@ -152,7 +152,13 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
         ins.push_back(o);
       }
       for (int idx : op.outputs()) outs.push_back({true, false, values[idx]->type()});
-      if (entry != nullptr && entry->legal && !entry->legal(OpQuery{*n, ins, outs})) {
+      const OpQuery query{*n, ins, outs};
+      if (entry != nullptr && (entry->op != query.op() || entry->dtypes != OpDTypes(query))) {
+        return absl::DataLossError(absl::StrCat("op '", op.name(), "': kernel '", op.kernel(), "' computes ",
+                                                entry->op, " on ", entry->dtypes, ", not ", query.op(), " on ",
+                                                OpDTypes(query), "; the plan is corrupt"));
+      }
+      if (entry != nullptr && entry->legal && !entry->legal(query)) {
         return absl::FailedPreconditionError(absl::StrCat("op '", op.name(), "': kernel '", op.kernel(),
                                                           "' does not accept this op's shapes or attributes; "
                                                           "recompile the model with this version of tessel"));
