@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/onnx/internal/tensor_proto.h"
 #include "graph/op_registry.h"
+#include "onnx/version_converter/convert.h"
 
 namespace tessel {
 namespace {
@@ -122,9 +124,10 @@ class Importer {
       return absl::InvalidArgumentError("not a valid ONNX model (no opset_import for the default domain)");
     }
     if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
-      return absl::UnimplementedError(
-          absl::StrCat("default-domain opset ", opset_, " is not supported; Tessel imports opsets ", kMinOnnxOpset,
-                       " to ", kMaxOnnxOpset, " (convert the model with onnx.version_converter.convert_version)"));
+      return absl::UnimplementedError(absl::StrCat("default-domain opset ", opset_,
+                                                   " is not supported; Tessel imports opsets ", kMinConvertedOnnxOpset,
+                                                   " to ", kMaxOnnxOpset, " (", kMinConvertedOnnxOpset, " to ",
+                                                   kMinOnnxOpset - 1, " converted to ", kMinOnnxOpset, ")"));
     }
     return absl::OkStatus();
   }
@@ -625,6 +628,28 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Models of opsets 1 to 10 are rewritten to opset 11 by the ONNX library's version converter (the one
+// onnx.version_converter.convert_version calls), which adapts the operators whose meaning changed
+// (Upsample, Slice's attributes, BatchNormalization's spatial, Dropout, ...). Null: no conversion
+// needed; an error names what the converter refused.
+absl::StatusOr<std::unique_ptr<onnx::ModelProto>> UpgradeOldOpset(const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
+    if (IsStandardDomain(op.domain())) opset = static_cast<int>(op.version());
+  }
+  if (opset < kMinConvertedOnnxOpset || opset >= kMinOnnxOpset) return nullptr;
+  try {
+    return std::make_unique<onnx::ModelProto>(onnx::version_conversion::ConvertVersion(model, kMinOnnxOpset));
+  } catch (const std::exception& e) {
+    return absl::UnimplementedError(absl::StrCat("default-domain opset ", opset, " cannot be converted to opset ",
+                                                 kMinOnnxOpset, " by the ONNX version converter: ", e.what()));
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::string bytes;
   absl::Status read = ReadFile(path, &bytes);
@@ -637,18 +662,21 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path, c
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid ONNX model (protobuf parse failed on ",
                                                    bytes.size(), " bytes; the file is truncated or corrupt)"));
   }
-  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(model, DirName(path), options).Run();
+  absl::StatusOr<std::unique_ptr<onnx::ModelProto>> upgraded = UpgradeOldOpset(model);
+  if (!upgraded.ok()) return Prefixed(path, upgraded.status());
+  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(*upgraded ? **upgraded : model, DirName(path), options).Run();
   if (!graph.ok()) return Prefixed(path, graph.status());
   return graph;
 }
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model, const std::string& base_dir,
                                                        const OnnxImportOptions& options) {
-  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(model, base_dir, options).Run();
-  if (!graph.ok()) {
-    const std::string& name = model.graph().name();
-    return Prefixed(name.empty() ? "ONNX model" : absl::StrCat("ONNX model '", name, "'"), graph.status());
-  }
+  const std::string& name = model.graph().name();
+  const std::string label = name.empty() ? "ONNX model" : absl::StrCat("ONNX model '", name, "'");
+  absl::StatusOr<std::unique_ptr<onnx::ModelProto>> upgraded = UpgradeOldOpset(model);
+  if (!upgraded.ok()) return Prefixed(label, upgraded.status());
+  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(*upgraded ? **upgraded : model, base_dir, options).Run();
+  if (!graph.ok()) return Prefixed(label, graph.status());
   return graph;
 }
 
