@@ -177,12 +177,13 @@ def tessel_py_testdata(name, script, srcs = [], data = [], args = [], trains = F
         visibility = visibility,
     )
 
-def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
+def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000, tags = []):
     """A libFuzzer target (LLVMFuzzerTestOneInput) plus a test that replays the seeds, their
     truncations and `mutations` random mutations of each through the same entry point.
 
     `bazel build --config=fuzz //pkg:name` links the real fuzzer (clang-14); see
-    tools/fuzz/run_fuzzers.sh."""
+    tools/fuzz/run_fuzzers.sh. `tags` go on the replay test ("arch_neutral": the host runs it, not
+    the aarch64 phase)."""
     native.cc_binary(
         name = name,
         srcs = srcs,
@@ -190,6 +191,8 @@ def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
         linkopts = ["-fsanitize=fuzzer"],
         deps = deps,
         tags = ["manual", "fuzz"],
+        # Test code: a fuzzer may drive layers above the one it fuzzes (tools/layering skips it).
+        testonly = True,
     )
     native.cc_test(
         name = name + "_replay_test",
@@ -197,6 +200,7 @@ def tessel_fuzz_target(name, srcs, deps = [], seeds = [], mutations = 2000):
         copts = TESSEL_COPTS,
         args = ["$(location %s)" % s for s in seeds] + ["--mutations=%d" % mutations],
         data = seeds,
+        tags = tags,
         deps = deps + ["//tools/fuzz:fuzz_driver"],
         # Static on aarch64 for the reason given in tessel_cc_test.
         linkstatic = select({

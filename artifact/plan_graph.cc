@@ -14,6 +14,17 @@ void DecodePlanGraph(const artifact::Plan& plan, const PlanTensorResolver& resol
   for (int i = 0; i < plan.tensors_size(); ++i) {
     const artifact::Tensor& t = plan.tensors(i);
     const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
+    if (resolve && t.storage() == artifact::Tensor::WEIGHTS) {
+      // Constants stay constants, so that a legality check reading one (Clip's bounds, a Reshape's
+      // shape) sees at load what the compiler saw.
+      artifact::TensorRef ref;
+      ref.set_dtype(t.dtype());
+      *ref.mutable_shape() = t.shape();
+      ref.set_offset(t.offset());
+      ref.set_bytes(t.bytes());
+      values->push_back(graph.AddConstant(absl::StrCat("t", i), resolve(ref)));
+      continue;
+    }
     values->push_back(graph.AddInput(absl::StrCat("t", i), TensorType::Static(static_cast<DType>(t.dtype()), shape)));
   }
   for (const artifact::Op& op : plan.ops()) {

@@ -14,13 +14,14 @@
 
 namespace tessel {
 
-// Tensor attributes point into the weights section; the caller says how to view them. Null: such
-// attributes are left out.
+// Tensor attributes and weight tensors point into the weights section; the caller says how to view
+// them. Null: tensor attributes are left out and weight tensors decode as inputs of their static type.
 using PlanTensorResolver = std::function<std::shared_ptr<const Tensor>(const artifact::TensorRef&)>;
 
-// Fills `graph` (empty) with one input Value per plan tensor (its static type) and one Node per plan
-// op, in order. values[i] is tensor i's Value, nodes[j] op j's Node. Operand indices outside the plan
-// become missing operands; the caller validates the plan.
+// Fills `graph` (empty) with one Value per plan tensor (a constant for weights, given `resolve`; else
+// an input of its static type) and one Node per plan op, in order. values[i] is tensor i's Value,
+// nodes[j] op j's Node. Operand indices outside the plan become missing operands; the caller validates
+// the plan.
 void DecodePlanGraph(const artifact::Plan& plan, const PlanTensorResolver& resolve, Graph& graph,
                      std::vector<Value*>* values, std::vector<Node*>* nodes);
 

@@ -84,6 +84,21 @@ check_fails_with "bench --estimate refuses a host artifact" "--estimate runs aar
   "$tessel" bench "$tmp/r18.tsl" --estimate cortex-a76
 check_fails_with "bench --estimate names the cores" "expected cortex-a55, cortex-a76 or neoverse-v1" \
   "$tessel" bench "$tmp/r18.tsl" --estimate cortex-x9
+check_fails_with "classify refuses a zero std" "--std: '0' must be a finite number above 0" \
+  "$tessel" classify "$tmp/r18.tsl" "$tmp/none.png" --std 0,1,1
+# A NaN pixel: a warning by default (the compiled kernels need not carry NaN through), an error naming
+# the input and index with --check-finite.
+/usr/bin/python3 -c "
+import numpy as np
+x = np.load('$models/resnet18.input.npy'); x[0, 0, 100, 100] = np.nan; np.save('$tmp/nan.npy', x)"
+check "run warns of a NaN input" bash -c "'$tessel' run '$tmp/r18.tsl' --input '$tmp/nan.npy' \
+  --output-dir '$tmp/nan' 2>&1 | grep -qF \"input 'input' has 1 non-finite value (first: NaN at flat index 22500)\""
+check_fails_with "run --check-finite refuses a NaN input" "input 'input' has 1 non-finite value" \
+  "$tessel" run "$tmp/r18.tsl" --input "$tmp/nan.npy" --output-dir "$tmp/nan" --check-finite
+# What `tessel opt -o` writes (tessel.* operators) compiles and runs.
+check "opt -o output compiles and runs" bash -c "'$tessel' opt '$models/mobilenet_v2_op17.onnx' -O3 \
+  -o '$tmp/mb_opt.onnx' && '$tessel' compile '$tmp/mb_opt.onnx' -o '$tmp/mb_opt.tsl' && \
+  '$tessel' run '$tmp/mb_opt.tsl' --input '$models/mobilenet_v2.input.npy' --output-dir '$tmp/mb_opt'"
 
 # Options out of range, or naming nothing the model has, fail before any work: exit status 1 and a
 # message naming the option (and the value and range). The LLM commands check their options before

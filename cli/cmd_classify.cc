@@ -1,5 +1,6 @@
 // `tessel classify`: image file -> compiled CNN -> top-k classes.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -19,6 +20,11 @@ absl::StatusOr<std::vector<float>> ParseFloats(const std::string& flag, const st
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     float v;
     if (!absl::SimpleAtof(part, &v)) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": bad number '", part, "'"));
+    // Pixels are divided by std: zero, negative or non-finite values give meaningless inputs.
+    if (!std::isfinite(v) || (flag == "std" && v <= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": '", part, "' must be a finite number",
+                                                     flag == "std" ? " above 0" : ""));
+    }
     out.push_back(v);
   }
   return out;

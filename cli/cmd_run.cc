@@ -31,6 +31,20 @@ int RunArtifact(const std::string& path, const cli::Args& args) {
   SessionOptions options;
   options.num_threads = *threads;
   options.spin_workers = args.Has("spin");
+  options.check_finite = args.Has("check-finite");
+  if (!options.check_finite) {
+    // One pass over the inputs costs little next to the model, and the fast kernels need not carry a
+    // NaN through (SessionOptions::check_finite): say so rather than print finite numbers silently.
+    for (int i = 0; i < (*model)->num_inputs(); ++i) {
+      absl::Status s = CheckFinite((*inputs)[i], absl::StrCat("input '", (*model)->input_name(i), "'"));
+      if (!s.ok()) {
+        std::fprintf(stderr,
+                     "run: warning: %s; compiled kernels need not propagate NaN or Inf as the ONNX reference "
+                     "does, so the outputs may be finite and meaningless (--check-finite makes this an error)\n",
+                     std::string(s.message()).c_str());
+      }
+    }
+  }
   absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*model, options);
   if (!created.ok()) return cli::Fail("run", created.status());
   Session& session = **created;
@@ -64,6 +78,8 @@ int RunCommand(int argc, char** argv) {
       {"profile", "", "print per-node time"},
       ThreadsFlag("threads per inference (compiled .tsl artifacts)", "1"),
       {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
+      {"check-finite", "", "fail when an input or output holds NaN or Inf (compiled .tsl artifacts; without it a "
+                           "non-finite input is a warning)"},
   };
   if (cli::WantsHelp(argc, argv)) {
     std::printf("%s", cli::Usage("run", "MODEL.onnx|MODEL.tir|MODEL.tsl --input NAME=FILE.npy ... [--output-dir DIR]",

@@ -60,7 +60,7 @@ class GemmKernelTest : public testing::TestWithParam<const KernelEntry*> {};
 TEST_P(GemmKernelTest, MatchesDoublePrecision) {
   const KernelEntry& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
-  auto fn = reinterpret_cast<GemmF32Fn>(e.fn);
+  auto fn = e.As<GemmF32Fn>();
   std::vector<char> workspace(e.workspace_bytes);
   struct Case {
     int64_t m, n, k, pad;  // pad: extra leading-dimension elements
@@ -383,7 +383,7 @@ class GemvKernelTest : public testing::TestWithParam<const KernelEntry*> {};
 TEST_P(GemvKernelTest, MatchesDequantizedDoublePrecision) {
   const KernelEntry& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
-  auto fn = reinterpret_cast<GemvFn>(e.fn);
+  auto fn = e.As<GemvFn>();
   Lcg rng(7);
   for (const GemvCase& c : CasesFor(FormatOf(e))) {
     ASSERT_TRUE(e.legal({c.rows, c.cols, 1, c.group}));
@@ -435,7 +435,7 @@ TEST(GemvEntryPointsTest, ThreadedEqualsSingleThreadAndReference) {
     q.args.y = yref.data();
     const KernelEntry* ref = GemvKernels().Find("gemv", SelectedGemvKernel(f).dtypes, SelectedGemvKernel(f).layout)[0];
     EXPECT_EQ(ref->backend, "reference");
-    reinterpret_cast<GemvFn>(ref->fn)(q.args, 0, c.rows);
+    ref->As<GemvFn>()(q.args, 0, c.rows);
     for (int64_t r = 0; r < c.rows; ++r) {
       ASSERT_EQ(y1[r], y3[r]) << "row split must not change a row's result, row " << r;
       ASSERT_NEAR(y1[r], yref[r], 1e-4 * (1 + std::fabs(yref[r]))) << SelectedGemvKernel(f).name << " row " << r;

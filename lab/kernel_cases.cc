@@ -78,7 +78,7 @@ void AddGemmCases(std::vector<Case>& cases) {
       auto b = std::make_shared<std::vector<float>>(Fill(s.k * s.n, 0.5f));
       auto c = std::make_shared<std::vector<float>>(s.m * s.n);
       auto ws = std::make_shared<std::vector<char>>(e.workspace_bytes);
-      auto fn = reinterpret_cast<GemmF32Fn>(e.fn);
+      auto fn = e.As<GemmF32Fn>();
       Case k;
       k.name = e.name + "/" + s.name;
       k.kernel = e.name;
@@ -113,7 +113,7 @@ void AddGemvCases(std::vector<Case>& cases) {
     auto w = std::make_shared<std::vector<uint8_t>>(QuantBlocks(rows, cols, block_bytes));
     auto x = std::make_shared<std::vector<float>>(Fill(cols, 1.0f));
     auto y = std::make_shared<std::vector<float>>(rows);
-    auto fn = reinterpret_cast<GemvFn>(e.fn);
+    auto fn = e.As<GemvFn>();
     Case k;
     k.name = e.name + "/1024x2048";
     k.kernel = e.name;
@@ -149,19 +149,19 @@ void AddVectorCases(std::vector<Case>& cases) {
     k.flops = static_cast<double>(n);
     k.bytes = 8.0 * n;
     if (e.op == "softmax") {
-      auto fn = reinterpret_cast<SoftmaxFn>(e.fn);
+      auto fn = e.As<SoftmaxFn>();
       k.run = [=] { fn(rows, row, a->data(), y->data()); };
     } else if (e.op == "rmsnorm") {
-      auto fn = reinterpret_cast<RmsNormFn>(e.fn);
+      auto fn = e.As<RmsNormFn>();
       k.run = [=] { fn(rows, row, a->data(), gain->data(), 1e-5f, y->data()); };
     } else if (e.op == "clamp") {
-      auto fn = reinterpret_cast<ClampFn>(e.fn);
+      auto fn = e.As<ClampFn>();
       k.run = [=] { fn(n, a->data(), y->data(), 0.0f, 6.0f); };
     } else if (e.op == "sigmoid" || e.op == "silu" || e.op == "hardswish") {
-      auto fn = reinterpret_cast<UnaryFn>(e.fn);
+      auto fn = e.As<UnaryFn>();
       k.run = [=] { fn(n, a->data(), y->data()); };
     } else if (e.op == "vadd" || e.op == "vmul") {
-      auto fn = reinterpret_cast<BinaryFn>(e.fn);
+      auto fn = e.As<BinaryFn>();
       k.bytes = 12.0 * n;
       k.run = [=] { fn(n, a->data(), b->data(), y->data(), -INFINITY, INFINITY); };
     } else {

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "artifact/plan_graph.h"
+#include "graph/op_registry.h"
 #include "kernels/op_kernels.h"
 #include "pthreadpool.h"
 #include "runtime/lab_marks.h"
@@ -25,7 +27,53 @@ Tensor WeightView(const std::shared_ptr<Artifact>& a, DType dtype, std::vector<i
   return Tensor(dtype, std::move(shape), std::move(buffer), 0);
 }
 
+// Shape inference on the decoded node against the types the plan gives its outputs. Dimensions that
+// inference leaves symbolic (a shape computed at run time) are left to the kernels.
+absl::Status CheckPlannedTypes(const Node& n, const std::vector<const TensorType*>& planned_outputs) {
+  std::vector<const TensorType*> types;
+  std::vector<const Tensor*> constants;
+  for (const Value* v : n.inputs()) {
+    types.push_back(v != nullptr ? &v->type() : nullptr);
+    constants.push_back(v != nullptr && v->is_constant() ? v->constant().get() : nullptr);
+  }
+  absl::StatusOr<std::vector<TensorType>> inferred = InferOutputTypes(n, std::move(types), std::move(constants));
+  if (!inferred.ok()) return inferred.status();
+  if (inferred->size() != planned_outputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("has ", planned_outputs.size(),
+                                                   " outputs; its inputs and attributes give ", inferred->size()));
+  }
+  for (size_t i = 0; i < planned_outputs.size(); ++i) {
+    const TensorType& want = (*inferred)[i];
+    const TensorType& planned = *planned_outputs[i];
+    bool same = want.dtype == planned.dtype && want.rank() == planned.rank();
+    for (int d = 0; same && d < want.rank(); ++d) {
+      same = !want.dims[d].is_static() || want.dims[d].value() == planned.dims[d].value();
+    }
+    if (!same) {
+      return absl::InvalidArgumentError(absl::StrCat("output ", i, " is planned as ", planned.ToString(),
+                                                     " but its inputs and attributes give ", want.ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckFinite(const Tensor& t, absl::string_view what) {
+  if (t.dtype() != DType::kF32) return absl::OkStatus();
+  const float* p = t.data<float>();
+  int64_t count = 0, first = -1;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    if (!std::isfinite(p[i])) {
+      if (first < 0) first = i;
+      ++count;
+    }
+  }
+  if (count == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, " has ", count, " non-finite value", count == 1 ? "" : "s",
+                                                 " (first: ", std::isnan(p[first]) ? "NaN" : "Inf", " at flat index ",
+                                                 first, ")"));
+}
 
 TensorType CompiledModel::input_type(int i) const {
   const artifact::Tensor& t = plan().tensors(plan().inputs(i));
@@ -80,6 +128,15 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
   for (int op_index = 0; op_index < plan.ops_size(); ++op_index) {
     const artifact::Op& op = plan.ops(op_index);
     Node* n = nodes[op_index];
+    // The op's attributes and operand shapes must give its planned outputs, by the shape inference
+    // the compiler ran: a corrupt or crafted plan (a renamed attribute, other pads) stops here, before
+    // any kernel reads it.
+    std::vector<const TensorType*> planned;
+    for (int idx : op.outputs()) planned.push_back(&values[idx]->type());
+    if (absl::Status s = CheckPlannedTypes(*n, planned); !s.ok()) {
+      return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): ", s.message(),
+                                              "; the plan is corrupt, or was written by another version"));
+    }
     ReferenceKernel reference = ReferenceKernelRegistry::Global().Find(op.domain(), op.op_type());
     const OpKernelEntry* entry = nullptr;
     if (!absl::StartsWith(op.kernel(), "reference/")) {
@@ -95,7 +152,13 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
         ins.push_back(o);
       }
       for (int idx : op.outputs()) outs.push_back({true, false, values[idx]->type()});
-      if (entry != nullptr && entry->legal && !entry->legal(OpQuery{*n, ins, outs})) {
+      const OpQuery query{*n, ins, outs};
+      if (entry != nullptr && (entry->op != query.op() || entry->dtypes != OpDTypes(query))) {
+        return absl::DataLossError(absl::StrCat("op '", op.name(), "': kernel '", op.kernel(), "' computes ",
+                                                entry->op, " on ", entry->dtypes, ", not ", query.op(), " on ",
+                                                OpDTypes(query), "; the plan is corrupt"));
+      }
+      if (entry != nullptr && entry->legal && !entry->legal(query)) {
         return absl::FailedPreconditionError(absl::StrCat("op '", op.name(), "': kernel '", op.kernel(),
                                                           "' does not accept this op's shapes or attributes; "
                                                           "recompile the model with this version of tessel"));
@@ -134,7 +197,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const C
 }
 
 Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOptions& options)
-    : model_(std::move(model)), num_threads_(std::max(1, options.num_threads)), lab_marks_(LabMarksRequested()) {
+    : model_(std::move(model)), num_threads_(std::max(1, options.num_threads)),
+      check_finite_(options.check_finite),
+      lab_marks_(LabMarksRequested()) {
   const artifact::Plan& plan = model_->plan();
   if (num_threads_ > 1) pool_.reset(pthreadpool_create(num_threads_));
   arena_ = Buffer::Allocate(plan.arena_bytes());
@@ -200,6 +265,10 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
       return absl::InvalidArgumentError(absl::StrCat("input '", model_->input_name(i), "' expects ",
                                                      slot.type().ToString(), ", got ", inputs[i].type().ToString()));
     }
+    if (check_finite_) {
+      absl::Status s = CheckFinite(inputs[i], absl::StrCat("input '", model_->input_name(i), "'"));
+      if (!s.ok()) return s;
+    }
     std::memcpy(slot.raw_data(), inputs[i].raw_data(), slot.byte_size());
   }
   return Run();
@@ -225,6 +294,12 @@ absl::Status Session::Run() {
     }
   }
   if (lab_marks_) LabMark(-1);
+  if (check_finite_) {
+    for (int i = 0; i < plan.outputs_size(); ++i) {
+      absl::Status s = CheckFinite(output(i), absl::StrCat("output '", model_->output_name(i), "'"));
+      if (!s.ok()) return absl::OutOfRangeError(s.message());
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "artifact/artifact.h"
 #include "graph/graph.h"
@@ -56,7 +57,16 @@ struct SessionOptions {
   bool spin_workers = false;
   // Run every op on its reference kernel whatever the plan chose (TESSEL_FORCE_BACKEND=reference).
   bool force_reference = ForcedBackendFromEnv() == "reference";
+  // Check f32 inputs before and outputs after each run for NaN and Inf (one pass over each): a
+  // non-finite value is then an error naming the tensor. The fast kernels (XNNPACK's and Tessel's
+  // clamps, ReLU and max pooling) may turn a NaN into a finite value where the ONNX reference
+  // propagates it, so without this check a NaN input can give finite, meaningless outputs.
+  bool check_finite = false;
 };
+
+// OK when `t` (f32; other types always pass) holds no NaN or Inf; otherwise an error naming `what`, the
+// count and the first such value's index.
+absl::Status CheckFinite(const Tensor& t, absl::string_view what);
 
 struct OpProfile {
   std::string name;
@@ -111,6 +121,7 @@ class Session {
   std::vector<std::string> kernel_names_;              // per op
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
+  bool check_finite_ = false;
   bool lab_marks_ = false;  // TESSEL_LAB_MARKS=1: mark op boundaries for lab (lab_marks.h)
 };
 

@@ -78,7 +78,7 @@ void SetRates(benchmark::State& state, const Shape& s) {
 void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
   std::vector<float> a = Fill(s.m * s.k, 1.0f), b = Fill(s.k * s.n, 0.5f), c(s.m * s.n);
   std::vector<char> workspace(entry->workspace_bytes);
-  auto fn = reinterpret_cast<GemmF32Fn>(entry->fn);
+  auto fn = entry->As<GemmF32Fn>();
   for (auto _ : state) {
     fn(s.m, s.n, s.k, a.data(), s.k, b.data(), s.n, c.data(), s.n, workspace.data());
     benchmark::DoNotOptimize(c.data());

@@ -119,7 +119,7 @@ void BM_Gemv(benchmark::State& state, const KernelEntry* entry, Variant v) {
   m.args.x = x.data();
   m.args.y = y.data();
   ThreadPool pool(threads);
-  auto fn = reinterpret_cast<GemvFn>(entry->fn);
+  auto fn = entry->As<GemvFn>();
   // int8-input kernels: x is quantized inside the timed loop, once per call, as decode does.
   const bool q8_input = entry->dtypes == "q4_0xq8" || entry->dtypes == "q8_0xq8";
   std::vector<int8_t> xq(GemvQ8PaddedCols(v.format, kCols));
@@ -180,7 +180,7 @@ void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat 
   std::vector<float> xscale(GemvQ8Lanes(format, 5632));
   const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
   ThreadPool pool(threads);
-  auto fn = reinterpret_cast<GemvFn>(entry->fn);
+  auto fn = entry->As<GemvFn>();
   for (auto _ : state) {
     for (const ModelMatrix& m : mats) {
       GemvArgs a;
@@ -341,7 +341,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   std::vector<float> xscale(GemvQ8Lanes(format, 5632)), block_scale(5632 / 32);
   const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
   ThreadPool pool(threads);
-  Panel16Job job{reinterpret_cast<GemmQ8Fn>(entry->fn), nullptr};
+  Panel16Job job{entry->As<GemmQ8Fn>(), nullptr};
   // Wall seconds and bytes per kind of matrix (attention q/k/v/o, FFN gate/up, FFN down): which shapes
   // stream slower than the others.
   double kind_seconds[3] = {}, kind_bytes[3] = {};
@@ -410,7 +410,7 @@ void BM_GemmLayerPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   std::vector<float> xscale(n * lanes), block_scale(n * kMaxCols / 32);
   double macs = 0;
   for (const ModelMatrix& m : mats) macs += static_cast<double>(m.rows) * m.cols * n;
-  auto fn = reinterpret_cast<GemmQ8Fn>(entry->fn);
+  auto fn = entry->As<GemmQ8Fn>();
   for (auto _ : state) {
     for (const ModelMatrix& m : mats) {
       for (int64_t t = 0; t < n; ++t) {

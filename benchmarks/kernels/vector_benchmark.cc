@@ -40,15 +40,15 @@ void BM_Tessel(benchmark::State& state, const KernelEntry* e, int64_t n) {
   std::vector<float> y(n);
   for (auto _ : state) {
     if (e->op == "softmax") {
-      reinterpret_cast<SoftmaxFn>(e->fn)(1, n, x.data(), y.data());
+      e->As<SoftmaxFn>()(1, n, x.data(), y.data());
     } else if (e->op == "rmsnorm") {
-      reinterpret_cast<RmsNormFn>(e->fn)(1, n, x.data(), b.data(), 1e-5f, y.data());
+      e->As<RmsNormFn>()(1, n, x.data(), b.data(), 1e-5f, y.data());
     } else if (e->op == "clamp") {
-      reinterpret_cast<ClampFn>(e->fn)(n, x.data(), y.data(), kLo, kHi);
+      e->As<ClampFn>()(n, x.data(), y.data(), kLo, kHi);
     } else if (e->op == "vadd" || e->op == "vmul") {
-      reinterpret_cast<BinaryFn>(e->fn)(n, x.data(), b.data(), y.data(), kLo, kHi);
+      e->As<BinaryFn>()(n, x.data(), b.data(), y.data(), kLo, kHi);
     } else {
-      reinterpret_cast<UnaryFn>(e->fn)(n, x.data(), y.data());
+      e->As<UnaryFn>()(n, x.data(), y.data());
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/onnx/internal/tensor_proto.h"
 #include "graph/op_registry.h"
+#include "onnx/version_converter/convert.h"
 
 namespace tessel {
 namespace {
@@ -33,6 +35,9 @@ using onnx_internal::DTypeFromOnnx;
 using onnx_internal::TensorFromProto;
 
 bool IsStandardDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// Tessel's own operators (tessel.FusedConv, tessel.Attention, ...), as `tessel opt -o` writes them.
+constexpr char kTesselDomain[] = "tessel";
 
 absl::Status Prefixed(const std::string& label, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
@@ -119,9 +124,10 @@ class Importer {
       return absl::InvalidArgumentError("not a valid ONNX model (no opset_import for the default domain)");
     }
     if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
-      return absl::UnimplementedError(
-          absl::StrCat("default-domain opset ", opset_, " is not supported; Tessel imports opsets ", kMinOnnxOpset,
-                       " to ", kMaxOnnxOpset, " (convert the model with onnx.version_converter.convert_version)"));
+      return absl::UnimplementedError(absl::StrCat("default-domain opset ", opset_,
+                                                   " is not supported; Tessel imports opsets ", kMinConvertedOnnxOpset,
+                                                   " to ", kMaxOnnxOpset, " (", kMinConvertedOnnxOpset, " to ",
+                                                   kMinOnnxOpset - 1, " converted to ", kMinOnnxOpset, ")"));
     }
     return absl::OkStatus();
   }
@@ -156,6 +162,7 @@ class Importer {
       const bool standard = IsStandardDomain(node.domain());
       if (standard && node.op_type() == "Constant") continue;  // becomes constant data, not a node
       if (standard && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
+      if (node.domain() == kTesselDomain && OpRegistry::Global().Find(kTesselDomain, node.op_type()) != nullptr) continue;
       std::string type = standard ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
       if (seen.insert(type).second) missing.emplace_back(std::move(type), node_names_[i]);
     }
@@ -420,6 +427,7 @@ class Importer {
       return AddLegacyFlattenOp(node.op_type(), name, inputs, output_names, std::move(attrs));
     }
     Node* n = AddStandardNode(node.op_type(), std::move(inputs), num_outputs, name, std::move(output_names));
+    if (node.domain() == kTesselDomain) n->set_domain(kTesselDomain);
     for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
@@ -523,7 +531,40 @@ class Importer {
         return absl::InvalidArgumentError(
             absl::StrCat("graph output '", out.name(), "' is not defined by any node, initializer or graph input"));
       }
+      TESSEL_RETURN_IF_ERROR(CheckDeclaredOutput(out, it->second->type()));
       graph_->AddOutput(it->second);
+    }
+    return absl::OkStatus();
+  }
+
+  // A graph output's declared element type and static extents must be what the graph computes: an
+  // inconsistent model (an output declared int64 that the nodes compute as float) is an error here,
+  // not an artifact whose output means something else than the file says.
+  static absl::Status CheckDeclaredOutput(const onnx::ValueInfoProto& out, const TensorType& computed) {
+    if (!out.type().has_tensor_type()) return absl::OkStatus();
+    const onnx::TypeProto::Tensor& tt = out.type().tensor_type();
+    const std::string what = absl::StrCat("graph output '", out.name(), "'");
+    if (tt.elem_type() != onnx::TensorProto::UNDEFINED) {
+      absl::StatusOr<DType> declared = DTypeFromOnnx(tt.elem_type(), what);
+      if (!declared.ok()) return declared.status();
+      if (*declared != computed.dtype) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " is declared ", DTypeName(*declared),
+                                                       " but the graph computes ", computed.ToString()));
+      }
+    }
+    if (!tt.has_shape()) return absl::OkStatus();
+    if (tt.shape().dim_size() != computed.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " is declared with rank ", tt.shape().dim_size(),
+                                                     " but the graph computes ", computed.ToString()));
+    }
+    for (int d = 0; d < computed.rank(); ++d) {
+      const onnx::TensorShapeProto::Dimension& dim = tt.shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() > 0 && computed.dims[d].is_static() &&
+          computed.dims[d].value() != dim.dim_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " is declared with extent ", dim.dim_value(),
+                                                       " on axis ", d, " but the graph computes ",
+                                                       computed.ToString()));
+      }
     }
     return absl::OkStatus();
   }
@@ -587,6 +628,28 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Models of opsets 1 to 10 are rewritten to opset 11 by the ONNX library's version converter (the one
+// onnx.version_converter.convert_version calls), which adapts the operators whose meaning changed
+// (Upsample, Slice's attributes, BatchNormalization's spatial, Dropout, ...). Null: no conversion
+// needed; an error names what the converter refused.
+absl::StatusOr<std::unique_ptr<onnx::ModelProto>> UpgradeOldOpset(const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
+    if (IsStandardDomain(op.domain())) opset = static_cast<int>(op.version());
+  }
+  if (opset < kMinConvertedOnnxOpset || opset >= kMinOnnxOpset) return nullptr;
+  try {
+    return std::make_unique<onnx::ModelProto>(onnx::version_conversion::ConvertVersion(model, kMinOnnxOpset));
+  } catch (const std::exception& e) {
+    return absl::UnimplementedError(absl::StrCat("default-domain opset ", opset, " cannot be converted to opset ",
+                                                 kMinOnnxOpset, " by the ONNX version converter: ", e.what()));
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::string bytes;
   absl::Status read = ReadFile(path, &bytes);
@@ -599,18 +662,21 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path, c
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid ONNX model (protobuf parse failed on ",
                                                    bytes.size(), " bytes; the file is truncated or corrupt)"));
   }
-  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(model, DirName(path), options).Run();
+  absl::StatusOr<std::unique_ptr<onnx::ModelProto>> upgraded = UpgradeOldOpset(model);
+  if (!upgraded.ok()) return Prefixed(path, upgraded.status());
+  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(*upgraded ? **upgraded : model, DirName(path), options).Run();
   if (!graph.ok()) return Prefixed(path, graph.status());
   return graph;
 }
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model, const std::string& base_dir,
                                                        const OnnxImportOptions& options) {
-  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(model, base_dir, options).Run();
-  if (!graph.ok()) {
-    const std::string& name = model.graph().name();
-    return Prefixed(name.empty() ? "ONNX model" : absl::StrCat("ONNX model '", name, "'"), graph.status());
-  }
+  const std::string& name = model.graph().name();
+  const std::string label = name.empty() ? "ONNX model" : absl::StrCat("ONNX model '", name, "'");
+  absl::StatusOr<std::unique_ptr<onnx::ModelProto>> upgraded = UpgradeOldOpset(model);
+  if (!upgraded.ok()) return Prefixed(label, upgraded.status());
+  absl::StatusOr<std::unique_ptr<Graph>> graph = Importer(*upgraded ? **upgraded : model, base_dir, options).Run();
+  if (!graph.ok()) return Prefixed(label, graph.status());
   return graph;
 }
 

@@ -14,6 +14,8 @@
 
 namespace tessel {
 
+// Opsets kMinConvertedOnnxOpset to kMinOnnxOpset - 1 are converted to kMinOnnxOpset on import.
+inline constexpr int kMinConvertedOnnxOpset = 1;
 inline constexpr int kMinOnnxOpset = 11;
 inline constexpr int kMaxOnnxOpset = 18;
 

@@ -651,15 +651,52 @@ TEST_F(OnnxImporterTest, GraphAttributesAreUnsupported) {
 // ---------------------------------------------------------------------------------------------
 // Opsets and upgrades to the opset-18 operator forms
 
-TEST_F(OnnxImporterTest, OpsetsOutside11To18AreRejected) {
-  for (int opset : {1, 10, 19, 21}) {
+// Opset 9 forms whose meaning the converter rewrites: Upsample (nearest, scales as an input) becomes
+// Resize and Slice's attributes become inputs; the values are checked by hand.
+TEST_F(OnnxImporterTest, Opset9UpsampleAndSliceAreConverted) {
+  onnx::ModelProto m = NewModel(9);
+  AddInput(m, "x", onnx::TensorProto::FLOAT, {"1", "1", "2", "3"});
+  onnx::TensorProto* scales = m.mutable_graph()->add_initializer();
+  scales->set_name("scales");
+  scales->set_data_type(onnx::TensorProto::FLOAT);
+  scales->add_dims(4);
+  for (float v : {1.f, 1.f, 2.f, 2.f}) scales->add_float_data(v);
+  AddNode(m, "Upsample", {"x", "scales"}, {"u"}, "up")->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("mode");
+    a.set_type(onnx::AttributeProto::STRING);
+    a.set_s("nearest");
+    return a;
+  }());
+  onnx::NodeProto* slice = AddNode(m, "Slice", {"u"}, {"y"}, "slice");
+  for (const auto& [name, values] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"axes", {3}}, {"starts", {1}}, {"ends", {5}}}) {
+    onnx::AttributeProto* a = slice->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
+  AddOutput(m, "y");
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ((*g)->outputs().size(), 1u);
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[1,1,4,4]");
+  bool resize = false;
+  for (const auto& n : (*g)->nodes()) resize |= n->op_type() == "Resize";
+  EXPECT_TRUE(resize);
+}
+
+TEST_F(OnnxImporterTest, OpsetsOutside1To18AreRejected) {
+  for (int opset : {19, 21}) {
     absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxFile(WriteModel(ReluModel(opset)));
     EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << opset;
-    EXPECT_THAT(std::string(g.status().message()), HasSubstr(absl::StrCat("default-domain opset ", opset,
-                                                                          " is not supported; Tessel imports opsets 11 "
-                                                                          "to 18")));
+    EXPECT_THAT(std::string(g.status().message()),
+                HasSubstr(absl::StrCat("default-domain opset ", opset,
+                                       " is not supported; Tessel imports opsets 1 to 18 (1 to 10 converted to 11)")));
   }
-  for (int opset : {11, 12, 13, 14, 15, 16, 17, 18}) {
+  // 1 to 10 go through the ONNX version converter (//graph/onnx:legacy_opset_test runs PyTorch's
+  // exports at opsets 7 to 10).
+  for (int opset : {1, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}) {
     EXPECT_TRUE(ImportOnnxModel(ReluModel(opset), dir_).ok()) << opset;
   }
   onnx::ModelProto m = ReluModel(13);
@@ -883,6 +920,40 @@ TEST_F(OnnxImporterTest, UnsupportedOperatorsAreListedTogether) {
   AddOutput(one, "z");
   g = ImportOnnxModel(one, dir_);
   EXPECT_EQ(g.status().message(), "ONNX model 'g': 1 unsupported operator type: TfIdfVectorizer (first at node 't')");
+}
+
+// A graph output declared with another element type, rank or extent than the graph computes is an
+// inconsistent model: an error naming the output, not an artifact whose output means something else.
+TEST_F(OnnxImporterTest, DeclaredOutputTypesMustMatchTheGraph) {
+  struct Case {
+    int elem_type;
+    std::vector<std::string> dims;
+    std::string message;  // empty: imports
+  };
+  const std::vector<Case> cases = {
+      {onnx::TensorProto::FLOAT, {"2", "3"}, ""},
+      {onnx::TensorProto::FLOAT, {"N", ""}, ""},  // symbolic and unknown extents are not compared
+      {onnx::TensorProto::UNDEFINED, {"2", "3"}, ""},
+      {onnx::TensorProto::INT64, {"2", "3"}, "graph output 'y' is declared i64 but the graph computes f32[2,3]"},
+      {onnx::TensorProto::FLOAT, {"2"}, "graph output 'y' is declared with rank 1 but the graph computes f32[2,3]"},
+      {onnx::TensorProto::FLOAT, {"2", "4"},
+       "graph output 'y' is declared with extent 4 on axis 1 but the graph computes f32[2,3]"},
+  };
+  for (const Case& c : cases) {
+    onnx::ModelProto m = NewModel(17);
+    AddInput(m, "x", onnx::TensorProto::FLOAT, {"2", "3"});
+    AddNode(m, "Relu", {"x"}, {"y"}, "r");
+    AddInput(m, "y", c.elem_type, c.dims);  // built as an input, then moved to the outputs
+    *m.mutable_graph()->add_output() = m.graph().input(1);
+    m.mutable_graph()->mutable_input()->RemoveLast();
+    absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+    if (c.message.empty()) {
+      EXPECT_TRUE(g.ok()) << g.status();
+    } else {
+      EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(g.status().message(), "ONNX model 'g': " + c.message);
+    }
+  }
 }
 
 TEST_F(OnnxImporterTest, AiOnnxDomainIsTheStandardDomain) {

@@ -453,7 +453,7 @@ class GemmFcKernel : public OpKernel {
     const TaskRange r = SplitForTask(fc.n, tasks_, t, 32);
     const int64_t begin = r.begin, cols = r.end - r.begin;
     if (cols <= 0) return;
-    reinterpret_cast<GemmF32Fn>(gemm_->fn)(fc.batch, cols, fc.k, a_, fc.k, w_ + begin, fc.n, y_ + begin, fc.n,
+    gemm_->As<GemmF32Fn>()(fc.batch, cols, fc.k, a_, fc.k, w_ + begin, fc.n, y_ + begin, fc.n,
                                            workspace_[t].data());
     Epilogue(y_ + begin, fc.batch, cols, fc.n, bias_ ? bias_ + begin : nullptr, nullptr,
              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());

@@ -145,7 +145,7 @@ absl::StatusOr<GemmF32> GemmF32::Create(int64_t m, int64_t n, int64_t k) {
 
 void GemmF32::Run(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) const {
   assert(lda >= k_ && ldb >= n_ && ldc >= n_);
-  reinterpret_cast<GemmF32Fn>(kernel_->fn)(m_, n_, k_, a, lda, b, ldb, c, ldc, workspace_.get());
+  kernel_->As<GemmF32Fn>()(m_, n_, k_, a, lda, b, ldb, c, ldc, workspace_.get());
 }
 
 }  // namespace tessel
@@ -168,7 +168,7 @@ absl::StatusOr<PackedGemmF32> PackedGemmF32::Create(int64_t n, int64_t k, const 
   op.n_ = n;
   op.k_ = k;
   op.kernel_ = *kernel;
-  op.info_ = reinterpret_cast<UkernelInfoFn>(op.kernel_->fn)();
+  op.info_ = op.kernel_->As<UkernelInfoFn>()();
   const size_t floats = static_cast<size_t>(std::max<int64_t>(gemm_internal::PackedBFloats(op.info_.blocking, k, n), 1));
   const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
   // 2 MiB pages when large (support/memory.h).

@@ -170,7 +170,7 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   const GemvFormat f = e.dtypes.rfind("q4_0", 0) == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
   const bool panel16 = IsPanel16(e);
-  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  auto fn = e.As<GemmQ8Fn>();
   Lcg rng(23);
   // 67, 120, 130: 5, 8 and 9 panels, so that the Panel16 decode kernel's 2- and 4-stream lockstep runs,
   // with a partial last panel inside a stream (120) and after the streams (130).
@@ -335,7 +335,7 @@ TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  auto fn = e.As<GemmQ8Fn>();
   const GemvFormat f = GemvFormat::kQ4_0;  // x's layout
   Lcg rng(31);
   for (const GroupCase& c : GroupCases()) {
@@ -432,7 +432,7 @@ TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  auto fn = e.As<GemmQ8Fn>();
   Lcg rng(37);
   for (int64_t rows : {1, 17, 67, 130}) {
     for (int64_t cols : {32, 256, 352, 2080}) {
@@ -532,7 +532,7 @@ TEST_P(GemmQ8GroupKernelTest, Q5MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  auto fn = e.As<GemmQ8Fn>();
   Lcg rng(43);
   for (bool mins : {false, true}) {
     const int64_t bb = mins ? 24 : 22;
@@ -664,7 +664,7 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
 // One k-quant through kernel `e` over row counts across the 16-row panels and 1, 3 and 8 units: the
 // packed matrix unpacks to the file's bytes, and the kernel matches the integer dot and f32.
 void CheckKQuant(const KernelEntry& e, int kquant, Lcg& rng) {
-  auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+  auto fn = e.As<GemmQ8Fn>();
   const int64_t bb = KBlockBytes(kquant);
   for (int64_t rows : {1, 17, 67, 130}) {
     for (int64_t cols : {256, 768, 2048}) {
@@ -731,7 +731,7 @@ TEST(GemmQ8Panel16Test, IQ4_NLMatchesIntegerDotAndF32WithinRoundingBound) {
   for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
     if (e.dtypes.rfind("q4_0_panel16", 0) != 0) continue;
     if (!CpuSupports(e.isa)) continue;
-    auto fn = reinterpret_cast<GemmQ8Fn>(e.fn);
+    auto fn = e.As<GemmQ8Fn>();
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {32, 96, 2080}) {
         const int64_t nb = cols / 32;

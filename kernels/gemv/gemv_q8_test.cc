@@ -53,7 +53,7 @@ TEST_P(GemvQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   const KernelEntry& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   const GemvFormat f = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
-  auto fn = reinterpret_cast<GemvFn>(e.fn);
+  auto fn = e.As<GemvFn>();
   Lcg rng(11);
   for (int64_t rows : {0, 1, 3, 4, 5, 9, 16, 21, 64}) {
     for (int64_t blocks : {0, 1, 2, 3, 4, 5, 6, 7, 13, 128}) {

@@ -56,6 +56,12 @@ struct KernelEntry {
   double (*cost)(const ProblemShape&) = nullptr;  // estimated seconds on this shape
   const void* fn = nullptr;                       // the op's function type (see the op's header)
   size_t workspace_bytes = 0;                     // scratch the caller passes in (GEMM packing)
+
+  // fn as the op's function type (GemmF32Fn, GemvFn, ...).
+  template <typename Fn>
+  Fn As() const {
+    return reinterpret_cast<Fn>(const_cast<void*>(fn));
+  }
 };
 
 class KernelRegistry {

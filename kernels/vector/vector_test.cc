@@ -152,11 +152,11 @@ void CheckUnary(const KernelEntry& e) {
     const bool exact = e.op == "clamp";
     Guarded in_place = x;
     if (e.op == "clamp") {
-      reinterpret_cast<ClampFn>(e.fn)(n, x.data(), y.data(), lo, hi);
-      reinterpret_cast<ClampFn>(e.fn)(n, in_place.data(), in_place.data(), lo, hi);
+      e.As<ClampFn>()(n, x.data(), y.data(), lo, hi);
+      e.As<ClampFn>()(n, in_place.data(), in_place.data(), lo, hi);
     } else {
-      reinterpret_cast<UnaryFn>(e.fn)(n, x.data(), y.data());
-      reinterpret_cast<UnaryFn>(e.fn)(n, in_place.data(), in_place.data());
+      e.As<UnaryFn>()(n, x.data(), y.data());
+      e.As<UnaryFn>()(n, in_place.data(), in_place.data());
     }
     const std::string label = e.name + " n=" + std::to_string(n);
     worst = std::max(worst, ExpectClose(label, y, want, bound, exact));
@@ -182,7 +182,7 @@ void CheckBinary(const KernelEntry& e) {
         const float v = static_cast<float>(e.op == "vadd" ? double(a[i]) + c[i] : double(a[i]) * c[i]);
         want[i] = std::min(std::max(v, b.lo), b.hi);
       }
-      auto fn = reinterpret_cast<BinaryFn>(e.fn);
+      auto fn = e.As<BinaryFn>();
       Guarded in_a = a, in_b = c;
       fn(n, a.data(), c.data(), y.data(), b.lo, b.hi);
       fn(n, in_a.data(), c.data(), in_a.data(), b.lo, b.hi);
@@ -200,7 +200,7 @@ void CheckBinary(const KernelEntry& e) {
 // near +80, where exp without the max subtraction overflows f32.
 void CheckSoftmax(const KernelEntry& e) {
   Lcg rng(3);
-  auto fn = reinterpret_cast<SoftmaxFn>(e.fn);
+  auto fn = e.As<SoftmaxFn>();
   double worst = 0;
   struct Range {
     float lo, hi;
@@ -241,7 +241,7 @@ void CheckSoftmax(const KernelEntry& e) {
 // Rows of moderate, large (~1e3) and small (~1e-3, where eps matters) values, with and without a gain.
 void CheckRmsNorm(const KernelEntry& e) {
   Lcg rng(4);
-  auto fn = reinterpret_cast<RmsNormFn>(e.fn);
+  auto fn = e.As<RmsNormFn>();
   double worst = 0;
   for (float magnitude : {1.0f, 1e3f, 1e-3f}) {
     for (bool with_gain : {true, false}) {

@@ -172,7 +172,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       // steps of the GEMV kernels, and no two threads writing one cache line of y.
       rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
       const KernelEntry* q8 = Q8KernelFor(w.type);
-      gemv[j] = q8 ? reinterpret_cast<GemvFn>(q8->fn) : nullptr;
+      gemv[j] = q8 ? q8->As<GemvFn>() : nullptr;
       dot[j] = q8 ? nullptr : GetRowDot(w.type, pool_->num_threads());
       // One thread: the whole matrix in one call, so that the row-dot kernel's parallel streams run its
       // full length instead of restarting per task.
@@ -223,7 +223,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         }
         quantized_gemm[layout] = true;
       }
-      gemm[j] = reinterpret_cast<GemmQ8Fn>(k->fn);
+      gemm[j] = k->As<GemmQ8Fn>();
       GemmQ8Args& a = gemm_args[j];
       a = GemmQ8Args();
       a.w = w.data;
@@ -317,7 +317,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         }
         return;
       }
-      const auto gemm_fn = reinterpret_cast<GemmF32Fn>(f32_gemm_->fn);
+      const auto gemm_fn = f32_gemm_->As<GemmF32Fn>();
       float* c = f32_out_[thread].get();
       for (int64_t t0 = 0; t0 < n; t0 += kF32TokenBlock) {
         const int64_t nt = std::min<int64_t>(kF32TokenBlock, n - t0);

@@ -130,9 +130,9 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
     }
     if (!k.ok()) return k.status();
     const std::string_view name = op;
-    if (name == "rmsnorm") r->rms_norm_ = reinterpret_cast<RmsNormFn>((*k)->fn);
-    if (name == "silu") r->silu_ = reinterpret_cast<UnaryFn>((*k)->fn);
-    if (name == "vmul") r->vmul_ = reinterpret_cast<BinaryFn>((*k)->fn);
+    if (name == "rmsnorm") r->rms_norm_ = (*k)->As<RmsNormFn>();
+    if (name == "silu") r->silu_ = (*k)->As<UnaryFn>();
+    if (name == "vmul") r->vmul_ = (*k)->As<BinaryFn>();
   }
 
   r->arena_.assign(arena_floats, 0.0f);

@@ -590,7 +590,10 @@ absl::StatusOr<LlamaQuantReport> QuantizeLlamaModel(const std::string& in_path,
   absl::StatusOr<std::unique_ptr<llm::LlamaModel>> model = llm::LoadModel(in_path, FileLoad::kMap);
   if (!model.ok()) return model.status();
   const LlamaConfig& c = (*model)->config();
+  // A ggml type has its own block (32 or 256 columns) and its fallbacks, checked per matrix; the group
+  // scheme applies only to Tessel's own types.
   for (int64_t cols : {c.dim, c.num_heads * c.head_dim, c.ffn_dim}) {
+    if (options.ggml_type) break;
     if (absl::Status s = ValidateScheme(options.scheme, cols); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(in_path, ": ", s.message()));
     }

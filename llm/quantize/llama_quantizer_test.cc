@@ -56,6 +56,36 @@ TEST(LlamaQuantizerTest, ReadsWideHalfWeightsInFileOrder) {
   }
 }
 
+// --type quantizes by the ggml type's own block (32 columns for Q8_0 and Q4_0), whatever the group
+// option says: widths of 96 and 352, not multiples of the default group of 128, quantize, and every
+// matrix comes back within the type's usual error of the f32 weights.
+TEST(LlamaQuantizerTest, GgmlTypesIgnoreTheGroupOption) {
+  llm::testing::SyntheticModelSpec spec;
+  spec.dim = 96;
+  spec.ffn = 352;
+  const std::string in = llm::testing::WriteSyntheticLlama(spec, "w96.gguf");
+  for (llm::GgmlType type : {llm::GgmlType::kQ8_0, llm::GgmlType::kQ4_0}) {
+    LlamaQuantOptions o;
+    o.method = WeightMethod::kRtn;
+    o.ggml_type = type;
+    ASSERT_EQ(o.scheme.group, 128);
+    const std::string out = llm::testing::TempPath("w96-out.gguf");
+    auto report = QuantizeLlamaModel(in, {}, o, out, [](const std::string&) {});
+    ASSERT_TRUE(report.ok()) << report.status();
+    auto w = llm::LoadGgufModel(in, FileLoad::kMap);
+    auto q = llm::LoadGgufModel(out, FileLoad::kMap);
+    ASSERT_TRUE(w.ok() && q.ok());
+    const double bound = type == llm::GgmlType::kQ8_0 ? 0.02 : 0.2;
+    for (size_t l = 0; l < (*w)->weights().layers.size(); ++l) {
+      const llm::LlamaLayerWeights& lw = (*w)->weights().layers[l];
+      const llm::LlamaLayerWeights& lq = (*q)->weights().layers[l];
+      EXPECT_EQ(lq.w_down.type, type);
+      EXPECT_LT(RelativeError(lq.w_down, lw.w_down), bound) << "layer " << l << " ffn_down";
+      EXPECT_LT(RelativeError(lq.wq, lw.wq), bound) << "layer " << l << " attn_q";
+    }
+  }
+}
+
 // --type with calibration data: the inputs' importance matrix (llama.cpp's imatrix) guides the scale
 // searches, and lowers the reconstruction error ||X (W - Q)^T||^2 / ||X W^T||^2 on those inputs, which the
 // report measures independently of the quantizer. Q2_K and Q4_0 gained most on the small trained model

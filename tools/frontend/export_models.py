@@ -118,7 +118,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of: " + ", ".join(MODELS))
-    parser.add_argument("--opsets", default="13,17", help="comma-separated ONNX opsets (11..17 with PyTorch 1.13)")
+    parser.add_argument("--opsets", default="13,17", help="comma-separated ONNX opsets (7..17 with PyTorch 1.13)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)  # Bazel runs the test-data builds side by side on few cores

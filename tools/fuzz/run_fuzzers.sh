@@ -12,8 +12,10 @@ for t in $targets; do
   bin="bazel-bin/$(echo "${t#//}" | tr ':' '/')"
   name=$(basename "$bin")
   mkdir -p "$corpus_root/$name"
-  # Seeds: the replay test's data files, when the package has a seed rule.
-  for seed in bazel-bin/$(dirname "${t#//}")/*seed*; do [ -f "$seed" ] && cp "$seed" "$corpus_root/$name/"; done
+  # Seeds: generated ones (a package's seed rule) and the files kept in the package's fuzz_seeds/
+  # (hand-made inputs and the crashers fuzzing found, kept as regression seeds).
+  pkg=$(echo "${t#//}" | cut -d: -f1)
+  for seed in bazel-bin/"$pkg"/*seed* "$pkg"/fuzz_seeds/*; do [ -f "$seed" ] && cp "$seed" "$corpus_root/$name/"; done
   echo "== $t for ${seconds}s"
   "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 "$corpus_root/$name" 2>&1 | tail -5
 done
