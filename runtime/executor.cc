@@ -265,10 +265,6 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
       return absl::InvalidArgumentError(absl::StrCat("input '", model_->input_name(i), "' expects ",
                                                      slot.type().ToString(), ", got ", inputs[i].type().ToString()));
     }
-    if (check_finite_) {
-      absl::Status s = CheckFinite(inputs[i], absl::StrCat("input '", model_->input_name(i), "'"));
-      if (!s.ok()) return s;
-    }
     std::memcpy(slot.raw_data(), inputs[i].raw_data(), slot.byte_size());
   }
   return Run();
@@ -276,6 +272,13 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
 
 absl::Status Session::Run() {
   if (!init_status_.ok()) return init_status_;
+  const artifact::Plan& plan = model_->plan();
+  if (check_finite_) {
+    for (int i = 0; i < plan.inputs_size(); ++i) {
+      absl::Status s = CheckFinite(views_[plan.inputs(i)], absl::StrCat("input '", model_->input_name(i), "'"));
+      if (!s.ok()) return s;
+    }
+  }
   for (size_t i = 0; i < model_->ops_.size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
     if (lab_marks_) LabMark(static_cast<int64_t>(i));
