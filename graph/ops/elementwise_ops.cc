@@ -1,5 +1,6 @@
 // Type inference for elementwise operators: activations, unary math, broadcasting binary arithmetic,
 // Where, Cast, Identity and (inference-mode) Dropout.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,20 @@ Types InferBinaryArithmetic(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *dims, MergedLayout(ctx.type(0), ctx.type(1)))};
 }
 
+// Max, Min, Sum and Mean: any number of same-typed inputs, broadcast together.
+Types InferVariadic(const InferenceContext& ctx) {
+  if (absl::Status s = RequireNumeric(ctx, 0, "input 0"); !s.ok()) return s;
+  std::vector<Dim> dims = ctx.type(0).dims;
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": input ", i, " is missing"));
+    if (absl::Status s = RequireSameDType(ctx, 0, i); !s.ok()) return s;
+    absl::StatusOr<std::vector<Dim>> d = BroadcastDims(dims, ctx.type(i).dims, Op(ctx));
+    if (!d.ok()) return d.status();
+    dims = *std::move(d);
+  }
+  return std::vector<TensorType>{TensorType(ctx.type(0).dtype, dims)};
+}
+
 // Comparisons broadcast like arithmetic and produce bool.
 Types InferCompare(const InferenceContext& ctx) {
   if (absl::Status s = RequireSameDType(ctx, 0, 1); !s.ok()) return s;
@@ -186,6 +201,7 @@ void Reg(OpRegistry& r, const char* op, int min_in, int max_in, int min_out, int
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& r) {
+  constexpr int kVariadic = std::numeric_limits<int>::max();
   Reg(r, "Relu", 1, 1, 1, 1, InferUnaryNumeric, "max(x, 0)");
   Reg(r, "Neg", 1, 1, 1, 1, InferUnaryNumeric, "-x");
   Reg(r, "Clip", 1, 3, 1, 1, InferClip, "min(max(x, min), max) with optional scalar bounds");
@@ -198,11 +214,39 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "Sqrt", 1, 1, 1, 1, InferUnaryFloat, "square root");
   Reg(r, "Reciprocal", 1, 1, 1, 1, InferUnaryFloat, "1 / x");
   Reg(r, "Exp", 1, 1, 1, 1, InferUnaryFloat, "e^x");
+  Reg(r, "Abs", 1, 1, 1, 1, InferUnaryFloat, "|x|");
+  Reg(r, "Log", 1, 1, 1, 1, InferUnaryFloat, "natural logarithm");
+  Reg(r, "Floor", 1, 1, 1, 1, InferUnaryFloat, "largest integer <= x");
+  Reg(r, "Ceil", 1, 1, 1, 1, InferUnaryFloat, "smallest integer >= x");
+  Reg(r, "Round", 1, 1, 1, 1, InferUnaryFloat, "nearest integer, halves to even");
+  Reg(r, "Sign", 1, 1, 1, 1, InferUnaryFloat, "-1, 0 or 1 by the sign of x");
+  Reg(r, "Sin", 1, 1, 1, 1, InferUnaryFloat, "sine");
+  Reg(r, "Cos", 1, 1, 1, 1, InferUnaryFloat, "cosine");
+  Reg(r, "Tan", 1, 1, 1, 1, InferUnaryFloat, "tangent");
+  Reg(r, "Asin", 1, 1, 1, 1, InferUnaryFloat, "arcsine");
+  Reg(r, "Acos", 1, 1, 1, 1, InferUnaryFloat, "arccosine");
+  Reg(r, "Atan", 1, 1, 1, 1, InferUnaryFloat, "arctangent");
+  Reg(r, "Sinh", 1, 1, 1, 1, InferUnaryFloat, "hyperbolic sine");
+  Reg(r, "Cosh", 1, 1, 1, 1, InferUnaryFloat, "hyperbolic cosine");
+  Reg(r, "Asinh", 1, 1, 1, 1, InferUnaryFloat, "inverse hyperbolic sine");
+  Reg(r, "Acosh", 1, 1, 1, 1, InferUnaryFloat, "inverse hyperbolic cosine");
+  Reg(r, "Atanh", 1, 1, 1, 1, InferUnaryFloat, "inverse hyperbolic tangent");
+  Reg(r, "Softplus", 1, 1, 1, 1, InferUnaryFloat, "log(1 + e^x)");
+  Reg(r, "Softsign", 1, 1, 1, 1, InferUnaryFloat, "x / (1 + |x|)");
+  Reg(r, "Elu", 1, 1, 1, 1, InferUnaryFloat, "x < 0 ? alpha * (e^x - 1) : x");
+  Reg(r, "Celu", 1, 1, 1, 1, InferUnaryFloat, "max(0, x) + min(0, alpha * (e^(x / alpha) - 1))");
+  Reg(r, "Selu", 1, 1, 1, 1, InferUnaryFloat, "gamma * (x > 0 ? x : alpha * (e^x - 1))");
+  Reg(r, "LeakyRelu", 1, 1, 1, 1, InferUnaryFloat, "x < 0 ? alpha * x : x");
+  Reg(r, "ThresholdedRelu", 1, 1, 1, 1, InferUnaryFloat, "x > alpha ? x : 0");
   Reg(r, "Add", 2, 2, 1, 1, InferBinaryArithmetic, "a + b with broadcasting");
   Reg(r, "Sub", 2, 2, 1, 1, InferBinaryArithmetic, "a - b with broadcasting");
   Reg(r, "Mul", 2, 2, 1, 1, InferBinaryArithmetic, "a * b with broadcasting");
   Reg(r, "Div", 2, 2, 1, 1, InferBinaryArithmetic, "a / b with broadcasting (integers truncate toward zero)");
   Reg(r, "Pow", 2, 2, 1, 1, InferPow, "x ^ y with broadcasting");
+  Reg(r, "Max", 1, kVariadic, 1, 1, InferVariadic, "elementwise maximum of its inputs, broadcast");
+  Reg(r, "Min", 1, kVariadic, 1, 1, InferVariadic, "elementwise minimum of its inputs, broadcast");
+  Reg(r, "Sum", 1, kVariadic, 1, 1, InferVariadic, "elementwise sum of its inputs, broadcast");
+  Reg(r, "Mean", 1, kVariadic, 1, 1, InferVariadic, "elementwise mean of its inputs, broadcast");
   Reg(r, "Equal", 2, 2, 1, 1, InferCompare, "a == b elementwise with broadcasting (bool)");
   Reg(r, "Less", 2, 2, 1, 1, InferCompare, "a < b elementwise with broadcasting (bool)");
   Reg(r, "Greater", 2, 2, 1, 1, InferCompare, "a > b elementwise with broadcasting (bool)");

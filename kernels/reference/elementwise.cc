@@ -68,6 +68,61 @@ struct ExpOp {
   double operator()(double x) const { return std::exp(x); }
 };
 
+// The ONNX math and activation functions of one float, evaluated in double.
+#define TESSEL_UNARY_MATH_OP(Name, expr)      \
+  struct Name##Op {                           \
+    explicit Name##Op(const Node&) {}         \
+    double operator()(double x) const { return expr; } \
+  };
+TESSEL_UNARY_MATH_OP(Abs, std::fabs(x))
+TESSEL_UNARY_MATH_OP(Log, std::log(x))
+TESSEL_UNARY_MATH_OP(Floor, std::floor(x))
+TESSEL_UNARY_MATH_OP(Ceil, std::ceil(x))
+TESSEL_UNARY_MATH_OP(Round, std::nearbyint(x))  // halves to even, in the default rounding mode
+TESSEL_UNARY_MATH_OP(Sign, x > 0 ? 1.0 : (x < 0 ? -1.0 : x))
+TESSEL_UNARY_MATH_OP(Sin, std::sin(x))
+TESSEL_UNARY_MATH_OP(Cos, std::cos(x))
+TESSEL_UNARY_MATH_OP(Tan, std::tan(x))
+TESSEL_UNARY_MATH_OP(Asin, std::asin(x))
+TESSEL_UNARY_MATH_OP(Acos, std::acos(x))
+TESSEL_UNARY_MATH_OP(Atan, std::atan(x))
+TESSEL_UNARY_MATH_OP(Sinh, std::sinh(x))
+TESSEL_UNARY_MATH_OP(Cosh, std::cosh(x))
+TESSEL_UNARY_MATH_OP(Asinh, std::asinh(x))
+TESSEL_UNARY_MATH_OP(Acosh, std::acosh(x))
+TESSEL_UNARY_MATH_OP(Atanh, std::atanh(x))
+TESSEL_UNARY_MATH_OP(Softplus, x > 30 ? x : std::log1p(std::exp(x)))
+TESSEL_UNARY_MATH_OP(Softsign, x / (1 + std::fabs(x)))
+#undef TESSEL_UNARY_MATH_OP
+
+// Activations with an alpha (and gamma) attribute, defaults as ONNX gives them.
+struct EluOp {
+  explicit EluOp(const Node& n) : alpha(n.GetFloat("alpha", 1.0f)) {}
+  double operator()(double x) const { return x < 0 ? alpha * std::expm1(x) : x; }
+  double alpha;
+};
+struct CeluOp {
+  explicit CeluOp(const Node& n) : alpha(n.GetFloat("alpha", 1.0f)) {}
+  double operator()(double x) const { return std::fmax(0.0, x) + std::fmin(0.0, alpha * std::expm1(x / alpha)); }
+  double alpha;
+};
+struct SeluOp {
+  explicit SeluOp(const Node& n)
+      : alpha(n.GetFloat("alpha", 1.67326319217681884765625f)), gamma(n.GetFloat("gamma", 1.05070102214813232421875f)) {}
+  double operator()(double x) const { return gamma * (x > 0 ? x : alpha * std::expm1(x)); }
+  double alpha, gamma;
+};
+struct LeakyReluOp {
+  explicit LeakyReluOp(const Node& n) : alpha(n.GetFloat("alpha", 0.01f)) {}
+  double operator()(double x) const { return x < 0 ? alpha * x : x; }
+  double alpha;
+};
+struct ThresholdedReluOp {
+  explicit ThresholdedReluOp(const Node& n) : alpha(n.GetFloat("alpha", 1.0f)) {}
+  double operator()(double x) const { return x > alpha ? x : 0.0; }
+  double alpha;
+};
+
 template <typename OpT>
 absl::Status UnaryFloat(const Node& node, Inputs in, Outputs out) {
   if (in[0]->dtype() != DType::kF32) return Unsupported(node, in[0]->dtype());
@@ -250,6 +305,55 @@ absl::Status Pow(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// ---- Max, Min, Sum, Mean: any number of inputs, folded into the output one at a time ---------
+
+enum class VarOp { kMax, kMin, kSum, kMean };
+
+template <typename T>
+void VariadicLoop(VarOp op, Inputs in, Tensor& y) {
+  T* py = y.data<T>();
+  const int64_t n = y.num_elements();
+  for (size_t k = 0; k < in.size(); ++k) {
+    const T* p = in[k]->data<T>();
+    BroadcastIndexer it(y.shape(), {in[k]->shape()});
+    for (int64_t i = 0; i < n; ++i, it.Next()) {
+      const T v = p[it.offset(0)];
+      if (k == 0) {
+        py[i] = v;
+      } else if (op == VarOp::kMax) {
+        // NaN wins, as in numpy's maximum and minimum.
+        if (v > py[i] || v != v) py[i] = v;
+      } else if (op == VarOp::kMin) {
+        if (v < py[i] || v != v) py[i] = v;
+      } else {
+        py[i] = Apply(BinOp::kAdd, py[i], v);
+      }
+    }
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == VarOp::kMean) {
+      for (int64_t i = 0; i < n; ++i) py[i] /= static_cast<T>(in.size());
+    }
+  }
+}
+
+template <VarOp kOp>
+absl::Status Variadic(const Node& node, Inputs in, Outputs out) {
+  switch (in[0]->dtype()) {
+    case DType::kF32: VariadicLoop<float>(kOp, in, out[0]); break;
+    case DType::kI32:
+      if (kOp == VarOp::kMean) return Unsupported(node, in[0]->dtype());
+      VariadicLoop<int32_t>(kOp, in, out[0]);
+      break;
+    case DType::kI64:
+      if (kOp == VarOp::kMean) return Unsupported(node, in[0]->dtype());
+      VariadicLoop<int64_t>(kOp, in, out[0]);
+      break;
+    default: return Unsupported(node, in[0]->dtype());
+  }
+  return absl::OkStatus();
+}
+
 // ---- Comparisons ------------------------------------------------------------------------------
 
 enum class CmpOp { kEqual, kLess, kGreater };
@@ -372,11 +476,39 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Sqrt", UnaryFloat<SqrtOp>);
   r.Register("", "Reciprocal", UnaryFloat<ReciprocalOp>);
   r.Register("", "Exp", UnaryFloat<ExpOp>);
+  r.Register("", "Abs", UnaryFloat<AbsOp>);
+  r.Register("", "Log", UnaryFloat<LogOp>);
+  r.Register("", "Floor", UnaryFloat<FloorOp>);
+  r.Register("", "Ceil", UnaryFloat<CeilOp>);
+  r.Register("", "Round", UnaryFloat<RoundOp>);
+  r.Register("", "Sign", UnaryFloat<SignOp>);
+  r.Register("", "Sin", UnaryFloat<SinOp>);
+  r.Register("", "Cos", UnaryFloat<CosOp>);
+  r.Register("", "Tan", UnaryFloat<TanOp>);
+  r.Register("", "Asin", UnaryFloat<AsinOp>);
+  r.Register("", "Acos", UnaryFloat<AcosOp>);
+  r.Register("", "Atan", UnaryFloat<AtanOp>);
+  r.Register("", "Sinh", UnaryFloat<SinhOp>);
+  r.Register("", "Cosh", UnaryFloat<CoshOp>);
+  r.Register("", "Asinh", UnaryFloat<AsinhOp>);
+  r.Register("", "Acosh", UnaryFloat<AcoshOp>);
+  r.Register("", "Atanh", UnaryFloat<AtanhOp>);
+  r.Register("", "Softplus", UnaryFloat<SoftplusOp>);
+  r.Register("", "Softsign", UnaryFloat<SoftsignOp>);
+  r.Register("", "Elu", UnaryFloat<EluOp>);
+  r.Register("", "Celu", UnaryFloat<CeluOp>);
+  r.Register("", "Selu", UnaryFloat<SeluOp>);
+  r.Register("", "LeakyRelu", UnaryFloat<LeakyReluOp>);
+  r.Register("", "ThresholdedRelu", UnaryFloat<ThresholdedReluOp>);
   r.Register("", "Add", Binary<BinOp::kAdd>);
   r.Register("", "Sub", Binary<BinOp::kSub>);
   r.Register("", "Mul", Binary<BinOp::kMul>);
   r.Register("", "Div", Binary<BinOp::kDiv>);
   r.Register("", "Pow", Pow);
+  r.Register("", "Max", Variadic<VarOp::kMax>);
+  r.Register("", "Min", Variadic<VarOp::kMin>);
+  r.Register("", "Sum", Variadic<VarOp::kSum>);
+  r.Register("", "Mean", Variadic<VarOp::kMean>);
   r.Register("", "Equal", Compare<CmpOp::kEqual>);
   r.Register("", "Less", Compare<CmpOp::kLess>);
   r.Register("", "Greater", Compare<CmpOp::kGreater>);

@@ -104,6 +104,57 @@ TEST(ElementwiseTest, UnaryMath) {
   EXPECT_THAT(RunUnary("Neg", {1, -2, 0}), ElementsAre(-1, 2, 0));
 }
 
+// The ONNX math functions, against values computed by hand (or by numpy, digits as printed).
+TEST(ElementwiseTest, MoreUnaryMath) {
+  ExpectNear(RunUnary("Abs", {-2.5f, 0, 3}), {2.5, 0, 3});
+  ExpectNear(RunUnary("Log", {1, 2.718281828459045f, 0.5f}), {0, 1, -0.6931471805599453});
+  ExpectNear(RunUnary("Floor", {-1.5f, 1.5f, 2}), {-2, 1, 2});
+  ExpectNear(RunUnary("Ceil", {-1.5f, 1.5f, 2}), {-1, 2, 2});
+  ExpectNear(RunUnary("Round", {0.5f, 1.5f, 2.5f, -0.5f, -1.6f}), {0, 2, 2, 0, -2});  // halves to even
+  ExpectNear(RunUnary("Sign", {-3, 0, 0.25f}), {-1, 0, 1});
+  ExpectNear(RunUnary("Sin", {0, 1.5707963267948966f}), {0, 1});
+  ExpectNear(RunUnary("Cos", {0, 3.141592653589793f}), {1, -1});
+  ExpectNear(RunUnary("Tan", {0.7853981633974483f}), {1});
+  ExpectNear(RunUnary("Asin", {1, -0.5f}), {1.5707963267948966, -0.5235987755982989});
+  ExpectNear(RunUnary("Acos", {1, 0}), {0, 1.5707963267948966});
+  ExpectNear(RunUnary("Atan", {1}), {0.7853981633974483});
+  ExpectNear(RunUnary("Sinh", {1}), {1.1752011936438014});
+  ExpectNear(RunUnary("Cosh", {1}), {1.5430806348152437});
+  ExpectNear(RunUnary("Asinh", {1}), {0.881373587019543});
+  ExpectNear(RunUnary("Acosh", {2}), {1.3169578969248166});
+  ExpectNear(RunUnary("Atanh", {0.5f}), {0.5493061443340549});
+  ExpectNear(RunUnary("Softplus", {0, 1, 100}), {0.6931471805599453, 1.3132616875182228, 100}, 1e-5);
+  ExpectNear(RunUnary("Softsign", {1, -3}), {0.5, -0.75});
+  ExpectNear(RunUnary("Elu", {-1, 2}, {{"alpha", Attribute::Float(2)}}), {-1.2642411176571153, 2});
+  ExpectNear(RunUnary("Celu", {-1, 2}), {-0.6321205588285577, 2});
+  ExpectNear(RunUnary("Selu", {-1, 2}), {-1.1113307378125628, 2.1014020442962646});
+  ExpectNear(RunUnary("LeakyRelu", {-2, 3}), {-0.02, 3});
+  ExpectNear(RunUnary("ThresholdedRelu", {0.5f, 1, 1.5f}), {0, 0, 1.5});
+}
+
+// Max, Min, Sum and Mean over three inputs broadcast together; NaN wins in Max and Min.
+TEST(ElementwiseTest, VariadicOps) {
+  const float nan = std::nanf("");
+  auto run = [&](const std::string& op) {
+    OneNode n(op, {F32({2, 2}, {1, 5, -3, nan}), F32({2}, {2, 0}), F32({1}, {4})});
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? (*out)[0].ToFloatVector() : std::vector<float>{};
+  };
+  std::vector<float> max = run("Max"), min = run("Min");
+  ASSERT_EQ(max.size(), 4u);
+  EXPECT_THAT(std::vector<float>(max.begin(), max.begin() + 3), ElementsAre(4, 5, 4));
+  EXPECT_TRUE(std::isnan(max[3]));
+  EXPECT_THAT(std::vector<float>(min.begin(), min.begin() + 3), ElementsAre(1, 0, -3));
+  EXPECT_TRUE(std::isnan(min[3]));
+  EXPECT_THAT(run("Sum")[0], 7);
+  ExpectNear({run("Mean")[1]}, {3});
+  OneNode ints("Max", {I64({3}, {1, 9, -4}), I64({1}, {2})});
+  absl::StatusOr<std::vector<Tensor>> out = ints.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(2, 9, 2));
+}
+
 TEST(ElementwiseTest, UnaryFloatOpRejectsIntegers) {
   OneNode n("Sigmoid", {I64({2}, {1, 2})});
   absl::StatusOr<std::vector<Tensor>> out = n.Run();

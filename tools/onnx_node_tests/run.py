@@ -47,6 +47,8 @@ def run_case(tessel, case, work, compiled):
     for data_index, (in_values, out_values) in enumerate(case.data_sets):
         args = []
         for info, value in zip(inputs, in_values):
+            if isinstance(value, np.generic):
+                value = np.asarray(value)
             if not isinstance(value, np.ndarray):
                 return "error", "non-tensor input (sequence or optional)"
             path = os.path.join(work, "in_%s.npy" % sanitize(info.name))
@@ -63,6 +65,8 @@ def run_case(tessel, case, work, compiled):
         if r.returncode != 0:
             return classify(r.stderr)
         for info, want in zip(graph.output, out_values):
+            if isinstance(want, np.generic):
+                want = np.asarray(want)
             if not isinstance(want, np.ndarray):
                 return "error", "non-tensor output"
             path = os.path.join(out_dir, sanitize(info.name) + ".npy")

@@ -89,6 +89,49 @@ def unary_math(g):
     g.unary("exp", "Exp", x, np.exp(x))
 
 
+def more_unary_math(g):
+    """The ONNX math functions and parameterized activations, against numpy and PyTorch in float32."""
+    x = g.f32(3, 5, lo=-4, hi=4)
+    for name, op, fn in (("abs", "Abs", np.abs), ("floor", "Floor", np.floor), ("ceil", "Ceil", np.ceil),
+                         ("sign", "Sign", np.sign), ("sin", "Sin", np.sin), ("cos", "Cos", np.cos),
+                         ("atan", "Atan", np.arctan), ("sinh", "Sinh", np.sinh), ("cosh", "Cosh", np.cosh),
+                         ("asinh", "Asinh", np.arcsinh), ("softsign", "Softsign", lambda v: v / (1 + np.abs(v)))):
+        g.unary(name, op, x, fn(x).astype(np.float32))
+    g.unary("round", "Round", np.array([0.5, 1.5, 2.5, -0.5, -1.6, 3.2], np.float32),
+            np.round(np.array([0.5, 1.5, 2.5, -0.5, -1.6, 3.2], np.float32)), opset=11)
+    g.unary("softplus", "Softplus", x, torch_f32(F.softplus, x))
+    t = g.f32(2, 4, lo=-1.2, hi=1.2)
+    g.unary("tan", "Tan", t, np.tan(t))
+    u = g.f32(2, 6, lo=-0.99, hi=0.99)
+    g.unary("asin", "Asin", u, np.arcsin(u))
+    g.unary("acos", "Acos", u, np.arccos(u))
+    g.unary("atanh", "Atanh", u, np.arctanh(u))
+    p = g.f32(2, 6, lo=0.1, hi=9.0)
+    g.unary("log", "Log", p, np.log(p))
+    g.unary("acosh", "Acosh", p + 1, np.arccosh(p + 1))
+    g.unary("elu", "Elu", x, torch_f32(F.elu, x, alpha=0.7), attrs={"alpha": 0.7})
+    g.unary("celu", "Celu", x, torch_f32(F.celu, x, alpha=1.5), attrs={"alpha": 1.5}, opset=12)
+    g.unary("selu", "Selu", x, torch_f32(F.selu, x))
+    g.unary("leakyrelu", "LeakyRelu", x, torch_f32(F.leaky_relu, x, negative_slope=0.2), attrs={"alpha": 0.2})
+    g.unary("thresholdedrelu", "ThresholdedRelu", x, np.where(x > 1.5, x, 0).astype(np.float32),
+            attrs={"alpha": 1.5}, opset=10)
+
+
+def variadic(g):
+    """Max, Min, Sum and Mean over inputs that broadcast together, against numpy."""
+    a, b, c = g.f32(2, 3, 4), g.f32(3, 1), g.f32(4)
+    ins = [("a", a, False), ("b", b, False), ("c", c, False)]
+    g.add("max_3_bcast", "Max", ins, [("y", np.maximum(np.maximum(a, b), c))])
+    g.add("min_3_bcast", "Min", ins, [("y", np.minimum(np.minimum(a, b), c))])
+    g.add("sum_3_bcast", "Sum", ins, [("y", (a + b + c).astype(np.float32))])
+    g.add("mean_3_bcast", "Mean", ins, [("y", ((a + b + c) / np.float32(3)).astype(np.float32))])
+    g.add("max_one", "Max", [("a", a, False)], [("y", a.copy())])
+    ai, bi = g.i64(5), g.i64(1)
+    g.add("max_i64", "Max", [("a", ai, False), ("b", bi, False)], [("y", np.maximum(ai, bi))])
+    g.add("min_i32", "Min", [("a", ai.astype(np.int32), False), ("b", bi.astype(np.int32), False)],
+          [("y", np.minimum(ai, bi).astype(np.int32))])
+
+
 def clip(g):
     x = g.f32(3, 7, lo=-4, hi=4)
     lo, hi = np.float32(-1.5), np.float32(2.0)
@@ -443,7 +486,7 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(0)
     g = Gen(args.out)
-    for section in (activations, unary_math, clip, binary, pow_cases, where_cases, compare_cases, cast_cases, identity_dropout,
+    for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases, compare_cases, cast_cases, identity_dropout,
                     flatten_reshape, transpose_concat, split_cases, slice_cases, gather_cases, squeeze_unsqueeze,
                     expand_cases, shape_cases, constant_of_shape_cases, range_cases):
         section(g)
