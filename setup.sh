@@ -38,6 +38,8 @@ APT_PACKAGES=(
   # PyTorch's BLAS: without it Debian's reference libblas3 serves the matmuls, and training the test
   # models took 5 s per step instead of a fraction of one (Zen 3: 512^3 matmul 56 ms -> 2.8 ms).
   libopenblas0-pthread
+  # `tessel serve`: HTTP/1.1 (cpp-httplib) and JSON (nlohmann/json).
+  libcpp-httplib-dev nlohmann-json3-dev
 )
 # Node.js runs the peers (ONNX Runtime, llama.cpp); the machine image may already carry a newer one.
 if ! command -v npm >/dev/null; then APT_PACKAGES+=(nodejs npm); fi
