@@ -98,9 +98,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" | $SUDO tee "$stamp" >/dev/null
 fi
 
-# Peers for benchmarks: ONNX Runtime (CNN) and llama.cpp (LLM), from npm, into third_party/npm.
-if [ ! -d third_party/npm/node_modules/onnxruntime-node ] || [ ! -d third_party/npm/node_modules/node-llama-cpp ]; then
-  log "installing peers from npm (onnxruntime-node, node-llama-cpp)"
+# Peers for benchmarks: ONNX Runtime (CNN) and llama.cpp (LLM), and the OpenAI client that tests
+# `tessel serve`, from npm, into third_party/npm.
+if [ ! -d third_party/npm/node_modules/onnxruntime-node ] || [ ! -d third_party/npm/node_modules/node-llama-cpp ] ||
+   [ ! -d third_party/npm/node_modules/openai ]; then
+  log "installing peers from npm (onnxruntime-node, node-llama-cpp, openai)"
   (cd third_party/npm && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 

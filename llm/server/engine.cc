@@ -228,7 +228,11 @@ void Engine::Loop() {
         ++it;
       }
     }
-    if (active_.empty()) continue;
+    if (active_.empty()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.active = 0;
+      continue;
+    }
     // One step: a decode token for every sequence past its prompt, then prompt chunks in the budget left.
     items.clear();
     owners.clear();
