@@ -57,6 +57,9 @@ class LlamaRuntime {
   absl::StatusOr<int> NewSequence() { return cache_->AddSequence(); }
   absl::Status EndSequence(int seq) { return cache_->RemoveSequence(seq); }
   absl::Status ResetSequence(int seq) { return cache_->Clear(seq); }
+  // Empty sequence `dst` starts as the first `tokens` positions of `src`, sharing its KV blocks (copied
+  // on write): a common prompt prefix is computed once.
+  absl::Status SharePrefix(int src, int dst, int64_t tokens) { return cache_->SharePrefix(src, dst, tokens); }
   int64_t SequenceLength(int seq) const { return cache_->length(seq); }
 
   // Appends `tokens` to sequence `seq` and runs them. Returns the logits of the last token [vocab],

@@ -40,7 +40,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const LlamaModel& model, 
   RuntimeOptions o;
   o.max_context = options.context;
   o.max_batch = std::max<int64_t>(options.max_batch, options.parallel);
-  o.max_sequences = options.parallel;
+  o.max_sequences = options.parallel + 1;  // the slots and the kept prefix
   o.threads = options.threads;
   o.kv_dtype = options.kv_dtype;
   absl::StatusOr<std::unique_ptr<LlamaRuntime>> runtime = LlamaRuntime::Create(model, o);
@@ -149,10 +149,48 @@ void Engine::Finish(Request& r, const std::string& reason, absl::Status error) {
 }
 
 void Engine::Retire(Request& r) {
-  (void)runtime_->EndSequence(r.seq_);
+  // A request that ran to its end keeps its sequence as the prefix for the next ones (replacing the one
+  // kept before); a cancelled or failed one frees everything at once.
+  const int64_t length = runtime_->SequenceLength(r.seq_);
+  int64_t cached = 0;
+  if (!r.cancelled() && length > 0) {
+    if (kept_seq_ >= 0) (void)runtime_->EndSequence(kept_seq_);
+    kept_seq_ = r.seq_;
+    kept_tokens_.assign(r.history_.begin(), r.history_.begin() + length);
+    cached = (length + runtime_->options().kv_block_size - 1) / runtime_->options().kv_block_size;
+  } else {
+    (void)runtime_->EndSequence(r.seq_);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.completed;
   stats_.free_kv_blocks = runtime_->kv_cache().free_blocks();
+  if (kept_seq_ == r.seq_) stats_.cached_kv_blocks = cached;
+}
+
+void Engine::SharePrefix(Request& r) {
+  const std::vector<int32_t>& prompt = r.params_.prompt;
+  // At least one prompt token is left to run: its logits give the first completion token.
+  const int64_t limit = static_cast<int64_t>(prompt.size()) - 1;
+  int64_t best = 0;
+  int donor = -1;
+  auto consider = [&](int seq, const std::vector<int32_t>& tokens) {
+    const int64_t n = std::min({limit, runtime_->SequenceLength(seq), static_cast<int64_t>(tokens.size())});
+    int64_t k = 0;
+    while (k < n && tokens[k] == prompt[k]) ++k;
+    if (k > best) {
+      best = k;
+      donor = seq;
+    }
+  };
+  for (const auto& a : active_) {
+    if (a.get() != &r) consider(a->seq_, a->history_);
+  }
+  if (kept_seq_ >= 0) consider(kept_seq_, kept_tokens_);
+  // A prefix shorter than a block saves less than the copy of the block its first write makes.
+  if (donor < 0 || best < runtime_->options().kv_block_size) return;
+  if (!runtime_->SharePrefix(donor, r.seq_, best).ok()) return;
+  r.prefilled_ = static_cast<size_t>(best);
+  stats_.reused_prompt_tokens += best;  // under mu_: called from the admission loop
 }
 
 bool Engine::Advance(Request& r, absl::Span<const float> logits) {
@@ -215,6 +253,7 @@ void Engine::Loop() {
         }
         r->seq_ = *seq;
         active_.push_back(std::move(r));
+        SharePrefix(*active_.back());
       }
       stats_.active = static_cast<int64_t>(active_.size());
     }

@@ -3,8 +3,11 @@
 // decode token each, plus a prefill chunk of a newly admitted prompt) as ONE forward pass
 // (LlamaRuntime::EvalBatch), samples each row with its request's own sampler, and hands text deltas to
 // the request. A finished or cancelled request ends its sequence at once, so its KV blocks return to
-// the pool. The KV pool is sized at creation for `parallel` sequences of `context` tokens: every admitted
-// request fits, nothing grows per request, and requests beyond the slots wait in a bounded queue.
+// the pool. Prefix sharing: a new request starts from the longest prompt prefix it has in common with a
+// running request or with the last finished one (kept in one extra sequence), sharing those KV blocks
+// copy-on-write instead of computing them again (a common system prompt is computed once). The KV pool
+// is sized at creation for `parallel` + 1 sequences of `context` tokens: every admitted request fits,
+// nothing grows per request, and requests beyond the slots wait in a bounded queue.
 #ifndef TESSEL_LLM_SERVER_ENGINE_H_
 #define TESSEL_LLM_SERVER_ENGINE_H_
 
@@ -97,7 +100,9 @@ struct EngineStats {
   int64_t completed = 0;
   int64_t queued = 0;          // waiting now
   int64_t active = 0;          // in a slot now
+  int64_t reused_prompt_tokens = 0;  // prompt tokens taken from a shared prefix instead of computed
   int64_t free_kv_blocks = 0;
+  int64_t cached_kv_blocks = 0;      // held by the kept prefix of the last finished request
   int64_t total_kv_blocks = 0;
 };
 
@@ -124,6 +129,8 @@ class Engine {
   void Publish(Request& r, std::vector<int32_t> tokens, bool done, const std::string& reason, absl::Status error);
   // Ends the request's sequence (its KV blocks go back to the pool) before its last update goes out.
   void Retire(Request& r);
+  // Starts a newly admitted request from the longest prefix it shares with a live sequence.
+  void SharePrefix(Request& r);
   void Finish(Request& r, const std::string& reason, absl::Status error = absl::OkStatus());
 
   const LlamaModel& model_;
@@ -135,6 +142,9 @@ class Engine {
   bool stop_ = false;
   std::deque<std::shared_ptr<Request>> queue_;
   std::vector<std::shared_ptr<Request>> active_;  // the scheduler's; its size is published in stats_
+  // The scheduler's: the last finished request's sequence, kept for its prefix (-1: none), and its tokens.
+  int kept_seq_ = -1;
+  std::vector<int32_t> kept_tokens_;
   EngineStats stats_;
 };
 

@@ -92,7 +92,9 @@ TEST_F(EngineTest, ConcurrentGreedyRequestsEqualSequentialGenerate) {
   const EngineStats s = (*engine)->stats();
   EXPECT_EQ(s.completed, 4);
   EXPECT_GT(s.rows, s.steps) << "no step ran more than one sequence";
-  EXPECT_EQ(s.free_kv_blocks, s.total_kv_blocks);  // every sequence gave its blocks back
+  // Every sequence gave its blocks back, but for the kept prefix of the last one to finish.
+  EXPECT_GT(s.cached_kv_blocks, 0);
+  EXPECT_EQ(s.free_kv_blocks + s.cached_kv_blocks, s.total_kv_blocks);
 }
 
 TEST_F(EngineTest, MoreRequestsThanSlotsQueueAndAllComplete) {
@@ -150,11 +152,9 @@ TEST_F(EngineTest, LengthAndCancel) {
   (*c)->Cancel();
   Drain(**c, &last);
   EXPECT_LT(last.completion_tokens, 100);
-  // The cancelled sequence's blocks are back once the next request has run.
-  auto d = (*engine)->Submit(Greedy("a", 2));
-  Drain(**d);
+  // The cancelled sequence's blocks are back (a cancelled request leaves no kept prefix).
   const EngineStats s = (*engine)->stats();
-  EXPECT_EQ(s.free_kv_blocks, s.total_kv_blocks);
+  EXPECT_EQ(s.free_kv_blocks + s.cached_kv_blocks, s.total_kv_blocks);
 }
 
 TEST_F(EngineTest, SubmitErrors) {
@@ -176,6 +176,36 @@ TEST_F(EngineTest, SubmitErrors) {
   p = Greedy("a", 4);
   p.sampling.top_p = 0;
   EXPECT_EQ((*engine)->Submit(p).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A system prompt common to requests is computed once: a request that arrives while another with the
+// same prefix runs, and one that arrives after it finished, start from its KV blocks (shared copy-on-write)
+// and still complete exactly as Generate does from scratch.
+TEST_F(EngineTest, SharedPromptPrefixIsComputedOnce) {
+  const std::string system = "the system prompt says that the cat sat on the mat and the dog sat on the log. ";
+  const std::string a = system + "hello", b = system + "abc de", c = system + "zz";
+  const std::string want_a = Reference(a, 30), want_b = Reference(b, 20), want_c = Reference(c, 20);
+  EngineOptions o;
+  o.parallel = 2;
+  o.context = 128;
+  auto engine = Engine::Create(*model_, o);
+  ASSERT_TRUE(engine.ok());
+  const int64_t common = static_cast<int64_t>(model_->tokenizer().Encode(system, true).size());
+  ASSERT_GE(common, 32);
+  auto ra = (*engine)->Submit(Greedy(a, 30));
+  ASSERT_TRUE(ra.ok());
+  std::string got_a = (*ra)->Next().text;  // a's prompt has run
+  auto rb = (*engine)->Submit(Greedy(b, 20));
+  ASSERT_TRUE(rb.ok());
+  got_a += Drain(**ra);
+  EXPECT_EQ(got_a, want_a);
+  EXPECT_EQ(Drain(**rb), want_b);
+  const int64_t after_b = (*engine)->stats().reused_prompt_tokens;
+  EXPECT_GE(after_b, common - 2);  // the shared tokens (a token or two at the seam may differ)
+  auto rc = (*engine)->Submit(Greedy(c, 20));  // after both finished: from the kept prefix
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(Drain(**rc), want_c);
+  EXPECT_GE((*engine)->stats().reused_prompt_tokens - after_b, common - 2);
 }
 
 TEST(Utf8Test, CompletePrefix) {

@@ -373,7 +373,9 @@ void HttpServer::Routes() {
                     {"slots_processing", s.active},
                     {"queued", s.queued},
                     {"requests_done", s.completed},
+                    {"reused_prompt_tokens", s.reused_prompt_tokens},
                     {"kv_blocks_free", s.free_kv_blocks},
+                    {"kv_blocks_cached", s.cached_kv_blocks},
                     {"kv_blocks_total", s.total_kv_blocks}});
   });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
