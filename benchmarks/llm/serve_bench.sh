@@ -27,7 +27,7 @@ if [[ ! -f $MODEL ]]; then
 fi
 levels=$(echo "$CLIENTS" | tr ' ' ',')
 
-bazel build --noshow_progress //cli:tessel >&2
+bazel build --noshow_progress --local_cpu_resources=1 //cli:tessel >&2
 TESSEL=bazel-bin/cli/tessel
 
 LLAMA_SERVER=""
