@@ -1,6 +1,8 @@
 // Load generator for OpenAI-compatible servers (tessel serve, llama-server): N concurrent clients each
-// stream chat completions back to back; per level prints aggregate decode tokens/s (completion tokens
-// over the level's wall time) and the time to first token's p50 / p99, one JSON line per level.
+// stream chat completions back to back; per level prints, one JSON line per level: the completion tokens
+// over the level's wall time (prefill included), the aggregate decode tokens/s (each request's tokens
+// after its first over the time after its first, averaged, times the clients: the decode rate the
+// clients see together) and the time to first token's p50 / p99.
 //   node serve_bench.mjs --url http://127.0.0.1:8080 --clients 1,2,4,8 --requests 3 --max-tokens 64 --name tessel
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -59,9 +61,12 @@ for (const clients of levels) {
   const wall = (performance.now() - t0) / 1000;
   const tokens = results.reduce((s, r) => s + r.tokens, 0);
   const ttfts = results.map((r) => r.ttft);
+  const decode = results.filter((r) => r.tokens > 1).map((r) => (r.tokens - 1) / ((r.ms - r.ttft) / 1000));
+  const meanDecode = decode.reduce((s, x) => s + x, 0) / Math.max(1, decode.length);
   console.log(JSON.stringify({
     server: name, clients, requests: results.length, completion_tokens: tokens,
-    aggregate_tokens_per_s: +(tokens / wall).toFixed(1),
+    tokens_per_s_with_prefill: +(tokens / wall).toFixed(1),
+    aggregate_tokens_per_s: +(clients * meanDecode).toFixed(1),
     ttft_p50_ms: +percentile(ttfts, 0.5).toFixed(1), ttft_p99_ms: +percentile(ttfts, 0.99).toFixed(1),
   }));
 }

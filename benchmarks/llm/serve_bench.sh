@@ -2,8 +2,9 @@
 # tessel serve against llama.cpp's llama-server under load: the same GGUF (the random TinyLlama-1.1B Q4_0
 # that run.sh makes), the same --parallel slots, context per slot and threads; serve_bench.mjs runs 1, 2,
 # 4 and 8 concurrent streaming chat clients against each server in turn (REQUESTS back to back per
-# client, MAX_TOKENS greedy tokens each) and prints aggregate decode tokens/s and time-to-first-token
-# p50 / p99 per level, then the ratios Tessel / llama-server. llama-server is built from the source
+# client, MAX_TOKENS greedy tokens each) and prints aggregate decode tokens/s (the clients' decode rates
+# after their first token, summed) and time-to-first-token p50 / p99 per level, then the ratios
+# Tessel / llama-server. llama-server is built from the source
 # node-llama-cpp carries, in build_llama_cpp.sh's cache (its native build folder, llama-server target).
 #
 #   benchmarks/llm/serve_bench.sh [MODEL.gguf]
