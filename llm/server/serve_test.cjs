@@ -192,6 +192,15 @@ async function main() {
   console.log(`resident memory: ${before} kB after 100 requests, ${after} kB after 500`);
   assert.ok(after - before < 2048, `resident memory grew by ${after - before} kB over 400 requests`);
 
+  // --chat-template overrides the model's: the prompt is this template's rendering.
+  const templateFile = path.join(process.env.TEST_TMPDIR || '/tmp', 'plain_chat.jinja');
+  fs.writeFileSync(templateFile, "{% for m in messages %}{{ m['role'] | upper }}: {{ m['content'] }}\n{% endfor %}" +
+                                 "{% if add_generation_prompt %}ASSISTANT:{% endif %}");
+  const custom = await startServer(['--parallel', '1', '--ctx', '256', '--chat-template', templateFile]);
+  const customClient = new OpenAI({ baseURL: custom.url + '/v1', apiKey: 'none', maxRetries: 0 });
+  const plain = await customClient.chat.completions.create({ model: 'm', messages, max_tokens: 16, temperature: 0 });
+  assert.equal(plain.choices[0].message.content, generate('SYSTEM: You speak verse.\nUSER: ROMEO:\nASSISTANT:', 16));
+
   // One slot and a queue of one: of six long requests at once, some are refused with 503 and a JSON
   // error; the others complete.
   const small = await startServer(['--parallel', '1', '--queue', '1', '--ctx', '256']);
