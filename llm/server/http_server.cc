@@ -2,6 +2,8 @@
 // exception; they are caught where JSON is parsed and never leave this file.
 #include "llm/server/http_server.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <ctime>
 #include <limits>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "httplib.h"
 #include "llm/gguf/gguf.h"
+#include "support/mapped_file.h"
 #include "nlohmann/json.hpp"
 
 namespace tessel::llm {
@@ -298,6 +301,23 @@ std::vector<int32_t> EncodeChatPrompt(const Tokenizer& tok, const std::string& p
 }
 
 absl::StatusOr<std::string> ModelChatTemplate(const std::string& model_path) {
+  struct stat st;
+  if (stat(model_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    // A Hugging Face directory keeps it in tokenizer_config.json.
+    const std::string config_path = model_path + "/tokenizer_config.json";
+    absl::StatusOr<std::string> text = ReadFileToString(config_path);
+    if (!text.ok()) return absl::NotFoundError(absl::StrCat(config_path, ": ", text.status().message()));
+    Json config;
+    try {
+      config = Json::parse(*text);
+    } catch (const Json::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", e.what()));
+    }
+    if (!config.is_object() || !config.contains("chat_template") || !config["chat_template"].is_string()) {
+      return absl::NotFoundError(absl::StrCat(config_path, " has no chat_template string"));
+    }
+    return config["chat_template"].get<std::string>();
+  }
   absl::StatusOr<std::unique_ptr<GgufFile>> gguf = GgufFile::Open(model_path);
   if (!gguf.ok()) return gguf.status();
   return (*gguf)->GetString("tokenizer.chat_template");

@@ -55,7 +55,8 @@ class HttpServer {
   std::atomic<int64_t> next_id_{1};
 };
 
-// The chat template a GGUF file carries (tokenizer.chat_template); NotFound when it has none.
+// The chat template a model carries: a GGUF file's tokenizer.chat_template, a Hugging Face directory's
+// tokenizer_config.json "chat_template" (a string); NotFound when it has none.
 absl::StatusOr<std::string> ModelChatTemplate(const std::string& model_path);
 
 // Token ids of a rendered chat prompt: the texts of control tokens (<s>, <|im_start|>, ...) become those

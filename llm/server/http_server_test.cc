@@ -3,6 +3,8 @@
 // once. Reference: the tokenizer's own Encode of the pieces, assembled by hand.
 #include "llm/server/http_server.h"
 
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -32,6 +34,27 @@ TEST(EncodeChatPromptTest, ControlTokensAndBos) {
   EXPECT_EQ(EncodeChatPrompt(tok, "hello there"), tok.Encode("hello there", true));
   // A '<' that starts no control token stays text.
   EXPECT_EQ(EncodeChatPrompt(tok, "a <b> c</s>"), Concat({{bos}, tok.Encode("a <b> c", false), {eos}}));
+}
+
+TEST(ModelChatTemplateTest, GgufAndHuggingFaceDirectory) {
+  GgufWriter w = testing::MakeSyntheticLlama(testing::SyntheticModelSpec());
+  w.SetString("tokenizer.chat_template", "{{ bos_token }}X");
+  const std::string path = testing::TempPath("with_template.gguf");
+  ASSERT_TRUE(w.WriteFile(path).ok());
+  EXPECT_EQ(*ModelChatTemplate(path), "{{ bos_token }}X");
+  EXPECT_EQ(ModelChatTemplate(testing::WriteSyntheticLlama(testing::SyntheticModelSpec(), "no_template.gguf"))
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+  const std::string dir = testing::WriteSyntheticHuggingFace(testing::SyntheticModelSpec(), "hf");
+  EXPECT_EQ(ModelChatTemplate(dir).status().code(), absl::StatusCode::kNotFound);  // no tokenizer_config.json
+  {
+    std::FILE* f = std::fopen((dir + "/tokenizer_config.json").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"bos_token\": \"<s>\", \"chat_template\": \"{% for m in messages %}{{ m.content }}{% endfor %}\"}", f);
+    std::fclose(f);
+  }
+  EXPECT_EQ(*ModelChatTemplate(dir), "{% for m in messages %}{{ m.content }}{% endfor %}");
 }
 
 }  // namespace
