@@ -401,8 +401,9 @@ int ServeCommand(int argc, char** argv) {
       {"port", "N", "TCP port (0: any free port, printed)", false, "8080", cli::Between(0, 65535)},
       {"parallel", "N", "requests decoded together (sequence slots; one forward pass per step for all)", false, "4",
        cli::Between(1, 256)},
-      {"ctx", "N", "tokens per slot, prompt and completion together (default: the model's context; the KV pool "
-                   "holds --parallel x --ctx tokens, sized at start)", false, "", cli::AtLeast(2)},
+      {"ctx", "N", "tokens per slot, prompt and completion together (default: the model's context; the KV pool, "
+                   "sized at start, holds (--parallel + 1) x --ctx tokens: the slots and the last finished "
+                   "request's prompt, kept for prefix sharing)", false, "", cli::AtLeast(2)},
       {"queue", "N", "requests that wait for a free slot; beyond them the server answers 503", false, "16",
        cli::Between(0, 4096)},
       {"batch", "N", "tokens per forward pass (decode rows plus a chunk of a new prompt)", false, "256",
