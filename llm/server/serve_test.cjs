@@ -69,6 +69,18 @@ async function expectError(base, pathName, body, status, type, needle) {
 async function health(base) { return (await raw(base + '/health', 'GET')).json; }
 
 async function main() {
+  // The command line: help, and startup errors are one line and exit status 1.
+  const help = spawnSync(bin, ['serve', '--help'], { encoding: 'utf8' });
+  assert.ok(help.status === 0 && help.stdout.includes('--parallel') && help.stdout.includes('--chat-template'));
+  for (const [args, needle] of [[['--model', '/nonexistent.gguf'], 'nonexistent'],
+                                [['--model', model, '--ctx', '100000'], "exceeds the model's context length"],
+                                [['--model', model, '--parallel', '0'], '--parallel'],
+                                [['--model', model, '--chat-template', '/nonexistent.jinja'], '--chat-template']]) {
+    const r = spawnSync(bin, ['serve', ...args, '--port', '0'], { encoding: 'utf8', timeout: 20000 });
+    assert.equal(r.status, 1, `serve ${args.join(' ')}: exit ${r.status}`);
+    assert.ok(r.stderr.includes(needle), `serve ${args.join(' ')}: '${r.stderr}' lacks '${needle}'`);
+  }
+
   const prompts = ['ROMEO:', 'JULIET:\nO Romeo', 'First Citizen:\nBefore we proceed', 'KING'];
   const want = prompts.map((p) => generate(p, 24));
   for (const w of want) assert.ok(w.length > 20, `reference too short: '${w}'`);
