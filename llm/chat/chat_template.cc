@@ -5,7 +5,10 @@
 #include "llm/chat/chat_template.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <utility>
 
