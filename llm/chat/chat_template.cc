@@ -4,8 +4,8 @@
 // value stands for Jinja's undefined).
 #include "llm/chat/chat_template.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
