@@ -38,6 +38,8 @@ APT_PACKAGES=(
   # PyTorch's BLAS: without it Debian's reference libblas3 serves the matmuls, and training the test
   # models took 5 s per step instead of a fraction of one (Zen 3: 512^3 matmul 56 ms -> 2.8 ms).
   libopenblas0-pthread
+  # `tessel serve`: HTTP/1.1 (cpp-httplib) and JSON (nlohmann/json).
+  libcpp-httplib-dev nlohmann-json3-dev
 )
 # Node.js runs the peers (ONNX Runtime, llama.cpp); the machine image may already carry a newer one.
 if ! command -v npm >/dev/null; then APT_PACKAGES+=(nodejs npm); fi
@@ -96,9 +98,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" | $SUDO tee "$stamp" >/dev/null
 fi
 
-# Peers for benchmarks: ONNX Runtime (CNN) and llama.cpp (LLM), from npm, into third_party/npm.
-if [ ! -d third_party/npm/node_modules/onnxruntime-node ] || [ ! -d third_party/npm/node_modules/node-llama-cpp ]; then
-  log "installing peers from npm (onnxruntime-node, node-llama-cpp)"
+# Peers for benchmarks: ONNX Runtime (CNN) and llama.cpp (LLM), and the OpenAI client that tests
+# `tessel serve`, from npm, into third_party/npm.
+if [ ! -d third_party/npm/node_modules/onnxruntime-node ] || [ ! -d third_party/npm/node_modules/node-llama-cpp ] ||
+   [ ! -d third_party/npm/node_modules/openai ]; then
+  log "installing peers from npm (onnxruntime-node, node-llama-cpp, openai)"
   (cd third_party/npm && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 

@@ -1,5 +1,9 @@
-// `tessel generate`, `perplexity` and `logits`: Llama-family models from GGUF or safetensors.
+// `tessel generate`, `perplexity`, `logits` and `serve`: Llama-family models from GGUF or safetensors.
+// (serve's engine and HTTP endpoints live in llm/server; this file only reads flags and starts them.)
 #include "cli/commands.h"
+
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +27,8 @@
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
+#include "llm/server/engine.h"
+#include "llm/server/http_server.h"
 #include "support/mapped_file.h"
 
 namespace tessel {
@@ -384,6 +390,104 @@ int LogitsCommand(int argc, char** argv) {
   if (absl::Status s = WriteNpy(args->Get("output"), out); !s.ok()) return cli::Fail(cmd, s);
   std::printf("wrote %s: logits [%lld, %lld] for %lld tokens\n", args->Get("output").c_str(),
               static_cast<long long>(n), static_cast<long long>(vocab), static_cast<long long>(n));
+  return 0;
+}
+
+int ServeCommand(int argc, char** argv) {
+  const std::string cmd = "serve";
+  const std::vector<cli::FlagSpec> flags = {
+      kModelFlag,
+      {"host", "ADDR", "address to listen on", false, "127.0.0.1"},
+      {"port", "N", "TCP port (0: any free port, printed)", false, "8080", cli::Between(0, 65535)},
+      {"parallel", "N", "requests decoded together (sequence slots; one forward pass per step for all)", false, "4",
+       cli::Between(1, 256)},
+      {"ctx", "N", "tokens per slot, prompt and completion together (default: the model's context; the KV pool, "
+                   "sized at start, holds (--parallel + 1) x --ctx tokens: the slots and the last finished "
+                   "request's prompt, kept for prefix sharing)", false, "", cli::AtLeast(2)},
+      {"queue", "N", "requests that wait for a free slot; beyond them the server answers 503", false, "16",
+       cli::Between(0, 4096)},
+      {"batch", "N", "tokens per forward pass (decode rows plus a chunk of a new prompt)", false, "256",
+       cli::Between(1, 8192)},
+      {"chat-template", "FILE", "Jinja chat template (default: the model's tokenizer.chat_template, else ChatML)"},
+      {"model-id", "NAME", "the model's name in /v1/models and responses (default: the file name)"},
+      LlmThreadsFlag(),
+      kMmapFlag,
+      KvTypeFlag("f16"),
+  };
+  if (cli::WantsHelp(argc, argv)) {
+    return PrintUsage(cmd, "--model M [--host 127.0.0.1] [--port 8080] [--parallel 4] [--ctx N] [options]",
+                      "Serves the model over HTTP/1.1 with OpenAI's API: POST /v1/chat/completions and\n"
+                      "/v1/completions (\"stream\": true for server-sent events), GET /v1/models and /health,\n"
+                      "POST /tokenize and /detokenize. Up to --parallel requests decode together (continuous\n"
+                      "batching); more wait in a queue of --queue, then get 503. Stops on SIGINT or SIGTERM.",
+                      flags);
+  }
+  absl::StatusOr<cli::Args> args = cli::Parse(cmd, flags, argc, argv);
+  if (!args.ok()) return cli::Fail(cmd, args.status());
+  if (!args->positional().empty()) {
+    return cli::Fail(cmd, absl::InvalidArgumentError(absl::StrCat("unexpected argument '", args->positional()[0], "'")));
+  }
+  absl::StatusOr<int64_t> port = args->GetInt("port");
+  absl::StatusOr<int64_t> parallel = args->GetInt("parallel");
+  absl::StatusOr<int64_t> queue = args->GetInt("queue");
+  absl::StatusOr<int64_t> batch = args->GetInt("batch");
+  for (const absl::Status& s : {port.status(), parallel.status(), queue.status(), batch.status()}) {
+    if (!s.ok()) return cli::Fail(cmd, s);
+  }
+  llm::ServerOptions server;
+  server.host = args->Get("host");
+  server.port = static_cast<int>(*port);
+  const std::string path = args->Get("model");
+  server.model_id = args->Has("model-id") ? args->Get("model-id") : path.substr(path.find_last_of('/') + 1);
+  if (args->Has("chat-template")) {
+    absl::StatusOr<std::string> text = ReadFileToString(args->Get("chat-template"));
+    if (!text.ok()) return cli::Fail(cmd, absl::Status(text.status().code(), absl::StrCat("--chat-template: ", text.status().message())));
+    server.chat_template = *std::move(text);
+  } else if (absl::StatusOr<std::string> t = llm::ModelChatTemplate(path); t.ok()) {
+    server.chat_template = *std::move(t);
+  } else {
+    std::fprintf(stderr, "the model carries no chat template (tokenizer.chat_template): chat prompts use ChatML\n");
+  }
+  // Block the stop signals before any thread starts, so that they all inherit the mask and one thread
+  // takes the signal with sigwait (stopping the listener is not async-signal-safe).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  absl::StatusOr<Common> common = LoadCommon(*args);
+  if (!common.ok()) return cli::Fail(cmd, common.status());
+  llm::EngineOptions eo;
+  eo.parallel = static_cast<int>(*parallel);
+  eo.context = common->options.max_context;
+  eo.threads = common->options.threads;
+  eo.kv_dtype = common->options.kv_dtype;
+  eo.max_queue = static_cast<int>(*queue);
+  eo.max_batch = *batch;
+  absl::StatusOr<std::unique_ptr<llm::Engine>> engine = llm::Engine::Create(*common->model, eo);
+  if (!engine.ok()) return cli::Fail(cmd, engine.status());
+  absl::StatusOr<std::unique_ptr<llm::HttpServer>> http = llm::HttpServer::Create(**engine, server);
+  if (!http.ok()) return cli::Fail(cmd, http.status());
+  const llm::EngineStats stats = (*engine)->stats();
+  std::fprintf(stderr, "KV pool: %lld blocks for %d slots of %lld tokens; batch %lld tokens; queue %d\n",
+               static_cast<long long>(stats.total_kv_blocks), eo.parallel, static_cast<long long>((*engine)->context()),
+               static_cast<long long>(eo.max_batch), eo.max_queue);
+  std::fprintf(stderr, "listening on http://%s:%d\n", server.host.c_str(), (*http)->port());
+  std::fflush(stderr);
+  llm::HttpServer* h = http->get();
+  std::thread stopper([h, stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::fprintf(stderr, "signal %d: stopping\n", sig);
+    h->Stop();
+  });
+  absl::Status run = (*http)->Run();
+  // A stop that did not come from a signal (a listener error) still has to release the stopper.
+  if (stopper.joinable()) {
+    pthread_kill(stopper.native_handle(), SIGTERM);
+    stopper.join();
+  }
+  if (!run.ok()) return cli::Fail(cmd, run);
   return 0;
 }
 

@@ -22,6 +22,7 @@ int InspectCommand(int argc, char** argv);
 int GenerateCommand(int argc, char** argv);
 int PerplexityCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
+int ServeCommand(int argc, char** argv);
 int QuantizeCommand(int argc, char** argv);
 
 // The --threads flag of every command that takes one, with its range (1 to 256), and its value, read and

@@ -20,6 +20,7 @@ const tessel::cli::Command kCommands[] = {
     {"classify", "classify an image with a compiled CNN (top-k with labels)", tessel::ClassifyCommand},
     {"generate", "generate text with a Llama-family model (GGUF or safetensors)", tessel::GenerateCommand},
     {"perplexity", "perplexity of a Llama-family model on a text file", tessel::PerplexityCommand},
+    {"serve", "serve a Llama-family model over HTTP (OpenAI-compatible, continuous batching)", tessel::ServeCommand},
     {"logits", "write the logits of every prompt position as .npy", tessel::LogitsCommand},
     {"quantize", "quantize a Llama-family model's weights (rtn, gptq, awq; ggml types)", tessel::QuantizeCommand},
 };

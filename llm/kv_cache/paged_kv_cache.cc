@@ -2,6 +2,7 @@
 // [head_dim][slot] for K (keys transposed) and [slot][head_dim] for V (see KvView).
 #include "llm/kv_cache/paged_kv_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,9 +16,25 @@ size_t KvCacheOptions::BlockBytes() const {
   return static_cast<size_t>(num_layers) * 2 * num_kv_heads * block_size * head_dim * elem;
 }
 
-size_t PagedKvCache::LayerBytes() const {
-  return static_cast<size_t>(num_blocks_) * options_.num_kv_heads * options_.block_size * options_.head_dim *
-         ElementBytes();
+size_t PagedKvCache::BlockSliceBytes() const {
+  return static_cast<size_t>(options_.num_kv_heads) * options_.block_size * options_.head_dim * ElementBytes();
+}
+
+size_t PagedKvCache::LayerBytes() const { return static_cast<size_t>(num_blocks_) * BlockSliceBytes(); }
+
+int32_t PagedKvCache::TakeBlock() {
+  const int32_t b = free_.back();
+  free_.pop_back();
+  refs_[b] = 1;
+  return b;
+}
+
+void PagedKvCache::CopyBlock(int32_t from, int32_t to) {
+  const size_t slice = BlockSliceBytes();
+  for (int part = 0; part < 2 * options_.num_layers; ++part) {  // K and V of every layer
+    uint8_t* base = pool_.get() + static_cast<size_t>(part) * LayerBytes();
+    std::memcpy(base + to * slice, base + from * slice, slice);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(const KvCacheOptions& options) {
@@ -44,6 +61,7 @@ absl::StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(const KvCache
   // Lowest block ids are handed out first.
   c->free_.reserve(blocks);
   for (int b = c->num_blocks_ - 1; b >= 0; --b) c->free_.push_back(b);
+  c->refs_.assign(blocks, 0);
   c->seqs_.resize(options.max_sequences);
   for (Sequence& s : c->seqs_) s.blocks.reserve(blocks);
   return c;
@@ -62,7 +80,9 @@ absl::StatusOr<int> PagedKvCache::AddSequence() {
 }
 
 void PagedKvCache::Release(Sequence& s) {
-  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) free_.push_back(*it);
+  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) {
+    if (--refs_[*it] == 0) free_.push_back(*it);
+  }
   s.blocks.clear();
   s.length = 0;
 }
@@ -84,17 +104,42 @@ absl::Status PagedKvCache::Reserve(int seq, int64_t num_tokens) {
   if (!IsLive(seq)) return absl::InvalidArgumentError(absl::StrCat("KV cache: sequence ", seq, " is not live"));
   Sequence& s = seqs_[seq];
   const int64_t need = (num_tokens + options_.block_size - 1) / options_.block_size;
-  const int64_t more = need - static_cast<int64_t>(s.blocks.size());
-  if (more <= 0) return absl::OkStatus();
-  if (more > static_cast<int64_t>(free_.size())) {
-    return absl::ResourceExhaustedError(absl::StrCat("KV cache is full: ", num_tokens, " tokens need ", more,
+  const int64_t more = std::max<int64_t>(0, need - static_cast<int64_t>(s.blocks.size()));
+  // Only the block holding position `length` can be shared and written: a shared prefix's later blocks
+  // are full (SharePrefix), and new blocks are the sequence's own.
+  const int64_t first = s.length / options_.block_size;
+  const bool copy = num_tokens > s.length && first < static_cast<int64_t>(s.blocks.size()) && refs_[s.blocks[first]] > 1;
+  if (more + copy > static_cast<int64_t>(free_.size())) {
+    return absl::ResourceExhaustedError(absl::StrCat("KV cache is full: ", num_tokens, " tokens need ", more + copy,
                                                      " more blocks of ", options_.block_size, " tokens, ",
                                                      free_.size(), " of ", num_blocks_, " are free"));
   }
-  for (int64_t i = 0; i < more; ++i) {
-    s.blocks.push_back(free_.back());
-    free_.pop_back();
+  if (copy) {
+    const int32_t shared = s.blocks[first];
+    const int32_t own = TakeBlock();
+    CopyBlock(shared, own);
+    --refs_[shared];
+    s.blocks[first] = own;
   }
+  for (int64_t i = 0; i < more; ++i) s.blocks.push_back(TakeBlock());
+  return absl::OkStatus();
+}
+
+absl::Status PagedKvCache::SharePrefix(int src, int dst, int64_t num_tokens) {
+  if (!IsLive(src) || !IsLive(dst) || src == dst) {
+    return absl::InvalidArgumentError(absl::StrCat("KV cache: cannot share from sequence ", src, " to ", dst));
+  }
+  Sequence& d = seqs_[dst];
+  if (!d.blocks.empty()) return absl::FailedPreconditionError(absl::StrCat("KV cache: sequence ", dst, " is not empty"));
+  if (num_tokens <= 0 || num_tokens > seqs_[src].length) {
+    return absl::InvalidArgumentError(absl::StrCat("KV cache: a shared prefix of ", num_tokens, " tokens from a sequence of ",
+                                                   seqs_[src].length));
+  }
+  const int64_t blocks = (num_tokens + options_.block_size - 1) / options_.block_size;
+  const std::vector<int32_t>& from = seqs_[src].blocks;
+  d.blocks.assign(from.begin(), from.begin() + blocks);
+  for (int32_t b : d.blocks) ++refs_[b];
+  d.length = num_tokens;
   return absl::OkStatus();
 }
 

@@ -118,5 +118,62 @@ TEST(PagedKvCacheTest, WritesLandWhereTheViewPoints) {
   }
 }
 
+// Prefix sharing: the second sequence reads the first one's prefix from the same blocks; the first
+// write into a shared, partly filled block copies it, so each sequence keeps its own later tokens; blocks
+// return to the pool only when no sequence holds them.
+TEST(PagedKvCacheTest, SharedPrefixBlocksAreCopiedOnWrite) {
+  const KvCacheOptions o = Small(KvDType::kF32, 8);  // blocks of 4 tokens
+  auto c = PagedKvCache::Create(o);
+  ASSERT_TRUE(c.ok());
+  PagedKvCache& cache = **c;
+  const int a = *cache.AddSequence();
+  const int b = *cache.AddSequence();
+  // Each position's K and V hold seq * 100 + layer * 10 + pos in every element.
+  auto write = [&](int seq, int64_t pos, float tag) {
+    ASSERT_TRUE(cache.Reserve(seq, pos + 1).ok());
+    for (int layer = 0; layer < 2; ++layer) {
+      std::vector<float> kv(8, tag + layer * 10 + pos);
+      cache.Write(layer, seq, pos, 1, kv.data(), kv.data());
+    }
+    cache.SetLength(seq, pos + 1);
+  };
+  auto read = [&](int seq, int layer, int64_t pos) {
+    const KvView v = cache.View(layer, seq);
+    return static_cast<const float*>(v.v_base)[v.ValueOffset(pos, 1) + 3];
+  };
+  for (int64_t pos = 0; pos < 6; ++pos) write(a, pos, 100);  // blocks: [0-3] full, [4-5] partial
+  EXPECT_EQ(cache.free_blocks(), 6);
+  ASSERT_TRUE(cache.SharePrefix(a, b, 6).ok());
+  EXPECT_EQ(cache.length(b), 6);
+  EXPECT_EQ(cache.free_blocks(), 6);  // nothing copied yet
+  EXPECT_EQ(cache.View(0, b).block_table[1], cache.View(0, a).block_table[1]);
+  EXPECT_EQ(cache.block_refs(cache.View(0, a).block_table[0]), 2);
+  for (int64_t pos = 0; pos < 6; ++pos) EXPECT_EQ(read(b, 1, pos), 110 + pos);
+  // b writes position 6 into the shared partial block: b gets a copy; a's block is untouched.
+  write(b, 6, 200);
+  EXPECT_EQ(cache.free_blocks(), 5);
+  EXPECT_NE(cache.View(0, b).block_table[1], cache.View(0, a).block_table[1]);
+  EXPECT_EQ(cache.View(0, b).block_table[0], cache.View(0, a).block_table[0]);  // the full block stays shared
+  for (int64_t pos = 0; pos < 6; ++pos) EXPECT_EQ(read(b, 1, pos), 110 + pos) << pos;
+  EXPECT_EQ(read(b, 0, 6), 206);
+  write(a, 6, 100);  // a's block is its own again (refs 1): no copy
+  EXPECT_EQ(cache.free_blocks(), 5);
+  EXPECT_EQ(read(a, 0, 6), 106);
+  EXPECT_EQ(read(b, 0, 6), 206);
+  ASSERT_TRUE(cache.RemoveSequence(a).ok());
+  EXPECT_EQ(cache.free_blocks(), 6);  // a's second block; the first is still b's
+  for (int64_t pos = 0; pos < 6; ++pos) EXPECT_EQ(read(b, 1, pos), 110 + pos);
+  ASSERT_TRUE(cache.RemoveSequence(b).ok());
+  EXPECT_EQ(cache.free_blocks(), 8);
+  // Errors.
+  const int x = *cache.AddSequence();
+  const int y = *cache.AddSequence();
+  EXPECT_EQ(cache.SharePrefix(x, y, 1).code(), absl::StatusCode::kInvalidArgument);  // x is empty
+  write(x, 0, 0);
+  EXPECT_EQ(cache.SharePrefix(x, x, 1).code(), absl::StatusCode::kInvalidArgument);
+  write(y, 0, 0);
+  EXPECT_EQ(cache.SharePrefix(x, y, 1).code(), absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace tessel::llm

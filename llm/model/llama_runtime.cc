@@ -66,13 +66,14 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   // are computed in 64 bits with overflow checks and held to the machine's memory before anything is
   // allocated (or the RoPE tables filled, over a minute's work for 10^8 positions).
   const int64_t B = o.max_batch;
+  const int64_t logit_rows = o.all_logits ? B : std::min<int64_t>(B, o.max_sequences);
   const int64_t q_dim = c.num_heads * c.head_dim;
   const int64_t kv_dim = c.num_kv_heads * c.head_dim;
   const int64_t half = c.head_dim / 2;
   const std::pair<int64_t, int64_t> shapes[] = {
       {B, c.dim},     {B, c.dim},     {B, q_dim},     {B, kv_dim},
       {B, kv_dim},    {B, q_dim},     {B, c.ffn_dim}, {B, c.ffn_dim},
-      {o.all_logits ? B : 1, c.vocab_size},  // logits
+      {logit_rows, c.vocab_size},  // logits
       {o.max_context, half},          {o.max_context, half},  // RoPE cos and sin
   };
   bool overflow = false;
@@ -161,6 +162,9 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   r->attention_.sliding_window = static_cast<int>(o.sliding_window);
   r->attention_scratch_ = std::make_unique<AttentionScratch>(r->attention_, o.threads);
   r->activation_bytes_ = r->arena_.size() * sizeof(float);
+  r->logit_rows_ = logit_rows;
+  r->batch_tokens_.reserve(B);
+  r->batch_segments_.reserve(logit_rows);
 
   absl::StatusOr<std::unique_ptr<PagedKvCache>> cache = PagedKvCache::Create(kv);
   if (!cache.ok()) return cache.status();
@@ -197,10 +201,65 @@ absl::StatusOr<absl::Span<const float>> LlamaRuntime::Eval(int seq, absl::Span<c
   return absl::Span<const float>(logits_, rows * c.vocab_size);
 }
 
+absl::StatusOr<absl::Span<const float>> LlamaRuntime::EvalBatch(absl::Span<const SequenceTokens> items) {
+  const LlamaConfig& c = model_.config();
+  if (items.empty()) return absl::InvalidArgumentError("no sequences to evaluate");
+  if (static_cast<int64_t>(items.size()) > logit_rows_) {
+    return absl::InvalidArgumentError(absl::StrCat(items.size(), " sequences exceed the ", logit_rows_,
+                                                   " rows of logits the runtime was planned for (max_sequences)"));
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const SequenceTokens& it = items[i];
+    if (!cache_->IsLive(it.seq)) return absl::InvalidArgumentError(absl::StrCat("sequence ", it.seq, " does not exist"));
+    if (it.tokens.empty()) return absl::InvalidArgumentError(absl::StrCat("sequence ", it.seq, " has no tokens"));
+    for (size_t j = 0; j < i; ++j) {
+      if (items[j].seq == it.seq) return absl::InvalidArgumentError(absl::StrCat("sequence ", it.seq, " appears twice"));
+    }
+    for (int32_t t : it.tokens) {
+      if (t < 0 || t >= c.vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("token id ", t, " is outside the vocabulary of ", c.vocab_size));
+      }
+    }
+    const int64_t end = cache_->length(it.seq) + static_cast<int64_t>(it.tokens.size());
+    if (end > options_.max_context) {
+      return absl::OutOfRangeError(absl::StrCat("context is full: sequence ", it.seq, " would hold ", end,
+                                                " tokens, more than the ", options_.max_context, "-token context"));
+    }
+    total += static_cast<int64_t>(it.tokens.size());
+  }
+  if (total > options_.max_batch) {
+    return absl::InvalidArgumentError(absl::StrCat(total, " tokens exceed the batch of ", options_.max_batch));
+  }
+  for (const SequenceTokens& it : items) {
+    if (absl::Status s = cache_->Reserve(it.seq, cache_->length(it.seq) + it.tokens.size()); !s.ok()) return s;
+  }
+  batch_tokens_.clear();
+  batch_segments_.clear();
+  for (const SequenceTokens& it : items) {
+    const int64_t n = static_cast<int64_t>(it.tokens.size());
+    batch_segments_.push_back({it.seq, static_cast<int64_t>(batch_tokens_.size()), n, cache_->length(it.seq)});
+    batch_tokens_.insert(batch_tokens_.end(), it.tokens.begin(), it.tokens.end());
+  }
+  ForwardSegments(batch_tokens_.data(), total, batch_segments_, /*all_logits=*/false);
+  return absl::Span<const float>(logits_, items.size() * c.vocab_size);
+}
+
 void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits) {
+  const Segment segment{seq, 0, n, pos0};
+  ForwardSegments(tokens, n, absl::MakeConstSpan(&segment, 1), all_logits);
+}
+
+void LlamaRuntime::ForwardSegments(const int32_t* tokens, int64_t n, absl::Span<const Segment> segments,
+                                   bool all_logits) {
   const LlamaConfig& c = model_.config();
   const LlamaWeights& w = model_.weights();
   const int64_t dim = c.dim;
+  const int heads = static_cast<int>(c.num_heads);
+  const int kv_heads = static_cast<int>(c.num_kv_heads);
+  const int head_dim = static_cast<int>(c.head_dim);
+  const int64_t q_dim = c.num_heads * c.head_dim;
+  const int64_t kv_dim = c.num_kv_heads * c.head_dim;
   for (int64_t t = 0; t < n; ++t) {
     DequantizeRow(w.token_embedding.type, w.token_embedding.row(tokens[t]), x_ + t * dim, dim);
   }
@@ -209,12 +268,16 @@ void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t po
     rms_norm_(n, dim, x_, lw.attn_norm.data(), c.norm_eps, xb_);
     const MatmulJob qkv[] = {{&lw.wq, q_}, {&lw.wk, k_}, {&lw.wv, v_}};
     matmul_->RunGroup(qkv, xb_, n);
-    Rope(q_, n, pos0, static_cast<int>(c.num_heads), static_cast<int>(c.head_dim), c.rope_style, rope_cos_, rope_sin_);
-    Rope(k_, n, pos0, static_cast<int>(c.num_kv_heads), static_cast<int>(c.head_dim), c.rope_style, rope_cos_,
-         rope_sin_);
-    cache_->Write(static_cast<int>(l), seq, pos0, n, k_, v_);
-    FlashAttention(attention_, q_, n, pos0, cache_->View(static_cast<int>(l), seq), att_, &pool_,
-                   attention_scratch_.get());
+    // Position-dependent work per segment: RoPE at its positions, its KV, attention over its own cache.
+    for (const Segment& s : segments) {
+      float* q = q_ + s.row0 * q_dim;
+      float* k = k_ + s.row0 * kv_dim;
+      Rope(q, s.n, s.pos0, heads, head_dim, c.rope_style, rope_cos_, rope_sin_);
+      Rope(k, s.n, s.pos0, kv_heads, head_dim, c.rope_style, rope_cos_, rope_sin_);
+      cache_->Write(static_cast<int>(l), s.seq, s.pos0, s.n, k, v_ + s.row0 * kv_dim);
+      FlashAttention(attention_, q, s.n, s.pos0, cache_->View(static_cast<int>(l), s.seq), att_ + s.row0 * q_dim,
+                     &pool_, attention_scratch_.get());
+    }
     matmul_->Run(lw.wo, att_, n, xb_);
     AddInPlace(x_, xb_, n * dim);
     rms_norm_(n, dim, x_, lw.ffn_norm.data(), c.norm_eps, xb_);
@@ -227,12 +290,18 @@ void LlamaRuntime::Forward(int seq, const int32_t* tokens, int64_t n, int64_t po
     matmul_->Run(lw.w_down, gate_, n, xb_);
     AddInPlace(x_, xb_, n * dim);
   }
-  cache_->SetLength(seq, pos0 + n);
+  for (const Segment& s : segments) cache_->SetLength(s.seq, s.pos0 + s.n);
   // Only the rows whose logits are wanted go through the (vocabulary-sized) output head.
-  const int64_t first = all_logits ? 0 : n - 1;
-  const int64_t rows = n - first;
-  rms_norm_(rows, dim, x_ + first * dim, w.output_norm.data(), c.norm_eps, xb_);
-  matmul_->Run(w.output, xb_, rows, logits_);
+  if (all_logits) {
+    rms_norm_(n, dim, x_, w.output_norm.data(), c.norm_eps, xb_);
+    matmul_->Run(w.output, xb_, n, logits_);
+    return;
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    rms_norm_(1, dim, x_ + (s.row0 + s.n - 1) * dim, w.output_norm.data(), c.norm_eps, xb_ + i * dim);
+  }
+  matmul_->Run(w.output, xb_, static_cast<int64_t>(segments.size()), logits_);
 }
 
 }  // namespace tessel::llm

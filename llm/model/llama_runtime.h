@@ -23,12 +23,20 @@ namespace tessel::llm {
 struct RuntimeOptions {
   int64_t max_context = 0;   // positions per sequence; 0: the model's context length
   int64_t max_batch = 64;    // tokens per forward pass; longer inputs run in chunks
+  // max_sequences > 1 also plans logits for that many rows (capped by max_batch): EvalBatch returns the
+  // last logits of every sequence of a step.
   bool all_logits = false;   // keep the logits of every token of a pass, not just the last
   KvDType kv_dtype = KvDType::kF16;
   int kv_block_size = 16;
   int max_sequences = 1;
   int threads = 1;
   int64_t sliding_window = -1;  // -1: the model's own; 0: none; > 0: this many positions
+};
+
+// One sequence's part of a batched step (EvalBatch): tokens appended to `seq`.
+struct SequenceTokens {
+  int seq = -1;
+  absl::Span<const int32_t> tokens;
 };
 
 class LlamaRuntime {
@@ -49,6 +57,9 @@ class LlamaRuntime {
   absl::StatusOr<int> NewSequence() { return cache_->AddSequence(); }
   absl::Status EndSequence(int seq) { return cache_->RemoveSequence(seq); }
   absl::Status ResetSequence(int seq) { return cache_->Clear(seq); }
+  // Empty sequence `dst` starts as the first `tokens` positions of `src`, sharing its KV blocks (copied
+  // on write): a common prompt prefix is computed once.
+  absl::Status SharePrefix(int src, int dst, int64_t tokens) { return cache_->SharePrefix(src, dst, tokens); }
   int64_t SequenceLength(int seq) const { return cache_->length(seq); }
 
   // Appends `tokens` to sequence `seq` and runs them. Returns the logits of the last token [vocab],
@@ -56,9 +67,28 @@ class LlamaRuntime {
   // The span stays valid until the next Eval.
   absl::StatusOr<absl::Span<const float>> Eval(int seq, absl::Span<const int32_t> tokens);
 
+  // Continuous batching: appends each item's tokens to its own sequence (distinct sequences, at most
+  // min(max_batch, max_sequences) items, max_batch tokens in all) and runs them as ONE forward pass, so
+  // every weight matrix is read once for all of them; each row keeps its own position and attends over
+  // its own sequence's KV. Returns the logits of each item's last token, [items, vocab], in item order
+  // (never all_logits). Checked before anything runs: on error no sequence has changed length.
+  absl::StatusOr<absl::Span<const float>> EvalBatch(absl::Span<const SequenceTokens> items);
+  // Rows of logits EvalBatch can return at once.
+  int64_t max_batch_items() const { return logit_rows_; }
+
  private:
+  // Rows [row0, row0 + n) of a forward pass belong to sequence `seq` from position pos0 on.
+  struct Segment {
+    int seq;
+    int64_t row0;
+    int64_t n;
+    int64_t pos0;
+  };
   LlamaRuntime(const LlamaModel& model, const RuntimeOptions& options);
   void Forward(int seq, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits);
+  // tokens[0, n) split into segments; logits of each segment's last row (or with all_logits and one
+  // segment, of every row).
+  void ForwardSegments(const int32_t* tokens, int64_t n, absl::Span<const Segment> segments, bool all_logits);
 
   const LlamaModel& model_;
   RuntimeOptions options_;
@@ -71,6 +101,9 @@ class LlamaRuntime {
   UnaryFn silu_ = nullptr;
   BinaryFn vmul_ = nullptr;
   size_t activation_bytes_ = 0;
+  int64_t logit_rows_ = 1;
+  std::vector<int32_t> batch_tokens_;  // EvalBatch's tokens and segments, reserved at creation
+  std::vector<Segment> batch_segments_;
   // One arena for every activation buffer; the pointers below are carved from it.
   std::vector<float> arena_;
   float* x_ = nullptr;       // [batch, dim] residual stream

@@ -156,6 +156,86 @@ TEST_F(RuntimeTest, SequencesSharingThePoolDoNotInterfere) {
   EXPECT_EQ(r->kv_cache().free_blocks(), total_blocks);
 }
 
+// Continuous batching: a step that runs several sequences at different positions as one forward pass
+// (the matmuls see [rows, dim] like a prefill) gives each sequence the logits it gets alone, one Eval per
+// sequence. Reference: single-sequence Eval calls on a second runtime. Tolerance 1e-4 relative to the
+// largest logit: only the matmul path (GEMM rows vs GEMV) and its float summation order differ.
+TEST_F(RuntimeTest, BatchedStepEqualsSingleSequenceSteps) {
+  const int64_t vocab = model_->config().vocab_size;
+  RuntimeOptions o = AllLogits();
+  o.all_logits = false;
+  o.max_sequences = 4;
+  auto batched = MakeRuntime(*model_, o);
+  auto single = MakeRuntime(*model_, o);
+  ASSERT_EQ(batched->max_batch_items(), 4);
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 4; ++i) prompts.push_back(RandomTokens(3 + 7 * i, static_cast<int>(vocab), 20 + i));
+  std::vector<int> bseq(4), sseq(4);
+  for (int i = 0; i < 4; ++i) {
+    bseq[i] = *batched->NewSequence();
+    sseq[i] = *single->NewSequence();
+  }
+  // Step 0 mixes prefills of different lengths; later steps decode one token per sequence, and
+  // sequence 3 joins only at step 2 (a request arriving while others decode).
+  std::vector<int32_t> next(4);
+  for (int step = 0; step < 6; ++step) {
+    std::vector<SequenceTokens> items;
+    std::vector<int> who;
+    for (int i = 0; i < 4; ++i) {
+      if (i == 3 && step < 2) continue;
+      const bool prefill = (i == 3) ? step == 2 : step == 0;
+      items.push_back({bseq[i], prefill ? absl::MakeConstSpan(prompts[i]) : absl::MakeConstSpan(&next[i], 1)});
+      who.push_back(i);
+    }
+    auto got = batched->EvalBatch(items);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(static_cast<int64_t>(got->size()), static_cast<int64_t>(items.size()) * vocab);
+    const std::vector<float> rows(got->begin(), got->end());
+    for (size_t r = 0; r < who.size(); ++r) {
+      const int i = who[r];
+      auto want = single->Eval(sseq[i], items[r].tokens);
+      ASSERT_TRUE(want.ok()) << want.status();
+      float scale = 0, diff = 0;
+      for (int64_t v = 0; v < vocab; ++v) {
+        scale = std::max(scale, std::fabs((*want)[v]));
+        diff = std::max(diff, std::fabs((*want)[v] - rows[r * vocab + v]));
+      }
+      EXPECT_LE(diff, 1e-4f * scale) << "step " << step << " sequence " << i;
+      next[i] = static_cast<int32_t>(std::max_element(want->begin(), want->end()) - want->begin());
+      EXPECT_EQ(batched->SequenceLength(bseq[i]), single->SequenceLength(sseq[i]));
+    }
+  }
+}
+
+TEST_F(RuntimeTest, EvalBatchErrorsChangeNothing) {
+  RuntimeOptions o = AllLogits();
+  o.all_logits = false;
+  o.max_sequences = 2;
+  o.max_context = 60;
+  o.max_batch = 20;
+  auto r = MakeRuntime(*model_, o);
+  const int a = *r->NewSequence();
+  const int b = *r->NewSequence();
+  const int32_t one[] = {5};
+  EXPECT_EQ(r->EvalBatch({}).status().code(), absl::StatusCode::kInvalidArgument);
+  const SequenceTokens twice[] = {{a, one}, {a, one}};
+  EXPECT_THAT(std::string(r->EvalBatch(twice).status().message()), HasSubstr("appears twice"));
+  const SequenceTokens three[] = {{a, one}, {b, one}, {b + 1, one}};
+  EXPECT_THAT(std::string(r->EvalBatch(three).status().message()), HasSubstr("rows of logits"));
+  const SequenceTokens too_many[] = {{a, absl::MakeConstSpan(tokens_).subspan(0, 15)},
+                                     {b, absl::MakeConstSpan(tokens_).subspan(0, 15)}};
+  EXPECT_THAT(std::string(r->EvalBatch(too_many).status().message()), HasSubstr("exceed the batch"));
+  const int32_t bad[] = {100000};
+  const SequenceTokens bad_token[] = {{a, one}, {b, bad}};
+  EXPECT_THAT(std::string(r->EvalBatch(bad_token).status().message()), HasSubstr("outside the vocabulary"));
+  EXPECT_EQ(r->SequenceLength(a), 0);
+  EXPECT_EQ(r->SequenceLength(b), 0);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(r->Eval(b, absl::MakeConstSpan(tokens_).subspan(0, 20)).ok());
+  const SequenceTokens full[] = {{a, one}, {b, one}};
+  EXPECT_EQ(r->EvalBatch(full).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(r->SequenceLength(a), 0);
+}
+
 TEST_F(RuntimeTest, ThreadCountDoesNotChangeResults) {
   RuntimeOptions o = AllLogits();
   const std::vector<float> one = Prefill(*MakeRuntime(*model_, o), tokens_);

@@ -1,0 +1,220 @@
+// The engine on a random-weight model: greedy completions of concurrent requests (batched decode,
+// requests joining mid-way) equal llm::Generate's, the loop behind `tessel generate --temp 0`, run
+// one request at a time; stop strings, cancellation, the queue bound and the context checks.
+#include "llm/server/engine.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llm/evaluate/evaluate.h"
+#include "llm/model/testing/test_models.h"
+
+namespace tessel::llm {
+namespace {
+
+using ::testing::HasSubstr;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SyntheticModelSpec spec;
+    spec.context = 128;
+    auto m = LoadModel(testing::WriteSyntheticLlama(spec, "engine.gguf"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    model_ = *std::move(m);
+  }
+
+  // The reference: Generate on its own runtime, greedy, max_tokens tokens.
+  std::string Reference(const std::string& prompt, int64_t max_tokens) {
+    RuntimeOptions o;
+    o.max_context = 128;
+    auto runtime = LlamaRuntime::Create(*model_, o);
+    EXPECT_TRUE(runtime.ok());
+    SamplingParams sp;
+    sp.temperature = 0;
+    auto sampler = SamplerChain::Create(sp, static_cast<int>(model_->config().vocab_size));
+    std::string text;
+    auto stats = Generate(**runtime, **sampler, prompt, max_tokens, [&](absl::string_view p) { text.append(p.data(), p.size()); });
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return text;
+  }
+
+  GenerationParams Greedy(const std::string& prompt, int64_t max_tokens) {
+    GenerationParams p;
+    p.prompt = model_->tokenizer().Encode(prompt, /*add_special=*/true);
+    p.sampling.temperature = 0;
+    p.max_tokens = max_tokens;
+    return p;
+  }
+
+  static std::string Drain(Request& r, GenerationUpdate* last = nullptr) {
+    std::string text;
+    while (true) {
+      GenerationUpdate u = r.Next();
+      text += u.text;
+      if (u.done) {
+        if (last) *last = u;
+        return text;
+      }
+    }
+  }
+
+  std::unique_ptr<LlamaModel> model_;
+};
+
+TEST_F(EngineTest, ConcurrentGreedyRequestsEqualSequentialGenerate) {
+  const std::vector<std::string> prompts = {"a", "hello world", "the cat sat on the mat and then", "zz y"};
+  std::vector<std::string> want;
+  for (const std::string& p : prompts) {
+    want.push_back(Reference(p, 40));
+    ASSERT_GE(want.back().size(), 20u) << "the reference ended early: the test would compare little";
+  }
+  EngineOptions o;
+  o.parallel = 4;
+  o.context = 128;
+  o.max_batch = 8;  // the longer prompts prefill in chunks beside the others' decode rows
+  auto engine = Engine::Create(*model_, o);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::vector<std::shared_ptr<Request>> requests;
+  for (const std::string& p : prompts) {
+    auto r = (*engine)->Submit(Greedy(p, 40));
+    ASSERT_TRUE(r.ok()) << r.status();
+    requests.push_back(*r);
+  }
+  std::vector<std::string> got(prompts.size());
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < prompts.size(); ++i) readers.emplace_back([&, i] { got[i] = Drain(*requests[i]); });
+  for (auto& t : readers) t.join();
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(got[i], want[i]) << "prompt '" << prompts[i] << "'";
+  const EngineStats s = (*engine)->stats();
+  EXPECT_EQ(s.completed, 4);
+  EXPECT_GT(s.rows, s.steps) << "no step ran more than one sequence";
+  // Every sequence gave its blocks back, but for the kept prefix of the last one to finish.
+  EXPECT_GT(s.cached_kv_blocks, 0);
+  EXPECT_EQ(s.free_kv_blocks + s.cached_kv_blocks, s.total_kv_blocks);
+}
+
+TEST_F(EngineTest, MoreRequestsThanSlotsQueueAndAllComplete) {
+  EngineOptions o;
+  o.parallel = 2;
+  o.context = 128;
+  o.max_queue = 3;
+  auto engine = Engine::Create(*model_, o);
+  ASSERT_TRUE(engine.ok());
+  const std::string want = Reference("hello", 12);
+  std::vector<std::shared_ptr<Request>> rs;
+  int refused = 0;
+  for (int i = 0; i < 7; ++i) {
+    auto r = (*engine)->Submit(Greedy("hello", 12));
+    if (r.ok()) {
+      rs.push_back(*r);
+    } else {
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+      EXPECT_THAT(std::string(r.status().message()), HasSubstr("busy"));
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 1);  // at most 2 running and 3 waiting
+  for (auto& r : rs) EXPECT_EQ(Drain(*r), want);
+}
+
+TEST_F(EngineTest, StopStringsCutTheText) {
+  const std::string full = Reference("the cat", 30);
+  ASSERT_GE(full.size(), 12u);
+  const std::string stop = full.substr(8, 3);
+  const size_t at = full.find(stop);
+  EngineOptions o;
+  o.context = 128;
+  auto engine = Engine::Create(*model_, o);
+  GenerationParams p = Greedy("the cat", 30);
+  p.stop = {stop, "never appears \x01\x02"};
+  auto r = (*engine)->Submit(p);
+  ASSERT_TRUE(r.ok());
+  GenerationUpdate last;
+  EXPECT_EQ(Drain(**r, &last), full.substr(0, at));
+  EXPECT_EQ(last.finish_reason, "stop");
+}
+
+TEST_F(EngineTest, LengthAndCancel) {
+  EngineOptions o;
+  o.context = 128;
+  auto engine = Engine::Create(*model_, o);
+  auto r = (*engine)->Submit(Greedy("a", 5));
+  GenerationUpdate last;
+  Drain(**r, &last);
+  // The synthetic model may end early at its end-of-generation token; then finish_reason is "stop".
+  if (last.finish_reason == "length") EXPECT_EQ(last.completion_tokens, 5);
+  auto c = (*engine)->Submit(Greedy("a", 100));
+  ASSERT_TRUE(c.ok());
+  (*c)->Cancel();
+  Drain(**c, &last);
+  EXPECT_LT(last.completion_tokens, 100);
+  // The cancelled sequence's blocks are back (a cancelled request leaves no kept prefix).
+  const EngineStats s = (*engine)->stats();
+  EXPECT_EQ(s.free_kv_blocks + s.cached_kv_blocks, s.total_kv_blocks);
+}
+
+TEST_F(EngineTest, SubmitErrors) {
+  EngineOptions o;
+  o.context = 64;
+  auto engine = Engine::Create(*model_, o);
+  GenerationParams p = Greedy(std::string(200, 'a'), 1);
+  EXPECT_THAT(std::string((*engine)->Submit(p).status().message()), HasSubstr("the context holds 64"));
+  p = Greedy("a", 1000);
+  EXPECT_EQ((*engine)->Submit(p).status().code(), absl::StatusCode::kOutOfRange);
+  p = Greedy("a", 0);
+  EXPECT_EQ((*engine)->Submit(p).status().code(), absl::StatusCode::kInvalidArgument);
+  p = Greedy("a", 4);
+  p.prompt.push_back(100000);
+  EXPECT_THAT(std::string((*engine)->Submit(p).status().message()), HasSubstr("outside the vocabulary"));
+  p = Greedy("a", 4);
+  p.stop = {""};
+  EXPECT_EQ((*engine)->Submit(p).status().code(), absl::StatusCode::kInvalidArgument);
+  p = Greedy("a", 4);
+  p.sampling.top_p = 0;
+  EXPECT_EQ((*engine)->Submit(p).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A system prompt common to requests is computed once: a request that arrives while another with the
+// same prefix runs, and one that arrives after it finished, start from its KV blocks (shared copy-on-write)
+// and still complete exactly as Generate does from scratch.
+TEST_F(EngineTest, SharedPromptPrefixIsComputedOnce) {
+  const std::string system = "the system prompt says that the cat sat on the mat and the dog sat on the log. ";
+  const std::string a = system + "hello", b = system + "abc de", c = system + "zz";
+  const std::string want_a = Reference(a, 30), want_b = Reference(b, 20), want_c = Reference(c, 20);
+  EngineOptions o;
+  o.parallel = 2;
+  o.context = 128;
+  auto engine = Engine::Create(*model_, o);
+  ASSERT_TRUE(engine.ok());
+  const int64_t common = static_cast<int64_t>(model_->tokenizer().Encode(system, true).size());
+  ASSERT_GE(common, 32);
+  auto ra = (*engine)->Submit(Greedy(a, 30));
+  ASSERT_TRUE(ra.ok());
+  std::string got_a = (*ra)->Next().text;  // a's prompt has run
+  auto rb = (*engine)->Submit(Greedy(b, 20));
+  ASSERT_TRUE(rb.ok());
+  got_a += Drain(**ra);
+  EXPECT_EQ(got_a, want_a);
+  EXPECT_EQ(Drain(**rb), want_b);
+  const int64_t after_b = (*engine)->stats().reused_prompt_tokens;
+  EXPECT_GE(after_b, common - 2);  // the shared tokens (a token or two at the seam may differ)
+  auto rc = (*engine)->Submit(Greedy(c, 20));  // after both finished: from the kept prefix
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(Drain(**rc), want_c);
+  EXPECT_GE((*engine)->stats().reused_prompt_tokens - after_b, common - 2);
+}
+
+TEST(Utf8Test, CompletePrefix) {
+  EXPECT_EQ(CompleteUtf8Prefix("abc"), 3u);
+  EXPECT_EQ(CompleteUtf8Prefix("a\xE2\x82"), 1u);      // € cut after 2 of 3 bytes
+  EXPECT_EQ(CompleteUtf8Prefix("a\xE2\x82\xAC"), 4u);  // whole
+  EXPECT_EQ(CompleteUtf8Prefix("\xF0\x9F"), 0u);
+  EXPECT_EQ(CompleteUtf8Prefix("\x80\x80"), 2u);  // stray continuation bytes pass (the JSON writer replaces them)
+}
+
+}  // namespace
+}  // namespace tessel::llm
