@@ -312,6 +312,26 @@ InferResult InferReduce(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
 }
 
+// ArgMax and ArgMin: the index (i64) of the extreme along `axis`, kept as extent 1 or dropped.
+InferResult InferArgExtreme(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (!IsFloat(x.dtype) && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 0, "data"), " has dtype ", DTypeName(x.dtype), "; expected a float, i32 or i64"));
+  }
+  absl::StatusOr<int> axis = ResolveAxisAttr(ctx.node, "axis", 0, x.rank());
+  if (!axis.ok()) return axis.status();
+  std::vector<Dim> dims;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (i != *axis) {
+      dims.push_back(x.dims[i]);
+    } else if (ctx.node.GetInt("keepdims", 1) != 0) {
+      dims.push_back(Dim(1));
+    }
+  }
+  return std::vector<TensorType>{TensorType(DType::kI64, std::move(dims))};
+}
+
 InferResult InferPad(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
   if (x.dtype == DType::kI4) return absl::UnimplementedError("Pad of packed i4 data is not supported");
@@ -418,11 +438,31 @@ void RegisterNnOps(OpRegistry& r) {
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),
               "alpha * op(A) * op(B) + beta * C with optional transposes"});
   r.Register({"Softmax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferSoftmax), "softmax along one axis (opset 13)"});
+  r.Register({"ArgMax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferArgExtreme),
+              "index of the maximum along an axis (first, or last with select_last_index)"});
+  r.Register({"ArgMin", "", 1, 1, 1, 1, WithRequiredInputs(1, InferArgExtreme),
+              "index of the minimum along an axis (first, or last with select_last_index)"});
+  r.Register({"LogSoftmax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferSoftmax),
+              "log of the softmax along one axis (opset 13)"});
+  r.Register({"Hardmax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferSoftmax),
+              "one at the first maximum along one axis, zero elsewhere (opset 13)"});
   r.Register({"LayerNormalization", "", 2, 3, 1, 3, WithRequiredInputs(2, InferLayerNorm),
               "normalization over the trailing dimensions from axis, with scale and optional bias"});
   r.Register({"ReduceMean", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
               "mean over the axes given as input (opset 18)"});
   r.Register({"ReduceSum", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "sum over the axes given as input"});
+  r.Register({"ReduceMax", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "maximum over the axes (opset 18)"});
+  r.Register({"ReduceMin", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "minimum over the axes (opset 18)"});
+  r.Register({"ReduceProd", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "product over the axes (opset 18)"});
+  r.Register({"ReduceL1", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "sum of |x| over the axes (opset 18)"});
+  r.Register({"ReduceL2", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
+              "sqrt of the sum of x^2 over the axes (opset 18)"});
+  r.Register({"ReduceLogSum", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
+              "log of the sum over the axes (opset 18)"});
+  r.Register({"ReduceLogSumExp", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
+              "log of the sum of e^x over the axes (opset 18)"});
+  r.Register({"ReduceSumSquare", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
+              "sum of x^2 over the axes (opset 18)"});
   r.Register({"Pad", "", 2, 4, 1, 1, WithRequiredInputs(2, InferPad),
               "constant, reflect or edge padding (negative pads crop)"});
   r.Register({"Resize", "", 1, 4, 1, 1, WithRequiredInputs(1, InferResize),

@@ -362,6 +362,44 @@ absl::Status GemmKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
   return absl::OkStatus();
 }
 
+template <typename T>
+void ArgExtremeLoop(const Tensor& x, int axis, bool max, bool last, Tensor& y) {
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t len = x.dim(axis);
+  const int64_t inner = Product(x.shape(), axis + 1, x.shape().size());
+  const T* xp = x.data<T>();
+  int64_t* yp = y.data<int64_t>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < inner; ++j) {
+      int64_t best = 0;
+      for (int64_t i = 1; i < len; ++i) {
+        const T v = xp[(o * len + i) * inner + j], b = xp[(o * len + best) * inner + j];
+        const bool better = max ? (v > b || (last && v == b)) : (v < b || (last && v == b));
+        if (better) best = i;
+      }
+      yp[o * inner + j] = best;
+    }
+  }
+}
+
+absl::Status ArgExtremeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<int> axis = ResolveAxisAttr(node, "axis", 0, x.rank());
+  if (!axis.ok()) return axis.status();
+  if (x.dim(*axis) == 0) return absl::InvalidArgumentError(absl::StrCat(node.op_type(), ": the axis is empty"));
+  const bool max = node.op_type() == "ArgMax", last = node.GetInt("select_last_index", 0) != 0;
+  switch (x.dtype()) {
+    case DType::kF32: ArgExtremeLoop<float>(x, *axis, max, last, outputs[0]); break;
+    case DType::kI32: ArgExtremeLoop<int32_t>(x, *axis, max, last, outputs[0]); break;
+    case DType::kI64: ArgExtremeLoop<int64_t>(x, *axis, max, last, outputs[0]); break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(node.op_type(), ": dtype ", DTypeName(x.dtype()),
+                                                     " is not supported by the reference kernel"));
+  }
+  return absl::OkStatus();
+}
+
+// Softmax, LogSoftmax and Hardmax along one axis.
 absl::Status SoftmaxKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0});
   if (!s.ok()) return s;
@@ -384,9 +422,17 @@ absl::Status SoftmaxKernel(const Node& node, Inputs inputs, absl::Span<Tensor> o
     for (int64_t i = 0; i < len; ++i) {
       for (int64_t j = 0; j < inner; ++j) sum[j] += std::exp(xp[i * inner + j] - mx[j]);
     }
-    for (int64_t i = 0; i < len; ++i) {
-      for (int64_t j = 0; j < inner; ++j)
-        yp[i * inner + j] = static_cast<float>(std::exp(xp[i * inner + j] - mx[j]) / sum[j]);
+    const std::string& op = node.op_type();
+    for (int64_t j = 0; op == "Hardmax" && j < inner; ++j) {
+      int64_t first = 0;  // the first maximum gets the one
+      while (first < len - 1 && xp[first * inner + j] != mx[j]) ++first;
+      for (int64_t i = 0; i < len; ++i) yp[i * inner + j] = i == first ? 1.0f : 0.0f;
+    }
+    for (int64_t i = 0; op != "Hardmax" && i < len; ++i) {
+      for (int64_t j = 0; j < inner; ++j) {
+        const double d = xp[i * inner + j] - mx[j];
+        yp[i * inner + j] = static_cast<float>(op == "LogSoftmax" ? d - std::log(sum[j]) : std::exp(d) / sum[j]);
+      }
     }
   }
   return absl::OkStatus();
@@ -450,7 +496,7 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   const Tensor* axes = In(inputs, 1);
   absl::StatusOr<ReduceParams> p = ResolveReduceParams(node, x.rank(), axes);
   if (!p.ok()) return p.status();
-  const bool mean = node.op_type() == "ReduceMean";
+  const std::string& op = node.op_type();
   // Accumulate into the keepdims-shaped output: reduced axes contribute stride 0.
   std::vector<int64_t> out_shape = x.shape();
   int64_t count = 1;
@@ -463,12 +509,30 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   const std::vector<int64_t> out_strides = RowMajorStrides(out_shape);
   std::vector<int64_t> step(x.rank());
   for (int r = 0; r < x.rank(); ++r) step[r] = p->reduced[r] ? 0 : out_strides[r];
-  std::vector<double> acc(Product(out_shape, 0, out_shape.size()), 0.0);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double init = op == "ReduceMax" ? -kInf : op == "ReduceMin" ? kInf : op == "ReduceProd" ? 1.0 : 0.0;
+  std::vector<double> acc(Product(out_shape, 0, out_shape.size()), init);
   std::vector<int64_t> index(x.rank(), 0);
   int64_t off = 0;
   const float* xd = x.data<float>();
   for (int64_t i = 0; i < x.num_elements(); ++i) {
-    acc[off] += xd[i];
+    const double v = xd[i];
+    double& a = acc[off];
+    if (op == "ReduceMax") {
+      if (v > a || v != v) a = v;  // NaN propagates
+    } else if (op == "ReduceMin") {
+      if (v < a || v != v) a = v;
+    } else if (op == "ReduceProd") {
+      a *= v;
+    } else if (op == "ReduceL1") {
+      a += std::fabs(v);
+    } else if (op == "ReduceL2" || op == "ReduceSumSquare") {
+      a += v * v;
+    } else if (op == "ReduceLogSumExp") {
+      a += std::exp(v);
+    } else {
+      a += v;  // ReduceSum, ReduceMean, ReduceLogSum
+    }
     for (int r = x.rank() - 1; r >= 0; --r) {
       off += step[r];
       if (++index[r] < x.dim(r)) break;
@@ -477,7 +541,13 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
     }
   }
   float* y = outputs[0].data<float>();
-  for (size_t i = 0; i < acc.size(); ++i) y[i] = static_cast<float>(mean ? acc[i] / count : acc[i]);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    double v = acc[i];
+    if (op == "ReduceMean") v /= count;
+    if (op == "ReduceL2") v = std::sqrt(v);
+    if (op == "ReduceLogSum" || op == "ReduceLogSumExp") v = std::log(v);
+    y[i] = static_cast<float>(v);
+  }
   return absl::OkStatus();
 }
 
@@ -669,6 +739,14 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "LayerNormalization", LayerNormKernel);
   r.Register("", "ReduceMean", ReduceKernel);
   r.Register("", "ReduceSum", ReduceKernel);
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                         "ReduceLogSumExp", "ReduceSumSquare"}) {
+    r.Register("", op, ReduceKernel);
+  }
+  r.Register("", "ArgMax", ArgExtremeKernel);
+  r.Register("", "ArgMin", ArgExtremeKernel);
+  r.Register("", "LogSoftmax", SoftmaxKernel);
+  r.Register("", "Hardmax", SoftmaxKernel);
   r.Register("", "Pad", PadKernel);
   r.Register("", "Resize", ResizeKernel);
 }

@@ -341,6 +341,30 @@ def softmax_cases(cw):
         cw.add(name, "Softmax", [("x", x, False)], [("y", y)], {} if axis is None else {"axis": axis})
 
 
+def softmax_family_cases(cw):
+    """LogSoftmax (PyTorch, in double), Hardmax (one at the first maximum; numpy) and ArgMax/ArgMin."""
+    for name, shape, axis in [("logsoftmax_axis1", [3, 4, 5], 1), ("logsoftmax_default_axis", [2, 7], None)]:
+        x = rand(*shape, scale=3.0)
+        y = n(torch.log_softmax(t(x).double(), dim=-1 if axis is None else axis))
+        cw.add(name, "LogSoftmax", [("x", x, False)], [("y", y)], {} if axis is None else {"axis": axis})
+    x = rand(3, 4, 5)
+    x[0, 1, :] = x[0, 2, :]  # a tie along axis 1: the first of them gets the one
+    idx = np.argmax(x, axis=1)
+    y = np.zeros_like(x)
+    np.put_along_axis(y, np.expand_dims(idx, 1), 1.0, axis=1)
+    cw.add("hardmax_axis1", "Hardmax", [("x", x, False)], [("y", y)], {"axis": 1})
+    xi = np.array([[3, 1, 3, 0], [2, 2, -1, 5]], dtype=np.int64)
+    for op, fn in [("ArgMax", np.argmax), ("ArgMin", np.argmin)]:
+        cw.add("%s_axis1_keepdims" % op.lower(), op, [("x", x, False)],
+               [("y", np.expand_dims(fn(x, axis=1), 1).astype(np.int64))], {"axis": 1})
+        cw.add("%s_axis0_nokeepdims_i64" % op.lower(), op, [("x", xi, False)],
+               [("y", fn(xi, axis=0).astype(np.int64))], {"axis": 0, "keepdims": 0})
+        # select_last_index: the last of equal extremes (numpy gives the first; flip, then map back).
+        last = xi.shape[1] - 1 - fn(xi[:, ::-1], axis=1)
+        cw.add("%s_last_index" % op.lower(), op, [("x", xi, False)],
+               [("y", np.expand_dims(last, 1).astype(np.int64))], {"axis": 1, "select_last_index": 1})
+
+
 def layernorm_cases(cw):
     for name, shape, axis, bias, eps, scale_shape in [
         ("layernorm_last_axis", [2, 3, 8], -1, True, None, None),
@@ -395,6 +419,20 @@ def reduce_cases(cw):
             # ReduceSum takes axes as an input since opset 13, ReduceMean since 18.
             cw.add(name, op, inputs, [("y", np.asarray(y, dtype=np.float32))], attrs,
                    opset=18 if op == "ReduceMean" else 13)
+    # The other reductions (opset 18: axes as an input), against numpy in double.
+    positive = np.abs(x3) + 0.1
+    for op, fn, x in [("ReduceMax", np.max, x3), ("ReduceMin", np.min, x3), ("ReduceProd", np.prod, x3),
+                      ("ReduceL1", lambda v, **k: np.sum(np.abs(v), **k), x3),
+                      ("ReduceL2", lambda v, **k: np.sqrt(np.sum(v * v, **k)), x3),
+                      ("ReduceSumSquare", lambda v, **k: np.sum(v * v, **k), x3),
+                      ("ReduceLogSum", lambda v, **k: np.log(np.sum(v, **k)), positive),
+                      ("ReduceLogSumExp", lambda v, **k: np.log(np.sum(np.exp(v), **k)), x3)]:
+        for suffix, axes, keepdims in [("axes1_keepdims", [1], 1), ("axes02_nokeepdims", [0, 2], 0),
+                                       ("all_keepdims", None, 1)]:
+            y = fn(x.astype(np.float64), axis=None if axes is None else tuple(axes), keepdims=bool(keepdims))
+            inputs = [("x", x, False)] + ([] if axes is None else [("axes", np.array(axes, dtype=np.int64), True)])
+            cw.add("%s_%s" % (op.lower(), suffix), op, inputs, [("y", np.asarray(y, dtype=np.float32))],
+                   {"keepdims": keepdims}, opset=18)
     # Axes known only at run time (keepdims=1 keeps the output rank known at compile time).
     y = np.mean(x4.astype(np.float64), axis=(1, 3), keepdims=True).astype(np.float32)
     cw.add("reduce_mean_runtime_axes", "ReduceMean",
@@ -612,6 +650,7 @@ def main():
     matmul_cases(cw)
     gemm_cases(cw)
     softmax_cases(cw)
+    softmax_family_cases(cw)
     layernorm_cases(cw)
     reduce_cases(cw)
     pad_cases(cw)
