@@ -23,7 +23,7 @@ log() { echo "[setup] $*"; }
 # Host packages: build system, libraries, cross compiler, emulator, PyTorch frontend, peers' runtimes.
 APT_PACKAGES=(
   bazel-bootstrap
-  g++ gcc binutils
+  g++ gcc binutils make
   libabsl-dev libeigen3-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev libstb-dev
