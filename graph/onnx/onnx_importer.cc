@@ -582,7 +582,6 @@ class Importer {
   std::unique_ptr<Graph> graph_;
 };
 
-#undef TESSEL_RETURN_IF_ERROR
 
 absl::Status ReadFile(const std::string& path, std::string* bytes) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -634,19 +633,84 @@ namespace {
 // onnx.version_converter.convert_version calls), which adapts the operators whose meaning changed
 // (Upsample, Slice's attributes, BatchNormalization's spatial, Dropout, ...). Null: no conversion
 // needed; an error names what the converter refused.
+//
+// The converter trusts its input (a graph output no node defines crashed it), so the graph's structure
+// is checked first: every name defined once and before its use, every output defined, no subgraphs,
+// initializers of sane sizes whose data matches their dims.
+absl::Status CheckStructureForConversion(const onnx::GraphProto& g) {
+  absl::flat_hash_set<std::string> defined;
+  auto define = [&defined](const std::string& name, const std::string& what) -> absl::Status {
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " has an empty name"));
+    if (!defined.insert(name).second) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is defined twice"));
+    return absl::OkStatus();
+  };
+  for (const onnx::TensorProto& t : g.initializer()) {
+    TESSEL_RETURN_IF_ERROR(define(t.name(), "an initializer"));
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || d > (int64_t{1} << 40) || (d > 0 && elements > (int64_t{1} << 40) / d)) {
+        return absl::InvalidArgumentError(absl::StrCat("initializer '", t.name(), "' has bad dims"));
+      }
+      elements *= d;
+    }
+    const int64_t stored = t.has_raw_data() ? -1
+                           : t.float_data_size() + t.int32_data_size() + t.int64_data_size() +
+                                 t.double_data_size() + t.uint64_data_size() + t.string_data_size();
+    if (t.data_location() == onnx::TensorProto::EXTERNAL ||
+        (stored >= 0 && stored != elements) ||
+        (stored < 0 && t.raw_data().size() % std::max<int64_t>(elements, 1) != 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("initializer '", t.name(), "' holds data that does not match its dims"));
+    }
+  }
+  for (const onnx::ValueInfoProto& in : g.input()) {
+    if (!defined.contains(in.name())) TESSEL_RETURN_IF_ERROR(define(in.name(), "a graph input"));
+  }
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type().empty()) return absl::InvalidArgumentError("a node has no operator type");
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) {
+        return absl::UnimplementedError(absl::StrCat("node '", n.name(), "': subgraph attributes are not supported"));
+      }
+    }
+    for (const std::string& in : n.input()) {
+      if (!in.empty() && !defined.contains(in)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node '", n.name(), "' reads '", in, "', which no earlier node, initializer or input defines"));
+      }
+    }
+    for (const std::string& out : n.output()) {
+      if (!out.empty()) TESSEL_RETURN_IF_ERROR(define(out, "a node output"));
+    }
+  }
+  for (const onnx::ValueInfoProto& out : g.output()) {
+    if (!defined.contains(out.name())) {
+      return absl::InvalidArgumentError(absl::StrCat("graph output '", out.name(), "' is not defined"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<onnx::ModelProto>> UpgradeOldOpset(const onnx::ModelProto& model) {
   int opset = -1;
   for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
     if (IsStandardDomain(op.domain())) opset = static_cast<int>(op.version());
   }
   if (opset < kMinConvertedOnnxOpset || opset >= kMinOnnxOpset) return nullptr;
+  if (absl::Status s = CheckStructureForConversion(model.graph()); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("default-domain opset ", opset, " model: ", s.message()));
+  }
+  // Intermediate types are inferred again on import; the converter need not read them.
+  onnx::ModelProto copy = model;
+  copy.mutable_graph()->clear_value_info();
   try {
-    return std::make_unique<onnx::ModelProto>(onnx::version_conversion::ConvertVersion(model, kMinOnnxOpset));
+    return std::make_unique<onnx::ModelProto>(onnx::version_conversion::ConvertVersion(copy, kMinOnnxOpset));
   } catch (const std::exception& e) {
     return absl::UnimplementedError(absl::StrCat("default-domain opset ", opset, " cannot be converted to opset ",
                                                  kMinOnnxOpset, " by the ONNX version converter: ", e.what()));
   }
 }
+
+#undef TESSEL_RETURN_IF_ERROR
 
 }  // namespace
 

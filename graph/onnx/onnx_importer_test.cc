@@ -651,6 +651,32 @@ TEST_F(OnnxImporterTest, GraphAttributesAreUnsupported) {
 // ---------------------------------------------------------------------------------------------
 // Opsets and upgrades to the opset-18 operator forms
 
+// The version converter trusts its input; a malformed old model is refused before it gets there (a graph
+// output no node defines crashed it; kept as a fuzzing seed).
+TEST_F(OnnxImporterTest, MalformedOldModelsAreRefusedBeforeConversion) {
+  onnx::ModelProto undefined_output = ReluModel(10);
+  AddOutput(undefined_output, "nowhere");
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(undefined_output, dir_);
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(g.status().message()), HasSubstr("opset 10 model: graph output 'nowhere' is not defined"));
+
+  onnx::ModelProto undefined_input = NewModel(9);
+  AddInput(undefined_input, "x", onnx::TensorProto::FLOAT, {"2"});
+  AddNode(undefined_input, "Add", {"x", "ghost"}, {"y"}, "add");
+  AddOutput(undefined_input, "y");
+  g = ImportOnnxModel(undefined_input, dir_);
+  EXPECT_THAT(std::string(g.status().message()), HasSubstr("reads 'ghost', which no earlier node"));
+
+  onnx::ModelProto short_data = ReluModel(8);
+  onnx::TensorProto* w = short_data.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_float_data(1.0f);
+  g = ImportOnnxModel(short_data, dir_);
+  EXPECT_THAT(std::string(g.status().message()), HasSubstr("initializer 'w' holds data that does not match its dims"));
+}
+
 // Opset 9 forms whose meaning the converter rewrites: Upsample (nearest, scales as an input) becomes
 // Resize and Slice's attributes become inputs; the values are checked by hand.
 TEST_F(OnnxImporterTest, Opset9UpsampleAndSliceAreConverted) {
