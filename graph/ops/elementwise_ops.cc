@@ -119,6 +119,25 @@ Types InferCompare(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(DType::kBool, *dims)};
 }
 
+// And, Or, Xor: bool inputs, broadcast; Not: one bool input.
+Types InferLogical(const InferenceContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (ctx.type(i).dtype != DType::kBool) {
+      return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": input ", i, " must be bool, got ", ctx.type(i).ToString()));
+    }
+  }
+  if (ctx.num_inputs() == 1) return std::vector<TensorType>{ctx.type(0)};
+  absl::StatusOr<std::vector<Dim>> dims = BroadcastDims(ctx.type(0).dims, ctx.type(1).dims, Op(ctx));
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(DType::kBool, *dims)};
+}
+
+// IsNaN and IsInf: a float input, a bool output of its shape.
+Types InferFloatTest(const InferenceContext& ctx) {
+  if (absl::Status s = RequireFloat(ctx, 0, "input"); !s.ok()) return s;
+  return std::vector<TensorType>{TensorType(DType::kBool, ctx.type(0).dims)};
+}
+
 // Pow lets the exponent have its own element type; the result has the base's.
 Types InferPow(const InferenceContext& ctx) {
   if (absl::Status s = RequireNumeric(ctx, 0, "base X"); !s.ok()) return s;
@@ -250,6 +269,15 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "Equal", 2, 2, 1, 1, InferCompare, "a == b elementwise with broadcasting (bool)");
   Reg(r, "Less", 2, 2, 1, 1, InferCompare, "a < b elementwise with broadcasting (bool)");
   Reg(r, "Greater", 2, 2, 1, 1, InferCompare, "a > b elementwise with broadcasting (bool)");
+  Reg(r, "LessOrEqual", 2, 2, 1, 1, InferCompare, "a <= b elementwise with broadcasting (bool)");
+  Reg(r, "GreaterOrEqual", 2, 2, 1, 1, InferCompare, "a >= b elementwise with broadcasting (bool)");
+  Reg(r, "And", 2, 2, 1, 1, InferLogical, "logical and of bool tensors, broadcast");
+  Reg(r, "Or", 2, 2, 1, 1, InferLogical, "logical or of bool tensors, broadcast");
+  Reg(r, "Xor", 2, 2, 1, 1, InferLogical, "logical exclusive or of bool tensors, broadcast");
+  Reg(r, "Not", 1, 1, 1, 1, InferLogical, "logical not of a bool tensor");
+  Reg(r, "IsNaN", 1, 1, 1, 1, InferFloatTest, "x is NaN (bool)");
+  Reg(r, "IsInf", 1, 1, 1, 1, InferFloatTest, "x is +-Inf, as detect_positive / detect_negative select (bool)");
+  Reg(r, "Mod", 2, 2, 1, 1, InferBinaryArithmetic, "remainder with broadcasting: divisor's sign, or fmod=1 dividend's");
   Reg(r, "Where", 3, 3, 1, 1, InferWhere, "condition ? x : y with three-way broadcasting");
   Reg(r, "Cast", 1, 1, 1, 1, InferCast, "element type conversion");
   Reg(r, "Identity", 1, 1, 1, 1, InferIdentity, "copy");

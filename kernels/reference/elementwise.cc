@@ -356,7 +356,19 @@ absl::Status Variadic(const Node& node, Inputs in, Outputs out) {
 
 // ---- Comparisons ------------------------------------------------------------------------------
 
-enum class CmpOp { kEqual, kLess, kGreater };
+enum class CmpOp { kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual };
+
+template <CmpOp kOp, typename T>
+bool CompareValues(T x, T y) {
+  switch (kOp) {
+    case CmpOp::kEqual: return x == y;
+    case CmpOp::kLess: return x < y;
+    case CmpOp::kGreater: return x > y;
+    case CmpOp::kLessOrEqual: return x <= y;
+    case CmpOp::kGreaterOrEqual: return x >= y;
+  }
+  return false;
+}
 
 template <CmpOp kOp>
 absl::Status Compare(const Node& node, Inputs in, Outputs out) {
@@ -369,15 +381,84 @@ absl::Status Compare(const Node& node, Inputs in, Outputs out) {
   for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i, it.Next()) {
     bool r;
     if (is_int) {  // exact for int64, which doubles are not
-      const int64_t x = a.GetAsInt64(it.offset(0)), y = b.GetAsInt64(it.offset(1));
-      r = kOp == CmpOp::kEqual ? x == y : kOp == CmpOp::kLess ? x < y : x > y;
+      r = CompareValues<kOp>(a.GetAsInt64(it.offset(0)), b.GetAsInt64(it.offset(1)));
     } else {
-      const double x = a.GetAsDouble(it.offset(0)), y = b.GetAsDouble(it.offset(1));
-      r = kOp == CmpOp::kEqual ? x == y : kOp == CmpOp::kLess ? x < y : x > y;
+      r = CompareValues<kOp>(a.GetAsDouble(it.offset(0)), b.GetAsDouble(it.offset(1)));
     }
     py[i] = r ? 1 : 0;
   }
   return absl::OkStatus();
+}
+
+// ---- And, Or, Xor, Not on bool; IsNaN, IsInf; Mod ---------------------------------------------
+
+enum class LogicOp { kAnd, kOr, kXor };
+
+template <LogicOp kOp>
+absl::Status Logical(const Node& node, Inputs in, Outputs out) {
+  const uint8_t* a = in[0]->data<uint8_t>();
+  const uint8_t* b = in[1]->data<uint8_t>();
+  uint8_t* y = out[0].data<uint8_t>();
+  BroadcastIndexer it(out[0].shape(), {in[0]->shape(), in[1]->shape()});
+  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i, it.Next()) {
+    const bool x = a[it.offset(0)] != 0, z = b[it.offset(1)] != 0;
+    y[i] = kOp == LogicOp::kAnd ? (x && z) : kOp == LogicOp::kOr ? (x || z) : (x != z);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Not(const Node& node, Inputs in, Outputs out) {
+  const uint8_t* a = in[0]->data<uint8_t>();
+  uint8_t* y = out[0].data<uint8_t>();
+  for (int64_t i = 0, n = in[0]->num_elements(); i < n; ++i) y[i] = a[i] == 0;
+  return absl::OkStatus();
+}
+
+absl::Status IsNaNOrInf(const Node& node, Inputs in, Outputs out) {
+  if (in[0]->dtype() != DType::kF32) return Unsupported(node, in[0]->dtype());
+  const bool nan = node.op_type() == "IsNaN";
+  const bool pos = node.GetInt("detect_positive", 1) != 0, neg = node.GetInt("detect_negative", 1) != 0;
+  const float* x = in[0]->data<float>();
+  uint8_t* y = out[0].data<uint8_t>();
+  for (int64_t i = 0, n = in[0]->num_elements(); i < n; ++i) {
+    y[i] = nan ? std::isnan(x[i]) : std::isinf(x[i]) && ((x[i] > 0 && pos) || (x[i] < 0 && neg));
+  }
+  return absl::OkStatus();
+}
+
+// Mod: fmod=1 takes the dividend's sign (C's fmod; required for floats), fmod=0 the divisor's (Python's %).
+template <typename T>
+absl::Status ModLoop(const Node& node, bool fmod, const Tensor& a, const Tensor& b, Tensor& y) {
+  T* py = y.data<T>();
+  BroadcastIndexer it(y.shape(), {a.shape(), b.shape()});
+  for (int64_t i = 0, n = y.num_elements(); i < n; ++i, it.Next()) {
+    const T x = a.data<T>()[it.offset(0)], d = b.data<T>()[it.offset(1)];
+    if constexpr (std::is_integral_v<T>) {
+      if (d == 0) return absl::InvalidArgumentError(absl::StrCat("Mod: integer division by zero (element ", i, ")"));
+      if (d == -1) {  // x % -1 is 0; computing it overflows for the type's minimum
+        py[i] = 0;
+        continue;
+      }
+      T r = static_cast<T>(x % d);
+      if (!fmod && r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+      py[i] = r;
+    } else {
+      py[i] = static_cast<T>(std::fmod(x, d));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Mod(const Node& node, Inputs in, Outputs out) {
+  const bool fmod = node.GetInt("fmod", 0) != 0;
+  switch (in[0]->dtype()) {
+    case DType::kF32:
+      if (!fmod) return absl::InvalidArgumentError("Mod: float inputs need fmod=1");
+      return ModLoop<float>(node, fmod, *in[0], *in[1], out[0]);
+    case DType::kI32: return ModLoop<int32_t>(node, fmod, *in[0], *in[1], out[0]);
+    case DType::kI64: return ModLoop<int64_t>(node, fmod, *in[0], *in[1], out[0]);
+    default: return Unsupported(node, in[0]->dtype());
+  }
 }
 
 // ---- Where, Cast, Identity, Dropout ----------------------------------------------------------
@@ -512,6 +593,15 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Equal", Compare<CmpOp::kEqual>);
   r.Register("", "Less", Compare<CmpOp::kLess>);
   r.Register("", "Greater", Compare<CmpOp::kGreater>);
+  r.Register("", "LessOrEqual", Compare<CmpOp::kLessOrEqual>);
+  r.Register("", "GreaterOrEqual", Compare<CmpOp::kGreaterOrEqual>);
+  r.Register("", "And", Logical<LogicOp::kAnd>);
+  r.Register("", "Or", Logical<LogicOp::kOr>);
+  r.Register("", "Xor", Logical<LogicOp::kXor>);
+  r.Register("", "Not", Not);
+  r.Register("", "IsNaN", IsNaNOrInf);
+  r.Register("", "IsInf", IsNaNOrInf);
+  r.Register("", "Mod", Mod);
   r.Register("", "Where", Where);
   r.Register("", "Cast", Cast);
   r.Register("", "Identity", Identity);

@@ -239,6 +239,27 @@ def compare_cases(g):
     g.binary("equal_i64", "Equal", x, y, np.equal(x, y))
     g.binary("less_i64", "Less", x, y, np.less(x, y))
     g.binary("greater_i64_scalar", "Greater", x, np.array(0, dtype=np.int64), np.greater(x, 0))
+    g.binary("less_or_equal_f32_broadcast", "LessOrEqual", a, b, np.less_equal(a, b), opset=16)
+    g.binary("greater_or_equal_i64", "GreaterOrEqual", x, y, np.greater_equal(x, y), opset=16)
+
+
+def logical_cases(g):
+    """And, Or, Xor, Not on bool; IsNaN, IsInf; Mod with both sign conventions (numpy)."""
+    p, q = g.rng.random((3, 4)) < 0.5, g.rng.random((4,)) < 0.5
+    g.binary("and_bcast", "And", p, q, np.logical_and(p, q), opset=7)
+    g.binary("or_bcast", "Or", p, q, np.logical_or(p, q), opset=7)
+    g.binary("xor_bcast", "Xor", p, q, np.logical_xor(p, q), opset=7)
+    g.unary("not", "Not", p, np.logical_not(p), opset=1)
+    x = np.array([1.0, np.nan, np.inf, -np.inf, -2.0, 0.0], dtype=np.float32)
+    g.unary("isnan", "IsNaN", x, np.isnan(x))
+    g.unary("isinf", "IsInf", x, np.isinf(x), opset=10)
+    g.unary("isinf_positive_only", "IsInf", x, np.isposinf(x), attrs={"detect_negative": 0}, opset=10)
+    a, d = g.i64(12, lo=-20, hi=20), g.i64(12, lo=1, hi=7) * np.where(g.rng.random(12) < 0.5, -1, 1)
+    g.binary("mod_i64_divisor_sign", "Mod", a, d, np.mod(a, d))
+    g.add("mod_i64_fmod", "Mod", [("a", a, False), ("b", d, False)], [("y", np.fmod(a, d))], attrs={"fmod": 1})
+    fa, fd = g.f32(3, 4, lo=-9, hi=9), g.f32(4, lo=0.5, hi=3)
+    g.add("mod_f32_fmod_bcast", "Mod", [("a", fa, False), ("b", fd, False)], [("y", np.fmod(fa, fd))],
+          attrs={"fmod": 1})
 
 
 def cast_cases(g):
@@ -486,9 +507,10 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(0)
     g = Gen(args.out)
-    for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases, compare_cases, cast_cases, identity_dropout,
-                    flatten_reshape, transpose_concat, split_cases, slice_cases, gather_cases, squeeze_unsqueeze,
-                    expand_cases, shape_cases, constant_of_shape_cases, range_cases):
+    for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
+                    compare_cases, logical_cases, cast_cases, identity_dropout, flatten_reshape, transpose_concat,
+                    split_cases, slice_cases, gather_cases, squeeze_unsqueeze, expand_cases, shape_cases,
+                    constant_of_shape_cases, range_cases):
         section(g)
     g.w.finish()
     print("wrote %d cases to %s" % (len(g.w.lines), args.out))
