@@ -406,6 +406,33 @@ Types InferGather(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(data.dtype, dims)};
 }
 
+// GatherElements: indices of the data's rank; the output has the indices' shape and the data's type.
+Types InferGatherElements(const InferenceContext& ctx) {
+  const TensorType& data = ctx.type(0);
+  if (absl::Status s = RequireIntInput(ctx, 1, "indices"); !s.ok()) return s;
+  if (ctx.type(1).rank() != data.rank() || data.rank() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("GatherElements: indices ", ctx.type(1).ToString(),
+                                                   " must have the rank of data ", data.ToString(), " (at least 1)"));
+  }
+  absl::StatusOr<int> axis = NormalizeAxis(ctx.node.GetInt("axis", 0), data.rank(), "GatherElements");
+  if (!axis.ok()) return axis.status();
+  return std::vector<TensorType>{TensorType(data.dtype, ctx.type(1).dims)};
+}
+
+// Trilu: a batch of matrices (rank >= 2), an optional scalar k.
+Types InferTrilu(const InferenceContext& ctx) {
+  if (ctx.type(0).rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("Trilu: input ", ctx.type(0).ToString(), " has rank below 2"));
+  }
+  if (ctx.has_input(1)) {
+    if (absl::Status s = RequireIntInput(ctx, 1, "k"); !s.ok()) return s;
+    if (ctx.type(1).NumElements() > 1) return absl::InvalidArgumentError("Trilu: k must be a scalar");
+  }
+  return std::vector<TensorType>{ctx.type(0)};
+}
+
+Types InferSize(const InferenceContext& ctx) { return std::vector<TensorType>{TensorType(DType::kI64, {})}; }
+
 // Axes normalized against `rank`, rejecting repeats.
 absl::StatusOr<std::vector<int>> NormalizeAxes(const std::vector<int64_t>& axes, int rank, absl::string_view op) {
   std::vector<int> out;
@@ -614,6 +641,9 @@ void RegisterTensorOps(OpRegistry& r) {
   Reg(r, "Split", 1, 2, 1, kVariadic, InferSplit, "cut along an axis into given or equal parts");
   Reg(r, "Slice", 3, 5, 1, 1, InferSlice, "strided sub-range per axis");
   Reg(r, "Gather", 2, 2, 1, 1, InferGather, "pick entries along an axis by index");
+  Reg(r, "GatherElements", 2, 2, 1, 1, InferGatherElements, "y[i][j] = data[indices[i][j]][j] along an axis");
+  Reg(r, "Trilu", 1, 2, 1, 1, InferTrilu, "upper (default) or lower triangle of each matrix, from diagonal k");
+  Reg(r, "Size", 1, 1, 1, 1, InferSize, "the input's element count as an int64 scalar");
   Reg(r, "Squeeze", 1, 2, 1, 1, InferSqueeze, "drop size-1 dimensions");
   Reg(r, "Unsqueeze", 2, 2, 1, 1, InferUnsqueeze, "insert size-1 dimensions");
   Reg(r, "Expand", 2, 2, 1, 1, InferExpand, "broadcast to a shape");

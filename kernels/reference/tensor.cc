@@ -189,6 +189,69 @@ absl::Status Gather(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& data = *in[0];
+  const Tensor& indices = *in[1];
+  const int rank = data.rank();
+  const int axis = AxisAttr(node, rank);
+  const std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  std::vector<int64_t> index(rank, 0);  // the output coordinate
+  const char* src = static_cast<const char*>(data.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t o = 0, n = indices.num_elements(); o < n; ++o) {
+    int64_t idx = indices.GetAsInt64(o);
+    const int64_t extent = data.dim(axis);
+    if (idx < -extent || idx >= extent) {
+      return absl::OutOfRangeError(absl::StrCat("GatherElements: index ", idx, " (element ", o,
+                                                ") is out of range for axis ", axis, " of size ", extent));
+    }
+    if (idx < 0) idx += extent;
+    int64_t off = 0;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t c = d == axis ? idx : index[d];
+      if (c >= data.dim(d)) {
+        return absl::OutOfRangeError(absl::StrCat("GatherElements: indices ", ShapeToString(indices.shape()),
+                                                  " reach past data ", ShapeToString(data.shape()), " on axis ", d));
+      }
+      off += c * strides[d];
+    }
+    std::memcpy(dst + o * *elem, src + off * *elem, *elem);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[d] < indices.dim(d)) break;
+      index[d] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trilu(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& x = *in[0];
+  const int64_t k = in.size() > 1 && in[1] != nullptr ? in[1]->GetAsInt64(0) : 0;
+  const bool upper = node.GetInt("upper", 1) != 0;
+  const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) {
+    const int64_t c = i % cols, r = (i / cols) % rows;
+    const bool keep = upper ? c - r >= k : c - r <= k;
+    if (keep) {
+      std::memcpy(dst + i * *elem, src + i * *elem, *elem);
+    } else {
+      std::memset(dst + i * *elem, 0, *elem);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Size(const Node& node, Inputs in, Outputs out) {
+  out[0].data<int64_t>()[0] = in[0]->num_elements();
+  return absl::OkStatus();
+}
+
 absl::Status Shape(const Node& node, Inputs in, Outputs out) {
   const int64_t rank = in[0]->rank();
   int64_t start = node.GetInt("start", 0);
@@ -252,6 +315,9 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Split", Split);
   r.Register("", "Slice", Slice);
   r.Register("", "Gather", Gather);
+  r.Register("", "GatherElements", GatherElements);
+  r.Register("", "Trilu", Trilu);
+  r.Register("", "Size", Size);
   r.Register("", "Expand", Expand);
   r.Register("", "Shape", Shape);
   r.Register("", "ConstantOfShape", ConstantOfShape);

@@ -432,6 +432,27 @@ def gather_cases(g):
     shape = np.array([1, 197, 768], dtype=np.int64)
     g.add("gather_i64_shape_dim", "Gather", [("d", shape, False), ("i", np.array(1, dtype=np.int64), True)],
             [("y", np.take(shape, 1))])
+    # GatherElements (numpy's take_along_axis), negative indices wrapped by hand for numpy.
+    data = g.f32(3, 4, 2)
+    ge = g.i64(3, 2, 2, lo=-4, hi=4)
+    g.add("gather_elements_axis1", "GatherElements", [("d", data, False), ("i", ge, False)],
+          [("y", np.take_along_axis(data, np.where(ge < 0, ge + 4, ge), axis=1))], attrs={"axis": 1})
+    ge0 = g.i64(2, 4, 2, lo=0, hi=3)
+    g.add("gather_elements_axis0", "GatherElements", [("d", data, False), ("i", ge0, True)],
+          [("y", np.take_along_axis(data, ge0, axis=0))])
+
+
+def trilu_size_cases(g):
+    """Trilu (numpy's triu/tril over the last two axes) and Size."""
+    x = g.f32(2, 3, 5)
+    g.unary("trilu_upper", "Trilu", x, np.triu(x), opset=14)
+    g.add("trilu_upper_k1", "Trilu", [("x", x, False), ("k", np.array(1, dtype=np.int64), True)],
+          [("y", np.triu(x, 1))], opset=14)
+    g.add("trilu_lower_k_neg1", "Trilu", [("x", x, False), ("k", np.array(-1, dtype=np.int64), False)],
+          [("y", np.tril(x, -1))], attrs={"upper": 0}, opset=14)
+    xi = g.i64(4, 4)
+    g.unary("trilu_lower_i64", "Trilu", xi, np.tril(xi), attrs={"upper": 0}, opset=14)
+    g.unary("size", "Size", x, np.array(x.size, dtype=np.int64))
 
 
 def squeeze_unsqueeze(g):
@@ -509,7 +530,7 @@ def main():
     g = Gen(args.out)
     for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
                     compare_cases, logical_cases, cast_cases, identity_dropout, flatten_reshape, transpose_concat,
-                    split_cases, slice_cases, gather_cases, squeeze_unsqueeze, expand_cases, shape_cases,
+                    split_cases, slice_cases, gather_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
                     constant_of_shape_cases, range_cases):
         section(g)
     g.w.finish()
