@@ -254,9 +254,11 @@ InferResult InferSoftmax(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(0).dtype, ctx.type(0).dims)};
 }
 
+// Y, and optionally Mean and InvStdDev: X's shape with the normalized axes kept as 1, in f32 (stash_type 1,
+// the only one ONNX defines).
 InferResult InferLayerNorm(const InferenceContext& ctx) {
-  if (ctx.node.num_outputs() > 1) {
-    return absl::UnimplementedError("the LayerNormalization Mean and InvStdDev outputs are not supported (only Y)");
+  if (ctx.node.num_outputs() > 1 && ctx.node.GetInt("stash_type", 1) != 1) {
+    return absl::UnimplementedError("LayerNormalization: stash_type other than 1 (float) is not supported");
   }
   absl::Status s = RequireFloat(ctx, 0, "X");
   if (!s.ok()) return s;
@@ -272,7 +274,11 @@ InferResult InferLayerNorm(const InferenceContext& ctx) {
     s = RequireUnidirectional(ctx, i, role, normalized);
     if (!s.ok()) return s;
   }
-  return std::vector<TensorType>{TensorType(x.dtype, x.dims)};
+  std::vector<TensorType> out = {TensorType(x.dtype, x.dims)};
+  std::vector<Dim> stats(x.dims.begin(), x.dims.begin() + *axis);
+  stats.resize(x.dims.size(), Dim(1));
+  for (int i = 1; i < ctx.node.num_outputs(); ++i) out.push_back(TensorType(DType::kF32, stats));
+  return out;
 }
 
 InferResult InferReduce(const InferenceContext& ctx) {

@@ -485,6 +485,9 @@ absl::Status LayerNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor>
       if (bias) v += bias->data<float>()[bias_off[i]];
       yp[i] = static_cast<float>(v);
     }
+    // The optional Mean and InvStdDev outputs, one value per normalized row.
+    if (outputs.size() > 1 && outputs[1].num_elements() == outer) outputs[1].data<float>()[o] = static_cast<float>(mean);
+    if (outputs.size() > 2 && outputs[2].num_elements() == outer) outputs[2].data<float>()[o] = static_cast<float>(inv_std);
   }
   return absl::OkStatus();
 }

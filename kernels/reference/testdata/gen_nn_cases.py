@@ -388,6 +388,19 @@ def layernorm_cases(cw):
         cw.add(name, "LayerNormalization", inputs, [("y", n(y))], attrs, opset=17)
 
 
+def layernorm_stats_cases(cw):
+    """LayerNormalization's optional Mean and InvStdDev outputs (normalized axes kept as 1), in numpy double."""
+    x = rand(2, 3, 4, scale=2.0)
+    scale, b = rand(3, 4), rand(3, 4)
+    xd = x.astype(np.float64)
+    mean = xd.mean(axis=(1, 2), keepdims=True)
+    inv_std = 1.0 / np.sqrt(((xd - mean) ** 2).mean(axis=(1, 2), keepdims=True) + 1e-5)
+    y = (xd - mean) * inv_std * scale + b
+    cw.add("layernorm_mean_invstddev", "LayerNormalization", [("x", x, False), ("scale", scale, True), ("b", b, True)],
+           [("y", y.astype(np.float32)), ("mean", mean.astype(np.float32)), ("inv_std", inv_std.astype(np.float32))],
+           {"axis": 1}, opset=17)
+
+
 def reduce_cases(cw):
     x3 = rand(2, 3, 4)
     x4 = rand(2, 3, 5, 6)
@@ -652,6 +665,7 @@ def main():
     softmax_cases(cw)
     softmax_family_cases(cw)
     layernorm_cases(cw)
+    layernorm_stats_cases(cw)
     reduce_cases(cw)
     pad_cases(cw)
     resize_cases(cw)
