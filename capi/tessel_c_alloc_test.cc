@@ -1,11 +1,9 @@
 // The C API's promises that C tests cannot observe: no heap allocation per CNN run or per LLM decode
-// step after warm-up (counted by interposing the C allocator, as runtime/executor_test does), LLM
+// step after warm-up (support/testing/allocation_counter), LLM
 // logits equal to the C++ runtime's on the same tokens, and sequences of one model driven from two
 // threads at once. The LLM cases use a random-weight GGUF (llm/model/testing) and run everywhere.
 //
 // usage: tessel_c_alloc_test [--gtest_filter=...] [MODEL.tsl INPUT.npy]  (the CNN case needs both)
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -15,48 +13,13 @@
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/model/testing/test_models.h"
+#include "support/testing/allocation_counter.h"
 #include "tessel/tessel.h"
 
 namespace {
-std::atomic<long> g_allocations{0};
 const char* g_model_path = nullptr;
 const char* g_input_path = nullptr;
 }  // namespace
-
-// glibc's allocator under its internal names; the definitions below take the public names for the
-// whole process (shared libraries included).
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-
-void* malloc(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(p, n);
-}
-void* memalign(size_t alignment, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(alignment, n);
-}
-void* aligned_alloc(size_t alignment, size_t n) { return memalign(alignment, n); }
-int posix_memalign(void** out, size_t alignment, size_t n) {
-  void* p = memalign(alignment, n);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-void free(void* p) { __libc_free(p); }
-}  // extern "C"
 
 namespace {
 
@@ -83,15 +46,15 @@ TEST(CnnTest, RunAllocatesNothingAfterWarmUp) {
                                              in.rank));
   ASSERT_TESSEL_OK(tessel_session_bind_output(session, 0, y.data(), out.bytes));
   ASSERT_TESSEL_OK(tessel_session_run(session));
-  const long before = g_allocations.load();
+  const long before = tessel::testing::AllocationCount();
   for (int i = 0; i < 5; ++i) ASSERT_TESSEL_OK(tessel_session_run(session));
-  const long allocations = g_allocations.load() - before;
+  const long allocations = tessel::testing::AllocationCount() - before;
   std::printf("tessel_session_run: %ld heap allocations in 5 runs after warm-up\n", allocations);
   EXPECT_EQ(allocations, 0);
   // The counter works: a failing call allocates its message.
-  const long before_error = g_allocations.load();
+  const long before_error = tessel::testing::AllocationCount();
   EXPECT_NE(tessel_session_bind_output(session, 0, y.data(), 1), TESSEL_OK);
-  EXPECT_GT(g_allocations.load() - before_error, 0);
+  EXPECT_GT(tessel::testing::AllocationCount() - before_error, 0);
   ASSERT_TESSEL_OK(tessel_session_free(session));
   ASSERT_TESSEL_OK(tessel_model_free(model));
 }
@@ -153,9 +116,9 @@ TEST_F(LlmTest, DecodeAllocatesNothingAfterWarmUp) {
   config.seed = 11;
   int32_t token = -1;
   ASSERT_TESSEL_OK(tessel_sequence_decode(s, &config, &token));  // creates the sampler
-  const long before = g_allocations.load();
+  const long before = tessel::testing::AllocationCount();
   for (int i = 0; i < 10; ++i) ASSERT_TESSEL_OK(tessel_sequence_decode(s, &config, &token));
-  const long allocations = g_allocations.load() - before;
+  const long allocations = tessel::testing::AllocationCount() - before;
   std::printf("tessel_sequence_decode: %ld heap allocations in 10 steps after warm-up\n", allocations);
   EXPECT_EQ(allocations, 0);
   ASSERT_TESSEL_OK(tessel_sequence_free(s));

@@ -5,7 +5,6 @@
 #include "runtime/executor.h"
 
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,45 +20,7 @@
 #include "gtest/gtest.h"
 #include "graph/npy.h"
 #include "runtime/testing/write_and_load.h"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-// glibc's allocator under its internal names; the definitions below take the public names for the
-// whole process (shared libraries included).
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-
-void* malloc(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(p, n);
-}
-void* memalign(size_t alignment, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(alignment, n);
-}
-void* aligned_alloc(size_t alignment, size_t n) { return memalign(alignment, n); }
-int posix_memalign(void** out, size_t alignment, size_t n) {
-  void* p = memalign(alignment, n);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-void free(void* p) { __libc_free(p); }
-}  // extern "C"
+#include "support/testing/allocation_counter.h"
 
 namespace tessel {
 namespace {
@@ -290,9 +251,9 @@ TEST(ExecutorTest, RunAllocatesNothingAfterWarmUp) {
       auto session = Session::Create(model, Options(threads));
       ASSERT_TRUE(session.ok()) << session.status();
       ASSERT_TRUE((*session)->Run(inputs).ok());
-      const long before = g_allocations.load();
+      const long before = tessel::testing::AllocationCount();
       for (int i = 0; i < 5; ++i) ASSERT_TRUE((*session)->Run(inputs).ok());
-      const long allocations = g_allocations.load() - before;
+      const long allocations = tessel::testing::AllocationCount() - before;
       std::printf("%s (cnn), %d thread(s): %ld heap allocations in 5 runs after warm-up\n", name, threads,
                   allocations);
       EXPECT_EQ(allocations, 0) << name;
@@ -308,9 +269,9 @@ TEST(ExecutorTest, AllocationCounterSeesReferenceKernels) {
   Session session(model, Options(1, /*force_reference=*/true));
   std::vector<Tensor> inputs = {*input};
   ASSERT_TRUE(session.Run(inputs).ok());
-  const long before = g_allocations.load();
+  const long before = tessel::testing::AllocationCount();
   ASSERT_TRUE(session.Run(inputs).ok());
-  EXPECT_GT(g_allocations.load() - before, 0);
+  EXPECT_GT(tessel::testing::AllocationCount() - before, 0);
 }
 
 // Tuning times the legal kernels of each op and caches the choices; compiling again with that cache
