@@ -31,7 +31,6 @@ absl::Status RequireF32(const Node& node, Inputs inputs, std::initializer_list<i
   return absl::OkStatus();
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 int64_t Product(const std::vector<int64_t>& v, size_t from, size_t to) {
   int64_t n = 1;
@@ -70,6 +69,29 @@ absl::StatusOr<Window3> ToWindow3(const Node& node, const WindowParams& p, const
   return w;
 }
 
+// y[i] = b + sum over r of w[r] * row[r][i] for the kBlock outputs at i0, summed in double in the order
+// of r, the accumulators in registers while the rows stream past.
+template <int kBlock>
+void AccumulateBlock(const float* w, const float* const* row, int64_t rows, int64_t i0, double b, float* y) {
+  double a[kBlock];
+  for (int j = 0; j < kBlock; ++j) a[j] = b;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double wv = w[r];
+    const float* x = row[r] + i0;
+    for (int j = 0; j < kBlock; ++j) a[j] += wv * x[j];
+  }
+  for (int j = 0; j < kBlock; ++j) y[i0 + j] = static_cast<float>(a[j]);
+}
+
+// AccumulateBlock over all n outputs: blocks of 8, then 4, 2 and 1 for the rest.
+void AccumulateRows(const float* w, const float* const* row, int64_t rows, int64_t n, double b, float* y) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) AccumulateBlock<8>(w, row, rows, i, b, y);
+  if (i + 4 <= n) AccumulateBlock<4>(w, row, rows, i, b, y), i += 4;
+  if (i + 2 <= n) AccumulateBlock<2>(w, row, rows, i, b, y), i += 2;
+  if (i < n) AccumulateBlock<1>(w, row, rows, i, b, y);
+}
+
 absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0, 1, 2});
   if (!s.ok()) return s;
@@ -89,49 +111,52 @@ absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
   const int64_t in_plane = g->in_size();
   const int64_t out_plane = g->out_size();
   const int64_t k_vol = g->k[0] * g->k[1] * g->k[2];
-  // For each kernel column, the output columns whose input column lies inside the input (the rest read
-  // padding, which contributes zero).
-  std::vector<int64_t> lo(g->k[2]), hi(g->k[2]);
-  for (int64_t k2 = 0; k2 < g->k[2]; ++k2) {
-    const int64_t base = k2 * g->d[2] - g->pb[2];
-    lo[k2] = base >= 0 ? 0 : std::min(g->out[2], CeilDiv(-base, g->s[2]));
-    hi[k2] = g->in[2] - 1 - base < 0 ? 0 : std::min(g->out[2], (g->in[2] - 1 - base) / g->s[2] + 1);
-    hi[k2] = std::max(hi[k2], lo[k2]);
-  }
+  const int64_t rows = cg * k_vol;  // one per (input channel of the group, kernel tap), weight order
   const float* xd = x.data<float>();
   const float* wd = w.data<float>();
   float* yd = y.data<float>();
-  std::vector<double> acc(out_plane);
+  // A 1x1 kernel at stride 1 without padding reads every input plane as it is; any other window is
+  // unfolded once per (image, group) into `col` (zeros where the window reads padding), so that the
+  // accumulation below runs over whole output planes, the same sums in the same order.
+  const bool direct = k_vol == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[0] == 0 &&
+                      g->pb[1] == 0 && g->pb[2] == 0 && out_plane == in_plane;
+  std::vector<float> col(direct ? 0 : rows * out_plane);
+  std::vector<const float*> row_of(rows);
   for (int64_t n = 0; n < n_batch; ++n) {
-    for (int64_t oc = 0; oc < m_out; ++oc) {
-      const int64_t grp = oc / mg;
-      std::fill(acc.begin(), acc.end(), bias ? static_cast<double>(bias->data<float>()[oc]) : 0.0);
+    for (int64_t grp = 0; grp < p->group; ++grp) {
+      const float* xg = xd + (n * c_in + grp * cg) * in_plane;
       for (int64_t icg = 0; icg < cg; ++icg) {
-        const float* xp = xd + (n * c_in + grp * cg + icg) * in_plane;
-        const float* wp = wd + (oc * cg + icg) * k_vol;
+        const float* xp = xg + icg * in_plane;
+        if (direct) {
+          row_of[icg] = xp;
+          continue;
+        }
         for (int64_t k0 = 0; k0 < g->k[0]; ++k0) {
           for (int64_t k1 = 0; k1 < g->k[1]; ++k1) {
             for (int64_t k2 = 0; k2 < g->k[2]; ++k2) {
-              const double wv = wp[(k0 * g->k[1] + k1) * g->k[2] + k2];
-              const int64_t base2 = k2 * g->d[2] - g->pb[2];
+              const int64_t r = icg * k_vol + (k0 * g->k[1] + k1) * g->k[2] + k2;
+              float* cr = col.data() + r * out_plane;
+              row_of[r] = cr;
               for (int64_t o0 = 0; o0 < g->out[0]; ++o0) {
                 const int64_t i0 = o0 * g->s[0] - g->pb[0] + k0 * g->d[0];
-                if (i0 < 0 || i0 >= g->in[0]) continue;
                 for (int64_t o1 = 0; o1 < g->out[1]; ++o1) {
                   const int64_t i1 = o1 * g->s[1] - g->pb[1] + k1 * g->d[1];
-                  if (i1 < 0 || i1 >= g->in[1]) continue;
-                  const float* xrow = xp + (i0 * g->in[1] + i1) * g->in[2];
-                  double* arow = acc.data() + (o0 * g->out[1] + o1) * g->out[2];
-                  const int64_t s2 = g->s[2];
-                  for (int64_t o2 = lo[k2]; o2 < hi[k2]; ++o2) arow[o2] += wv * xrow[o2 * s2 + base2];
+                  float* dst = cr + (o0 * g->out[1] + o1) * g->out[2];
+                  const bool inside = i0 >= 0 && i0 < g->in[0] && i1 >= 0 && i1 < g->in[1];
+                  for (int64_t o2 = 0; o2 < g->out[2]; ++o2) {
+                    const int64_t i2 = o2 * g->s[2] - g->pb[2] + k2 * g->d[2];
+                    dst[o2] = inside && i2 >= 0 && i2 < g->in[2] ? xp[(i0 * g->in[1] + i1) * g->in[2] + i2] : 0.0f;
+                  }
                 }
               }
             }
           }
         }
       }
-      float* yp = yd + (n * m_out + oc) * out_plane;
-      for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i]);
+      for (int64_t oc = grp * mg; oc < (grp + 1) * mg; ++oc) {
+        const double b0 = bias ? static_cast<double>(bias->data<float>()[oc]) : 0.0;
+        AccumulateRows(wd + oc * rows, row_of.data(), rows, out_plane, b0, yd + (n * m_out + oc) * out_plane);
+      }
     }
   }
   return absl::OkStatus();

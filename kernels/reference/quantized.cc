@@ -75,6 +75,13 @@ absl::Status RequireRank4(const Node& node, const Tensor& x) {
                                                ShapeToString(x.shape())));
 }
 
+// sum of a[i] * b[i] over n terms (integer sums: any order the compiler picks is exact).
+int32_t Dot(const int16_t* a, const int16_t* b, int64_t n) {
+  int32_t sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<int32_t>(a[i]) * b[i];
+  return sum;
+}
+
 template <typename T>
 absl::Status QConvTyped(const Node& node, Inputs in, Tensor& out) {
   const bool last = node.GetString("layout", "nchw") == "nhwc";
@@ -97,31 +104,46 @@ absl::Status QConvTyped(const Node& node, Inputs in, Tensor& out) {
   const T* xd = x.data<T>();
   const int8_t* wd = w.data<int8_t>();
   T* yd = out.data<T>();
+  // Per output pixel, the window's (x - x_zp) terms in (kh, kw, c) order, 0 where it reads padding;
+  // per output channel of the group, the weights in the same order. Each output is then one integer
+  // dot product, which every summation order gives exactly.
+  const int64_t kh_n = ws[2], kw_n = ws[3], taps = kh_n * kw_n * cg;
+  std::vector<int16_t> window(taps), wpack(m_per_group * taps);  // |x - x_zp| <= 255
   for (int64_t n = 0; n < ys[0]; ++n) {
-    for (int64_t m = 0; m < ys[1]; ++m) {
-      const int64_t c0 = (m / m_per_group) * cg;
+    for (int64_t grp = 0; grp < p->group; ++grp) {
+      const int64_t c0 = grp * cg, m0 = grp * m_per_group;
+      for (int64_t mm = 0; mm < m_per_group; ++mm) {
+        for (int64_t kh = 0; kh < kh_n; ++kh) {
+          for (int64_t kw = 0; kw < kw_n; ++kw) {
+            for (int64_t c = 0; c < cg; ++c) wpack[mm * taps + (kh * kw_n + kw) * cg + c] = wd[wi(m0 + mm, c, kh, kw)];
+          }
+        }
+      }
       for (int64_t oh = 0; oh < ys[2]; ++oh) {
         for (int64_t ow = 0; ow < ys[3]; ++ow) {
-          int32_t acc = b != nullptr ? b->data<int32_t>()[m] : 0;
-          for (int64_t kh = 0; kh < ws[2]; ++kh) {
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
             const int64_t ih = oh * p->strides[0] - p->pads_begin[0] + kh * p->dilations[0];
-            if (ih < 0 || ih >= xs[2]) continue;
-            for (int64_t kw = 0; kw < ws[3]; ++kw) {
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
               const int64_t iw = ow * p->strides[1] - p->pads_begin[1] + kw * p->dilations[1];
-              if (iw < 0 || iw >= xs[3]) continue;
+              int16_t* dst = window.data() + (kh * kw_n + kw) * cg;
+              const bool inside = ih >= 0 && ih < xs[2] && iw >= 0 && iw < xs[3];
               for (int64_t c = 0; c < cg; ++c) {
-                acc += (static_cast<int32_t>(xd[xi(n, c0 + c, ih, iw)]) - x_zp) * wd[wi(m, c, kh, kw)];
+                dst[c] = static_cast<int16_t>(inside ? static_cast<int32_t>(xd[xi(n, c0 + c, ih, iw)]) - x_zp : 0);
               }
             }
           }
-          const int64_t o = yi(n, m, oh, ow);
-          int32_t res = 0;
-          if (r != nullptr) {
-            res = MultiplyByQuantizedMultiplier(static_cast<int32_t>(r->data<T>()[o]) - r_zp,
-                                                static_cast<int32_t>(residual.multiplier[0]),
-                                                static_cast<int32_t>(residual.shift[0]));
+          for (int64_t mm = 0; mm < m_per_group; ++mm) {
+            const int64_t m = m0 + mm;
+            const int32_t acc = (b != nullptr ? b->data<int32_t>()[m] : 0) + Dot(window.data(), &wpack[mm * taps], taps);
+            const int64_t o = yi(n, m, oh, ow);
+            int32_t res = 0;
+            if (r != nullptr) {
+              res = MultiplyByQuantizedMultiplier(static_cast<int32_t>(r->data<T>()[o]) - r_zp,
+                                                  static_cast<int32_t>(residual.multiplier[0]),
+                                                  static_cast<int32_t>(residual.shift[0]));
+            }
+            yd[o] = static_cast<T>(stage.Apply(acc, m, res));
           }
-          yd[o] = static_cast<T>(stage.Apply(acc, m, res));
         }
       }
     }
