@@ -404,6 +404,9 @@ int ServeCommand(int argc, char** argv) {
       {"ctx", "N", "tokens per slot, prompt and completion together (default: the model's context; the KV pool, "
                    "sized at start, holds (--parallel + 1) x --ctx tokens: the slots and the last finished "
                    "request's prompt, kept for prefix sharing)", false, "", cli::AtLeast(2)},
+      {"kv-mb", "N", "KV pool budget in MiB, at least one --ctx (default: room for --parallel + 1 full contexts); "
+                     "a request waits in the queue until the blocks for its prompt + max_tokens are free", false, "",
+       cli::Between(1, 999999)},
       {"queue", "N", "requests that wait for a free slot; beyond them the server answers 503", false, "16",
        cli::Between(0, 4096)},
       {"batch", "N", "tokens per forward pass (decode rows plus a chunk of a new prompt)", false, "256",
@@ -464,13 +467,20 @@ int ServeCommand(int argc, char** argv) {
   eo.kv_dtype = common->options.kv_dtype;
   eo.max_queue = static_cast<int>(*queue);
   eo.max_batch = *batch;
+  if (args->Has("kv-mb")) {
+    absl::StatusOr<int64_t> kv_mb = args->GetInt("kv-mb");
+    if (!kv_mb.ok()) return cli::Fail(cmd, kv_mb.status());
+    eo.kv_budget_bytes = static_cast<size_t>(*kv_mb) << 20;
+  }
   absl::StatusOr<std::unique_ptr<llm::Engine>> engine = llm::Engine::Create(*common->model, eo);
   if (!engine.ok()) return cli::Fail(cmd, engine.status());
   absl::StatusOr<std::unique_ptr<llm::HttpServer>> http = llm::HttpServer::Create(**engine, server);
   if (!http.ok()) return cli::Fail(cmd, http.status());
   const llm::EngineStats stats = (*engine)->stats();
-  std::fprintf(stderr, "KV pool: %lld blocks for %d slots of %lld tokens; batch %lld tokens; queue %d\n",
-               static_cast<long long>(stats.total_kv_blocks), eo.parallel, static_cast<long long>((*engine)->context()),
+  std::fprintf(stderr, "KV pool: %lld blocks (%lld tokens, %.1f MiB) for %d slots of %lld tokens; batch %lld tokens; queue %d\n",
+               static_cast<long long>(stats.total_kv_blocks),
+               static_cast<long long>(stats.total_kv_blocks * (*engine)->kv_block_size()),
+               (*engine)->kv_pool_bytes() / 1048576.0, eo.parallel, static_cast<long long>((*engine)->context()),
                static_cast<long long>(eo.max_batch), eo.max_queue);
   std::fprintf(stderr, "listening on http://%s:%d\n", server.host.c_str(), (*http)->port());
   std::fflush(stderr);

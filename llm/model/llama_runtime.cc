@@ -102,10 +102,21 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
   kv.dtype = o.kv_dtype;
   kv.max_sequences = o.max_sequences;
   const int64_t blocks_per_seq = o.max_context / o.kv_block_size + (o.max_context % o.kv_block_size != 0);
-  const std::optional<int64_t> kv_bytes =
+  std::optional<int64_t> kv_bytes =
       CheckedProduct({c.num_layers, 2, c.num_kv_heads, o.kv_block_size, c.head_dim,
                       o.kv_dtype == KvDType::kF16 ? 2 : 4, blocks_per_seq, o.max_sequences});
   overflow |= !kv_bytes;
+  if (o.kv_budget_bytes > 0 && !overflow) {
+    const int64_t block_bytes = *kv_bytes / (blocks_per_seq * o.max_sequences);
+    const int64_t blocks = static_cast<int64_t>(o.kv_budget_bytes / static_cast<size_t>(block_bytes));
+    if (blocks < blocks_per_seq) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a KV budget of ", FormatBytes(o.kv_budget_bytes), " holds ", blocks * o.kv_block_size,
+          " tokens, less than one context of ", o.max_context, " tokens (", FormatBytes(blocks_per_seq * block_bytes),
+          "); raise the budget or lower the context"));
+    }
+    kv_bytes = blocks * block_bytes;
+  }
   const int64_t total = add(arena_bytes, kv_bytes.value_or(0));
   const std::string context = o.max_sequences == 1
                                   ? absl::StrCat("a context of ", o.max_context, " tokens")

@@ -29,6 +29,9 @@ struct RuntimeOptions {
   KvDType kv_dtype = KvDType::kF16;
   int kv_block_size = 16;
   int max_sequences = 1;
+  // > 0: the KV pool gets this many bytes (whole blocks; at least one max_context) instead of room for
+  // max_sequences x max_context tokens; sequences then share it and callers admit work to fit.
+  size_t kv_budget_bytes = 0;
   int threads = 1;
   int64_t sliding_window = -1;  // -1: the model's own; 0: none; > 0: this many positions
 };

@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const LlamaModel& model, 
   o.max_context = options.context;
   o.max_batch = std::max<int64_t>(options.max_batch, options.parallel);
   o.max_sequences = options.parallel + 1;  // the slots and the kept prefix
+  o.kv_budget_bytes = options.kv_budget_bytes;
   o.threads = options.threads;
   o.kv_dtype = options.kv_dtype;
   absl::StatusOr<std::unique_ptr<LlamaRuntime>> runtime = LlamaRuntime::Create(model, o);
@@ -148,7 +149,30 @@ void Engine::Finish(Request& r, const std::string& reason, absl::Status error) {
   Publish(r, {}, true, reason, std::move(error));
 }
 
+int64_t Engine::BlocksFor(int64_t tokens) const {
+  const int64_t bs = runtime_->options().kv_block_size;
+  return (tokens + bs - 1) / bs;
+}
+
+bool Engine::FitsInPool(const Request& r) {
+  // Every running request's table grows to at most BlocksFor(prompt + max_tokens) entries, and the kept
+  // prefix holds its own; blocks shared among them are counted twice, so the sum bounds the pool's use
+  // and a running request never finds it empty.
+  const int64_t need = BlocksFor(static_cast<int64_t>(r.params_.prompt.size()) + r.params_.max_tokens);
+  const int64_t total = runtime_->kv_cache().num_blocks();
+  auto kept = [&] { return kept_seq_ >= 0 ? BlocksFor(runtime_->SequenceLength(kept_seq_)) : 0; };
+  if (reserved_blocks_ + need + kept() <= total) return true;
+  if (kept_seq_ < 0) return false;
+  (void)runtime_->EndSequence(kept_seq_);
+  kept_seq_ = -1;
+  kept_tokens_.clear();
+  stats_.cached_kv_blocks = 0;
+  return reserved_blocks_ + need <= total;
+}
+
 void Engine::Retire(Request& r) {
+  reserved_blocks_ -= r.kv_blocks_;
+  r.kv_blocks_ = 0;
   // A request that ran to its end keeps its sequence as the prefix for the next ones (replacing the one
   // kept before); a cancelled or failed one frees everything at once.
   const int64_t length = runtime_->SequenceLength(r.seq_);
@@ -243,7 +267,8 @@ void Engine::Loop() {
           ++it;
         }
       }
-      while (!queue_.empty() && static_cast<int>(active_.size()) < options_.parallel) {
+      // In arrival order: a request that does not fit in the KV pool yet waits, and those behind it too.
+      while (!queue_.empty() && static_cast<int>(active_.size()) < options_.parallel && FitsInPool(*queue_.front())) {
         std::shared_ptr<Request> r = std::move(queue_.front());
         queue_.pop_front();
         absl::StatusOr<int> seq = runtime_->NewSequence();
@@ -252,10 +277,13 @@ void Engine::Loop() {
           continue;
         }
         r->seq_ = *seq;
+        r->kv_blocks_ = BlocksFor(static_cast<int64_t>(r->params_.prompt.size()) + r->params_.max_tokens);
+        reserved_blocks_ += r->kv_blocks_;
         active_.push_back(std::move(r));
         SharePrefix(*active_.back());
       }
       stats_.active = static_cast<int64_t>(active_.size());
+      stats_.reserved_kv_blocks = reserved_blocks_;
     }
     // A cancelled request (its client went away) frees its sequence before the step.
     for (auto it = active_.begin(); it != active_.end();) {
@@ -321,6 +349,7 @@ void Engine::Loop() {
     stats_.decode_tokens += decode;
     stats_.active = static_cast<int64_t>(active_.size());
     stats_.free_kv_blocks = runtime_->kv_cache().free_blocks();
+    stats_.reserved_kv_blocks = reserved_blocks_;
   }
 }
 

@@ -37,6 +37,10 @@ struct EngineOptions {
   int max_queue = 16;      // requests waiting for a slot; more are refused (ResourceExhausted)
   int64_t max_batch = 256; // tokens per forward pass (decode rows + a prefill chunk)
   KvDType kv_dtype = KvDType::kF16;
+  // > 0: the KV pool's bytes (at least one context) instead of room for parallel + 1 full contexts. A
+  // request is admitted when the blocks for its prompt + max_tokens fit beside those reserved by the
+  // running ones; until then it waits in the queue.
+  size_t kv_budget_bytes = 0;
 };
 
 struct GenerationParams {
@@ -90,6 +94,7 @@ class Request {
   std::string text_;               // the completion so far
   size_t sent_ = 0;                // bytes of text_ handed out
   int64_t generated_ = 0;
+  int64_t kv_blocks_ = 0;          // KV blocks reserved for prompt + max_tokens while it runs
 };
 
 struct EngineStats {
@@ -103,6 +108,7 @@ struct EngineStats {
   int64_t reused_prompt_tokens = 0;  // prompt tokens taken from a shared prefix instead of computed
   int64_t free_kv_blocks = 0;
   int64_t cached_kv_blocks = 0;      // held by the kept prefix of the last finished request
+  int64_t reserved_kv_blocks = 0;    // promised to the running requests (their prompt + max_tokens)
   int64_t total_kv_blocks = 0;
 };
 
@@ -119,6 +125,8 @@ class Engine {
   const LlamaModel& model() const { return model_; }
   const EngineOptions& options() const { return options_; }
   int64_t context() const { return runtime_->options().max_context; }
+  int64_t kv_block_size() const { return runtime_->options().kv_block_size; }
+  size_t kv_pool_bytes() const { return runtime_->kv_cache().pool_bytes(); }
   EngineStats stats();
 
  private:
@@ -132,6 +140,11 @@ class Engine {
   // Starts a newly admitted request from the longest prefix it shares with a live sequence.
   void SharePrefix(Request& r);
   void Finish(Request& r, const std::string& reason, absl::Status error = absl::OkStatus());
+  // KV blocks that `tokens` positions fill.
+  int64_t BlocksFor(int64_t tokens) const;
+  // Whether the queue's first request fits in the KV pool beside the running ones; drops the kept
+  // prefix when that makes it fit. Under mu_.
+  bool FitsInPool(const Request& r);
 
   const LlamaModel& model_;
   EngineOptions options_;
@@ -145,6 +158,7 @@ class Engine {
   // The scheduler's: the last finished request's sequence, kept for its prefix (-1: none), and its tokens.
   int kept_seq_ = -1;
   std::vector<int32_t> kept_tokens_;
+  int64_t reserved_blocks_ = 0;  // the scheduler's: the sum of the running requests' kv_blocks_
   EngineStats stats_;
 };
 

@@ -146,7 +146,9 @@ TEST_F(EngineTest, LengthAndCancel) {
   GenerationUpdate last;
   Drain(**r, &last);
   // The synthetic model may end early at its end-of-generation token; then finish_reason is "stop".
-  if (last.finish_reason == "length") EXPECT_EQ(last.completion_tokens, 5);
+  if (last.finish_reason == "length") {
+    EXPECT_EQ(last.completion_tokens, 5);
+  }
   auto c = (*engine)->Submit(Greedy("a", 100));
   ASSERT_TRUE(c.ok());
   (*c)->Cancel();
@@ -206,6 +208,66 @@ TEST_F(EngineTest, SharedPromptPrefixIsComputedOnce) {
   ASSERT_TRUE(rc.ok());
   EXPECT_EQ(Drain(**rc), want_c);
   EXPECT_GE((*engine)->stats().reused_prompt_tokens - after_b, common - 2);
+}
+
+// A --kv-mb budget of two contexts with four slots: each request reserves the blocks of its prompt +
+// max_tokens, so at most two of these run at once, the others wait in the queue, and all four still
+// produce the sequential greedy text. A budget below one context is refused when the engine starts.
+TEST_F(EngineTest, KvBudgetAdmitsWhatFitsAndQueuesTheRest) {
+  EngineOptions full;
+  full.parallel = 4;
+  full.context = 128;
+  auto unbudgeted = Engine::Create(*model_, full);
+  ASSERT_TRUE(unbudgeted.ok()) << unbudgeted.status();
+  const int64_t total = (*unbudgeted)->stats().total_kv_blocks;
+  ASSERT_EQ(total, 5 * 128 / (*unbudgeted)->kv_block_size());  // parallel + 1 contexts
+  const size_t block_bytes = (*unbudgeted)->kv_pool_bytes() / static_cast<size_t>(total);
+  unbudgeted->reset();
+
+  EngineOptions o = full;
+  o.kv_budget_bytes = 2 * (128 / 16) * block_bytes + block_bytes / 2;  // 16 whole blocks
+  auto engine = Engine::Create(*model_, o);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_EQ((*engine)->stats().total_kv_blocks, 16);
+  EXPECT_LT((*engine)->kv_pool_bytes(), o.kv_budget_bytes);
+
+  const std::vector<std::string> prompts = {"a", "hello world", "zz y", "the cat"};
+  std::vector<std::string> want;
+  for (const std::string& p : prompts) want.push_back(Reference(p, 80));  // 6 blocks each with the prompt
+  std::vector<std::shared_ptr<Request>> rs;
+  for (const std::string& p : prompts) {
+    auto r = (*engine)->Submit(Greedy(p, 80));
+    ASSERT_TRUE(r.ok()) << r.status();
+    rs.push_back(*r);
+  }
+  int64_t most_active = 0;
+  std::vector<std::string> got(rs.size());
+  std::vector<bool> done(rs.size(), false);
+  for (size_t finished = 0; finished < rs.size();) {
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (done[i]) continue;
+      GenerationUpdate u = rs[i]->Next();
+      got[i] += u.text;
+      const EngineStats st = (*engine)->stats();
+      most_active = std::max(most_active, st.active);
+      EXPECT_LE(st.reserved_kv_blocks, st.total_kv_blocks);
+      if (u.done) {
+        EXPECT_TRUE(u.error.ok()) << u.error;
+        done[i] = true;
+        ++finished;
+      }
+    }
+  }
+  for (size_t i = 0; i < rs.size(); ++i) EXPECT_EQ(got[i], want[i]) << prompts[i];
+  EXPECT_LE(most_active, 2);
+  EXPECT_EQ((*engine)->stats().completed, 4);
+
+  EngineOptions tiny = full;
+  tiny.kv_budget_bytes = 7 * block_bytes;  // 112 tokens, less than one context of 128
+  auto refused = Engine::Create(*model_, tiny);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("less than one context of 128 tokens"));
 }
 
 TEST(Utf8Test, CompletePrefix) {
