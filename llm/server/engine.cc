@@ -22,8 +22,17 @@ size_t CompleteUtf8Prefix(absl::string_view s) {
 }
 
 GenerationUpdate Request::Next() {
+  std::optional<GenerationUpdate> u;
+  while (!u) u = NextFor(std::chrono::hours(1));
+  return *std::move(u);
+}
+
+std::optional<GenerationUpdate> Request::NextFor(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return pending_.done || !pending_.text.empty() || !pending_.tokens.empty(); });
+  if (!cv_.wait_for(lock, timeout,
+                    [this] { return pending_.done || !pending_.text.empty() || !pending_.tokens.empty(); })) {
+    return std::nullopt;
+  }
   GenerationUpdate u = pending_;
   pending_.text.clear();
   pending_.tokens.clear();
@@ -262,6 +271,7 @@ void Engine::Loop() {
       for (auto it = queue_.begin(); it != queue_.end();) {
         if ((*it)->cancelled()) {
           Finish(**it, "cancelled");
+          ++stats_.cancelled;
           it = queue_.erase(it);
         } else {
           ++it;
@@ -290,6 +300,10 @@ void Engine::Loop() {
       if ((*it)->cancelled()) {
         Retire(**it);
         Finish(**it, "cancelled");
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ++stats_.cancelled;
+        }
         it = active_.erase(it);
       } else {
         ++it;

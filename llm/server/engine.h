@@ -12,11 +12,13 @@
 #define TESSEL_LLM_SERVER_ENGINE_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +71,8 @@ class Request {
   // Blocks until there is new text or the request is over; returns everything produced since the last
   // call. After an update with done set, further calls return done at once.
   GenerationUpdate Next();
+  // Next() waiting at most `timeout`: nullopt when nothing new came in that time.
+  std::optional<GenerationUpdate> NextFor(std::chrono::milliseconds timeout);
   // The caller's side went away (client disconnect): the scheduler ends the sequence before its next step.
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
@@ -103,6 +107,7 @@ struct EngineStats {
   int64_t prefill_tokens = 0;
   int64_t decode_tokens = 0;
   int64_t completed = 0;
+  int64_t cancelled = 0;       // ended, queued or running, because their client went away
   int64_t queued = 0;          // waiting now
   int64_t active = 0;          // in a slot now
   int64_t reused_prompt_tokens = 0;  // prompt tokens taken from a shared prefix instead of computed

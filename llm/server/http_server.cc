@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <limits>
 #include <random>
@@ -393,6 +394,7 @@ void HttpServer::Routes() {
                     {"slots_processing", s.active},
                     {"queued", s.queued},
                     {"requests_done", s.completed},
+                    {"requests_cancelled", s.cancelled},
                     {"reused_prompt_tokens", s.reused_prompt_tokens},
                     {"kv_blocks_free", s.free_kv_blocks},
                     {"kv_blocks_cached", s.cached_kv_blocks},
@@ -490,26 +492,62 @@ void HttpServer::Routes() {
                   {"total_tokens", u.prompt_tokens + u.completion_tokens}};
     };
     auto finish = [](const GenerationUpdate& u) { return u.finish_reason == "stop" ? "stop" : "length"; };
-    if (!sampling.stream) {
-      std::string text;
-      GenerationUpdate u;
-      do {
-        u = (*request)->Next();
-        text += u.text;
-      } while (!u.done);
-      if (!u.error.ok()) return Reply(res, FromStatus(u.error));
+    auto reply_body = [=](const std::string& text, const GenerationUpdate& u) {
       Json choice = {{"index", 0}, {"finish_reason", finish(u)}, {"logprobs", nullptr}};
       if (chat) {
         choice["message"] = {{"role", "assistant"}, {"content", text}};
       } else {
         choice["text"] = text;
       }
-      return Reply(res, Json{{"id", id},
-                             {"object", object},
-                             {"created", created},
-                             {"model", options_.model_id},
-                             {"choices", Json::array({choice})},
-                             {"usage", usage(u)}});
+      return Json{{"id", id},
+                  {"object", object},
+                  {"created", created},
+                  {"model", options_.model_id},
+                  {"choices", Json::array({choice})},
+                  {"usage", usage(u)}};
+    };
+    if (!sampling.stream) {
+      // A completion that ends within its first kPlainTokens tokens (or kPlainWait) gets a plain JSON
+      // reply, with the error's own status if it failed. A longer one goes out chunked: whitespace, which
+      // may precede a JSON value, is written at every update and at least every kPlainWait while it
+      // runs, so that a client that has left makes a write fail and its request is cancelled (its slot
+      // and KV blocks freed) instead of running to max_tokens; the status is then already 200, and a
+      // failure shows as an error body.
+      constexpr int64_t kPlainTokens = 32;
+      constexpr std::chrono::milliseconds kPlainWait(250);
+      std::shared_ptr<Request> r = *request;
+      auto text = std::make_shared<std::string>();
+      const auto until = std::chrono::steady_clock::now() + kPlainWait;
+      while (true) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        std::optional<GenerationUpdate> u = left.count() > 0 ? r->NextFor(left) : std::nullopt;
+        if (!u) break;
+        *text += u->text;
+        if (u->done) {
+          if (!u->error.ok()) return Reply(res, FromStatus(u->error));
+          return Reply(res, reply_body(*text, *u));
+        }
+        if (u->completion_tokens >= kPlainTokens) break;
+      }
+      res.status = 200;
+      res.set_chunked_content_provider(
+          "application/json",
+          [=](size_t, httplib::DataSink& sink) {
+            std::optional<GenerationUpdate> u = r->NextFor(kPlainWait);
+            std::string out = " ";
+            if (u) *text += u->text;
+            if (u && u->done) out = Dump(u->error.ok() ? reply_body(*text, *u) : ErrorBody(FromStatus(u->error)));
+            if (!sink.write(out.data(), out.size())) {
+              r->Cancel();
+              return false;
+            }
+            if (u && u->done) sink.done();
+            return true;
+          },
+          [r](bool success) {
+            if (!success) r->Cancel();
+          });
+      return;
     }
     // Server-sent events: a chunk per piece of text, a last chunk with finish_reason, optionally a usage
     // chunk, then [DONE]. A failed write means the client left: the request is cancelled and its

@@ -96,6 +96,11 @@ async function main() {
     assert.equal(g.choices[0].finish_reason, 'length');
     assert.equal(g.usage.completion_tokens, 24);
   });
+  // A longer non-streaming completion goes out chunked, whitespace first: the client still reads it.
+  const longWant = generate(prompts[0], 120);
+  const long = await client.completions.create({ model: 'm', prompt: prompts[0], max_tokens: 120, temperature: 0 });
+  assert.equal(long.choices[0].text, longWant);
+  assert.equal(long.usage.completion_tokens, 120);
   // Streamed: the chunks add up to the same text.
   let streamed = '';
   for await (const c of await client.completions.create({ model: 'm', prompt: prompts[1], max_tokens: 24,
@@ -179,6 +184,20 @@ async function main() {
   }
   assert.ok(idle(h), JSON.stringify(h));
   assert.equal(h.status, 'ok');
+
+  // A client that leaves a non-streaming request: the request is cancelled, not run to its max_tokens.
+  const cancelledBefore = h.requests_cancelled;
+  const leaveBody = JSON.stringify({ prompt: 'ROMEO:', max_tokens: 240, temperature: 0 });
+  const leaver = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+  await new Promise((r) => leaver.on('connect', r));
+  leaver.write(`POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+               `Content-Length: ${Buffer.byteLength(leaveBody)}\r\n\r\n${leaveBody}`);
+  leaver.destroy();
+  for (let i = 0; i < 100 && !(idle(h) && h.requests_cancelled > cancelledBefore); ++i) {
+    await new Promise((r) => setTimeout(r, 50));
+    h = await health(s.url);
+  }
+  assert.ok(idle(h) && h.requests_cancelled === cancelledBefore + 1, JSON.stringify(h));
 
   // Half-open clients (headers promising a body that never comes, and a bare connection) do not stop the
   // others from being served.
