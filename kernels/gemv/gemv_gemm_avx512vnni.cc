@@ -45,6 +45,8 @@ inline __m512 LoadHalves16(const uint8_t* p) {
 // Zen 5, 12 ran ~5% faster than 8 or 16.
 constexpr int kTileTokens = 12;
 constexpr int kVecsPerBlock = 9;  // 8 weight vectors, 1 scale vector
+// Up to this many tokens, a Panel16 call reads the packed weights directly (Panel16FewTokens).
+constexpr int kFewTokens = 8;
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -462,6 +464,81 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
   }
 }
 
+// T tokens (2 to 4: continuous batching's decode steps) on the Panel16 layout, straight from the packed
+// bytes as Panel16GemvPanels reads them for one: each stream's block is loaded (and its nibbles masked)
+// once, then meets every token with 8 vpdpbusd, one convert and one FMA. One token's decode waits on
+// DRAM, not on the multiplies, so the extra tokens ride on the same weight stream; repacking panels
+// into a buffer first (the prefill path) costs more than it saves at this size.
+template <bool kQ4, int kStreams, bool kPrefetch, int T>
+void Panel16FewTokensPanels(const GemmQ8Args& a, const uint8_t* const* panels, float* const* y, const int* rows) {
+  constexpr int kK = kQ4 ? 4 : 8;
+  constexpr int64_t kPair = Panel16PairBytes(kQ4);
+  const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
+  __m512 acc[kStreams][T];
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) {
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[s][t] = _mm512_setzero_ps();
+  }
+  for (int64_t j = 0; j < pairs; ++j) {
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const int64_t b = 2 * j + h;
+      if (b >= nb) break;
+      const int64_t xoff = kQ4 ? (b / 4) * 128 + 16 * (b % 4) : b * 32;
+#pragma GCC unroll 4
+      for (int s = 0; s < kStreams; ++s) {
+        const uint8_t* pair = panels[s] + j * kPair;
+        if (kPrefetch && h == 0) {
+#pragma GCC unroll 9
+          for (int l = 0; l < kPair / 64; ++l) {
+            _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
+          }
+        }
+        const __m512 d = LoadHalves16(PairScales(pair, h));
+        __m512i w[8];
+#pragma GCC unroll 8
+        for (int k = 0; k < kK; ++k) {
+          const __m512i v = _mm512_load_si512(PairVector<kK>(pair, h, k));
+          if (kQ4) {
+            w[k] = _mm512_and_si512(v, low4);
+            w[4 + k] = _mm512_and_si512(v, high4);
+          } else {
+            w[k] = v;
+          }
+        }
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const int8_t* xb = a.xq + t * a.xq_stride + xoff;
+          __m512i dot0 = _mm512_set1_epi32(a.block_bias[t * a.block_stride + b]), dot1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) {
+            if (kQ4) {
+              dot0 = DpbusdBroadcast(dot0, w[k], xb + 4 * k);
+              dot1 = DpbusdBroadcast(dot1, w[4 + k], xb + 64 + 4 * k);
+            } else {
+              dot0 = DpbusdBroadcast(dot0, w[2 * k], xb + 8 * k);
+              dot1 = DpbusdBroadcast(dot1, w[2 * k + 1], xb + 8 * k + 4);
+            }
+          }
+          if (kQ4) dot1 = _mm512_srai_epi32(dot1, 4);  // the high nibbles in place: 16 x their dot, exactly
+          const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(dot0, dot1));
+          acc[s][t] = _mm512_fmadd_ps(dot, _mm512_mul_ps(d, _mm512_set1_ps(a.block_scale[t * a.block_stride + b])),
+                                      acc[s][t]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int s = 0; s < kStreams; ++s) {
+    const __mmask16 m = static_cast<__mmask16>((1u << rows[s]) - 1);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y[s] + t * a.ldy, m, acc[s][t]);
+  }
+}
+
 // Runs the panels of rows [row_begin, row_end) as max_streams (4, 2 or 1) lockstep streams while each
 // has at least two panels, then fewer: panels_fn(std::integral_constant<int, S>, panels, y, rows).
 template <typename PanelsFn>
@@ -494,6 +571,30 @@ void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64
   run(std::integral_constant<int, 4>());
   run(std::integral_constant<int, 2>());
   run(std::integral_constant<int, 1>());
+}
+
+// Panel16FewTokensPanels over rows [row_begin, row_end): at most 8 accumulators (streams x T) stay in
+// registers beside a block's 8 weight vectors.
+template <bool kQ4, bool kPrefetch, int T>
+void Panel16FewTokens(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
+  const int64_t nb = a.cols / kQuantBlock, pairs = (nb + 1) / 2;
+  StreamPanels(a, row_begin, row_end, pairs * Panel16PairBytes(kQ4), std::min(max_streams, 8 / T),
+               [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
+                 Panel16FewTokensPanels<kQ4, decltype(streams_tag)::value, kPrefetch, T>(a, panels, y, rows);
+               });
+}
+
+template <bool kQ4, bool kPrefetch>
+void Panel16FewTokens(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
+  switch (a.n) {
+    case 2: return Panel16FewTokens<kQ4, kPrefetch, 2>(a, row_begin, row_end, max_streams);
+    case 3: return Panel16FewTokens<kQ4, kPrefetch, 3>(a, row_begin, row_end, max_streams);
+    case 4: return Panel16FewTokens<kQ4, kPrefetch, 4>(a, row_begin, row_end, max_streams);
+    case 5: return Panel16FewTokens<kQ4, kPrefetch, 5>(a, row_begin, row_end, max_streams);
+    case 6: return Panel16FewTokens<kQ4, kPrefetch, 6>(a, row_begin, row_end, max_streams);
+    case 7: return Panel16FewTokens<kQ4, kPrefetch, 7>(a, row_begin, row_end, max_streams);
+    default: return Panel16FewTokens<kQ4, kPrefetch, 8>(a, row_begin, row_end, max_streams);
+  }
 }
 
 template <bool kQ4, bool kPrefetch, bool kNL = false>
@@ -544,6 +645,15 @@ void RunPanel16(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
       Panel16Gemv<kQ4, true, kNL>(a, row_begin, row_end, cpu.decode_streams);
     } else {
       Panel16Gemv<kQ4, false, kNL>(a, row_begin, row_end, cpu.decode_streams);
+    }
+    return;
+  }
+  if (!kNL && a.n <= kFewTokens) {
+    const CpuFeatures& cpu = GetCpuFeatures();
+    if (cpu.stream_prefetch) {
+      Panel16FewTokens<kQ4, true>(a, row_begin, row_end, cpu.decode_streams);
+    } else {
+      Panel16FewTokens<kQ4, false>(a, row_begin, row_end, cpu.decode_streams);
     }
     return;
   }
