@@ -243,18 +243,33 @@ def unpermute(w, n_heads):
     return w.reshape(n_heads, rows // n_heads // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
 
 
+def vocab_from_gguf(T, meta):
+    """The training script's SPM vocabulary (its own Python encoder) from the tokens, scores and types it
+    wrote into the GGUF, instead of learning the merges again from the calibration text."""
+    vocab = T.SpmVocab.__new__(T.SpmVocab)
+    vocab.tokens = list(meta["tokenizer.ggml.tokens"])
+    vocab.scores = list(meta["tokenizer.ggml.scores"])
+    vocab.types = list(meta["tokenizer.ggml.token_type"])
+    vocab.ids = {t: i for i, t in enumerate(vocab.tokens)}
+    vocab.merge_rank = {}
+    vocab.bos = meta["tokenizer.ggml.bos_token_id"]
+    vocab.eos = meta["tokenizer.ggml.eos_token_id"]
+    vocab.unk = meta["tokenizer.ggml.unknown_token_id"]
+    vocab._cache = {}
+    return vocab
+
+
 def main():
     tessel, data_dir, train_script = sys.argv[1:4]
     spec = importlib.util.spec_from_file_location("train_tiny_llama", train_script)
     T = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(T)
     c = T.SmallConfig()
-    train_text = open(os.path.join(data_dir, "calibration.txt"), encoding="utf-8").read()
-    vocab = T.SpmVocab(train_text, c.vocab, min_char_count=200)
+    f32_model = os.path.join(data_dir, "model-f32.gguf")
+    f32_meta, f32_tensors = read_gguf(f32_model)
+    vocab = vocab_from_gguf(T, f32_meta)
     prompt = open(os.path.join(data_dir, "heldout.txt"), encoding="utf-8").read()[:300]
     ids = [vocab.bos] + vocab.encode(prompt)
-    f32_model = os.path.join(data_dir, "model-f32.gguf")
-    _, f32_tensors = read_gguf(f32_model)
     tmp = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
     # (label, method, flags, type of the blocks' matrices, type of the output head, logits load, tolerance).
     # The --mmap cases keep the f32 head and read the file mapped, where every matrix of those types runs
