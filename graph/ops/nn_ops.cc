@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/nn_params.h"
+#include "graph/ops/shape_util.h"
 
 namespace tessel {
 namespace {
@@ -338,6 +339,58 @@ InferResult InferArgExtreme(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(DType::kI64, std::move(dims))};
 }
 
+// TopK: the k largest (or smallest) entries along `axis` and their i64 indices. K is a one-element i64
+// input; when it is not constant the extent along the axis is unknown until run time.
+InferResult InferTopK(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (!IsFloat(x.dtype) && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 0, "X"), " has dtype ", DTypeName(x.dtype), "; expected a float, i32 or i64"));
+  }
+  absl::Status s = RequireDType(ctx, 1, "K", DType::kI64);
+  if (!s.ok()) return s;
+  const TensorType& k_type = ctx.type(1);
+  if (k_type.rank() > 1 || (k_type.is_static() && k_type.NumElements() != 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 1, "K"), " has type ", k_type.ToString(), "; expected one element"));
+  }
+  absl::StatusOr<int> axis = ResolveAxisAttr(ctx.node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  std::vector<Dim> dims = x.dims;
+  dims[*axis] = UnknownDim();
+  if (const Tensor* k = ctx.value(1)) {
+    const int64_t kv = k->GetAsInt64(0);
+    const Dim& extent = x.dims[*axis];
+    if (kv < 0 || (extent.is_static() && kv > extent.value())) {
+      return absl::InvalidArgumentError(absl::StrCat("TopK: k = ", kv, " is outside [0, ",
+                                                     extent.is_static() ? absl::StrCat(extent.value()) : "axis extent",
+                                                     "] for axis ", *axis, " of ", x.ToString()));
+    }
+    dims[*axis] = kv;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, dims), TensorType(DType::kI64, dims)};
+}
+
+// CumSum: running sums along the axis given as a scalar integer input (exclusive and reverse attributes).
+InferResult InferCumSum(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype != DType::kF32 && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 0, "x"), " has dtype ", DTypeName(x.dtype), "; expected f32, i32 or i64"));
+  }
+  const TensorType& axis = ctx.type(1);
+  if ((axis.dtype != DType::kI32 && axis.dtype != DType::kI64) || axis.rank() > 1 ||
+      (axis.is_static() && axis.NumElements() != 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 1, "axis"), " has type ", axis.ToString(), "; expected an i32 or i64 scalar"));
+  }
+  if (const Tensor* a = ctx.value(1)) {
+    absl::StatusOr<int> resolved = NormalizeAxis(a->GetAsInt64(0), x.rank(), "CumSum");
+    if (!resolved.ok()) return resolved.status();
+  }
+  return std::vector<TensorType>{x};
+}
+
 InferResult InferPad(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
   if (x.dtype == DType::kI4) return absl::UnimplementedError("Pad of packed i4 data is not supported");
@@ -469,6 +522,10 @@ void RegisterNnOps(OpRegistry& r) {
               "log of the sum of e^x over the axes (opset 18)"});
   r.Register({"ReduceSumSquare", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
               "sum of x^2 over the axes (opset 18)"});
+  r.Register({"TopK", "", 2, 2, 2, 2, WithRequiredInputs(2, InferTopK),
+              "the k largest or smallest entries along an axis and their indices (ties: lower index first)"});
+  r.Register({"CumSum", "", 2, 2, 1, 1, WithRequiredInputs(2, InferCumSum),
+              "running sum along an axis (exclusive, reverse)"});
   r.Register({"Pad", "", 2, 4, 1, 1, WithRequiredInputs(2, InferPad),
               "constant, reflect or edge padding (negative pads crop)"});
   r.Register({"Resize", "", 1, 4, 1, 1, WithRequiredInputs(1, InferResize),

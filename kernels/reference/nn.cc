@@ -5,11 +5,14 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/ops/nn_params.h"
+#include "graph/ops/shape_util.h"
 #include "kernels/reference/reference.h"
 
 namespace tessel {
@@ -399,6 +402,105 @@ absl::Status ArgExtremeKernel(const Node& node, Inputs inputs, absl::Span<Tensor
   return absl::OkStatus();
 }
 
+// a before b in descending order, NaN above everything (PyTorch's topk and numpy's sort agree on that).
+template <typename T>
+bool Above(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return !std::isnan(b);
+    if (std::isnan(b)) return false;
+  }
+  return a > b;
+}
+
+template <typename T>
+void TopKLoop(const Tensor& x, int axis, int64_t k, bool largest, Tensor& values, Tensor& indices) {
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t len = x.dim(axis);
+  const int64_t inner = Product(x.shape(), axis + 1, x.shape().size());
+  const T* xp = x.data<T>();
+  T* vp = values.data<T>();
+  int64_t* ip = indices.data<int64_t>();
+  std::vector<int64_t> order(len);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < inner; ++j) {
+      const T* row = xp + o * len * inner + j;
+      std::iota(order.begin(), order.end(), 0);
+      // Equal values keep index order (ONNX: the lower index first), which makes the order total.
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        const T va = row[a * inner], vb = row[b * inner];
+        if (largest ? Above(va, vb) : Above(vb, va)) return true;
+        if (largest ? Above(vb, va) : Above(va, vb)) return false;
+        return a < b;
+      });
+      for (int64_t i = 0; i < k; ++i) {
+        vp[(o * k + i) * inner + j] = row[order[i] * inner];
+        ip[(o * k + i) * inner + j] = order[i];
+      }
+    }
+  }
+}
+
+// Outputs are always sorted; with sorted=0 ONNX leaves the order open, so sorted output is one valid answer.
+absl::Status TopKKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<int> axis = ResolveAxisAttr(node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  const int64_t k = outputs[0].dim(*axis);
+  const bool largest = node.GetInt("largest", 1) != 0;
+  switch (x.dtype()) {
+    case DType::kF32: TopKLoop<float>(x, *axis, k, largest, outputs[0], outputs[1]); break;
+    case DType::kI32: TopKLoop<int32_t>(x, *axis, k, largest, outputs[0], outputs[1]); break;
+    case DType::kI64: TopKLoop<int64_t>(x, *axis, k, largest, outputs[0], outputs[1]); break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("TopK: dtype ", DTypeName(x.dtype()),
+                                                     " is not supported by the reference kernel"));
+  }
+  return absl::OkStatus();
+}
+
+// Acc is double for f32 (rounded once per output) and uint64 for the integer types, so that overflow wraps
+// as two's-complement addition does instead of being undefined.
+template <typename T, typename Acc>
+void CumSumLoop(const Tensor& x, int axis, bool exclusive, bool reverse, Tensor& y) {
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t len = x.dim(axis);
+  const int64_t inner = Product(x.shape(), axis + 1, x.shape().size());
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < inner; ++j) {
+      Acc acc = 0;
+      for (int64_t step = 0; step < len; ++step) {
+        const int64_t i = reverse ? len - 1 - step : step;
+        const int64_t at = (o * len + i) * inner + j;
+        if (exclusive) {
+          yp[at] = static_cast<T>(acc);
+          acc += xp[at];
+        } else {
+          acc += xp[at];
+          yp[at] = static_cast<T>(acc);
+        }
+      }
+    }
+  }
+}
+
+absl::Status CumSumKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<int> axis = NormalizeAxis(inputs[1]->GetAsInt64(0), x.rank(), "CumSum");
+  if (!axis.ok()) return axis.status();
+  const bool exclusive = node.GetInt("exclusive", 0) != 0, reverse = node.GetInt("reverse", 0) != 0;
+  switch (x.dtype()) {
+    case DType::kF32: CumSumLoop<float, double>(x, *axis, exclusive, reverse, outputs[0]); break;
+    case DType::kI32: CumSumLoop<int32_t, uint64_t>(x, *axis, exclusive, reverse, outputs[0]); break;
+    case DType::kI64: CumSumLoop<int64_t, uint64_t>(x, *axis, exclusive, reverse, outputs[0]); break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("CumSum: dtype ", DTypeName(x.dtype()),
+                                                     " is not supported by the reference kernel"));
+  }
+  return absl::OkStatus();
+}
+
 // Softmax, LogSoftmax and Hardmax along one axis.
 absl::Status SoftmaxKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0});
@@ -750,6 +852,8 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "ArgMin", ArgExtremeKernel);
   r.Register("", "LogSoftmax", SoftmaxKernel);
   r.Register("", "Hardmax", SoftmaxKernel);
+  r.Register("", "TopK", TopKKernel);
+  r.Register("", "CumSum", CumSumKernel);
   r.Register("", "Pad", PadKernel);
   r.Register("", "Resize", ResizeKernel);
 }

@@ -1,7 +1,7 @@
 """Writes the single-operator test cases for the neural-network operators (Conv, BatchNormalization,
 MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization, ReduceMean,
-ReduceSum, Pad, Resize). Expected outputs come from PyTorch (torch.nn.functional) or numpy, never from
-Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX formulas, which the
+ReduceSum, Pad, Resize, TopK, CumSum). Expected outputs come from PyTorch (torch.nn.functional) or numpy,
+never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX formulas, which the
 script first checks against PyTorch on the modes both have.
 
 Usage: /usr/bin/python3 gen_nn_cases.py --out DIR
@@ -651,6 +651,66 @@ def resize_cases(cw):
             "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, opset=18)
 
 
+def topk_cases(cw):
+    """TopK against torch.topk on distinct values; ties (which torch leaves unordered) against numpy's stable
+    argsort, the ONNX rule that equal values come lower index first. Exact (values are copied)."""
+    def add(name, x, k, axis=-1, largest=True, attrs=None, k_const=True, opset=11):
+        values, indices = torch.topk(t(x), k, dim=axis, largest=largest, sorted=True)
+        cw.add(name, "TopK", [("x", x, False), ("k", np.array([k], dtype=np.int64), k_const)],
+               [("values", values.numpy()), ("indices", indices.numpy())], attrs, opset=opset, atol=0, rtol=0)
+
+    x = _rng.permutation(60).astype(np.float32).reshape(3, 4, 5) - 30
+    add("topk_last_axis", x, 3)
+    add("topk_axis1_smallest", x, 2, axis=1, largest=False, attrs={"axis": 1, "largest": 0})
+    add("topk_negative_axis", x, 2, axis=-2, attrs={"axis": -2})
+    add("topk_k_all", x, 5, attrs={"sorted": 1})
+    add("topk_k_zero", x, 0)
+    add("topk_runtime_k", x, 2, axis=0, attrs={"axis": 0}, k_const=False)
+    xi = _rng.permutation(24).astype(np.int64).reshape(4, 6)
+    add("topk_i64", xi, 2)
+
+    def add_ties(name, x, k, largest):
+        key = -x if largest else x
+        idx = np.argsort(key, axis=-1, kind="stable")[..., :k]
+        cw.add(name, "TopK", [("x", x, False), ("k", np.array([k], dtype=np.int64), True)],
+               [("values", np.take_along_axis(x, idx, -1)), ("indices", idx.astype(np.int64))],
+               {"largest": int(largest)}, opset=11, atol=0, rtol=0)
+
+    ties = _rng.integers(0, 3, size=(4, 9)).astype(np.float32)
+    add_ties("topk_ties_largest", ties, 5, True)
+    add_ties("topk_ties_smallest", ties, 5, False)
+
+
+def cumsum_cases(cw):
+    """CumSum against torch.cumsum; exclusive and reverse composed from it with flips and a shift."""
+    def ref(x, axis, exclusive, reverse):
+        y = t(x)
+        if reverse:
+            y = torch.flip(y, [axis])
+        c = torch.cumsum(y.double() if x.dtype == np.float32 else y, dim=axis)
+        if exclusive:
+            c = c - (y.double() if x.dtype == np.float32 else y)
+        if reverse:
+            c = torch.flip(c, [axis])
+        return c.numpy().astype(x.dtype)
+
+    def add(name, x, axis, exclusive=0, reverse=0, axis_dtype=np.int64, axis_const=True):
+        attrs = {"exclusive": exclusive, "reverse": reverse}
+        cw.add(name, "CumSum", [("x", x, False), ("axis", np.array(axis, dtype=axis_dtype), axis_const)],
+               [("y", ref(x, axis, exclusive, reverse))], attrs, opset=14)
+
+    x = rand(3, 4, 5)
+    add("cumsum_axis0", x, 0)
+    add("cumsum_axis2", x, 2)
+    add("cumsum_negative_axis_i32", x, -2, axis_dtype=np.int32)
+    add("cumsum_exclusive", x, 1, exclusive=1)
+    add("cumsum_reverse", x, 1, reverse=1)
+    add("cumsum_reverse_exclusive", x, 2, exclusive=1, reverse=1)
+    add("cumsum_runtime_axis", x, 1, axis_const=False)
+    add("cumsum_i64", _rng.integers(-100, 100, size=(4, 6)).astype(np.int64), 1, exclusive=1)
+    add("cumsum_i32_reverse", _rng.integers(-100, 100, size=(7,)).astype(np.int32), 0, reverse=1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -669,6 +729,8 @@ def main():
     reduce_cases(cw)
     pad_cases(cw)
     resize_cases(cw)
+    topk_cases(cw)
+    cumsum_cases(cw)
     cw.finish()
 
 
