@@ -121,6 +121,26 @@ InferResult InferConv(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
 }
 
+// ConvTranspose: weights [C, M/group, kernel...], output [N, M, spatial...].
+InferResult InferConvTranspose(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  const TensorType& w = ctx.type(1);
+  s = RequireDType(ctx, 1, "W", x.dtype);
+  if (!s.ok()) return s;
+  absl::StatusOr<ConvTransposeParams> p = ResolveConvTransposeParams(ctx.node, x.dims, w.dims);
+  if (!p.ok()) return p.status();
+  const Dim m = w.dims[1].is_static() ? Dim(w.dims[1].value() * p->group) : (p->group == 1 ? w.dims[1] : UnknownDim());
+  if (ctx.has_input(2)) {
+    s = RequireVector(ctx, 2, "B", m, x.dtype);
+    if (!s.ok()) return s;
+  }
+  std::vector<Dim> dims = {x.dims[0], m};
+  dims.insert(dims.end(), p->output.begin(), p->output.end());
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
 InferResult InferBatchNorm(const InferenceContext& ctx) {
   if (ctx.node.num_outputs() > 1 || ctx.node.GetInt("training_mode", 0) != 0) {
     return absl::InvalidArgumentError(
@@ -484,6 +504,8 @@ InferResult InferResize(const InferenceContext& ctx) {
 void RegisterNnOps(OpRegistry& r) {
   r.Register({"Conv", "", 2, 3, 1, 1, WithRequiredInputs(2, InferConv),
               "N-d convolution with optional bias, groups, strides, dilations, pads or auto_pad"});
+  r.Register({"ConvTranspose", "", 2, 3, 1, 1, WithRequiredInputs(2, InferConvTranspose),
+              "N-d transposed convolution with groups, strides, dilations, pads, output_padding or output_shape"});
   r.Register({"BatchNormalization", "", 5, 5, 1, 3, WithRequiredInputs(5, InferBatchNorm),
               "inference-mode batch normalization with running statistics"});
   r.Register(

@@ -40,6 +40,11 @@ struct ConvParams : WindowParams {
   int64_t group = 1;
 };
 
+struct ConvTransposeParams : WindowParams {
+  int64_t group = 1;
+  std::vector<int64_t> output_padding;
+};
+
 struct PoolParams : WindowParams {
   bool ceil_mode = false;
   bool count_include_pad = false;
@@ -49,6 +54,12 @@ struct PoolParams : WindowParams {
 // dims [N, C, spatial...] and the weight dims [M, C/group, kernel...]. Checks that they agree.
 absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const Dim> x_dims,
                                              absl::Span<const Dim> w_dims);
+
+// ConvTranspose geometry from its attributes (kernel_shape, strides, dilations, pads, auto_pad, group,
+// output_padding, output_shape), the input dims [N, C, spatial...] and the weight dims [C, M/group, kernel...].
+// pads_begin / pads_end are what is cropped from the full transposed output; `output` its extents.
+absl::StatusOr<ConvTransposeParams> ResolveConvTransposeParams(const Node& node, absl::Span<const Dim> x_dims,
+                                                               absl::Span<const Dim> w_dims);
 
 // MaxPool / AveragePool geometry (kernel_shape, strides, dilations, pads, auto_pad, ceil_mode,
 // count_include_pad) for input dims [N, C, spatial...].

@@ -237,6 +237,68 @@ absl::Status GlobalAveragePoolKernel(const Node& node, Inputs inputs, absl::Span
   return absl::OkStatus();
 }
 
+// Each input element scatters x * w into the outputs o = i * stride - pad_begin + k * dilation that land
+// inside the (cropped) output.
+absl::Status ConvTransposeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[1];
+  const Tensor* bias = In(inputs, 2);
+  Tensor& y = outputs[0];
+  absl::StatusOr<ConvTransposeParams> p = ResolveConvTransposeParams(node, DimsOf(x.shape()), DimsOf(w.shape()));
+  if (!p.ok()) return p.status();
+  absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
+  if (!g.ok()) return g.status();
+  const int64_t n_batch = x.dim(0);
+  const int64_t c_in = x.dim(1);
+  const int64_t m_out = y.dim(1);
+  const int64_t cg = c_in / p->group;
+  const int64_t mg = m_out / p->group;
+  const int64_t in_plane = g->in_size();
+  const int64_t out_plane = g->out_size();
+  const int64_t k_vol = g->k[0] * g->k[1] * g->k[2];
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  float* yd = y.data<float>();
+  std::vector<double> acc(out_plane);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t oc = 0; oc < m_out; ++oc) {
+      const int64_t grp = oc / mg, ocg = oc % mg;
+      std::fill(acc.begin(), acc.end(), bias ? static_cast<double>(bias->data<float>()[oc]) : 0.0);
+      for (int64_t icg = 0; icg < cg; ++icg) {
+        const int64_t ic = grp * cg + icg;
+        const float* xp = xd + (n * c_in + ic) * in_plane;
+        const float* wp = wd + (ic * mg + ocg) * k_vol;
+        for (int64_t i0 = 0; i0 < g->in[0]; ++i0) {
+          for (int64_t k0 = 0; k0 < g->k[0]; ++k0) {
+            const int64_t o0 = i0 * g->s[0] - g->pb[0] + k0 * g->d[0];
+            if (o0 < 0 || o0 >= g->out[0]) continue;
+            for (int64_t i1 = 0; i1 < g->in[1]; ++i1) {
+              for (int64_t k1 = 0; k1 < g->k[1]; ++k1) {
+                const int64_t o1 = i1 * g->s[1] - g->pb[1] + k1 * g->d[1];
+                if (o1 < 0 || o1 >= g->out[1]) continue;
+                const float* xrow = xp + (i0 * g->in[1] + i1) * g->in[2];
+                double* arow = acc.data() + (o0 * g->out[1] + o1) * g->out[2];
+                for (int64_t k2 = 0; k2 < g->k[2]; ++k2) {
+                  const double wv = wp[(k0 * g->k[1] + k1) * g->k[2] + k2];
+                  for (int64_t i2 = 0; i2 < g->in[2]; ++i2) {
+                    const int64_t o2 = i2 * g->s[2] - g->pb[2] + k2 * g->d[2];
+                    if (o2 >= 0 && o2 < g->out[2]) arow[o2] += xrow[i2] * wv;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+      float* yp = yd + (n * m_out + oc) * out_plane;
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status BatchNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0, 1, 2, 3, 4});
   if (!s.ok()) return s;
@@ -834,6 +896,7 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
 
 void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Conv", ConvKernel);
+  r.Register("", "ConvTranspose", ConvTransposeKernel);
   r.Register("", "BatchNormalization", BatchNormKernel);
   r.Register("", "MaxPool", PoolKernel);
   r.Register("", "AveragePool", PoolKernel);

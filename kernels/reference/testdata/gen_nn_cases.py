@@ -1,8 +1,8 @@
-"""Writes the single-operator test cases for the neural-network operators (Conv, BatchNormalization,
-MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization, ReduceMean,
-ReduceSum, Pad, Resize, TopK, CumSum). Expected outputs come from PyTorch (torch.nn.functional) or numpy,
-never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX formulas, which the
-script first checks against PyTorch on the modes both have.
+"""Writes the single-operator test cases for the neural-network operators (Conv, ConvTranspose,
+BatchNormalization, MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization,
+ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum). Expected outputs come from PyTorch (torch.nn.functional)
+or numpy, never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX
+formulas, which the script first checks against PyTorch on the modes both have.
 
 Usage: /usr/bin/python3 gen_nn_cases.py --out DIR
 """
@@ -149,6 +149,78 @@ def conv_cases(cw):
     add_conv(cw, "conv1d_dilated_group", [1, 4, 12], [4, 2, 3], dilations=[3], group=2, bias=False)
     add_conv(cw, "conv1d_same_upper", [1, 2, 9], [3, 2, 4], strides=[2], auto_pad="SAME_UPPER")
     add_conv(cw, "conv3d_small", [1, 2, 4, 5, 5], [3, 2, 2, 3, 3], pads=[1, 1, 1, 0, 1, 1])
+
+
+def conv_transpose_ref(x, w, b, strides, pads, dilations, group, output_padding):
+    """torch's conv_transpose without padding, then the ONNX pads cropped (torch pads only symmetrically)."""
+    nd = x.ndim - 2
+    fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[nd]
+    full = fn(t(x).double(), t(w).double(), None if b is None else t(b).double(), stride=strides,
+              output_padding=output_padding, groups=group, dilation=dilations)
+    crop = (slice(None), slice(None)) + tuple(slice(pads[i], full.shape[2 + i] - pads[nd + i]) for i in range(nd))
+    return n(full[crop])
+
+
+def add_conv_transpose(cw, name, x_shape, w_shape, bias=True, strides=None, pads=None, dilations=None, group=1,
+                       output_padding=None, output_shape=None, auto_pad=None):
+    nd = len(x_shape) - 2
+    x = rand(*x_shape)
+    w = rand(*w_shape, scale=0.5)
+    b = rand(w_shape[1] * group) if bias else None
+    s = strides or [1] * nd
+    d = dilations or [1] * nd
+    op = output_padding or [0] * nd
+    attrs = {"strides": s, "dilations": d}
+    if group != 1:
+        attrs["group"] = group
+    if output_padding:
+        attrs["output_padding"] = output_padding
+    p = pads or [0] * (2 * nd)
+    if pads:
+        attrs["pads"] = pads
+    if output_shape or auto_pad:
+        # ONNX: total padding = full extent - wanted extent; the odd element goes to the end for SAME_UPPER,
+        # to the beginning otherwise.
+        want = output_shape or [x_shape[2 + i] * s[i] for i in range(nd)]
+        total = [s[i] * (x_shape[2 + i] - 1) + op[i] + (w_shape[2 + i] - 1) * d[i] + 1 - want[i] for i in range(nd)]
+        upper = auto_pad == "SAME_UPPER"
+        p = [tt // 2 if upper else tt - tt // 2 for tt in total] + [tt - tt // 2 if upper else tt // 2 for tt in total]
+        if output_shape:
+            attrs["output_shape"] = output_shape
+        if auto_pad:
+            attrs["auto_pad"] = auto_pad
+    y = conv_transpose_ref(x, w, b, s, p, d, group, op)
+    inputs = [("x", x, False), ("w", w, True)] + ([("b", b, True)] if bias else [])
+    cw.add(name, "ConvTranspose", inputs, [("y", y)], attrs)
+    return x, w, b, y
+
+
+def conv_transpose_cases(cw):
+    # Symmetric padding also straight through torch's own padding, to check the crop above.
+    x, w, b, y = add_conv_transpose(cw, "convtranspose2d_s2_p1", [2, 4, 5, 6], [4, 3, 3, 3], strides=[2, 2],
+                                    pads=[1, 1, 1, 1])
+    np.testing.assert_allclose(y, n(F.conv_transpose2d(t(x), t(w), t(b), stride=2, padding=1)), atol=1e-5)
+    add_conv_transpose(cw, "convtranspose2d_asymmetric_pads", [1, 2, 4, 5], [2, 3, 3, 2], pads=[0, 1, 2, 0])
+    add_conv_transpose(cw, "convtranspose2d_group_dilation", [1, 6, 5, 4], [6, 2, 3, 3], group=3,
+                       dilations=[2, 1], strides=[1, 2], bias=False)
+    add_conv_transpose(cw, "convtranspose2d_output_padding", [1, 3, 4, 4], [3, 2, 3, 3], strides=[3, 2],
+                       output_padding=[2, 1], pads=[1, 0, 1, 0])
+    add_conv_transpose(cw, "convtranspose2d_output_shape", [1, 3, 4, 5], [3, 2, 3, 3], strides=[3, 2],
+                       output_shape=[12, 10])
+    # An output_shape past the full extent: the extra rows and columns hold the bias, as output_padding gives.
+    x, w, b = rand(1, 2, 3, 3), rand(2, 2, 3, 3), rand(2)
+    cw.add("convtranspose2d_output_shape_past_full", "ConvTranspose", [("x", x, False), ("w", w, True), ("b", b, True)],
+           [("y", conv_transpose_ref(x, w, b, [3, 2], [0, 0, 0, 0], [1, 1], 1, [1, 1]))],
+           {"strides": [3, 2], "output_shape": [10, 8]})
+    add_conv_transpose(cw, "convtranspose2d_same_upper", [1, 2, 3, 4], [2, 2, 4, 3], strides=[2, 2],
+                       auto_pad="SAME_UPPER")
+    add_conv_transpose(cw, "convtranspose2d_same_lower", [1, 2, 3, 4], [2, 2, 4, 3], strides=[2, 2],
+                       auto_pad="SAME_LOWER")
+    add_conv_transpose(cw, "convtranspose1d", [2, 3, 7], [3, 4, 5], strides=[2], pads=[2, 1])
+    add_conv_transpose(cw, "convtranspose1d_group_output_padding", [1, 4, 6], [4, 1, 3], group=4, strides=[2],
+                       output_padding=[1], bias=False)
+    add_conv_transpose(cw, "convtranspose3d", [1, 2, 3, 4, 3], [2, 2, 2, 3, 2], strides=[2, 1, 2],
+                       pads=[1, 0, 0, 0, 1, 1])
 
 
 def bn_cases(cw):
@@ -718,6 +790,7 @@ def main():
     torch.manual_seed(0)
     cw = Writer(args.out)
     conv_cases(cw)
+    conv_transpose_cases(cw)
     bn_cases(cw)
     pool_cases(cw)
     matmul_cases(cw)
