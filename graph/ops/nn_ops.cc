@@ -141,6 +141,56 @@ InferResult InferConvTranspose(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
 }
 
+// Optional input i, when given, has dtype `dtype` and dims `want` (static extents compared).
+absl::Status RequireOptionalDims(const InferenceContext& ctx, int i, const char* role, DType dtype,
+                                 const std::vector<Dim>& want) {
+  if (!ctx.has_input(i)) return absl::OkStatus();
+  const TensorType& t = ctx.type(i);
+  bool ok = t.dtype == dtype && t.rank() == static_cast<int>(want.size());
+  for (size_t d = 0; ok && d < want.size(); ++d) {
+    ok = !(t.dims[d].is_static() && want[d].is_static() && t.dims[d].value() != want[d].value());
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(), "; expected ",
+                                                 TensorType(dtype, want).ToString()));
+}
+
+// LSTM, GRU and RNN: Y [seq, directions, batch, hidden] and the final Y_h (and LSTM's Y_c)
+// [directions, batch, hidden]; with layout 1 the batch comes first in X, Y and the states.
+InferResult InferRnn(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  for (int i : {1, 2}) {
+    s = RequireDType(ctx, i, i == 1 ? "W" : "R", x.dtype);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<RnnParams> p = ResolveRnnParams(ctx.node, x.dims, ctx.type(1).dims, ctx.type(2).dims);
+  if (!p.ok()) return p.status();
+  const Dim& seq = p->batch_first ? x.dims[1] : x.dims[0];
+  const Dim& batch = p->batch_first ? x.dims[0] : x.dims[1];
+  const Dim dirs(p->directions);
+  auto times = [](int64_t k, const Dim& d) { return d.is_static() ? Dim(k * d.value()) : UnknownDim(); };
+  const std::vector<Dim> state = p->batch_first ? std::vector<Dim>{batch, dirs, p->hidden}
+                                                : std::vector<Dim>{dirs, batch, p->hidden};
+  const bool lstm = p->gates == 4;
+  s = RequireOptionalDims(ctx, 3, "B", x.dtype, {dirs, times(2 * p->gates, p->hidden)});
+  if (s.ok() && ctx.has_input(4) && ctx.type(4).dtype == DType::kI64) {
+    s = RequireOptionalDims(ctx, 4, "sequence_lens", DType::kI64, {batch});
+  } else if (s.ok()) {
+    s = RequireOptionalDims(ctx, 4, "sequence_lens", DType::kI32, {batch});
+  }
+  if (s.ok()) s = RequireOptionalDims(ctx, 5, "initial_h", x.dtype, state);
+  if (s.ok() && lstm) s = RequireOptionalDims(ctx, 6, "initial_c", x.dtype, state);
+  if (s.ok() && lstm) s = RequireOptionalDims(ctx, 7, "P", x.dtype, {dirs, times(3, p->hidden)});
+  if (!s.ok()) return s;
+  const std::vector<Dim> y = p->batch_first ? std::vector<Dim>{batch, seq, dirs, p->hidden}
+                                            : std::vector<Dim>{seq, dirs, batch, p->hidden};
+  std::vector<TensorType> out = {TensorType(x.dtype, y), TensorType(x.dtype, state)};
+  if (lstm) out.push_back(TensorType(x.dtype, state));
+  return out;
+}
+
 InferResult InferBatchNorm(const InferenceContext& ctx) {
   if (ctx.node.num_outputs() > 1 || ctx.node.GetInt("training_mode", 0) != 0) {
     return absl::InvalidArgumentError(
@@ -506,6 +556,12 @@ void RegisterNnOps(OpRegistry& r) {
               "N-d convolution with optional bias, groups, strides, dilations, pads or auto_pad"});
   r.Register({"ConvTranspose", "", 2, 3, 1, 1, WithRequiredInputs(2, InferConvTranspose),
               "N-d transposed convolution with groups, strides, dilations, pads, output_padding or output_shape"});
+  r.Register({"RNN", "", 3, 6, 1, 2, WithRequiredInputs(3, InferRnn),
+              "Elman RNN over a sequence (forward, reverse or bidirectional; layout 0 or 1)"});
+  r.Register({"GRU", "", 3, 6, 1, 2, WithRequiredInputs(3, InferRnn),
+              "GRU over a sequence (forward, reverse or bidirectional; linear_before_reset; layout 0 or 1)"});
+  r.Register({"LSTM", "", 3, 8, 1, 3, WithRequiredInputs(3, InferRnn),
+              "LSTM over a sequence (forward, reverse or bidirectional; peepholes; layout 0 or 1)"});
   r.Register({"BatchNormalization", "", 5, 5, 1, 3, WithRequiredInputs(5, InferBatchNorm),
               "inference-mode batch normalization with running statistics"});
   r.Register(

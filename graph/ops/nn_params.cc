@@ -193,7 +193,6 @@ absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const 
     return absl::InvalidArgumentError(absl::StrCat("weight has rank ", w_dims.size(), " but input has rank ",
                                                    x_dims.size(), " (expected [M, C/group, kernel...])"));
   }
-  const int ns = static_cast<int>(x_dims.size()) - 2;
   ConvParams p;
   p.group = node.GetInt("group", 1);
   if (p.group < 1) return absl::InvalidArgumentError(absl::StrCat("group must be at least 1, got ", p.group));
@@ -300,6 +299,102 @@ absl::StatusOr<ConvTransposeParams> ResolveConvTransposeParams(const Node& node,
                                                      " elements of spatial dimension ", i));
     }
     p.output.push_back(out);
+  }
+  return p;
+}
+
+absl::StatusOr<RnnParams> ResolveRnnParams(const Node& node, absl::Span<const Dim> x_dims,
+                                           absl::Span<const Dim> w_dims, absl::Span<const Dim> r_dims) {
+  const std::string& op = node.op_type();
+  RnnParams p;
+  p.gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+  if (x_dims.size() != 3 || w_dims.size() != 3 || r_dims.size() != 3) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": X, W and R must have rank 3, got ranks ", x_dims.size(),
+                                                   ", ", w_dims.size(), ", ", r_dims.size()));
+  }
+  const std::string direction = node.GetString("direction", "forward");
+  if (direction == "bidirectional") {
+    p.directions = 2;
+  } else if (direction == "reverse") {
+    p.reverse = true;
+  } else if (direction != "forward") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": direction '", direction, "' is not forward, reverse or bidirectional"));
+  }
+  const int64_t layout = node.GetInt("layout", 0);
+  if (layout != 0 && layout != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": layout ", layout, " is not 0 or 1"));
+  }
+  p.batch_first = layout == 1;
+  p.clip = node.GetFloat("clip", 0);
+  if (p.clip < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": clip ", p.clip, " is negative"));
+  p.linear_before_reset = node.GetInt("linear_before_reset", 0) != 0;
+  if (node.GetInt("input_forget", 0) != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(op, ": input_forget=1 (coupled input and forget gates) is not supported"));
+  }
+  p.hidden = r_dims[2];
+  if (node.HasAttr("hidden_size")) {
+    const int64_t h = node.GetInt("hidden_size", 0);
+    if (h < 1) return absl::InvalidArgumentError(absl::StrCat(op, ": hidden_size ", h, " is not positive"));
+    if (p.hidden.is_static() && p.hidden.value() != h) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": hidden_size ", h, " disagrees with R's last extent ",
+                                                     p.hidden.value()));
+    }
+    p.hidden = h;
+  }
+  auto check = [&](const Dim& d, int64_t want, const char* what) -> absl::Status {
+    if (d.is_static() && d.value() != want) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " is ", d.value(), ", expected ", want));
+    }
+    return absl::OkStatus();
+  };
+  for (const absl::Span<const Dim>& dims : {w_dims, r_dims}) {
+    if (absl::Status s = check(dims[0], p.directions, "the weights' direction extent"); !s.ok()) return s;
+    if (p.hidden.is_static()) {
+      if (absl::Status s = check(dims[1], p.gates * p.hidden.value(), "the weights' gate extent"); !s.ok()) return s;
+    }
+  }
+  if (absl::Status s = check(w_dims[2], x_dims[2].is_static() ? x_dims[2].value() : -1, "W's input extent");
+      x_dims[2].is_static() && !s.ok()) {
+    return s;
+  }
+  const int per_direction = p.gates == 1 ? 1 : p.gates == 3 ? 2 : 3;
+  std::vector<std::string> names;
+  if (const Attribute* a = node.FindAttr("activations"); a != nullptr) {
+    if (a->kind != Attribute::Kind::kStrings) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": 'activations' must be a list of strings"));
+    }
+    names = a->strings;
+  }
+  if (names.empty()) {
+    const char* defaults[] = {"Sigmoid", "Tanh", "Tanh"};
+    for (int d = 0; d < p.directions; ++d) {
+      for (int i = 0; i < per_direction; ++i) names.push_back(p.gates == 1 ? "Tanh" : defaults[i]);
+    }
+  }
+  if (static_cast<int>(names.size()) != per_direction * p.directions) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": 'activations' has ", names.size(), " entries, expected ",
+                                                   per_direction * p.directions));
+  }
+  if (node.HasAttr("activation_alpha") || node.HasAttr("activation_beta")) {
+    return absl::UnimplementedError(absl::StrCat(op, ": activation_alpha / activation_beta are not supported"));
+  }
+  p.activations.resize(p.directions);
+  for (int d = 0; d < p.directions; ++d) {
+    for (int i = 0; i < per_direction; ++i) {
+      const std::string& a = names[d * per_direction + i];
+      if (a == "Sigmoid") {
+        p.activations[d].push_back(RnnActivation::kSigmoid);
+      } else if (a == "Tanh") {
+        p.activations[d].push_back(RnnActivation::kTanh);
+      } else if (a == "Relu") {
+        p.activations[d].push_back(RnnActivation::kRelu);
+      } else {
+        return absl::UnimplementedError(
+            absl::StrCat(op, ": activation '", a, "' is not supported (Sigmoid, Tanh, Relu)"));
+      }
+    }
   }
   return p;
 }

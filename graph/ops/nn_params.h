@@ -112,6 +112,26 @@ struct ResizeParams {
 absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<const Dim> x_dims, bool has_scales,
                                                  const Tensor* scales, bool has_sizes, const Tensor* sizes);
 
+// LSTM, GRU and RNN attributes (hidden_size, direction, activations, clip, layout, linear_before_reset,
+// input_forget), checked against X [seq, batch, input] (layout 0) or [batch, seq, input] (layout 1),
+// W [directions, gates * hidden, input] and R [directions, gates * hidden, hidden].
+enum class RnnActivation { kSigmoid, kTanh, kRelu };
+
+struct RnnParams {
+  int gates = 1;  // RNN 1, GRU 3, LSTM 4
+  Dim hidden;
+  int directions = 1;
+  bool reverse = false;  // direction "reverse" (with one direction)
+  bool batch_first = false;  // layout 1
+  float clip = 0;  // 0: none
+  bool linear_before_reset = false;
+  // Per direction, the op's activations in ONNX order (RNN: f; GRU: f, g; LSTM: f, g, h).
+  std::vector<std::vector<RnnActivation>> activations;
+};
+
+absl::StatusOr<RnnParams> ResolveRnnParams(const Node& node, absl::Span<const Dim> x_dims,
+                                           absl::Span<const Dim> w_dims, absl::Span<const Dim> r_dims);
+
 }  // namespace tessel
 
 #endif  // TESSEL_GRAPH_OPS_NN_PARAMS_H_

@@ -1,15 +1,17 @@
 """Writes the single-operator test cases for the neural-network operators (Conv, ConvTranspose,
 BatchNormalization, MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization,
-ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum). Expected outputs come from PyTorch (torch.nn.functional)
+ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
 or numpy, never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX
 formulas, which the script first checks against PyTorch on the modes both have.
 
 Usage: /usr/bin/python3 gen_nn_cases.py --out DIR
 """
 import argparse
+import io
 import math
 import os
 import sys
+import warnings
 
 import numpy as np
 import onnx
@@ -58,6 +60,18 @@ class Writer:
             model.graph.output.append(
                 onnx.helper.make_tensor_value_info(oname, optest_lib._NP_TO_ONNX[arr.dtype], list(arr.shape)))
         onnx.checker.check_model(model, full_check=shape_check)
+
+    def add_model(self, name, model, feeds, outputs, atol=ATOL, rtol=RTOL):
+        """A whole exported model (several nodes) as one case: graph inputs `feeds` in order."""
+        assert name not in self.w.names, name
+        self.w.names.add(name)
+        onnx.checker.check_model(model)
+        onnx.save(model, os.path.join(self.out_dir, name + ".onnx"))
+        for k, arr in enumerate(feeds):
+            np.save(os.path.join(self.out_dir, "%s.in.%d.npy" % (name, k)), arr)
+        for k, arr in enumerate(outputs):
+            np.save(os.path.join(self.out_dir, "%s.out.%d.npy" % (name, k)), arr)
+        self.w.lines.append("%s %d %d %g %g" % (name, len(feeds), len(outputs), atol, rtol))
 
     def finish(self):
         self.w.finish()
@@ -221,6 +235,49 @@ def conv_transpose_cases(cw):
                        output_padding=[1], bias=False)
     add_conv_transpose(cw, "convtranspose3d", [1, 2, 3, 4, 3], [2, 2, 2, 3, 2], strides=[2, 1, 2],
                        pads=[1, 0, 0, 0, 1, 1])
+
+
+def rnn_cases(cw):
+    """torch.nn.LSTM / GRU / RNN exported to ONNX by PyTorch itself (its gate reordering, its GRU with
+    linear_before_reset=1, its layout-0 nodes between transposes), against the module's own outputs."""
+    class Flat(torch.nn.Module):
+        """The module with its initial states as separate arguments and its outputs as one flat tuple."""
+
+        def __init__(self, rnn):
+            super().__init__()
+            self.rnn = rnn
+
+        def forward(self, x, *state):
+            if isinstance(self.rnn, torch.nn.LSTM):
+                y, (h, c) = self.rnn(x, (state[0], state[1])) if state else self.rnn(x)
+                return y, h, c
+            return self.rnn(x, state[0]) if state else self.rnn(x)
+
+    def export(name, rnn, feeds, input_names, output_names):
+        module = Flat(rnn).eval()
+        with torch.no_grad():
+            flat = module(*[t(f) for f in feeds])
+        buf = io.BytesIO()
+        with warnings.catch_warnings():  # the exporter's batch-size and shape-inference notes
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, tuple(t(f) for f in feeds), buf, opset_version=14, input_names=input_names,
+                              output_names=output_names)
+        cw.add_model(name, onnx.load_from_string(buf.getvalue()), feeds, [n(w) for w in flat])
+
+    torch.manual_seed(7)
+    seq, batch, feat, hidden = 5, 3, 4, 6
+    x = rand(seq, batch, feat)
+    h0 = rand(2, batch, hidden)
+    c0 = rand(2, batch, hidden)
+    export("lstm_bidirectional_initial_state", torch.nn.LSTM(feat, hidden, bidirectional=True), [x, h0, c0],
+           ["x", "h0", "c0"], ["y", "y_h", "y_c"])
+    export("lstm_two_layers", torch.nn.LSTM(feat, hidden, num_layers=2), [x], ["x"], ["y", "y_h", "y_c"])
+    export("gru_forward_initial_state", torch.nn.GRU(feat, hidden), [x, h0[:1]], ["x", "h0"], ["y", "y_h"])
+    export("gru_bidirectional_batch_first", torch.nn.GRU(feat, hidden, bidirectional=True, batch_first=True),
+           [rand(batch, seq, feat)], ["x"], ["y", "y_h"])
+    export("rnn_tanh_bidirectional", torch.nn.RNN(feat, hidden, bidirectional=True), [x, h0], ["x", "h0"],
+           ["y", "y_h"])
+    export("rnn_relu", torch.nn.RNN(feat, hidden, nonlinearity="relu", bias=False), [x], ["x"], ["y", "y_h"])
 
 
 def bn_cases(cw):
@@ -791,6 +848,7 @@ def main():
     cw = Writer(args.out)
     conv_cases(cw)
     conv_transpose_cases(cw)
+    rnn_cases(cw)
     bn_cases(cw)
     pool_cases(cw)
     matmul_cases(cw)
