@@ -190,22 +190,19 @@ absl::Status Gather(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
-absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
-  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
-  if (!elem.ok()) return elem.status();
-  const Tensor& data = *in[0];
-  const Tensor& indices = *in[1];
+// GatherElements and ScatterElements: walks indices in row-major order and calls visit(o, off) with each
+// element's number o and the data offset it addresses (its own coordinate, with indices[o] on `axis`).
+template <typename Visit>
+absl::Status ForEachAxisElement(const Node& node, const Tensor& data, const Tensor& indices, Visit visit) {
   const int rank = data.rank();
   const int axis = AxisAttr(node, rank);
   const std::vector<int64_t> strides = RowMajorStrides(data.shape());
-  std::vector<int64_t> index(rank, 0);  // the output coordinate
-  const char* src = static_cast<const char*>(data.raw_data());
-  char* dst = static_cast<char*>(out[0].raw_data());
+  std::vector<int64_t> index(rank, 0);  // the coordinate in indices
   for (int64_t o = 0, n = indices.num_elements(); o < n; ++o) {
     int64_t idx = indices.GetAsInt64(o);
     const int64_t extent = data.dim(axis);
     if (idx < -extent || idx >= extent) {
-      return absl::OutOfRangeError(absl::StrCat("GatherElements: index ", idx, " (element ", o,
+      return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": index ", idx, " (element ", o,
                                                 ") is out of range for axis ", axis, " of size ", extent));
     }
     if (idx < 0) idx += extent;
@@ -213,18 +210,28 @@ absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
     for (int d = 0; d < rank; ++d) {
       const int64_t c = d == axis ? idx : index[d];
       if (c >= data.dim(d)) {
-        return absl::OutOfRangeError(absl::StrCat("GatherElements: indices ", ShapeToString(indices.shape()),
+        return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": indices ", ShapeToString(indices.shape()),
                                                   " reach past data ", ShapeToString(data.shape()), " on axis ", d));
       }
       off += c * strides[d];
     }
-    std::memcpy(dst + o * *elem, src + off * *elem, *elem);
+    visit(o, off);
     for (int d = rank - 1; d >= 0; --d) {
       if (++index[d] < indices.dim(d)) break;
       index[d] = 0;
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const char* src = static_cast<const char*>(in[0]->raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  return ForEachAxisElement(node, *in[0], *in[1], [&](int64_t o, int64_t off) {
+    std::memcpy(dst + o * *elem, src + off * *elem, *elem);
+  });
 }
 
 enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
@@ -320,38 +327,13 @@ absl::Status ScatterElements(const Node& node, Inputs in, Outputs out) {
                                                    " must have the shape of indices ",
                                                    ShapeToString(indices.shape())));
   }
-  const int rank = data.rank();
-  const int axis = AxisAttr(node, rank);
   const ScatterReduction r = ReductionAttr(node);
-  const std::vector<int64_t> strides = RowMajorStrides(data.shape());
-  std::vector<int64_t> index(rank, 0);  // the coordinate in indices
   char* dst = static_cast<char*>(out[0].raw_data());
   const char* src = static_cast<const char*>(updates.raw_data());
   if (data.byte_size() > 0) std::memcpy(dst, data.raw_data(), data.byte_size());
-  for (int64_t o = 0, n = indices.num_elements(); o < n; ++o) {
-    int64_t idx = indices.GetAsInt64(o);
-    const int64_t extent = data.dim(axis);
-    if (idx < -extent || idx >= extent) {
-      return absl::OutOfRangeError(absl::StrCat("ScatterElements: index ", idx, " (element ", o,
-                                                ") is out of range for axis ", axis, " of size ", extent));
-    }
-    if (idx < 0) idx += extent;
-    int64_t off = 0;
-    for (int d = 0; d < rank; ++d) {
-      const int64_t c = d == axis ? idx : index[d];
-      if (c >= data.dim(d)) {
-        return absl::OutOfRangeError(absl::StrCat("ScatterElements: indices ", ShapeToString(indices.shape()),
-                                                  " reach past data ", ShapeToString(data.shape()), " on axis ", d));
-      }
-      off += c * strides[d];
-    }
+  return ForEachAxisElement(node, data, indices, [&](int64_t o, int64_t off) {
     Combine(r, data.dtype(), src + o * *elem, dst + off * *elem, 1, *elem);
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++index[d] < indices.dim(d)) break;
-      index[d] = 0;
-    }
-  }
-  return absl::OkStatus();
+  });
 }
 
 absl::Status Trilu(const Node& node, Inputs in, Outputs out) {
