@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/nn_params.h"
+#include "graph/ops/shape_util.h"
 
 namespace tessel {
 namespace {
@@ -118,6 +119,76 @@ InferResult InferConv(const InferenceContext& ctx) {
   std::vector<Dim> dims = {x.dims[0], w.dims[0]};
   dims.insert(dims.end(), p->output.begin(), p->output.end());
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+// ConvTranspose: weights [C, M/group, kernel...], output [N, M, spatial...].
+InferResult InferConvTranspose(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  const TensorType& w = ctx.type(1);
+  s = RequireDType(ctx, 1, "W", x.dtype);
+  if (!s.ok()) return s;
+  absl::StatusOr<ConvTransposeParams> p = ResolveConvTransposeParams(ctx.node, x.dims, w.dims);
+  if (!p.ok()) return p.status();
+  const Dim m = w.dims[1].is_static() ? Dim(w.dims[1].value() * p->group) : (p->group == 1 ? w.dims[1] : UnknownDim());
+  if (ctx.has_input(2)) {
+    s = RequireVector(ctx, 2, "B", m, x.dtype);
+    if (!s.ok()) return s;
+  }
+  std::vector<Dim> dims = {x.dims[0], m};
+  dims.insert(dims.end(), p->output.begin(), p->output.end());
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+// Optional input i, when given, has dtype `dtype` and dims `want` (static extents compared).
+absl::Status RequireOptionalDims(const InferenceContext& ctx, int i, const char* role, DType dtype,
+                                 const std::vector<Dim>& want) {
+  if (!ctx.has_input(i)) return absl::OkStatus();
+  const TensorType& t = ctx.type(i);
+  bool ok = t.dtype == dtype && t.rank() == static_cast<int>(want.size());
+  for (size_t d = 0; ok && d < want.size(); ++d) {
+    ok = !(t.dims[d].is_static() && want[d].is_static() && t.dims[d].value() != want[d].value());
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(), "; expected ",
+                                                 TensorType(dtype, want).ToString()));
+}
+
+// LSTM, GRU and RNN: Y [seq, directions, batch, hidden] and the final Y_h (and LSTM's Y_c)
+// [directions, batch, hidden]; with layout 1 the batch comes first in X, Y and the states.
+InferResult InferRnn(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  for (int i : {1, 2}) {
+    s = RequireDType(ctx, i, i == 1 ? "W" : "R", x.dtype);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<RnnParams> p = ResolveRnnParams(ctx.node, x.dims, ctx.type(1).dims, ctx.type(2).dims);
+  if (!p.ok()) return p.status();
+  const Dim& seq = p->batch_first ? x.dims[1] : x.dims[0];
+  const Dim& batch = p->batch_first ? x.dims[0] : x.dims[1];
+  const Dim dirs(p->directions);
+  auto times = [](int64_t k, const Dim& d) { return d.is_static() ? Dim(k * d.value()) : UnknownDim(); };
+  const std::vector<Dim> state = p->batch_first ? std::vector<Dim>{batch, dirs, p->hidden}
+                                                : std::vector<Dim>{dirs, batch, p->hidden};
+  const bool lstm = p->gates == 4;
+  s = RequireOptionalDims(ctx, 3, "B", x.dtype, {dirs, times(2 * p->gates, p->hidden)});
+  if (s.ok() && ctx.has_input(4) && ctx.type(4).dtype == DType::kI64) {
+    s = RequireOptionalDims(ctx, 4, "sequence_lens", DType::kI64, {batch});
+  } else if (s.ok()) {
+    s = RequireOptionalDims(ctx, 4, "sequence_lens", DType::kI32, {batch});
+  }
+  if (s.ok()) s = RequireOptionalDims(ctx, 5, "initial_h", x.dtype, state);
+  if (s.ok() && lstm) s = RequireOptionalDims(ctx, 6, "initial_c", x.dtype, state);
+  if (s.ok() && lstm) s = RequireOptionalDims(ctx, 7, "P", x.dtype, {dirs, times(3, p->hidden)});
+  if (!s.ok()) return s;
+  const std::vector<Dim> y = p->batch_first ? std::vector<Dim>{batch, seq, dirs, p->hidden}
+                                            : std::vector<Dim>{seq, dirs, batch, p->hidden};
+  std::vector<TensorType> out = {TensorType(x.dtype, y), TensorType(x.dtype, state)};
+  if (lstm) out.push_back(TensorType(x.dtype, state));
+  return out;
 }
 
 InferResult InferBatchNorm(const InferenceContext& ctx) {
@@ -338,6 +409,58 @@ InferResult InferArgExtreme(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(DType::kI64, std::move(dims))};
 }
 
+// TopK: the k largest (or smallest) entries along `axis` and their i64 indices. K is a one-element i64
+// input; when it is not constant the extent along the axis is unknown until run time.
+InferResult InferTopK(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (!IsFloat(x.dtype) && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 0, "X"), " has dtype ", DTypeName(x.dtype), "; expected a float, i32 or i64"));
+  }
+  absl::Status s = RequireDType(ctx, 1, "K", DType::kI64);
+  if (!s.ok()) return s;
+  const TensorType& k_type = ctx.type(1);
+  if (k_type.rank() > 1 || (k_type.is_static() && k_type.NumElements() != 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 1, "K"), " has type ", k_type.ToString(), "; expected one element"));
+  }
+  absl::StatusOr<int> axis = ResolveAxisAttr(ctx.node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  std::vector<Dim> dims = x.dims;
+  dims[*axis] = UnknownDim();
+  if (const Tensor* k = ctx.value(1)) {
+    const int64_t kv = k->GetAsInt64(0);
+    const Dim& extent = x.dims[*axis];
+    if (kv < 0 || (extent.is_static() && kv > extent.value())) {
+      return absl::InvalidArgumentError(absl::StrCat("TopK: k = ", kv, " is outside [0, ",
+                                                     extent.is_static() ? absl::StrCat(extent.value()) : "axis extent",
+                                                     "] for axis ", *axis, " of ", x.ToString()));
+    }
+    dims[*axis] = kv;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, dims), TensorType(DType::kI64, dims)};
+}
+
+// CumSum: running sums along the axis given as a scalar integer input (exclusive and reverse attributes).
+InferResult InferCumSum(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype != DType::kF32 && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 0, "x"), " has dtype ", DTypeName(x.dtype), "; expected f32, i32 or i64"));
+  }
+  const TensorType& axis = ctx.type(1);
+  if ((axis.dtype != DType::kI32 && axis.dtype != DType::kI64) || axis.rank() > 1 ||
+      (axis.is_static() && axis.NumElements() != 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, 1, "axis"), " has type ", axis.ToString(), "; expected an i32 or i64 scalar"));
+  }
+  if (const Tensor* a = ctx.value(1)) {
+    absl::StatusOr<int> resolved = NormalizeAxis(a->GetAsInt64(0), x.rank(), "CumSum");
+    if (!resolved.ok()) return resolved.status();
+  }
+  return std::vector<TensorType>{x};
+}
+
 InferResult InferPad(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
   if (x.dtype == DType::kI4) return absl::UnimplementedError("Pad of packed i4 data is not supported");
@@ -431,6 +554,14 @@ InferResult InferResize(const InferenceContext& ctx) {
 void RegisterNnOps(OpRegistry& r) {
   r.Register({"Conv", "", 2, 3, 1, 1, WithRequiredInputs(2, InferConv),
               "N-d convolution with optional bias, groups, strides, dilations, pads or auto_pad"});
+  r.Register({"ConvTranspose", "", 2, 3, 1, 1, WithRequiredInputs(2, InferConvTranspose),
+              "N-d transposed convolution with groups, strides, dilations, pads, output_padding or output_shape"});
+  r.Register({"RNN", "", 3, 6, 1, 2, WithRequiredInputs(3, InferRnn),
+              "Elman RNN over a sequence (forward, reverse or bidirectional; layout 0 or 1)"});
+  r.Register({"GRU", "", 3, 6, 1, 2, WithRequiredInputs(3, InferRnn),
+              "GRU over a sequence (forward, reverse or bidirectional; linear_before_reset; layout 0 or 1)"});
+  r.Register({"LSTM", "", 3, 8, 1, 3, WithRequiredInputs(3, InferRnn),
+              "LSTM over a sequence (forward, reverse or bidirectional; peepholes; layout 0 or 1)"});
   r.Register({"BatchNormalization", "", 5, 5, 1, 3, WithRequiredInputs(5, InferBatchNorm),
               "inference-mode batch normalization with running statistics"});
   r.Register(
@@ -469,6 +600,10 @@ void RegisterNnOps(OpRegistry& r) {
               "log of the sum of e^x over the axes (opset 18)"});
   r.Register({"ReduceSumSquare", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
               "sum of x^2 over the axes (opset 18)"});
+  r.Register({"TopK", "", 2, 2, 2, 2, WithRequiredInputs(2, InferTopK),
+              "the k largest or smallest entries along an axis and their indices (ties: lower index first)"});
+  r.Register({"CumSum", "", 2, 2, 1, 1, WithRequiredInputs(2, InferCumSum),
+              "running sum along an axis (exclusive, reverse)"});
   r.Register({"Pad", "", 2, 4, 1, 1, WithRequiredInputs(2, InferPad),
               "constant, reflect or edge padding (negative pads crop)"});
   r.Register({"Resize", "", 1, 4, 1, 1, WithRequiredInputs(1, InferResize),

@@ -113,6 +113,38 @@ absl::Status ResolveWindow(const Node& node, absl::Span<const Dim> x_dims, bool 
   return absl::OkStatus();
 }
 
+// The kernel extents of Conv and ConvTranspose: the kernel_shape attribute, checked against the weight's
+// trailing dimensions, or those dimensions.
+absl::Status ResolveKernelShape(const Node& node, absl::Span<const Dim> w_dims, WindowParams* p) {
+  const int ns = static_cast<int>(w_dims.size()) - 2;
+  p->kernel.clear();
+  if (node.HasAttr("kernel_shape")) {
+    absl::StatusOr<std::vector<int64_t>> k = SpatialInts(node, "kernel_shape", ns, 1, 1);
+    if (!k.ok()) return k.status();
+    p->kernel = *k;
+  }
+  for (int i = 0; i < ns; ++i) {
+    const Dim& wk = w_dims[2 + i];
+    if (p->kernel.size() == static_cast<size_t>(ns)) {
+      if (wk.is_static() && wk.value() != p->kernel[i]) {
+        return absl::InvalidArgumentError(absl::StrCat("kernel_shape [", absl::StrJoin(p->kernel, ","),
+                                                       "] disagrees with weight kernel dimension ", i, " = ",
+                                                       wk.value()));
+      }
+    } else if (!wk.is_static()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("weight kernel dimension ", i, " is symbolic (", wk.symbol(), ") and there is no kernel_shape"));
+    }
+  }
+  if (p->kernel.empty()) {
+    for (int i = 0; i < ns; ++i) p->kernel.push_back(w_dims[2 + i].value());
+  }
+  for (int64_t k : p->kernel) {
+    if (k < 1) return absl::InvalidArgumentError("weight has an empty kernel dimension");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSpatialRank(absl::Span<const Dim> x_dims) {
   if (x_dims.size() < 3) {
     return absl::InvalidArgumentError(
@@ -161,7 +193,6 @@ absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const 
     return absl::InvalidArgumentError(absl::StrCat("weight has rank ", w_dims.size(), " but input has rank ",
                                                    x_dims.size(), " (expected [M, C/group, kernel...])"));
   }
-  const int ns = static_cast<int>(x_dims.size()) - 2;
   ConvParams p;
   p.group = node.GetInt("group", 1);
   if (p.group < 1) return absl::InvalidArgumentError(absl::StrCat("group must be at least 1, got ", p.group));
@@ -177,32 +208,194 @@ absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const 
     return absl::InvalidArgumentError(
         absl::StrCat("weight has ", m.value(), " output channels, which group=", p.group, " does not divide"));
   }
-  if (node.HasAttr("kernel_shape")) {
-    absl::StatusOr<std::vector<int64_t>> k = SpatialInts(node, "kernel_shape", ns, 1, 1);
-    if (!k.ok()) return k.status();
-    p.kernel = *k;
-  }
-  for (int i = 0; i < ns; ++i) {
-    const Dim& wk = w_dims[2 + i];
-    if (p.kernel.size() == static_cast<size_t>(ns)) {
-      if (wk.is_static() && wk.value() != p.kernel[i]) {
-        return absl::InvalidArgumentError(absl::StrCat("kernel_shape [", absl::StrJoin(p.kernel, ","),
-                                                       "] disagrees with weight kernel dimension ", i, " = ",
-                                                       wk.value()));
-      }
-    } else if (!wk.is_static()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("weight kernel dimension ", i, " is symbolic (", wk.symbol(), ") and there is no kernel_shape"));
-    }
-  }
-  if (p.kernel.empty()) {
-    for (int i = 0; i < ns; ++i) p.kernel.push_back(w_dims[2 + i].value());
-  }
-  for (int64_t k : p.kernel) {
-    if (k < 1) return absl::InvalidArgumentError("weight has an empty kernel dimension");
-  }
+  s = ResolveKernelShape(node, w_dims, &p);
+  if (!s.ok()) return s;
   s = ResolveWindow(node, x_dims, /*ceil_mode=*/false, &p);
   if (!s.ok()) return s;
+  return p;
+}
+
+absl::StatusOr<ConvTransposeParams> ResolveConvTransposeParams(const Node& node, absl::Span<const Dim> x_dims,
+                                                               absl::Span<const Dim> w_dims) {
+  absl::Status s = CheckSpatialRank(x_dims);
+  if (!s.ok()) return s;
+  if (w_dims.size() != x_dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("weight has rank ", w_dims.size(), " but input has rank ",
+                                                   x_dims.size(), " (expected [C, M/group, kernel...])"));
+  }
+  const int ns = static_cast<int>(x_dims.size()) - 2;
+  ConvTransposeParams p;
+  p.group = node.GetInt("group", 1);
+  if (p.group < 1) return absl::InvalidArgumentError(absl::StrCat("group must be at least 1, got ", p.group));
+  const Dim& c = x_dims[1];
+  if (c.is_static() && w_dims[0].is_static() && c.value() != w_dims[0].value()) {
+    return absl::InvalidArgumentError(absl::StrCat("weight has ", w_dims[0].value(), " input channels but input has ",
+                                                   c.value(), " (ConvTranspose weights are [C, M/group, kernel...])"));
+  }
+  if (c.is_static() && c.value() % p.group != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input has ", c.value(), " channels, which group=", p.group, " does not divide"));
+  }
+  s = ResolveKernelShape(node, w_dims, &p);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<int64_t>> strides = SpatialInts(node, "strides", ns, 1, 1);
+  if (!strides.ok()) return strides.status();
+  absl::StatusOr<std::vector<int64_t>> dilations = SpatialInts(node, "dilations", ns, 1, 1);
+  if (!dilations.ok()) return dilations.status();
+  absl::StatusOr<std::vector<int64_t>> pads = SpatialInts(node, "pads", 2 * ns, 0, 0);
+  if (!pads.ok()) return pads.status();
+  absl::StatusOr<std::vector<int64_t>> output_padding = SpatialInts(node, "output_padding", ns, 0, 0);
+  if (!output_padding.ok()) return output_padding.status();
+  absl::StatusOr<AutoPad> auto_pad = ParseAutoPad(node);
+  if (!auto_pad.ok()) return auto_pad.status();
+  std::vector<int64_t> output_shape = node.GetInts("output_shape");
+  // Some exporters write the whole output shape [N, M, spatial...]; only the spatial extents matter.
+  if (output_shape.size() == static_cast<size_t>(ns) + 2) {
+    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  }
+  if (!output_shape.empty() && output_shape.size() != static_cast<size_t>(ns)) {
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'output_shape' = [", absl::StrJoin(output_shape, ","),
+                                                   "] has ", output_shape.size(), " values, expected ", ns));
+  }
+  p.strides = *strides;
+  p.dilations = *dilations;
+  p.output_padding = *output_padding;
+  p.pads_begin.assign(pads->begin(), pads->begin() + ns);
+  p.pads_end.assign(pads->begin() + ns, pads->end());
+  for (int i = 0; i < ns; ++i) {
+    if (p.output_padding[i] >= std::max(p.strides[i], p.dilations[i])) {
+      return absl::InvalidArgumentError(absl::StrCat("output_padding ", p.output_padding[i], " on spatial dimension ",
+                                                     i, " must be below the stride or the dilation"));
+    }
+    const Dim& in = x_dims[2 + i];
+    const int64_t keff = (p.kernel[i] - 1) * p.dilations[i] + 1;
+    const bool same = *auto_pad == AutoPad::kSameUpper || *auto_pad == AutoPad::kSameLower;
+    if (*auto_pad == AutoPad::kValid) p.pads_begin[i] = p.pads_end[i] = 0;
+    if (!in.is_static()) {
+      p.output.push_back(output_shape.empty() ? UnknownDim() : Dim(output_shape[i]));
+      continue;
+    }
+    // ONNX: the full output is stride * (in - 1) + output_padding + keff; pads (given, or derived from
+    // output_shape or SAME) crop it. Derived padding puts the odd element at the end for SAME_UPPER and at
+    // the beginning otherwise.
+    const int64_t full = p.strides[i] * (in.value() - 1) + p.output_padding[i] + keff;
+    if (!output_shape.empty() || same) {
+      const int64_t out = !output_shape.empty() ? output_shape[i] : in.value() * p.strides[i];
+      if (out < 1) {
+        return absl::InvalidArgumentError(absl::StrCat("output extent ", out, " on spatial dimension ", i,
+                                                       " must be positive"));
+      }
+      // A wanted extent past the full one gives negative padding: extra positions that hold only the bias
+      // (ONNX's reference and ONNX Runtime agree), at the end unless SAME_UPPER.
+      const int64_t total = full - out;
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2)
+      p.pads_begin[i] = *auto_pad == AutoPad::kSameUpper ? half : total - half;
+      p.pads_end[i] = total - p.pads_begin[i];
+    }
+    const int64_t out = full - p.pads_begin[i] - p.pads_end[i];
+    if (out < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("pads ", p.pads_begin[i], "+", p.pads_end[i],
+                                                     " crop more than the ", full,
+                                                     " elements of spatial dimension ", i));
+    }
+    p.output.push_back(out);
+  }
+  return p;
+}
+
+absl::StatusOr<RnnParams> ResolveRnnParams(const Node& node, absl::Span<const Dim> x_dims,
+                                           absl::Span<const Dim> w_dims, absl::Span<const Dim> r_dims) {
+  const std::string& op = node.op_type();
+  RnnParams p;
+  p.gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+  if (x_dims.size() != 3 || w_dims.size() != 3 || r_dims.size() != 3) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": X, W and R must have rank 3, got ranks ", x_dims.size(),
+                                                   ", ", w_dims.size(), ", ", r_dims.size()));
+  }
+  const std::string direction = node.GetString("direction", "forward");
+  if (direction == "bidirectional") {
+    p.directions = 2;
+  } else if (direction == "reverse") {
+    p.reverse = true;
+  } else if (direction != "forward") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": direction '", direction, "' is not forward, reverse or bidirectional"));
+  }
+  const int64_t layout = node.GetInt("layout", 0);
+  if (layout != 0 && layout != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": layout ", layout, " is not 0 or 1"));
+  }
+  p.batch_first = layout == 1;
+  p.clip = node.GetFloat("clip", 0);
+  if (p.clip < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": clip ", p.clip, " is negative"));
+  p.linear_before_reset = node.GetInt("linear_before_reset", 0) != 0;
+  if (node.GetInt("input_forget", 0) != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(op, ": input_forget=1 (coupled input and forget gates) is not supported"));
+  }
+  p.hidden = r_dims[2];
+  if (node.HasAttr("hidden_size")) {
+    const int64_t h = node.GetInt("hidden_size", 0);
+    if (h < 1) return absl::InvalidArgumentError(absl::StrCat(op, ": hidden_size ", h, " is not positive"));
+    if (p.hidden.is_static() && p.hidden.value() != h) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": hidden_size ", h, " disagrees with R's last extent ",
+                                                     p.hidden.value()));
+    }
+    p.hidden = h;
+  }
+  auto check = [&](const Dim& d, int64_t want, const char* what) -> absl::Status {
+    if (d.is_static() && d.value() != want) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " is ", d.value(), ", expected ", want));
+    }
+    return absl::OkStatus();
+  };
+  for (const absl::Span<const Dim>& dims : {w_dims, r_dims}) {
+    if (absl::Status s = check(dims[0], p.directions, "the weights' direction extent"); !s.ok()) return s;
+    if (p.hidden.is_static()) {
+      if (absl::Status s = check(dims[1], p.gates * p.hidden.value(), "the weights' gate extent"); !s.ok()) return s;
+    }
+  }
+  if (absl::Status s = check(w_dims[2], x_dims[2].is_static() ? x_dims[2].value() : -1, "W's input extent");
+      x_dims[2].is_static() && !s.ok()) {
+    return s;
+  }
+  const int per_direction = p.gates == 1 ? 1 : p.gates == 3 ? 2 : 3;
+  std::vector<std::string> names;
+  if (const Attribute* a = node.FindAttr("activations"); a != nullptr) {
+    if (a->kind != Attribute::Kind::kStrings) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": 'activations' must be a list of strings"));
+    }
+    names = a->strings;
+  }
+  if (names.empty()) {
+    const char* defaults[] = {"Sigmoid", "Tanh", "Tanh"};
+    for (int d = 0; d < p.directions; ++d) {
+      for (int i = 0; i < per_direction; ++i) names.push_back(p.gates == 1 ? "Tanh" : defaults[i]);
+    }
+  }
+  if (static_cast<int>(names.size()) != per_direction * p.directions) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": 'activations' has ", names.size(), " entries, expected ",
+                                                   per_direction * p.directions));
+  }
+  if (node.HasAttr("activation_alpha") || node.HasAttr("activation_beta")) {
+    return absl::UnimplementedError(absl::StrCat(op, ": activation_alpha / activation_beta are not supported"));
+  }
+  p.activations.resize(p.directions);
+  for (int d = 0; d < p.directions; ++d) {
+    for (int i = 0; i < per_direction; ++i) {
+      const std::string& a = names[d * per_direction + i];
+      if (a == "Sigmoid") {
+        p.activations[d].push_back(RnnActivation::kSigmoid);
+      } else if (a == "Tanh") {
+        p.activations[d].push_back(RnnActivation::kTanh);
+      } else if (a == "Relu") {
+        p.activations[d].push_back(RnnActivation::kRelu);
+      } else {
+        return absl::UnimplementedError(
+            absl::StrCat(op, ": activation '", a, "' is not supported (Sigmoid, Tanh, Relu)"));
+      }
+    }
+  }
   return p;
 }
 

@@ -40,6 +40,11 @@ struct ConvParams : WindowParams {
   int64_t group = 1;
 };
 
+struct ConvTransposeParams : WindowParams {
+  int64_t group = 1;
+  std::vector<int64_t> output_padding;
+};
+
 struct PoolParams : WindowParams {
   bool ceil_mode = false;
   bool count_include_pad = false;
@@ -49,6 +54,12 @@ struct PoolParams : WindowParams {
 // dims [N, C, spatial...] and the weight dims [M, C/group, kernel...]. Checks that they agree.
 absl::StatusOr<ConvParams> ResolveConvParams(const Node& node, absl::Span<const Dim> x_dims,
                                              absl::Span<const Dim> w_dims);
+
+// ConvTranspose geometry from its attributes (kernel_shape, strides, dilations, pads, auto_pad, group,
+// output_padding, output_shape), the input dims [N, C, spatial...] and the weight dims [C, M/group, kernel...].
+// pads_begin / pads_end are what is cropped from the full transposed output; `output` its extents.
+absl::StatusOr<ConvTransposeParams> ResolveConvTransposeParams(const Node& node, absl::Span<const Dim> x_dims,
+                                                               absl::Span<const Dim> w_dims);
 
 // MaxPool / AveragePool geometry (kernel_shape, strides, dilations, pads, auto_pad, ceil_mode,
 // count_include_pad) for input dims [N, C, spatial...].
@@ -100,6 +111,26 @@ struct ResizeParams {
 // `sizes` are their values, nullptr when unknown.
 absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<const Dim> x_dims, bool has_scales,
                                                  const Tensor* scales, bool has_sizes, const Tensor* sizes);
+
+// LSTM, GRU and RNN attributes (hidden_size, direction, activations, clip, layout, linear_before_reset,
+// input_forget), checked against X [seq, batch, input] (layout 0) or [batch, seq, input] (layout 1),
+// W [directions, gates * hidden, input] and R [directions, gates * hidden, hidden].
+enum class RnnActivation { kSigmoid, kTanh, kRelu };
+
+struct RnnParams {
+  int gates = 1;  // RNN 1, GRU 3, LSTM 4
+  Dim hidden;
+  int directions = 1;
+  bool reverse = false;  // direction "reverse" (with one direction)
+  bool batch_first = false;  // layout 1
+  float clip = 0;  // 0: none
+  bool linear_before_reset = false;
+  // Per direction, the op's activations in ONNX order (RNN: f; GRU: f, g; LSTM: f, g, h).
+  std::vector<std::vector<RnnActivation>> activations;
+};
+
+absl::StatusOr<RnnParams> ResolveRnnParams(const Node& node, absl::Span<const Dim> x_dims,
+                                           absl::Span<const Dim> w_dims, absl::Span<const Dim> r_dims);
 
 }  // namespace tessel
 

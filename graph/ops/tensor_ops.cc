@@ -419,6 +419,89 @@ Types InferGatherElements(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(data.dtype, ctx.type(1).dims)};
 }
 
+// ScatterND / ScatterElements `reduction`: none replaces, the others combine, which needs arithmetic.
+absl::Status CheckScatterReduction(const InferenceContext& ctx) {
+  const std::string reduction = ctx.node.GetString("reduction", "none");
+  if (reduction == "none") return absl::OkStatus();
+  if (reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min") {
+    return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": reduction '", reduction,
+                                                   "' is not one of none, add, mul, max, min"));
+  }
+  const DType t = ctx.type(0).dtype;
+  if (t != DType::kF32 && t != DType::kI32 && t != DType::kI64) {
+    return absl::UnimplementedError(absl::StrCat(Op(ctx), ": reduction '", reduction, "' on ", DTypeName(t),
+                                                 " data is not supported (f32, i32 or i64)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireUpdatesDType(const InferenceContext& ctx) {
+  if (ctx.type(2).dtype == ctx.type(0).dtype) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": updates ", ctx.type(2).ToString(),
+                                                 " must have the dtype of data ", ctx.type(0).ToString()));
+}
+
+// Static extents that differ (symbols may still be equal at run time).
+bool Conflict(const Dim& a, const Dim& b) { return a.is_static() && b.is_static() && a.value() != b.value(); }
+
+// ScatterND: indices [..., k] address slices data[i_0, ..., i_k-1]; updates are indices.shape[:-1] +
+// data.shape[k:]. The output is data with those slices replaced or combined.
+Types InferScatterND(const InferenceContext& ctx) {
+  const TensorType& data = ctx.type(0);
+  const TensorType& indices = ctx.type(1);
+  const TensorType& updates = ctx.type(2);
+  if (absl::Status s = RequireIntInput(ctx, 1, "indices"); !s.ok()) return s;
+  if (absl::Status s = RequireUpdatesDType(ctx); !s.ok()) return s;
+  if (absl::Status s = CheckScatterReduction(ctx); !s.ok()) return s;
+  if (indices.rank() < 1 || data.rank() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("ScatterND: data ", data.ToString(), " and indices ",
+                                                   indices.ToString(), " need rank at least 1"));
+  }
+  const Dim& k = indices.dims.back();
+  if (k.is_static()) {
+    const int q = indices.rank();
+    if (k.value() < 1 || k.value() > data.rank() || updates.rank() != q - 1 + data.rank() - k.value()) {
+      return absl::InvalidArgumentError(absl::StrCat("ScatterND: indices ", indices.ToString(), " address ",
+                                                     k.value(), " leading axes of data ", data.ToString(),
+                                                     ", so updates must be indices.shape[:-1] + data.shape[",
+                                                     k.value(), ":], got ", updates.ToString()));
+    }
+    for (int d = 0; d < updates.rank(); ++d) {
+      const Dim& want = d < q - 1 ? indices.dims[d] : data.dims[k.value() + d - (q - 1)];
+      if (Conflict(updates.dims[d], want)) {
+        return absl::InvalidArgumentError(absl::StrCat("ScatterND: updates ", updates.ToString(), " must be ",
+                                                       "indices.shape[:-1] + data.shape[", k.value(),
+                                                       ":] for indices ", indices.ToString(), " and data ",
+                                                       data.ToString()));
+      }
+    }
+  }
+  return std::vector<TensorType>{data};
+}
+
+// ScatterElements: out = data, then out[..., indices[i][j], ...] (index on `axis`) = updates[i][j].
+Types InferScatterElements(const InferenceContext& ctx) {
+  const TensorType& data = ctx.type(0);
+  const TensorType& indices = ctx.type(1);
+  if (absl::Status s = RequireIntInput(ctx, 1, "indices"); !s.ok()) return s;
+  if (absl::Status s = RequireUpdatesDType(ctx); !s.ok()) return s;
+  if (absl::Status s = CheckScatterReduction(ctx); !s.ok()) return s;
+  if (indices.rank() != data.rank() || data.rank() == 0 || ctx.type(2).rank() != indices.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": indices ", indices.ToString(), " and updates ",
+                                                   ctx.type(2).ToString(), " must have the rank of data ",
+                                                   data.ToString(), " (at least 1)"));
+  }
+  for (int d = 0; d < indices.rank(); ++d) {
+    if (Conflict(indices.dims[d], ctx.type(2).dims[d])) {
+      return absl::InvalidArgumentError(absl::StrCat(Op(ctx), ": updates ", ctx.type(2).ToString(),
+                                                     " must have the shape of indices ", indices.ToString()));
+    }
+  }
+  absl::StatusOr<int> axis = NormalizeAxis(ctx.node.GetInt("axis", 0), data.rank(), Op(ctx));
+  if (!axis.ok()) return axis.status();
+  return std::vector<TensorType>{data};
+}
+
 // Trilu: a batch of matrices (rank >= 2), an optional scalar k.
 Types InferTrilu(const InferenceContext& ctx) {
   if (ctx.type(0).rank() < 2) {
@@ -642,6 +725,10 @@ void RegisterTensorOps(OpRegistry& r) {
   Reg(r, "Slice", 3, 5, 1, 1, InferSlice, "strided sub-range per axis");
   Reg(r, "Gather", 2, 2, 1, 1, InferGather, "pick entries along an axis by index");
   Reg(r, "GatherElements", 2, 2, 1, 1, InferGatherElements, "y[i][j] = data[indices[i][j]][j] along an axis");
+  Reg(r, "ScatterND", 3, 3, 1, 1, InferScatterND,
+      "data with the slices that indices address replaced by (or combined with) updates");
+  Reg(r, "ScatterElements", 3, 3, 1, 1, InferScatterElements,
+      "out[..][indices[i][j]][..] = updates[i][j] along an axis (none, add, mul, max, min)");
   Reg(r, "Trilu", 1, 2, 1, 1, InferTrilu, "upper (default) or lower triangle of each matrix, from diagonal k");
   Reg(r, "Size", 1, 1, 1, 1, InferSize, "the input's element count as an int64 scalar");
   Reg(r, "Squeeze", 1, 2, 1, 1, InferSqueeze, "drop size-1 dimensions");

@@ -5,11 +5,14 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/ops/nn_params.h"
+#include "graph/ops/shape_util.h"
 #include "kernels/reference/reference.h"
 
 namespace tessel {
@@ -259,6 +262,68 @@ absl::Status GlobalAveragePoolKernel(const Node& node, Inputs inputs, absl::Span
   return absl::OkStatus();
 }
 
+// Each input element scatters x * w into the outputs o = i * stride - pad_begin + k * dilation that land
+// inside the (cropped) output.
+absl::Status ConvTransposeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[1];
+  const Tensor* bias = In(inputs, 2);
+  Tensor& y = outputs[0];
+  absl::StatusOr<ConvTransposeParams> p = ResolveConvTransposeParams(node, DimsOf(x.shape()), DimsOf(w.shape()));
+  if (!p.ok()) return p.status();
+  absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
+  if (!g.ok()) return g.status();
+  const int64_t n_batch = x.dim(0);
+  const int64_t c_in = x.dim(1);
+  const int64_t m_out = y.dim(1);
+  const int64_t cg = c_in / p->group;
+  const int64_t mg = m_out / p->group;
+  const int64_t in_plane = g->in_size();
+  const int64_t out_plane = g->out_size();
+  const int64_t k_vol = g->k[0] * g->k[1] * g->k[2];
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  float* yd = y.data<float>();
+  std::vector<double> acc(out_plane);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t oc = 0; oc < m_out; ++oc) {
+      const int64_t grp = oc / mg, ocg = oc % mg;
+      std::fill(acc.begin(), acc.end(), bias ? static_cast<double>(bias->data<float>()[oc]) : 0.0);
+      for (int64_t icg = 0; icg < cg; ++icg) {
+        const int64_t ic = grp * cg + icg;
+        const float* xp = xd + (n * c_in + ic) * in_plane;
+        const float* wp = wd + (ic * mg + ocg) * k_vol;
+        for (int64_t i0 = 0; i0 < g->in[0]; ++i0) {
+          for (int64_t k0 = 0; k0 < g->k[0]; ++k0) {
+            const int64_t o0 = i0 * g->s[0] - g->pb[0] + k0 * g->d[0];
+            if (o0 < 0 || o0 >= g->out[0]) continue;
+            for (int64_t i1 = 0; i1 < g->in[1]; ++i1) {
+              for (int64_t k1 = 0; k1 < g->k[1]; ++k1) {
+                const int64_t o1 = i1 * g->s[1] - g->pb[1] + k1 * g->d[1];
+                if (o1 < 0 || o1 >= g->out[1]) continue;
+                const float* xrow = xp + (i0 * g->in[1] + i1) * g->in[2];
+                double* arow = acc.data() + (o0 * g->out[1] + o1) * g->out[2];
+                for (int64_t k2 = 0; k2 < g->k[2]; ++k2) {
+                  const double wv = wp[(k0 * g->k[1] + k1) * g->k[2] + k2];
+                  for (int64_t i2 = 0; i2 < g->in[2]; ++i2) {
+                    const int64_t o2 = i2 * g->s[2] - g->pb[2] + k2 * g->d[2];
+                    if (o2 >= 0 && o2 < g->out[2]) arow[o2] += xrow[i2] * wv;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+      float* yp = yd + (n * m_out + oc) * out_plane;
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] = static_cast<float>(acc[i]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status BatchNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0, 1, 2, 3, 4});
   if (!s.ok()) return s;
@@ -419,6 +484,105 @@ absl::Status ArgExtremeKernel(const Node& node, Inputs inputs, absl::Span<Tensor
     case DType::kI64: ArgExtremeLoop<int64_t>(x, *axis, max, last, outputs[0]); break;
     default:
       return absl::InvalidArgumentError(absl::StrCat(node.op_type(), ": dtype ", DTypeName(x.dtype()),
+                                                     " is not supported by the reference kernel"));
+  }
+  return absl::OkStatus();
+}
+
+// a before b in descending order, NaN above everything (PyTorch's topk and numpy's sort agree on that).
+template <typename T>
+bool Above(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return !std::isnan(b);
+    if (std::isnan(b)) return false;
+  }
+  return a > b;
+}
+
+template <typename T>
+void TopKLoop(const Tensor& x, int axis, int64_t k, bool largest, Tensor& values, Tensor& indices) {
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t len = x.dim(axis);
+  const int64_t inner = Product(x.shape(), axis + 1, x.shape().size());
+  const T* xp = x.data<T>();
+  T* vp = values.data<T>();
+  int64_t* ip = indices.data<int64_t>();
+  std::vector<int64_t> order(len);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < inner; ++j) {
+      const T* row = xp + o * len * inner + j;
+      std::iota(order.begin(), order.end(), 0);
+      // Equal values keep index order (ONNX: the lower index first), which makes the order total.
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        const T va = row[a * inner], vb = row[b * inner];
+        if (largest ? Above(va, vb) : Above(vb, va)) return true;
+        if (largest ? Above(vb, va) : Above(va, vb)) return false;
+        return a < b;
+      });
+      for (int64_t i = 0; i < k; ++i) {
+        vp[(o * k + i) * inner + j] = row[order[i] * inner];
+        ip[(o * k + i) * inner + j] = order[i];
+      }
+    }
+  }
+}
+
+// Outputs are always sorted; with sorted=0 ONNX leaves the order open, so sorted output is one valid answer.
+absl::Status TopKKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<int> axis = ResolveAxisAttr(node, "axis", -1, x.rank());
+  if (!axis.ok()) return axis.status();
+  const int64_t k = outputs[0].dim(*axis);
+  const bool largest = node.GetInt("largest", 1) != 0;
+  switch (x.dtype()) {
+    case DType::kF32: TopKLoop<float>(x, *axis, k, largest, outputs[0], outputs[1]); break;
+    case DType::kI32: TopKLoop<int32_t>(x, *axis, k, largest, outputs[0], outputs[1]); break;
+    case DType::kI64: TopKLoop<int64_t>(x, *axis, k, largest, outputs[0], outputs[1]); break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("TopK: dtype ", DTypeName(x.dtype()),
+                                                     " is not supported by the reference kernel"));
+  }
+  return absl::OkStatus();
+}
+
+// Acc is double for f32 (rounded once per output) and uint64 for the integer types, so that overflow wraps
+// as two's-complement addition does instead of being undefined.
+template <typename T, typename Acc>
+void CumSumLoop(const Tensor& x, int axis, bool exclusive, bool reverse, Tensor& y) {
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t len = x.dim(axis);
+  const int64_t inner = Product(x.shape(), axis + 1, x.shape().size());
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < inner; ++j) {
+      Acc acc = 0;
+      for (int64_t step = 0; step < len; ++step) {
+        const int64_t i = reverse ? len - 1 - step : step;
+        const int64_t at = (o * len + i) * inner + j;
+        if (exclusive) {
+          yp[at] = static_cast<T>(acc);
+          acc += xp[at];
+        } else {
+          acc += xp[at];
+          yp[at] = static_cast<T>(acc);
+        }
+      }
+    }
+  }
+}
+
+absl::Status CumSumKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  absl::StatusOr<int> axis = NormalizeAxis(inputs[1]->GetAsInt64(0), x.rank(), "CumSum");
+  if (!axis.ok()) return axis.status();
+  const bool exclusive = node.GetInt("exclusive", 0) != 0, reverse = node.GetInt("reverse", 0) != 0;
+  switch (x.dtype()) {
+    case DType::kF32: CumSumLoop<float, double>(x, *axis, exclusive, reverse, outputs[0]); break;
+    case DType::kI32: CumSumLoop<int32_t, uint64_t>(x, *axis, exclusive, reverse, outputs[0]); break;
+    case DType::kI64: CumSumLoop<int64_t, uint64_t>(x, *axis, exclusive, reverse, outputs[0]); break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("CumSum: dtype ", DTypeName(x.dtype()),
                                                      " is not supported by the reference kernel"));
   }
   return absl::OkStatus();
@@ -757,6 +921,7 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
 
 void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Conv", ConvKernel);
+  r.Register("", "ConvTranspose", ConvTransposeKernel);
   r.Register("", "BatchNormalization", BatchNormKernel);
   r.Register("", "MaxPool", PoolKernel);
   r.Register("", "AveragePool", PoolKernel);
@@ -775,6 +940,8 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "ArgMin", ArgExtremeKernel);
   r.Register("", "LogSoftmax", SoftmaxKernel);
   r.Register("", "Hardmax", SoftmaxKernel);
+  r.Register("", "TopK", TopKKernel);
+  r.Register("", "CumSum", CumSumKernel);
   r.Register("", "Pad", PadKernel);
   r.Register("", "Resize", ResizeKernel);
 }

@@ -15,6 +15,7 @@ ReferenceKernelRegistry& ReferenceKernelRegistry::Global() {
     RegisterTensorReferenceKernels(*r);
     RegisterFusedCnnReferenceKernels(*r);
     RegisterTransformerReferenceKernels(*r);
+    RegisterRnnReferenceKernels(*r);
     return r;
   }();
   return *registry;

@@ -41,6 +41,7 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterFusedCnnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterTransformerReferenceKernels(ReferenceKernelRegistry& r);
+void RegisterRnnReferenceKernels(ReferenceKernelRegistry& r);
 
 }  // namespace tessel
 

@@ -3,6 +3,7 @@
 // elements are addressed one by one).
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -189,22 +190,19 @@ absl::Status Gather(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
-absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
-  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
-  if (!elem.ok()) return elem.status();
-  const Tensor& data = *in[0];
-  const Tensor& indices = *in[1];
+// GatherElements and ScatterElements: walks indices in row-major order and calls visit(o, off) with each
+// element's number o and the data offset it addresses (its own coordinate, with indices[o] on `axis`).
+template <typename Visit>
+absl::Status ForEachAxisElement(const Node& node, const Tensor& data, const Tensor& indices, Visit visit) {
   const int rank = data.rank();
   const int axis = AxisAttr(node, rank);
   const std::vector<int64_t> strides = RowMajorStrides(data.shape());
-  std::vector<int64_t> index(rank, 0);  // the output coordinate
-  const char* src = static_cast<const char*>(data.raw_data());
-  char* dst = static_cast<char*>(out[0].raw_data());
+  std::vector<int64_t> index(rank, 0);  // the coordinate in indices
   for (int64_t o = 0, n = indices.num_elements(); o < n; ++o) {
     int64_t idx = indices.GetAsInt64(o);
     const int64_t extent = data.dim(axis);
     if (idx < -extent || idx >= extent) {
-      return absl::OutOfRangeError(absl::StrCat("GatherElements: index ", idx, " (element ", o,
+      return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": index ", idx, " (element ", o,
                                                 ") is out of range for axis ", axis, " of size ", extent));
     }
     if (idx < 0) idx += extent;
@@ -212,18 +210,130 @@ absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
     for (int d = 0; d < rank; ++d) {
       const int64_t c = d == axis ? idx : index[d];
       if (c >= data.dim(d)) {
-        return absl::OutOfRangeError(absl::StrCat("GatherElements: indices ", ShapeToString(indices.shape()),
+        return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": indices ", ShapeToString(indices.shape()),
                                                   " reach past data ", ShapeToString(data.shape()), " on axis ", d));
       }
       off += c * strides[d];
     }
-    std::memcpy(dst + o * *elem, src + off * *elem, *elem);
+    visit(o, off);
     for (int d = rank - 1; d >= 0; --d) {
       if (++index[d] < indices.dim(d)) break;
       index[d] = 0;
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status GatherElements(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const char* src = static_cast<const char*>(in[0]->raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  return ForEachAxisElement(node, *in[0], *in[1], [&](int64_t o, int64_t off) {
+    std::memcpy(dst + o * *elem, src + off * *elem, *elem);
+  });
+}
+
+enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+
+ScatterReduction ReductionAttr(const Node& node) {
+  const std::string r = node.GetString("reduction", "none");
+  if (r == "add") return ScatterReduction::kAdd;
+  if (r == "mul") return ScatterReduction::kMul;
+  if (r == "max") return ScatterReduction::kMax;
+  if (r == "min") return ScatterReduction::kMin;
+  return ScatterReduction::kNone;
+}
+
+template <typename T>
+void CombineTyped(ScatterReduction r, const void* src, void* dst, int64_t n) {
+  const T* a = static_cast<const T*>(src);
+  T* y = static_cast<T*>(dst);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (r) {
+      case ScatterReduction::kAdd: y[i] = static_cast<T>(y[i] + a[i]); break;
+      case ScatterReduction::kMul: y[i] = static_cast<T>(y[i] * a[i]); break;
+      case ScatterReduction::kMax: y[i] = std::max(y[i], a[i]); break;
+      case ScatterReduction::kMin: y[i] = std::min(y[i], a[i]); break;
+      case ScatterReduction::kNone: y[i] = a[i]; break;
+    }
+  }
+}
+
+// dst[0..n) = dst combined with src under `r`; kNone copies bytes, so it serves every whole-byte dtype.
+// Inference allows the arithmetic reductions on f32, i32 and i64 only.
+void Combine(ScatterReduction r, DType t, const void* src, void* dst, int64_t n, size_t elem) {
+  if (r == ScatterReduction::kNone) {
+    std::memcpy(dst, src, n * elem);
+  } else if (t == DType::kF32) {
+    CombineTyped<float>(r, src, dst, n);
+  } else if (t == DType::kI32) {
+    // Integer add and mul wrap: computed unsigned to keep overflow defined.
+    if (r == ScatterReduction::kAdd || r == ScatterReduction::kMul) {
+      CombineTyped<uint32_t>(r, src, dst, n);
+    } else {
+      CombineTyped<int32_t>(r, src, dst, n);
+    }
+  } else if (r == ScatterReduction::kAdd || r == ScatterReduction::kMul) {
+    CombineTyped<uint64_t>(r, src, dst, n);
+  } else {
+    CombineTyped<int64_t>(r, src, dst, n);
+  }
+}
+
+absl::Status ScatterND(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& data = *in[0];
+  const Tensor& indices = *in[1];
+  const Tensor& updates = *in[2];
+  const int64_t k = indices.dim(indices.rank() - 1);
+  const int64_t count = k == 0 ? 0 : indices.num_elements() / k;
+  const std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  const int64_t slice = NumElements(absl::MakeConstSpan(data.shape()).subspan(k));
+  if (updates.num_elements() != count * slice) {
+    return absl::InvalidArgumentError(absl::StrCat("ScatterND: updates ", ShapeToString(updates.shape()),
+                                                   " do not match indices ", ShapeToString(indices.shape()),
+                                                   " and data ", ShapeToString(data.shape())));
+  }
+  const ScatterReduction r = ReductionAttr(node);
+  char* dst = static_cast<char*>(out[0].raw_data());
+  const char* src = static_cast<const char*>(updates.raw_data());
+  if (data.byte_size() > 0) std::memcpy(dst, data.raw_data(), data.byte_size());
+  for (int64_t u = 0; u < count; ++u) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t idx = indices.GetAsInt64(u * k + d);
+      const int64_t extent = data.dim(d);
+      if (idx < -extent || idx >= extent) {
+        return absl::OutOfRangeError(absl::StrCat("ScatterND: index ", idx, " (update ", u, ") is out of range for "
+                                                  "axis ", d, " of size ", extent));
+      }
+      off += (idx < 0 ? idx + extent : idx) * strides[d];
+    }
+    Combine(r, data.dtype(), src + u * slice * *elem, dst + off * *elem, slice, *elem);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScatterElements(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& data = *in[0];
+  const Tensor& indices = *in[1];
+  const Tensor& updates = *in[2];
+  if (updates.shape() != indices.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat("ScatterElements: updates ", ShapeToString(updates.shape()),
+                                                   " must have the shape of indices ",
+                                                   ShapeToString(indices.shape())));
+  }
+  const ScatterReduction r = ReductionAttr(node);
+  char* dst = static_cast<char*>(out[0].raw_data());
+  const char* src = static_cast<const char*>(updates.raw_data());
+  if (data.byte_size() > 0) std::memcpy(dst, data.raw_data(), data.byte_size());
+  return ForEachAxisElement(node, data, indices, [&](int64_t o, int64_t off) {
+    Combine(r, data.dtype(), src + o * *elem, dst + off * *elem, 1, *elem);
+  });
 }
 
 absl::Status Trilu(const Node& node, Inputs in, Outputs out) {
@@ -316,6 +426,8 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Slice", Slice);
   r.Register("", "Gather", Gather);
   r.Register("", "GatherElements", GatherElements);
+  r.Register("", "ScatterND", ScatterND);
+  r.Register("", "ScatterElements", ScatterElements);
   r.Register("", "Trilu", Trilu);
   r.Register("", "Size", Size);
   r.Register("", "Expand", Expand);

@@ -442,6 +442,67 @@ def gather_cases(g):
           [("y", np.take_along_axis(data, ge0, axis=0))])
 
 
+def np_scatter_nd(data, indices, updates, reduction):
+    """The ONNX ScatterND definition, transcribed: updates applied in index order."""
+    out = data.copy()
+    k = indices.shape[-1]
+    idx = indices.reshape(-1, k)
+    upd = updates.reshape((idx.shape[0],) + data.shape[k:])
+    combine = {"none": lambda a, b: b, "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+    for i in range(idx.shape[0]):
+        at = tuple(int(v) for v in idx[i])
+        out[at] = combine[reduction](out[at], upd[i])
+    return out
+
+
+def scatter_cases(g):
+    """ScatterND against the transcription above (checked against PyTorch's index_put_ on unique indices) and
+    ScatterElements against torch.scatter / scatter_reduce (exact for data movement, 1e-5 for sums)."""
+    data = g.f32(4, 5, 3)
+    ind = np.array([[[1, 2]], [[3, 0]], [[0, 4]]], dtype=np.int64)  # [3, 1, 2]: slices of data[i, j]
+    upd = g.f32(3, 1, 3)
+    want = np_scatter_nd(data, ind, upd, "none")
+    torch_want = torch.from_numpy(data.copy()).index_put_(tuple(torch.from_numpy(ind.reshape(-1, 2).T)),
+                                                          torch.from_numpy(upd.reshape(-1, 3)))
+    np.testing.assert_array_equal(want, torch_want.numpy())
+    g.add("scatternd_slices", "ScatterND", [("d", data, False), ("i", ind, True), ("u", upd, False)],
+          [("y", want)])
+    dup = np.array([[0], [2], [0], [3]], dtype=np.int64)  # whole rows, row 0 twice
+    upd_rows = g.f32(4, 5, 3)
+    for red in ("add", "mul"):
+        g.add("scatternd_%s_duplicates" % red, "ScatterND",
+              [("d", data, False), ("i", dup, False), ("u", upd_rows, False)],
+              [("y", np_scatter_nd(data, dup, upd_rows, red))], attrs={"reduction": red}, opset=16)
+    full = np.array([[1, 1, 2], [-1, 0, 0], [2, 3, 1]], dtype=np.int64)  # scalar elements, one negative
+    upd_el = g.f32(3)
+    g.add("scatternd_elements_negative_index", "ScatterND",
+          [("d", data, False), ("i", full, False), ("u", upd_el, False)],
+          [("y", np_scatter_nd(data, np.where(full < 0, full + 4, full), upd_el, "none"))])
+    di = g.i64(5, 2)
+    ii = np.array([[4], [1], [4]], dtype=np.int64)
+    ui = g.i64(3, 2)
+    for red in ("max", "min"):
+        g.add("scatternd_i64_%s" % red, "ScatterND", [("d", di, False), ("i", ii, False), ("u", ui, False)],
+              [("y", np_scatter_nd(di, ii, ui, red))], attrs={"reduction": red}, opset=18)
+
+    data = g.f32(3, 4)
+    idx = np.array([[2, 0, 1, 1], [0, 2, 2, 0]], dtype=np.int64)
+    upd = g.f32(2, 4)
+    perm = np.array([[1, 0, 2, 3], [3, 2, 0, 1]], dtype=np.int64)  # unique per row for plain scatter
+    g.add("scatter_elements_axis1", "ScatterElements",
+          [("d", data, False), ("i", perm, False), ("u", upd, False)],
+          [("y", torch.from_numpy(data).scatter(1, torch.from_numpy(perm), torch.from_numpy(upd)).numpy())],
+          attrs={"axis": 1})
+    g.add("scatter_elements_axis0_negative", "ScatterElements",
+          [("d", data, False), ("i", np.array([[-1, 0, 1, -3]], dtype=np.int64), False), ("u", upd[:1], False)],
+          [("y", torch.from_numpy(data).scatter(0, torch.tensor([[2, 0, 1, 0]]), torch.from_numpy(upd[:1])).numpy())])
+    for red, torch_red in (("add", "sum"), ("mul", "prod"), ("max", "amax"), ("min", "amin")):
+        want = torch.from_numpy(data).scatter_reduce(0, torch.from_numpy(idx), torch.from_numpy(upd), torch_red)
+        g.add("scatter_elements_%s" % red, "ScatterElements",
+              [("d", data, False), ("i", idx, False), ("u", upd, False)], [("y", want.numpy())],
+              attrs={"reduction": red}, opset=18)
+
+
 def trilu_size_cases(g):
     """Trilu (numpy's triu/tril over the last two axes) and Size."""
     x = g.f32(2, 3, 5)
@@ -530,7 +591,7 @@ def main():
     g = Gen(args.out)
     for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
                     compare_cases, logical_cases, cast_cases, identity_dropout, flatten_reshape, transpose_concat,
-                    split_cases, slice_cases, gather_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
+                    split_cases, slice_cases, gather_cases, scatter_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
                     constant_of_shape_cases, range_cases):
         section(g)
     g.w.finish()

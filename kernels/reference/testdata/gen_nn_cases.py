@@ -1,15 +1,17 @@
-"""Writes the single-operator test cases for the neural-network operators (Conv, BatchNormalization,
-MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization, ReduceMean,
-ReduceSum, Pad, Resize). Expected outputs come from PyTorch (torch.nn.functional) or numpy, never from
-Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX formulas, which the
-script first checks against PyTorch on the modes both have.
+"""Writes the single-operator test cases for the neural-network operators (Conv, ConvTranspose,
+BatchNormalization, MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization,
+ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
+or numpy, never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX
+formulas, which the script first checks against PyTorch on the modes both have.
 
 Usage: /usr/bin/python3 gen_nn_cases.py --out DIR
 """
 import argparse
+import io
 import math
 import os
 import sys
+import warnings
 
 import numpy as np
 import onnx
@@ -58,6 +60,18 @@ class Writer:
             model.graph.output.append(
                 onnx.helper.make_tensor_value_info(oname, optest_lib._NP_TO_ONNX[arr.dtype], list(arr.shape)))
         onnx.checker.check_model(model, full_check=shape_check)
+
+    def add_model(self, name, model, feeds, outputs, atol=ATOL, rtol=RTOL):
+        """A whole exported model (several nodes) as one case: graph inputs `feeds` in order."""
+        assert name not in self.w.names, name
+        self.w.names.add(name)
+        onnx.checker.check_model(model)
+        onnx.save(model, os.path.join(self.out_dir, name + ".onnx"))
+        for k, arr in enumerate(feeds):
+            np.save(os.path.join(self.out_dir, "%s.in.%d.npy" % (name, k)), arr)
+        for k, arr in enumerate(outputs):
+            np.save(os.path.join(self.out_dir, "%s.out.%d.npy" % (name, k)), arr)
+        self.w.lines.append("%s %d %d %g %g" % (name, len(feeds), len(outputs), atol, rtol))
 
     def finish(self):
         self.w.finish()
@@ -149,6 +163,121 @@ def conv_cases(cw):
     add_conv(cw, "conv1d_dilated_group", [1, 4, 12], [4, 2, 3], dilations=[3], group=2, bias=False)
     add_conv(cw, "conv1d_same_upper", [1, 2, 9], [3, 2, 4], strides=[2], auto_pad="SAME_UPPER")
     add_conv(cw, "conv3d_small", [1, 2, 4, 5, 5], [3, 2, 2, 3, 3], pads=[1, 1, 1, 0, 1, 1])
+
+
+def conv_transpose_ref(x, w, b, strides, pads, dilations, group, output_padding):
+    """torch's conv_transpose without padding, then the ONNX pads cropped (torch pads only symmetrically)."""
+    nd = x.ndim - 2
+    fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[nd]
+    full = fn(t(x).double(), t(w).double(), None if b is None else t(b).double(), stride=strides,
+              output_padding=output_padding, groups=group, dilation=dilations)
+    crop = (slice(None), slice(None)) + tuple(slice(pads[i], full.shape[2 + i] - pads[nd + i]) for i in range(nd))
+    return n(full[crop])
+
+
+def add_conv_transpose(cw, name, x_shape, w_shape, bias=True, strides=None, pads=None, dilations=None, group=1,
+                       output_padding=None, output_shape=None, auto_pad=None):
+    nd = len(x_shape) - 2
+    x = rand(*x_shape)
+    w = rand(*w_shape, scale=0.5)
+    b = rand(w_shape[1] * group) if bias else None
+    s = strides or [1] * nd
+    d = dilations or [1] * nd
+    op = output_padding or [0] * nd
+    attrs = {"strides": s, "dilations": d}
+    if group != 1:
+        attrs["group"] = group
+    if output_padding:
+        attrs["output_padding"] = output_padding
+    p = pads or [0] * (2 * nd)
+    if pads:
+        attrs["pads"] = pads
+    if output_shape or auto_pad:
+        # ONNX: total padding = full extent - wanted extent; the odd element goes to the end for SAME_UPPER,
+        # to the beginning otherwise.
+        want = output_shape or [x_shape[2 + i] * s[i] for i in range(nd)]
+        total = [s[i] * (x_shape[2 + i] - 1) + op[i] + (w_shape[2 + i] - 1) * d[i] + 1 - want[i] for i in range(nd)]
+        upper = auto_pad == "SAME_UPPER"
+        p = [tt // 2 if upper else tt - tt // 2 for tt in total] + [tt - tt // 2 if upper else tt // 2 for tt in total]
+        if output_shape:
+            attrs["output_shape"] = output_shape
+        if auto_pad:
+            attrs["auto_pad"] = auto_pad
+    y = conv_transpose_ref(x, w, b, s, p, d, group, op)
+    inputs = [("x", x, False), ("w", w, True)] + ([("b", b, True)] if bias else [])
+    cw.add(name, "ConvTranspose", inputs, [("y", y)], attrs)
+    return x, w, b, y
+
+
+def conv_transpose_cases(cw):
+    # Symmetric padding also straight through torch's own padding, to check the crop above.
+    x, w, b, y = add_conv_transpose(cw, "convtranspose2d_s2_p1", [2, 4, 5, 6], [4, 3, 3, 3], strides=[2, 2],
+                                    pads=[1, 1, 1, 1])
+    np.testing.assert_allclose(y, n(F.conv_transpose2d(t(x), t(w), t(b), stride=2, padding=1)), atol=1e-5)
+    add_conv_transpose(cw, "convtranspose2d_asymmetric_pads", [1, 2, 4, 5], [2, 3, 3, 2], pads=[0, 1, 2, 0])
+    add_conv_transpose(cw, "convtranspose2d_group_dilation", [1, 6, 5, 4], [6, 2, 3, 3], group=3,
+                       dilations=[2, 1], strides=[1, 2], bias=False)
+    add_conv_transpose(cw, "convtranspose2d_output_padding", [1, 3, 4, 4], [3, 2, 3, 3], strides=[3, 2],
+                       output_padding=[2, 1], pads=[1, 0, 1, 0])
+    add_conv_transpose(cw, "convtranspose2d_output_shape", [1, 3, 4, 5], [3, 2, 3, 3], strides=[3, 2],
+                       output_shape=[12, 10])
+    # An output_shape past the full extent: the extra rows and columns hold the bias, as output_padding gives.
+    x, w, b = rand(1, 2, 3, 3), rand(2, 2, 3, 3), rand(2)
+    cw.add("convtranspose2d_output_shape_past_full", "ConvTranspose", [("x", x, False), ("w", w, True), ("b", b, True)],
+           [("y", conv_transpose_ref(x, w, b, [3, 2], [0, 0, 0, 0], [1, 1], 1, [1, 1]))],
+           {"strides": [3, 2], "output_shape": [10, 8]})
+    add_conv_transpose(cw, "convtranspose2d_same_upper", [1, 2, 3, 4], [2, 2, 4, 3], strides=[2, 2],
+                       auto_pad="SAME_UPPER")
+    add_conv_transpose(cw, "convtranspose2d_same_lower", [1, 2, 3, 4], [2, 2, 4, 3], strides=[2, 2],
+                       auto_pad="SAME_LOWER")
+    add_conv_transpose(cw, "convtranspose1d", [2, 3, 7], [3, 4, 5], strides=[2], pads=[2, 1])
+    add_conv_transpose(cw, "convtranspose1d_group_output_padding", [1, 4, 6], [4, 1, 3], group=4, strides=[2],
+                       output_padding=[1], bias=False)
+    add_conv_transpose(cw, "convtranspose3d", [1, 2, 3, 4, 3], [2, 2, 2, 3, 2], strides=[2, 1, 2],
+                       pads=[1, 0, 0, 0, 1, 1])
+
+
+def rnn_cases(cw):
+    """torch.nn.LSTM / GRU / RNN exported to ONNX by PyTorch itself (its gate reordering, its GRU with
+    linear_before_reset=1, its layout-0 nodes between transposes), against the module's own outputs."""
+    class Flat(torch.nn.Module):
+        """The module with its initial states as separate arguments and its outputs as one flat tuple."""
+
+        def __init__(self, rnn):
+            super().__init__()
+            self.rnn = rnn
+
+        def forward(self, x, *state):
+            if isinstance(self.rnn, torch.nn.LSTM):
+                y, (h, c) = self.rnn(x, (state[0], state[1])) if state else self.rnn(x)
+                return y, h, c
+            return self.rnn(x, state[0]) if state else self.rnn(x)
+
+    def export(name, rnn, feeds, input_names, output_names):
+        module = Flat(rnn).eval()
+        with torch.no_grad():
+            flat = module(*[t(f) for f in feeds])
+        buf = io.BytesIO()
+        with warnings.catch_warnings():  # the exporter's batch-size and shape-inference notes
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, tuple(t(f) for f in feeds), buf, opset_version=14, input_names=input_names,
+                              output_names=output_names)
+        cw.add_model(name, onnx.load_from_string(buf.getvalue()), feeds, [n(w) for w in flat])
+
+    torch.manual_seed(7)
+    seq, batch, feat, hidden = 5, 3, 4, 6
+    x = rand(seq, batch, feat)
+    h0 = rand(2, batch, hidden)
+    c0 = rand(2, batch, hidden)
+    export("lstm_bidirectional_initial_state", torch.nn.LSTM(feat, hidden, bidirectional=True), [x, h0, c0],
+           ["x", "h0", "c0"], ["y", "y_h", "y_c"])
+    export("lstm_two_layers", torch.nn.LSTM(feat, hidden, num_layers=2), [x], ["x"], ["y", "y_h", "y_c"])
+    export("gru_forward_initial_state", torch.nn.GRU(feat, hidden), [x, h0[:1]], ["x", "h0"], ["y", "y_h"])
+    export("gru_bidirectional_batch_first", torch.nn.GRU(feat, hidden, bidirectional=True, batch_first=True),
+           [rand(batch, seq, feat)], ["x"], ["y", "y_h"])
+    export("rnn_tanh_bidirectional", torch.nn.RNN(feat, hidden, bidirectional=True), [x, h0], ["x", "h0"],
+           ["y", "y_h"])
+    export("rnn_relu", torch.nn.RNN(feat, hidden, nonlinearity="relu", bias=False), [x], ["x"], ["y", "y_h"])
 
 
 def bn_cases(cw):
@@ -651,6 +780,66 @@ def resize_cases(cw):
             "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, opset=18)
 
 
+def topk_cases(cw):
+    """TopK against torch.topk on distinct values; ties (which torch leaves unordered) against numpy's stable
+    argsort, the ONNX rule that equal values come lower index first. Exact (values are copied)."""
+    def add(name, x, k, axis=-1, largest=True, attrs=None, k_const=True, opset=11):
+        values, indices = torch.topk(t(x), k, dim=axis, largest=largest, sorted=True)
+        cw.add(name, "TopK", [("x", x, False), ("k", np.array([k], dtype=np.int64), k_const)],
+               [("values", values.numpy()), ("indices", indices.numpy())], attrs, opset=opset, atol=0, rtol=0)
+
+    x = _rng.permutation(60).astype(np.float32).reshape(3, 4, 5) - 30
+    add("topk_last_axis", x, 3)
+    add("topk_axis1_smallest", x, 2, axis=1, largest=False, attrs={"axis": 1, "largest": 0})
+    add("topk_negative_axis", x, 2, axis=-2, attrs={"axis": -2})
+    add("topk_k_all", x, 5, attrs={"sorted": 1})
+    add("topk_k_zero", x, 0)
+    add("topk_runtime_k", x, 2, axis=0, attrs={"axis": 0}, k_const=False)
+    xi = _rng.permutation(24).astype(np.int64).reshape(4, 6)
+    add("topk_i64", xi, 2)
+
+    def add_ties(name, x, k, largest):
+        key = -x if largest else x
+        idx = np.argsort(key, axis=-1, kind="stable")[..., :k]
+        cw.add(name, "TopK", [("x", x, False), ("k", np.array([k], dtype=np.int64), True)],
+               [("values", np.take_along_axis(x, idx, -1)), ("indices", idx.astype(np.int64))],
+               {"largest": int(largest)}, opset=11, atol=0, rtol=0)
+
+    ties = _rng.integers(0, 3, size=(4, 9)).astype(np.float32)
+    add_ties("topk_ties_largest", ties, 5, True)
+    add_ties("topk_ties_smallest", ties, 5, False)
+
+
+def cumsum_cases(cw):
+    """CumSum against torch.cumsum; exclusive and reverse composed from it with flips and a shift."""
+    def ref(x, axis, exclusive, reverse):
+        y = t(x)
+        if reverse:
+            y = torch.flip(y, [axis])
+        c = torch.cumsum(y.double() if x.dtype == np.float32 else y, dim=axis)
+        if exclusive:
+            c = c - (y.double() if x.dtype == np.float32 else y)
+        if reverse:
+            c = torch.flip(c, [axis])
+        return c.numpy().astype(x.dtype)
+
+    def add(name, x, axis, exclusive=0, reverse=0, axis_dtype=np.int64, axis_const=True):
+        attrs = {"exclusive": exclusive, "reverse": reverse}
+        cw.add(name, "CumSum", [("x", x, False), ("axis", np.array(axis, dtype=axis_dtype), axis_const)],
+               [("y", ref(x, axis, exclusive, reverse))], attrs, opset=14)
+
+    x = rand(3, 4, 5)
+    add("cumsum_axis0", x, 0)
+    add("cumsum_axis2", x, 2)
+    add("cumsum_negative_axis_i32", x, -2, axis_dtype=np.int32)
+    add("cumsum_exclusive", x, 1, exclusive=1)
+    add("cumsum_reverse", x, 1, reverse=1)
+    add("cumsum_reverse_exclusive", x, 2, exclusive=1, reverse=1)
+    add("cumsum_runtime_axis", x, 1, axis_const=False)
+    add("cumsum_i64", _rng.integers(-100, 100, size=(4, 6)).astype(np.int64), 1, exclusive=1)
+    add("cumsum_i32_reverse", _rng.integers(-100, 100, size=(7,)).astype(np.int32), 0, reverse=1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -658,6 +847,8 @@ def main():
     torch.manual_seed(0)
     cw = Writer(args.out)
     conv_cases(cw)
+    conv_transpose_cases(cw)
+    rnn_cases(cw)
     bn_cases(cw)
     pool_cases(cw)
     matmul_cases(cw)
@@ -669,6 +860,8 @@ def main():
     reduce_cases(cw)
     pad_cases(cw)
     resize_cases(cw)
+    topk_cases(cw)
+    cumsum_cases(cw)
     cw.finish()
 
 
