@@ -170,6 +170,17 @@ absl::Status NotNull(const void* p, const char* arg) {
     if (!_s.ok()) return _s;           \
   } while (0)
 
+// The body of a getter: checks the handle and `out`, then *out = get(*handle).
+template <typename H, typename T, typename GetFn>
+tessel_status Get(const char* fn, const H* handle, Kind kind, const char* arg, T* out, GetFn get) {
+  return Guard(fn, [&]() -> absl::Status {
+    TESSEL_RETURN_IF_ERROR(Handles().Check(handle, kind, arg));
+    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
+    *out = get(*handle);
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<tessel_dtype> ToCDType(DType t) {
   switch (t) {
     case DType::kF32: return TESSEL_DTYPE_F32;
@@ -393,21 +404,13 @@ tessel_status tessel_model_free(tessel_model* model) {
 }
 
 tessel_status tessel_model_num_inputs(const tessel_model* model, int32_t* out) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(model, Kind::kModel, "model"));
-    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
-    *out = model->model->num_inputs();
-    return absl::OkStatus();
-  });
+  return Get(__func__, model, Kind::kModel, "model", out,
+             [](const tessel_model& h) { return h.model->num_inputs(); });
 }
 
 tessel_status tessel_model_num_outputs(const tessel_model* model, int32_t* out) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(model, Kind::kModel, "model"));
-    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
-    *out = model->model->num_outputs();
-    return absl::OkStatus();
-  });
+  return Get(__func__, model, Kind::kModel, "model", out,
+             [](const tessel_model& h) { return h.model->num_outputs(); });
 }
 
 tessel_status tessel_model_input_info(const tessel_model* model, int32_t index, tessel_tensor_info* out) {
@@ -428,38 +431,34 @@ tessel_status tessel_model_output_info(const tessel_model* model, int32_t index,
   });
 }
 
-tessel_status tessel_model_find_input(const tessel_model* model, const char* name, int32_t* index) {
-  return Guard(__func__, [&]() -> absl::Status {
+// tessel_model_find_input / _output: the index of the input (or output) called `name`.
+tessel_status FindByName(const char* fn, const tessel_model* model, const char* name, int32_t* index, bool input) {
+  return Guard(fn, [&]() -> absl::Status {
     TESSEL_RETURN_IF_ERROR(Handles().Check(model, Kind::kModel, "model"));
     TESSEL_RETURN_IF_ERROR(NotNull(name, "name"));
     TESSEL_RETURN_IF_ERROR(NotNull(index, "index"));
+    const CompiledModel& m = *model->model;
+    const int count = input ? m.num_inputs() : m.num_outputs();
     std::vector<std::string> names;
-    for (int i = 0; i < model->model->num_inputs(); ++i) {
-      if (model->model->input_name(i) == name) {
+    for (int i = 0; i < count; ++i) {
+      const std::string& n = input ? m.input_name(i) : m.output_name(i);
+      if (n == name) {
         *index = i;
         return absl::OkStatus();
       }
-      names.push_back(model->model->input_name(i));
+      names.push_back(n);
     }
-    return absl::NotFoundError(absl::StrCat("no input '", name, "' (inputs: ", absl::StrJoin(names, ", "), ")"));
+    const char* what = input ? "input" : "output";
+    return absl::NotFoundError(absl::StrCat("no ", what, " '", name, "' (", what, "s: ", absl::StrJoin(names, ", "), ")"));
   });
 }
 
+tessel_status tessel_model_find_input(const tessel_model* model, const char* name, int32_t* index) {
+  return FindByName(__func__, model, name, index, /*input=*/true);
+}
+
 tessel_status tessel_model_find_output(const tessel_model* model, const char* name, int32_t* index) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(model, Kind::kModel, "model"));
-    TESSEL_RETURN_IF_ERROR(NotNull(name, "name"));
-    TESSEL_RETURN_IF_ERROR(NotNull(index, "index"));
-    std::vector<std::string> names;
-    for (int i = 0; i < model->model->num_outputs(); ++i) {
-      if (model->model->output_name(i) == name) {
-        *index = i;
-        return absl::OkStatus();
-      }
-      names.push_back(model->model->output_name(i));
-    }
-    return absl::NotFoundError(absl::StrCat("no output '", name, "' (outputs: ", absl::StrJoin(names, ", "), ")"));
-  });
+  return FindByName(__func__, model, name, index, /*input=*/false);
 }
 
 void tessel_session_options_init(tessel_session_options* options) {
@@ -650,12 +649,8 @@ tessel_status tessel_session_set_profiling(tessel_session* session, int32_t enab
 }
 
 tessel_status tessel_session_num_profile_entries(const tessel_session* session, int32_t* out) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(session, Kind::kSession, "session"));
-    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
-    *out = static_cast<int32_t>(session->session->profile().size());
-    return absl::OkStatus();
-  });
+  return Get(__func__, session, Kind::kSession, "session", out,
+             [](const tessel_session& h) { return static_cast<int32_t>(h.session->profile().size()); });
 }
 
 tessel_status tessel_session_profile_entry(const tessel_session* session, int32_t index, tessel_op_profile* out) {
@@ -760,21 +755,13 @@ tessel_status tessel_llm_free(tessel_llm* llm) {
 }
 
 tessel_status tessel_llm_vocab_size(const tessel_llm* llm, int32_t* out) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(llm, Kind::kLlm, "llm"));
-    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
-    *out = static_cast<int32_t>(llm->model->config().vocab_size);
-    return absl::OkStatus();
-  });
+  return Get(__func__, llm, Kind::kLlm, "llm", out,
+             [](const tessel_llm& h) { return static_cast<int32_t>(h.model->config().vocab_size); });
 }
 
 tessel_status tessel_llm_context_length(const tessel_llm* llm, int32_t* out) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(llm, Kind::kLlm, "llm"));
-    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
-    *out = static_cast<int32_t>(llm->max_context);
-    return absl::OkStatus();
-  });
+  return Get(__func__, llm, Kind::kLlm, "llm", out,
+             [](const tessel_llm& h) { return static_cast<int32_t>(h.max_context); });
 }
 
 tessel_status tessel_llm_special_tokens(const tessel_llm* llm, int32_t* bos, int32_t* eos) {
@@ -905,12 +892,8 @@ tessel_status tessel_sequence_logits(const tessel_sequence* sequence, const floa
 }
 
 tessel_status tessel_sequence_length(const tessel_sequence* sequence, int32_t* out) {
-  return Guard(__func__, [&]() -> absl::Status {
-    TESSEL_RETURN_IF_ERROR(Handles().Check(sequence, Kind::kSequence, "sequence"));
-    TESSEL_RETURN_IF_ERROR(NotNull(out, "out"));
-    *out = static_cast<int32_t>(sequence->history.size());
-    return absl::OkStatus();
-  });
+  return Get(__func__, sequence, Kind::kSequence, "sequence", out,
+             [](const tessel_sequence& h) { return static_cast<int32_t>(h.history.size()); });
 }
 
 tessel_status tessel_llm_generate(tessel_llm* llm, const char* prompt, int32_t max_tokens,
