@@ -46,17 +46,7 @@ double SveCost(const ProblemShape& s) {
 template <typename Fn>
 KernelEntry<Fn> Entry(const char* op, const char* name, Isa isa, const char* backend,
                       double (*cost)(const ProblemShape&), Fn fn, size_t workspace) {
-  KernelEntry<Fn> e;
-  e.name = name;
-  e.op = op;
-  e.dtypes = "f32";
-  e.layout = "row_major";
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = cost;
-  e.fn = fn;
-  e.workspace_bytes = workspace;
-  return e;
+  return MakeKernelEntry(name, op, "f32", "row_major", isa, backend, nullptr, cost, fn, workspace);
 }
 
 #define TESSEL_GEMM_ENTRY(fn, isa, backend, cost) \

@@ -49,16 +49,7 @@ double TiledCost(const ProblemShape& s) {
 
 DirectGemmKernel Entry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
                        DirectGemmUkernel ukernel) {
-  DirectGemmKernel e;
-  e.name = name;
-  e.op = "gemm_direct";
-  e.dtypes = "f32";
-  e.layout = "row_major";
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = cost;
-  e.fn = ukernel;
-  return e;
+  return MakeKernelEntry(name, "gemm_direct", "f32", "row_major", isa, backend, nullptr, cost, ukernel);
 }
 
 constexpr DirectGemmUkernel kScalar{tessel_f32_gemm_direct_ukernel_1x16__scalar, 16};

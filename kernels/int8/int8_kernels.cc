@@ -101,16 +101,7 @@ double Rank(const ProblemShape&) {
 
 QGemmKernelEntry Entry(const char* name, Isa isa, const char* backend, double (*rank)(const ProblemShape&),
                        QGemmUkernel ukernel) {
-  QGemmKernelEntry e;
-  e.name = name;
-  e.op = "qgemm";
-  e.dtypes = "u8xs8";
-  e.layout = "packed";
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = rank;
-  e.fn = ukernel;
-  return e;
+  return MakeKernelEntry(name, "qgemm", "u8xs8", "packed", isa, backend, nullptr, rank, ukernel);
 }
 
 KernelRegistry<QGemmUkernel>* BuildQGemmRegistry() {

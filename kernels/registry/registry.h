@@ -69,6 +69,25 @@ struct KernelEntry : KernelInfo {
   Fn fn{};
 };
 
+// An entry from all its fields, for the families' registration functions.
+template <typename Fn>
+KernelEntry<Fn> MakeKernelEntry(std::string name, std::string op, std::string dtypes, std::string layout, Isa isa,
+                                std::string backend, bool (*legal)(const ProblemShape&),
+                                double (*cost)(const ProblemShape&), Fn fn, size_t workspace_bytes = 0) {
+  KernelEntry<Fn> e;
+  e.name = std::move(name);
+  e.op = std::move(op);
+  e.dtypes = std::move(dtypes);
+  e.layout = std::move(layout);
+  e.isa = isa;
+  e.backend = std::move(backend);
+  e.legal = legal;
+  e.cost = cost;
+  e.workspace_bytes = workspace_bytes;
+  e.fn = fn;
+  return e;
+}
+
 // Whether `force` admits a kernel: empty, or a comma-separated list of backends and kernel names of
 // which one is the kernel's ("xnnpack,portable": XNNPACK's operators and the portable layout kernels).
 bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name);

@@ -16,17 +16,7 @@ int Zero() { return 0; }
 // An entry of the test table from its metadata.
 KernelEntry<TestFn> Make(const char* name, const char* dtypes, Isa isa, const char* backend,
                          bool (*legal)(const ProblemShape&), double (*cost)(const ProblemShape&)) {
-  KernelEntry<TestFn> e;
-  e.name = name;
-  e.op = "gemm";
-  e.dtypes = dtypes;
-  e.layout = "row_major";
-  e.isa = isa;
-  e.backend = backend;
-  e.legal = legal;
-  e.cost = cost;
-  e.fn = Zero;
-  return e;
+  return MakeKernelEntry<TestFn>(name, "gemm", dtypes, "row_major", isa, backend, legal, cost, Zero);
 }
 
 KernelRegistry<TestFn> MakeRegistry() {

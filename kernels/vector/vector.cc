@@ -37,16 +37,7 @@ double SveCost(const ProblemShape& s) {
 
 VectorKernel Entry(const char* op, const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
                    VectorFn fn) {
-  VectorKernel e;
-  e.name = name;
-  e.op = op;
-  e.dtypes = kDtypes;
-  e.layout = kLayout;
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = cost;
-  e.fn = fn;
-  return e;
+  return MakeKernelEntry(name, op, kDtypes, kLayout, isa, backend, nullptr, cost, fn);
 }
 
 // All eight ops of one ISA. The portable kernels pay an extra pass for out-of-place unary calls (a

@@ -199,17 +199,7 @@ double Rank(const ProblemShape&) {
 
 FlashTileKernel Entry(const char* name, Isa isa, const char* backend, bool (*legal)(const ProblemShape&),
                       double (*rank)(const ProblemShape&), FlashTileFn fn) {
-  FlashTileKernel e;
-  e.name = name;
-  e.op = "flash_tile";
-  e.dtypes = "f32";
-  e.layout = "paged";
-  e.isa = isa;
-  e.backend = backend;
-  e.legal = legal;
-  e.cost = rank;
-  e.fn = fn;
-  return e;
+  return MakeKernelEntry(name, "flash_tile", "f32", "paged", isa, backend, legal, rank, fn);
 }
 
 KernelRegistry<FlashTileFn>* BuildFlashTileRegistry() {
