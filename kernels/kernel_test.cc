@@ -38,11 +38,13 @@ double DoubleDot(const float* a, const float* b, int64_t ldb, int64_t j, int64_t
   return sum;
 }
 
-std::string TestName(const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; }
+// Names each parameterized case after its kernel, for every family's entry type.
+const auto TestName = [](const auto& info) { return info.param->name; };
 
-std::vector<const KernelEntry*> AllOf(const KernelRegistry& r) {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& e : r.entries()) out.push_back(&e);
+template <typename Fn>
+std::vector<const KernelEntry<Fn>*> AllOf(const KernelRegistry<Fn>& r) {
+  std::vector<const KernelEntry<Fn>*> out;
+  for (const KernelEntry<Fn>& e : r.entries()) out.push_back(&e);
   return out;
 }
 
@@ -55,12 +57,12 @@ std::vector<const KernelEntry*> AllOf(const KernelRegistry& r) {
 // ---------------------------------------------------------------------------------------------------
 // f32 GEMM
 
-class GemmKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemmKernelTest : public testing::TestWithParam<const GemmKernel*> {};
 
 TEST_P(GemmKernelTest, MatchesDoublePrecision) {
-  const KernelEntry& e = *GetParam();
+  const auto& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
-  auto fn = e.As<GemmF32Fn>();
+  auto fn = e.fn;
   std::vector<char> workspace(e.workspace_bytes);
   struct Case {
     int64_t m, n, k, pad;  // pad: extra leading-dimension elements
@@ -146,7 +148,7 @@ void ExpectEpilogueGemm(const std::string& name, int64_t m, int64_t n, int64_t k
 
 // Prepacked weights with the fused epilogue (PackedGemmF32 over every prepacked microkernel): column
 // ranges starting on a panel, bias, residual and clamp, against double precision.
-class GemmPrepackedKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemmPrepackedKernelTest : public testing::TestWithParam<const GemmPrepackedKernel*> {};
 
 // Sets TESSEL_FORCE_BACKEND for a scope (also when an assertion returns early).
 class ScopedForce {
@@ -156,7 +158,7 @@ class ScopedForce {
 };
 
 TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
-  const KernelEntry& e = *GetParam();
+  const auto& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
   ScopedForce force(e.name);
   struct Case {
@@ -210,10 +212,10 @@ INSTANTIATE_TEST_SUITE_P(GemmPrepacked, GemmPrepackedKernelTest, testing::Values
 // Direct-A GEMM (DirectGemmF32 over every registered microkernel): row and column remainders of
 // both tiles (the 8x32 tile's last panels of 16 and 24 columns too), bias, residual (also stored in
 // place of C) and clamp, against double precision.
-class GemmDirectKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemmDirectKernelTest : public testing::TestWithParam<const DirectGemmKernel*> {};
 
 TEST_P(GemmDirectKernelTest, MatchesDoublePrecisionWithEpilogue) {
-  const KernelEntry& e = *GetParam();
+  const auto& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
   ScopedForce force(e.name);
   struct Case {
@@ -352,7 +354,7 @@ QuantMatrix MakeMatrix(const GemvCase& c, Lcg& rng) {
   return q;
 }
 
-GemvFormat FormatOf(const KernelEntry& e) {
+GemvFormat FormatOf(const KernelInfo& e) {
   if (e.dtypes == "q4_0xf32") return GemvFormat::kQ4_0;
   if (e.dtypes == "q8_0xf32") return GemvFormat::kQ8_0;
   return GemvFormat::kInt4Group;
@@ -378,12 +380,12 @@ std::vector<GemvCase> CasesFor(GemvFormat f) {
   return out;
 }
 
-class GemvKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemvKernelTest : public testing::TestWithParam<const GemvKernel*> {};
 
 TEST_P(GemvKernelTest, MatchesDequantizedDoublePrecision) {
-  const KernelEntry& e = *GetParam();
+  const auto& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
-  auto fn = e.As<GemvFn>();
+  auto fn = e.fn;
   Lcg rng(7);
   for (const GemvCase& c : CasesFor(FormatOf(e))) {
     ASSERT_TRUE(e.legal({c.rows, c.cols, 1, c.group}));
@@ -433,9 +435,9 @@ TEST(GemvEntryPointsTest, ThreadedEqualsSingleThreadAndReference) {
     run(y3.data(), &pool);
     q.args.x = x.data();
     q.args.y = yref.data();
-    const KernelEntry* ref = GemvKernels().Find("gemv", SelectedGemvKernel(f).dtypes, SelectedGemvKernel(f).layout)[0];
+    const GemvKernel* ref = GemvKernels().Find("gemv", SelectedGemvKernel(f).dtypes, SelectedGemvKernel(f).layout)[0];
     EXPECT_EQ(ref->backend, "reference");
-    ref->As<GemvFn>()(q.args, 0, c.rows);
+    ref->fn(q.args, 0, c.rows);
     for (int64_t r = 0; r < c.rows; ++r) {
       ASSERT_EQ(y1[r], y3[r]) << "row split must not change a row's result, row " << r;
       ASSERT_NEAR(y1[r], yref[r], 1e-4 * (1 + std::fabs(yref[r]))) << SelectedGemvKernel(f).name << " row " << r;

@@ -65,12 +65,12 @@ TEST(LabCostsTest, Aarch64SelectionUsesTheTable) {
     }
   }
   const ProblemShape shape{128, 128, 128, 0};
-  for (const KernelEntry& e : GemmKernels().entries()) {
+  for (const GemmKernel& e : GemmKernels().entries()) {
     if (e.op != "gemm") continue;
     const LabCost* row = FindLabCost("gemm", e.name);
     if (row == nullptr) continue;
     double anchor = 0;
-    for (const KernelEntry& a : GemmKernels().entries()) {
+    for (const GemmKernel& a : GemmKernels().entries()) {
       if (a.name == row->anchor && a.op == "gemm") anchor = a.cost(shape);
     }
     EXPECT_DOUBLE_EQ(GemmKernels().Cost(e, shape), anchor * row->ratio) << e.name;

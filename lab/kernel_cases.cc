@@ -69,7 +69,7 @@ void AddGemmCases(std::vector<Case>& cases) {
   };
   // Square, then ResNet-18's 14x14 3x3 layer and MobileNetV2's 14x14 pointwise layer as GEMMs.
   static const Shape kShapes[] = {{"sq128", 128, 128, 128}, {"r18_l3_3x3", 196, 256, 2304}, {"mbv2_14_pw", 196, 96, 576}};
-  for (const KernelEntry& e : GemmKernels().entries()) {
+  for (const auto& e : GemmKernels().entries()) {
     if (e.op != "gemm" || !CpuSupports(e.isa)) continue;
     for (const Shape& s : kShapes) {
       // The plain triple loop only on the small shape: it is the oracle, not a contender.
@@ -78,7 +78,7 @@ void AddGemmCases(std::vector<Case>& cases) {
       auto b = std::make_shared<std::vector<float>>(Fill(s.k * s.n, 0.5f));
       auto c = std::make_shared<std::vector<float>>(s.m * s.n);
       auto ws = std::make_shared<std::vector<char>>(e.workspace_bytes);
-      auto fn = e.As<GemmF32Fn>();
+      auto fn = e.fn;
       Case k;
       k.name = e.name + "/" + s.name;
       k.kernel = e.name;
@@ -105,7 +105,7 @@ std::vector<uint8_t> QuantBlocks(int64_t rows, int64_t cols, int block_bytes) {
 
 void AddGemvCases(std::vector<Case>& cases) {
   const int64_t rows = 1024, cols = 2048;  // a quarter of TinyLlama's attention output projection
-  for (const KernelEntry& e : GemvKernels().entries()) {
+  for (const auto& e : GemvKernels().entries()) {
     if (e.op != "gemv" || !CpuSupports(e.isa)) continue;
     const bool q4 = e.dtypes == "q4_0xf32", q8 = e.dtypes == "q8_0xf32";
     if (!q4 && !q8) continue;
@@ -113,7 +113,7 @@ void AddGemvCases(std::vector<Case>& cases) {
     auto w = std::make_shared<std::vector<uint8_t>>(QuantBlocks(rows, cols, block_bytes));
     auto x = std::make_shared<std::vector<float>>(Fill(cols, 1.0f));
     auto y = std::make_shared<std::vector<float>>(rows);
-    auto fn = e.As<GemvFn>();
+    auto fn = e.fn;
     Case k;
     k.name = e.name + "/1024x2048";
     k.kernel = e.name;
@@ -140,7 +140,7 @@ void AddVectorCases(std::vector<Case>& cases) {
   auto b = std::make_shared<std::vector<float>>(Fill(n, 2.0f));
   auto gain = std::make_shared<std::vector<float>>(Fill(row, 1.0f));
   auto y = std::make_shared<std::vector<float>>(n);
-  for (const KernelEntry& e : VectorKernels().entries()) {
+  for (const auto& e : VectorKernels().entries()) {
     if (!CpuSupports(e.isa)) continue;
     Case k;
     k.name = e.name + "/64x2048";
@@ -149,19 +149,19 @@ void AddVectorCases(std::vector<Case>& cases) {
     k.flops = static_cast<double>(n);
     k.bytes = 8.0 * n;
     if (e.op == "softmax") {
-      auto fn = e.As<SoftmaxFn>();
+      auto fn = std::get<SoftmaxFn>(e.fn);
       k.run = [=] { fn(rows, row, a->data(), y->data()); };
     } else if (e.op == "rmsnorm") {
-      auto fn = e.As<RmsNormFn>();
+      auto fn = std::get<RmsNormFn>(e.fn);
       k.run = [=] { fn(rows, row, a->data(), gain->data(), 1e-5f, y->data()); };
     } else if (e.op == "clamp") {
-      auto fn = e.As<ClampFn>();
+      auto fn = std::get<ClampFn>(e.fn);
       k.run = [=] { fn(n, a->data(), y->data(), 0.0f, 6.0f); };
     } else if (e.op == "sigmoid" || e.op == "silu" || e.op == "hardswish") {
-      auto fn = e.As<UnaryFn>();
+      auto fn = std::get<UnaryFn>(e.fn);
       k.run = [=] { fn(n, a->data(), y->data()); };
     } else if (e.op == "vadd" || e.op == "vmul") {
-      auto fn = e.As<BinaryFn>();
+      auto fn = std::get<BinaryFn>(e.fn);
       k.bytes = 12.0 * n;
       k.run = [=] { fn(n, a->data(), b->data(), y->data(), -INFINITY, INFINITY); };
     } else {

@@ -75,10 +75,10 @@ void SetRates(benchmark::State& state, const Shape& s) {
       benchmark::Counter(flops / (PeakGflops() * 1e9) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
-void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
+void BM_TesselGemm(benchmark::State& state, const GemmKernel* entry, Shape s) {
   std::vector<float> a = Fill(s.m * s.k, 1.0f), b = Fill(s.k * s.n, 0.5f), c(s.m * s.n);
   std::vector<char> workspace(entry->workspace_bytes);
-  auto fn = entry->As<GemmF32Fn>();
+  auto fn = entry->fn;
   for (auto _ : state) {
     fn(s.m, s.n, s.k, a.data(), s.k, b.data(), s.n, c.data(), s.n, workspace.data());
     benchmark::DoNotOptimize(c.data());
@@ -89,7 +89,7 @@ void BM_TesselGemm(benchmark::State& state, const KernelEntry* entry, Shape s) {
 
 // Prepacked weights (PackedGemmF32, packed once, as the convolution kernels use it). cold: a 64 MB buffer
 // is read between runs (not timed), so the weights come from memory as they do inside a whole network.
-void BM_TesselGemmPrepacked(benchmark::State& state, const KernelEntry* entry, Shape s, bool cold) {
+void BM_TesselGemmPrepacked(benchmark::State& state, const KernelInfo* entry, Shape s, bool cold) {
   setenv("TESSEL_FORCE_BACKEND", entry->name.c_str(), 1);
   absl::StatusOr<PackedGemmF32> op = PackedGemmF32::Create(s.n, s.k, Fill(s.k * s.n, 0.5f).data(), s.n, s.m);
   unsetenv("TESSEL_FORCE_BACKEND");
@@ -110,7 +110,7 @@ void BM_TesselGemmPrepacked(benchmark::State& state, const KernelEntry* entry, S
 }
 
 // Direct-A GEMM (DirectGemmF32: prepacked weights, A read in place; MobileNetV2's 1x1 path).
-void BM_TesselGemmDirect(benchmark::State& state, const KernelEntry* entry, Shape s, bool cold) {
+void BM_TesselGemmDirect(benchmark::State& state, const KernelInfo* entry, Shape s, bool cold) {
   setenv("TESSEL_FORCE_BACKEND", entry->name.c_str(), 1);
   absl::StatusOr<DirectGemmF32> op = DirectGemmF32::Create(s.n, s.k, Fill(s.k * s.n, 0.5f).data(), s.n, nullptr, s.m);
   unsetenv("TESSEL_FORCE_BACKEND");
@@ -180,14 +180,14 @@ void BM_XnnpackFullyConnected(benchmark::State& state, Shape s, bool cold) {
 const bool kRegistered = [] {
   PeakGflops();  // measured before the run so that the context header shows it
   for (const Shape& s : kShapes) {
-    for (const KernelEntry& e : GemmKernels().entries()) {
+    for (const auto& e : GemmKernels().entries()) {
       if (!CpuSupports(e.isa)) continue;
       if (e.backend == "reference" && 2.0 * s.m * s.n * s.k > 1e9) continue;  // minutes per run
       if (e.backend == "portable" && 2.0 * s.m * s.n * s.k > 4e9) continue;
       benchmark::RegisterBenchmark((std::string("gemm/") + s.name + "/" + e.name).c_str(), BM_TesselGemm, &e, s)
           ->Unit(benchmark::kMillisecond);
     }
-    for (const KernelEntry& e : GemmPrepackedKernels().entries()) {
+    for (const auto& e : GemmPrepackedKernels().entries()) {
       if (!CpuSupports(e.isa) || e.backend == "portable") continue;
       for (bool cold : {false, true}) {
         benchmark::RegisterBenchmark(
@@ -196,7 +196,7 @@ const bool kRegistered = [] {
             ->Unit(benchmark::kMillisecond);
       }
     }
-    for (const KernelEntry& e : DirectGemmKernels().entries()) {
+    for (const auto& e : DirectGemmKernels().entries()) {
       if (!CpuSupports(e.isa) || e.backend == "portable") continue;
       for (bool cold : {false, true}) {
         benchmark::RegisterBenchmark(

@@ -111,7 +111,7 @@ Matrix MakeMatrix(const Variant& v) {
   return m;
 }
 
-void BM_Gemv(benchmark::State& state, const KernelEntry* entry, Variant v) {
+void BM_Gemv(benchmark::State& state, const GemvKernel* entry, Variant v) {
   const int threads = static_cast<int>(state.range(0));
   const double bw = ReadBandwidthGBs(WeightBytes(v));
   Matrix m = MakeMatrix(v);
@@ -119,7 +119,7 @@ void BM_Gemv(benchmark::State& state, const KernelEntry* entry, Variant v) {
   m.args.x = x.data();
   m.args.y = y.data();
   ThreadPool pool(threads);
-  auto fn = entry->As<GemvFn>();
+  auto fn = entry->fn;
   // int8-input kernels: x is quantized inside the timed loop, once per call, as decode does.
   const bool q8_input = entry->dtypes == "q4_0xq8" || entry->dtypes == "q8_0xq8";
   std::vector<int8_t> xq(GemvQ8PaddedCols(v.format, kCols));
@@ -167,7 +167,7 @@ std::vector<ModelMatrix> TinyLlamaMatrices(GemvFormat format, int64_t (*bytes)(G
 
 int64_t RowsBytes(GemvFormat format, int64_t rows, int64_t cols) { return rows * GemvRowBytes(format, cols); }
 
-void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat format) {
+void BM_GemvModel(benchmark::State& state, const GemvKernel* entry, GemvFormat format) {
   const int threads = static_cast<int>(state.range(0));
   int64_t total;
   const std::vector<ModelMatrix> mats = TinyLlamaMatrices(format, RowsBytes, &total);
@@ -180,7 +180,7 @@ void BM_GemvModel(benchmark::State& state, const KernelEntry* entry, GemvFormat 
   std::vector<float> xscale(GemvQ8Lanes(format, 5632));
   const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
   ThreadPool pool(threads);
-  auto fn = entry->As<GemvFn>();
+  auto fn = entry->fn;
   for (auto _ : state) {
     for (const ModelMatrix& m : mats) {
       GemvArgs a;
@@ -327,7 +327,7 @@ std::shared_ptr<uint8_t> PackModelPanel16(const Panel16Kind& kind_of, const std:
   return w;
 }
 
-void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
+void BM_GemvModelPanel16(benchmark::State& state, const GemmQ8Kernel* entry, Panel16Kind kind_of) {
   const int threads = static_cast<int>(state.range(0));
   const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
   const Panel16BytesFn panel_bytes = Panel16BytesOf(kind_of);
@@ -341,7 +341,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   std::vector<float> xscale(GemvQ8Lanes(format, 5632)), block_scale(5632 / 32);
   const GemvQ8Input q8{xq.data(), xbias.data(), xscale.data()};
   ThreadPool pool(threads);
-  Panel16Job job{entry->As<GemmQ8Fn>(), nullptr};
+  Panel16Job job{entry->fn, nullptr};
   // Wall seconds and bytes per kind of matrix (attention q/k/v/o, FFN gate/up, FFN down): which shapes
   // stream slower than the others.
   double kind_seconds[3] = {}, kind_bytes[3] = {};
@@ -395,7 +395,7 @@ void BM_GemvModelPanel16(benchmark::State& state, const KernelEntry* entry, Pane
 // Prefill-shaped: one TinyLlama layer's seven matrices (in L3 after the first iteration) against
 // TESSEL_GEMM_BENCH_TOKENS (64) tokens, x quantized per call as the runtime does: GMAC/s, and the
 // model's prefill tokens/s that rate would give on its 22 layers (the output head aside).
-void BM_GemmLayerPanel16(benchmark::State& state, const KernelEntry* entry, Panel16Kind kind_of) {
+void BM_GemmLayerPanel16(benchmark::State& state, const GemmQ8Kernel* entry, Panel16Kind kind_of) {
   const int64_t n = EnvOr("TESSEL_GEMM_BENCH_TOKENS", 64);
   const GemvFormat format = kind_of.format == GemvFormat::kInt4Group ? GemvFormat::kQ4_0 : kind_of.format;  // x
   int64_t total;
@@ -410,7 +410,7 @@ void BM_GemmLayerPanel16(benchmark::State& state, const KernelEntry* entry, Pane
   std::vector<float> xscale(n * lanes), block_scale(n * kMaxCols / 32);
   double macs = 0;
   for (const ModelMatrix& m : mats) macs += static_cast<double>(m.rows) * m.cols * n;
-  auto fn = entry->As<GemmQ8Fn>();
+  auto fn = entry->fn;
   for (auto _ : state) {
     for (const ModelMatrix& m : mats) {
       for (int64_t t = 0; t < n; ++t) {
@@ -451,7 +451,7 @@ void BM_GemmLayerPanel16(benchmark::State& state, const KernelEntry* entry, Pane
 }
 
 const bool kRegisteredModel = [] {
-  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+  for (const auto& e : GemmQ8Panel16Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
     std::vector<std::pair<std::string, Panel16Kind>> kinds;
     if (e.dtypes.rfind("group_panel16", 0) == 0) {
@@ -484,7 +484,7 @@ const bool kRegisteredModel = [] {
           ->UseRealTime();
     }
   }
-  for (const KernelEntry& e : GemvQ8Kernels().entries()) {
+  for (const auto& e : GemvQ8Kernels().entries()) {
     if (e.backend == "reference" || !CpuSupports(e.isa)) continue;
     const GemvFormat format = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
     const std::string name = std::string("gemv_tinyllama/") + (format == GemvFormat::kQ4_0 ? "q4_0/" : "q8_0/") + e.name;
@@ -508,13 +508,13 @@ const bool kRegistered = [] {
   };
   for (const Variant& v : variants) {
     ReadBandwidthGBs(WeightBytes(v));  // measured before the run so that the context header shows it
-    std::vector<const KernelEntry*> entries;
-    for (const KernelEntry& e : GemvKernels().entries()) entries.push_back(&e);
-    for (const KernelEntry& e : GemvQ8Kernels().entries()) {
+    std::vector<const GemvKernel*> entries;
+    for (const auto& e : GemvKernels().entries()) entries.push_back(&e);
+    for (const auto& e : GemvQ8Kernels().entries()) {
       if (e.backend != "reference") entries.push_back(&e);
     }
-    for (const KernelEntry* ep : entries) {
-      const KernelEntry& e = *ep;
+    for (const GemvKernel* ep : entries) {
+      const GemvKernel& e = *ep;
       if (!CpuSupports(e.isa)) continue;
       const bool match = (v.format == GemvFormat::kQ4_0 && (e.dtypes == "q4_0xf32" || e.dtypes == "q4_0xq8")) ||
                          (v.format == GemvFormat::kQ8_0 && (e.dtypes == "q8_0xf32" || e.dtypes == "q8_0xq8")) ||

@@ -35,20 +35,20 @@ void SetRate(benchmark::State& state, const std::string& op, int64_t n) {
       benchmark::Counter(static_cast<double>(BytesPerElement(op)) * n / 1e9 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
-void BM_Tessel(benchmark::State& state, const KernelEntry* e, int64_t n) {
+void BM_Tessel(benchmark::State& state, const VectorKernel* e, int64_t n) {
   const std::vector<float> x = Inputs(n, 8.0f), b = Inputs(n, 1.0f);
   std::vector<float> y(n);
   for (auto _ : state) {
     if (e->op == "softmax") {
-      e->As<SoftmaxFn>()(1, n, x.data(), y.data());
+      std::get<SoftmaxFn>(e->fn)(1, n, x.data(), y.data());
     } else if (e->op == "rmsnorm") {
-      e->As<RmsNormFn>()(1, n, x.data(), b.data(), 1e-5f, y.data());
+      std::get<RmsNormFn>(e->fn)(1, n, x.data(), b.data(), 1e-5f, y.data());
     } else if (e->op == "clamp") {
-      e->As<ClampFn>()(n, x.data(), y.data(), kLo, kHi);
+      std::get<ClampFn>(e->fn)(n, x.data(), y.data(), kLo, kHi);
     } else if (e->op == "vadd" || e->op == "vmul") {
-      e->As<BinaryFn>()(n, x.data(), b.data(), y.data(), kLo, kHi);
+      std::get<BinaryFn>(e->fn)(n, x.data(), b.data(), y.data(), kLo, kHi);
     } else {
-      e->As<UnaryFn>()(n, x.data(), y.data());
+      std::get<UnaryFn>(e->fn)(n, x.data(), y.data());
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -101,7 +101,7 @@ const bool kRegistered = [] {
   for (const char* op : {"softmax", "rmsnorm", "clamp", "sigmoid", "silu", "hardswish", "vadd", "vmul"}) {
     for (int64_t n : kSizes) {
       const std::string prefix = std::string("vector/") + op + "/n:" + std::to_string(n) + "/";
-      for (const KernelEntry* e : VectorKernels().Find(op, "f32", "contiguous")) {
+      for (const VectorKernel* e : VectorKernels().Find(op, "f32", "contiguous")) {
         if (e->backend == "reference" || !CpuSupports(e->isa)) continue;
         benchmark::RegisterBenchmark((prefix + e->name).c_str(), BM_Tessel, e, n);
       }

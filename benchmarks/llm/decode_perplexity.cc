@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       ++scored;
     }
   }
-  const KernelEntry* q4 = FastGemvQ8Kernel(GemvFormat::kQ4_0);
+  const GemvKernel* q4 = FastGemvQ8Kernel(GemvFormat::kQ4_0);
   std::printf("%lld tokens scored by decode; q4_0 decode kernel: %s; decode perplexity: %.4f\n",
               static_cast<long long>(scored), q4 ? q4->name.c_str() : SelectedGemvKernel(GemvFormat::kQ4_0).name.c_str(),
               std::exp(nll / scored));

@@ -58,12 +58,12 @@ void Epilogue(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bi
 }
 
 // The GEMM microkernel family member chosen once for the whole layer (cost on the layer's shape).
-absl::StatusOr<const KernelEntry*> SelectGemm(int64_t m, int64_t n, int64_t k) {
+absl::StatusOr<const GemmKernel*> SelectGemm(int64_t m, int64_t n, int64_t k) {
   // TESSEL_FORCE_BACKEND applies here only where it names a microkernel or its backend (x86,
   // portable...); operator-level names ("gemm", "xnnpack") were already honoured by selection.
   std::string force = ForcedBackendFromEnv();
   bool microkernel_force = false;
-  for (const KernelEntry& e : GemmKernels().entries()) microkernel_force |= e.backend == force || e.name == force;
+  for (const GemmKernel& e : GemmKernels().entries()) microkernel_force |= ForceAllows(force, e.backend, e.name);
   if (!microkernel_force) force.clear();
   return GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0}, force);
 }
@@ -429,7 +429,7 @@ class GemmFcKernel : public OpKernel {
     } else {
       k->w_ = w;
     }
-    absl::StatusOr<const KernelEntry*> gemm = SelectGemm(fc.batch, fc.n, fc.k);
+    absl::StatusOr<const GemmKernel*> gemm = SelectGemm(fc.batch, fc.n, fc.k);
     if (!gemm.ok()) return gemm.status();
     k->gemm_ = *gemm;
     k->tasks_ = Tasks(args);
@@ -453,7 +453,7 @@ class GemmFcKernel : public OpKernel {
     const TaskRange r = SplitForTask(fc.n, tasks_, t, 32);
     const int64_t begin = r.begin, cols = r.end - r.begin;
     if (cols <= 0) return;
-    gemm_->As<GemmF32Fn>()(fc.batch, cols, fc.k, a_, fc.k, w_ + begin, fc.n, y_ + begin, fc.n,
+    gemm_->fn(fc.batch, cols, fc.k, a_, fc.k, w_ + begin, fc.n, y_ + begin, fc.n,
                                            workspace_[t].data());
     Epilogue(y_ + begin, fc.batch, cols, fc.n, bias_ ? bias_ + begin : nullptr, nullptr,
              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
@@ -467,7 +467,7 @@ class GemmFcKernel : public OpKernel {
   const float* bias_ = nullptr;
   float* y_ = nullptr;
   Floats wt_;
-  const KernelEntry* gemm_ = nullptr;
+  const GemmKernel* gemm_ = nullptr;
   int tasks_ = 1;
   std::vector<Floats> workspace_;
 };

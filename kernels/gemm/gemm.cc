@@ -42,37 +42,20 @@ double SveCost(const ProblemShape& s) {
 }
 #endif
 
-KernelEntry Entry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
-                  GemmF32Fn fn, size_t workspace) {
-  KernelEntry e;
-  e.name = name;
-  e.op = "gemm";
-  e.dtypes = "f32";
-  e.layout = "row_major";
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = cost;
-  e.fn = reinterpret_cast<const void*>(fn);
-  e.workspace_bytes = workspace;
-  return e;
+// The metadata every f32 GEMM entry shares.
+template <typename Fn>
+KernelEntry<Fn> Entry(const char* op, const char* name, Isa isa, const char* backend,
+                      double (*cost)(const ProblemShape&), Fn fn, size_t workspace) {
+  return MakeKernelEntry(name, op, "f32", "row_major", isa, backend, nullptr, cost, fn, workspace);
 }
 
-#define TESSEL_GEMM_ENTRY(fn, isa, backend, cost) Entry(#fn, isa, backend, cost, fn, fn##_workspace_bytes())
+#define TESSEL_GEMM_ENTRY(fn, isa, backend, cost) \
+  Entry<GemmF32Fn>("gemm", #fn, isa, backend, cost, fn, fn##_workspace_bytes())
+#define TESSEL_GEMM_PREPACKED_ENTRY(fn, isa, backend, cost) \
+  Entry<UkernelInfoFn>("gemm_prepacked", #fn, isa, backend, cost, fn##_ukernel, 0)
 
-using UkernelInfoFn = gemm_internal::UkernelInfo (*)();
-
-KernelEntry PrepackedEntry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
-                           UkernelInfoFn info) {
-  KernelEntry e = Entry(name, isa, backend, cost, nullptr, 0);
-  e.op = "gemm_prepacked";
-  e.fn = reinterpret_cast<const void*>(info);
-  return e;
-}
-
-#define TESSEL_GEMM_PREPACKED_ENTRY(fn, isa, backend, cost) PrepackedEntry(#fn, isa, backend, cost, fn##_ukernel)
-
-KernelRegistry* BuildGemmRegistry() {
-  auto* r = new KernelRegistry;
+KernelRegistry<GemmF32Fn>* BuildGemmRegistry() {
+  auto* r = new KernelRegistry<GemmF32Fn>;
   r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm__reference, Isa::kPortable, "reference", ReferenceCost));
   r->Register(TESSEL_GEMM_ENTRY(tessel_f32_gemm_ukernel_4x8__scalar, Isa::kPortable, "portable", PackedCost<4>));
 #if defined(__x86_64__)
@@ -87,8 +70,8 @@ KernelRegistry* BuildGemmRegistry() {
   return r;
 }
 
-KernelRegistry* BuildPrepackedRegistry() {
-  auto* r = new KernelRegistry;
+KernelRegistry<UkernelInfoFn>* BuildPrepackedRegistry() {
+  auto* r = new KernelRegistry<UkernelInfoFn>;
   r->Register(TESSEL_GEMM_PREPACKED_ENTRY(tessel_f32_gemm_ukernel_4x8__scalar, Isa::kPortable, "portable",
                                           PackedCost<4>));
 #if defined(__x86_64__)
@@ -110,14 +93,14 @@ KernelRegistry* BuildPrepackedRegistry() {
 
 }  // namespace
 
-const KernelRegistry& GemmKernels() {
+const KernelRegistry<GemmF32Fn>& GemmKernels() {
   // Leaked on purpose: a registry must outlive every static that may still select kernels.
-  static const KernelRegistry* registry = BuildGemmRegistry();
+  static const KernelRegistry<GemmF32Fn>* registry = BuildGemmRegistry();
   return *registry;
 }
 
-const KernelRegistry& GemmPrepackedKernels() {
-  static const KernelRegistry* registry = BuildPrepackedRegistry();
+const KernelRegistry<UkernelInfoFn>& GemmPrepackedKernels() {
+  static const KernelRegistry<UkernelInfoFn>* registry = BuildPrepackedRegistry();
   return *registry;
 }
 
@@ -126,7 +109,7 @@ absl::StatusOr<GemmF32> GemmF32::Create(int64_t m, int64_t n, int64_t k) {
     return absl::InvalidArgumentError(
         absl::StrCat("GemmF32: sizes must be non-negative, got m=", m, " n=", n, " k=", k));
   }
-  absl::StatusOr<const KernelEntry*> kernel = GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0});
+  absl::StatusOr<const GemmKernel*> kernel = GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0});
   if (!kernel.ok()) return kernel.status();
   GemmF32 op;
   op.m_ = m;
@@ -145,7 +128,7 @@ absl::StatusOr<GemmF32> GemmF32::Create(int64_t m, int64_t n, int64_t k) {
 
 void GemmF32::Run(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) const {
   assert(lda >= k_ && ldb >= n_ && ldc >= n_);
-  kernel_->As<GemmF32Fn>()(m_, n_, k_, a, lda, b, ldb, c, ldc, workspace_.get());
+  kernel_->fn(m_, n_, k_, a, lda, b, ldb, c, ldc, workspace_.get());
 }
 
 }  // namespace tessel
@@ -157,7 +140,7 @@ absl::StatusOr<PackedGemmF32> PackedGemmF32::Create(int64_t n, int64_t k, const 
     return absl::InvalidArgumentError(
         absl::StrCat("PackedGemmF32: bad sizes n=", n, " k=", k, " ldb=", ldb, " (need n, k >= 0, ldb >= n and weights)"));
   }
-  absl::StatusOr<const KernelEntry*> kernel =
+  absl::StatusOr<const GemmPrepackedKernel*> kernel =
       GemmPrepackedKernels().Select("gemm_prepacked", "f32", "row_major", {std::max<int64_t>(m_hint, 1), n, k, 0});
   if (!kernel.ok()) {
     // A forced operator-level backend (e.g. "xnnpack") names no microkernel: fall back to the cheapest.
@@ -168,7 +151,7 @@ absl::StatusOr<PackedGemmF32> PackedGemmF32::Create(int64_t n, int64_t k, const 
   op.n_ = n;
   op.k_ = k;
   op.kernel_ = *kernel;
-  op.info_ = op.kernel_->As<UkernelInfoFn>()();
+  op.info_ = op.kernel_->fn();
   const size_t floats = static_cast<size_t>(std::max<int64_t>(gemm_internal::PackedBFloats(op.info_.blocking, k, n), 1));
   const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
   // 2 MiB pages when large (support/memory.h).

@@ -26,12 +26,15 @@ namespace tessel {
 using GemmF32Fn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                            int64_t ldb, float* c, int64_t ldc, void* workspace);
 
+using GemmKernel = KernelEntry<GemmF32Fn>;
 // Every f32 GEMM kernel built for this target (whatever the CPU supports; see CpuSupports).
-const KernelRegistry& GemmKernels();
+const KernelRegistry<GemmF32Fn>& GemmKernels();
 
 // The packed kernels again, as prepacked-weights microkernels (op "gemm_prepacked"; fn returns the
 // kernel's gemm_internal::UkernelInfo): what PackedGemmF32 selects from.
-const KernelRegistry& GemmPrepackedKernels();
+using UkernelInfoFn = gemm_internal::UkernelInfo (*)();
+using GemmPrepackedKernel = KernelEntry<UkernelInfoFn>;
+const KernelRegistry<UkernelInfoFn>& GemmPrepackedKernels();
 
 class GemmF32 {
  public:
@@ -41,11 +44,11 @@ class GemmF32 {
 
   // Leading dimensions must be at least k (lda), n (ldb, ldc); checked by assert only.
   void Run(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) const;
-  const KernelEntry& kernel() const { return *kernel_; }
+  const GemmKernel& kernel() const { return *kernel_; }
 
  private:
   int64_t m_ = 0, n_ = 0, k_ = 0;
-  const KernelEntry* kernel_ = nullptr;
+  const GemmKernel* kernel_ = nullptr;
   std::shared_ptr<char> workspace_;
 };
 
@@ -68,11 +71,11 @@ class PackedGemmF32 {
   int64_t row_block() const { return info_.blocking.mc; }    // rows per pass over all of B
   size_t workspace_bytes() const;
   size_t packed_bytes() const;
-  const KernelEntry& kernel() const { return *kernel_; }
+  const GemmPrepackedKernel& kernel() const { return *kernel_; }
 
  private:
   int64_t n_ = 0, k_ = 0;
-  const KernelEntry* kernel_ = nullptr;
+  const GemmPrepackedKernel* kernel_ = nullptr;
   gemm_internal::UkernelInfo info_{};
   std::shared_ptr<float> packed_;
 };

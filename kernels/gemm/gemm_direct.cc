@@ -47,18 +47,9 @@ double TiledCost(const ProblemShape& s) {
   return 2.0 * mt * nt * s.k / (kGflops * 1e9) + 4.0 * s.m * s.n / 40e9 + 1e-7;
 }
 
-template <const DirectGemmUkernel* kUkernel>
-KernelEntry Entry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&)) {
-  KernelEntry e;
-  e.name = name;
-  e.op = "gemm_direct";
-  e.dtypes = "f32";
-  e.layout = "row_major";
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = cost;
-  e.fn = kUkernel;
-  return e;
+DirectGemmKernel Entry(const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
+                       DirectGemmUkernel ukernel) {
+  return MakeKernelEntry(name, "gemm_direct", "f32", "row_major", isa, backend, nullptr, cost, ukernel);
 }
 
 constexpr DirectGemmUkernel kScalar{tessel_f32_gemm_direct_ukernel_1x16__scalar, 16};
@@ -67,25 +58,25 @@ constexpr DirectGemmUkernel kAvx512_8x32{tessel_f32_gemm_direct_ukernel_8x32__av
 constexpr DirectGemmUkernel kAvx512_12x16{tessel_f32_gemm_direct_ukernel_12x16__avx512, 16};
 #endif
 
-KernelRegistry* BuildRegistry() {
-  auto* r = new KernelRegistry;
-  r->Register(Entry<&kScalar>("tessel_f32_gemm_direct_ukernel_1x16__scalar", Isa::kPortable, "portable",
-                              TiledCost<3, 1, 16>));
+KernelRegistry<DirectGemmUkernel>* BuildRegistry() {
+  auto* r = new KernelRegistry<DirectGemmUkernel>;
+  r->Register(Entry("tessel_f32_gemm_direct_ukernel_1x16__scalar", Isa::kPortable, "portable", TiledCost<3, 1, 16>,
+                    kScalar));
 #if defined(__x86_64__)
   // Rates measured on the AVX-512 host against XNNPACK's fully connected (~150-180 GFLOP/s there).
-  r->Register(Entry<&kAvx512_8x32>("tessel_f32_gemm_direct_ukernel_8x32__avx512", Isa::kAvx512, "x86",
-                                   TiledCost<205, 8, 32>));
-  r->Register(Entry<&kAvx512_12x16>("tessel_f32_gemm_direct_ukernel_12x16__avx512", Isa::kAvx512, "x86",
-                                    TiledCost<180, 12, 16>));
+  r->Register(Entry("tessel_f32_gemm_direct_ukernel_8x32__avx512", Isa::kAvx512, "x86", TiledCost<205, 8, 32>,
+                    kAvx512_8x32));
+  r->Register(Entry("tessel_f32_gemm_direct_ukernel_12x16__avx512", Isa::kAvx512, "x86", TiledCost<180, 12, 16>,
+                    kAvx512_12x16));
 #endif
   return r;
 }
 
 }  // namespace
 
-const KernelRegistry& DirectGemmKernels() {
+const KernelRegistry<DirectGemmUkernel>& DirectGemmKernels() {
   // Leaked on purpose, like the other kernel registries.
-  static const KernelRegistry* registry = BuildRegistry();
+  static const KernelRegistry<DirectGemmUkernel>* registry = BuildRegistry();
   return *registry;
 }
 
@@ -94,10 +85,10 @@ namespace {
 // TESSEL_FORCE_BACKEND applies here only where it names one of this family's kernels or backends;
 // operator-level names ("gemm", "xnnpack") were already honoured by operator selection.
 std::string FamilyForce() {
-  const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-  if (force == nullptr) return "";
-  for (const KernelEntry& e : DirectGemmKernels().entries()) {
-    if (e.backend == force || e.name == force) return force;
+  const std::string force = ForcedBackendFromEnv();
+  if (force.empty()) return "";
+  for (const DirectGemmKernel& e : DirectGemmKernels().entries()) {
+    if (ForceAllows(force, e.backend, e.name)) return force;
   }
   return "";
 }
@@ -105,7 +96,7 @@ std::string FamilyForce() {
 }  // namespace
 
 double DirectGemmF32::Cost(int64_t m, int64_t n, int64_t k) {
-  absl::StatusOr<const KernelEntry*> e =
+  absl::StatusOr<const DirectGemmKernel*> e =
       DirectGemmKernels().Select("gemm_direct", "f32", "row_major", {m, n, k, 0}, FamilyForce());
   if (!e.ok() || (*e)->backend == "portable") return std::numeric_limits<double>::infinity();
   return (*e)->cost(ProblemShape{m, n, k, 0});
@@ -128,7 +119,7 @@ absl::StatusOr<DirectGemmF32> DirectGemmF32::CreateFromTransposed(int64_t n, int
 absl::StatusOr<DirectGemmF32> DirectGemmF32::Pack(int64_t n, int64_t k, const float* b, int64_t row_stride,
                                                   int64_t col_stride, const float* bias, int64_t m_hint) {
   if (b == nullptr && n * k > 0) return absl::InvalidArgumentError("DirectGemmF32: null weights");
-  absl::StatusOr<const KernelEntry*> e = DirectGemmKernels().Select("gemm_direct", "f32", "row_major",
+  absl::StatusOr<const DirectGemmKernel*> e = DirectGemmKernels().Select("gemm_direct", "f32", "row_major",
                                                                     {std::max<int64_t>(m_hint, 1), n, k, 0},
                                                                     FamilyForce());
   if (!e.ok()) return e.status();
@@ -136,7 +127,7 @@ absl::StatusOr<DirectGemmF32> DirectGemmF32::Pack(int64_t n, int64_t k, const fl
   op.n_ = n;
   op.k_ = k;
   op.kernel_ = *e;
-  op.ukernel_ = *static_cast<const DirectGemmUkernel*>((*e)->fn);
+  op.ukernel_ = (*e)->fn;
   const int64_t nr = op.ukernel_.nr;
   const int64_t np = (n + nr - 1) / nr * nr;
   const size_t floats = static_cast<size_t>(np * k + np);

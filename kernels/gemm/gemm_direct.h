@@ -30,13 +30,14 @@ using DirectGemmF32Fn = void (*)(int64_t m, int64_t n, int64_t k, const float* a
                                  const float* bias, float* c, int64_t ldc, const float* residual, int64_t ldr,
                                  float lo, float hi);
 
-// What KernelEntry::fn points at for this family.
+// What a KernelEntry of this family holds: the kernel and its panel width.
 struct DirectGemmUkernel {
-  DirectGemmF32Fn fn;
-  int64_t nr;  // columns per packed panel
+  DirectGemmF32Fn fn = nullptr;
+  int64_t nr = 0;  // columns per packed panel
 };
+using DirectGemmKernel = KernelEntry<DirectGemmUkernel>;
 
-const KernelRegistry& DirectGemmKernels();
+const KernelRegistry<DirectGemmUkernel>& DirectGemmKernels();
 
 // The operator: weights packed once for the kernel chosen on (m_hint, n, k); Run is thread-safe (no
 // scratch) and never allocates.
@@ -55,7 +56,7 @@ class DirectGemmF32 {
 
   void Run(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, const float* residual, int64_t ldr,
            float lo, float hi) const;
-  const KernelEntry& kernel() const { return *kernel_; }
+  const DirectGemmKernel& kernel() const { return *kernel_; }
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
 
@@ -65,7 +66,7 @@ class DirectGemmF32 {
                                             int64_t col_stride, const float* bias, int64_t m_hint);
 
   int64_t n_ = 0, k_ = 0;
-  const KernelEntry* kernel_ = nullptr;
+  const DirectGemmKernel* kernel_ = nullptr;
   DirectGemmUkernel ukernel_{};
   std::shared_ptr<float> packed_;  // panels, then the padded bias
 };

@@ -23,27 +23,27 @@ using q8_test::Lcg;
 using q8_test::MakeMatrix;
 using q8_test::Matrix;
 
-bool IsGroup(const KernelEntry& e) { return e.dtypes.rfind("group_panel16", 0) == 0; }
+bool IsGroup(const GemmQ8Kernel& e) { return e.dtypes.rfind("group_panel16", 0) == 0; }
 
-std::vector<const KernelEntry*> AllGemmKernels() {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& e : GemmQ8Kernels().entries()) out.push_back(&e);
-  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+std::vector<const GemmQ8Kernel*> AllGemmKernels() {
+  std::vector<const GemmQ8Kernel*> out;
+  for (const GemmQ8Kernel& e : GemmQ8Kernels().entries()) out.push_back(&e);
+  for (const GemmQ8Kernel& e : GemmQ8Panel16Kernels().entries()) {
     // Group and single-k-quant kernels have their own tests below.
     if (!IsGroup(e) && e.dtypes != "kquant_panel16xq8") out.push_back(&e);
   }
   return out;
 }
 
-std::vector<const KernelEntry*> GroupKernels() {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+std::vector<const GemmQ8Kernel*> GroupKernels() {
+  std::vector<const GemmQ8Kernel*> out;
+  for (const GemmQ8Kernel& e : GemmQ8Panel16Kernels().entries()) {
     if (IsGroup(e)) out.push_back(&e);
   }
   return out;
 }
 
-bool IsPanel16(const KernelEntry& e) { return e.dtypes.find("panel16") != std::string::npos; }
+bool IsPanel16(const GemmQ8Kernel& e) { return e.dtypes.find("panel16") != std::string::npos; }
 
 // A 64-byte aligned buffer of `bytes` for a packed matrix.
 struct Packed {
@@ -158,19 +158,19 @@ std::vector<float> RunSplit(GemmQ8Fn fn, GemmQ8Args& a, int64_t split) {
 // Under qemu (the aarch64 test run, TESSEL_UNDER_QEMU) the plain C++ reference twins would repeat the
 // host run's check at a few hundred times its cost (minutes of emulated floating point); the ISA
 // kernels are what the emulated run is for.
-bool SkipEmulatedPortable(const KernelEntry& e) {
+bool SkipEmulatedPortable(const GemmQ8Kernel& e) {
   return e.isa == Isa::kPortable && std::getenv("TESSEL_UNDER_QEMU") != nullptr;
 }
 
-class GemmQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemmQ8KernelTest : public testing::TestWithParam<const GemmQ8Kernel*> {};
 
 TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
-  const KernelEntry& e = *GetParam();
+  const GemmQ8Kernel& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   const GemvFormat f = e.dtypes.rfind("q4_0", 0) == 0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
   const bool panel16 = IsPanel16(e);
-  auto fn = e.As<GemmQ8Fn>();
+  auto fn = e.fn;
   Lcg rng(23);
   // 67, 120, 130: 5, 8 and 9 panels, so that the Panel16 decode kernel's 2- and 4-stream lockstep runs,
   // with a partial last panel inside a stream (120) and after the streams (130).
@@ -228,7 +228,7 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmQ8, GemmQ8KernelTest, testing::ValuesIn(AllGemmKernels()),
-                         [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
+                         [](const testing::TestParamInfo<const GemmQ8Kernel*>& info) { return info.param->name; });
 
 // Group-wise INT4 / INT3 records (gemv.h Int4GroupRecords, laid out as llm's Tessel group types: codes,
 // then fp16 scales, then zeros and as many padding bytes) with their codes, scales and zeros kept aside.
@@ -329,13 +329,13 @@ TEST(GemvPanel16GroupTest, PackUnpackRoundTripsEveryRowAtTheRowFormatsSize) {
   }
 }
 
-class GemmQ8GroupKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemmQ8GroupKernelTest : public testing::TestWithParam<const GemmQ8Kernel*> {};
 
 TEST_P(GemmQ8GroupKernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
-  const KernelEntry& e = *GetParam();
+  const GemmQ8Kernel& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = e.As<GemmQ8Fn>();
+  auto fn = e.fn;
   const GemvFormat f = GemvFormat::kQ4_0;  // x's layout
   Lcg rng(31);
   for (const GroupCase& c : GroupCases()) {
@@ -429,10 +429,10 @@ Q4_1Matrix MakeQ4_1Matrix(int64_t rows, int64_t cols, Lcg& rng) {
 }
 
 TEST_P(GemmQ8GroupKernelTest, Q4_1MatchesIntegerDotAndF32WithinRoundingBound) {
-  const KernelEntry& e = *GetParam();
+  const GemmQ8Kernel& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = e.As<GemmQ8Fn>();
+  auto fn = e.fn;
   Lcg rng(37);
   for (int64_t rows : {1, 17, 67, 130}) {
     for (int64_t cols : {32, 256, 352, 2080}) {
@@ -529,10 +529,10 @@ void ExpectMatchesValues(GemmQ8Fn fn, const GemmQ8Args& shape, const std::vector
 
 // ggml Q5_0 / Q5_1 blocks of random bytes (ordinary fp16 d and m), each element's value decoded here.
 TEST_P(GemmQ8GroupKernelTest, Q5MatchesIntegerDotAndF32WithinRoundingBound) {
-  const KernelEntry& e = *GetParam();
+  const GemmQ8Kernel& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
-  auto fn = e.As<GemmQ8Fn>();
+  auto fn = e.fn;
   Lcg rng(43);
   for (bool mins : {false, true}) {
     const int64_t bb = mins ? 24 : 22;
@@ -663,8 +663,8 @@ KQuantMatrix MakeKQuantMatrix(int kquant, int64_t rows, int64_t cols, Lcg& rng) 
 
 // One k-quant through kernel `e` over row counts across the 16-row panels and 1, 3 and 8 units: the
 // packed matrix unpacks to the file's bytes, and the kernel matches the integer dot and f32.
-void CheckKQuant(const KernelEntry& e, int kquant, Lcg& rng) {
-  auto fn = e.As<GemmQ8Fn>();
+void CheckKQuant(const GemmQ8Kernel& e, int kquant, Lcg& rng) {
+  auto fn = e.fn;
   const int64_t bb = KBlockBytes(kquant);
   for (int64_t rows : {1, 17, 67, 130}) {
     for (int64_t cols : {256, 768, 2048}) {
@@ -689,7 +689,7 @@ void CheckKQuant(const KernelEntry& e, int kquant, Lcg& rng) {
 }
 
 TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
-  const KernelEntry& e = *GetParam();
+  const GemmQ8Kernel& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   if (SkipEmulatedPortable(e)) GTEST_SKIP() << e.name << ": plain C++, checked natively by the host run";
   Lcg rng(41);
@@ -703,7 +703,7 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
 // legality check accepts (at least one each), and the selection that routes those kinds to them.
 TEST(GemmQ8KQuantKernelTest, SingleKQuantKernelsMatchIntegerDotAndF32WithinRoundingBound) {
   int ran = 0;
-  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+  for (const GemmQ8Kernel& e : GemmQ8Panel16Kernels().entries()) {
     if (e.dtypes != "kquant_panel16xq8") continue;
     if (!CpuSupports(e.isa)) continue;
     Lcg rng(43);
@@ -722,16 +722,16 @@ TEST(GemmQ8KQuantKernelTest, SingleKQuantKernelsMatchIntegerDotAndF32WithinRound
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmQ8Group, GemmQ8GroupKernelTest, testing::ValuesIn(GroupKernels()),
-                         [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
+                         [](const testing::TestParamInfo<const GemmQ8Kernel*>& info) { return info.param->name; });
 
 // ggml IQ4_NL blocks (Q4_0's bytes: fp16 d, 16 nibble bytes; value = d x level) of random bytes on the
 // Q4_0 Panel16 layout, through every Q4_0 Panel16 kernel with GemmQ8Args::nonlinear.
 TEST(GemmQ8Panel16Test, IQ4_NLMatchesIntegerDotAndF32WithinRoundingBound) {
   Lcg rng(47);
-  for (const KernelEntry& e : GemmQ8Panel16Kernels().entries()) {
+  for (const GemmQ8Kernel& e : GemmQ8Panel16Kernels().entries()) {
     if (e.dtypes.rfind("q4_0_panel16", 0) != 0) continue;
     if (!CpuSupports(e.isa)) continue;
-    auto fn = e.As<GemmQ8Fn>();
+    auto fn = e.fn;
     for (int64_t rows : {1, 17, 67, 130}) {
       for (int64_t cols : {32, 96, 2080}) {
         const int64_t nb = cols / 32;
@@ -763,7 +763,7 @@ TEST(GemmQ8Panel16Test, IQ4_NLMatchesIntegerDotAndF32WithinRoundingBound) {
 
 TEST(GemmQ8SelectionTest, FastKernelIsNeverTheReference) {
   for (GemvFormat f : {GemvFormat::kQ4_0, GemvFormat::kQ8_0}) {
-    const KernelEntry* e = FastGemmQ8Kernel(f);
+    const GemmQ8Kernel* e = FastGemmQ8Kernel(f);
     if (e == nullptr) continue;
     EXPECT_NE(e->backend, "reference");
     EXPECT_EQ(e->op, "gemm");

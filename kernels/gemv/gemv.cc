@@ -47,7 +47,7 @@ const char* LayoutOf(GemvFormat f) {
   return "";
 }
 
-void AddFamily(KernelRegistry& r, const char* isa_name, Isa isa, const char* backend,
+void AddFamily(KernelRegistry<GemvFn>& r, const char* isa_name, Isa isa, const char* backend,
                double (*cost)(const ProblemShape&), GemvFn q4, GemvFn q8, GemvFn i4g) {
   struct Item {
     GemvFormat format;
@@ -57,7 +57,7 @@ void AddFamily(KernelRegistry& r, const char* isa_name, Isa isa, const char* bac
   };
   for (const Item& it : {Item{GemvFormat::kQ4_0, "q4_0", q4, BlockLegal}, Item{GemvFormat::kQ8_0, "q8_0", q8, BlockLegal},
                          Item{GemvFormat::kInt4Group, "i4g", i4g, GroupLegal}}) {
-    KernelEntry e;
+    GemvKernel e;
     e.name = absl::StrCat("tessel_", it.what, "_gemv__", isa_name);
     e.op = "gemv";
     e.dtypes = DtypesOf(it.format);
@@ -66,7 +66,7 @@ void AddFamily(KernelRegistry& r, const char* isa_name, Isa isa, const char* bac
     e.backend = backend;
     e.legal = it.legal;
     e.cost = cost;
-    e.fn = reinterpret_cast<const void*>(it.fn);
+    e.fn = it.fn;
     r.Register(e);
   }
 }
@@ -74,8 +74,8 @@ void AddFamily(KernelRegistry& r, const char* isa_name, Isa isa, const char* bac
 #define TESSEL_GEMV_FAMILY(r, isa, Isa, backend, cost) \
   AddFamily(r, #isa, Isa, backend, cost, tessel_q4_0_gemv__##isa, tessel_q8_0_gemv__##isa, tessel_i4g_gemv__##isa)
 
-KernelRegistry* BuildGemvRegistry() {
-  auto* r = new KernelRegistry;
+KernelRegistry<GemvFn>* BuildGemvRegistry() {
+  auto* r = new KernelRegistry<GemvFn>;
   TESSEL_GEMV_FAMILY(*r, reference, Isa::kPortable, "reference", StreamCost<1>);
 #if defined(__x86_64__)
   TESSEL_GEMV_FAMILY(*r, avx2, Isa::kAvx2, "x86", StreamCost<10>);
@@ -90,11 +90,11 @@ KernelRegistry* BuildGemvRegistry() {
 
 #undef TESSEL_GEMV_FAMILY
 
-void AddQ8Pair(KernelRegistry& r, const char* isa_name, Isa isa, const char* backend,
+void AddQ8Pair(KernelRegistry<GemvFn>& r, const char* isa_name, Isa isa, const char* backend,
                double (*cost)(const ProblemShape&), GemvFn q4, GemvFn q8) {
   for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, "q4_0", q4},
                                          std::tuple{GemvFormat::kQ8_0, "q8_0", q8}}) {
-    KernelEntry e;
+    GemvKernel e;
     e.name = absl::StrCat("tessel_", what, "_q8_gemv__", isa_name);
     e.op = "gemv";
     e.dtypes = absl::StrCat(what, "xq8");
@@ -103,13 +103,13 @@ void AddQ8Pair(KernelRegistry& r, const char* isa_name, Isa isa, const char* bac
     e.backend = backend;
     e.legal = BlockLegal;
     e.cost = cost;
-    e.fn = reinterpret_cast<const void*>(fn);
+    e.fn = fn;
     r.Register(e);
   }
 }
 
-KernelRegistry* BuildGemvQ8Registry() {
-  auto* r = new KernelRegistry;
+KernelRegistry<GemvFn>* BuildGemvQ8Registry() {
+  auto* r = new KernelRegistry<GemvFn>;
   AddQ8Pair(*r, "reference", Isa::kPortable, "reference", StreamCost<1>, tessel_q4_0_q8_gemv__reference,
             tessel_q8_0_q8_gemv__reference);
 #if defined(__x86_64__)
@@ -119,8 +119,8 @@ KernelRegistry* BuildGemvQ8Registry() {
   return r;
 }
 
-KernelRegistry* BuildGemmQ8Registry(bool panel16) {
-  auto* r = new KernelRegistry;
+KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
+  auto* r = new KernelRegistry<GemmQ8Fn>;
   struct Item {
     const char* isa_name;
     Isa isa;
@@ -148,7 +148,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
   if (panel16) {
 #if defined(__aarch64__)
     // Q4_K, Q5_K, Q6_K and IQ4_XS on Arm dotprod (Q2_K, Q3_K and the group types have no NEON kernel yet).
-    KernelEntry kq;
+    GemmQ8Kernel kq;
     kq.name = "tessel_kquant_panel16_q8_gemm__neondot";
     kq.op = "gemm";
     kq.dtypes = "kquant_panel16xq8";
@@ -157,7 +157,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
     kq.backend = "neon";
     kq.legal = KQuantNeonLegal;
     kq.cost = StreamCost<20>;
-    kq.fn = reinterpret_cast<const void*>(tessel_kquant_panel16_q8_gemm__neondot);
+    kq.fn = tessel_kquant_panel16_q8_gemm__neondot;
     r->Register(kq);
 #endif
     // Group-wise INT4 / INT3 on the Panel16 layout.
@@ -176,7 +176,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
 #endif
     };
     for (const GroupItem& it : group_items) {
-      KernelEntry e;
+      GemmQ8Kernel e;
       e.name = absl::StrCat("tessel_group_panel16_q8_gemm__", it.isa_name);
       e.op = "gemm";
       e.dtypes = "group_panel16xq8";
@@ -189,7 +189,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
                : it.isa == Isa::kAvx2   ? StreamCost<20>
                : it.isa == Isa::kAvxVnni ? StreamCost<25>
                                          : StreamCost<30>;
-      e.fn = reinterpret_cast<const void*>(it.fn);
+      e.fn = it.fn;
       r->Register(e);
     }
   }
@@ -197,7 +197,7 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
   for (const Item& it : items) {
     for (const auto& [format, what, fn] : {std::tuple{GemvFormat::kQ4_0, panel16 ? "q4_0_panel16" : "q4_0", it.q4},
                                            std::tuple{GemvFormat::kQ8_0, panel16 ? "q8_0_panel16" : "q8_0", it.q8}}) {
-      KernelEntry e;
+      GemmQ8Kernel e;
       e.name = absl::StrCat("tessel_", what, "_q8_gemm__", it.isa_name);
       e.op = "gemm";
       e.dtypes = absl::StrCat(what, "xq8");
@@ -209,23 +209,23 @@ KernelRegistry* BuildGemmQ8Registry(bool panel16) {
       e.cost = it.isa == Isa::kPortable                          ? StreamCost<1>
                : it.isa == Isa::kAvx2 || it.isa == Isa::kDotprod ? StreamCost<20>
                                                                  : StreamCost<30>;
-      e.fn = reinterpret_cast<const void*>(fn);
+      e.fn = fn;
       r->Register(e);
     }
   }
   return r;
 }
 
-const KernelEntry* SelectGemmQ8(GemvFormat format) {
-  absl::StatusOr<const KernelEntry*> e =
+const GemmQ8Kernel* SelectGemmQ8(GemvFormat format) {
+  absl::StatusOr<const GemmQ8Kernel*> e =
       GemmQ8Kernels().Select("gemm", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
                              LayoutOf(format), {1, kQuantBlock, 1, 0});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
 
-const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
-  absl::StatusOr<const KernelEntry*> e =
+const GemmQ8Kernel* SelectGemmQ8Panel16(GemvFormat format) {
+  absl::StatusOr<const GemmQ8Kernel*> e =
       format == GemvFormat::kInt4Group
           ? GemmQ8Panel16Kernels().Select("gemm", "group_panel16xq8", "group_panel16", {1, 128, 1, 128})
       : format == GemvFormat::kQ4_0
@@ -235,15 +235,15 @@ const KernelEntry* SelectGemmQ8Panel16(GemvFormat format) {
   return *e;
 }
 
-const KernelEntry* SelectGemmQ8Panel16KQuant(int kquant) {
-  absl::StatusOr<const KernelEntry*> e =
+const GemmQ8Kernel* SelectGemmQ8Panel16KQuant(int kquant) {
+  absl::StatusOr<const GemmQ8Kernel*> e =
       GemmQ8Panel16Kernels().Select("gemm", "kquant_panel16xq8", "kquant_panel16", {1, 256, 1, kquant});
   if (!e.ok() || (*e)->backend == "reference") return nullptr;
   return *e;
 }
 
-const KernelEntry* SelectQ8(GemvFormat format) {
-  absl::StatusOr<const KernelEntry*> e =
+const GemvKernel* SelectQ8(GemvFormat format) {
+  absl::StatusOr<const GemvKernel*> e =
       GemvQ8Kernels().Select("gemv", absl::StrCat(format == GemvFormat::kQ4_0 ? "q4_0" : "q8_0", "xq8"),
                              LayoutOf(format), {1, kQuantBlock, 1, 0});
   // The reference is the oracle, far slower than the f32-input kernels; a forced backend without an
@@ -252,8 +252,8 @@ const KernelEntry* SelectQ8(GemvFormat format) {
   return *e;
 }
 
-const KernelEntry* SelectFor(GemvFormat format, const ProblemShape& shape) {
-  absl::StatusOr<const KernelEntry*> e = GemvKernels().Select("gemv", DtypesOf(format), LayoutOf(format), shape);
+const GemvKernel* SelectFor(GemvFormat format, const ProblemShape& shape) {
+  absl::StatusOr<const GemvKernel*> e = GemvKernels().Select("gemv", DtypesOf(format), LayoutOf(format), shape);
   if (!e.ok()) {
     // Forcing a backend that has no GEMV: say so once and use the best available kernel.
     std::fprintf(stderr, "tessel: %s; ignoring TESSEL_FORCE_BACKEND for gemv\n", e.status().ToString().c_str());
@@ -263,11 +263,11 @@ const KernelEntry* SelectFor(GemvFormat format, const ProblemShape& shape) {
   return *e;
 }
 
-const KernelEntry* Selected(GemvFormat format) {
+const GemvKernel* Selected(GemvFormat format) {
   // Legality only depends on cols modulo the block or group, so one choice per format serves every call.
-  static const KernelEntry* q4 = SelectFor(GemvFormat::kQ4_0, {1, kQuantBlock, 1, 0});
-  static const KernelEntry* q8 = SelectFor(GemvFormat::kQ8_0, {1, kQuantBlock, 1, 0});
-  static const KernelEntry* i4g = SelectFor(GemvFormat::kInt4Group, {1, 128, 1, 128});
+  static const GemvKernel* q4 = SelectFor(GemvFormat::kQ4_0, {1, kQuantBlock, 1, 0});
+  static const GemvKernel* q8 = SelectFor(GemvFormat::kQ8_0, {1, kQuantBlock, 1, 0});
+  static const GemvKernel* i4g = SelectFor(GemvFormat::kInt4Group, {1, 128, 1, 128});
   switch (format) {
     case GemvFormat::kQ4_0: return q4;
     case GemvFormat::kQ8_0: return q8;
@@ -288,9 +288,9 @@ void RunRows(void* ctx, int64_t begin, int64_t end) {
 
 }  // namespace
 
-const KernelRegistry& GemvKernels() {
+const KernelRegistry<GemvFn>& GemvKernels() {
   // Leaked on purpose: a registry must outlive every static that may still select kernels.
-  static const KernelRegistry* registry = BuildGemvRegistry();
+  static const KernelRegistry<GemvFn>* registry = BuildGemvRegistry();
   return *registry;
 }
 
@@ -330,38 +330,38 @@ void RunGemv(GemvFn fn, const GemvArgs& args, ThreadPool* pool) {
   pool->ParallelFor(args.rows, 16, RunRows, &job);
 }
 
-const KernelEntry& SelectedGemvKernel(GemvFormat format) { return *Selected(format); }
+const GemvKernel& SelectedGemvKernel(GemvFormat format) { return *Selected(format); }
 
-const KernelRegistry& GemvQ8Kernels() {
-  static const KernelRegistry* registry = BuildGemvQ8Registry();
+const KernelRegistry<GemvFn>& GemvQ8Kernels() {
+  static const KernelRegistry<GemvFn>* registry = BuildGemvQ8Registry();
   return *registry;
 }
 
-const KernelEntry* FastGemvQ8Kernel(GemvFormat format) {
-  static const KernelEntry* q4 = SelectQ8(GemvFormat::kQ4_0);
-  static const KernelEntry* q8 = SelectQ8(GemvFormat::kQ8_0);
+const GemvKernel* FastGemvQ8Kernel(GemvFormat format) {
+  static const GemvKernel* q4 = SelectQ8(GemvFormat::kQ4_0);
+  static const GemvKernel* q8 = SelectQ8(GemvFormat::kQ8_0);
   return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
 }
 
-const KernelRegistry& GemmQ8Kernels() {
-  static const KernelRegistry* registry = BuildGemmQ8Registry(/*panel16=*/false);
+const KernelRegistry<GemmQ8Fn>& GemmQ8Kernels() {
+  static const KernelRegistry<GemmQ8Fn>* registry = BuildGemmQ8Registry(/*panel16=*/false);
   return *registry;
 }
 
-const KernelRegistry& GemmQ8Panel16Kernels() {
-  static const KernelRegistry* registry = BuildGemmQ8Registry(/*panel16=*/true);
+const KernelRegistry<GemmQ8Fn>& GemmQ8Panel16Kernels() {
+  static const KernelRegistry<GemmQ8Fn>* registry = BuildGemmQ8Registry(/*panel16=*/true);
   return *registry;
 }
 
-const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format) {
-  static const KernelEntry* q4 = SelectGemmQ8Panel16(GemvFormat::kQ4_0);
-  static const KernelEntry* q8 = SelectGemmQ8Panel16(GemvFormat::kQ8_0);
-  static const KernelEntry* i4g = SelectGemmQ8Panel16(GemvFormat::kInt4Group);
+const GemmQ8Kernel* FastGemmQ8Panel16Kernel(GemvFormat format) {
+  static const GemmQ8Kernel* q4 = SelectGemmQ8Panel16(GemvFormat::kQ4_0);
+  static const GemmQ8Kernel* q8 = SelectGemmQ8Panel16(GemvFormat::kQ8_0);
+  static const GemmQ8Kernel* i4g = SelectGemmQ8Panel16(GemvFormat::kInt4Group);
   return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : i4g;
 }
 
-const KernelEntry* FastGemmQ8Panel16KQuantKernel(int kquant) {
-  static const KernelEntry* const kBest[8] = {
+const GemmQ8Kernel* FastGemmQ8Panel16KQuantKernel(int kquant) {
+  static const GemmQ8Kernel* const kBest[8] = {
       nullptr,
       nullptr,
       SelectGemmQ8Panel16KQuant(2),
@@ -373,9 +373,9 @@ const KernelEntry* FastGemmQ8Panel16KQuantKernel(int kquant) {
   return kquant >= 0 && kquant < 8 ? kBest[kquant] : nullptr;
 }
 
-const KernelEntry* FastGemmQ8Kernel(GemvFormat format) {
-  static const KernelEntry* q4 = SelectGemmQ8(GemvFormat::kQ4_0);
-  static const KernelEntry* q8 = SelectGemmQ8(GemvFormat::kQ8_0);
+const GemmQ8Kernel* FastGemmQ8Kernel(GemvFormat format) {
+  static const GemmQ8Kernel* q4 = SelectGemmQ8(GemvFormat::kQ4_0);
+  static const GemmQ8Kernel* q8 = SelectGemmQ8(GemvFormat::kQ8_0);
   return format == GemvFormat::kQ4_0 ? q4 : format == GemvFormat::kQ8_0 ? q8 : nullptr;
 }
 
@@ -477,7 +477,7 @@ void GemvQ4_0(const void* w, const float* x, float* y, int64_t rows, int64_t col
   a.y = y;
   a.rows = rows;
   a.cols = cols;
-  RunGemv(reinterpret_cast<GemvFn>(SelectedGemvKernel(GemvFormat::kQ4_0).fn), a, pool);
+  RunGemv(SelectedGemvKernel(GemvFormat::kQ4_0).fn, a, pool);
 }
 
 void GemvQ8_0(const void* w, const float* x, float* y, int64_t rows, int64_t cols, ThreadPool* pool) {
@@ -488,7 +488,7 @@ void GemvQ8_0(const void* w, const float* x, float* y, int64_t rows, int64_t col
   a.y = y;
   a.rows = rows;
   a.cols = cols;
-  RunGemv(reinterpret_cast<GemvFn>(SelectedGemvKernel(GemvFormat::kQ8_0).fn), a, pool);
+  RunGemv(SelectedGemvKernel(GemvFormat::kQ8_0).fn, a, pool);
 }
 
 void GemvInt4Group(const Int4GroupWeights& w, const float* x, float* y, int64_t rows, int64_t cols,
@@ -504,7 +504,7 @@ void GemvInt4Group(const Int4GroupWeights& w, const float* x, float* y, int64_t 
   a.y = y;
   a.rows = rows;
   a.cols = cols;
-  RunGemv(reinterpret_cast<GemvFn>(SelectedGemvKernel(GemvFormat::kInt4Group).fn), a, pool);
+  RunGemv(SelectedGemvKernel(GemvFormat::kInt4Group).fn, a, pool);
 }
 
 }  // namespace tessel

@@ -72,9 +72,10 @@ void GemvInt4Group(const Int4GroupWeights& w, const float* x, float* y, int64_t 
 // Runs `fn` over all rows of `args`, split across `pool` (may be null).
 void RunGemv(GemvFn fn, const GemvArgs& args, ThreadPool* pool);
 
-const KernelRegistry& GemvKernels();
+using GemvKernel = KernelEntry<GemvFn>;
+const KernelRegistry<GemvFn>& GemvKernels();
 // The kernel the Gemv* call for `format` uses (selected on first use).
-const KernelEntry& SelectedGemvKernel(GemvFormat format);
+const GemvKernel& SelectedGemvKernel(GemvFormat format);
 
 // Q4_0 and Q8_0 against x quantized to int8 once per call, as llama.cpp's q8_0 activations: each
 // 32-element block of x becomes round(x / dx) with dx = max|x| / 127, and the integer dot products
@@ -104,10 +105,10 @@ void SetGemvQ8Input(const GemvQ8Input& in, GemvArgs& args);
 
 // Kernels reading args.xq/xbias/xscale (dtypes "q4_0xq8", "q8_0xq8"): a reference (exact integer dot
 // products, double accumulation) and avx512vnni.
-const KernelRegistry& GemvQ8Kernels();
+const KernelRegistry<GemvFn>& GemvQ8Kernels();
 // The selected int8-input kernel for kQ4_0 / kQ8_0, or nullptr when only the reference runs on this
 // CPU (then the f32-input kernels are faster) and no backend is forced.
-const KernelEntry* FastGemvQ8Kernel(GemvFormat format);
+const GemvKernel* FastGemvQ8Kernel(GemvFormat format);
 
 // Several tokens (prefill): y[t * ldy + r] = sum_k W[r, k] x_t[k] for t < n, each x_t quantized with
 // QuantizeGemvInput into its own GemvQ8Input, token t's at xq + t * xq_stride and xbias / xscale +
@@ -157,10 +158,11 @@ void GemmQ8BlockTerms(GemvFormat format, const GemvQ8Input& in, int64_t cols, in
                       float* block_scale);
 
 // op "gemm", dtypes "q4_0xq8" / "q8_0xq8": a reference (the GEMV reference per token) and avx512vnni.
-const KernelRegistry& GemmQ8Kernels();
+using GemmQ8Kernel = KernelEntry<GemmQ8Fn>;
+const KernelRegistry<GemmQ8Fn>& GemmQ8Kernels();
 // The selected multi-token int8-input kernel for kQ4_0 / kQ8_0, or nullptr when only the reference
 // runs on this CPU and no backend is forced.
-const KernelEntry* FastGemmQ8Kernel(GemvFormat format);
+const GemmQ8Kernel* FastGemmQ8Kernel(GemvFormat format);
 
 // Panel16 layout (dtypes "q4_0_panel16xq8" / "q8_0_panel16xq8"): Q4_0 / Q8_0 weights repacked once, at load, so
 // that the int8 kernels hold one row per int32 lane and read 16 rows per vector, in one linear stream
@@ -274,13 +276,13 @@ void PackGemvPanel16Q5(const void* w, int64_t rows, int64_t cols, bool mins, voi
 void UnpackGemvPanel16Q5Row(const void* packed, int64_t cols, bool mins, int64_t r, void* row_out);
 
 // op "gemm", dtypes "q4_0_panel16xq8" / "q8_0_panel16xq8" / "group_panel16xq8": a reference and avx512vnni.
-const KernelRegistry& GemmQ8Panel16Kernels();
+const KernelRegistry<GemmQ8Fn>& GemmQ8Panel16Kernels();
 // The selected Panel16 kernel for kQ4_0 / kQ8_0 / kInt4Group, or nullptr when only the reference runs
 // on this CPU (then the row layout with the f32-input kernels is faster; do not repack).
-const KernelEntry* FastGemmQ8Panel16Kernel(GemvFormat format);
+const GemmQ8Kernel* FastGemmQ8Panel16Kernel(GemvFormat format);
 // A kernel for some k-quants (dtype "kquant_panel16xq8": Q4_K, Q5_K, Q6_K and IQ4_XS on Arm dotprod), or
 // nullptr; the group kernel above serves every k-quant where it runs.
-const KernelEntry* FastGemmQ8Panel16KQuantKernel(int kquant);
+const GemmQ8Kernel* FastGemmQ8Panel16KQuantKernel(int kquant);
 
 }  // namespace tessel
 

@@ -41,19 +41,19 @@ Input Quantize(GemvFormat f, const std::vector<float>& x) {
 
 const char* DtypesOf(GemvFormat f) { return f == GemvFormat::kQ4_0 ? "q4_0xq8" : "q8_0xq8"; }
 
-std::vector<const KernelEntry*> AllQ8Kernels() {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& e : GemvQ8Kernels().entries()) out.push_back(&e);
+std::vector<const GemvKernel*> AllQ8Kernels() {
+  std::vector<const GemvKernel*> out;
+  for (const GemvKernel& e : GemvQ8Kernels().entries()) out.push_back(&e);
   return out;
 }
 
-class GemvQ8KernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class GemvQ8KernelTest : public testing::TestWithParam<const GemvKernel*> {};
 
 TEST_P(GemvQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
-  const KernelEntry& e = *GetParam();
+  const GemvKernel& e = *GetParam();
   if (!CpuSupports(e.isa)) GTEST_SKIP() << e.name << ": this CPU lacks " << IsaName(e.isa);
   const GemvFormat f = e.dtypes == "q4_0xq8" ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0;
-  auto fn = e.As<GemvFn>();
+  auto fn = e.fn;
   Lcg rng(11);
   for (int64_t rows : {0, 1, 3, 4, 5, 9, 16, 21, 64}) {
     for (int64_t blocks : {0, 1, 2, 3, 4, 5, 6, 7, 13, 128}) {
@@ -110,7 +110,7 @@ TEST_P(GemvQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GemvQ8, GemvQ8KernelTest, testing::ValuesIn(AllQ8Kernels()),
-                         [](const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; });
+                         [](const testing::TestParamInfo<const GemvKernel*>& info) { return info.param->name; });
 
 TEST(GemvQ8InputTest, LayoutAndPadding) {
   EXPECT_EQ(GemvQ8PaddedCols(GemvFormat::kQ4_0, 32), 128);
@@ -172,7 +172,7 @@ TEST(GemvQ8InputTest, QuantizerMatchesIndependentQuantization) {
 
 TEST(GemvQ8SelectionTest, FastKernelIsNeverTheReference) {
   for (GemvFormat f : {GemvFormat::kQ4_0, GemvFormat::kQ8_0}) {
-    const KernelEntry* e = FastGemvQ8Kernel(f);
+    const GemvKernel* e = FastGemvQ8Kernel(f);
     if (e == nullptr) {
       std::printf("%s: no int8-input kernel on this CPU; the f32-input family runs\n", DtypesOf(f));
       continue;

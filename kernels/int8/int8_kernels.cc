@@ -92,53 +92,67 @@ inline void CopyShort(uint8_t* dst, const uint8_t* src, int64_t n) {
 
 const Tensor* In(absl::Span<const Tensor* const> in, int i) { return i < static_cast<int>(in.size()) ? in[i] : nullptr; }
 
-// The plain and indirect GEMM of `kernel` (only called once Create found it available, which needs this
-// architecture; the other architecture's entries are null).
-struct QGemmFns {
-  void (*plain)(const uint8_t*, int64_t, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
-  void (*indirect)(const uint8_t* const*, int64_t, int64_t, int64_t, const PackedQGemmWeights&,
-                   const QGemmOutputStage&, uint8_t*, int64_t);
-};
+// The costs only rank the family members (the operator-level entries in int8_op_kernels.cc carry the
+// estimates selection between backends uses): lower is preferred where a CPU has several.
+template <int kRank>
+double Rank(const ProblemShape&) {
+  return kRank;
+}
 
-QGemmFns FnsOf(QGemmKernel kernel) {
-  switch (kernel) {
+QGemmKernelEntry Entry(const char* name, Isa isa, const char* backend, double (*rank)(const ProblemShape&),
+                       QGemmUkernel ukernel) {
+  return MakeKernelEntry(name, "qgemm", "u8xs8", "packed", isa, backend, nullptr, rank, ukernel);
+}
+
+KernelRegistry<QGemmUkernel>* BuildQGemmRegistry() {
+  auto* r = new KernelRegistry<QGemmUkernel>;
 #if defined(__x86_64__)
-    case QGemmKernel::kAvx512Vnni: return {QGemmU8S8__avx512vnni, QGemmU8S8Indirect__avx512vnni};
-    case QGemmKernel::kAvxVnni: return {QGemmU8S8__avxvnni, QGemmU8S8Indirect__avxvnni};
-    case QGemmKernel::kAvx2: return {QGemmU8S8__avx2, QGemmU8S8Indirect__avx2};
+  r->Register(Entry("tessel_qu8_gemm__avx512vnni", Isa::kAvx512Vnni, "x86", Rank<1>,
+                    {QGemmKernel::kAvx512Vnni, QGemmU8S8__avx512vnni, QGemmU8S8Indirect__avx512vnni}));
+  r->Register(Entry("tessel_qu8_gemm__avxvnni", Isa::kAvxVnni, "x86", Rank<2>,
+                    {QGemmKernel::kAvxVnni, QGemmU8S8__avxvnni, QGemmU8S8Indirect__avxvnni}));
+  r->Register(Entry("tessel_qu8_gemm__avx2", Isa::kAvx2, "x86", Rank<3>,
+                    {QGemmKernel::kAvx2, QGemmU8S8__avx2, QGemmU8S8Indirect__avx2}));
 #endif
 #if defined(__aarch64__)
-    case QGemmKernel::kNeonDot: return {QGemmU8S8__neondot, QGemmU8S8Indirect__neondot};
-    case QGemmKernel::kNeonI8mm: return {QGemmU8S8__neoni8mm, QGemmU8S8Indirect__neoni8mm};
-    case QGemmKernel::kSve: return {QGemmU8S8__sve, QGemmU8S8Indirect__sve};
+  r->Register(Entry("tessel_qu8_gemm__neoni8mm", Isa::kI8mm, "neon", Rank<1>,
+                    {QGemmKernel::kNeonI8mm, QGemmU8S8__neoni8mm, QGemmU8S8Indirect__neoni8mm}));
+  r->Register(Entry("tessel_qu8_gemm__sve", Isa::kSve, "sve", Rank<2>,
+                    {QGemmKernel::kSve, QGemmU8S8__sve, QGemmU8S8Indirect__sve}));
+  r->Register(Entry("tessel_qu8_gemm__neondot", Isa::kDotprod, "neon", Rank<3>,
+                    {QGemmKernel::kNeonDot, QGemmU8S8__neondot, QGemmU8S8Indirect__neondot}));
 #endif
-    default: break;
+  return r;
+}
+
+// The entry of `kernel` (null where this build has none).
+const QGemmKernelEntry* EntryOf(QGemmKernel kernel) {
+  for (const QGemmKernelEntry& e : QGemmKernels().entries()) {
+    if (e.fn.id == kernel) return &e;
   }
-  return {nullptr, nullptr};
+  return nullptr;
 }
 
 }  // namespace
 
+const KernelRegistry<QGemmUkernel>& QGemmKernels() {
+  // Leaked on purpose, like the other kernel registries.
+  static const KernelRegistry<QGemmUkernel>* registry = BuildQGemmRegistry();
+  return *registry;
+}
+
 bool QGemmKernelAvailable(QGemmKernel kernel) {
-  switch (kernel) {
-    case QGemmKernel::kAvx512Vnni: return HasQGemmVnni();
-    case QGemmKernel::kNeonDot: return HasQGemmNeonDot();
-    case QGemmKernel::kNeonI8mm: return HasQGemmNeonI8mm();
-    case QGemmKernel::kSve: return HasQGemmSve();
-    case QGemmKernel::kAvx2: return HasQGemmAvx2();
-    case QGemmKernel::kAvxVnni: return HasQGemmAvxVnni();
-  }
-  return false;
+  const QGemmKernelEntry* e = EntryOf(kernel);
+  return e != nullptr && CpuSupports(e->isa);
 }
 
 QGemmKernel BestQGemmKernel() {
-  if (HasQGemmNeonI8mm()) return QGemmKernel::kNeonI8mm;
-  if (HasQGemmSve()) return QGemmKernel::kSve;
-  if (HasQGemmNeonDot()) return QGemmKernel::kNeonDot;
-  if (HasQGemmVnni()) return QGemmKernel::kAvx512Vnni;
-  if (HasQGemmAvxVnni()) return QGemmKernel::kAvxVnni;
-  if (HasQGemmAvx2()) return QGemmKernel::kAvx2;
-  return QGemmKernel::kAvx512Vnni;
+  // Forcing was honoured by operator selection (backend "int8"); this only picks the family member.
+  static const QGemmKernel best = [] {
+    absl::StatusOr<const QGemmKernelEntry*> e = QGemmKernels().Select("qgemm", "u8xs8", "packed", {}, "");
+    return e.ok() ? (*e)->fn.id : QGemmKernel::kAvx512Vnni;
+  }();
+  return best;
 }
 
 bool Int8NodeSupported(const Node& node, DType input_dtype, int64_t input_rank) {
@@ -168,6 +182,7 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   }
   std::unique_ptr<PreparedInt8Node> p(new PreparedInt8Node);
   p->kernel_ = kernel;
+  p->ukernel_ = EntryOf(kernel)->fn;
   const Tensor& x = *in[0];
   const Tensor& wt = *in[1];
   p->x_zero_point_ = static_cast<uint8_t>(node.GetInt("x_zero_point", 0));
@@ -291,11 +306,10 @@ void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, 
   QGemmOutputStage stage = op.stage;
   if (stage.residual != nullptr) stage.residual += begin * n_;
   uint8_t* y = y_base + begin * n_;
-  const QGemmFns fns = FnsOf(kernel_);
   if (indirect_) {
-    fns.indirect(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
+    ukernel_.indirect(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
   } else {
-    fns.plain(a, rows, *weights_, stage, y, n_);
+    ukernel_.plain(a, rows, *weights_, stage, y, n_);
   }
 }
 

@@ -17,16 +17,32 @@
 #include "graph/tensor.h"
 #include "kernels/int8/qdwconv.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/registry/registry.h"
 
 namespace tessel {
 
 // The GEMM microkernel family a PreparedInt8Node runs.
 enum class QGemmKernel { kAvx512Vnni, kNeonDot, kNeonI8mm, kSve, kAvx2, kAvxVnni };
 
+// What a QGemmKernels() entry holds: which family member, and its plain and indirect (per-tap row
+// pointers) GEMMs (qgemm.h).
+struct QGemmUkernel {
+  QGemmKernel id = QGemmKernel::kAvx512Vnni;
+  void (*plain)(const uint8_t*, int64_t, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*,
+                int64_t) = nullptr;
+  void (*indirect)(const uint8_t* const*, int64_t, int64_t, int64_t, const PackedQGemmWeights&,
+                   const QGemmOutputStage&, uint8_t*, int64_t) = nullptr;
+};
+using QGemmKernelEntry = KernelEntry<QGemmUkernel>;
+
+// Every u8 x s8 GEMM built for this target (op "qgemm", dtypes "u8xs8", layout "packed"), ranked as
+// BestQGemmKernel prefers them.
+const KernelRegistry<QGemmUkernel>& QGemmKernels();
+
 // Whether this build and CPU can run `kernel`.
 bool QGemmKernelAvailable(QGemmKernel kernel);
-// The fastest available kernel (x86-64: AVX-512 VNNI, then AVX-VNNI, then AVX2; aarch64: i8mm, then SVE,
-// then dotprod); only meaningful when one is available.
+// The fastest available kernel, chosen once through QGemmKernels() (x86-64: AVX-512 VNNI, then AVX-VNNI,
+// then AVX2; aarch64: i8mm, then SVE, then dotprod); only meaningful when one is available.
 QGemmKernel BestQGemmKernel();
 
 // Whether this path serves `node` with a first input of `input_dtype` and `input_rank` on this CPU (with
@@ -63,6 +79,7 @@ class PreparedInt8Node {
  private:
   PreparedInt8Node() = default;
   QGemmKernel kernel_ = QGemmKernel::kAvx512Vnni;
+  QGemmUkernel ukernel_{};
   bool conv_ = false;
   bool direct_ = false;  // the activations are the GEMM's A as they are (1x1 conv, K already padded)
   bool indirect_ = false;  // convolution as an implicit GEMM over per-tap row pointers (C a multiple of 4)

@@ -2,11 +2,9 @@
 #include "kernels/registry/op_kernel.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "kernels/registry/lab_costs.h"
 #include "pthreadpool.h"
 
@@ -18,19 +16,6 @@ const std::string OpQuery::op() const {
 
 std::string OpDTypes(const OpQuery& query) {
   return query.has_input(0) ? std::string(DTypeName(query.input(0).dtype)) : std::string("none");
-}
-
-bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name) {
-  if (force.empty()) return true;
-  for (absl::string_view item : absl::StrSplit(force, ',')) {
-    if (item == backend || item == name) return true;
-  }
-  return false;
-}
-
-std::string ForcedBackendFromEnv() {
-  const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-  return force ? force : "";
 }
 
 bool SharedScratch::Reserve(int tasks, size_t bytes) {

@@ -172,13 +172,6 @@ class OpKernelRegistry {
 // The operand dtype key of a node: its first input's dtype name ("f32"), what kernels register under.
 std::string OpDTypes(const OpQuery& query);
 
-// Whether `force` admits an entry: empty, or a comma-separated list of backends and kernel names of
-// which one is the entry's ("xnnpack,portable": XNNPACK's operators and the portable layout kernels).
-bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name);
-
-// The force setting from TESSEL_FORCE_BACKEND ("" when unset).
-std::string ForcedBackendFromEnv();
-
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_REGISTRY_OP_KERNEL_H_

@@ -1,4 +1,4 @@
-// KernelRegistry: a flat table (a few dozen entries), selection by filter then minimum cost.
+// Kernel selection: a flat table (a few dozen entries) per family, filtered, then the minimum cost.
 #include "kernels/registry/registry.h"
 
 #include <cstdlib>
@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/registry/lab_costs.h"
 
@@ -45,45 +46,52 @@ bool CpuSupports(Isa isa) {
   return false;
 }
 
-void KernelRegistry::Register(KernelEntry entry) { entries_.push_back(std::move(entry)); }
-
-std::vector<const KernelEntry*> KernelRegistry::Find(absl::string_view op, absl::string_view dtypes,
-                                                     absl::string_view layout) const {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& e : entries_) {
-    if (e.op == op && e.dtypes == dtypes && e.layout == layout) out.push_back(&e);
+bool ForceAllows(absl::string_view force, absl::string_view backend, absl::string_view name) {
+  if (force.empty()) return true;
+  for (absl::string_view item : absl::StrSplit(force, ',')) {
+    if (item == backend || item == name) return true;
   }
-  return out;
+  return false;
 }
+
+std::string ForcedBackendFromEnv() {
+  const char* force = std::getenv("TESSEL_FORCE_BACKEND");
+  return force ? force : "";
+}
+
+namespace kernel_selection {
 
 // On aarch64 a kernel the Arm lab's table lists costs its anchor's estimate times the lab's ratio
 // (lab_costs.h); elsewhere, and for unlisted kernels, its own estimate.
-double KernelRegistry::Cost(const KernelEntry& e, const ProblemShape& shape) const {
+double Cost(absl::Span<const KernelInfo* const> all, const KernelInfo& e, const ProblemShape& shape) {
 #if defined(__aarch64__)
   if (const LabCost* lab = FindLabCost(LabCostGroup(e.op, e.dtypes), e.name)) {
-    for (const KernelEntry& anchor : entries_) {
-      if (anchor.name == lab->anchor && anchor.cost) return anchor.cost(shape) * lab->ratio;
+    for (const KernelInfo* anchor : all) {
+      if (anchor->name == lab->anchor && anchor->cost) return anchor->cost(shape) * lab->ratio;
     }
   }
+#else
+  (void)all;
 #endif
   return e.cost ? e.cost(shape) : 0.0;
 }
 
-absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, absl::string_view dtypes,
-                                                          absl::string_view layout, const ProblemShape& shape,
-                                                          absl::string_view force) const {
-  const KernelEntry* best = nullptr;
+absl::StatusOr<const KernelInfo*> Select(absl::Span<const KernelInfo* const> all, absl::string_view op,
+                                         absl::string_view dtypes, absl::string_view layout,
+                                         const ProblemShape& shape, absl::string_view force) {
+  const KernelInfo* best = nullptr;
   double best_cost = 0;
   std::vector<std::string> refused;
-  for (const KernelEntry* e : Find(op, dtypes, layout)) {
-    if (!force.empty() && e->backend != force && e->name != force) {
+  for (const KernelInfo* e : all) {
+    if (e->op != op || e->dtypes != dtypes || e->layout != layout) continue;
+    if (!ForceAllows(force, e->backend, e->name)) {
       refused.push_back(absl::StrCat(e->name, " (not ", force, ")"));
     } else if (!CpuSupports(e->isa)) {
       refused.push_back(absl::StrCat(e->name, " (CPU lacks ", IsaName(e->isa), ")"));
     } else if (e->legal && !e->legal(shape)) {
       refused.push_back(absl::StrCat(e->name, " (shape not supported)"));
     } else {
-      const double cost = Cost(*e, shape);
+      const double cost = Cost(all, *e, shape);
       if (!best || cost < best_cost) {
         best = e;
         best_cost = cost;
@@ -98,11 +106,6 @@ absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, 
                                           "]. Unset TESSEL_FORCE_BACKEND or pick a listed backend."));
 }
 
-absl::StatusOr<const KernelEntry*> KernelRegistry::Select(absl::string_view op, absl::string_view dtypes,
-                                                          absl::string_view layout,
-                                                          const ProblemShape& shape) const {
-  const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-  return Select(op, dtypes, layout, shape, force ? force : "");
-}
+}  // namespace kernel_selection
 
 }  // namespace tessel

@@ -35,42 +35,33 @@ double SveCost(const ProblemShape& s) {
 }
 #endif
 
-KernelEntry Entry(const char* op, const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
-                  const void* fn) {
-  KernelEntry e;
-  e.name = name;
-  e.op = op;
-  e.dtypes = kDtypes;
-  e.layout = kLayout;
-  e.isa = isa;
-  e.backend = backend;
-  e.cost = cost;
-  e.fn = fn;
-  return e;
+VectorKernel Entry(const char* op, const char* name, Isa isa, const char* backend, double (*cost)(const ProblemShape&),
+                   VectorFn fn) {
+  return MakeKernelEntry(name, op, kDtypes, kLayout, isa, backend, nullptr, cost, fn);
 }
 
 // All eight ops of one ISA. The portable kernels pay an extra pass for out-of-place unary calls (a
 // copy) and for vadd/vmul (the clamp), hence their own byte counts.
-#define TESSEL_VECTOR_ENTRIES(r, suffix, isa, backend, cost, gbs, unary_bytes, binary_bytes)                        \
-  (r)->Register(Entry("softmax", "tessel_f32_softmax__" #suffix, isa, backend, cost<16, gbs>,                        \
-                      reinterpret_cast<const void*>(tessel_f32_softmax__##suffix)));                                 \
-  (r)->Register(Entry("rmsnorm", "tessel_f32_rmsnorm__" #suffix, isa, backend, cost<16, gbs>,                        \
-                      reinterpret_cast<const void*>(tessel_f32_rmsnorm__##suffix)));                                 \
-  (r)->Register(Entry("clamp", "tessel_f32_clamp__" #suffix, isa, backend, cost<unary_bytes, gbs>,                   \
-                      reinterpret_cast<const void*>(tessel_f32_clamp__##suffix)));                                   \
-  (r)->Register(Entry("sigmoid", "tessel_f32_sigmoid__" #suffix, isa, backend, cost<unary_bytes, gbs>,               \
-                      reinterpret_cast<const void*>(tessel_f32_sigmoid__##suffix)));                                 \
-  (r)->Register(Entry("silu", "tessel_f32_silu__" #suffix, isa, backend, cost<unary_bytes, gbs>,                     \
-                      reinterpret_cast<const void*>(tessel_f32_silu__##suffix)));                                    \
-  (r)->Register(Entry("hardswish", "tessel_f32_hardswish__" #suffix, isa, backend, cost<unary_bytes, gbs>,           \
-                      reinterpret_cast<const void*>(tessel_f32_hardswish__##suffix)));                               \
-  (r)->Register(Entry("vadd", "tessel_f32_vadd_minmax__" #suffix, isa, backend, cost<binary_bytes, gbs>,             \
-                      reinterpret_cast<const void*>(tessel_f32_vadd_minmax__##suffix)));                             \
-  (r)->Register(Entry("vmul", "tessel_f32_vmul_minmax__" #suffix, isa, backend, cost<binary_bytes, gbs>,             \
-                      reinterpret_cast<const void*>(tessel_f32_vmul_minmax__##suffix)));
+#define TESSEL_VECTOR_ENTRIES(r, suffix, isa, backend, cost, gbs, unary_bytes, binary_bytes)               \
+  (r)->Register(Entry("softmax", "tessel_f32_softmax__" #suffix, isa, backend, cost<16, gbs>,              \
+                      &tessel_f32_softmax__##suffix));                                                     \
+  (r)->Register(Entry("rmsnorm", "tessel_f32_rmsnorm__" #suffix, isa, backend, cost<16, gbs>,              \
+                      &tessel_f32_rmsnorm__##suffix));                                                     \
+  (r)->Register(Entry("clamp", "tessel_f32_clamp__" #suffix, isa, backend, cost<unary_bytes, gbs>,         \
+                      &tessel_f32_clamp__##suffix));                                                       \
+  (r)->Register(Entry("sigmoid", "tessel_f32_sigmoid__" #suffix, isa, backend, cost<unary_bytes, gbs>,     \
+                      &tessel_f32_sigmoid__##suffix));                                                     \
+  (r)->Register(Entry("silu", "tessel_f32_silu__" #suffix, isa, backend, cost<unary_bytes, gbs>,           \
+                      &tessel_f32_silu__##suffix));                                                        \
+  (r)->Register(Entry("hardswish", "tessel_f32_hardswish__" #suffix, isa, backend, cost<unary_bytes, gbs>, \
+                      &tessel_f32_hardswish__##suffix));                                                   \
+  (r)->Register(Entry("vadd", "tessel_f32_vadd_minmax__" #suffix, isa, backend, cost<binary_bytes, gbs>,   \
+                      &tessel_f32_vadd_minmax__##suffix));                                                 \
+  (r)->Register(Entry("vmul", "tessel_f32_vmul_minmax__" #suffix, isa, backend, cost<binary_bytes, gbs>,   \
+                      &tessel_f32_vmul_minmax__##suffix));
 
-KernelRegistry* BuildVectorRegistry() {
-  auto* r = new KernelRegistry;
+KernelRegistry<VectorFn>* BuildVectorRegistry() {
+  auto* r = new KernelRegistry<VectorFn>;
   // The reference is the oracle: 1 GB/s keeps it last unless forced.
   TESSEL_VECTOR_ENTRIES(r, reference, Isa::kPortable, "reference", StreamCost, 1, 8, 12)
   TESSEL_VECTOR_ENTRIES(r, autovec, Isa::kPortable, "portable", StreamCost, 10, 16, 20)
@@ -89,20 +80,20 @@ KernelRegistry* BuildVectorRegistry() {
 
 }  // namespace
 
-const KernelRegistry& VectorKernels() {
+const KernelRegistry<VectorFn>& VectorKernels() {
   // Leaked on purpose: a registry must outlive every static that may still select kernels.
-  static const KernelRegistry* registry = BuildVectorRegistry();
+  static const KernelRegistry<VectorFn>* registry = BuildVectorRegistry();
   return *registry;
 }
 
 // TinyLlama's hidden size: costs only scale with the shape, so any row length picks the same kernel.
 constexpr ProblemShape kTypicalRow = {1, 2048, 0, 0};
 
-absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op, absl::string_view force) {
+absl::StatusOr<const VectorKernel*> SelectVectorKernel(absl::string_view op, absl::string_view force) {
   return VectorKernels().Select(op, kDtypes, kLayout, kTypicalRow, force);
 }
 
-absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op) {
+absl::StatusOr<const VectorKernel*> SelectVectorKernel(absl::string_view op) {
   return VectorKernels().Select(op, kDtypes, kLayout, kTypicalRow);
 }
 

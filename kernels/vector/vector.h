@@ -17,6 +17,7 @@
 #define TESSEL_KERNELS_VECTOR_VECTOR_H_
 
 #include <cstdint>
+#include <variant>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -35,16 +36,20 @@ using UnaryFn = void (*)(int64_t n, const float* x, float* y);
 // "vadd", "vmul": y = min(max(a op b, lo), hi).
 using BinaryFn = void (*)(int64_t n, const float* a, const float* b, float* y, float lo, float hi);
 
+// A vector kernel is one of the five signatures above; the entry's op says which (std::get<RmsNormFn>(e.fn)).
+using VectorFn = std::variant<SoftmaxFn, RmsNormFn, ClampFn, UnaryFn, BinaryFn>;
+using VectorKernel = KernelEntry<VectorFn>;
+
 // Every vector kernel built for this target (whatever the CPU supports; see CpuSupports). Costs are
 // per call on ProblemShape{m = rows (1 for elementwise ops), n = elements per row}.
-const KernelRegistry& VectorKernels();
+const KernelRegistry<VectorFn>& VectorKernels();
 
 // The cheapest kernel for `op` that this CPU runs, for rows of a few thousand elements, restricted by
 // `force` (a backend or kernel name; empty: none); NotFound (listing the candidates) when forcing leaves
-// none. Cast entry->fn to the op's function type above.
-absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op, absl::string_view force);
+// none.
+absl::StatusOr<const VectorKernel*> SelectVectorKernel(absl::string_view op, absl::string_view force);
 // The same with force = TESSEL_FORCE_BACKEND from the environment.
-absl::StatusOr<const KernelEntry*> SelectVectorKernel(absl::string_view op);
+absl::StatusOr<const VectorKernel*> SelectVectorKernel(absl::string_view op);
 
 }  // namespace tessel
 

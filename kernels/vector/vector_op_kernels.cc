@@ -75,11 +75,11 @@ bool ShapeOf(const OpQuery& q, RowShape* s) {
 
 // The VectorKernels() entry of a microkernel.
 template <auto kFn>
-const KernelEntry& MicrokernelOf() {
-  static const KernelEntry* entry = [] {
-    const KernelEntry* found = nullptr;
-    for (const KernelEntry& e : VectorKernels().entries()) {
-      if (e.fn == reinterpret_cast<const void*>(kFn)) found = &e;
+const VectorKernel& MicrokernelOf() {
+  static const VectorKernel* entry = [] {
+    const VectorKernel* found = nullptr;
+    for (const VectorKernel& e : VectorKernels().entries()) {
+      if (const auto* fn = std::get_if<decltype(kFn)>(&e.fn); fn != nullptr && *fn == kFn) found = &e;
     }
     return found;
   }();
@@ -193,7 +193,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
 // "tessel_f32_softmax__neon" -> "tessel_f32_softmax_nc__neon" (rows x channels, as XNNPACK names it).
 template <auto kFn>
 OpKernelEntry Entry(const char* op) {
-  const KernelEntry& k = MicrokernelOf<kFn>();
+  const VectorKernel& k = MicrokernelOf<kFn>();
   std::string name = k.name;
   name.insert(name.find("__"), "_nc");
   return MakeOpKernelEntry(name, op, "f32", "any", k.isa, k.backend, Legal<kFn>, Cost<kFn>, Create<kFn>);

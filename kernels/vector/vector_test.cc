@@ -74,11 +74,11 @@ class Guarded {
   std::vector<float> storage_;
 };
 
-std::string TestName(const testing::TestParamInfo<const KernelEntry*>& info) { return info.param->name; }
+std::string TestName(const testing::TestParamInfo<const VectorKernel*>& info) { return info.param->name; }
 
-std::vector<const KernelEntry*> AllVectorKernels() {
-  std::vector<const KernelEntry*> out;
-  for (const KernelEntry& e : VectorKernels().entries()) out.push_back(&e);
+std::vector<const VectorKernel*> AllVectorKernels() {
+  std::vector<const VectorKernel*> out;
+  for (const VectorKernel& e : VectorKernels().entries()) out.push_back(&e);
   return out;
 }
 
@@ -131,9 +131,9 @@ float ActivationInput(Lcg& rng, int64_t i) {
   return i % 2 ? rng.Uniform(-10, 10) : rng.Uniform(-100, 100);
 }
 
-class VectorKernelTest : public testing::TestWithParam<const KernelEntry*> {};
+class VectorKernelTest : public testing::TestWithParam<const VectorKernel*> {};
 
-void CheckUnary(const KernelEntry& e) {
+void CheckUnary(const VectorKernel& e) {
   Lcg rng(1);
   double worst = 0;
   for (int64_t n : kSizes) {
@@ -152,11 +152,11 @@ void CheckUnary(const KernelEntry& e) {
     const bool exact = e.op == "clamp";
     Guarded in_place = x;
     if (e.op == "clamp") {
-      e.As<ClampFn>()(n, x.data(), y.data(), lo, hi);
-      e.As<ClampFn>()(n, in_place.data(), in_place.data(), lo, hi);
+      std::get<ClampFn>(e.fn)(n, x.data(), y.data(), lo, hi);
+      std::get<ClampFn>(e.fn)(n, in_place.data(), in_place.data(), lo, hi);
     } else {
-      e.As<UnaryFn>()(n, x.data(), y.data());
-      e.As<UnaryFn>()(n, in_place.data(), in_place.data());
+      std::get<UnaryFn>(e.fn)(n, x.data(), y.data());
+      std::get<UnaryFn>(e.fn)(n, in_place.data(), in_place.data());
     }
     const std::string label = e.name + " n=" + std::to_string(n);
     worst = std::max(worst, ExpectClose(label, y, want, bound, exact));
@@ -165,7 +165,7 @@ void CheckUnary(const KernelEntry& e) {
   std::printf("%s: worst relative error %.2e\n", e.name.c_str(), worst);
 }
 
-void CheckBinary(const KernelEntry& e) {
+void CheckBinary(const VectorKernel& e) {
   Lcg rng(2);
   struct Bounds {
     float lo, hi;
@@ -182,7 +182,7 @@ void CheckBinary(const KernelEntry& e) {
         const float v = static_cast<float>(e.op == "vadd" ? double(a[i]) + c[i] : double(a[i]) * c[i]);
         want[i] = std::min(std::max(v, b.lo), b.hi);
       }
-      auto fn = e.As<BinaryFn>();
+      auto fn = std::get<BinaryFn>(e.fn);
       Guarded in_a = a, in_b = c;
       fn(n, a.data(), c.data(), y.data(), b.lo, b.hi);
       fn(n, in_a.data(), c.data(), in_a.data(), b.lo, b.hi);
@@ -198,9 +198,9 @@ void CheckBinary(const KernelEntry& e) {
 
 // Rows of logits: moderate ([-10, 10]), far apart ([-80, 80]: most exponentials underflow), and all
 // near +80, where exp without the max subtraction overflows f32.
-void CheckSoftmax(const KernelEntry& e) {
+void CheckSoftmax(const VectorKernel& e) {
   Lcg rng(3);
-  auto fn = e.As<SoftmaxFn>();
+  auto fn = std::get<SoftmaxFn>(e.fn);
   double worst = 0;
   struct Range {
     float lo, hi;
@@ -239,9 +239,9 @@ void CheckSoftmax(const KernelEntry& e) {
 }
 
 // Rows of moderate, large (~1e3) and small (~1e-3, where eps matters) values, with and without a gain.
-void CheckRmsNorm(const KernelEntry& e) {
+void CheckRmsNorm(const VectorKernel& e) {
   Lcg rng(4);
-  auto fn = e.As<RmsNormFn>();
+  auto fn = std::get<RmsNormFn>(e.fn);
   double worst = 0;
   for (float magnitude : {1.0f, 1e3f, 1e-3f}) {
     for (bool with_gain : {true, false}) {
@@ -275,7 +275,7 @@ void CheckRmsNorm(const KernelEntry& e) {
 }
 
 TEST_P(VectorKernelTest, MatchesDoublePrecision) {
-  const KernelEntry& e = *GetParam();
+  const VectorKernel& e = *GetParam();
   SKIP_IF_CPU_LACKS(e);
   if (e.op == "softmax") {
     CheckSoftmax(e);
@@ -309,7 +309,7 @@ TEST(VectorKernelsTest, EveryOpOnEveryIsa) {
   for (const char* op : {"softmax", "rmsnorm", "clamp", "sigmoid", "silu", "hardswish", "vadd", "vmul"}) {
     for (const Built& b : built) {
       int found = 0;
-      for (const KernelEntry* e : VectorKernels().Find(op, "f32", "contiguous")) {
+      for (const VectorKernel* e : VectorKernels().Find(op, "f32", "contiguous")) {
         found += e->backend == b.backend && e->isa == b.isa;
       }
       EXPECT_EQ(found, 1) << op << " on " << b.backend << " " << IsaName(b.isa);
@@ -323,7 +323,7 @@ TEST(VectorKernelsTest, X86CostsOrderByIsa) {
   const ProblemShape row = {1, 2048, 0, 0};
   for (const char* op : {"softmax", "rmsnorm", "clamp", "sigmoid", "silu", "hardswish", "vadd", "vmul"}) {
     double portable = 0, avx2 = 0, avx512 = 0;
-    for (const KernelEntry* e : VectorKernels().Find(op, "f32", "contiguous")) {
+    for (const VectorKernel* e : VectorKernels().Find(op, "f32", "contiguous")) {
       if (e->backend == "portable") portable = e->cost(row);
       if (e->isa == Isa::kAvx2) avx2 = e->cost(row);
       if (e->isa == Isa::kAvx512) avx512 = e->cost(row);
@@ -344,7 +344,7 @@ class ScopedForce {
 };
 
 TEST(SelectVectorKernelTest, PicksTheFastestAndHonoursForcing) {
-  absl::StatusOr<const KernelEntry*> best = SelectVectorKernel("rmsnorm");
+  absl::StatusOr<const VectorKernel*> best = SelectVectorKernel("rmsnorm");
   ASSERT_TRUE(best.ok()) << best.status();
   std::printf("selected rmsnorm kernel: %s\n", (*best)->name.c_str());
   EXPECT_EQ((*best)->op, "rmsnorm");
@@ -354,13 +354,13 @@ TEST(SelectVectorKernelTest, PicksTheFastestAndHonoursForcing) {
   EXPECT_NE((*best)->backend, "reference");
   {
     ScopedForce force("reference");
-    absl::StatusOr<const KernelEntry*> ref = SelectVectorKernel("softmax");
+    absl::StatusOr<const VectorKernel*> ref = SelectVectorKernel("softmax");
     ASSERT_TRUE(ref.ok()) << ref.status();
     EXPECT_EQ((*ref)->name, "tessel_f32_softmax__reference");
   }
   {
     ScopedForce force("tessel_f32_silu__avx2");
-    absl::StatusOr<const KernelEntry*> named = SelectVectorKernel("silu");
+    absl::StatusOr<const VectorKernel*> named = SelectVectorKernel("silu");
     if (CpuSupports(Isa::kAvx2)) {
       ASSERT_TRUE(named.ok()) << named.status();
       EXPECT_EQ((*named)->name, "tessel_f32_silu__avx2");
@@ -368,7 +368,7 @@ TEST(SelectVectorKernelTest, PicksTheFastestAndHonoursForcing) {
   }
   {
     ScopedForce force("tessel_f32_silu__autovec");
-    absl::StatusOr<const KernelEntry*> named = SelectVectorKernel("silu");
+    absl::StatusOr<const VectorKernel*> named = SelectVectorKernel("silu");
     ASSERT_TRUE(named.ok()) << named.status();
     EXPECT_EQ((*named)->name, "tessel_f32_silu__autovec");
   }

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -186,21 +185,57 @@ void RunFlashAttention(FlashTileFn tile, const AttentionParams& p, const float* 
   }
 }
 
+namespace {
+
+bool VectorLegal(const ProblemShape& s) {
+  return FlashTileVectorShape(static_cast<int>(s.m), static_cast<int>(s.n));
+}
+
+// The costs only rank the kernels: the widest vectors the CPU has first, the generic loops last.
+template <int kRank>
+double Rank(const ProblemShape&) {
+  return kRank;
+}
+
+FlashTileKernel Entry(const char* name, Isa isa, const char* backend, bool (*legal)(const ProblemShape&),
+                      double (*rank)(const ProblemShape&), FlashTileFn fn) {
+  return MakeKernelEntry(name, "flash_tile", "f32", "paged", isa, backend, legal, rank, fn);
+}
+
+KernelRegistry<FlashTileFn>* BuildFlashTileRegistry() {
+  auto* r = new KernelRegistry<FlashTileFn>;
+  r->Register(Entry("flash_tile__generic", Isa::kPortable, "reference", nullptr, Rank<4>, flash_tile__generic));
+  r->Register(Entry("flash_tile__vec16", Isa::kPortable, "portable", VectorLegal, Rank<3>, flash_tile__vec16));
+#if defined(__x86_64__)
+  r->Register(Entry("flash_tile__avx2", Isa::kAvx2, "x86", VectorLegal, Rank<2>, flash_tile__avx2));
+  r->Register(Entry("flash_tile__avx512", Isa::kAvx512, "x86", VectorLegal, Rank<1>, flash_tile__avx512));
+#endif
+  return r;
+}
+
+// The kernel for a vector shape (vector = true) or any other. TESSEL_FORCE_BACKEND=reference runs the
+// generic kernel, as it does the portable GEMVs; other settings name no tile kernel and are ignored here.
+FlashTileFn SelectTile(bool vector) {
+  const std::string force = ForcedBackendFromEnv() == "reference" ? "reference" : "";
+  const ProblemShape shape = vector ? ProblemShape{128, 16, 0, 0} : ProblemShape{0, 0, 0, 0};
+  absl::StatusOr<const FlashTileKernel*> e = FlashTileKernels().Select("flash_tile", "f32", "paged", shape, force);
+  return e.ok() ? (*e)->fn : flash_tile__generic;
+}
+
+}  // namespace
+
+const KernelRegistry<FlashTileFn>& FlashTileKernels() {
+  // Leaked on purpose, like the other kernel registries.
+  static const KernelRegistry<FlashTileFn>* registry = BuildFlashTileRegistry();
+  return *registry;
+}
+
 void FlashAttention(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv, float* out,
                     ThreadPool* pool, AttentionScratch* scratch) {
-  // TESSEL_FORCE_BACKEND=reference runs the generic kernel, as it does the portable GEMVs.
-  static const bool force_generic = [] {
-    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-    return force != nullptr && std::string(force) == "reference";
-  }();
-  FlashTileFn tile = flash_tile__generic;
-  if (!force_generic && FlashTileVectorShape(p.head_dim, kv.block_size)) {
-    tile = flash_tile__vec16;
-#if defined(__x86_64__)
-    if (CpuSupports(Isa::kAvx2)) tile = flash_tile__avx2;
-    if (CpuSupports(Isa::kAvx512)) tile = flash_tile__avx512;
-#endif
-  }
+  // Chosen once: legality depends only on whether the head and block sizes suit the vector kernels.
+  static const FlashTileFn vector_tile = SelectTile(true);
+  static const FlashTileFn generic_tile = SelectTile(false);
+  const FlashTileFn tile = FlashTileVectorShape(p.head_dim, kv.block_size) ? vector_tile : generic_tile;
   RunFlashAttention(tile, p, q, n, pos0, kv, out, pool, scratch);
 }
 

@@ -73,7 +73,7 @@ void group_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_b
 // One Int4Group GEMV of a single row per stored row: the row's planes are the kernel's q, scales and
 // zeros for rows = 1.
 void i4g_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  static const GemvFn kernel = reinterpret_cast<GemvFn>(SelectedGemvKernel(GemvFormat::kInt4Group).fn);
+  static const GemvFn kernel = SelectedGemvKernel(GemvFormat::kInt4Group).fn;
   TesselGroupFormat f;
   GetTesselGroupFormat(w.type, &f);
   const size_t stride = w.row_bytes();

@@ -69,7 +69,7 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kMinParallelWork = 1 << 16;
 
 // The int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr.
-const KernelEntry* Q8KernelFor(GgmlType type) {
+const GemvKernel* Q8KernelFor(GgmlType type) {
   if (type == GgmlType::kQ4_0) return FastGemvQ8Kernel(GemvFormat::kQ4_0);
   if (type == GgmlType::kQ8_0) return FastGemvQ8Kernel(GemvFormat::kQ8_0);
   return nullptr;
@@ -77,7 +77,7 @@ const KernelEntry* Q8KernelFor(GgmlType type) {
 
 // The multi-token int8-input kernel for a Q4_0 / Q8_0 matrix on this CPU, or nullptr. Panel16
 // matrices always have one (they are only repacked where it exists), and use it for decode too.
-const KernelEntry* GemmQ8KernelFor(const WeightMatrix& w) {
+const GemmQ8Kernel* GemmQ8KernelFor(const WeightMatrix& w) {
   if (w.layout == WeightLayout::kPanel16) return Panel16Kernel(w.type);
   if (w.type != GgmlType::kQ4_0 && w.type != GgmlType::kQ8_0) return nullptr;
   return FastGemmQ8Kernel(w.type == GgmlType::kQ4_0 ? GemvFormat::kQ4_0 : GemvFormat::kQ8_0);
@@ -93,7 +93,7 @@ int64_t RowsPerTask(int64_t rows, int threads) {
 
 Matmul::Matmul(int64_t max_cols, ThreadPool* pool) : pool_(pool), max_cols_(max_cols) {
   {
-    absl::StatusOr<const KernelEntry*> g =
+    absl::StatusOr<const GemmKernel*> g =
         GemmKernels().Select("gemm", "f32", "row_major", {kF32ChunkRows, kF32TokenBlock, max_cols, 0});
     if (g.ok() && (*g)->backend != "reference") {
       f32_gemm_ = *g;
@@ -171,8 +171,8 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       // Enough tasks to balance threads, few enough that handing them out stays cheap; whole 16-row
       // steps of the GEMV kernels, and no two threads writing one cache line of y.
       rows_per_task[j] = RowsPerTask(w.rows, pool_->num_threads());
-      const KernelEntry* q8 = Q8KernelFor(w.type);
-      gemv[j] = q8 ? q8->As<GemvFn>() : nullptr;
+      const GemvKernel* q8 = Q8KernelFor(w.type);
+      gemv[j] = q8 ? q8->fn : nullptr;
       dot[j] = q8 ? nullptr : GetRowDot(w.type, pool_->num_threads());
       // One thread: the whole matrix in one call, so that the row-dot kernel's parallel streams run its
       // full length instead of restarting per task.
@@ -191,7 +191,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         a.cols = w.cols;
         SetGemvQ8Input(q8_input_[layout].view(), a);
       }
-    } else if (const KernelEntry* k = GemmQ8KernelFor(w)) {
+    } else if (const GemmQ8Kernel* k = GemmQ8KernelFor(w)) {
       // Prefill on int8 hardware: every token row quantized once per call and format, then register
       // tiles of weight rows x tokens. INT4 groups read x in the Q4_0 layout.
       const int layout = w.type == GgmlType::kQ8_0 ? 1 : 0;
@@ -223,7 +223,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         }
         quantized_gemm[layout] = true;
       }
-      gemm[j] = k->As<GemmQ8Fn>();
+      gemm[j] = k->fn;
       GemmQ8Args& a = gemm_args[j];
       a = GemmQ8Args();
       a.w = w.data;
@@ -317,7 +317,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
         }
         return;
       }
-      const auto gemm_fn = f32_gemm_->As<GemmF32Fn>();
+      const auto gemm_fn = f32_gemm_->fn;
       float* c = f32_out_[thread].get();
       for (int64_t t0 = 0; t0 < n; t0 += kF32TokenBlock) {
         const int64_t nt = std::min<int64_t>(kF32TokenBlock, n - t0);
@@ -365,10 +365,10 @@ const char* MatmulPathName(MatmulPath path) {
 }
 
 MatmulKernel DescribeMatmul(const WeightMatrix& w, int64_t n, int threads) {
-  const KernelEntry* int8 = GemmQ8KernelFor(w);
-  const KernelEntry* f32_gemm = nullptr;
+  const GemmQ8Kernel* int8 = GemmQ8KernelFor(w);
+  const GemmKernel* f32_gemm = nullptr;
   {
-    absl::StatusOr<const KernelEntry*> g =
+    absl::StatusOr<const GemmKernel*> g =
         GemmKernels().Select("gemm", "f32", "row_major", {Matmul::kF32ChunkRows, Matmul::kF32TokenBlock, w.cols, 0});
     if (g.ok() && (*g)->backend != "reference") f32_gemm = *g;
   }
@@ -376,7 +376,7 @@ MatmulKernel DescribeMatmul(const WeightMatrix& w, int64_t n, int threads) {
   if (n > 1 && n < Matmul::kF32MinTokens && f32_gemm != nullptr && int8 == nullptr) n = 1;
   const bool float_type = w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16;
   if (n == 1 && w.layout != WeightLayout::kPanel16) {
-    if (const KernelEntry* q8 = Q8KernelFor(w.type)) return {q8->name, MatmulPath::kInt8};
+    if (const GemvKernel* q8 = Q8KernelFor(w.type)) return {q8->name, MatmulPath::kInt8};
     const std::string name = RowDotName(w.type, threads);
     // Portable row kernels end in __portable; the others run per-ISA code (their own, or kernels/gemv's
     // selected f32-input kernel, whose name is in parentheses).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/gemv/gemv.h"
 #include "support/thread_pool.h"
 #include "llm/matmul/weight_matrix.h"
@@ -76,7 +77,7 @@ class Matmul {
   // Prefill of the other types (F32, F16, BF16, Q4_1, ...) through kernels/gemm's f32 GEMM: per task,
   // kF32ChunkRows rows dequantized once, then C^T = W_chunk x^T in blocks of kF32TokenBlock tokens.
   // Null when only the reference GEMM is available (then 8-row panels and a portable tile).
-  const KernelEntry* f32_gemm_ = nullptr;
+  const GemmKernel* f32_gemm_ = nullptr;
   std::vector<std::unique_ptr<float[]>> f32_rows_;        // per thread: kF32ChunkRows x max_cols
   std::vector<std::unique_ptr<float[]>> f32_out_;         // per thread: kF32ChunkRows x kF32TokenBlock
   std::vector<std::shared_ptr<char>> f32_workspace_;      // per thread: the GEMM's packing scratch

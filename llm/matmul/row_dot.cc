@@ -70,7 +70,7 @@ namespace {
 // Q8_0 and Q4_0 run kernels/gemv's kernel for this CPU (the block layouts are ggml's in both).
 template <GemvFormat kFormat>
 void gemv_rowdot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  static const GemvFn kernel = reinterpret_cast<GemvFn>(SelectedGemvKernel(kFormat).fn);
+  static const GemvFn kernel = SelectedGemvKernel(kFormat).fn;
   GemvArgs args;
   args.w = w.row(row_begin);
   args.x = x;

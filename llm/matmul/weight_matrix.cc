@@ -84,14 +84,14 @@ const uint8_t* WeightMatrix::RowBlocks(int64_t r, uint8_t* scratch) const {
   return scratch;
 }
 
-const KernelEntry* Panel16Kernel(GgmlType type) {
+const GemmQ8Kernel* Panel16Kernel(GgmlType type) {
   WeightMatrix probe;
   probe.type = type;
   const Panel16Kind k = KindOf(probe);
   switch (k.family) {
     case Panel16Kind::kBlocks: return FastGemmQ8Panel16Kernel(k.format);  // IQ4_NL: Q4_0's
     case Panel16Kind::kKQuant:
-      if (const KernelEntry* e = FastGemmQ8Panel16KQuantKernel(k.kquant)) return e;
+      if (const GemmQ8Kernel* e = FastGemmQ8Panel16KQuantKernel(k.kquant)) return e;
       return FastGemmQ8Panel16Kernel(GemvFormat::kInt4Group);
     case Panel16Kind::kQ4_1:
     case Panel16Kind::kQ5:

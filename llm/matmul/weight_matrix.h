@@ -10,12 +10,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "kernels/gemv/gemv.h"
 #include "llm/gguf/ggml_types.h"
-
-namespace tessel {
-struct GemmQ8Args;  // kernels/gemv/gemv.h
-struct KernelEntry;  // kernels/registry/registry.h
-}  // namespace tessel
 
 namespace tessel::llm {
 
@@ -71,7 +67,7 @@ struct WeightMatrix {
 bool Panel16Available(GgmlType type);
 // The Panel16 kernel for a type on this CPU (the group kernel, "group_panel16xq8", for the group layouts; Q4_0's
 // for Q4_0 and IQ4_NL; Q8_0's), or nullptr.
-const KernelEntry* Panel16Kernel(GgmlType type);
+const GemmQ8Kernel* Panel16Kernel(GgmlType type);
 // Bytes RepackPanel16 writes for w.
 size_t Panel16Bytes(const WeightMatrix& w);
 // For the types on kernels/gemv's group Panel16 layouts (Tessel's group types, Q4_1, Q5_0, Q5_1, the

@@ -134,7 +134,7 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
 
   std::unique_ptr<LlamaRuntime> r(new LlamaRuntime(model, o));
   for (const char* op : {"rmsnorm", "silu", "vmul"}) {
-    absl::StatusOr<const KernelEntry*> k = SelectVectorKernel(op);
+    absl::StatusOr<const VectorKernel*> k = SelectVectorKernel(op);
     if (absl::IsNotFound(k.status())) {
       // Forcing a backend that has no vector kernels (xnnpack, gemm): say so and use the best one, as gemv does.
       std::fprintf(stderr, "tessel: %s; ignoring TESSEL_FORCE_BACKEND for %s\n", k.status().ToString().c_str(), op);
@@ -142,9 +142,9 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
     }
     if (!k.ok()) return k.status();
     const std::string_view name = op;
-    if (name == "rmsnorm") r->rms_norm_ = (*k)->As<RmsNormFn>();
-    if (name == "silu") r->silu_ = (*k)->As<UnaryFn>();
-    if (name == "vmul") r->vmul_ = (*k)->As<BinaryFn>();
+    if (name == "rmsnorm") r->rms_norm_ = std::get<RmsNormFn>((*k)->fn);
+    if (name == "silu") r->silu_ = std::get<UnaryFn>((*k)->fn);
+    if (name == "vmul") r->vmul_ = std::get<BinaryFn>((*k)->fn);
   }
 
   r->arena_.assign(arena_floats, 0.0f);

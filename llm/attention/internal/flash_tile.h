@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/registry/registry.h"
 #include "llm/attention/flash_attention.h"
 
 namespace tessel::llm {
@@ -28,6 +29,12 @@ void flash_tile__avx2(const AttentionParams& p, const float* q, int64_t n, int64
 // The same kernel built for AVX-512 with hardware f16 conversion (flash_tile_avx512.cc; x86 only).
 void flash_tile__avx512(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv,
                         float* out, int kv_head, int64_t i0, float* scratch);
+
+// Every tile kernel built for this target (op "flash_tile", dtypes "f32", layout "paged"), selected on
+// ProblemShape{m = head_dim, n = KV block size}: the vector kernels are legal where
+// FlashTileVectorShape holds, the generic one (backend "reference") everywhere.
+using FlashTileKernel = KernelEntry<FlashTileFn>;
+const KernelRegistry<FlashTileFn>& FlashTileKernels();
 
 // Whether the vector kernels handle this head size and block size.
 inline bool FlashTileVectorShape(int head_dim, int block_size) {
