@@ -7,8 +7,8 @@ output's largest magnitude. Prints one table row per model and opset.
 
 The exports are cached outside the tree, in $TESSEL_ZOO_CACHE or ~/.cache/tessel/zoo, under
 <torch version>/<hash of export_zoo.py>/: a new PyTorch or a changed exporter exports again, and the
-folders of older exporter versions are removed. The home folder comes from the password database,
-since Bazel points HOME at the test's temporary folder.
+folders of other exporter versions are removed after a week unused. The home folder comes from the
+password database, since Bazel points HOME at the test's temporary folder.
 
 A model listed in EXPECTED or EXPECTED_ERROR fails in the way given there; any other result for it
 fails the test, as does any failure of a model not listed.
@@ -64,10 +64,13 @@ def ensure_exports(names):
     by_torch, digest = cache_root()
     cache = os.path.join(by_torch, digest)
     os.makedirs(cache, exist_ok=True)
-    # Older exporter versions under the same PyTorch are dead weight (hundreds of MB): remove them.
+    os.utime(cache)
+    # Other exporter versions under the same PyTorch weigh hundreds of MB each: remove those no test has
+    # used for a week (another checkout may be running one now).
     for old in os.listdir(by_torch):
-        if old != digest and not old.startswith("."):
-            shutil.rmtree(os.path.join(by_torch, old), ignore_errors=True)
+        path = os.path.join(by_torch, old)
+        if old != digest and os.path.getmtime(path) < time.time() - 7 * 86400:
+            shutil.rmtree(path, ignore_errors=True)
     missing = [n for n in names if not os.path.exists(os.path.join(cache, n, "meta.json"))]
     if missing:
         start = time.time()
