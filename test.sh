@@ -5,7 +5,8 @@
 #   ./test.sh aarch64    aarch64 only: the kernels, artifact loading, the LLM runtime and the emitted C
 #                        (tests marked arch_neutral or host_only run on the host only)
 #   ./test.sh asan       host tests under AddressSanitizer + UBSan
-#   ./test.sh quick      the inner loop: host tests that need no trained model (no PyTorch training)
+#   ./test.sh quick      the inner loop: host tests that need no trained model (no PyTorch training) and
+#                        not the model zoo
 # Host runs (all, host, quick) first check the folder graph (tools/layering).
 # Each phase prints its time; the last line counts the tests.
 set -uo pipefail
@@ -113,9 +114,10 @@ if [ "$which" = all ] || [ "$which" = host ]; then run host //...; example; c_ap
 if [ "$which" = all ] || [ "$which" = aarch64 ]; then run aarch64 --config=aarch64 //...; c_api_example aarch64; fi
 if [ "$which" = asan ]; then run asan --config=asan //...; fi
 if [ "$which" = quick ]; then
-  # Every test except those that depend on a model trained by PyTorch (tag trains_model) and their data.
+  # Every test except those that depend on a model trained by PyTorch (tag trains_model) and their data,
+  # and the model zoo (tag zoo: PyTorch exports and a few minutes of runs).
   targets=$(bazel query --noshow_progress \
-    'tests(//...) except rdeps(//..., attr(tags, "\btrains_model\b", //...))' 2>/dev/null)
+    'tests(//...) except rdeps(//..., attr(tags, "\btrains_model\b", //...)) except attr(tags, "\bzoo\b", //...)' 2>/dev/null)
   if [ -z "$targets" ]; then echo "test.sh: bazel query found no tests" >&2; exit 1; fi
   # shellcheck disable=SC2086
   run quick --build_tests_only $targets
