@@ -113,13 +113,6 @@ RowDotFn GetGroupRowDotPortable(GgmlType type) {
   }
 }
 
-std::string GroupRowDotName(GgmlType type) {
-  TesselGroupFormat f;
-  if (!GetTesselGroupFormat(type, &f)) return "";
-  if (f.bits == 4) return "i4g_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kInt4Group).name + ")";
-  return "group_rowdot__portable";
-}
-
 RowDotFn GetGroupRowDot(GgmlType type) {
   TesselGroupFormat f;
   if (!GetTesselGroupFormat(type, &f)) return nullptr;

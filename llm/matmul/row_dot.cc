@@ -1,11 +1,11 @@
-// Portable GEMV microkernels. Each keeps 32 (or 16) independent lane accumulators so that the
-// element-wise loops vectorize without reassociating floating-point sums.
+// Portable GEMV microkernels, and the registry of every row kernel. Each portable kernel keeps 32 (or 16)
+// independent lane accumulators so that the element-wise loops vectorize without reassociating
+// floating-point sums.
 #include "llm/matmul/row_dot.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <array>
 #include <string>
-#include <utility>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/gemv.h"
@@ -132,40 +132,137 @@ void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row
 
 namespace {
 
-bool UseAvx512() {
-#if defined(__x86_64__)
-  static const bool use = [] {
-    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-    return CpuSupports(Isa::kAvx512) && (force == nullptr || std::string(force) != "reference");
-  }();
-  return use;
-#else
-  return false;
-#endif
+constexpr char kOp[] = "row_dot";
+constexpr char kLayout[] = "rows";
+
+// The types whose rows are dequantized 256 elements at a time, and Tessel's group types.
+constexpr GgmlType kDequantTypes[] = {GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,  GgmlType::kQ3_K,  GgmlType::kQ4_K,
+                                      GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
+constexpr GgmlType kGroupTypes[] = {
+    GgmlType::kTesselI4G32, GgmlType::kTesselI4G32A, GgmlType::kTesselI4G64, GgmlType::kTesselI4G64A,
+    GgmlType::kTesselI4G128, GgmlType::kTesselI4G128A, GgmlType::kTesselI3G32, GgmlType::kTesselI3G32A,
+    GgmlType::kTesselI3G64, GgmlType::kTesselI3G64A, GgmlType::kTesselI3G128, GgmlType::kTesselI3G128A};
+// Type ids run to the last group type.
+constexpr int kTypeIds = static_cast<int>(GgmlType::kTesselI3G128A) + 1;
+
+// The costs only rank the kernels: the widest vectors the CPU has first, the portable loops last.
+template <int kRank>
+double Rank(const ProblemShape&) {
+  return kRank;
+}
+// ProblemShape::n is the number of parallel streams one call should read (CpuFeatures::row_streams*):
+// the 4-stream kernels serve 4, the 2-stream ones any other count.
+bool FourStreams(const ProblemShape& s) { return s.n == 4; }
+bool TwoStreams(const ProblemShape& s) { return s.n != 4; }
+
+RowDotKernel Entry(const char* name, GgmlType type, Isa isa, const char* backend, bool (*legal)(const ProblemShape&),
+                   double (*rank)(const ProblemShape&), RowDotFn fn) {
+  return MakeKernelEntry<RowDotFn>(name, kOp, std::string(GgmlTypeName(type)), kLayout, isa, backend, legal, rank,
+                                   fn);
 }
 
-// AVX2 + FMA + F16C without AVX-512 (row_dot_avx2.cc), unless the reference backend is forced.
-bool UseAvx2() {
+KernelRegistry<RowDotFn>* BuildRowDotRegistry() {
+  auto* r = new KernelRegistry<RowDotFn>;
+  r->Register(Entry("f32_rowdot__portable", GgmlType::kF32, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    f32_rowdot__portable));
+  r->Register(Entry("f16_rowdot__portable", GgmlType::kF16, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    f16_rowdot__portable));
+  r->Register(Entry("bf16_rowdot__portable", GgmlType::kBF16, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    bf16_rowdot__portable));
 #if defined(__x86_64__)
-  static const bool use = [] {
-    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-    return !UseAvx512() && CpuSupports(Isa::kAvx2) && (force == nullptr || std::string(force) != "reference");
-  }();
-  return use;
-#else
-  return false;
+  struct Simd {
+    const char* name;
+    GgmlType type;
+    Isa isa;
+    bool (*legal)(const ProblemShape&);
+    double (*rank)(const ProblemShape&);
+    RowDotFn fn;
+  };
+  const Simd simd[] = {
+      {"f32_rowdot__avx512", GgmlType::kF32, Isa::kAvx512, FourStreams, Rank<1>, f32_rowdot__avx512},
+      {"f16_rowdot__avx512", GgmlType::kF16, Isa::kAvx512, FourStreams, Rank<1>, f16_rowdot__avx512},
+      {"bf16_rowdot__avx512", GgmlType::kBF16, Isa::kAvx512, FourStreams, Rank<1>, bf16_rowdot__avx512},
+      {"f32_rowdot_2streams__avx512", GgmlType::kF32, Isa::kAvx512, TwoStreams, Rank<1>, f32_rowdot_2streams__avx512},
+      {"f16_rowdot_2streams__avx512", GgmlType::kF16, Isa::kAvx512, TwoStreams, Rank<1>, f16_rowdot_2streams__avx512},
+      {"bf16_rowdot_2streams__avx512", GgmlType::kBF16, Isa::kAvx512, TwoStreams, Rank<1>,
+       bf16_rowdot_2streams__avx512},
+      {"f32_rowdot__avx2", GgmlType::kF32, Isa::kAvx2, FourStreams, Rank<2>, f32_rowdot__avx2},
+      {"f16_rowdot__avx2", GgmlType::kF16, Isa::kAvx2, FourStreams, Rank<2>, f16_rowdot__avx2},
+      {"bf16_rowdot__avx2", GgmlType::kBF16, Isa::kAvx2, FourStreams, Rank<2>, bf16_rowdot__avx2},
+      {"f32_rowdot_2streams__avx2", GgmlType::kF32, Isa::kAvx2, TwoStreams, Rank<2>, f32_rowdot_2streams__avx2},
+      {"f16_rowdot_2streams__avx2", GgmlType::kF16, Isa::kAvx2, TwoStreams, Rank<2>, f16_rowdot_2streams__avx2},
+      {"bf16_rowdot_2streams__avx2", GgmlType::kBF16, Isa::kAvx2, TwoStreams, Rank<2>, bf16_rowdot_2streams__avx2},
+  };
+  for (const Simd& k : simd) r->Register(Entry(k.name, k.type, k.isa, "x86", k.legal, k.rank, k.fn));
 #endif
+  // These run kernels/gemv's selected kernel, which honours TESSEL_FORCE_BACKEND itself.
+  r->Register(Entry("q8_0_rowdot__gemv", GgmlType::kQ8_0, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    q8_0_rowdot__gemv));
+  r->Register(Entry("q4_0_rowdot__gemv", GgmlType::kQ4_0, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    q4_0_rowdot__gemv));
+  r->Register(Entry("q4_1_rowdot__portable", GgmlType::kQ4_1, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    q4_1_rowdot__portable));
+  for (GgmlType t : kDequantTypes) {
+    r->Register(Entry("dequant_rowdot__portable", t, Isa::kPortable, "portable", nullptr, Rank<3>,
+                      dequant_rowdot__portable));
+  }
+  for (GgmlType t : kGroupTypes) {
+    TesselGroupFormat f;
+    GetTesselGroupFormat(t, &f);
+    r->Register(Entry(f.bits == 4 ? "i4g_rowdot__gemv" : "group_rowdot__portable", t, Isa::kPortable, "portable",
+                      nullptr, Rank<3>, GetGroupRowDot(t)));
+  }
+  return r;
 }
 
-#if defined(__x86_64__)
 // Streams per F16 / BF16 row-dot call (CpuFeatures::row_streams*).
 int StreamsFor(int threads) {
   const CpuFeatures& cpu = GetCpuFeatures();
   return threads > 1 ? cpu.row_streams_threaded : cpu.row_streams;
 }
-#endif
+
+// TESSEL_FORCE_BACKEND=reference runs the portable row kernels (Q4_0 / Q8_0 / INT4 then run kernels/gemv's
+// reference kernel, which reads the same setting); other settings name no row kernel and are ignored here.
+const RowDotKernel* SelectRowDot(GgmlType type, int threads) {
+  const std::string force = ForcedBackendFromEnv() == "reference" ? "portable" : "";
+  absl::StatusOr<const RowDotKernel*> e =
+      GgmlRowDotKernels().Select(kOp, GgmlTypeName(type), kLayout, ProblemShape{0, StreamsFor(threads), 0, 0}, force);
+  return e.ok() ? *e : nullptr;
+}
+
+// The kernel per type id, for one thread and for several, selected once: Matmul asks on every call.
+const RowDotKernel* CachedRowDot(GgmlType type, int threads) {
+  using Table = std::array<std::array<const RowDotKernel*, 2>, kTypeIds>;
+  static const Table* table = [] {
+    auto* t = new Table();  // leaked on purpose, like the registries
+    for (const RowDotKernel& e : GgmlRowDotKernels().entries()) {
+      const absl::StatusOr<GgmlType> type = ParseGgmlType(e.dtypes);
+      if (!type.ok()) continue;
+      const int id = static_cast<int>(*type);
+      (*t)[id][0] = SelectRowDot(*type, 1);
+      (*t)[id][1] = SelectRowDot(*type, 2);
+    }
+    return t;
+  }();
+  const int id = static_cast<int>(type);
+  if (id < 0 || id >= kTypeIds) return nullptr;
+  return (*table)[id][threads > 1 ? 1 : 0];
+}
+
+// The ISA of the F16 / BF16 row kernels: that of the conversions RowToF32 uses and of the column-block
+// layout.
+Isa FloatRowIsa() {
+  const RowDotKernel* e = CachedRowDot(GgmlType::kF16, 1);
+  return e ? e->isa : Isa::kPortable;
+}
 
 }  // namespace
+
+const KernelRegistry<RowDotFn>& GgmlRowDotKernels() {
+  // Leaked on purpose, like the other kernel registries.
+  static const KernelRegistry<RowDotFn>* registry = BuildRowDotRegistry();
+  return *registry;
+}
 
 void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
   if (w.layout == WeightLayout::kColumnBlocks) {
@@ -173,90 +270,45 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
     return;
   }
 #if defined(__x86_64__)
-  if (UseAvx512() && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
-  if (UseAvx512() && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
-  if (UseAvx2() && w.type == GgmlType::kF16) return f16_to_f32__avx2(w.row(r), dst, w.cols);
-  if (UseAvx2() && w.type == GgmlType::kBF16) return bf16_to_f32__avx2(w.row(r), dst, w.cols);
+  const Isa isa = FloatRowIsa();
+  if (isa == Isa::kAvx512 && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
+  if (isa == Isa::kAvx512 && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
+  if (isa == Isa::kAvx2 && w.type == GgmlType::kF16) return f16_to_f32__avx2(w.row(r), dst, w.cols);
+  if (isa == Isa::kAvx2 && w.type == GgmlType::kBF16) return bf16_to_f32__avx2(w.row(r), dst, w.cols);
 #endif
   DequantizeRow(w.type, w.row(r), dst, w.cols);
 }
 
 RowDotFn GetRowDot(GgmlType type, int threads) {
-  switch (type) {
-#if defined(__x86_64__)
-    case GgmlType::kF32:
-      if (UseAvx2()) return StreamsFor(threads) == 4 ? f32_rowdot__avx2 : f32_rowdot_2streams__avx2;
-      if (!UseAvx512()) return f32_rowdot__portable;
-      return StreamsFor(threads) == 4 ? f32_rowdot__avx512 : f32_rowdot_2streams__avx512;
-    case GgmlType::kF16:
-      if (UseAvx2()) return StreamsFor(threads) == 4 ? f16_rowdot__avx2 : f16_rowdot_2streams__avx2;
-      if (!UseAvx512()) return f16_rowdot__portable;
-      return StreamsFor(threads) == 4 ? f16_rowdot__avx512 : f16_rowdot_2streams__avx512;
-    case GgmlType::kBF16:
-      if (UseAvx2()) return StreamsFor(threads) == 4 ? bf16_rowdot__avx2 : bf16_rowdot_2streams__avx2;
-      if (!UseAvx512()) return bf16_rowdot__portable;
-      return StreamsFor(threads) == 4 ? bf16_rowdot__avx512 : bf16_rowdot_2streams__avx512;
-#else
-    case GgmlType::kF32: return f32_rowdot__portable;
-    case GgmlType::kF16: return f16_rowdot__portable;
-    case GgmlType::kBF16: return bf16_rowdot__portable;
-#endif
-    case GgmlType::kQ8_0: return q8_0_rowdot__gemv;
-    case GgmlType::kQ4_0: return q4_0_rowdot__gemv;
-    case GgmlType::kQ4_1: return q4_1_rowdot__portable;
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ5_1:
-    case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
-    case GgmlType::kIQ4_NL:
-    case GgmlType::kIQ4_XS: return dequant_rowdot__portable;
-    default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
-  }
+  const RowDotKernel* e = CachedRowDot(type, threads);
+  return e ? e->fn : nullptr;
 }
 
 std::string RowDotName(GgmlType type, int threads) {
-  const RowDotFn fn = GetRowDot(type, threads);
-#define TESSEL_ROWDOT(f) {f, #f}
-  static const std::pair<RowDotFn, const char*> kNames[] = {
-      TESSEL_ROWDOT(f32_rowdot__portable), TESSEL_ROWDOT(f16_rowdot__portable), TESSEL_ROWDOT(bf16_rowdot__portable),
-      TESSEL_ROWDOT(q4_1_rowdot__portable), TESSEL_ROWDOT(dequant_rowdot__portable),
-#if defined(__x86_64__)
-      TESSEL_ROWDOT(f32_rowdot__avx512), TESSEL_ROWDOT(f16_rowdot__avx512), TESSEL_ROWDOT(bf16_rowdot__avx512),
-      TESSEL_ROWDOT(f32_rowdot_2streams__avx512), TESSEL_ROWDOT(f16_rowdot_2streams__avx512),
-      TESSEL_ROWDOT(bf16_rowdot_2streams__avx512), TESSEL_ROWDOT(f32_rowdot__avx2), TESSEL_ROWDOT(f16_rowdot__avx2),
-      TESSEL_ROWDOT(bf16_rowdot__avx2), TESSEL_ROWDOT(f32_rowdot_2streams__avx2),
-      TESSEL_ROWDOT(f16_rowdot_2streams__avx2), TESSEL_ROWDOT(bf16_rowdot_2streams__avx2),
-#endif
-  };
-#undef TESSEL_ROWDOT
-  if (fn == nullptr) return "";
-  if (fn == q4_0_rowdot__gemv) return "q4_0_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kQ4_0).name + ")";
-  if (fn == q8_0_rowdot__gemv) return "q8_0_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kQ8_0).name + ")";
-  for (const auto& [f, name] : kNames) {
-    if (f == fn) return name;
-  }
-  return GroupRowDotName(type);
+  const RowDotKernel* e = CachedRowDot(type, threads);
+  if (e == nullptr) return "";
+  // The kernels/gemv kernel a __gemv row kernel runs.
+  if (e->name == "q4_0_rowdot__gemv") return e->name + "(" + SelectedGemvKernel(GemvFormat::kQ4_0).name + ")";
+  if (e->name == "q8_0_rowdot__gemv") return e->name + "(" + SelectedGemvKernel(GemvFormat::kQ8_0).name + ")";
+  if (e->name == "i4g_rowdot__gemv") return e->name + "(" + SelectedGemvKernel(GemvFormat::kInt4Group).name + ")";
+  return e->name;
 }
 
 bool ColumnBlocksAvailable(GgmlType type) {
-  return (type == GgmlType::kF16 || type == GgmlType::kBF16) && UseAvx512();
+  return (type == GgmlType::kF16 || type == GgmlType::kBF16) && FloatRowIsa() == Isa::kAvx512;
 }
 
 int DecodeStreams(const WeightMatrix& w, int threads) {
-#if defined(__x86_64__)
-  if (UseAvx2()) {
+  const Isa isa = FloatRowIsa();
+  if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
     // gemv_gemm_avx2.cc runs two streams at most.
     if (w.layout == WeightLayout::kPanel16) return std::min(GetCpuFeatures().decode_streams, 2);
     return 0;
   }
-  if (!UseAvx512()) return 0;
+  if (isa != Isa::kAvx512) return 0;
   if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
   if (w.layout == WeightLayout::kPanel16) return GetCpuFeatures().decode_streams;
-#endif
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/registry/registry.h"
 #include "llm/matmul/weight_matrix.h"
 
 namespace tessel::llm {
@@ -61,9 +62,17 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst);
 // RepackColumnBlocks pays for matrices wider than kColumnBlockCols. The portable kernels read kRows only.
 bool ColumnBlocksAvailable(GgmlType type);
 
-// The kernel for a supported type (nullptr otherwise); chosen once when a model loads. Honours
-// TESSEL_FORCE_BACKEND=reference (the portable kernels). `threads`: how many threads will run row
-// ranges of one matrix at once (the F16 / BF16 kernels read fewer parallel streams each when several do).
+// Every row kernel built for this target: op "row_dot", dtypes the ggml type's name ("F16", "Q4_K",
+// "TESSEL_I4G32"), layout "rows" (the F16 / BF16 AVX-512 kernels also read kColumnBlocks), selected on
+// ProblemShape{n = parallel streams per call}: the 4-stream kernels are legal for 4, the 2-stream ones
+// for any other count; the widest ISA the CPU has first.
+using RowDotKernel = KernelEntry<RowDotFn>;
+const KernelRegistry<RowDotFn>& GgmlRowDotKernels();
+
+// The kernel for a supported type (nullptr otherwise), selected from GgmlRowDotKernels once per type and
+// thread mode and then looked up. TESSEL_FORCE_BACKEND=reference selects the portable kernels.
+// `threads`: how many threads will run row ranges of one matrix at once (the F16 / BF16 kernels read
+// fewer parallel streams each when several do: CpuFeatures::row_streams_threaded).
 RowDotFn GetRowDot(GgmlType type, int threads = 1);
 
 // GetRowDot's kernel by name, e.g. "f16_rowdot__avx2", with the kernels/gemv kernel it runs where it
