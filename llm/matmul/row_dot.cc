@@ -1,11 +1,12 @@
-// Portable GEMV microkernels, and the registry of every row kernel. Each portable kernel keeps 32 (or 16)
-// independent lane accumulators so that the element-wise loops vectorize without reassociating
-// floating-point sums.
+// The portable row kernels of the quantized types, and the registry of every row kernel. Each portable
+// kernel keeps 32 (or 16) independent lane accumulators so that the element-wise loops vectorize without
+// reassociating floating-point sums.
 #include "llm/matmul/row_dot.h"
 
 #include <algorithm>
 #include <array>
 #include <string>
+#include <utility>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/gemv.h"
@@ -27,52 +28,16 @@ inline float ReduceLanes(float* acc, int n) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-template <typename Load>
-float DotElementwise(int64_t k, const float* x, Load load) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= k; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) acc[j] += load(i + j) * x[i + j];
-  }
-  float s = ReduceLanes(acc, kLanes);
-  for (; i < k; ++i) s += load(i) * x[i];
-  return s;
-}
-
 }  // namespace
-
-void f32_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const float* wr = reinterpret_cast<const float*>(w.data + r * stride);
-    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return wr[i]; });
-  }
-}
-
-void f16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint16_t* wr = reinterpret_cast<const uint16_t*>(w.data + r * stride);
-    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return HalfToFloat(wr[i]); });
-  }
-}
-
-void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint16_t* wr = reinterpret_cast<const uint16_t*>(w.data + r * stride);
-    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return BF16ToFloat(wr[i]); });
-  }
-}
 
 namespace {
 
 // Q8_0 and Q4_0 run kernels/gemv's kernel for this CPU (the block layouts are ggml's in both).
 template <GemvFormat kFormat>
-void gemv_rowdot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void gemv_rowdot(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   static const GemvFn kernel = SelectedGemvKernel(kFormat).fn;
   GemvArgs args;
-  args.w = w.row(row_begin);
+  args.w = w.data + row_begin * w.row_stride;
   args.x = x;
   args.y = y;
   args.rows = row_end - row_begin;
@@ -82,17 +47,17 @@ void gemv_rowdot(const WeightMatrix& w, const float* x, int64_t row_begin, int64
 
 }  // namespace
 
-void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void q8_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   gemv_rowdot<GemvFormat::kQ8_0>(w, x, row_begin, row_end, y);
 }
 
-void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void q4_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   gemv_rowdot<GemvFormat::kQ4_0>(w, x, row_begin, row_end, y);
 }
 
-void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void q4_1_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   const int64_t nb = w.cols / kQuantBlock;
-  const size_t stride = w.row_bytes();
+  const size_t stride = w.row_stride;
   constexpr int kHalf = kQuantBlock / 2;
   for (int64_t r = row_begin; r < row_end; ++r) {
     const BlockQ4_1* b = reinterpret_cast<const BlockQ4_1*>(w.data + r * stride);
@@ -110,17 +75,22 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
   }
 }
 
-void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+namespace {
+
+// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS: 256 elements at a time dequantized (ggml's
+// reference), then dotted.
+template <GgmlType kType>
+void dequant_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   // Chunks of 256 elements (whole blocks of every blocked type: 32 or 256), the last one shorter.
   constexpr int64_t kChunk = kSuperBlock;
-  const size_t stride = w.row_bytes();
+  const size_t stride = w.row_stride;
   alignas(64) float v[kChunk];
   for (int64_t r = row_begin; r < row_end; ++r) {
     const uint8_t* row = w.data + r * stride;
     float acc[kLanes] = {};
     for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
       const int64_t n = std::min(kChunk, w.cols - c0);  // a multiple of 32, hence of kLanes
-      DequantizeRow(w.type, row + GgmlRowBytes(w.type, c0), v, n);
+      DequantizeRow(kType, row + GgmlRowBytes(kType, c0), v, n);
       const float* xb = x + c0;
       for (int64_t k = 0; k < n; k += kLanes) {
         for (int j = 0; j < kLanes; ++j) acc[j] += v[k + j] * xb[k + j];
@@ -130,14 +100,10 @@ void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row
   }
 }
 
-namespace {
-
 constexpr char kOp[] = "row_dot";
 constexpr char kLayout[] = "rows";
 
-// The types whose rows are dequantized 256 elements at a time, and Tessel's group types.
-constexpr GgmlType kDequantTypes[] = {GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,  GgmlType::kQ3_K,  GgmlType::kQ4_K,
-                                      GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
+// Tessel's group types.
 constexpr GgmlType kGroupTypes[] = {
     GgmlType::kTesselI4G32, GgmlType::kTesselI4G32A, GgmlType::kTesselI4G64, GgmlType::kTesselI4G64A,
     GgmlType::kTesselI4G128, GgmlType::kTesselI4G128A, GgmlType::kTesselI3G32, GgmlType::kTesselI3G32A,
@@ -150,10 +116,6 @@ template <int kRank>
 double Rank(const ProblemShape&) {
   return kRank;
 }
-// ProblemShape::n is the number of parallel streams one call should read (CpuFeatures::row_streams*):
-// the 4-stream kernels serve 4, the 2-stream ones any other count.
-bool FourStreams(const ProblemShape& s) { return s.n == 4; }
-bool TwoStreams(const ProblemShape& s) { return s.n != 4; }
 
 RowDotKernel Entry(const char* name, GgmlType type, Isa isa, const char* backend, bool (*legal)(const ProblemShape&),
                    double (*rank)(const ProblemShape&), RowDotFn fn) {
@@ -162,39 +124,7 @@ RowDotKernel Entry(const char* name, GgmlType type, Isa isa, const char* backend
 }
 
 KernelRegistry<RowDotFn>* BuildRowDotRegistry() {
-  auto* r = new KernelRegistry<RowDotFn>;
-  r->Register(Entry("f32_rowdot__portable", GgmlType::kF32, Isa::kPortable, "portable", nullptr, Rank<3>,
-                    f32_rowdot__portable));
-  r->Register(Entry("f16_rowdot__portable", GgmlType::kF16, Isa::kPortable, "portable", nullptr, Rank<3>,
-                    f16_rowdot__portable));
-  r->Register(Entry("bf16_rowdot__portable", GgmlType::kBF16, Isa::kPortable, "portable", nullptr, Rank<3>,
-                    bf16_rowdot__portable));
-#if defined(__x86_64__)
-  struct Simd {
-    const char* name;
-    GgmlType type;
-    Isa isa;
-    bool (*legal)(const ProblemShape&);
-    double (*rank)(const ProblemShape&);
-    RowDotFn fn;
-  };
-  const Simd simd[] = {
-      {"f32_rowdot__avx512", GgmlType::kF32, Isa::kAvx512, FourStreams, Rank<1>, f32_rowdot__avx512},
-      {"f16_rowdot__avx512", GgmlType::kF16, Isa::kAvx512, FourStreams, Rank<1>, f16_rowdot__avx512},
-      {"bf16_rowdot__avx512", GgmlType::kBF16, Isa::kAvx512, FourStreams, Rank<1>, bf16_rowdot__avx512},
-      {"f32_rowdot_2streams__avx512", GgmlType::kF32, Isa::kAvx512, TwoStreams, Rank<1>, f32_rowdot_2streams__avx512},
-      {"f16_rowdot_2streams__avx512", GgmlType::kF16, Isa::kAvx512, TwoStreams, Rank<1>, f16_rowdot_2streams__avx512},
-      {"bf16_rowdot_2streams__avx512", GgmlType::kBF16, Isa::kAvx512, TwoStreams, Rank<1>,
-       bf16_rowdot_2streams__avx512},
-      {"f32_rowdot__avx2", GgmlType::kF32, Isa::kAvx2, FourStreams, Rank<2>, f32_rowdot__avx2},
-      {"f16_rowdot__avx2", GgmlType::kF16, Isa::kAvx2, FourStreams, Rank<2>, f16_rowdot__avx2},
-      {"bf16_rowdot__avx2", GgmlType::kBF16, Isa::kAvx2, FourStreams, Rank<2>, bf16_rowdot__avx2},
-      {"f32_rowdot_2streams__avx2", GgmlType::kF32, Isa::kAvx2, TwoStreams, Rank<2>, f32_rowdot_2streams__avx2},
-      {"f16_rowdot_2streams__avx2", GgmlType::kF16, Isa::kAvx2, TwoStreams, Rank<2>, f16_rowdot_2streams__avx2},
-      {"bf16_rowdot_2streams__avx2", GgmlType::kBF16, Isa::kAvx2, TwoStreams, Rank<2>, bf16_rowdot_2streams__avx2},
-  };
-  for (const Simd& k : simd) r->Register(Entry(k.name, k.type, k.isa, "x86", k.legal, k.rank, k.fn));
-#endif
+  auto* r = new KernelRegistry<RowDotFn>(RowDotKernels());  // F32, F16, BF16
   // These run kernels/gemv's selected kernel, which honours TESSEL_FORCE_BACKEND itself.
   r->Register(Entry("q8_0_rowdot__gemv", GgmlType::kQ8_0, Isa::kPortable, "portable", nullptr, Rank<3>,
                     q8_0_rowdot__gemv));
@@ -202,9 +132,19 @@ KernelRegistry<RowDotFn>* BuildRowDotRegistry() {
                     q4_0_rowdot__gemv));
   r->Register(Entry("q4_1_rowdot__portable", GgmlType::kQ4_1, Isa::kPortable, "portable", nullptr, Rank<3>,
                     q4_1_rowdot__portable));
-  for (GgmlType t : kDequantTypes) {
-    r->Register(Entry("dequant_rowdot__portable", t, Isa::kPortable, "portable", nullptr, Rank<3>,
-                      dequant_rowdot__portable));
+  const std::pair<GgmlType, RowDotFn> dequant[] = {
+      {GgmlType::kQ5_0, dequant_rowdot__portable<GgmlType::kQ5_0>},
+      {GgmlType::kQ5_1, dequant_rowdot__portable<GgmlType::kQ5_1>},
+      {GgmlType::kQ2_K, dequant_rowdot__portable<GgmlType::kQ2_K>},
+      {GgmlType::kQ3_K, dequant_rowdot__portable<GgmlType::kQ3_K>},
+      {GgmlType::kQ4_K, dequant_rowdot__portable<GgmlType::kQ4_K>},
+      {GgmlType::kQ5_K, dequant_rowdot__portable<GgmlType::kQ5_K>},
+      {GgmlType::kQ6_K, dequant_rowdot__portable<GgmlType::kQ6_K>},
+      {GgmlType::kIQ4_NL, dequant_rowdot__portable<GgmlType::kIQ4_NL>},
+      {GgmlType::kIQ4_XS, dequant_rowdot__portable<GgmlType::kIQ4_XS>},
+  };
+  for (const auto& [t, fn] : dequant) {
+    r->Register(Entry("dequant_rowdot__portable", t, Isa::kPortable, "portable", nullptr, Rank<3>, fn));
   }
   for (GgmlType t : kGroupTypes) {
     TesselGroupFormat f;
