@@ -10,15 +10,6 @@ namespace {
 
 constexpr int kLanes = 16;
 
-// Sums n (a power of two >= 4) lanes by folding halves element-wise, which vectorizes, instead of
-// a serial chain of scalar adds: with short rows the reduction is a large share of the work.
-inline float ReduceLanes(float* acc, int n) {
-  for (int half = n / 2; half >= 4; half /= 2) {
-    for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
-  }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
 template <typename Load>
 float DotElementwise(int64_t k, const float* x, Load load) {
   float acc[kLanes] = {};
@@ -26,7 +17,7 @@ float DotElementwise(int64_t k, const float* x, Load load) {
   for (; i + kLanes <= k; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) acc[j] += load(i + j) * x[i + j];
   }
-  float s = ReduceLanes(acc, kLanes);
+  float s = ReduceRowLanes(acc, kLanes);
   for (; i < k; ++i) s += load(i) * x[i];
   return s;
 }

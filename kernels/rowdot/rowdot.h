@@ -29,6 +29,15 @@ struct RowMatrixView {
 // y[r - row_begin] = dot(W[r], x) for r in [row_begin, row_end).
 using RowDotFn = void (*)(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
+// For portable row kernels: sums n (a power of two >= 4) lanes by folding halves element-wise, which vectorizes, instead of
+// a serial chain of scalar adds: with short rows the reduction is a large share of the work.
+inline float ReduceRowLanes(float* acc, int n) {
+  for (int half = n / 2; half >= 4; half /= 2) {
+    for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 // The reference twins: plain loops with independent lane accumulators, which vectorize.
 void f32_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 void f16_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);

@@ -19,15 +19,6 @@ namespace {
 
 constexpr int kLanes = 16;
 
-// Sums n (a power of two >= 4) lanes by folding halves element-wise, which vectorizes, instead of
-// a serial chain of scalar adds: with short rows the reduction is a large share of the work.
-inline float ReduceLanes(float* acc, int n) {
-  for (int half = n / 2; half >= 4; half /= 2) {
-    for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
-  }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
 }  // namespace
 
 namespace {
@@ -71,7 +62,7 @@ void q4_1_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_b
         acc[j + kHalf] += ((b[i].qs[j] >> 4) * d + m) * xb[j + kHalf];
       }
     }
-    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
+    y[r - row_begin] = ReduceRowLanes(acc, kQuantBlock);
   }
 }
 
@@ -96,7 +87,7 @@ void dequant_rowdot__portable(const RowMatrixView& w, const float* x, int64_t ro
         for (int j = 0; j < kLanes; ++j) acc[j] += v[k + j] * xb[k + j];
       }
     }
-    y[r - row_begin] = ReduceLanes(acc, kLanes);
+    y[r - row_begin] = ReduceRowLanes(acc, kLanes);
   }
 }
 
