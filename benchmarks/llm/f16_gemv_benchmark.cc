@@ -73,7 +73,7 @@ void BM_F16GemvTinyLlama(benchmark::State& state) {
   const RowDotFn fn = GetRowDot(GgmlType::kF16, 1);
   std::vector<float> x(5632, 0.25f), y(5632);
   for (auto _ : state) {
-    for (const WeightMatrix& m : mats) fn(m, x.data(), 0, m.rows, y.data());
+    for (const WeightMatrix& m : mats) fn(m.view(), x.data(), 0, m.rows, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }

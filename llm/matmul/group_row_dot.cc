@@ -63,8 +63,8 @@ float GroupDot(const uint8_t* row, const float* x, int64_t cols) {
 }
 
 template <int kBits, int kGroup, bool kAsym>
-void group_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
+void group_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const size_t stride = w.row_stride;
   for (int64_t r = row_begin; r < row_end; ++r) {
     y[r - row_begin] = GroupDot<kBits, kGroup, kAsym>(w.data + r * stride, x, w.cols);
   }
@@ -72,11 +72,12 @@ void group_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_b
 
 // One Int4Group GEMV of a single row per stored row: the row's planes are the kernel's q, scales and
 // zeros for rows = 1.
-void i4g_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+template <GgmlType kType>
+void i4g_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   static const GemvFn kernel = SelectedGemvKernel(GemvFormat::kInt4Group).fn;
   TesselGroupFormat f;
-  GetTesselGroupFormat(w.type, &f);
-  const size_t stride = w.row_bytes();
+  GetTesselGroupFormat(kType, &f);
+  const size_t stride = w.row_stride;
   GemvArgs args;
   args.group_size = f.group;
   args.f16_scales = true;
@@ -113,18 +114,16 @@ RowDotFn GetGroupRowDotPortable(GgmlType type) {
   }
 }
 
-std::string GroupRowDotName(GgmlType type) {
-  TesselGroupFormat f;
-  if (!GetTesselGroupFormat(type, &f)) return "";
-  if (f.bits == 4) return "i4g_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kInt4Group).name + ")";
-  return "group_rowdot__portable";
-}
-
 RowDotFn GetGroupRowDot(GgmlType type) {
-  TesselGroupFormat f;
-  if (!GetTesselGroupFormat(type, &f)) return nullptr;
-  if (f.bits == 4) return i4g_rowdot__gemv;
-  return GetGroupRowDotPortable(type);
+  switch (type) {
+    case GgmlType::kTesselI4G32: return i4g_rowdot__gemv<GgmlType::kTesselI4G32>;
+    case GgmlType::kTesselI4G32A: return i4g_rowdot__gemv<GgmlType::kTesselI4G32A>;
+    case GgmlType::kTesselI4G64: return i4g_rowdot__gemv<GgmlType::kTesselI4G64>;
+    case GgmlType::kTesselI4G64A: return i4g_rowdot__gemv<GgmlType::kTesselI4G64A>;
+    case GgmlType::kTesselI4G128: return i4g_rowdot__gemv<GgmlType::kTesselI4G128>;
+    case GgmlType::kTesselI4G128A: return i4g_rowdot__gemv<GgmlType::kTesselI4G128A>;
+    default: return GetGroupRowDotPortable(type);
+  }
 }
 
 }  // namespace tessel::llm

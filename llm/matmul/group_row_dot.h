@@ -13,8 +13,6 @@ RowDotFn GetGroupRowDotPortable(GgmlType type);
 // The fastest kernel for a Tessel group type: kernels/gemv's selected Int4Group kernel for INT4, the
 // portable one for INT3; nullptr for any other type.
 RowDotFn GetGroupRowDot(GgmlType type);
-// GetGroupRowDot's kernel by name ("" for other types).
-std::string GroupRowDotName(GgmlType type);
 
 }  // namespace tessel::llm
 

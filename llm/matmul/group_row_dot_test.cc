@@ -52,7 +52,7 @@ TEST_P(GroupRowDotTest, KernelsMatchReference) {
       for (RowDotFn fn : {GetGroupRowDotPortable(type), GetRowDot(type)}) {
         ASSERT_NE(fn, nullptr);
         std::vector<float> y(rows);
-        fn(w, x.data(), 0, rows, y.data());
+        fn(w.view(), x.data(), 0, rows, y.data());
         for (int64_t r = 0; r < rows; ++r) {
           EXPECT_NEAR(y[r], want[r], 2e-5f * bound[r] + 1e-6f) << GgmlTypeName(type) << " rows " << rows << " cols " << cols;
         }

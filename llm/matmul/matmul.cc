@@ -154,6 +154,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
   int64_t first_task[kMaxJobs + 1];
   int64_t rows_per_task[kMaxJobs];
   RowDotFn dot[kMaxJobs];
+  RowMatrixView dot_view[kMaxJobs];
   GemvFn gemv[kMaxJobs];
   GemvArgs gemv_args[kMaxJobs];
   GemmQ8Fn gemm[kMaxJobs];
@@ -174,6 +175,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       const GemvKernel* q8 = Q8KernelFor(w.type);
       gemv[j] = q8 ? q8->fn : nullptr;
       dot[j] = q8 ? nullptr : GetRowDot(w.type, pool_->num_threads());
+      dot_view[j] = w.view();
       // One thread: the whole matrix in one call, so that the row-dot kernel's parallel streams run its
       // full length instead of restarting per task.
       if (!q8 && pool_->num_threads() == 1) rows_per_task[j] = CeilDiv(w.rows, 16) * 16;
@@ -294,7 +296,7 @@ void Matmul::RunGroup(absl::Span<const MatmulJob> jobs, const float* x, int64_t 
       if (gemv[j]) {
         gemv[j](gemv_args[j], r0, r1);
       } else {
-        dot[j](w, x, r0, r1, jobs[j].y + r0);
+        dot[j](dot_view[j], x, r0, r1, jobs[j].y + r0);
       }
     } else if (gemm[j]) {
       const int64_t r0 = local * rows_per_task[j];

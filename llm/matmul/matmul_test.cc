@@ -304,6 +304,39 @@ TEST(RowDotTest, EverySupportedTypeHasAKernel) {
   EXPECT_EQ(GetRowDot(GgmlType::kIQ3_S), nullptr);
 }
 
+// Every registered row kernel this CPU runs, not only the selected one, against the reference: rows
+// below and across the stream split, a range that starts past row 0, and odd widths for the float types.
+TEST(RowDotTest, EveryRegisteredKernelMatchesReference) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  int ran = 0;
+  for (const RowDotKernel& e : GgmlRowDotKernels().entries()) {
+    if (!CpuSupports(e.isa)) continue;
+    const GgmlType type = *ParseGgmlType(e.dtypes);
+    const bool float_type = type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
+    for (int64_t cols : float_type ? std::vector<int64_t>{1, 83, 512} : std::vector<int64_t>{512}) {
+      for (int64_t rows : {1, 9, 37}) {
+        const std::vector<uint8_t> data = RandomWeights(type, rows, cols, rng);
+        const WeightMatrix w{type, rows, cols, data.data()};
+        std::vector<float> x(cols), want(rows), deq(cols);
+        for (float& v : x) v = dist(rng);
+        MatmulReference(w, x.data(), 1, want.data());
+        for (int64_t begin : {int64_t{0}, rows / 2}) {
+          std::vector<float> y(rows - begin, -1.0f);
+          e.fn(w.view(), x.data(), begin, rows, y.data());
+          for (int64_t r = begin; r < rows; ++r) {
+            DequantizeRow(type, w.row(r), deq.data(), cols);
+            ASSERT_NEAR(y[r - begin], want[r], Tolerance(deq.data(), x.data(), cols, false))
+                << e.name << " " << e.dtypes << " rows " << rows << " cols " << cols << " from " << begin << " at " << r;
+          }
+        }
+      }
+    }
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no row kernel runs on this CPU";
+}
+
 // The stream count tessel generate reports is the one the kernels use: CpuFeatures' row counts for
 // F16 / BF16 on AVX-512 and AVX2, its Panel16 count for repacked matrices (two at most on AVX2), none
 // for ggml rows of Q4_0 or f32.

@@ -1,9 +1,10 @@
-// Portable GEMV microkernels. Each keeps 32 (or 16) independent lane accumulators so that the
-// element-wise loops vectorize without reassociating floating-point sums.
+// The portable row kernels of the quantized types, and the registry of every row kernel. Each portable
+// kernel keeps 32 (or 16) independent lane accumulators so that the element-wise loops vectorize without
+// reassociating floating-point sums.
 #include "llm/matmul/row_dot.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -18,61 +19,16 @@ namespace {
 
 constexpr int kLanes = 16;
 
-// Sums n (a power of two >= 4) lanes by folding halves element-wise, which vectorizes, instead of
-// a serial chain of scalar adds: with short rows the reduction is a large share of the work.
-inline float ReduceLanes(float* acc, int n) {
-  for (int half = n / 2; half >= 4; half /= 2) {
-    for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
-  }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
-template <typename Load>
-float DotElementwise(int64_t k, const float* x, Load load) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= k; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) acc[j] += load(i + j) * x[i + j];
-  }
-  float s = ReduceLanes(acc, kLanes);
-  for (; i < k; ++i) s += load(i) * x[i];
-  return s;
-}
-
 }  // namespace
-
-void f32_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const float* wr = reinterpret_cast<const float*>(w.data + r * stride);
-    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return wr[i]; });
-  }
-}
-
-void f16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint16_t* wr = reinterpret_cast<const uint16_t*>(w.data + r * stride);
-    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return HalfToFloat(wr[i]); });
-  }
-}
-
-void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint16_t* wr = reinterpret_cast<const uint16_t*>(w.data + r * stride);
-    y[r - row_begin] = DotElementwise(w.cols, x, [wr](int64_t i) { return BF16ToFloat(wr[i]); });
-  }
-}
 
 namespace {
 
 // Q8_0 and Q4_0 run kernels/gemv's kernel for this CPU (the block layouts are ggml's in both).
 template <GemvFormat kFormat>
-void gemv_rowdot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void gemv_rowdot(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   static const GemvFn kernel = SelectedGemvKernel(kFormat).fn;
   GemvArgs args;
-  args.w = w.row(row_begin);
+  args.w = w.data + row_begin * w.row_stride;
   args.x = x;
   args.y = y;
   args.rows = row_end - row_begin;
@@ -82,17 +38,17 @@ void gemv_rowdot(const WeightMatrix& w, const float* x, int64_t row_begin, int64
 
 }  // namespace
 
-void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void q8_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   gemv_rowdot<GemvFormat::kQ8_0>(w, x, row_begin, row_end, y);
 }
 
-void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void q4_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   gemv_rowdot<GemvFormat::kQ4_0>(w, x, row_begin, row_end, y);
 }
 
-void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void q4_1_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   const int64_t nb = w.cols / kQuantBlock;
-  const size_t stride = w.row_bytes();
+  const size_t stride = w.row_stride;
   constexpr int kHalf = kQuantBlock / 2;
   for (int64_t r = row_begin; r < row_end; ++r) {
     const BlockQ4_1* b = reinterpret_cast<const BlockQ4_1*>(w.data + r * stride);
@@ -106,66 +62,138 @@ void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_be
         acc[j + kHalf] += ((b[i].qs[j] >> 4) * d + m) * xb[j + kHalf];
       }
     }
-    y[r - row_begin] = ReduceLanes(acc, kQuantBlock);
+    y[r - row_begin] = ReduceRowLanes(acc, kQuantBlock);
   }
 }
 
-void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+namespace {
+
+// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS: 256 elements at a time dequantized (ggml's
+// reference), then dotted.
+template <GgmlType kType>
+void dequant_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   // Chunks of 256 elements (whole blocks of every blocked type: 32 or 256), the last one shorter.
   constexpr int64_t kChunk = kSuperBlock;
-  const size_t stride = w.row_bytes();
+  const size_t stride = w.row_stride;
   alignas(64) float v[kChunk];
   for (int64_t r = row_begin; r < row_end; ++r) {
     const uint8_t* row = w.data + r * stride;
     float acc[kLanes] = {};
     for (int64_t c0 = 0; c0 < w.cols; c0 += kChunk) {
       const int64_t n = std::min(kChunk, w.cols - c0);  // a multiple of 32, hence of kLanes
-      DequantizeRow(w.type, row + GgmlRowBytes(w.type, c0), v, n);
+      DequantizeRow(kType, row + GgmlRowBytes(kType, c0), v, n);
       const float* xb = x + c0;
       for (int64_t k = 0; k < n; k += kLanes) {
         for (int j = 0; j < kLanes; ++j) acc[j] += v[k + j] * xb[k + j];
       }
     }
-    y[r - row_begin] = ReduceLanes(acc, kLanes);
+    y[r - row_begin] = ReduceRowLanes(acc, kLanes);
   }
 }
 
-namespace {
+constexpr char kOp[] = "row_dot";
+constexpr char kLayout[] = "rows";
 
-bool UseAvx512() {
-#if defined(__x86_64__)
-  static const bool use = [] {
-    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-    return CpuSupports(Isa::kAvx512) && (force == nullptr || std::string(force) != "reference");
-  }();
-  return use;
-#else
-  return false;
-#endif
+// Tessel's group types.
+constexpr GgmlType kGroupTypes[] = {
+    GgmlType::kTesselI4G32, GgmlType::kTesselI4G32A, GgmlType::kTesselI4G64, GgmlType::kTesselI4G64A,
+    GgmlType::kTesselI4G128, GgmlType::kTesselI4G128A, GgmlType::kTesselI3G32, GgmlType::kTesselI3G32A,
+    GgmlType::kTesselI3G64, GgmlType::kTesselI3G64A, GgmlType::kTesselI3G128, GgmlType::kTesselI3G128A};
+// Type ids run to the last group type.
+constexpr int kTypeIds = static_cast<int>(GgmlType::kTesselI3G128A) + 1;
+
+// The costs only rank the kernels: the widest vectors the CPU has first, the portable loops last.
+template <int kRank>
+double Rank(const ProblemShape&) {
+  return kRank;
 }
 
-// AVX2 + FMA + F16C without AVX-512 (row_dot_avx2.cc), unless the reference backend is forced.
-bool UseAvx2() {
-#if defined(__x86_64__)
-  static const bool use = [] {
-    const char* force = std::getenv("TESSEL_FORCE_BACKEND");
-    return !UseAvx512() && CpuSupports(Isa::kAvx2) && (force == nullptr || std::string(force) != "reference");
-  }();
-  return use;
-#else
-  return false;
-#endif
+RowDotKernel Entry(const char* name, GgmlType type, Isa isa, const char* backend, bool (*legal)(const ProblemShape&),
+                   double (*rank)(const ProblemShape&), RowDotFn fn) {
+  return MakeKernelEntry<RowDotFn>(name, kOp, std::string(GgmlTypeName(type)), kLayout, isa, backend, legal, rank,
+                                   fn);
 }
 
-#if defined(__x86_64__)
+KernelRegistry<RowDotFn>* BuildRowDotRegistry() {
+  auto* r = new KernelRegistry<RowDotFn>(RowDotKernels());  // F32, F16, BF16
+  // These run kernels/gemv's selected kernel, which honours TESSEL_FORCE_BACKEND itself.
+  r->Register(Entry("q8_0_rowdot__gemv", GgmlType::kQ8_0, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    q8_0_rowdot__gemv));
+  r->Register(Entry("q4_0_rowdot__gemv", GgmlType::kQ4_0, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    q4_0_rowdot__gemv));
+  r->Register(Entry("q4_1_rowdot__portable", GgmlType::kQ4_1, Isa::kPortable, "portable", nullptr, Rank<3>,
+                    q4_1_rowdot__portable));
+  const std::pair<GgmlType, RowDotFn> dequant[] = {
+      {GgmlType::kQ5_0, dequant_rowdot__portable<GgmlType::kQ5_0>},
+      {GgmlType::kQ5_1, dequant_rowdot__portable<GgmlType::kQ5_1>},
+      {GgmlType::kQ2_K, dequant_rowdot__portable<GgmlType::kQ2_K>},
+      {GgmlType::kQ3_K, dequant_rowdot__portable<GgmlType::kQ3_K>},
+      {GgmlType::kQ4_K, dequant_rowdot__portable<GgmlType::kQ4_K>},
+      {GgmlType::kQ5_K, dequant_rowdot__portable<GgmlType::kQ5_K>},
+      {GgmlType::kQ6_K, dequant_rowdot__portable<GgmlType::kQ6_K>},
+      {GgmlType::kIQ4_NL, dequant_rowdot__portable<GgmlType::kIQ4_NL>},
+      {GgmlType::kIQ4_XS, dequant_rowdot__portable<GgmlType::kIQ4_XS>},
+  };
+  for (const auto& [t, fn] : dequant) {
+    r->Register(Entry("dequant_rowdot__portable", t, Isa::kPortable, "portable", nullptr, Rank<3>, fn));
+  }
+  for (GgmlType t : kGroupTypes) {
+    TesselGroupFormat f;
+    GetTesselGroupFormat(t, &f);
+    r->Register(Entry(f.bits == 4 ? "i4g_rowdot__gemv" : "group_rowdot__portable", t, Isa::kPortable, "portable",
+                      nullptr, Rank<3>, GetGroupRowDot(t)));
+  }
+  return r;
+}
+
 // Streams per F16 / BF16 row-dot call (CpuFeatures::row_streams*).
 int StreamsFor(int threads) {
   const CpuFeatures& cpu = GetCpuFeatures();
   return threads > 1 ? cpu.row_streams_threaded : cpu.row_streams;
 }
-#endif
+
+// TESSEL_FORCE_BACKEND=reference runs the portable row kernels (Q4_0 / Q8_0 / INT4 then run kernels/gemv's
+// reference kernel, which reads the same setting); other settings name no row kernel and are ignored here.
+const RowDotKernel* SelectRowDot(GgmlType type, int threads) {
+  const std::string force = ForcedBackendFromEnv() == "reference" ? "portable" : "";
+  absl::StatusOr<const RowDotKernel*> e =
+      GgmlRowDotKernels().Select(kOp, GgmlTypeName(type), kLayout, ProblemShape{0, StreamsFor(threads), 0, 0}, force);
+  return e.ok() ? *e : nullptr;
+}
+
+// The kernel per type id, for one thread and for several, selected once: Matmul asks on every call.
+const RowDotKernel* CachedRowDot(GgmlType type, int threads) {
+  using Table = std::array<std::array<const RowDotKernel*, 2>, kTypeIds>;
+  static const Table* table = [] {
+    auto* t = new Table();  // leaked on purpose, like the registries
+    for (const RowDotKernel& e : GgmlRowDotKernels().entries()) {
+      const absl::StatusOr<GgmlType> type = ParseGgmlType(e.dtypes);
+      if (!type.ok()) continue;
+      const int id = static_cast<int>(*type);
+      (*t)[id][0] = SelectRowDot(*type, 1);
+      (*t)[id][1] = SelectRowDot(*type, 2);
+    }
+    return t;
+  }();
+  const int id = static_cast<int>(type);
+  if (id < 0 || id >= kTypeIds) return nullptr;
+  return (*table)[id][threads > 1 ? 1 : 0];
+}
+
+// The ISA of the F16 / BF16 row kernels: that of the conversions RowToF32 uses and of the column-block
+// layout.
+Isa FloatRowIsa() {
+  const RowDotKernel* e = CachedRowDot(GgmlType::kF16, 1);
+  return e ? e->isa : Isa::kPortable;
+}
 
 }  // namespace
+
+const KernelRegistry<RowDotFn>& GgmlRowDotKernels() {
+  // Leaked on purpose, like the other kernel registries.
+  static const KernelRegistry<RowDotFn>* registry = BuildRowDotRegistry();
+  return *registry;
+}
 
 void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
   if (w.layout == WeightLayout::kColumnBlocks) {
@@ -173,90 +201,45 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
     return;
   }
 #if defined(__x86_64__)
-  if (UseAvx512() && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
-  if (UseAvx512() && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
-  if (UseAvx2() && w.type == GgmlType::kF16) return f16_to_f32__avx2(w.row(r), dst, w.cols);
-  if (UseAvx2() && w.type == GgmlType::kBF16) return bf16_to_f32__avx2(w.row(r), dst, w.cols);
+  const Isa isa = FloatRowIsa();
+  if (isa == Isa::kAvx512 && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
+  if (isa == Isa::kAvx512 && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
+  if (isa == Isa::kAvx2 && w.type == GgmlType::kF16) return f16_to_f32__avx2(w.row(r), dst, w.cols);
+  if (isa == Isa::kAvx2 && w.type == GgmlType::kBF16) return bf16_to_f32__avx2(w.row(r), dst, w.cols);
 #endif
   DequantizeRow(w.type, w.row(r), dst, w.cols);
 }
 
 RowDotFn GetRowDot(GgmlType type, int threads) {
-  switch (type) {
-#if defined(__x86_64__)
-    case GgmlType::kF32:
-      if (UseAvx2()) return StreamsFor(threads) == 4 ? f32_rowdot__avx2 : f32_rowdot_2streams__avx2;
-      if (!UseAvx512()) return f32_rowdot__portable;
-      return StreamsFor(threads) == 4 ? f32_rowdot__avx512 : f32_rowdot_2streams__avx512;
-    case GgmlType::kF16:
-      if (UseAvx2()) return StreamsFor(threads) == 4 ? f16_rowdot__avx2 : f16_rowdot_2streams__avx2;
-      if (!UseAvx512()) return f16_rowdot__portable;
-      return StreamsFor(threads) == 4 ? f16_rowdot__avx512 : f16_rowdot_2streams__avx512;
-    case GgmlType::kBF16:
-      if (UseAvx2()) return StreamsFor(threads) == 4 ? bf16_rowdot__avx2 : bf16_rowdot_2streams__avx2;
-      if (!UseAvx512()) return bf16_rowdot__portable;
-      return StreamsFor(threads) == 4 ? bf16_rowdot__avx512 : bf16_rowdot_2streams__avx512;
-#else
-    case GgmlType::kF32: return f32_rowdot__portable;
-    case GgmlType::kF16: return f16_rowdot__portable;
-    case GgmlType::kBF16: return bf16_rowdot__portable;
-#endif
-    case GgmlType::kQ8_0: return q8_0_rowdot__gemv;
-    case GgmlType::kQ4_0: return q4_0_rowdot__gemv;
-    case GgmlType::kQ4_1: return q4_1_rowdot__portable;
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ5_1:
-    case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
-    case GgmlType::kIQ4_NL:
-    case GgmlType::kIQ4_XS: return dequant_rowdot__portable;
-    default: return GetGroupRowDot(type);  // Tessel group-wise INT4/INT3, or nullptr
-  }
+  const RowDotKernel* e = CachedRowDot(type, threads);
+  return e ? e->fn : nullptr;
 }
 
 std::string RowDotName(GgmlType type, int threads) {
-  const RowDotFn fn = GetRowDot(type, threads);
-#define TESSEL_ROWDOT(f) {f, #f}
-  static const std::pair<RowDotFn, const char*> kNames[] = {
-      TESSEL_ROWDOT(f32_rowdot__portable), TESSEL_ROWDOT(f16_rowdot__portable), TESSEL_ROWDOT(bf16_rowdot__portable),
-      TESSEL_ROWDOT(q4_1_rowdot__portable), TESSEL_ROWDOT(dequant_rowdot__portable),
-#if defined(__x86_64__)
-      TESSEL_ROWDOT(f32_rowdot__avx512), TESSEL_ROWDOT(f16_rowdot__avx512), TESSEL_ROWDOT(bf16_rowdot__avx512),
-      TESSEL_ROWDOT(f32_rowdot_2streams__avx512), TESSEL_ROWDOT(f16_rowdot_2streams__avx512),
-      TESSEL_ROWDOT(bf16_rowdot_2streams__avx512), TESSEL_ROWDOT(f32_rowdot__avx2), TESSEL_ROWDOT(f16_rowdot__avx2),
-      TESSEL_ROWDOT(bf16_rowdot__avx2), TESSEL_ROWDOT(f32_rowdot_2streams__avx2),
-      TESSEL_ROWDOT(f16_rowdot_2streams__avx2), TESSEL_ROWDOT(bf16_rowdot_2streams__avx2),
-#endif
-  };
-#undef TESSEL_ROWDOT
-  if (fn == nullptr) return "";
-  if (fn == q4_0_rowdot__gemv) return "q4_0_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kQ4_0).name + ")";
-  if (fn == q8_0_rowdot__gemv) return "q8_0_rowdot__gemv(" + SelectedGemvKernel(GemvFormat::kQ8_0).name + ")";
-  for (const auto& [f, name] : kNames) {
-    if (f == fn) return name;
-  }
-  return GroupRowDotName(type);
+  const RowDotKernel* e = CachedRowDot(type, threads);
+  if (e == nullptr) return "";
+  // The kernels/gemv kernel a __gemv row kernel runs.
+  if (e->name == "q4_0_rowdot__gemv") return e->name + "(" + SelectedGemvKernel(GemvFormat::kQ4_0).name + ")";
+  if (e->name == "q8_0_rowdot__gemv") return e->name + "(" + SelectedGemvKernel(GemvFormat::kQ8_0).name + ")";
+  if (e->name == "i4g_rowdot__gemv") return e->name + "(" + SelectedGemvKernel(GemvFormat::kInt4Group).name + ")";
+  return e->name;
 }
 
 bool ColumnBlocksAvailable(GgmlType type) {
-  return (type == GgmlType::kF16 || type == GgmlType::kBF16) && UseAvx512();
+  return (type == GgmlType::kF16 || type == GgmlType::kBF16) && FloatRowIsa() == Isa::kAvx512;
 }
 
 int DecodeStreams(const WeightMatrix& w, int threads) {
-#if defined(__x86_64__)
-  if (UseAvx2()) {
+  const Isa isa = FloatRowIsa();
+  if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
     // gemv_gemm_avx2.cc runs two streams at most.
     if (w.layout == WeightLayout::kPanel16) return std::min(GetCpuFeatures().decode_streams, 2);
     return 0;
   }
-  if (!UseAvx512()) return 0;
+  if (isa != Isa::kAvx512) return 0;
   if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
   if (w.layout == WeightLayout::kPanel16) return GetCpuFeatures().decode_streams;
-#endif
   return 0;
 }
 

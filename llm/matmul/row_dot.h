@@ -9,49 +9,19 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/registry/registry.h"
+#include "kernels/rowdot/rowdot.h"
 #include "llm/matmul/weight_matrix.h"
 
 namespace tessel::llm {
 
-// y[r - row_begin] = dot(W[r], x) for r in [row_begin, row_end).
-using RowDotFn = void (*)(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+// The row kernels' type, over kernels/rowdot's view of a matrix (WeightMatrix::view()).
+using RowDotFn = tessel::RowDotFn;
 
-void f32_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void f16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void bf16_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 // Through kernels/gemv's selected f32-input kernel (AVX-512, AVX2, NEON, SVE or the reference).
-void q8_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void q4_0_rowdot__gemv(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void q4_1_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K: 256 elements at a time dequantized (ggml's reference), then dotted.
-void dequant_rowdot__portable(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-
-#if defined(__x86_64__)
-// AVX-512 (row_dot_avx512.cc); GetRowDot picks them where the CPU has AVX-512. A row range is read as
-// four parallel streams, or two (`_2streams`), as CpuFeatures::row_streams (one thread) and
-// row_streams_threaded (each of several threads) say.
-void f32_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void f32_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
-                                 float* y);
-void f16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
-                                 float* y);
-void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
-                                  float* y);
-void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
-void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n);
-// The same for AVX2 + FMA + F16C CPUs without AVX-512 (row_dot_avx2.cc; plain rows only).
-void f32_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void f16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void bf16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void f32_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void f16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void bf16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
-                                float* y);
-void f16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n);
-void bf16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n);
-#endif
+void q8_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void q4_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void q4_1_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
 // Row r of w (kRows or kColumnBlocks) as f32 into dst[w.cols]: DequantizeRow, with AVX-512 conversions
 // for F16 / BF16 where GetRowDot uses AVX-512.
@@ -61,9 +31,16 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst);
 // RepackColumnBlocks pays for matrices wider than kColumnBlockCols. The portable kernels read kRows only.
 bool ColumnBlocksAvailable(GgmlType type);
 
-// The kernel for a supported type (nullptr otherwise); chosen once when a model loads. Honours
-// TESSEL_FORCE_BACKEND=reference (the portable kernels). `threads`: how many threads will run row
-// ranges of one matrix at once (the F16 / BF16 kernels read fewer parallel streams each when several do).
+// Every row kernel built for this target: kernels/rowdot's F32 / F16 / BF16 kernels (RowDotKernels, whose
+// keys and legality this follows) and, for the quantized types, Q4_0 / Q8_0 / INT4 through kernels/gemv,
+// Q4_1 and INT3 in portable loops, the others dequantized 256 elements at a time (dequant_rowdot__portable);
+// dtypes is the ggml type's name ("F16", "Q4_K", "TESSEL_I4G32").
+const KernelRegistry<RowDotFn>& GgmlRowDotKernels();
+
+// The kernel for a supported type (nullptr otherwise), selected from GgmlRowDotKernels once per type and
+// thread mode and then looked up. TESSEL_FORCE_BACKEND=reference selects the portable kernels.
+// `threads`: how many threads will run row ranges of one matrix at once (the F16 / BF16 kernels read
+// fewer parallel streams each when several do: CpuFeatures::row_streams_threaded).
 RowDotFn GetRowDot(GgmlType type, int threads = 1);
 
 // GetRowDot's kernel by name, e.g. "f16_rowdot__avx2", with the kernels/gemv kernel it runs where it

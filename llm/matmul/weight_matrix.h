@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "kernels/gemv/gemv.h"
+#include "kernels/rowdot/rowdot.h"
 #include "llm/gguf/ggml_types.h"
 
 namespace tessel::llm {
@@ -31,7 +32,7 @@ enum class WeightLayout {
 // x itself drop out of L1 between rows (TinyLlama's FFN down projection, 5632 columns: x is 22 KiB
 // against a 48 KiB L1), and then x's reloads from L2 cost DRAM streaming rate (F16, 4 streams, Zen 4:
 // 21-24 GB/s row-major, 25-29 GB/s in blocks of 2048 columns).
-constexpr int64_t kColumnBlockCols = 2048;
+constexpr int64_t kColumnBlockCols = kRowDotColumnBlockCols;
 
 struct WeightMatrix {
   GgmlType type = GgmlType::kF32;
@@ -47,6 +48,8 @@ struct WeightMatrix {
   size_t bytes() const;
   // Row r in ggml blocks, any layout: a pointer into data (kRows), or `scratch` (row_bytes()) filled.
   const uint8_t* RowBlocks(int64_t r, uint8_t* scratch) const;
+  // What the row kernels read (kRows or kColumnBlocks).
+  RowMatrixView view() const { return {data, rows, cols, row_bytes(), layout == WeightLayout::kColumnBlocks}; }
   // kColumnBlocks: how many blocks, and block b as a kRows matrix of columns
   // [b * kColumnBlockCols, min(cols, (b + 1) * kColumnBlockCols)).
   int64_t column_blocks() const { return (cols + kColumnBlockCols - 1) / kColumnBlockCols; }

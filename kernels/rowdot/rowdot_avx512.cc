@@ -13,9 +13,9 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/cpu_features.h"
-#include "llm/matmul/row_dot.h"
+#include "kernels/rowdot/rowdot.h"
 
-namespace tessel::llm {
+namespace tessel {
 namespace {
 
 // Element types of the weight rows: their bytes per element and their widening to f32.
@@ -98,39 +98,42 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
   }
 }
 
+// Rows [row_begin, row_end) of a row-major matrix at `data`, `stride` bytes apart.
 template <Elem E, int S, bool kAccumulate>
-void RowDotRows(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
+void RowDotRows(const uint8_t* data, size_t stride, int64_t cols, const float* x, int64_t row_begin, int64_t row_end,
+                float* y) {
   int64_t r = row_begin;
   const int64_t q = (row_end - row_begin) / S;
   if (q >= 2) {
     if (GetCpuFeatures().stream_prefetch) {
-      Streams<E, S, true, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
+      Streams<E, S, true, kAccumulate>(data + r * stride, stride, q, x, cols, y);
     } else {
-      Streams<E, S, false, kAccumulate>(w.data + r * stride, stride, q, x, w.cols, y);
+      Streams<E, S, false, kAccumulate>(data + r * stride, stride, q, x, cols, y);
     }
     r += S * q;
   }
   for (; r < row_end; ++r) {
-    const float dot = Row<E>(w.data + r * stride, x, w.cols);
+    const float dot = Row<E>(data + r * stride, x, cols);
     y[r - row_begin] = kAccumulate ? y[r - row_begin] + dot : dot;
   }
 }
 
-// A kColumnBlocks matrix block by block: each block's rows are linear streams again, against an
-// 8 KiB slice of x that stays in L1 (weight_matrix.h).
+// A column-block matrix block by block: each block's rows are linear streams again, against an
+// 8 KiB slice of x that stays in L1.
 template <Elem E, int S>
-void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  if (w.layout != WeightLayout::kColumnBlocks) {
-    RowDotRows<E, S, false>(w, x, row_begin, row_end, y);
+void RowDot(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  if (!w.column_blocks) {
+    RowDotRows<E, S, false>(w.data, w.row_stride, w.cols, x, row_begin, row_end, y);
     return;
   }
-  for (int64_t b = 0; b < w.column_blocks(); ++b) {
-    const float* xb = x + b * kColumnBlockCols;
-    if (b == 0) {
-      RowDotRows<E, S, false>(w.ColumnBlock(b), xb, row_begin, row_end, y);
+  for (int64_t c0 = 0; c0 < w.cols; c0 += kRowDotColumnBlockCols) {
+    const int64_t width = w.cols - c0 < kRowDotColumnBlockCols ? w.cols - c0 : kRowDotColumnBlockCols;
+    const uint8_t* block = w.data + static_cast<size_t>(w.rows) * kBytes<E> * c0;
+    const size_t stride = kBytes<E> * width;
+    if (c0 == 0) {
+      RowDotRows<E, S, false>(block, stride, width, x + c0, row_begin, row_end, y);
     } else {
-      RowDotRows<E, S, true>(w.ColumnBlock(b), xb, row_begin, row_end, y);
+      RowDotRows<E, S, true>(block, stride, width, x + c0, row_begin, row_end, y);
     }
   }
 }
@@ -150,31 +153,31 @@ void ToF32(const uint8_t* src, float* dst, int64_t n) {
 void f16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kF16>(src, dst, n); }
 void bf16_to_f32__avx512(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kBf16>(src, dst, n); }
 
-void f32_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void f32_rowdot__avx512(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kF32, 4>(w, x, row_begin, row_end, y);
 }
 
-void f16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void f16_rowdot__avx512(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kF16, 4>(w, x, row_begin, row_end, y);
 }
 
-void bf16_rowdot__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void bf16_rowdot__avx512(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kBf16, 4>(w, x, row_begin, row_end, y);
 }
 
-void f32_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+void f32_rowdot_2streams__avx512(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end,
                                  float* y) {
   RowDot<Elem::kF32, 2>(w, x, row_begin, row_end, y);
 }
 
-void f16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+void f16_rowdot_2streams__avx512(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end,
                                  float* y) {
   RowDot<Elem::kF16, 2>(w, x, row_begin, row_end, y);
 }
 
-void bf16_rowdot_2streams__avx512(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+void bf16_rowdot_2streams__avx512(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end,
                                   float* y) {
   RowDot<Elem::kBf16, 2>(w, x, row_begin, row_end, y);
 }
 
-}  // namespace tessel::llm
+}  // namespace tessel

@@ -1,16 +1,16 @@
 // AVX2 + FMA + F16C F32 / F16 / BF16 weight rows against f32 x, for x86 CPUs without AVX-512 (the scheme
-// of row_dot_avx512.cc at 8 lanes): a row range read as S linear streams in lockstep, two FMA chains per
+// of rowdot_avx512.cc at 8 lanes): a row range read as S linear streams in lockstep, two FMA chains per
 // stream, each x vector serving S rows; halves widen with vcvtph2ps (F16) or a 16-bit shift (BF16).
-// Plain rows only (ColumnBlocksAvailable is AVX-512's). Also the row-to-f32 conversions of the f32-GEMM
+// Plain rows only (only the AVX-512 kernels read column blocks). Also the row-to-f32 conversions of the f32-GEMM
 // prefill path.
 #include <immintrin.h>
 
 #include <cstring>
 
 #include "kernels/cpu/cpu_features.h"
-#include "llm/matmul/row_dot.h"
+#include "kernels/rowdot/rowdot.h"
 
-namespace tessel::llm {
+namespace tessel {
 namespace {
 
 // Element types of the weight rows: their bytes per element and their widening to f32.
@@ -92,8 +92,8 @@ void Streams(const uint8_t* w, size_t stride, int64_t q, const float* x, int64_t
 }
 
 template <Elem E, int S>
-void RowDot(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const size_t stride = w.row_bytes();
+void RowDot(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+  const size_t stride = w.row_stride;
   int64_t r = row_begin;
   const int64_t q = (row_end - row_begin) / S;
   if (q >= 2) {
@@ -115,29 +115,29 @@ void ToF32(const uint8_t* src, float* dst, int64_t n) {
 void f16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kF16>(src, dst, n); }
 void bf16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n) { ToF32<Elem::kBf16>(src, dst, n); }
 
-void f32_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void f32_rowdot__avx2(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kF32, 4>(w, x, row_begin, row_end, y);
 }
 
-void f16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void f16_rowdot__avx2(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kF16, 4>(w, x, row_begin, row_end, y);
 }
 
-void bf16_rowdot__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void bf16_rowdot__avx2(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kBf16, 4>(w, x, row_begin, row_end, y);
 }
 
-void f32_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void f32_rowdot_2streams__avx2(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kF32, 2>(w, x, row_begin, row_end, y);
 }
 
-void f16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
+void f16_rowdot_2streams__avx2(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   RowDot<Elem::kF16, 2>(w, x, row_begin, row_end, y);
 }
 
-void bf16_rowdot_2streams__avx2(const WeightMatrix& w, const float* x, int64_t row_begin, int64_t row_end,
+void bf16_rowdot_2streams__avx2(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end,
                                 float* y) {
   RowDot<Elem::kBf16, 2>(w, x, row_begin, row_end, y);
 }
 
-}  // namespace tessel::llm
+}  // namespace tessel
