@@ -10,24 +10,20 @@
 #include <memory>
 #include <vector>
 
-#include "support/thread_pool.h"
+#include "kernels/attention/flash_tile.h"
 #include "llm/kv_cache/kv_view.h"
+#include "support/thread_pool.h"
 
 namespace tessel::llm {
 
-struct AttentionParams {
-  int num_heads = 0;
-  int num_kv_heads = 0;  // divides num_heads; query head h reads KV head h / (num_heads / num_kv_heads)
-  int head_dim = 0;
-  float scale = 0;         // usually 1 / sqrt(head_dim)
-  int sliding_window = 0;  // 0: unlimited; else the query at p sees keys (p - window, p]
-};
+// Defined with the tile kernels (kernels/attention/flash_tile.h).
+using ::tessel::AttentionParams;
 
 // Per-thread scratch, sized once for the largest head size and group.
 class AttentionScratch {
  public:
-  static constexpr int kQueryTile = 16;  // queries per task
-  static constexpr int kKeyTile = 16;    // keys per online-softmax step (one vector)
+  static constexpr int kQueryTile = kFlashQueryTile;  // queries per task
+  static constexpr int kKeyTile = kFlashKeyTile;      // keys per online-softmax step (one vector)
 
   AttentionScratch(const AttentionParams& params, int num_threads);
   float* Get(int thread) { return buffers_[thread].get(); }
@@ -41,6 +37,10 @@ class AttentionScratch {
 // q and out are [n, num_heads, head_dim].
 void FlashAttention(const AttentionParams& p, const float* q, int64_t n, int64_t pos0, const KvView& kv, float* out,
                     ThreadPool* pool, AttentionScratch* scratch);
+
+// FlashAttention with a given tile kernel (tests run every kernel of FlashTileKernels() through this).
+void RunFlashAttention(FlashTileFn tile, const AttentionParams& p, const float* q, int64_t n, int64_t pos0,
+                       const KvView& kv, float* out, ThreadPool* pool, AttentionScratch* scratch);
 
 }  // namespace tessel::llm
 

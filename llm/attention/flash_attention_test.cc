@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/attention/flash_tile.h"
 #include "kernels/registry/registry.h"
-#include "llm/attention/internal/flash_tile.h"
 #include "llm/attention/reference_attention.h"
 #include "support/fp16.h"
 #include "llm/kv_cache/paged_kv_cache.h"

@@ -3,9 +3,9 @@
 // baseline copy's (16 registers).
 #include <immintrin.h>
 
-#include "llm/attention/internal/flash_tile_vec16.inc"
+#include "kernels/attention/internal/flash_tile_vec16.inc"
 
-namespace tessel::llm {
+namespace tessel {
 namespace {
 
 struct Avx2Ops {
@@ -26,4 +26,4 @@ void flash_tile__avx2(const AttentionParams& p, const float* q, int64_t n, int64
   VectorTileAny<Avx2Ops>(p, q, n, pos0, kv, out, kv_head, i0, scratch);
 }
 
-}  // namespace tessel::llm
+}  // namespace tessel

@@ -3,9 +3,9 @@
 // accumulators at once.
 #include <immintrin.h>
 
-#include "llm/attention/internal/flash_tile_vec16.inc"
+#include "kernels/attention/internal/flash_tile_vec16.inc"
 
-namespace tessel::llm {
+namespace tessel {
 namespace {
 
 struct Avx512Ops {
@@ -24,4 +24,4 @@ void flash_tile__avx512(const AttentionParams& p, const float* q, int64_t n, int
   VectorTileAny<Avx512Ops>(p, q, n, pos0, kv, out, kv_head, i0, scratch);
 }
 
-}  // namespace tessel::llm
+}  // namespace tessel
