@@ -359,6 +359,14 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // odd vectors) halve the vpdpbusd latency chain. Q4_0's high nibbles are used in place (v & 0xf0 =
 // 16 x nibble: one AND, no shift per vector) and their chain is divided by 16 once per block (exact).
 //
+// The Panel16 pair two pairs ahead of `pair` in its stream, line by line (a prefetch past the matrix
+// is harmless: it never faults).
+template <int64_t kPair>
+inline void PrefetchTwoPairsAhead(const uint8_t* pair) {
+#pragma GCC unroll 9
+  for (int l = 0; l < kPair / 64; ++l) _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
+}
+
 // kStreams panels run in lockstep, each from its own contiguous part of the row range: kStreams
 // linear streams, as the read-bandwidth probe's best case (benchmarks/kernels/machine_limits.h). One
 // core keeps more DRAM requests in flight on several streams than the hardware prefetcher does on
@@ -426,13 +434,7 @@ void Panel16GemvPanels(const GemmQ8Args& a, const uint8_t* const* panels, float*
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* pair = panels[s] + j * kPair;
-        if (kPrefetch && h == 0) {
-          // Two pairs ahead in this stream (a prefetch past the matrix is harmless: it never faults).
-#pragma GCC unroll 9
-          for (int l = 0; l < kPair / 64; ++l) {
-            _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
-          }
-        }
+        if (kPrefetch && h == 0) PrefetchTwoPairsAhead<kPair>(pair);
         // The scales first: they lead the pair (gemv.h), so the loads walk the stream in address order.
         const __m512 d = LoadHalves16(PairScales(pair, h));
         __m512i dot0 = bias, dot1 = _mm512_setzero_si512();
@@ -491,12 +493,7 @@ void Panel16FewTokensPanels(const GemmQ8Args& a, const uint8_t* const* panels, f
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* pair = panels[s] + j * kPair;
-        if (kPrefetch && h == 0) {
-#pragma GCC unroll 9
-          for (int l = 0; l < kPair / 64; ++l) {
-            _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
-          }
-        }
+        if (kPrefetch && h == 0) PrefetchTwoPairsAhead<kPair>(pair);
         const __m512 d = LoadHalves16(PairScales(pair, h));
         __m512i w[8];
 #pragma GCC unroll 8

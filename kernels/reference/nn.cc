@@ -50,6 +50,17 @@ struct Window3 {
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
 };
 
+// The extents a convolution (or its transpose) loops over: x [N, C, ...], y [N, M, ...], `group`
+// groups, window geometry g.
+struct ConvShape {
+  int64_t n_batch, c_in, m_out, cg, mg, in_plane, out_plane, k_vol;
+};
+
+ConvShape ConvShapeOf(const Tensor& x, const Tensor& y, int64_t group, const Window3& g) {
+  const int64_t c_in = x.dim(1), m_out = y.dim(1);
+  return {x.dim(0), c_in, m_out, c_in / group, m_out / group, g.in_size(), g.out_size(), g.k[0] * g.k[1] * g.k[2]};
+}
+
 absl::StatusOr<Window3> ToWindow3(const Node& node, const WindowParams& p, const Tensor& x, const Tensor& y) {
   const int ns = p.num_spatial();
   if (ns > 3) {
@@ -106,14 +117,7 @@ absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
   if (!p.ok()) return p.status();
   absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
   if (!g.ok()) return g.status();
-  const int64_t n_batch = x.dim(0);
-  const int64_t c_in = x.dim(1);
-  const int64_t m_out = w.dim(0);
-  const int64_t cg = c_in / p->group;
-  const int64_t mg = m_out / p->group;
-  const int64_t in_plane = g->in_size();
-  const int64_t out_plane = g->out_size();
-  const int64_t k_vol = g->k[0] * g->k[1] * g->k[2];
+  const auto [n_batch, c_in, m_out, cg, mg, in_plane, out_plane, k_vol] = ConvShapeOf(x, y, p->group, *g);
   const int64_t rows = cg * k_vol;  // one per (input channel of the group, kernel tap), weight order
   const float* xd = x.data<float>();
   const float* wd = w.data<float>();
@@ -275,14 +279,7 @@ absl::Status ConvTransposeKernel(const Node& node, Inputs inputs, absl::Span<Ten
   if (!p.ok()) return p.status();
   absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
   if (!g.ok()) return g.status();
-  const int64_t n_batch = x.dim(0);
-  const int64_t c_in = x.dim(1);
-  const int64_t m_out = y.dim(1);
-  const int64_t cg = c_in / p->group;
-  const int64_t mg = m_out / p->group;
-  const int64_t in_plane = g->in_size();
-  const int64_t out_plane = g->out_size();
-  const int64_t k_vol = g->k[0] * g->k[1] * g->k[2];
+  const auto [n_batch, c_in, m_out, cg, mg, in_plane, out_plane, k_vol] = ConvShapeOf(x, y, p->group, *g);
   const float* xd = x.data<float>();
   const float* wd = w.data<float>();
   float* yd = y.data<float>();
