@@ -7,8 +7,9 @@
 
 #include "gtest/gtest.h"
 #include "support/thread_pool.h"
-#include "llm/matmul/group_row_dot.h"
+#include "kernels/rowdot/rowdot_quant.h"
 #include "llm/matmul/matmul.h"
+#include "llm/matmul/row_dot.h"
 
 namespace tessel::llm {
 namespace {
@@ -49,7 +50,7 @@ TEST_P(GroupRowDotTest, KernelsMatchReference) {
         DequantizeRow(type, w.row(r), row.data(), cols);
         for (int64_t k = 0; k < cols; ++k) bound[r] += std::fabs(row[k] * x[k]);
       }
-      for (RowDotFn fn : {GetGroupRowDotPortable(type), GetRowDot(type)}) {
+      for (RowDotFn fn : {GroupRowDotPortable(f.bits, f.group, f.asymmetric), GetRowDot(type)}) {
         ASSERT_NE(fn, nullptr);
         std::vector<float> y(rows);
         fn(w.view(), x.data(), 0, rows, y.data());

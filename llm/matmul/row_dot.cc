@@ -1,6 +1,6 @@
-// The portable row kernels of the quantized types, and the registry of every row kernel. Each portable
-// kernel keeps 32 (or 16) independent lane accumulators so that the element-wise loops vectorize without
-// reassociating floating-point sums.
+// The registry of every row kernel, keyed by ggml type: kernels/rowdot's float and quantized-format
+// kernels, and the dequantize-then-dot loop for the other ggml types, which keeps 16 independent lane
+// accumulators so that it vectorizes without reassociating floating-point sums.
 #include "llm/matmul/row_dot.h"
 
 #include <algorithm>
@@ -11,65 +11,17 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/registry/registry.h"
-#include "support/fp16.h"
-#include "llm/matmul/group_row_dot.h"
+#include "kernels/rowdot/rowdot_quant.h"
 
 namespace tessel::llm {
 namespace {
 
-constexpr int kLanes = 16;
-
-}  // namespace
-
-namespace {
-
-// Q8_0 and Q4_0 run kernels/gemv's kernel for this CPU (the block layouts are ggml's in both).
-template <GemvFormat kFormat>
-void gemv_rowdot(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  static const GemvFn kernel = SelectedGemvKernel(kFormat).fn;
-  GemvArgs args;
-  args.w = w.data + row_begin * w.row_stride;
-  args.x = x;
-  args.y = y;
-  args.rows = row_end - row_begin;
-  args.cols = w.cols;
-  kernel(args, 0, args.rows);
-}
-
-}  // namespace
-
-void q8_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  gemv_rowdot<GemvFormat::kQ8_0>(w, x, row_begin, row_end, y);
-}
-
-void q4_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  gemv_rowdot<GemvFormat::kQ4_0>(w, x, row_begin, row_end, y);
-}
-
-void q4_1_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
-  const int64_t nb = w.cols / kQuantBlock;
-  const size_t stride = w.row_stride;
-  constexpr int kHalf = kQuantBlock / 2;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const BlockQ4_1* b = reinterpret_cast<const BlockQ4_1*>(w.data + r * stride);
-    float acc[kQuantBlock] = {};
-    for (int64_t i = 0; i < nb; ++i) {
-      const float d = HalfToFloat(b[i].d);
-      const float m = HalfToFloat(b[i].m);
-      const float* xb = x + i * kQuantBlock;
-      for (int j = 0; j < kHalf; ++j) {
-        acc[j] += ((b[i].qs[j] & 0x0F) * d + m) * xb[j];
-        acc[j + kHalf] += ((b[i].qs[j] >> 4) * d + m) * xb[j + kHalf];
-      }
-    }
-    y[r - row_begin] = ReduceRowLanes(acc, kQuantBlock);
-  }
-}
-
-namespace {
-
 // Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS: 256 elements at a time dequantized (ggml's
 // reference), then dotted.
+constexpr int kLanes = 16;
+
+// Dequantization is llm/gguf's reference (DequantizeRow), which kernels/ does not know, so this composed
+// kernel stays beside the registry.
 template <GgmlType kType>
 void dequant_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
   // Chunks of 256 elements (whole blocks of every blocked type: 32 or 256), the last one shorter.
@@ -141,7 +93,7 @@ KernelRegistry<RowDotFn>* BuildRowDotRegistry() {
     TesselGroupFormat f;
     GetTesselGroupFormat(t, &f);
     r->Register(Entry(f.bits == 4 ? "i4g_rowdot__gemv" : "group_rowdot__portable", t, Isa::kPortable, "portable",
-                      nullptr, Rank<3>, GetGroupRowDot(t)));
+                      nullptr, Rank<3>, GroupRowDot(f.bits, f.group, f.asymmetric)));
   }
   return r;
 }

@@ -1,8 +1,7 @@
-// Weight-only GEMV microkernels: dot products of quantized weight rows with an f32 vector, blocks
-// dequantized in registers. Portable C++ written so that the compiler vectorizes it (independent
-// per-lane accumulators, fixed trip counts); Q4_0, Q8_0 and group-wise INT4 use kernels/gemv's
-// per-ISA kernels.
-// Kernels trust their arguments: cols is a multiple of the block size.
+// The decode row kernel per ggml type: kernels/rowdot's kernels (F32 / F16 / BF16, Q4_0 / Q8_0 / INT4
+// through kernels/gemv, Q4_1 and INT3 in portable loops) and, for the other quantized types, a portable
+// dequantize-then-dot loop over llm/gguf's reference dequantization. Selected once per type and thread
+// mode. Kernels trust their arguments: cols is a multiple of the block size.
 #ifndef TESSEL_LLM_MATMUL_ROW_DOT_H_
 #define TESSEL_LLM_MATMUL_ROW_DOT_H_
 
@@ -17,11 +16,6 @@ namespace tessel::llm {
 
 // The row kernels' type, over kernels/rowdot's view of a matrix (WeightMatrix::view()).
 using RowDotFn = tessel::RowDotFn;
-
-// Through kernels/gemv's selected f32-input kernel (AVX-512, AVX2, NEON, SVE or the reference).
-void q8_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void q4_0_rowdot__gemv(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
-void q4_1_rowdot__portable(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
 // Row r of w (kRows or kColumnBlocks) as f32 into dst[w.cols]: DequantizeRow, with AVX-512 conversions
 // for F16 / BF16 where GetRowDot uses AVX-512.
