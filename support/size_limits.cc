@@ -45,6 +45,8 @@ std::string FormatBytes(uint64_t bytes) {
   return absl::StrCat(bytes, " bytes");
 }
 
+std::string FormatMiB(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
+
 absl::StatusOr<MemoryCeiling> GetMemoryCeiling() {
   MemoryCeiling c;
   const long pages = ::sysconf(_SC_PHYS_PAGES);

@@ -35,6 +35,8 @@ absl::StatusOr<MemoryCeiling> GetMemoryCeiling();
 
 // Decimal units, as the rest of Tessel prints sizes: "812 bytes", "1.5 MB", "34.36 GB".
 std::string FormatBytes(uint64_t bytes);
+// Binary mebibytes with one decimal, "10.5 MiB": for sizes a user gives in MiB (tessel serve --kv-mb).
+std::string FormatMiB(uint64_t bytes);
 
 // OK when `bytes` fit under the ceiling; otherwise ResourceExhausted "<what> needs 34.36 GB; this
 // machine has 25.23 GB".

@@ -111,8 +111,8 @@ absl::StatusOr<std::unique_ptr<LlamaRuntime>> LlamaRuntime::Create(const LlamaMo
     const int64_t blocks = static_cast<int64_t>(o.kv_budget_bytes / static_cast<size_t>(block_bytes));
     if (blocks < blocks_per_seq) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "a KV budget of ", FormatBytes(o.kv_budget_bytes), " holds ", blocks * o.kv_block_size,
-          " tokens, less than one context of ", o.max_context, " tokens (", FormatBytes(blocks_per_seq * block_bytes),
+          "a KV budget of ", FormatMiB(o.kv_budget_bytes), " holds ", blocks * o.kv_block_size,
+          " tokens, less than one context of ", o.max_context, " tokens (", FormatMiB(blocks_per_seq * block_bytes),
           "); raise the budget or lower the context"));
     }
     kv_bytes = blocks * block_bytes;

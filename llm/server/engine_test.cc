@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llm/evaluate/evaluate.h"
@@ -268,6 +269,9 @@ TEST_F(EngineTest, KvBudgetAdmitsWhatFitsAndQueuesTheRest) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("less than one context of 128 tokens"));
+  // In the unit of --kv-mb.
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr(absl::StrFormat("KV budget of %.1f MiB", 7.0 * block_bytes / 1048576.0)));
 }
 
 TEST(Utf8Test, CompletePrefix) {
