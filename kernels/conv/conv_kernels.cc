@@ -106,7 +106,7 @@ class GemmConvKernel : public OpKernel {
     if (!g.ok()) return g.status();
     std::unique_ptr<GemmConvKernel> k(new GemmConvKernel);
     k->g_ = *g;
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, g->flops() / 2);
     k->flags_ = ParallelFlags(args);
     k->x_ = args.inputs[0]->data<float>();
     k->bias_ = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
@@ -237,7 +237,7 @@ class DirectGemmConvKernel : public OpKernel {
     const ClampActivation act = ReadClampActivation(args.node, "");
     k->lo_ = act.lo;
     k->hi_ = act.hi;
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, g->flops() / 2);
     k->flags_ = ParallelFlags(args);
     k->tasks_ = Tasks(args);
     for (int64_t t = 0; t < k->tasks_; ++t) k->cols_.emplace_back(k->direct_ ? 0 : kBlockRows * k->k_);
@@ -414,7 +414,7 @@ class GemmFcKernel : public OpKernel {
     const FcShape& fc = *shape;
     std::unique_ptr<GemmFcKernel> k(new GemmFcKernel);
     k->fc_ = fc;
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, static_cast<double>(fc.batch) * fc.k * fc.n);
     k->flags_ = ParallelFlags(args);
     k->a_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();
@@ -507,7 +507,7 @@ class FcGemvKernel : public OpKernel {
     if (fc.bias >= 0) std::memcpy(k->bias_.data(), args.inputs[fc.bias]->data<float>(), fc.n * sizeof(float));
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, static_cast<double>(fc.batch) * fc.k * fc.n);
     k->flags_ = ParallelFlags(args);
     k->tasks_ = static_cast<int>(std::min<int64_t>(Tasks(args), k->panels_));
     return std::unique_ptr<OpKernel>(std::move(k));

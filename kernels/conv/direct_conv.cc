@@ -58,7 +58,7 @@ class DirectConvKernel : public OpKernel {
     p.zeros = k->zeros_.data();
     // Per task, a border chunk's strip: in the session's shared scratch where there is one.
     k->strip_floats_ = (DirectConvStripFloats(p) + 15) / 16 * 16;
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, g->flops() / 2);
     k->flags_ = ParallelFlags(args);
     k->tasks_ = std::max(1, args.num_threads);
     k->scratch_.Bind(args, k->tasks_, k->strip_floats_ * sizeof(float));

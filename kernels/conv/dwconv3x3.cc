@@ -43,7 +43,7 @@ class DwConv3x3Kernel : public OpKernel {
     k->g_ = *g;
     k->row_ = row;
     k->pixel_ = pixel;
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, g->flops() / 2);
     k->flags_ = ParallelFlags(args);
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();

@@ -305,7 +305,9 @@ class DwPwKernel : public OpKernel {
     const Tensor& w_pw = *args.inputs[3];
     std::unique_ptr<DwPwKernel> k(new DwPwKernel);
     k->g_ = *g;
-    k->pool_ = args.threadpool;
+    // The depthwise and pointwise multiply-adds (an expansion only adds work).
+    k->pool_ = PoolForWork(args.threadpool, g->flops() / 2 + static_cast<double>(g->n * g->oh * g->ow) * g->c *
+                                                                    static_cast<double>(w_pw.dim(0)));
     k->flags_ = ParallelFlags(args);
     k->x_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();

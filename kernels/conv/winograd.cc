@@ -251,7 +251,7 @@ class WinogradKernel : public OpKernel {
     if (!g.ok()) return g.status();
     std::unique_ptr<WinogradKernel> k(new WinogradKernel);
     k->g_ = *g;
-    k->pool_ = args.threadpool;
+    k->pool_ = PoolForWork(args.threadpool, g->flops() / 2);
     k->flags_ = ParallelFlags(args);
     k->x_ = args.inputs[0]->data<float>();
     k->bias_ = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;

@@ -113,6 +113,16 @@ struct OpKernelArgs {
 // The pthreadpool flags for a parallel region under `args`.
 uint32_t ParallelFlags(const OpKernelArgs& args);
 
+// Below this many multiply-adds (tens of microseconds of work on a small core) a parallel region costs
+// more than it saves: waking sleeping workers takes microseconds each, and the calling thread then waits
+// for the slowest. Kernels run such work on the calling thread (PoolForWork).
+inline constexpr double kMinParallelMacs = 1 << 16;
+
+// `pool`, or nullptr (run on the calling thread) when `macs` is too little work to split.
+inline pthreadpool_t PoolForWork(pthreadpool_t pool, double macs) {
+  return macs < kMinParallelMacs ? nullptr : pool;
+}
+
 // Runs k->RunTask(t) for every task t < tasks on `pool` (on the calling thread where pool is null):
 // the parallel region of a kernel that splits its work into tasks.
 template <typename K>
