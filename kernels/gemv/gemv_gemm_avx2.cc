@@ -10,6 +10,7 @@
 //   and x with w's sign (vpsignb), |pair| <= 2 x 128 x 127; one vpmaddwd per product.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -138,7 +139,7 @@ const __m256i* ExpandX(const GemmQ8Args& a) {
 
 // Decode: kS panels (16 rows each) in lockstep, each from its own part of the row range, so that one
 // core keeps kS linear streams in flight (as the AVX-512 kernel and the read-bandwidth probe).
-template <bool kQ4, bool kNL, int kS>
+template <bool kQ4, bool kNL, int kS, bool kPrefetch>
 void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* panels, float* const* y,
                 const int* rows) {
   constexpr int64_t kPair = Panel16PairBytes(kQ4);
@@ -162,6 +163,7 @@ void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* pa
 #pragma GCC unroll 4
     for (int s = 0; s < kS; ++s) {
       const uint8_t* pair = panels[s] + j * kPair;
+      if (kPrefetch && h == 0) PrefetchTwoPairsAhead<kPair>(pair);
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
         const __m256i dot = BlockDots<kQ4, kNL>(pair, h, half, xv, bias, table);
@@ -180,7 +182,7 @@ void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* pa
 
 // Rows [row_begin, row_end) as up to max_streams lockstep streams while each has at least two panels,
 // then fewer (gemv_gemm_avx512vnni.cc StreamPanels).
-template <bool kQ4, bool kNL>
+template <bool kQ4, bool kNL, bool kPrefetch>
 void Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const int64_t nb = a.cols / kQuantBlock;
   const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
@@ -204,10 +206,11 @@ void Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_strea
         y[s] = a.y + r;
         rows[s] = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
       }
-      GemvPanels<kQ4, kNL, S>(a, xe, panels, y, rows);
+      GemvPanels<kQ4, kNL, S, kPrefetch>(a, xe, panels, y, rows);
     }
     done += per * S;
   };
+  run(std::integral_constant<int, 4>());
   run(std::integral_constant<int, 2>());
   run(std::integral_constant<int, 1>());
 }
@@ -303,8 +306,12 @@ void Prefill(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 template <bool kQ4, bool kNL>
 void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.n == 1) {
-    // Two streams at most: four would need more than AVX2's 16 registers.
-    Gemv<kQ4, kNL>(a, row_begin, row_end, GetCpuFeatures().decode_streams >= 2 ? 2 : 1);
+    // Q4_0 reads x from memory and fits four streams' accumulators in AVX2's 16 registers; the signed
+    // kernels hold x in registers, so two streams at most.
+    const CpuFeatures& cpu = GetCpuFeatures();
+    const int streams = kQ4 && !kNL ? cpu.decode_streams : std::min(cpu.decode_streams, 2);
+    if (cpu.stream_prefetch) return Gemv<kQ4, kNL, true>(a, row_begin, row_end, streams);
+    Gemv<kQ4, kNL, false>(a, row_begin, row_end, streams);
     return;
   }
   Prefill<kQ4, kNL>(a, row_begin, row_end);

@@ -358,14 +358,7 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 // and one FMA; the lanes are already y. Two dot chains per block (Q4_0: low / high nibbles, Q8_0: even /
 // odd vectors) halve the vpdpbusd latency chain. Q4_0's high nibbles are used in place (v & 0xf0 =
 // 16 x nibble: one AND, no shift per vector) and their chain is divided by 16 once per block (exact).
-//
-// The Panel16 pair two pairs ahead of `pair` in its stream, line by line (a prefetch past the matrix
-// is harmless: it never faults).
-template <int64_t kPair>
-inline void PrefetchTwoPairsAhead(const uint8_t* pair) {
-#pragma GCC unroll 9
-  for (int l = 0; l < kPair / 64; ++l) _mm_prefetch(reinterpret_cast<const char*>(pair) + 2 * kPair + 64 * l, _MM_HINT_T0);
-}
+
 
 // kStreams panels run in lockstep, each from its own contiguous part of the row range: kStreams
 // linear streams, as the read-bandwidth probe's best case (benchmarks/kernels/machine_limits.h). One

@@ -185,8 +185,11 @@ int DecodeStreams(const WeightMatrix& w, int threads) {
   const Isa isa = FloatRowIsa();
   if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
-    // gemv_gemm_avx2.cc runs two streams at most.
-    if (w.layout == WeightLayout::kPanel16) return std::min(GetCpuFeatures().decode_streams, 2);
+    // gemv_gemm_avx2.cc runs CpuFeatures' count for Q4_0, two streams at most for the other types.
+    if (w.layout == WeightLayout::kPanel16) {
+      const int streams = GetCpuFeatures().decode_streams;
+      return w.type == GgmlType::kQ4_0 ? streams : std::min(streams, 2);
+    }
     return 0;
   }
   if (isa != Isa::kAvx512) return 0;
