@@ -19,9 +19,10 @@
 #
 # With no arguments, the seven files above (made on first use in BENCH_DIR). The Tessel INT4 file has no
 # llama.cpp side (llama.cpp does not read Tessel's group types); its row shows llama.cpp on the Q4_0 file
-# for scale. Environment: REPEATS (3), PROMPT (128), DECODE (64), THREADS ("1 2"), FLAVOURS ("native
-# avx2"), TYPES (the llama-quantize types), NODE_PEER=1 adds node-llama-cpp's prebuilt binaries as a
-# second llama.cpp column (native rows only), OUT_DIR=DIR keeps each Tessel run's stderr there (with
+# for scale. Environment: TESSEL (another tessel binary, e.g. one built before a change), REPEATS (3),
+# PROMPT (128), DECODE (64), THREADS ("1 2"), FLAVOURS ("native avx2"), TYPES (the llama-quantize
+# types), NODE_PEER=1 adds node-llama-cpp's prebuilt binaries as a second llama.cpp column (native rows
+# only), OUT_DIR=DIR keeps each Tessel run's stderr there (with
 # `tessel generate --verbose`'s kernels and decode share per weight type), RAW=FILE keeps the raw lines
 # (summarize_run.py reads them again).
 set -euo pipefail
@@ -43,7 +44,7 @@ log() { echo "[run.sh] $*" >&2; }
 log "building tessel and the read-bandwidth probe"
 bazel build --jobs=2 //cli:tessel //benchmarks/llm:read_bandwidth >&2
 BIN=bazel-out/k8-opt/bin
-TESSEL=$BIN/cli/tessel
+TESSEL=${TESSEL:-$BIN/cli/tessel}  # TESSEL=PATH compares another build (e.g. before a change)
 declare -A LLAMA_BIN
 for flavour in $FLAVOURS; do
   log "llama.cpp ($flavour): building or reusing the cached build"
