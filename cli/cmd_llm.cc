@@ -27,8 +27,10 @@
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
+#if TESSEL_HAS_SERVER
 #include "llm/server/engine.h"
 #include "llm/server/http_server.h"
+#endif
 #include "support/mapped_file.h"
 
 namespace tessel {
@@ -393,6 +395,13 @@ int LogitsCommand(int argc, char** argv) {
   return 0;
 }
 
+#if !TESSEL_HAS_SERVER
+// cpp-httplib and nlohmann/json are host packages, absent from the aarch64 sysroot (cli/BUILD).
+int ServeCommand(int, char**) {
+  std::fprintf(stderr, "tessel serve: not in this build (the HTTP server is built for the host only)\n");
+  return 1;
+}
+#else
 int ServeCommand(int argc, char** argv) {
   const std::string cmd = "serve";
   const std::vector<cli::FlagSpec> flags = {
@@ -500,5 +509,6 @@ int ServeCommand(int argc, char** argv) {
   if (!run.ok()) return cli::Fail(cmd, run);
   return 0;
 }
+#endif  // TESSEL_HAS_SERVER
 
 }  // namespace tessel

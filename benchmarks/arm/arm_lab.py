@@ -349,7 +349,7 @@ def main():
     ap.add_argument("--calibration", help="calibration .npy for the INT8 models (made when absent)")
     ap.add_argument("--what", default="cnn,llm", help="workload families to run: cnn, llm or both (default)")
     ap.add_argument("--llm-types", help="GGUF types of the LLM rows (make_bench_gguf.py: q4_0, q8_0, q4_k_m, "
-                    "iq4_xs; default q4_0,q8_0, --quick q4_0)")
+                    "iq4_xs, q2_k, q3_k; default q4_0,q8_0, --quick q4_0)")
     args = ap.parse_args()
     what = set(args.what.split(","))
     if not what or not what <= {"cnn", "llm"}:

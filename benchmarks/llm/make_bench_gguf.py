@@ -6,7 +6,9 @@ Run with /usr/bin/python3 (needs numpy only):
 Weights are random quantized blocks written directly (uniform nibbles or bytes, fp16 scales giving
 a standard deviation of about 0.02), so that 1.1B parameters take seconds, not minutes. q4_k_m is
 llama.cpp's Q4_K_M mix (Q4_K, with Q6_K for the head and some attn_v / ffn_down matrices), the type
-most published GGUF files use; iq4_xs is ggml's non-linear 4.25-bit type with a Q6_K head. The
+most published GGUF files use; iq4_xs is ggml's non-linear 4.25-bit type with a Q6_K head; q2_k and q3_k
+are every layer matrix in Q2_K or Q3_K with a Q6_K head (llama-quantize's Q2_K and Q3_K_S files keep a few
+matrices in wider types; these do not). The
 vocabulary is a valid SentencePiece (llama) one that llama.cpp loads: control tokens, 256 byte
 tokens, the printable ASCII characters with and without the word-start mark, then filler pieces up
 to 32000. A prompt of N single-letter words ("a b c ...") is N + 1 tokens with BOS in both runtimes.
@@ -23,12 +25,14 @@ import numpy as np
 
 SPACE = "\u2581"
 GGUF_U32, GGUF_I32, GGUF_F32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY = 4, 5, 6, 7, 8, 9
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K, GGML_IQ4_XS = 0, 1, 2, 8, 12, 14, 23
-FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q4_k_m": 15, "iq4_xs": 30}
-TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q4_k_m": GGML_Q4_K, "iq4_xs": GGML_IQ4_XS}
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q6_K, GGML_IQ4_XS = (
+    0, 1, 2, 8, 10, 11, 12, 14, 23)
+FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q2_k": 10, "q3_k": 11, "q4_k_m": 15, "iq4_xs": 30}
+TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q2_k": GGML_Q2_K, "q3_k": GGML_Q3_K,
+               "q4_k_m": GGML_Q4_K, "iq4_xs": GGML_IQ4_XS}
 # Bytes per element block and elements per block, by ggml type.
-BLOCK = {GGML_F16: (2, 1), GGML_Q4_0: (18, 32), GGML_Q8_0: (34, 32), GGML_Q4_K: (144, 256), GGML_Q6_K: (210, 256),
-         GGML_IQ4_XS: (136, 256)}
+BLOCK = {GGML_F16: (2, 1), GGML_Q4_0: (18, 32), GGML_Q8_0: (34, 32), GGML_Q2_K: (84, 256), GGML_Q3_K: (110, 256),
+         GGML_Q4_K: (144, 256), GGML_Q6_K: (210, 256), GGML_IQ4_XS: (136, 256)}
 TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_BYTE = 1, 2, 3, 6
 ALIGN = 32
 
@@ -129,8 +133,8 @@ def tensor_list(layers=LAYERS):
 def tensor_type(kind, name):
     """The ggml type of a matrix. q4_k_m follows llama.cpp's Q4_K_M mix: Q6_K for the output head and
     for attn_v / ffn_down in the layers its use_more_bits picks, Q4_K elsewhere; iq4_xs has a Q6_K head."""
-    if kind == "iq4_xs":
-        return GGML_Q6_K if name == "output.weight" else GGML_IQ4_XS
+    if kind in ("iq4_xs", "q2_k", "q3_k"):
+        return GGML_Q6_K if name == "output.weight" else TENSOR_TYPE[kind]
     if kind != "q4_k_m":
         return TENSOR_TYPE[kind]
     if name == "output.weight":
@@ -163,6 +167,19 @@ def random_tensor(gtype, ne, rng):
         # kvalues_iq4nl uniform (std 66): d for a weight std of about 0.02.
         out = rng.integers(0, 256, size=(n // 256, 136), dtype=np.uint8)
         out[:, 0:2] = half_bytes(0.02 / (18.5 * 66.0))
+        return out.tobytes()
+    if gtype == GGML_Q3_K:
+        # hmask, qs, 12 bytes of 6-bit scales (s - 32 uniform on -32..31, std 18.5), d: codes - 4 uniform
+        # on -4..3 (std 2.29).
+        out = rng.integers(0, 256, size=(n // 256, 110), dtype=np.uint8)
+        out[:, 108:110] = half_bytes(0.02 / (18.5 * 2.29))
+        return out.tobytes()
+    if gtype == GGML_Q2_K:
+        # scale | min << 4 bytes, qs, d, dmin: d x scale x code (scales 0..15, codes 0..3: std about 10 d)
+        # minus dmin x min.
+        out = rng.integers(0, 256, size=(n // 256, 84), dtype=np.uint8)
+        out[:, 80:82] = half_bytes(0.02 / 10.0)
+        out[:, 82:84] = half_bytes(0.002 / 7.5)
         return out.tobytes()
     if gtype in (GGML_Q4_K, GGML_Q6_K):
         # Random super-blocks with fp16 scales for a weight std of about 0.02: Q4_K's 6-bit scales
@@ -219,14 +236,14 @@ def write(path, kind, seed, layers=LAYERS):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.expanduser("~/.cache/tessel/bench"))
-    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m, iq4_xs")
+    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m, iq4_xs, q2_k, q3_k")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--layers", type=int, default=LAYERS, help="transformer blocks (TinyLlama has %d)" % LAYERS)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for kind in args.types.split(","):
         if kind not in FILE_TYPE:
-            raise SystemExit("unknown type %r: use q4_0, q8_0, f16, q4_k_m or iq4_xs" % kind)
+            raise SystemExit("unknown type %r: use q4_0, q8_0, f16, q4_k_m, iq4_xs, q2_k or q3_k" % kind)
         if args.layers < 1:
             raise SystemExit("--layers must be at least 1")
         name = kind if args.layers == LAYERS else "L%d-%s" % (args.layers, kind)

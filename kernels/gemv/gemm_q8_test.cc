@@ -699,7 +699,7 @@ TEST_P(GemmQ8GroupKernelTest, KQuantsMatchIntegerDotAndF32WithinRoundingBound) {
   }
 }
 
-// Kernels of single k-quants ("kquant_panel16xq8": Q4_K and Q6_K on Arm dotprod), on the kinds their
+// Kernels of single k-quants ("kquant_panel16xq8": the k-quants and IQ4_XS on Arm dotprod), on the kinds their
 // legality check accepts (at least one each), and the selection that routes those kinds to them.
 TEST(GemmQ8KQuantKernelTest, SingleKQuantKernelsMatchIntegerDotAndF32WithinRoundingBound) {
   int ran = 0;

@@ -21,7 +21,7 @@ bool GroupLegal(const ProblemShape& s) {
 }
 // Kernels of some k-quants ("kquant_panel16xq8"): ProblemShape::group carries GemmQ8Args::kquant.
 bool KQuantNeonLegal(const ProblemShape& s) {
-  return (s.group == 4 || s.group == 5 || s.group == 6 || s.group == kKQuantIQ4_XS) && s.n % 256 == 0;
+  return ((s.group >= 2 && s.group <= 6) || s.group == kKQuantIQ4_XS) && s.n % 256 == 0;
 }
 
 // Seconds to stream the weights at a rough single-thread rate for the kernel (GB/s).
@@ -147,7 +147,7 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
   };
   if (panel16) {
 #if defined(__aarch64__)
-    // Q4_K, Q5_K, Q6_K and IQ4_XS on Arm dotprod (Q2_K, Q3_K and the group types have no NEON kernel yet).
+    // The k-quants and IQ4_XS on Arm dotprod, named apart from the group kernel below.
     GemmQ8Kernel kq;
     kq.name = "tessel_kquant_panel16_q8_gemm__neondot";
     kq.op = "gemm";
@@ -174,6 +174,9 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
         {"avxvnni", Isa::kAvxVnni, "x86", tessel_group_panel16_q8_gemm__avxvnni},
         {"avx512vnni", Isa::kAvx512Vnni, "x86", tessel_group_panel16_q8_gemm__avx512vnni},
 #endif
+#if defined(__aarch64__)
+        {"neondot", Isa::kDotprod, "neon", tessel_group_panel16_q8_gemm__neondot},
+#endif
     };
     for (const GroupItem& it : group_items) {
       GemmQ8Kernel e;
@@ -185,8 +188,8 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
       e.backend = it.backend;
       e.legal = GroupLegal;
       // Where a CPU has several: AVX-512 VNNI, then AVX-VNNI, then AVX2.
-      e.cost = it.isa == Isa::kPortable ? StreamCost<1>
-               : it.isa == Isa::kAvx2   ? StreamCost<20>
+      e.cost = it.isa == Isa::kPortable                          ? StreamCost<1>
+               : it.isa == Isa::kAvx2 || it.isa == Isa::kDotprod ? StreamCost<20>
                : it.isa == Isa::kAvxVnni ? StreamCost<25>
                                          : StreamCost<30>;
       e.fn = it.fn;

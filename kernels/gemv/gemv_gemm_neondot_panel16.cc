@@ -1,6 +1,8 @@
-// Q4_0 / Q8_0 / IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS Panel16 kernels (gemv.h) for aarch64 with the dot-product extension
-// (Cortex-A55, A76 and later, Neoverse): decode and prefill on int8 x in the layouts QuantizeGemvInput
-// writes (the k-quants read x in the Q4_0 layout, with the per-half biases for Q6_K).
+// Panel16 kernels (gemv.h) for aarch64 with the dot-product extension (Cortex-A55, A76 and later,
+// Neoverse): Q4_0 / Q8_0 / IQ4_NL, the k-quants (Q2_K ... Q6_K) and IQ4_XS, and the group layout's types
+// (Tessel's INT4 / INT3 groups, Q4_1, Q5_0, Q5_1). Decode and prefill on int8 x in the layouts
+// QuantizeGemvInput writes (every type but Q8_0 reads x in the Q4_0 layout, with the per-half biases for
+// Q2_K, Q3_K and Q6_K).
 //
 // A 64-byte Panel16 vector (16 rows x 4 bytes) is four q registers of 4 rows each; SDOT by element
 // (vdotq_laneq_s32) multiplies each row's 4 weight bytes with the same 4 x bytes, which x's layout holds
@@ -9,9 +11,12 @@
 //   starting value) makes them code - 8, as on x86.
 // - IQ4_NL: codes looked up (vqtbl1q_s8) into ggml's signed levels; no bias.
 // - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
+// - 2-, 3- and 5-bit codes are assembled from their bit planes per step (Codes) and meet x the same way;
+//   zero points through the block or half biases, mins through the sums of x.
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Prefill runs the
-// tokens four (then two, then one) at a time over a panel: each weight vector is loaded and split once for
-// them, and the panel's weights stay in L1 between token groups.
+// tokens four (then two, then one) at a time over a panel (group types two at a time; k-quants one):
+// each weight vector is loaded and split once for them, and the panel's weights stay in L1 between
+// token groups.
 #include <arm_neon.h>
 
 #include <cstdint>
@@ -25,11 +30,63 @@ namespace {
 
 constexpr int kPanel = kPanel16Rows;
 
-// The 16 rows' f32 scales of block h of a pair.
-__attribute__((always_inline)) inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
-  const auto* s = reinterpret_cast<const float16_t*>(pair + 32 * h);
+// 16 rows' fp16 values at p as f32.
+__attribute__((always_inline)) inline void LoadHalves(const uint8_t* p, float32x4_t d[4]) {
+  const auto* s = reinterpret_cast<const float16_t*>(p);
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) d[m] = vcvt_f32_f16(vld1_f16(s + 4 * m));
+}
+
+// The 16 rows' f32 scales of block h of a pair.
+__attribute__((always_inline)) inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
+  LoadHalves(pair + 32 * h, d);
+}
+
+// Rows 4m..4m+3 of vector step k of a block of kBits-bit codes (gemv.h), as the codes of elements
+// 4k..4k+3 (lo) and 16 + 4k.. (hi), one byte per row and element:
+// - 2 and 3 bits (Q2_K, Q3_K, INT3 groups): element 4k + j's low two bits are bits 2k, 2k + 1 of byte j
+//   of vector 0, element 16 + 4k + j's of vector 1; the third bits are bits k and 4 + k of vector 2.
+// - 4 bits: Q4_0's nibbles in vector k.
+// - 5 bits (Q5_K, Q5_0, Q5_1): vector 0's byte j holds the fifth bits of elements 4k + j (bit k) and
+//   16 + 4k + j (bit 4 + k), vectors 1..4 Q4_0's nibbles.
+template <int kBits, int kStep>
+__attribute__((always_inline)) inline void Codes(const uint8_t* vec, int m, int8x16_t* lo, int8x16_t* hi) {
+  uint8x16_t l, h;
+  if constexpr (kBits <= 3) {
+    uint8x16_t v0 = vld1q_u8(vec + 16 * m), v1 = vld1q_u8(vec + 64 + 16 * m);
+    if constexpr (kStep > 0) {
+      v0 = vshrq_n_u8(v0, 2 * kStep);
+      v1 = vshrq_n_u8(v1, 2 * kStep);
+    }
+    if constexpr (kBits == 2) {
+      l = kStep == 3 ? v0 : vandq_u8(v0, vdupq_n_u8(3));
+      h = kStep == 3 ? v1 : vandq_u8(v1, vdupq_n_u8(3));
+    } else {
+      // The third bits shifted in above the low two (VSLI keeps those), then the three bits kept.
+      uint8x16_t t = vld1q_u8(vec + 128 + 16 * m), tl = t;
+      if constexpr (kStep > 0) tl = vshrq_n_u8(t, kStep);
+      const uint8x16_t th = vshrq_n_u8(t, 4 + kStep);
+      l = vandq_u8(vsliq_n_u8(v0, tl, 2), vdupq_n_u8(7));
+      h = vandq_u8(vsliq_n_u8(v1, th, 2), vdupq_n_u8(7));
+    }
+  } else if constexpr (kBits == 4) {
+    const uint8x16_t v = vld1q_u8(vec + kStep * 64 + 16 * m);
+    l = vandq_u8(v, vdupq_n_u8(0x0F));
+    h = vshrq_n_u8(v, 4);
+  } else {
+    const uint8x16_t low4 = vdupq_n_u8(0x0F), bit4 = vdupq_n_u8(0x10);
+    const uint8x16_t fifth = vld1q_u8(vec + 16 * m);
+    const uint8x16_t v = vld1q_u8(vec + (1 + kStep) * 64 + 16 * m);
+    // Bit k to bit 4 (low half), bit 4 + k to bit 4 (high half).
+    const uint8x16_t b_lo = vandq_u8(vshlq_n_u8(fifth, 4 - kStep), bit4);
+    uint8x16_t b_hi = fifth;
+    if constexpr (kStep > 0) b_hi = vshrq_n_u8(fifth, kStep);
+    b_hi = vandq_u8(b_hi, bit4);
+    l = vorrq_u8(vandq_u8(v, low4), b_lo);
+    h = vorrq_u8(vshrq_n_u8(v, 4), b_hi);
+  }
+  *lo = vreinterpretq_s8_u8(l);
+  *hi = vreinterpretq_s8_u8(h);
 }
 
 // Q4_0 / IQ4_NL vector k of a block (16 rows x 4 bytes: elements 4k..4k+3 in the low nibbles, 16 + 4k..
@@ -198,32 +255,55 @@ __attribute__((always_inline)) inline void Q6Step(const uint8_t* vec, int8x16_t 
   }
 }
 
-// Q5_K vector step k of a block: vector 0's byte j holds the fifth bits of elements 4k + j (bit k) and
-// 16 + 4k + j (bit 4 + k), vectors 1..4 Q4_K's nibbles; codes 0..31.
+// Q5_K vector step k of a block (Codes<5>): codes 0..31.
 template <int kStep>
 __attribute__((always_inline)) inline void Q5Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
                                                   int32x4_t isum[4]) {
-  const uint8x16_t low4 = vdupq_n_u8(0x0F), bit4 = vdupq_n_u8(0x10);
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
-    const uint8x16_t fifth = vld1q_u8(vec + 16 * m);
-    const uint8x16_t v = vld1q_u8(vec + (1 + kStep) * 64 + 16 * m);
-    // Bit k to bit 4 (low half), bit 4 + k to bit 4 (high half).
-    const uint8x16_t b_lo = vandq_u8(vshlq_n_u8(fifth, 4 - kStep), bit4);
-    uint8x16_t b_hi = fifth;
-    if constexpr (kStep > 0) b_hi = vshrq_n_u8(fifth, kStep);
-    b_hi = vandq_u8(b_hi, bit4);
-    const uint8x16_t lo = vorrq_u8(vandq_u8(v, low4), b_lo);
-    const uint8x16_t hi = vorrq_u8(vshrq_n_u8(v, 4), b_hi);
-    isum[m] = vdotq_laneq_s32(isum[m], vreinterpretq_s8_u8(lo), xlo, kStep);
-    isum[m] = vdotq_laneq_s32(isum[m], vreinterpretq_s8_u8(hi), xhi, kStep);
+    int8x16_t lo, hi;
+    Codes<5, kStep>(vec, m, &lo, &hi);
+    isum[m] = vdotq_laneq_s32(isum[m], lo, xlo, kStep);
+    isum[m] = vdotq_laneq_s32(isum[m], hi, xhi, kStep);
   }
 }
 
-// Q4_K (kKind 4), Q5_K (5), Q6_K (6) and IQ4_XS (kKQuantIQ4_XS) rows [r, r + rows) of token t over one
-// panel, unit by unit (256 columns): per 32-block the codes' dots with x, scaled by the rows' sub-block
-// scales and dx into uacc (Q4_K's and Q5_K's mins times the block's sum of x into macc), then x d (and
-// - x dmin) once per unit.
+// Q2_K / Q3_K vector step k of a block (Codes<2> / Codes<3>): the halves' dots apart, for their scales.
+template <int kBits, int kStep>
+__attribute__((always_inline)) inline void LowBitStep(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
+                                                      int32x4_t lo_sum[4], int32x4_t hi_sum[4]) {
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    int8x16_t lo, hi;
+    Codes<kBits, kStep>(vec, m, &lo, &hi);
+    lo_sum[m] = vdotq_laneq_s32(lo_sum[m], lo, xlo, kStep);
+    hi_sum[m] = vdotq_laneq_s32(hi_sum[m], hi, xhi, kStep);
+  }
+}
+
+// 16 bytes (one per row) as 4 x 4 int32.
+template <bool kSigned>
+__attribute__((always_inline)) inline void BytesToInt(uint8x16_t v, int32x4_t out[4]) {
+  if constexpr (kSigned) {
+    const int8x16_t s = vreinterpretq_s8_u8(v);
+    const int16x8_t lo = vmovl_s8(vget_low_s8(s)), hi = vmovl_s8(vget_high_s8(s));
+    out[0] = vmovl_s16(vget_low_s16(lo));
+    out[1] = vmovl_s16(vget_high_s16(lo));
+    out[2] = vmovl_s16(vget_low_s16(hi));
+    out[3] = vmovl_s16(vget_high_s16(hi));
+  } else {
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_u8(vget_high_u8(v));
+    out[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+    out[1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(lo)));
+    out[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+    out[3] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(hi)));
+  }
+}
+
+// Q2_K (kKind 2) ... Q6_K (6) and IQ4_XS (kKQuantIQ4_XS) rows [r, r + rows) of token t over one panel,
+// unit by unit (256 columns): per 32-block the codes' dots with x, scaled by the rows' sub-block scales
+// and dx into uacc (the mins times the block's or halves' sums of x into macc), then x d (and - x dmin)
+// once per unit. Q2_K and Q3_K scale their halves' dots in int32 (|dot x scale| < 2^19).
 template <int kKind>
 void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r, int rows) {
   using G = Panel16KQuantGeometry;
@@ -232,7 +312,7 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
   const int8_t* xq = a.xq + t * a.xq_stride;
   const float* bscale = a.block_scale + t * a.block_stride;
   const int32_t* bbias = a.block_bias + t * a.block_stride;
-  const int32_t* hbias = kKind == 6 ? a.half_bias + t * a.half_stride : nullptr;
+  const int32_t* hbias = kKind == 2 || kKind == 3 || kKind == 6 ? a.half_bias + t * a.half_stride : nullptr;
   const int8x16_t levels = vld1q_s8(kIQ4NLValues);  // IQ4_XS's levels
   float32x4_t acc[4];
 #pragma GCC unroll 4
@@ -277,6 +357,44 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
 #pragma GCC unroll 4
           for (int m = 0; m < 4; ++m) macc[m] = vfmaq_n_f32(macc[m], mn[m], sx);
         }
+      } else if constexpr (kKind == 2 || kKind == 3) {
+        // Q3_K: codes 0..7 from the halves' biases / 8 (-4 x their sums of x), so code - 4.
+        int32x4_t lo_sum[4], hi_sum[4];
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+          lo_sum[m] = vdupq_n_s32(kKind == 3 ? hbias[2 * b] / 8 : 0);
+          hi_sum[m] = vdupq_n_s32(kKind == 3 ? hbias[2 * b + 1] / 8 : 0);
+        }
+        LowBitStep<kKind, 0>(vec, xlo, xhi, lo_sum, hi_sum);
+        LowBitStep<kKind, 1>(vec, xlo, xhi, lo_sum, hi_sum);
+        LowBitStep<kKind, 2>(vec, xlo, xhi, lo_sum, hi_sum);
+        LowBitStep<kKind, 3>(vec, xlo, xhi, lo_sum, hi_sum);
+        // Row r's two scale bytes at ScalePair(i) + 2r and + 2r + 1: de-interleaved into the halves'.
+        const uint8x16x2_t pair = vld2q_u8(unit + kGeo.ScalePair(i));
+        int32x4_t sc_lo[4], sc_hi[4];
+        if constexpr (kKind == 3) {
+          BytesToInt<true>(pair.val[0], sc_lo);
+          BytesToInt<true>(pair.val[1], sc_hi);
+        } else {
+          // scale | min << 4; the mins meet the halves' sums of x (-half_bias / 32).
+          const uint8x16_t low4 = vdupq_n_u8(0x0F);
+          BytesToInt<false>(vandq_u8(pair.val[0], low4), sc_lo);
+          BytesToInt<false>(vandq_u8(pair.val[1], low4), sc_hi);
+          int32x4_t mn_lo[4], mn_hi[4];
+          BytesToInt<false>(vshrq_n_u8(pair.val[0], 4), mn_lo);
+          BytesToInt<false>(vshrq_n_u8(pair.val[1], 4), mn_hi);
+          const int32_t s_lo = -hbias[2 * b] / 32, s_hi = -hbias[2 * b + 1] / 32;
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) {
+            const int32x4_t msum = vmlaq_n_s32(vmulq_n_s32(mn_lo[m], s_lo), mn_hi[m], s_hi);
+            macc[m] = vfmaq_n_f32(macc[m], vcvtq_f32_s32(msum), dx);
+          }
+        }
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+          const int32x4_t sdot = vmlaq_s32(vmulq_s32(lo_sum[m], sc_lo[m]), hi_sum[m], sc_hi[m]);
+          uacc[m] = vfmaq_n_f32(uacc[m], vcvtq_f32_s32(sdot), dx);
+        }
       } else {
         int32x4_t lo_sum[4], hi_sum[4];
 #pragma GCC unroll 4
@@ -304,7 +422,7 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       acc[m] = vfmaq_f32(acc[m], uacc[m], vcvt_f32_f16(vld1_f16(d16 + 4 * m)));
-      if constexpr (kKind == 4 || kKind == 5) {
+      if constexpr (kKind == 2 || kKind == 4 || kKind == 5) {
         acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
       }
     }
@@ -326,6 +444,137 @@ void RunKQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
 }
 
+// Every k-quant layout (GemmQ8Args::kquant).
+void RunKQuantLayout(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  switch (a.kquant) {
+    case 2: return RunKQuant<2>(a, row_begin, row_end);
+    case 3: return RunKQuant<3>(a, row_begin, row_end);
+    case 4: return RunKQuant<4>(a, row_begin, row_end);
+    case 5: return RunKQuant<5>(a, row_begin, row_end);
+    case 6: return RunKQuant<6>(a, row_begin, row_end);
+    default: return RunKQuant<kKQuantIQ4_XS>(a, row_begin, row_end);
+  }
+}
+
+// Group layout vector step k of a block (Codes<kBits>) into the rows' sums of kT tokens.
+template <int kBits, int kStep, int kT>
+__attribute__((always_inline)) inline void GroupStep(const uint8_t* vec, const int8x16_t (&xlo)[kT],
+                                                     const int8x16_t (&xhi)[kT], int32x4_t (&isum)[kT][4]) {
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    int8x16_t lo, hi;
+    Codes<kBits, kStep>(vec, m, &lo, &hi);
+#pragma GCC unroll 2
+    for (int t = 0; t < kT; ++t) {
+      isum[t][m] = vdotq_laneq_s32(isum[t][m], lo, xlo[t], kStep);
+      isum[t][m] = vdotq_laneq_s32(isum[t][m], hi, xhi[t], kStep);
+    }
+  }
+}
+
+// Group-layout rows [r, r + rows) of tokens [t0, t0 + kT) over one panel (gemv.h, Panel16GroupGeometry),
+// group by group: per 32-block the codes' dot with x (symmetric types from the block bias scaled to the
+// zero point: 8 for 4 bits, 4 for 3, 16 for Q5_0), times the group's scale and dx; per group, the zero
+// points' (asymmetric) or mins' (Q4_1, Q5_1) term times the group's sum over blocks of dx x sum(x_q).
+template <int kG, bool kAsym, int kBits, bool kMins, int kT>
+void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
+  constexpr Panel16GroupGeometry kGeo(0, kG, kAsym, kBits, kMins);
+  constexpr int kBlocksPerGroup = kG / kQuantBlock;
+  constexpr int kGroupsPerUnit = Panel16GroupGeometry::kUnitCols / kG;
+  constexpr bool kOffset = kAsym || kMins;  // a per-group term in float instead of a block bias
+  const int64_t groups = a.cols / kG;
+  float32x4_t acc[kT][4];
+#pragma GCC unroll 2
+  for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) acc[t][m] = vdupq_n_f32(0);
+  }
+  for (int64_t gg = 0; gg < groups; ++gg) {
+    const uint8_t* unit = panel + gg / kGroupsPerUnit * kGeo.unit_bytes;
+    const int gi = static_cast<int>(gg % kGroupsPerUnit);
+    float32x4_t d[4];
+    LoadHalves(unit + Panel16GroupGeometry::Scales(gi), d);
+    float xsum[kT] = {};
+#pragma GCC unroll 1
+    for (int bi = 0; bi < kBlocksPerGroup; ++bi) {
+      const int64_t b = gg * kBlocksPerGroup + bi;
+      const uint8_t* vec = unit + kGeo.Vector(b % 8, 0);
+      int8x16_t xlo[kT], xhi[kT];
+      int32x4_t isum[kT][4];
+#pragma GCC unroll 2
+      for (int t = 0; t < kT; ++t) {
+        // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
+        const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + (b / 4) * 128 + 16 * (b % 4);
+        xlo[t] = vld1q_s8(xb);
+        xhi[t] = vld1q_s8(xb + 64);
+        const int32_t bias = a.block_bias[(t0 + t) * a.block_stride + b];  // -8 sum(x_q)
+        const int32_t start = kOffset ? 0 : kBits == 4 ? bias : kBits == 5 ? 2 * bias : bias / 2;
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) isum[t][m] = vdupq_n_s32(start);
+      }
+      GroupStep<kBits, 0, kT>(vec, xlo, xhi, isum);
+      GroupStep<kBits, 1, kT>(vec, xlo, xhi, isum);
+      GroupStep<kBits, 2, kT>(vec, xlo, xhi, isum);
+      GroupStep<kBits, 3, kT>(vec, xlo, xhi, isum);
+#pragma GCC unroll 2
+      for (int t = 0; t < kT; ++t) {
+        const float dx = a.block_scale[(t0 + t) * a.block_stride + b];
+        if constexpr (kOffset) xsum[t] += dx * static_cast<float>(-a.block_bias[(t0 + t) * a.block_stride + b] / 8);
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) acc[t][m] = vfmaq_f32(acc[t][m], vcvtq_f32_s32(isum[t][m]), vmulq_n_f32(d[m], dx));
+      }
+    }
+    if constexpr (kMins) {
+      // value = code x scale + min.
+      float32x4_t mn[4];
+      LoadHalves(unit + kGeo.Mins(gi), mn);
+#pragma GCC unroll 2
+      for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) acc[t][m] = vfmaq_n_f32(acc[t][m], mn[m], xsum[t]);
+      }
+    } else if constexpr (kAsym) {
+      // value = (code - zero) x scale.
+      float32x4_t z[4];
+      BytesToFloat<false>(unit + kGeo.Zeros(gi), z);
+#pragma GCC unroll 2
+      for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) acc[t][m] = vfmsq_f32(acc[t][m], vmulq_f32(d[m], z[m]), vdupq_n_f32(xsum[t]));
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int t = 0; t < kT; ++t) {
+    float out[kPanel];
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[t][m]);
+    std::memcpy(a.y + (t0 + t) * a.ldy + r, out, sizeof(float) * rows);
+  }
+}
+
+template <int kG, bool kAsym, int kBits, bool kMins>
+void RunGroup(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const Panel16GroupGeometry geo(a.cols, kG, kAsym, kBits, kMins);
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const uint8_t* panel = w + (r / kPanel) * geo.panel_bytes();
+    const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
+    int64_t t = 0;
+    for (; t + 2 <= a.n; t += 2) GroupPanelTokens<kG, kAsym, kBits, kMins, 2>(a, panel, t, r, rows);
+    if (t < a.n) GroupPanelTokens<kG, kAsym, kBits, kMins, 1>(a, panel, t, r, rows);
+  }
+}
+
+template <bool kAsym, int kBits>
+void RunGroupSizes(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  switch (a.group_size) {
+    case 32: return RunGroup<32, kAsym, kBits, false>(a, row_begin, row_end);
+    case 64: return RunGroup<64, kAsym, kBits, false>(a, row_begin, row_end);
+    default: return RunGroup<128, kAsym, kBits, false>(a, row_begin, row_end);
+  }
+}
+
 }  // namespace
 
 void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
@@ -338,13 +587,22 @@ void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin
 }
 
 void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  // Only these are legal for it (gemv.cc KQuantNeonLegal).
-  switch (a.kquant) {
-    case 4: return RunKQuant<4>(a, row_begin, row_end);
-    case 5: return RunKQuant<5>(a, row_begin, row_end);
-    case 6: return RunKQuant<6>(a, row_begin, row_end);
-    default: return RunKQuant<kKQuantIQ4_XS>(a, row_begin, row_end);
+  RunKQuantLayout(a, row_begin, row_end);
+}
+
+void tessel_group_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  // Every group-layout type (GemmQ8Args group_bits, asymmetric, group_mins, group_size), and the k-quants
+  // as the x86 group kernels take them.
+  if (a.kquant != 0) return RunKQuantLayout(a, row_begin, row_end);
+  if (a.group_mins) {
+    return a.group_bits == 5 ? RunGroup<32, false, 5, true>(a, row_begin, row_end)
+                             : RunGroup<32, false, 4, true>(a, row_begin, row_end);
   }
+  if (a.group_bits == 5) return RunGroup<32, false, 5, false>(a, row_begin, row_end);
+  if (a.group_bits == 3) {
+    return a.asymmetric ? RunGroupSizes<true, 3>(a, row_begin, row_end) : RunGroupSizes<false, 3>(a, row_begin, row_end);
+  }
+  a.asymmetric ? RunGroupSizes<true, 4>(a, row_begin, row_end) : RunGroupSizes<false, 4>(a, row_begin, row_end);
 }
 
 }  // namespace tessel

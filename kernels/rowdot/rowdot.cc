@@ -84,11 +84,19 @@ KernelRegistry<RowDotFn>* BuildRowDotRegistry() {
       {"f16_rowdot_2streams__avx2", "F16", Isa::kAvx2, TwoStreams, Rank<2>, f16_rowdot_2streams__avx2},
       {"bf16_rowdot_2streams__avx2", "BF16", Isa::kAvx2, TwoStreams, Rank<2>, bf16_rowdot_2streams__avx2},
 #endif
+#if defined(__aarch64__)
+      {"f32_rowdot__neon", "F32", Isa::kNeon, nullptr, Rank<2>, f32_rowdot__neon},
+      {"f16_rowdot__neon", "F16", Isa::kNeon, nullptr, Rank<2>, f16_rowdot__neon},
+      {"bf16_rowdot__neon", "BF16", Isa::kNeon, nullptr, Rank<2>, bf16_rowdot__neon},
+#endif
   };
   auto* r = new KernelRegistry<RowDotFn>;
   for (const Kernel& k : kernels) {
     r->Register(MakeKernelEntry<RowDotFn>(k.name, "row_dot", k.dtypes, "rows", k.isa,
-                                          k.isa == Isa::kPortable ? "portable" : "x86", k.legal, k.rank, k.fn));
+                                          k.isa == Isa::kPortable ? "portable"
+                                          : k.isa == Isa::kNeon   ? "neon"
+                                                                  : "x86",
+                                          k.legal, k.rank, k.fn));
   }
   return r;
 }

@@ -1,6 +1,6 @@
 // Dot products of F32 / F16 / BF16 weight rows with an f32 vector: the decode GEMV of unquantized LLM
-// weights. A portable twin per type, and AVX2 and AVX-512 kernels that read a row range as 4 or 2
-// parallel streams (rowdot_avx512.cc). Kernels trust their arguments and never allocate.
+// weights. A portable twin per type, AVX2 and AVX-512 kernels that read a row range as 4 or 2
+// parallel streams (rowdot_avx512.cc), and NEON kernels (4 streams) on aarch64. Kernels trust their arguments and never allocate.
 #ifndef TESSEL_KERNELS_ROWDOT_ROWDOT_H_
 #define TESSEL_KERNELS_ROWDOT_ROWDOT_H_
 
@@ -67,6 +67,14 @@ void bf16_rowdot_2streams__avx2(const RowMatrixView& w, const float* x, int64_t 
                                 float* y);
 void f16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n);
 void bf16_to_f32__avx2(const uint8_t* src, float* dst, int64_t n);
+#endif
+#if defined(__aarch64__)
+// NEON (rowdot_neon.cc; rows only, 4 streams for any requested count).
+void f32_rowdot__neon(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f16_rowdot__neon(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void bf16_rowdot__neon(const RowMatrixView& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+void f16_to_f32__neon(const uint8_t* src, float* dst, int64_t n);
+void bf16_to_f32__neon(const uint8_t* src, float* dst, int64_t n);
 #endif
 
 // Every float row kernel built for this target: op "row_dot", dtypes "F32", "F16" or "BF16" (ggml's

@@ -4,6 +4,7 @@
 #include "kernels/rowdot/rowdot.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -97,13 +98,20 @@ TEST(RowDotTest, EveryKernelMatchesReference) {
   if (ran == 0) GTEST_SKIP() << "no row kernel runs on this CPU";
 }
 
-// Selection follows the stream count: 4 streams take the 4-stream kernel, other counts the 2-stream one.
+// Selection follows the stream count: 4 streams take the 4-stream kernel, other counts the 2-stream one
+// (x86); on aarch64 the one NEON kernel serves every count.
 TEST(RowDotTest, StreamCountSelectsTheVariant) {
   for (const char* dtypes : {"F32", "F16", "BF16"}) {
     for (int64_t streams : {1, 2, 4}) {
       absl::StatusOr<const RowDotKernel*> e = RowDotKernels().Select("row_dot", dtypes, "rows", {0, streams, 0, 0}, "");
       ASSERT_TRUE(e.ok()) << e.status();
       if ((*e)->isa == Isa::kPortable) continue;
+      if ((*e)->isa == Isa::kNeon) {
+        std::string type(dtypes);
+        for (char& c : type) c = static_cast<char>(std::tolower(c));
+        EXPECT_EQ((*e)->name, type + "_rowdot__neon");
+        continue;
+      }
       EXPECT_EQ((*e)->name.find("_2streams") == std::string::npos, streams == 4) << (*e)->name;
     }
   }

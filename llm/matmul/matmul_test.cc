@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -362,7 +363,8 @@ TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
 // No slow type: every type the loader accepts (GgmlTypeInfo::supported) runs decode (1 token) and prefill
 // (64 tokens) on a vector kernel at the ISA level this process is capped at. The matmul_isa_*_test
 // targets run this file under TESSEL_MAX_ISA=avx2, avx2vnni, avx512 and avx512vnni, simulating CPUs of
-// those levels; a level this CPU lacks in part is skipped. What counts as a vector kernel:
+// those levels; a level this CPU lacks in part is skipped. On aarch64 the level is the dot-product
+// extension (Armv8.2-A and later; skipped without it). What counts as a vector kernel:
 //   quantized types  x quantized to int8 and integer dot products on an ISA-specific kernel
 //                    (MatmulPath::kInt8): never an f32-input kernel, never portable code;
 //   F32, F16, BF16   the f32-input row kernels of the ISA for decode (row_dot_avx2.cc / row_dot_avx512.cc:
@@ -371,12 +373,18 @@ TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
 // Each matrix is laid out as a model load lays it out (DecodeLayout) and its product is checked against
 // the reference, so the kernel described is the one that runs and it is right.
 TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
-#if !defined(__x86_64__)
-  GTEST_SKIP() << "the ISA levels of this test are x86's";
-#else
   const CpuFeatures& cpu = GetCpuFeatures();
+#if defined(__x86_64__)
   if (cpu.isa_cap == nullptr) GTEST_SKIP() << "run under TESSEL_MAX_ISA (the matmul_isa_*_test targets)";
   if (cpu.isa_cap_unmet) GTEST_SKIP() << "this CPU lacks part of " << cpu.isa_cap << ": " << cpu.ToString();
+  const std::string level = cpu.isa_cap;
+#elif defined(__aarch64__)
+  if (!CpuSupports(Isa::kDotprod)) GTEST_SKIP() << "this CPU lacks the dot-product extension: " << cpu.ToString();
+  const std::string level = "aarch64 dotprod";
+#else
+  GTEST_SKIP() << "the ISA levels of this test are x86's and aarch64's";
+  const std::string level;
+#endif
   std::printf("%s\n", cpu.ToString().c_str());
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -410,7 +418,7 @@ TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
         std::printf("%-14s %d thread(s) %s: %s (%s)\n", std::string(GgmlTypeName(type)).c_str(), threads,
                     n == 1 ? "decode " : "prefill", k.name.c_str(), MatmulPathName(k.path));
         EXPECT_EQ(k.path, want) << GgmlTypeName(type) << (n == 1 ? " decode" : " prefill") << " on " << threads
-                                << " thread(s) at " << cpu.isa_cap << " runs " << k.name << " ("
+                                << " thread(s) at " << level << " runs " << k.name << " ("
                                 << MatmulPathName(k.path) << ")";
         std::vector<float> x(n * cols), y(n * rows), ref(n * rows);
         for (float& v : x) v = dist(rng);
@@ -430,7 +438,6 @@ TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
     }
   }
   EXPECT_GE(types, 27) << "F32, F16, BF16, 12 ggml quantized types and 12 Tessel group types";
-#endif
 }
 
 }  // namespace

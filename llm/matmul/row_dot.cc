@@ -152,12 +152,17 @@ void RowToF32(const WeightMatrix& w, int64_t r, float* dst) {
     for (int64_t b = 0; b < w.column_blocks(); ++b) RowToF32(w.ColumnBlock(b), r, dst + b * kColumnBlockCols);
     return;
   }
-#if defined(__x86_64__)
   const Isa isa = FloatRowIsa();
+#if defined(__x86_64__)
   if (isa == Isa::kAvx512 && w.type == GgmlType::kF16) return f16_to_f32__avx512(w.row(r), dst, w.cols);
   if (isa == Isa::kAvx512 && w.type == GgmlType::kBF16) return bf16_to_f32__avx512(w.row(r), dst, w.cols);
   if (isa == Isa::kAvx2 && w.type == GgmlType::kF16) return f16_to_f32__avx2(w.row(r), dst, w.cols);
   if (isa == Isa::kAvx2 && w.type == GgmlType::kBF16) return bf16_to_f32__avx2(w.row(r), dst, w.cols);
+#elif defined(__aarch64__)
+  if (isa == Isa::kNeon && w.type == GgmlType::kF16) return f16_to_f32__neon(w.row(r), dst, w.cols);
+  if (isa == Isa::kNeon && w.type == GgmlType::kBF16) return bf16_to_f32__neon(w.row(r), dst, w.cols);
+#else
+  (void)isa;
 #endif
   DequantizeRow(w.type, w.row(r), dst, w.cols);
 }

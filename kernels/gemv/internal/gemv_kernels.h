@@ -131,8 +131,9 @@ void tessel_quantize_gemv_input__avx512vnni(GemvFormat format, const float* x, i
 #if defined(__aarch64__)
 void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
-// Q4_K, Q5_K, Q6_K and IQ4_XS only (dtype "kquant_panel16xq8").
+// The k-quants and IQ4_XS (dtype "kquant_panel16xq8").
 void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_group_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #endif
 
 }  // namespace tessel
