@@ -27,8 +27,10 @@
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
+#ifndef TESSEL_NO_SERVE
 #include "llm/server/engine.h"
 #include "llm/server/http_server.h"
+#endif
 #include "support/mapped_file.h"
 
 namespace tessel {
@@ -393,6 +395,13 @@ int LogitsCommand(int argc, char** argv) {
   return 0;
 }
 
+#ifdef TESSEL_NO_SERVE
+// The aarch64 build (cli/BUILD): cpp-httplib and nlohmann/json are installed for the host only.
+int ServeCommand(int argc, char** argv) {
+  return cli::Fail("serve", absl::UnimplementedError("this tessel is built without serve (its HTTP and JSON "
+                                                     "libraries are host-only); run serve from the host build"));
+}
+#else
 int ServeCommand(int argc, char** argv) {
   const std::string cmd = "serve";
   const std::vector<cli::FlagSpec> flags = {
@@ -500,5 +509,6 @@ int ServeCommand(int argc, char** argv) {
   if (!run.ok()) return cli::Fail(cmd, run);
   return 0;
 }
+#endif  // TESSEL_NO_SERVE
 
 }  // namespace tessel
