@@ -27,7 +27,7 @@
 #include "llm/model/llama_model.h"
 #include "llm/model/llama_runtime.h"
 #include "llm/sampling/sampler.h"
-#if TESSEL_HAS_SERVER
+#ifndef TESSEL_NO_SERVE
 #include "llm/server/engine.h"
 #include "llm/server/http_server.h"
 #endif
@@ -395,11 +395,11 @@ int LogitsCommand(int argc, char** argv) {
   return 0;
 }
 
-#if !TESSEL_HAS_SERVER
-// cpp-httplib and nlohmann/json are host packages, absent from the aarch64 sysroot (cli/BUILD).
-int ServeCommand(int, char**) {
-  std::fprintf(stderr, "tessel serve: not in this build (the HTTP server is built for the host only)\n");
-  return 1;
+#ifdef TESSEL_NO_SERVE
+// The aarch64 build (cli/BUILD): cpp-httplib and nlohmann/json are installed for the host only.
+int ServeCommand(int argc, char** argv) {
+  return cli::Fail("serve", absl::UnimplementedError("this tessel is built without serve (its HTTP and JSON "
+                                                     "libraries are host-only); run serve from the host build"));
 }
 #else
 int ServeCommand(int argc, char** argv) {
@@ -509,6 +509,6 @@ int ServeCommand(int argc, char** argv) {
   if (!run.ok()) return cli::Fail(cmd, run);
   return 0;
 }
-#endif  // TESSEL_HAS_SERVER
+#endif  // TESSEL_NO_SERVE
 
 }  // namespace tessel

@@ -348,6 +348,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--calibration", help="calibration .npy for the INT8 models (made when absent)")
     ap.add_argument("--what", default="cnn,llm", help="workload families to run: cnn, llm or both (default)")
+    ap.add_argument("--precisions", help="CNN precisions: fp32, int8 or both (default; --quick fp32)")
     ap.add_argument("--llm-types", help="GGUF types of the LLM rows (make_bench_gguf.py: q4_0, q8_0, q4_k_m, "
                     "iq4_xs, q2_k, q3_k; default q4_0,q8_0, --quick q4_0)")
     args = ap.parse_args()
@@ -365,8 +366,11 @@ def main():
     for layers in (1, 2):
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/llm/make_bench_gguf.py"), "--out", bench_dir,
                         "--types", ",".join(kinds), "--layers", str(layers)], check=True, stdout=subprocess.DEVNULL)
+    precisions = args.precisions.split(",") if args.precisions else ["fp32"] if args.quick else ["fp32", "int8"]
+    if not set(precisions) <= {"fp32", "int8"}:
+        sys.exit("arm_lab.py: --precisions takes fp32, int8 or fp32,int8 (got %s)" % args.precisions)
     calibration = args.calibration
-    if not args.quick and not calibration and "cnn" in what:
+    if "int8" in precisions and not calibration and "cnn" in what:
         calibration = os.path.join(args.out, "photos", "calibration.npy")
         if not os.path.exists(calibration):
             # Two real-photo crops: calibration runs under qemu (slowly), and speed does not depend on it.
@@ -374,7 +378,6 @@ def main():
                             os.path.dirname(calibration), "--calibration", "2", "--evaluation", "1"], check=True,
                            stdout=subprocess.DEVNULL)
     models = ["mobilenet_v2"] if args.quick else ["resnet18", "mobilenet_v2"]
-    precisions = ["fp32"] if args.quick else ["fp32", "int8"]
     llm_future = concurrent.futures.ThreadPoolExecutor(1).submit(
         llm_workloads, runner, cores, kinds, not args.quick, bench_dir) if "llm" in what else None
     rows = cnn_workloads(runner, cores, models, precisions, calibration) if "cnn" in what else []

@@ -6,7 +6,7 @@
 #
 #   benchmarks/arm/run.sh --quick     MobileNetV2 fp32 and the Q4_0 decode step (< 10 min on 2 cores, built)
 #   benchmarks/arm/run.sh             ResNet-18 and MobileNetV2 fp32 + INT8, Q4_0 and Q8_0 decode + prefill
-#   benchmarks/arm/run.sh --cores neoverse-v1 [--out DIR] [--jobs N] [--what cnn|llm]
+#   benchmarks/arm/run.sh --cores neoverse-v1 [--out DIR] [--jobs N] [--what cnn|llm] [--precisions int8]
 #
 # Builds first (the aarch64 build compiles most of the tree once: 15+ minutes on 2 cores), and llama.cpp
 # for each core into ~/.cache/tessel-llama.cpp-aarch64. Runs are kept in out/arm and reused while their

@@ -79,6 +79,7 @@ class Rewriter {
     absl::StatusOr<std::vector<Node*>> order = graph_.TopologicalOrder();
     if (!order.ok()) return order.status();
     for (Node* n : *order) {
+      if (folded_.count(n)) continue;  // a ReLU a QAdd took over (erased; the pointer is not read)
       absl::Status s = Visit(n);
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat("quantize-int8 at ", n->DebugName(), ": ", s.message()));
     }
@@ -326,23 +327,46 @@ class Rewriter {
     return Replace(n, q, *yp);
   }
 
+  // The ReLU that is the only reader of n's output (not a graph output), else null.
+  Node* SoleReluReader(const Node* n) const {
+    const Value* y = n->output(0);
+    if (y->uses().size() != 1 || graph_.IsGraphOutput(y)) return nullptr;
+    Node* r = y->uses()[0].node;
+    return Is(r, "", "Relu") ? r : nullptr;
+  }
+
+  // Shapes may be symbolic (the batch while calibrating): QAdd is element-wise on equal types. A ReLU
+  // that alone reads the sum folds into QAdd's output clamp with the ReLU output's parameters, as in
+  // ResNet's residual blocks once fuse-conv-add is left out (XNNPACK's qu8 add clamps too).
   absl::Status VisitAdd(Node* n) {
-    const TensorType& a = n->input(0)->type();
-    if (n->input(0)->is_constant() || n->input(1)->is_constant() || !a.is_static() || a != n->input(1)->type()) {
-      KeepFp32(n, "QAdd needs two computed inputs of the same static shape");
+    if (n->input(0)->is_constant() || n->input(1)->is_constant() || n->input(0)->type() != n->input(1)->type()) {
+      KeepFp32(n, "QAdd needs two computed inputs of the same shape");
       return absl::OkStatus();
     }
-    const TensorQuantParams* yp = Calibrated(n->output(0));
+    Node* relu = SoleReluReader(n);
+    if (relu != nullptr && Calibrated(relu->output(0)) == nullptr) relu = nullptr;
+    Node* last = relu != nullptr ? relu : n;
+    const TensorQuantParams* yp = Calibrated(last->output(0));
     std::vector<const QValue*> ins = {Quantized(n->input(0)), Quantized(n->input(1))};
     if (!Ready(n, ins, yp)) return absl::OkStatus();
-    Node* q = NewNode("QAdd", {ins[0]->q, ins[1]->q}, n->output(0), true);
+    Node* q = NewNode("QAdd", {ins[0]->q, ins[1]->q}, last->output(0), true);
     q->SetAttr("a_zero_point", Attribute::Int(ins[0]->params.zero_point));
     q->SetAttr("b_zero_point", Attribute::Int(ins[1]->params.zero_point));
     SetRequant(q, "a_", {static_cast<double>(ins[0]->params.scale) / yp->scale});
     SetRequant(q, "b_", {static_cast<double>(ins[1]->params.scale) / yp->scale});
-    SetOutputStage(q, *yp, "none", 0, 0);
+    SetOutputStage(q, *yp, relu != nullptr ? "relu" : "none", 0, 0);
     summary_.compute_nodes.insert(n->name());
-    return Replace(n, q, *yp);
+    if (relu == nullptr) return Replace(n, q, *yp);
+    const std::string name = n->name(), sum = n->output(0)->name(), activated = relu->output(0)->name();
+    folded_.insert(relu);
+    absl::Status s = Replace(relu, q, *yp);
+    if (!s.ok()) return s;
+    s = graph_.EraseNode(n);  // its one reader, the ReLU, is gone
+    if (!s.ok()) return s;
+    q->set_name(name);  // the compute node keeps the Add's name (keep-fp32, sensitivity report)
+    summary_.relu_folded[sum] = activated;
+    if (ctx_ != nullptr) ++ctx_->stat("relus-folded");
+    return absl::OkStatus();
   }
 
   // Data movement and pooling stay integer when their input already is (same scale and zero point).
@@ -370,6 +394,7 @@ class Rewriter {
   const QuantizeInt8Options& options_;
   PassContext* ctx_;
   std::map<Value*, QValue> qvalues_;
+  std::set<const Node*> folded_;
   QuantizeInt8Summary summary_;
 };
 

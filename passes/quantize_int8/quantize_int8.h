@@ -1,7 +1,7 @@
 // quantize-int8: lowers a calibrated f32 CNN graph to integer operators. Weights become symmetric
 // per-output-channel i8, biases i32, activations take the per-tensor parameters of a calibration table
 // (quant/int8). FusedConv -> tessel.QConv, Gemm / MatMulBias -> tessel.QGemm, Add -> tessel.QAdd
-// (ReLU / ReLU6 folded into the output clamp); pooling, Transpose, Flatten and Reshape on quantized
+// (ReLU / ReLU6 folded into the output clamp; a ReLU that alone reads an Add's sum too); pooling, Transpose, Flatten and Reshape on quantized
 // data stay quantized. QuantizeLinear / DequantizeLinear appear exactly where precision changes.
 #ifndef TESSEL_PASSES_QUANTIZE_INT8_QUANTIZE_INT8_H_
 #define TESSEL_PASSES_QUANTIZE_INT8_QUANTIZE_INT8_H_
@@ -36,6 +36,9 @@ struct QuantizeInt8Summary {
   std::set<std::string> compute_nodes;
   // Every f32 tensor that has an integer twin, by its f32 name.
   std::map<std::string, QuantizedTensor> tensors;
+  // The output of an Add whose QAdd took over the ReLU after it -> that ReLU's output (the sum itself
+  // no longer exists).
+  std::map<std::string, std::string> relu_folded;
 };
 
 // FusedConv, Gemm, MatMulBias and Add: the nodes the pass lowers, and the ones keep_fp32 may name.

@@ -108,7 +108,9 @@ absl::StatusOr<Evaluation> Evaluate(const Graph& f32, const QuantTable& table, c
     layer.int8 = summary->compute_nodes.count(n->name()) > 0;
     if (layer.int8) {
       const Node* qn = q.FindNode(n->name());
-      const std::string& out_f32 = n->output(0)->name();
+      // An Add that took over its ReLU is compared on the ReLU's output.
+      const auto folded = summary->relu_folded.find(n->output(0)->name());
+      const std::string& out_f32 = folded != summary->relu_folded.end() ? folded->second : n->output(0)->name();
       const QuantizedTensor& qt = summary->tensors.at(out_f32);
       Power cumulative, local;
       for (size_t b = 0; b < ref.size(); ++b) {
