@@ -503,6 +503,71 @@ def scatter_cases(g):
               attrs={"reduction": red}, opset=18)
 
 
+def tile_cases(g):
+    """Tile against numpy's np.tile (exact: elements only move)."""
+    x = g.f32(2, 3, 5)
+    g.add("tile_const_repeats", "Tile", [("x", x, False), ("r", np.array([2, 1, 3], dtype=np.int64), True)],
+          [("y", np.tile(x, (2, 1, 3)))])
+    g.add("tile_runtime_repeats", "Tile", [("x", x, False), ("r", np.array([1, 3, 2], dtype=np.int64), False)],
+          [("y", np.tile(x, (1, 3, 2)))])
+    g.add("tile_zero_repeat", "Tile", [("x", x, False), ("r", np.array([1, 0, 2], dtype=np.int64), True)],
+          [("y", np.tile(x, (1, 0, 2)))])
+    xi = g.i64(7)
+    g.add("tile_i64_1d", "Tile", [("x", xi, False), ("r", np.array([3], dtype=np.int64), True)],
+          [("y", np.tile(xi, 3))])
+    xb = g.rng.integers(0, 2, size=(3, 1, 2)).astype(np.bool_)
+    g.add("tile_bool_size1_axis", "Tile", [("x", xb, False), ("r", np.array([1, 4, 1], dtype=np.int64), True)],
+          [("y", np.tile(xb, (1, 4, 1)))])
+
+
+def np_gather_nd(data, indices, batch_dims):
+    """The ONNX GatherND definition, transcribed (negative indices wrap)."""
+    b = batch_dims
+    batch_shape = data.shape[:b]
+    k = indices.shape[-1]
+    nb = int(np.prod(batch_shape)) if b else 1
+    d = data.reshape((nb,) + data.shape[b:])
+    idx = indices.reshape((nb, -1, k))
+    rows = []
+    for i in range(nb):
+        for t in idx[i]:
+            at = tuple(int(v) + (data.shape[b + j] if v < 0 else 0) for j, v in enumerate(t))
+            rows.append(d[i][at])
+    return np.array(rows, dtype=data.dtype).reshape(indices.shape[:-1] + data.shape[b + k:])
+
+
+def gather_nd_cases(g):
+    """GatherND against the transcription above, itself checked against PyTorch advanced indexing (exact)."""
+    data = g.f32(4, 5, 3)
+    ind = np.array([[[1, 2], [3, -1]], [[0, 4], [2, 0]], [[-4, 1], [3, 3]]], dtype=np.int64)  # [3, 2, 2]
+    want = np_gather_nd(data, ind, 0)
+    flat = np.where(ind < 0, ind + np.array([4, 5]), ind).reshape(-1, 2)
+    torch_want = torch.from_numpy(data)[tuple(torch.from_numpy(flat).T)].numpy().reshape(3, 2, 3)
+    np.testing.assert_array_equal(want, torch_want)
+    g.add("gathernd_slices_negative", "GatherND", [("d", data, False), ("i", ind, False)], [("y", want)])
+    full = np.array([[1, 2, 0], [3, 4, 2]], dtype=np.int64)
+    g.add("gathernd_elements_const_indices", "GatherND", [("d", data, False), ("i", full, True)],
+          [("y", np_gather_nd(data, full, 0))])
+    rows = np.array([[2], [0], [3], [2]], dtype=np.int32)
+    g.add("gathernd_rows_i32_indices", "GatherND", [("d", data, False), ("i", rows, False)],
+          [("y", np_gather_nd(data, rows, 0))])
+    # batch_dims 1: data [2, 3, 4, 5], indices [2, 3, 2] -> [2, 3, 5]; checked per batch with torch.
+    bd = g.f32(2, 3, 4, 5)
+    bi = np.stack([g.rng.integers(0, 3, size=(3,)), g.rng.integers(-4, 4, size=(3,))], axis=-1)
+    bi = np.stack([bi, bi[::-1]]).astype(np.int64)
+    want = np_gather_nd(bd, bi, 1)
+    for i in range(2):
+        idx = np.where(bi[i] < 0, bi[i] + np.array([3, 4]), bi[i])
+        np.testing.assert_array_equal(want[i], torch.from_numpy(bd[i])[tuple(torch.from_numpy(idx).T)].numpy())
+    g.add("gathernd_batch_dims1", "GatherND", [("d", bd, False), ("i", bi, False)], [("y", want)],
+          attrs={"batch_dims": 1})
+    # batch_dims 2 with i64 data: data [2, 3, 4], indices [2, 3, 1] -> [2, 3].
+    di = g.i64(2, 3, 4)
+    ii = g.rng.integers(-4, 4, size=(2, 3, 1)).astype(np.int64)
+    g.add("gathernd_batch_dims2_i64", "GatherND", [("d", di, False), ("i", ii, False)],
+          [("y", np_gather_nd(di, ii, 2))], attrs={"batch_dims": 2})
+
+
 def trilu_size_cases(g):
     """Trilu (numpy's triu/tril over the last two axes) and Size."""
     x = g.f32(2, 3, 5)
@@ -591,8 +656,9 @@ def main():
     g = Gen(args.out)
     for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
                     compare_cases, logical_cases, cast_cases, identity_dropout, flatten_reshape, transpose_concat,
-                    split_cases, slice_cases, gather_cases, scatter_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
-                    constant_of_shape_cases, range_cases):
+                    split_cases, slice_cases, gather_cases, scatter_cases, tile_cases, gather_nd_cases,
+                    trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases, constant_of_shape_cases,
+                    range_cases):
         section(g)
     g.w.finish()
     print("wrote %d cases to %s" % (len(g.w.lines), args.out))
