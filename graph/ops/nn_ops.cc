@@ -1,5 +1,6 @@
 // Schemas and type inference for the neural-network operators (Conv, BatchNormalization, pooling,
-// MatMul, Gemm, Softmax, LayerNormalization, ReduceMean/ReduceSum, Pad, Resize) in their opset-18 forms.
+// MatMul, Gemm, Softmax, LayerNormalization, InstanceNormalization, GroupNormalization,
+// ReduceMean/ReduceSum, Pad, Resize) in their opset-18 forms.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -352,6 +353,74 @@ InferResult InferLayerNorm(const InferenceContext& ctx) {
   return out;
 }
 
+// X [N, C, ...]; epsilon must be non-negative so that the square root of the variance plus it is real.
+absl::Status RequireNormInput(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  if (x.rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 0, "X"), " has type ", x.ToString(),
+                                                   "; expected [N, C, ...]"));
+  }
+  const float eps = ctx.node.GetFloat("epsilon", 1e-5f);
+  if (!(eps >= 0)) return absl::InvalidArgumentError(absl::StrCat("epsilon ", eps, " must be non-negative"));
+  return absl::OkStatus();
+}
+
+// InstanceNormalization: each (n, c) plane normalized to zero mean and unit variance, then scaled and
+// shifted per channel.
+InferResult InferInstanceNorm(const InferenceContext& ctx) {
+  absl::Status s = RequireNormInput(ctx);
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  for (int i = 1; i <= 2; ++i) {
+    s = RequireVector(ctx, i, i == 1 ? "scale" : "B", x.dims[1], x.dtype);
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{x};
+}
+
+// GroupNormalization: the C channels in num_groups groups of C / num_groups, each (n, group) normalized
+// together. Scale and bias have one entry per group (opset 18) or per channel (opset 21); when
+// num_groups == C the two forms are the same. The importer rejects the per-channel form in models
+// below opset 21.
+InferResult InferGroupNorm(const InferenceContext& ctx) {
+  absl::Status s = RequireNormInput(ctx);
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  const Attribute* groups = ctx.node.FindAttr("num_groups");
+  if (groups == nullptr || groups->kind != Attribute::Kind::kInt || groups->i < 1) {
+    return absl::InvalidArgumentError("GroupNormalization: needs a positive integer attribute 'num_groups'");
+  }
+  if (ctx.node.GetInt("stash_type", 1) != 1) {
+    return absl::UnimplementedError("GroupNormalization: stash_type other than 1 (float) is not supported");
+  }
+  const Dim& c = x.dims[1];
+  if (c.is_static() && c.value() % groups->i != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("GroupNormalization: ", c.value(), " channels of X ",
+                                                   x.ToString(), " do not split into num_groups ", groups->i,
+                                                   " equal groups"));
+  }
+  for (int i = 1; i <= 2; ++i) {
+    const char* role = i == 1 ? "scale" : "bias";
+    s = RequireDType(ctx, i, role, x.dtype);
+    if (s.ok()) s = RequireRank(ctx, i, role, 1);
+    if (!s.ok()) return s;
+    const Dim& n = ctx.type(i).dims[0];
+    if (n.is_static() && n.value() != groups->i && !(c.is_static() && n.value() == c.value())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Label(ctx, i, role), " has ", n.value(), " elements; expected num_groups (", groups->i,
+          ", opset 18) or the channel count (", c.is_static() ? absl::StrCat(c.value()) : c.symbol(), ", opset 21)"));
+    }
+  }
+  if (ctx.has_input(1) && ctx.has_input(2) && ctx.type(1).dims[0].is_static() && ctx.type(2).dims[0].is_static() &&
+      ctx.type(1).dims[0].value() != ctx.type(2).dims[0].value()) {
+    return absl::InvalidArgumentError(absl::StrCat("GroupNormalization: scale ", ctx.type(1).ToString(), " and bias ",
+                                                   ctx.type(2).ToString(), " must have the same length"));
+  }
+  return std::vector<TensorType>{x};
+}
+
 InferResult InferReduce(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
   if (!IsFloat(x.dtype) && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
@@ -585,6 +654,10 @@ void RegisterNnOps(OpRegistry& r) {
               "one at the first maximum along one axis, zero elsewhere (opset 13)"});
   r.Register({"LayerNormalization", "", 2, 3, 1, 3, WithRequiredInputs(2, InferLayerNorm),
               "normalization over the trailing dimensions from axis, with scale and optional bias"});
+  r.Register({"InstanceNormalization", "", 3, 3, 1, 1, WithRequiredInputs(3, InferInstanceNorm),
+              "per-(sample, channel) normalization over the spatial dimensions, with per-channel scale and bias"});
+  r.Register({"GroupNormalization", "", 3, 3, 1, 1, WithRequiredInputs(3, InferGroupNorm),
+              "normalization over groups of channels, with per-group (opset 18) or per-channel (opset 21) scale"});
   r.Register({"ReduceMean", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
               "mean over the axes given as input (opset 18)"});
   r.Register({"ReduceSum", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "sum over the axes given as input"});

@@ -379,6 +379,47 @@ TEST(NnKernelTest, LayerNormalization) {
   EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 4, -1, 4}));
 }
 
+TEST(NnKernelTest, InstanceNormalization) {
+  // Planes [1, 3] and [0, 4] normalize (eps 0) to [-1, 1]; scale [1, 2] and bias [0, 1] give [-1, 1, -1, 3].
+  absl::StatusOr<Tensor> y = RunOp("InstanceNormalization", {F32({1, 2, 2}, {1, 3, 0, 4}), F32({2}, {1, 2}),
+                                                             F32({2}, {0, 1})},
+                                   {{"epsilon", Attribute::Float(0)}});
+  EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 1, -1, 3}));
+}
+
+TEST(NnKernelTest, GroupNormalizationPerGroupAndPerChannel) {
+  // Two groups of two channels: {1, 3, 1, 3} (mean 2, variance 1) and {0, 4, 4, 0} (mean 2, variance 4)
+  // both normalize (eps 0) to +-1.
+  const Tensor x = F32({1, 4, 2}, {1, 3, 1, 3, 0, 4, 4, 0});
+  const std::vector<std::pair<std::string, Attribute>> attrs = {{"num_groups", Attribute::Int(2)},
+                                                                {"epsilon", Attribute::Float(0)}};
+  // Opset 18: scale [2, 3], bias [1, 0], one per group.
+  absl::StatusOr<Tensor> y = RunOp("GroupNormalization", {x, F32({2}, {2, 3}), F32({2}, {1, 0})}, attrs);
+  EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 3, -1, 3, -3, 3, 3, -3}));
+  // Opset 21: scale [1, 2, 3, 4], bias [0, 0, 0, 10], one per channel.
+  y = RunOp("GroupNormalization", {x, F32({4}, {1, 2, 3, 4}), F32({4}, {0, 0, 0, 10})}, attrs);
+  EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 1, -2, 2, -3, 3, 14, 6}));
+}
+
+TEST(NnKernelTest, NormalizationErrorsNameTheNode) {
+  const Tensor x = F32({1, 4, 2}, {1, 3, 1, 3, 0, 4, 4, 0});
+  absl::StatusOr<Tensor> y = RunOp("GroupNormalization", {x, F32({3}, {1, 1, 1}), F32({3}, {0, 0, 0})},
+                                   {{"num_groups", Attribute::Int(2)}});
+  EXPECT_EQ(y.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(y.status().message(), HasSubstr("GroupNormalization 'n': input scale ('in1') has 3 elements; expected "
+                                              "num_groups (2, opset 18) or the channel count (4, opset 21)"));
+  y = RunOp("GroupNormalization", {x, F32({2}, {1, 1}), F32({2}, {0, 0})}, {{"num_groups", Attribute::Int(3)}});
+  EXPECT_THAT(y.status().message(), HasSubstr("4 channels of X f32[1,4,2] do not split into num_groups 3"));
+  y = RunOp("GroupNormalization", {x, F32({2}, {1, 1}), F32({2}, {0, 0})});
+  EXPECT_THAT(y.status().message(), HasSubstr("needs a positive integer attribute 'num_groups'"));
+  y = RunOp("InstanceNormalization", {x, F32({2}, {1, 1}), F32({4}, {0, 0, 0, 0})});
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("InstanceNormalization 'n': input scale ('in1') has 2 elements, expected 4"));
+  y = RunOp("InstanceNormalization", {x, F32({4}, {1, 1, 1, 1}), F32({4}, {0, 0, 0, 0})},
+            {{"epsilon", Attribute::Float(-1)}});
+  EXPECT_THAT(y.status().message(), HasSubstr("epsilon -1 must be non-negative"));
+}
+
 TEST(NnKernelTest, Reductions) {
   const Tensor x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_THAT(Values(RunOp("ReduceSum", {x, I64({1}, {0})})), ElementsAre(5, 7, 9));

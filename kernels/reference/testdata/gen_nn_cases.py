@@ -1,6 +1,6 @@
 """Writes the single-operator test cases for the neural-network operators (Conv, ConvTranspose,
 BatchNormalization, MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization,
-ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
+ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum, InstanceNormalization, GroupNormalization) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
 or numpy, never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX
 formulas, which the script first checks against PyTorch on the modes both have.
 
@@ -840,6 +840,55 @@ def cumsum_cases(cw):
     add("cumsum_i32_reverse", _rng.integers(-100, 100, size=(7,)).astype(np.int32), 0, reverse=1)
 
 
+def np_group_norm(x, groups, scale, bias, eps):
+    """The ONNX GroupNormalization definition in numpy double: statistics over each (n, group); scale and
+    bias per group (opset 18) or per channel (opset 21, when they have C entries)."""
+    n, c = x.shape[:2]
+    xg = x.astype(np.float64).reshape(n, groups, -1)
+    mean = xg.mean(axis=2, keepdims=True)
+    var = ((xg - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((xg - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    if scale.shape[0] != c:
+        scale, bias = np.repeat(scale, c // groups), np.repeat(bias, c // groups)
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    return y * scale.reshape(bshape) + bias.reshape(bshape)
+
+
+def norm_cases(cw):
+    """InstanceNormalization against F.instance_norm in double; GroupNormalization (opset 18, one scale per
+    group) against np_group_norm, itself checked against F.group_norm with the per-group scale repeated
+    per channel. Tolerance: ATOL/RTOL (1e-4)."""
+    for name, shape, eps in [("instancenorm_4d", [2, 3, 4, 5], None), ("instancenorm_3d_eps", [3, 2, 7], 1e-2),
+                             ("instancenorm_5d", [1, 4, 1, 1, 3], None)]:
+        x = rand(*shape, scale=2.0) + 1.5
+        scale, b = rand(shape[1]), rand(shape[1])
+        y = F.instance_norm(t(x).double(), weight=t(scale).double(), bias=t(b).double(),
+                            eps=1e-5 if eps is None else eps)
+        attrs = {} if eps is None else {"epsilon": eps}
+        cw.add(name, "InstanceNormalization", [("x", x, False), ("scale", scale, True), ("b", b, True)],
+               [("y", n(y))], attrs)
+    x = rand(2, 3, 2, 2)
+    cw.add("instancenorm_runtime_scale", "InstanceNormalization",
+           [("x", x, False), ("scale", np.full(3, 2.0, np.float32), False), ("b", np.zeros(3, np.float32), False)],
+           [("y", n(2 * F.instance_norm(t(x).double())))])
+    for name, shape, groups, eps in [("groupnorm_4d", [2, 6, 3, 4], 3, None), ("groupnorm_3d_eps", [3, 8, 5], 2, 1e-3),
+                                     ("groupnorm_one_group", [2, 5, 3], 1, None),
+                                     ("groupnorm_group_per_channel", [2, 4, 3, 3], 4, None)]:
+        x = rand(*shape, scale=2.0) - 0.5
+        scale, b = rand(groups), rand(groups)
+        e = 1e-5 if eps is None else eps
+        want = np_group_norm(x, groups, scale, b, e)
+        per = shape[1] // groups
+        torch_want = F.group_norm(t(x).double(), groups, t(np.repeat(scale, per)).double(),
+                                  t(np.repeat(b, per)).double(), eps=e)
+        np.testing.assert_allclose(want, torch_want.numpy(), rtol=1e-10, atol=1e-10)
+        attrs = {"num_groups": groups}
+        if eps is not None:
+            attrs["epsilon"] = eps
+        cw.add(name, "GroupNormalization", [("x", x, False), ("scale", scale, True), ("b", b, False)],
+               [("y", want.astype(np.float32))], attrs, opset=18)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -862,6 +911,7 @@ def main():
     resize_cases(cw)
     topk_cases(cw)
     cumsum_cases(cw)
+    norm_cases(cw)
     cw.finish()
 
 
