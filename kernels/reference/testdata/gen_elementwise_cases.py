@@ -296,6 +296,21 @@ def cast_cases(g):
     g.unary("cast_i8_to_i32", "Cast", xi8, xi8.astype(np.int32), attrs={"to": TensorProto.INT32})
 
 
+def cast_like_cases(g):
+    """CastLike against numpy's astype to the target input's dtype (the target's values and shape do not
+    matter: an empty constant, a scalar or a runtime tensor of another shape)."""
+    x = np.array([[-2.75, -1.5, -0.5, 0.0], [0.5, 2.25, 100.9, -100.9]], dtype=np.float32)
+    g.add("castlike_f32_to_i32_empty_target", "CastLike",
+          [("x", x, False), ("like", np.zeros((0,), np.int32), True)], [("y", x.astype(np.int32))], opset=15)
+    g.add("castlike_f32_to_f16_runtime_target", "CastLike",
+          [("x", x, False), ("like", np.ones((3, 1), np.float16), False)], [("y", x.astype(np.float16))], opset=15)
+    xi = g.i64(3, 2, lo=-100000, hi=100000)
+    g.add("castlike_i64_to_f32_scalar_target", "CastLike",
+          [("x", xi, False), ("like", np.float32(0), True)], [("y", xi.astype(np.float32))], opset=15)
+    g.add("castlike_f32_to_bool", "CastLike", [("x", x, False), ("like", np.array([True]), True)],
+          [("y", x.astype(np.bool_))], opset=15)
+
+
 def identity_dropout(g):
     x = g.f32(2, 3)
     g.unary("identity_f32", "Identity", x, x.copy())
@@ -655,10 +670,10 @@ def main():
     torch.manual_seed(0)
     g = Gen(args.out)
     for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
-                    compare_cases, logical_cases, cast_cases, identity_dropout, flatten_reshape, transpose_concat,
-                    split_cases, slice_cases, gather_cases, scatter_cases, tile_cases, gather_nd_cases,
-                    trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases, constant_of_shape_cases,
-                    range_cases):
+                    compare_cases, logical_cases, cast_cases, cast_like_cases, identity_dropout, flatten_reshape,
+                    transpose_concat, split_cases, slice_cases, gather_cases, scatter_cases, tile_cases,
+                    gather_nd_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
+                    constant_of_shape_cases, range_cases):
         section(g)
     g.w.finish()
     print("wrote %d cases to %s" % (len(g.w.lines), args.out))
