@@ -1,13 +1,16 @@
 // Schemas and type inference for the neural-network operators (Conv, BatchNormalization, pooling,
-// MatMul, Gemm, Softmax, LayerNormalization, InstanceNormalization, GroupNormalization,
+// MatMul, Gemm, Einsum, Softmax, LayerNormalization, InstanceNormalization, GroupNormalization,
 // ReduceMean/ReduceSum, Pad, Resize) in their opset-18 forms.
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/einsum_spec.h"
 #include "graph/ops/nn_params.h"
 #include "graph/ops/shape_util.h"
 
@@ -353,6 +356,55 @@ InferResult InferLayerNorm(const InferenceContext& ctx) {
   return out;
 }
 
+// Einsum: every label's extent is the broadcast of the dimensions it names (numpy and PyTorch let an
+// extent of 1 stretch); the output has the extents of its labels.
+InferResult InferEinsum(const InferenceContext& ctx) {
+  const Attribute* eq = ctx.node.FindAttr("equation");
+  if (eq == nullptr || eq->kind != Attribute::Kind::kString) {
+    return absl::InvalidArgumentError("Einsum: needs a string attribute 'equation'");
+  }
+  std::vector<int> ranks;
+  const DType dtype = ctx.type(0).dtype;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return absl::InvalidArgumentError(absl::StrCat("Einsum: input ", i, " is missing"));
+    if (ctx.type(i).dtype != dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("Einsum equation '", eq->s, "': input ", i, " is ",
+                                                     ctx.type(i).ToString(), " but input 0 is ",
+                                                     ctx.type(0).ToString(), "; all inputs need one dtype"));
+    }
+    ranks.push_back(ctx.type(i).rank());
+  }
+  if (dtype != DType::kF32 && dtype != DType::kI32 && dtype != DType::kI64) {
+    return absl::UnimplementedError(absl::StrCat("Einsum equation '", eq->s, "': dtype ", DTypeName(dtype),
+                                                 " is not supported (f32, i32 or i64)"));
+  }
+  absl::StatusOr<EinsumSpec> spec = ParseEinsum(eq->s, ranks);
+  if (!spec.ok()) return spec.status();
+  std::map<int, Dim> extent;
+  for (size_t i = 0; i < spec->inputs.size(); ++i) {
+    for (size_t d = 0; d < spec->inputs[i].size(); ++d) {
+      const int label = spec->inputs[i][d];
+      const Dim& dim = ctx.type(i).dims[d];
+      auto it = extent.find(label);
+      if (it == extent.end()) {
+        extent.emplace(label, dim);
+        continue;
+      }
+      absl::StatusOr<Dim> b = BroadcastDim(it->second, dim);
+      if (!b.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Einsum equation '", eq->s, "': dimension ", d, " of input ", i, " ", ctx.type(i).ToString(),
+            label < kEinsumEllipsisLabel ? " (a subscript" : " (under '...'", " shared with an earlier dimension): ",
+            b.status().message()));
+      }
+      it->second = *b;
+    }
+  }
+  std::vector<Dim> dims;
+  for (int label : spec->output) dims.push_back(extent.at(label));
+  return std::vector<TensorType>{TensorType(dtype, std::move(dims))};
+}
+
 // X [N, C, ...]; epsilon must be non-negative so that the square root of the variance plus it is real.
 absl::Status RequireNormInput(const InferenceContext& ctx) {
   absl::Status s = RequireFloat(ctx, 0, "X");
@@ -643,6 +695,8 @@ void RegisterNnOps(OpRegistry& r) {
               "numpy matmul: 1-D operands and broadcast batch dimensions"});
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),
               "alpha * op(A) * op(B) + beta * C with optional transposes"});
+  r.Register({"Einsum", "", 1, std::numeric_limits<int>::max(), 1, 1, WithRequiredInputs(1, InferEinsum),
+              "sum of products over an Einstein-summation equation (implicit or explicit output, '...', diagonals)"});
   r.Register({"Softmax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferSoftmax), "softmax along one axis (opset 13)"});
   r.Register({"ArgMax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferArgExtreme),
               "index of the maximum along an axis (first, or last with select_last_index)"});

@@ -1,6 +1,7 @@
 """Writes the single-operator test cases for the neural-network operators (Conv, ConvTranspose,
 BatchNormalization, MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization,
-ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum, InstanceNormalization, GroupNormalization) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
+ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum, InstanceNormalization, GroupNormalization,
+Einsum) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
 or numpy, never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX
 formulas, which the script first checks against PyTorch on the modes both have.
 
@@ -889,6 +890,44 @@ def norm_cases(cw):
                [("y", want.astype(np.float32))], attrs, opset=18)
 
 
+def einsum_cases(cw):
+    """Einsum against numpy's einsum in double, each equation also checked against torch.einsum (1e-10).
+    Tolerance: ATOL/RTOL (1e-4); the int64 case is exact."""
+    cases = [
+        ("einsum_matmul", "ij,jk->ik", [(3, 5), (5, 4)]),
+        ("einsum_batch_matmul", "bij,bjk->bik", [(2, 3, 5), (2, 5, 4)]),
+        ("einsum_attention_scores", "bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+        ("einsum_transpose", "ij->ji", [(3, 7)]),
+        ("einsum_row_sum", "ij->i", [(4, 6)]),
+        ("einsum_full_sum", "ij->", [(4, 6)]),
+        ("einsum_outer_product", "i,j->ij", [(3,), (5,)]),
+        ("einsum_implicit_matmul", "ij,jk", [(2, 3), (3, 4)]),
+        ("einsum_implicit_sorted", "kj,ji", [(2, 3), (3, 4)]),
+        ("einsum_ellipsis_broadcast", "...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+        ("einsum_batch_diagonal", "bii->bi", [(2, 4, 4)]),
+        ("einsum_trace_implicit", "ii", [(5, 5)]),
+        ("einsum_chain_three", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+        ("einsum_size1_stretch", "ij,ij->ij", [(2, 1), (2, 3)]),
+        ("einsum_upper_case", "Ab,bc -> cA", [(3, 4), (4, 2)]),
+        ("einsum_ellipsis_middle", "b...d,d->b...", [(2, 3, 1, 4), (4,)]),
+    ]
+    for name, eq, shapes in cases:
+        xs = [rand(*sh) for sh in shapes]
+        want = np.einsum(eq.replace(" ", ""), *[x.astype(np.float64) for x in xs])
+        got = torch.einsum(eq.replace(" ", ""), *[t(x).double() for x in xs]).numpy()
+        np.testing.assert_allclose(want, got, rtol=1e-10, atol=1e-10)
+        inputs = [("x%d" % i, x, False) for i, x in enumerate(xs)]
+        # np.array, not np.ascontiguousarray, which would make a 0-d sum 1-d.
+        y = np.array(want, dtype=np.float32, order="C")
+        # onnx 1.12's shape inference rejects '...' of different ranks, which numpy broadcasts.
+        cw.add(name, "Einsum", inputs, [("y", y)], {"equation": eq}, opset=12,
+               shape_check=name != "einsum_ellipsis_broadcast")
+    a = _rng.integers(-20, 20, size=(3, 4)).astype(np.int64)
+    v = _rng.integers(-20, 20, size=(4,)).astype(np.int64)
+    cw.add("einsum_i64_matvec_const", "Einsum", [("a", a, False), ("v", v, True)],
+           [("y", np.einsum("ij,j->i", a, v))], {"equation": "ij,j->i"}, opset=12, atol=0, rtol=0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -912,6 +951,7 @@ def main():
     topk_cases(cw)
     cumsum_cases(cw)
     norm_cases(cw)
+    einsum_cases(cw)
     cw.finish()
 
 
