@@ -581,6 +581,26 @@ Types InferGatherND(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(data.dtype, dims)};
 }
 
+// The number of non-zero elements (NaN counts; numpy's `x != 0`).
+int64_t CountNonZero(const Tensor& t) {
+  int64_t n = 0;
+  const bool is_float = IsFloat(t.dtype());
+  for (int64_t i = 0; i < t.num_elements(); ++i) n += is_float ? t.GetAsDouble(i) != 0.0 : t.GetAsInt64(i) != 0;
+  return n;
+}
+
+// NonZero: int64 [rank, count] (a scalar counts as rank 1, as numpy's nonzero treats it). The count is
+// known only from the input's value, so a graph input gives a data-dependent extent.
+Types InferNonZero(const InferenceContext& ctx) {
+  const TensorType& in = ctx.type(0);
+  if (in.dtype == DType::kI4) {
+    return absl::UnimplementedError("NonZero: packed i4 input is not supported");
+  }
+  const int64_t rank = std::max(in.rank(), 1);
+  const Tensor* v = ctx.value(0);
+  return std::vector<TensorType>{TensorType(DType::kI64, {rank, v ? Dim(CountNonZero(*v)) : UnknownDim()})};
+}
+
 // Trilu: a batch of matrices (rank >= 2), an optional scalar k.
 Types InferTrilu(const InferenceContext& ctx) {
   if (ctx.type(0).rank() < 2) {
@@ -811,6 +831,8 @@ void RegisterTensorOps(OpRegistry& r) {
   Reg(r, "GatherND", 2, 2, 1, 1, InferGatherND,
       "slices of data addressed by index tuples (indices' last axis), after batch_dims shared axes");
   Reg(r, "Tile", 2, 2, 1, 1, InferTile, "repeat the input repeats[d] times along each dimension d");
+  Reg(r, "NonZero", 1, 1, 1, 1, InferNonZero,
+      "int64 coordinates [rank, count] of the non-zero elements, row-major (a data-dependent shape)");
   Reg(r, "Trilu", 1, 2, 1, 1, InferTrilu, "upper (default) or lower triangle of each matrix, from diagonal k");
   Reg(r, "Size", 1, 1, 1, 1, InferSize, "the input's element count as an int64 scalar");
   Reg(r, "Squeeze", 1, 2, 1, 1, InferSqueeze, "drop size-1 dimensions");

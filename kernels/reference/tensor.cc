@@ -414,6 +414,30 @@ absl::Status GatherND(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// NonZero: column j of the output holds the coordinate of the j-th non-zero element in row-major order.
+absl::Status NonZero(const Node& node, Inputs in, Outputs out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  const int rank = x.rank();
+  const int64_t count = y.dim(1);
+  const bool is_float = IsFloat(x.dtype());
+  std::vector<int64_t> index(rank, 0);
+  int64_t j = 0;
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) {
+    if (is_float ? x.GetAsDouble(i) != 0.0 : x.GetAsInt64(i) != 0) {
+      if (j == count) break;  // inference counted the same elements; guards the output bounds
+      for (int d = 0; d < rank; ++d) y.data<int64_t>()[d * count + j] = index[d];
+      if (rank == 0) y.data<int64_t>()[j] = 0;
+      ++j;
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[d] < x.dim(d)) break;
+      index[d] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Trilu(const Node& node, Inputs in, Outputs out) {
   absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
   if (!elem.ok()) return elem.status();
@@ -508,6 +532,7 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "ScatterElements", ScatterElements);
   r.Register("", "GatherND", GatherND);
   r.Register("", "Tile", Tile);
+  r.Register("", "NonZero", NonZero);
   r.Register("", "Trilu", Trilu);
   r.Register("", "Size", Size);
   r.Register("", "Expand", Expand);

@@ -421,5 +421,23 @@ TEST(TensorInferenceTest, TileAndGatherNDShapes) {
   EXPECT_THAT(t.status().message(), HasSubstr("static last dimension"));
 }
 
+TEST(TensorInferenceTest, NonZeroShapeIsKnownOnlyFromValues) {
+  absl::StatusOr<std::vector<TensorType>> t = Infer("NonZero", {Unknown(TensorType(DType::kF32, {kN, 3}))});
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ((*t)[0].rank(), 2);
+  EXPECT_EQ((*t)[0].dtype, DType::kI64);
+  EXPECT_EQ((*t)[0].dims[0], Dim(2));
+  EXPECT_TRUE(IsUnknown((*t)[0].dims[1]));
+  t = Infer("NonZero", {Known(I64({2, 2}, {0, 5, -1, 0}))});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kI64, {2, 2}));
+  // A scalar counts as rank 1, as numpy's nonzero treats it: 7 -> [[0]].
+  OneNode scalar("NonZero", {I64({}, {7})});
+  absl::StatusOr<std::vector<Tensor>> out = scalar.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), std::vector<int64_t>({1, 1}));
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], 0);
+}
+
 }  // namespace
 }  // namespace tessel

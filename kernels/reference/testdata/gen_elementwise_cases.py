@@ -583,6 +583,20 @@ def gather_nd_cases(g):
           [("y", np_gather_nd(di, ii, 2))], attrs={"batch_dims": 2})
 
 
+def nonzero_cases(g):
+    """NonZero against numpy's np.array(np.nonzero(x)) (exact): row-major order, NaN counts as non-zero."""
+    x = g.f32(3, 4)
+    x[x < 0.5] = 0
+    x[1, 2] = np.nan
+    g.add("nonzero_f32_nan", "NonZero", [("x", x, False)], [("y", np.array(np.nonzero(x), dtype=np.int64))])
+    xi = g.rng.integers(-1, 2, size=(2, 3, 4)).astype(np.int64)
+    g.add("nonzero_i64_3d", "NonZero", [("x", xi, False)], [("y", np.array(np.nonzero(xi), dtype=np.int64))])
+    xb = g.rng.random(7) < 0.4
+    g.add("nonzero_bool_const", "NonZero", [("x", xb, True)], [("y", np.array(np.nonzero(xb), dtype=np.int64))])
+    z = np.zeros((2, 5), np.float32)
+    g.add("nonzero_all_zero", "NonZero", [("x", z, False)], [("y", np.zeros((2, 0), np.int64))])
+
+
 def trilu_size_cases(g):
     """Trilu (numpy's triu/tril over the last two axes) and Size."""
     x = g.f32(2, 3, 5)
@@ -672,7 +686,7 @@ def main():
     for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
                     compare_cases, logical_cases, cast_cases, cast_like_cases, identity_dropout, flatten_reshape,
                     transpose_concat, split_cases, slice_cases, gather_cases, scatter_cases, tile_cases,
-                    gather_nd_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
+                    gather_nd_cases, nonzero_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
                     constant_of_shape_cases, range_cases):
         section(g)
     g.w.finish()
