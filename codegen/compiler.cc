@@ -51,6 +51,25 @@ absl::Status BindShapes(Graph& graph, const std::map<std::string, int64_t>& dim_
   return InferShapes(graph);
 }
 
+// With every input shape bound and shape arithmetic folded, a type still symbolic comes from an operator
+// whose output extent depends on input values (NonZero): the first such node, whose inputs are static.
+absl::Status CheckNoDataDependentShapes(const Graph& graph, const std::vector<Node*>& order) {
+  for (const Node* n : order) {
+    bool inputs_static = true;
+    for (const Value* in : n->inputs()) inputs_static = inputs_static && (in == nullptr || in->type().is_static());
+    if (!inputs_static) continue;
+    for (const Value* out : n->outputs()) {
+      if (out->type().is_static()) continue;
+      return absl::UnimplementedError(absl::StrCat(
+          "node ", n->DebugName(), ": output '", out->name(), "' has the data-dependent shape ",
+          out->type().ToString(), " (it depends on input values, not shapes); compiled artifacts plan memory from ",
+          "static shapes, so this model cannot be compiled: run the ONNX file with `tessel run` (reference "
+          "interpreter) instead"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 void ToProtoAttribute(const std::string& name, const Attribute& a, artifact::Attribute* p, std::string* weights) {
   p->set_name(name);
   switch (a.kind) {
@@ -366,6 +385,8 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   result.pass_report = pm->Report();
   absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
   if (!order.ok()) return order.status();
+  s = CheckNoDataDependentShapes(graph, *order);
+  if (!s.ok()) return s;
 
   Progress(options, "planning memory");
   absl::StatusOr<GraphLifetimes> lifetimes = ComputeLifetimes(graph, *order, /*allow_in_place=*/true);

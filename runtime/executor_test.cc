@@ -345,6 +345,26 @@ graph @main {
       << result.status();
 }
 
+// NonZero's output extent depends on its input's values: compiling names the node and points to
+// `tessel run`, where the reference interpreter computes the shape per run.
+TEST(ExecutorTest, CompileNamesTheOpWithADataDependentShape) {
+  auto graph = ParseGraph(R"(
+graph @main {
+  input %x : f32[2,3]
+  %r = Relu "relu" (%x) : f32[2,3]
+  %y = NonZero "nz" (%r) : i64[2,?n]
+  output %y
+}
+)");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<CompileResult> result = CompileGraph(**graph, CompileOptions());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StartsWith(result.status().message(), "node NonZero 'nz': output 'y' has the data-dependent "
+                                                          "shape i64[2,"))
+      << result.status();
+  EXPECT_TRUE(absl::StrContains(result.status().message(), "run the ONNX file with `tessel run`")) << result.status();
+}
+
 // A plan whose op attributes no longer fit its planned shapes (a renamed or changed attribute, the
 // checksum made right again) is refused at load with an error naming the op, for every kernel family:
 // MaxPool, convolution, Gemm and elementwise, on their optimized and reference kernels. Once such a

@@ -431,7 +431,24 @@ class Importer {
     for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
+    TESSEL_RETURN_IF_ERROR(CheckOpsetForm(n));
     for (Value* out : n->outputs()) values_[out->name()] = out;
+    return absl::OkStatus();
+  }
+
+  // The IR's GroupNormalization takes scale and bias per group (opset 18) or per channel (opset 21); a
+  // model below opset 21 must use the per-group form.
+  absl::Status CheckOpsetForm(const Node* n) const {
+    if (n->op_type() != "GroupNormalization" || opset_ >= 21 || n->num_inputs() < 2 || n->input(1) == nullptr) {
+      return absl::OkStatus();
+    }
+    const TensorType& scale = n->input(1)->type();
+    const int64_t groups = n->GetInt("num_groups", 0);
+    if (scale.rank() == 1 && scale.dims[0].is_static() && scale.dims[0].value() != groups) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node ", n->DebugName(), ": at opset ", opset_, ", GroupNormalization takes one scale and bias per group "
+          "(num_groups = ", groups, "), but scale has ", scale.dims[0].value(), " (the per-channel form is opset 21)"));
+    }
     return absl::OkStatus();
   }
 

@@ -807,6 +807,29 @@ TEST_F(OnnxImporterTest, ReduceMeanAxesAttributeBecomesAnInputBeforeOpset18) {
   EXPECT_EQ((*g)->FindValue("y")->type(), TensorType::Static(DType::kF32, {1, 3}));
 }
 
+// Opset 18's GroupNormalization has one scale and bias per group; the per-channel form is opset 21's.
+TEST_F(OnnxImporterTest, GroupNormalizationBeforeOpset21TakesPerGroupScale) {
+  for (const int scale_length : {2, 6}) {
+    onnx::ModelProto m = NewModel(18);
+    AddInput(m, "x", onnx::TensorProto::FLOAT, {"1", "6", "4"});
+    AddInput(m, "scale", onnx::TensorProto::FLOAT, {std::to_string(scale_length)});
+    AddInput(m, "bias", onnx::TensorProto::FLOAT, {std::to_string(scale_length)});
+    AddAttr(AddNode(m, "GroupNormalization", {"x", "scale", "bias"}, {"y"}, "gn"), "num_groups",
+            onnx::AttributeProto::INT)
+        ->set_i(2);
+    AddOutput(m, "y");
+    absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+    if (scale_length == 2) {
+      EXPECT_TRUE(g.ok()) << g.status();
+    } else {
+      EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(g.status().message(),
+                  HasSubstr("node GroupNormalization 'gn': at opset 18, GroupNormalization takes one scale and bias "
+                            "per group (num_groups = 2), but scale has 6 (the per-channel form is opset 21)"));
+    }
+  }
+}
+
 TEST_F(OnnxImporterTest, SplitAttributeBecomesAnInputAndEqualSplitsGetNumOutputs) {
   onnx::ModelProto m = NewModel(11);
   AddInput(m, "x", onnx::TensorProto::FLOAT, {"2", "6"});

@@ -1,5 +1,5 @@
 // Type inference for elementwise operators: activations, unary math, broadcasting binary arithmetic,
-// Where, Cast, Identity and (inference-mode) Dropout.
+// Where, Cast, CastLike, Identity and (inference-mode) Dropout.
 #include <limits>
 #include <string>
 #include <vector>
@@ -190,6 +190,18 @@ Types InferCast(const InferenceContext& ctx) {
   return std::vector<TensorType>{out};
 }
 
+// CastLike: Cast to the element type of input 1 (target_type), whose values are not read.
+Types InferCastLike(const InferenceContext& ctx) {
+  const DType to = ctx.type(1).dtype;
+  if (to == DType::kI4 || ctx.type(0).dtype == DType::kI4) {
+    return absl::UnimplementedError(absl::StrCat("CastLike: from ", ctx.type(0).ToString(), " to ", DTypeName(to),
+                                                 " is not supported (packed i4)"));
+  }
+  TensorType out = ctx.type(0);
+  out.dtype = to;
+  return std::vector<TensorType>{out};
+}
+
 Types InferDropout(const InferenceContext& ctx) {
   if (ctx.has_input(1)) {
     if (absl::Status s = RequireFloat(ctx, 1, "ratio"); !s.ok()) return s;
@@ -280,6 +292,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "Mod", 2, 2, 1, 1, InferBinaryArithmetic, "remainder with broadcasting: divisor's sign, or fmod=1 dividend's");
   Reg(r, "Where", 3, 3, 1, 1, InferWhere, "condition ? x : y with three-way broadcasting");
   Reg(r, "Cast", 1, 1, 1, 1, InferCast, "element type conversion");
+  Reg(r, "CastLike", 2, 2, 1, 1, InferCastLike, "element type conversion to the type of the second input");
   Reg(r, "Identity", 1, 1, 1, 1, InferIdentity, "copy");
   Reg(r, "Dropout", 1, 3, 1, 2, InferDropout, "identity at inference; the optional mask is all true");
 }

@@ -1,12 +1,16 @@
 // Schemas and type inference for the neural-network operators (Conv, BatchNormalization, pooling,
-// MatMul, Gemm, Softmax, LayerNormalization, ReduceMean/ReduceSum, Pad, Resize) in their opset-18 forms.
+// MatMul, Gemm, Einsum, Softmax, LayerNormalization, InstanceNormalization, GroupNormalization,
+// ReduceMean/ReduceSum, Pad, Resize) in their opset-18 forms.
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/einsum_spec.h"
 #include "graph/ops/nn_params.h"
 #include "graph/ops/shape_util.h"
 
@@ -352,6 +356,123 @@ InferResult InferLayerNorm(const InferenceContext& ctx) {
   return out;
 }
 
+// Einsum: every label's extent is the broadcast of the dimensions it names (numpy and PyTorch let an
+// extent of 1 stretch); the output has the extents of its labels.
+InferResult InferEinsum(const InferenceContext& ctx) {
+  const Attribute* eq = ctx.node.FindAttr("equation");
+  if (eq == nullptr || eq->kind != Attribute::Kind::kString) {
+    return absl::InvalidArgumentError("Einsum: needs a string attribute 'equation'");
+  }
+  std::vector<int> ranks;
+  const DType dtype = ctx.type(0).dtype;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return absl::InvalidArgumentError(absl::StrCat("Einsum: input ", i, " is missing"));
+    if (ctx.type(i).dtype != dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("Einsum equation '", eq->s, "': input ", i, " is ",
+                                                     ctx.type(i).ToString(), " but input 0 is ",
+                                                     ctx.type(0).ToString(), "; all inputs need one dtype"));
+    }
+    ranks.push_back(ctx.type(i).rank());
+  }
+  if (dtype != DType::kF32 && dtype != DType::kI32 && dtype != DType::kI64) {
+    return absl::UnimplementedError(absl::StrCat("Einsum equation '", eq->s, "': dtype ", DTypeName(dtype),
+                                                 " is not supported (f32, i32 or i64)"));
+  }
+  absl::StatusOr<EinsumSpec> spec = ParseEinsum(eq->s, ranks);
+  if (!spec.ok()) return spec.status();
+  std::map<int, Dim> extent;
+  for (size_t i = 0; i < spec->inputs.size(); ++i) {
+    for (size_t d = 0; d < spec->inputs[i].size(); ++d) {
+      const int label = spec->inputs[i][d];
+      const Dim& dim = ctx.type(i).dims[d];
+      auto it = extent.find(label);
+      if (it == extent.end()) {
+        extent.emplace(label, dim);
+        continue;
+      }
+      absl::StatusOr<Dim> b = BroadcastDim(it->second, dim);
+      if (!b.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Einsum equation '", eq->s, "': dimension ", d, " of input ", i, " ", ctx.type(i).ToString(),
+            label < kEinsumEllipsisLabel ? " (a subscript" : " (under '...'", " shared with an earlier dimension): ",
+            b.status().message()));
+      }
+      it->second = *b;
+    }
+  }
+  std::vector<Dim> dims;
+  for (int label : spec->output) dims.push_back(extent.at(label));
+  return std::vector<TensorType>{TensorType(dtype, std::move(dims))};
+}
+
+// X [N, C, ...]; epsilon must be non-negative so that the square root of the variance plus it is real.
+absl::Status RequireNormInput(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  if (x.rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 0, "X"), " has type ", x.ToString(),
+                                                   "; expected [N, C, ...]"));
+  }
+  const float eps = ctx.node.GetFloat("epsilon", 1e-5f);
+  if (!(eps >= 0)) return absl::InvalidArgumentError(absl::StrCat("epsilon ", eps, " must be non-negative"));
+  return absl::OkStatus();
+}
+
+// InstanceNormalization: each (n, c) plane normalized to zero mean and unit variance, then scaled and
+// shifted per channel.
+InferResult InferInstanceNorm(const InferenceContext& ctx) {
+  absl::Status s = RequireNormInput(ctx);
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  for (int i = 1; i <= 2; ++i) {
+    s = RequireVector(ctx, i, i == 1 ? "scale" : "B", x.dims[1], x.dtype);
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{x};
+}
+
+// GroupNormalization: the C channels in num_groups groups of C / num_groups, each (n, group) normalized
+// together. Scale and bias have one entry per group (opset 18) or per channel (opset 21); when
+// num_groups == C the two forms are the same. The importer rejects the per-channel form in models
+// below opset 21.
+InferResult InferGroupNorm(const InferenceContext& ctx) {
+  absl::Status s = RequireNormInput(ctx);
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  const Attribute* groups = ctx.node.FindAttr("num_groups");
+  if (groups == nullptr || groups->kind != Attribute::Kind::kInt || groups->i < 1) {
+    return absl::InvalidArgumentError("GroupNormalization: needs a positive integer attribute 'num_groups'");
+  }
+  if (ctx.node.GetInt("stash_type", 1) != 1) {
+    return absl::UnimplementedError("GroupNormalization: stash_type other than 1 (float) is not supported");
+  }
+  const Dim& c = x.dims[1];
+  if (c.is_static() && c.value() % groups->i != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("GroupNormalization: ", c.value(), " channels of X ",
+                                                   x.ToString(), " do not split into num_groups ", groups->i,
+                                                   " equal groups"));
+  }
+  for (int i = 1; i <= 2; ++i) {
+    const char* role = i == 1 ? "scale" : "bias";
+    s = RequireDType(ctx, i, role, x.dtype);
+    if (s.ok()) s = RequireRank(ctx, i, role, 1);
+    if (!s.ok()) return s;
+    const Dim& n = ctx.type(i).dims[0];
+    if (n.is_static() && n.value() != groups->i && !(c.is_static() && n.value() == c.value())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Label(ctx, i, role), " has ", n.value(), " elements; expected num_groups (", groups->i,
+          ", opset 18) or the channel count (", c.is_static() ? absl::StrCat(c.value()) : c.symbol(), ", opset 21)"));
+    }
+  }
+  if (ctx.has_input(1) && ctx.has_input(2) && ctx.type(1).dims[0].is_static() && ctx.type(2).dims[0].is_static() &&
+      ctx.type(1).dims[0].value() != ctx.type(2).dims[0].value()) {
+    return absl::InvalidArgumentError(absl::StrCat("GroupNormalization: scale ", ctx.type(1).ToString(), " and bias ",
+                                                   ctx.type(2).ToString(), " must have the same length"));
+  }
+  return std::vector<TensorType>{x};
+}
+
 InferResult InferReduce(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
   if (!IsFloat(x.dtype) && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
@@ -574,6 +695,8 @@ void RegisterNnOps(OpRegistry& r) {
               "numpy matmul: 1-D operands and broadcast batch dimensions"});
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),
               "alpha * op(A) * op(B) + beta * C with optional transposes"});
+  r.Register({"Einsum", "", 1, std::numeric_limits<int>::max(), 1, 1, WithRequiredInputs(1, InferEinsum),
+              "sum of products over an Einstein-summation equation (implicit or explicit output, '...', diagonals)"});
   r.Register({"Softmax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferSoftmax), "softmax along one axis (opset 13)"});
   r.Register({"ArgMax", "", 1, 1, 1, 1, WithRequiredInputs(1, InferArgExtreme),
               "index of the maximum along an axis (first, or last with select_last_index)"});
@@ -585,6 +708,10 @@ void RegisterNnOps(OpRegistry& r) {
               "one at the first maximum along one axis, zero elsewhere (opset 13)"});
   r.Register({"LayerNormalization", "", 2, 3, 1, 3, WithRequiredInputs(2, InferLayerNorm),
               "normalization over the trailing dimensions from axis, with scale and optional bias"});
+  r.Register({"InstanceNormalization", "", 3, 3, 1, 1, WithRequiredInputs(3, InferInstanceNorm),
+              "per-(sample, channel) normalization over the spatial dimensions, with per-channel scale and bias"});
+  r.Register({"GroupNormalization", "", 3, 3, 1, 1, WithRequiredInputs(3, InferGroupNorm),
+              "normalization over groups of channels, with per-group (opset 18) or per-channel (opset 21) scale"});
   r.Register({"ReduceMean", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce),
               "mean over the axes given as input (opset 18)"});
   r.Register({"ReduceSum", "", 1, 2, 1, 1, WithRequiredInputs(1, InferReduce), "sum over the axes given as input"});

@@ -502,6 +502,105 @@ Types InferScatterElements(const InferenceContext& ctx) {
   return std::vector<TensorType>{data};
 }
 
+// Tile: out.dims[d] = in.dims[d] * repeats[d]; repeats (1-D, one entry per input dimension) may be
+// known only at run time, which leaves every extent unknown.
+Types InferTile(const InferenceContext& ctx) {
+  const TensorType& in = ctx.type(0);
+  MaybeInts repeats = KnownInts(ctx, 1, "repeats");
+  if (!repeats.ok()) return repeats.status();
+  if (!repeats->has_value()) {
+    const int64_t n = StaticLength1D(ctx.type(1));
+    if (n >= 0 && n != in.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("Tile: repeats ", ctx.type(1).ToString(), " has ", n,
+                                                     " entries but the input ", in.ToString(), " has rank ",
+                                                     in.rank(), "; give one repeat count per dimension"));
+    }
+    return std::vector<TensorType>{TensorType(in.dtype, UnknownDims(in.rank()))};
+  }
+  const std::vector<int64_t>& r = **repeats;
+  if (static_cast<int>(r.size()) != in.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("Tile: repeats ", ShapeToString(r), " has ", r.size(),
+                                                   " entries but the input ", in.ToString(), " has rank ", in.rank(),
+                                                   "; give one repeat count per dimension"));
+  }
+  std::vector<Dim> dims;
+  int64_t elements = 1;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (r[d] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Tile: repeats ", ShapeToString(r), " has negative entry ", r[d], " for dimension ", d));
+    }
+    const Dim& x = in.dims[d];
+    if (x.is_static()) {
+      const int64_t extent = CappedProduct(x.value(), r[d]);
+      dims.push_back(extent);
+      elements = CappedProduct(elements, extent);
+    } else {
+      dims.push_back(r[d] == 1 ? x : r[d] == 0 ? Dim(0) : UnknownDim());
+    }
+  }
+  if (elements > kMaxElements) {
+    return absl::ResourceExhaustedError(absl::StrCat("Tile: ", in.ToString(), " repeated ", ShapeToString(r),
+                                                     " times has too many elements"));
+  }
+  return std::vector<TensorType>{TensorType(in.dtype, dims)};
+}
+
+// GatherND: the first batch_dims axes of data and indices correspond; each index tuple (indices' last
+// axis, k entries) addresses data[b..., i_0, ..., i_k-1, ...], so the output is indices.shape[:-1] +
+// data.shape[batch_dims + k:].
+Types InferGatherND(const InferenceContext& ctx) {
+  const TensorType& data = ctx.type(0);
+  const TensorType& indices = ctx.type(1);
+  if (absl::Status s = RequireIntInput(ctx, 1, "indices"); !s.ok()) return s;
+  const int64_t b = ctx.node.GetInt("batch_dims", 0);
+  if (data.rank() < 1 || indices.rank() < 1 || b < 0 || b >= std::min(data.rank(), indices.rank())) {
+    return absl::InvalidArgumentError(absl::StrCat("GatherND: batch_dims ", b, " must be at least 0 and below the ",
+                                                   "ranks of data ", data.ToString(), " and indices ",
+                                                   indices.ToString()));
+  }
+  const Dim& k = indices.dims.back();
+  if (!k.is_static()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "GatherND: the output rank depends on the last extent of indices ", indices.ToString(),
+        ", which is unknown; Tessel needs static ranks (give indices a static last dimension)"));
+  }
+  if (k.value() < 1 || k.value() > data.rank() - b) {
+    return absl::InvalidArgumentError(absl::StrCat("GatherND: indices ", indices.ToString(), " address ", k.value(),
+                                                   " axes of data ", data.ToString(), " after batch_dims ", b,
+                                                   "; expected 1 to ", data.rank() - b));
+  }
+  for (int d = 0; d < b; ++d) {
+    if (Conflict(data.dims[d], indices.dims[d])) {
+      return absl::InvalidArgumentError(absl::StrCat("GatherND: batch dimension ", d, " of data ", data.ToString(),
+                                                     " and indices ", indices.ToString(), " differ"));
+    }
+  }
+  std::vector<Dim> dims(indices.dims.begin(), indices.dims.end() - 1);
+  dims.insert(dims.end(), data.dims.begin() + b + k.value(), data.dims.end());
+  return std::vector<TensorType>{TensorType(data.dtype, dims)};
+}
+
+// The number of non-zero elements (NaN counts; numpy's `x != 0`).
+int64_t CountNonZero(const Tensor& t) {
+  int64_t n = 0;
+  const bool is_float = IsFloat(t.dtype());
+  for (int64_t i = 0; i < t.num_elements(); ++i) n += is_float ? t.GetAsDouble(i) != 0.0 : t.GetAsInt64(i) != 0;
+  return n;
+}
+
+// NonZero: int64 [rank, count] (a scalar counts as rank 1, as numpy's nonzero treats it). The count is
+// known only from the input's value, so a graph input gives a data-dependent extent.
+Types InferNonZero(const InferenceContext& ctx) {
+  const TensorType& in = ctx.type(0);
+  if (in.dtype == DType::kI4) {
+    return absl::UnimplementedError("NonZero: packed i4 input is not supported");
+  }
+  const int64_t rank = std::max(in.rank(), 1);
+  const Tensor* v = ctx.value(0);
+  return std::vector<TensorType>{TensorType(DType::kI64, {rank, v ? Dim(CountNonZero(*v)) : UnknownDim()})};
+}
+
 // Trilu: a batch of matrices (rank >= 2), an optional scalar k.
 Types InferTrilu(const InferenceContext& ctx) {
   if (ctx.type(0).rank() < 2) {
@@ -729,6 +828,11 @@ void RegisterTensorOps(OpRegistry& r) {
       "data with the slices that indices address replaced by (or combined with) updates");
   Reg(r, "ScatterElements", 3, 3, 1, 1, InferScatterElements,
       "out[..][indices[i][j]][..] = updates[i][j] along an axis (none, add, mul, max, min)");
+  Reg(r, "GatherND", 2, 2, 1, 1, InferGatherND,
+      "slices of data addressed by index tuples (indices' last axis), after batch_dims shared axes");
+  Reg(r, "Tile", 2, 2, 1, 1, InferTile, "repeat the input repeats[d] times along each dimension d");
+  Reg(r, "NonZero", 1, 1, 1, 1, InferNonZero,
+      "int64 coordinates [rank, count] of the non-zero elements, row-major (a data-dependent shape)");
   Reg(r, "Trilu", 1, 2, 1, 1, InferTrilu, "upper (default) or lower triangle of each matrix, from diagonal k");
   Reg(r, "Size", 1, 1, 1, 1, InferSize, "the input's element count as an int64 scalar");
   Reg(r, "Squeeze", 1, 2, 1, 1, InferSqueeze, "drop size-1 dimensions");

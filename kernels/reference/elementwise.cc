@@ -604,6 +604,7 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Mod", Mod);
   r.Register("", "Where", Where);
   r.Register("", "Cast", Cast);
+  r.Register("", "CastLike", Cast);  // the output type, from inference, is the target
   r.Register("", "Identity", Identity);
   r.Register("", "Dropout", Dropout);
 }

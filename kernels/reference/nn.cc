@@ -678,6 +678,70 @@ absl::Status LayerNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor>
   return absl::OkStatus();
 }
 
+// Normalizes x [N, C, ...] in blocks of `block` contiguous elements (one (n, c) plane, or the planes of
+// one (n, group)): y = (x - mean) / sqrt(var + eps) * scale + bias, with affine(c, &scale, &bias) giving
+// the terms of channel c, whose planes hold `plane` elements each.
+template <typename Affine>
+void NormalizeBlocks(const Tensor& x, int64_t block, int64_t plane, double eps, Affine affine, Tensor& y) {
+  const int64_t channels = x.dim(1);
+  const int64_t blocks = block == 0 ? 0 : x.num_elements() / block;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xp = x.data<float>() + b * block;
+    float* yp = y.data<float>() + b * block;
+    double mean = 0;
+    for (int64_t i = 0; i < block; ++i) mean += xp[i];
+    mean /= block;
+    double var = 0;
+    for (int64_t i = 0; i < block; ++i) var += (xp[i] - mean) * (xp[i] - mean);
+    var /= block;
+    const double inv_std = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < block; ++i) {
+      const int64_t c = (b * block + i) / plane % channels;
+      double scale, bias;
+      affine(c, &scale, &bias);
+      yp[i] = static_cast<float>((xp[i] - mean) * inv_std * scale + bias);
+    }
+  }
+}
+
+absl::Status InstanceNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const float* scale = inputs[1]->data<float>();
+  const float* bias = inputs[2]->data<float>();
+  const int64_t plane = Product(x.shape(), 2, x.shape().size());
+  NormalizeBlocks(x, plane, plane, node.GetFloat("epsilon", 1e-5f),
+                  [&](int64_t c, double* a, double* b) {
+                    *a = scale[c];
+                    *b = bias[c];
+                  },
+                  outputs[0]);
+  return absl::OkStatus();
+}
+
+absl::Status GroupNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1, 2});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const int64_t groups = node.GetInt("num_groups", 1);
+  const int64_t channels = x.dim(1);
+  const int64_t plane = Product(x.shape(), 2, x.shape().size());
+  const float* scale = inputs[1]->data<float>();
+  const float* bias = inputs[2]->data<float>();
+  // Inference allowed num_groups entries (opset 18) or one per channel (opset 21).
+  const bool per_channel = inputs[1]->num_elements() == channels;
+  const int64_t per_group = channels / groups;
+  NormalizeBlocks(x, per_group * plane, plane, node.GetFloat("epsilon", 1e-5f),
+                  [&](int64_t c, double* a, double* b) {
+                    const int64_t k = per_channel ? c : c / per_group;
+                    *a = scale[k];
+                    *b = bias[k];
+                  },
+                  outputs[0]);
+  return absl::OkStatus();
+}
+
 absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0});
   if (!s.ok()) return s;
@@ -927,6 +991,8 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Gemm", GemmKernel);
   r.Register("", "Softmax", SoftmaxKernel);
   r.Register("", "LayerNormalization", LayerNormKernel);
+  r.Register("", "InstanceNormalization", InstanceNormKernel);
+  r.Register("", "GroupNormalization", GroupNormKernel);
   r.Register("", "ReduceMean", ReduceKernel);
   r.Register("", "ReduceSum", ReduceKernel);
   for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",

@@ -379,6 +379,105 @@ TEST(NnKernelTest, LayerNormalization) {
   EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 4, -1, 4}));
 }
 
+TEST(NnKernelTest, InstanceNormalization) {
+  // Planes [1, 3] and [0, 4] normalize (eps 0) to [-1, 1]; scale [1, 2] and bias [0, 1] give [-1, 1, -1, 3].
+  absl::StatusOr<Tensor> y = RunOp("InstanceNormalization", {F32({1, 2, 2}, {1, 3, 0, 4}), F32({2}, {1, 2}),
+                                                             F32({2}, {0, 1})},
+                                   {{"epsilon", Attribute::Float(0)}});
+  EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 1, -1, 3}));
+}
+
+TEST(NnKernelTest, GroupNormalizationPerGroupAndPerChannel) {
+  // Two groups of two channels: {1, 3, 1, 3} (mean 2, variance 1) and {0, 4, 4, 0} (mean 2, variance 4)
+  // both normalize (eps 0) to +-1.
+  const Tensor x = F32({1, 4, 2}, {1, 3, 1, 3, 0, 4, 4, 0});
+  const std::vector<std::pair<std::string, Attribute>> attrs = {{"num_groups", Attribute::Int(2)},
+                                                                {"epsilon", Attribute::Float(0)}};
+  // Opset 18: scale [2, 3], bias [1, 0], one per group.
+  absl::StatusOr<Tensor> y = RunOp("GroupNormalization", {x, F32({2}, {2, 3}), F32({2}, {1, 0})}, attrs);
+  EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 3, -1, 3, -3, 3, 3, -3}));
+  // Opset 21: scale [1, 2, 3, 4], bias [0, 0, 0, 10], one per channel.
+  y = RunOp("GroupNormalization", {x, F32({4}, {1, 2, 3, 4}), F32({4}, {0, 0, 0, 10})}, attrs);
+  EXPECT_THAT(Values(y), Pointwise(FloatNear(1e-6), std::vector<float>{-1, 1, -2, 2, -3, 3, 14, 6}));
+}
+
+TEST(NnKernelTest, NormalizationErrorsNameTheNode) {
+  const Tensor x = F32({1, 4, 2}, {1, 3, 1, 3, 0, 4, 4, 0});
+  absl::StatusOr<Tensor> y = RunOp("GroupNormalization", {x, F32({3}, {1, 1, 1}), F32({3}, {0, 0, 0})},
+                                   {{"num_groups", Attribute::Int(2)}});
+  EXPECT_EQ(y.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(y.status().message(), HasSubstr("GroupNormalization 'n': input scale ('in1') has 3 elements; expected "
+                                              "num_groups (2, opset 18) or the channel count (4, opset 21)"));
+  y = RunOp("GroupNormalization", {x, F32({2}, {1, 1}), F32({2}, {0, 0})}, {{"num_groups", Attribute::Int(3)}});
+  EXPECT_THAT(y.status().message(), HasSubstr("4 channels of X f32[1,4,2] do not split into num_groups 3"));
+  y = RunOp("GroupNormalization", {x, F32({2}, {1, 1}), F32({2}, {0, 0})});
+  EXPECT_THAT(y.status().message(), HasSubstr("needs a positive integer attribute 'num_groups'"));
+  y = RunOp("InstanceNormalization", {x, F32({2}, {1, 1}), F32({4}, {0, 0, 0, 0})});
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("InstanceNormalization 'n': input scale ('in1') has 2 elements, expected 4"));
+  y = RunOp("InstanceNormalization", {x, F32({4}, {1, 1, 1, 1}), F32({4}, {0, 0, 0, 0})},
+            {{"epsilon", Attribute::Float(-1)}});
+  EXPECT_THAT(y.status().message(), HasSubstr("epsilon -1 must be non-negative"));
+}
+
+TEST(NnKernelTest, EinsumHandComputed) {
+  // [[1, 2], [3, 4]] @ [5, 6] = [17, 39]; its trace is 5; "ij->ji" transposes; "i,j" is the outer product.
+  const Tensor a = F32({2, 2}, {1, 2, 3, 4});
+  EXPECT_THAT(Values(RunOp("Einsum", {a, F32({2}, {5, 6})}, {{"equation", Attribute::String("ij,j->i")}})),
+              ElementsAre(17, 39));
+  EXPECT_THAT(Values(RunOp("Einsum", {a}, {{"equation", Attribute::String("ii")}})), ElementsAre(5));
+  EXPECT_THAT(Values(RunOp("Einsum", {a}, {{"equation", Attribute::String("ij->ji")}})), ElementsAre(1, 3, 2, 4));
+  EXPECT_THAT(Values(RunOp("Einsum", {F32({2}, {1, 2}), F32({3}, {1, 10, 100})},
+                           {{"equation", Attribute::String("i,j")}})),
+              ElementsAre(1, 10, 100, 2, 20, 200));
+}
+
+TEST(NnInferTest, EinsumShapesAndErrorsNameTheEquation) {
+  const Dim b = Dim::Symbol("B");
+  OneNode bmm("Einsum", {In::Type(Sym({b, 3, 5})), In::Type(Sym({b, 5, 7}))});
+  bmm.Attr("equation", Attribute::String("bij,bjk->bik"));
+  absl::StatusOr<TensorType> t = bmm.Infer();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, Sym({b, 3, 7}));
+  OneNode ell("Einsum", {In::Type(Static({2, 1, 3, 4})), In::Type(Static({5, 4, 6}))});
+  ell.Attr("equation", Attribute::String("...ij,...jk"));
+  t = ell.Infer();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, Static({2, 5, 3, 6}));
+  struct Bad {
+    std::vector<std::vector<int64_t>> shapes;
+    const char* equation;
+    const char* message;
+  };
+  const Bad bad[] = {
+      {{{2, 3}}, "ij,jk->ik", "Einsum equation 'ij,jk->ik' has 2 input term(s) but the node has 1 input(s)"},
+      {{{2, 3}}, "i-j->i", "input term 0 'i-j' has '-'; subscripts are letters a-z, A-Z and '...'"},
+      {{{2, 3, 4}}, "ij->i", "input term 0 'ij' has 2 subscript(s) but input 0 has rank 3"},
+      {{{2, 3}}, "ij->k", "output subscript 'k' is in no input term"},
+      {{{2, 3}}, "ij->ii", "output subscript 'i' is repeated"},
+      {{{2, 3}, {4, 5}}, "ij,jk->ik", "dimension 0 of input 1 f32[4,5] (a subscript shared with an earlier "
+                                      "dimension): extents 3 and 4 do not broadcast"},
+      {{{2, 3}}, "...j->j", "the inputs' '...' stands for 1 dimension(s) but the output has no '...'"},
+      {{{2, 3}}, "i...j...->ij", "has more than one ellipsis"},
+      {{{2, 3}}, "ij->i->j", "has more than one '->'"},
+  };
+  for (const Bad& c : bad) {
+    std::vector<std::optional<In>> inputs;
+    for (const auto& s : c.shapes) inputs.push_back(In::Type(Static(s)));
+    OneNode n("Einsum", inputs);
+    n.Attr("equation", Attribute::String(c.equation));
+    absl::StatusOr<TensorType> r = n.Infer();
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.equation;
+    EXPECT_THAT(r.status().message(), HasSubstr("Einsum 'n'")) << c.equation;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message)) << c.equation;
+  }
+  OneNode none("Einsum", {In::Type(Static({2}))});
+  EXPECT_THAT(none.Infer().status().message(), HasSubstr("needs a string attribute 'equation'"));
+  OneNode f16("Einsum", {In::Type(TensorType::Static(DType::kF16, {2}))});
+  f16.Attr("equation", Attribute::String("i->"));
+  EXPECT_EQ(f16.Infer().status().code(), absl::StatusCode::kUnimplemented);
+}
+
 TEST(NnKernelTest, Reductions) {
   const Tensor x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_THAT(Values(RunOp("ReduceSum", {x, I64({1}, {0})})), ElementsAre(5, 7, 9));

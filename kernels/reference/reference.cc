@@ -16,6 +16,7 @@ ReferenceKernelRegistry& ReferenceKernelRegistry::Global() {
     RegisterFusedCnnReferenceKernels(*r);
     RegisterTransformerReferenceKernels(*r);
     RegisterRnnReferenceKernels(*r);
+    RegisterEinsumReferenceKernels(*r);
     return r;
   }();
   return *registry;

@@ -42,6 +42,7 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterFusedCnnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterTransformerReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterRnnReferenceKernels(ReferenceKernelRegistry& r);
+void RegisterEinsumReferenceKernels(ReferenceKernelRegistry& r);
 
 }  // namespace tessel
 

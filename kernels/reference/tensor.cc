@@ -336,6 +336,108 @@ absl::Status ScatterElements(const Node& node, Inputs in, Outputs out) {
   });
 }
 
+// Tile: each output coordinate reads the input at that coordinate modulo the input's extent; whole
+// input rows are copied at a time.
+absl::Status Tile(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  if (y.num_elements() == 0) return absl::OkStatus();
+  const int rank = x.rank();
+  if (rank == 0) {
+    std::memcpy(y.raw_data(), x.raw_data(), *elem);
+    return absl::OkStatus();
+  }
+  const std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  const int64_t row = x.dim(rank - 1);
+  const size_t row_bytes = row * *elem;
+  const int64_t rows = y.num_elements() / y.dim(rank - 1);  // output rows, each reps copies of an input row
+  std::vector<int64_t> index(rank - 1, 0);  // the output coordinate of the current row
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(y.raw_data());
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t off = 0;
+    for (int d = 0; d < rank - 1; ++d) off += (index[d] % x.dim(d)) * strides[d];
+    for (int64_t t = 0, reps = y.dim(rank - 1) / row; t < reps; ++t, dst += row_bytes) {
+      std::memcpy(dst, src + off * *elem, row_bytes);
+    }
+    for (int d = rank - 2; d >= 0; --d) {
+      if (++index[d] < y.dim(d)) break;
+      index[d] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// GatherND: for each batch (the first batch_dims axes, shared by data and indices) and each index tuple
+// in it, copies the data slice the tuple addresses.
+absl::Status GatherND(const Node& node, Inputs in, Outputs out) {
+  absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
+  if (!elem.ok()) return elem.status();
+  const Tensor& data = *in[0];
+  const Tensor& indices = *in[1];
+  const int b = static_cast<int>(node.GetInt("batch_dims", 0));
+  const int64_t k = indices.dim(indices.rank() - 1);
+  for (int d = 0; d < b; ++d) {
+    if (data.dim(d) != indices.dim(d)) {
+      return absl::InvalidArgumentError(absl::StrCat("GatherND: batch dimension ", d, " of data ",
+                                                     ShapeToString(data.shape()), " and indices ",
+                                                     ShapeToString(indices.shape()), " differ"));
+    }
+  }
+  const auto shape = absl::MakeConstSpan(data.shape());
+  const int64_t batches = NumElements(shape.subspan(0, b));
+  const int64_t batch_size = NumElements(shape.subspan(b));  // data elements per batch
+  const int64_t slice = NumElements(shape.subspan(b + k));
+  const int64_t tuples = batches == 0 ? 0 : indices.num_elements() / k / batches;  // per batch
+  const std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  const char* src = static_cast<const char*>(data.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    for (int64_t t = 0; t < tuples; ++t, dst += slice * *elem) {
+      const int64_t tuple = bi * tuples + t;
+      int64_t off = bi * batch_size;
+      for (int64_t d = 0; d < k; ++d) {
+        int64_t idx = indices.GetAsInt64(tuple * k + d);
+        const int64_t extent = data.dim(b + d);
+        if (idx < -extent || idx >= extent) {
+          return absl::OutOfRangeError(absl::StrCat("GatherND: index ", idx, " (tuple ", tuple, " of indices ",
+                                                    ShapeToString(indices.shape()), ") is out of range for axis ",
+                                                    b + d, " of size ", extent));
+        }
+        off += (idx < 0 ? idx + extent : idx) * strides[b + d];
+      }
+      if (slice > 0) std::memcpy(dst, src + off * *elem, slice * *elem);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// NonZero: column j of the output holds the coordinate of the j-th non-zero element in row-major order.
+absl::Status NonZero(const Node& node, Inputs in, Outputs out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  const int rank = x.rank();
+  const int64_t count = y.dim(1);
+  const bool is_float = IsFloat(x.dtype());
+  std::vector<int64_t> index(rank, 0);
+  int64_t j = 0;
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) {
+    if (is_float ? x.GetAsDouble(i) != 0.0 : x.GetAsInt64(i) != 0) {
+      if (j == count) break;  // inference counted the same elements; guards the output bounds
+      for (int d = 0; d < rank; ++d) y.data<int64_t>()[d * count + j] = index[d];
+      if (rank == 0) y.data<int64_t>()[j] = 0;
+      ++j;
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[d] < x.dim(d)) break;
+      index[d] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Trilu(const Node& node, Inputs in, Outputs out) {
   absl::StatusOr<size_t> elem = ElementBytes(node, in[0]->dtype());
   if (!elem.ok()) return elem.status();
@@ -428,6 +530,9 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "GatherElements", GatherElements);
   r.Register("", "ScatterND", ScatterND);
   r.Register("", "ScatterElements", ScatterElements);
+  r.Register("", "GatherND", GatherND);
+  r.Register("", "Tile", Tile);
+  r.Register("", "NonZero", NonZero);
   r.Register("", "Trilu", Trilu);
   r.Register("", "Size", Size);
   r.Register("", "Expand", Expand);

@@ -366,5 +366,78 @@ TEST(TensorInferenceTest, SymbolicFlattenGatherConcat) {
   EXPECT_THAT(t.status().message(), HasSubstr("dimension 1"));
 }
 
+TEST(TensorTest, TileRejectsBadRepeatsNamingTheNode) {
+  OneNode short_repeats("Tile", {Iota({2, 3}), I64s({2})});
+  absl::StatusOr<std::vector<Tensor>> out = short_repeats.Run();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("Tile 'n': Tile: repeats [2] has 1 entries but the input f32[2,3]"));
+  OneNode negative("Tile", {Iota({2, 3}), I64s({1, -2})});
+  EXPECT_THAT(negative.Run().status().message(), HasSubstr("negative entry -2 for dimension 1"));
+  OneNode matrix("Tile", {Iota({2, 3}), I64({1, 2}, {1, 2})});
+  EXPECT_THAT(matrix.Run().status().message(), HasSubstr("input 'repeats' must be 1-D"));
+}
+
+TEST(TensorTest, TileHandComputed) {
+  // [[0,1],[2,3]] tiled [2,3]: rows repeat 3 times across, the block twice down.
+  OneNode n("Tile", {Iota({2, 2}), I64s({2, 3})});
+  EXPECT_THAT(RunTo(n, {4, 6}), ElementsAre(0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3));
+  OneNode scalar("Tile", {Iota({}), Tensor(DType::kI64, {0})});
+  EXPECT_THAT(RunTo(scalar, {}), ElementsAre(0));
+}
+
+TEST(TensorTest, GatherNDRejectsBadIndicesNamingTheNode) {
+  OneNode too_long("GatherND", {Iota({2, 3}), I64({1, 3}, {0, 0, 0})});
+  absl::StatusOr<std::vector<Tensor>> out = too_long.Run();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("GatherND 'n': GatherND: indices i64[1,3] address 3 axes"));
+  OneNode out_of_range("GatherND", {Iota({2, 3}), I64({2, 2}, {0, 1, 1, 3})});
+  out = out_of_range.Run();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(out.status().message(), HasSubstr("index 3 (tuple 1 of indices [2,2]) is out of range for axis 1"));
+  OneNode batch("GatherND", {Iota({2, 3}), I64({2, 1}, {0, 1})});
+  batch.node().SetAttr("batch_dims", Attribute::Int(2));
+  EXPECT_THAT(batch.Run().status().message(), HasSubstr("batch_dims 2 must be at least 0 and below the ranks"));
+  OneNode mismatch("GatherND", {Iota({2, 3}), I64({3, 1}, {0, 1, 2})});
+  mismatch.node().SetAttr("batch_dims", Attribute::Int(1));
+  EXPECT_THAT(mismatch.Run().status().message(), HasSubstr("batch dimension 0 of data"));
+}
+
+TEST(TensorInferenceTest, TileAndGatherNDShapes) {
+  absl::StatusOr<std::vector<TensorType>> t =
+      Infer("Tile", {Unknown(TensorType(DType::kF32, {kN, 3})), Known(I64s({1, 4}))});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kF32, {kN, 12}));
+  t = Infer("Tile", {Unknown(TensorType(DType::kF32, {kN, 3})), Unknown(TensorType(DType::kI64, {2}))});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(IsUnknown((*t)[0].dims[0]) && IsUnknown((*t)[0].dims[1]));
+  t = Infer("Tile", {Unknown(TensorType(DType::kF32, {kN, 3})), Unknown(TensorType(DType::kI64, {3}))});
+  EXPECT_THAT(t.status().message(), HasSubstr("has 3 entries but the input"));
+  t = Infer("GatherND", {Unknown(TensorType(DType::kF32, {kN, 5, 6, 7})), Unknown(TensorType(DType::kI64, {kN, 9, 2}))},
+            {{"batch_dims", Attribute::Int(1)}});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kF32, {kN, 9, 7}));
+  t = Infer("GatherND", {Unknown(TensorType(DType::kF32, {4, 5})), Unknown(TensorType(DType::kI64, {3, kN}))});
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(t.status().message(), HasSubstr("static last dimension"));
+}
+
+TEST(TensorInferenceTest, NonZeroShapeIsKnownOnlyFromValues) {
+  absl::StatusOr<std::vector<TensorType>> t = Infer("NonZero", {Unknown(TensorType(DType::kF32, {kN, 3}))});
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ((*t)[0].rank(), 2);
+  EXPECT_EQ((*t)[0].dtype, DType::kI64);
+  EXPECT_EQ((*t)[0].dims[0], Dim(2));
+  EXPECT_TRUE(IsUnknown((*t)[0].dims[1]));
+  t = Infer("NonZero", {Known(I64({2, 2}, {0, 5, -1, 0}))});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kI64, {2, 2}));
+  // A scalar counts as rank 1, as numpy's nonzero treats it: 7 -> [[0]].
+  OneNode scalar("NonZero", {I64({}, {7})});
+  absl::StatusOr<std::vector<Tensor>> out = scalar.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), std::vector<int64_t>({1, 1}));
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], 0);
+}
+
 }  // namespace
 }  // namespace tessel

@@ -296,6 +296,21 @@ def cast_cases(g):
     g.unary("cast_i8_to_i32", "Cast", xi8, xi8.astype(np.int32), attrs={"to": TensorProto.INT32})
 
 
+def cast_like_cases(g):
+    """CastLike against numpy's astype to the target input's dtype (the target's values and shape do not
+    matter: an empty constant, a scalar or a runtime tensor of another shape)."""
+    x = np.array([[-2.75, -1.5, -0.5, 0.0], [0.5, 2.25, 100.9, -100.9]], dtype=np.float32)
+    g.add("castlike_f32_to_i32_empty_target", "CastLike",
+          [("x", x, False), ("like", np.zeros((0,), np.int32), True)], [("y", x.astype(np.int32))], opset=15)
+    g.add("castlike_f32_to_f16_runtime_target", "CastLike",
+          [("x", x, False), ("like", np.ones((3, 1), np.float16), False)], [("y", x.astype(np.float16))], opset=15)
+    xi = g.i64(3, 2, lo=-100000, hi=100000)
+    g.add("castlike_i64_to_f32_scalar_target", "CastLike",
+          [("x", xi, False), ("like", np.float32(0), True)], [("y", xi.astype(np.float32))], opset=15)
+    g.add("castlike_f32_to_bool", "CastLike", [("x", x, False), ("like", np.array([True]), True)],
+          [("y", x.astype(np.bool_))], opset=15)
+
+
 def identity_dropout(g):
     x = g.f32(2, 3)
     g.unary("identity_f32", "Identity", x, x.copy())
@@ -503,6 +518,85 @@ def scatter_cases(g):
               attrs={"reduction": red}, opset=18)
 
 
+def tile_cases(g):
+    """Tile against numpy's np.tile (exact: elements only move)."""
+    x = g.f32(2, 3, 5)
+    g.add("tile_const_repeats", "Tile", [("x", x, False), ("r", np.array([2, 1, 3], dtype=np.int64), True)],
+          [("y", np.tile(x, (2, 1, 3)))])
+    g.add("tile_runtime_repeats", "Tile", [("x", x, False), ("r", np.array([1, 3, 2], dtype=np.int64), False)],
+          [("y", np.tile(x, (1, 3, 2)))])
+    g.add("tile_zero_repeat", "Tile", [("x", x, False), ("r", np.array([1, 0, 2], dtype=np.int64), True)],
+          [("y", np.tile(x, (1, 0, 2)))])
+    xi = g.i64(7)
+    g.add("tile_i64_1d", "Tile", [("x", xi, False), ("r", np.array([3], dtype=np.int64), True)],
+          [("y", np.tile(xi, 3))])
+    xb = g.rng.integers(0, 2, size=(3, 1, 2)).astype(np.bool_)
+    g.add("tile_bool_size1_axis", "Tile", [("x", xb, False), ("r", np.array([1, 4, 1], dtype=np.int64), True)],
+          [("y", np.tile(xb, (1, 4, 1)))])
+
+
+def np_gather_nd(data, indices, batch_dims):
+    """The ONNX GatherND definition, transcribed (negative indices wrap)."""
+    b = batch_dims
+    batch_shape = data.shape[:b]
+    k = indices.shape[-1]
+    nb = int(np.prod(batch_shape)) if b else 1
+    d = data.reshape((nb,) + data.shape[b:])
+    idx = indices.reshape((nb, -1, k))
+    rows = []
+    for i in range(nb):
+        for t in idx[i]:
+            at = tuple(int(v) + (data.shape[b + j] if v < 0 else 0) for j, v in enumerate(t))
+            rows.append(d[i][at])
+    return np.array(rows, dtype=data.dtype).reshape(indices.shape[:-1] + data.shape[b + k:])
+
+
+def gather_nd_cases(g):
+    """GatherND against the transcription above, itself checked against PyTorch advanced indexing (exact)."""
+    data = g.f32(4, 5, 3)
+    ind = np.array([[[1, 2], [3, -1]], [[0, 4], [2, 0]], [[-4, 1], [3, 3]]], dtype=np.int64)  # [3, 2, 2]
+    want = np_gather_nd(data, ind, 0)
+    flat = np.where(ind < 0, ind + np.array([4, 5]), ind).reshape(-1, 2)
+    torch_want = torch.from_numpy(data)[tuple(torch.from_numpy(flat).T)].numpy().reshape(3, 2, 3)
+    np.testing.assert_array_equal(want, torch_want)
+    g.add("gathernd_slices_negative", "GatherND", [("d", data, False), ("i", ind, False)], [("y", want)])
+    full = np.array([[1, 2, 0], [3, 4, 2]], dtype=np.int64)
+    g.add("gathernd_elements_const_indices", "GatherND", [("d", data, False), ("i", full, True)],
+          [("y", np_gather_nd(data, full, 0))])
+    rows = np.array([[2], [0], [3], [2]], dtype=np.int32)
+    g.add("gathernd_rows_i32_indices", "GatherND", [("d", data, False), ("i", rows, False)],
+          [("y", np_gather_nd(data, rows, 0))])
+    # batch_dims 1: data [2, 3, 4, 5], indices [2, 3, 2] -> [2, 3, 5]; checked per batch with torch.
+    bd = g.f32(2, 3, 4, 5)
+    bi = np.stack([g.rng.integers(0, 3, size=(3,)), g.rng.integers(-4, 4, size=(3,))], axis=-1)
+    bi = np.stack([bi, bi[::-1]]).astype(np.int64)
+    want = np_gather_nd(bd, bi, 1)
+    for i in range(2):
+        idx = np.where(bi[i] < 0, bi[i] + np.array([3, 4]), bi[i])
+        np.testing.assert_array_equal(want[i], torch.from_numpy(bd[i])[tuple(torch.from_numpy(idx).T)].numpy())
+    g.add("gathernd_batch_dims1", "GatherND", [("d", bd, False), ("i", bi, False)], [("y", want)],
+          attrs={"batch_dims": 1})
+    # batch_dims 2 with i64 data: data [2, 3, 4], indices [2, 3, 1] -> [2, 3].
+    di = g.i64(2, 3, 4)
+    ii = g.rng.integers(-4, 4, size=(2, 3, 1)).astype(np.int64)
+    g.add("gathernd_batch_dims2_i64", "GatherND", [("d", di, False), ("i", ii, False)],
+          [("y", np_gather_nd(di, ii, 2))], attrs={"batch_dims": 2})
+
+
+def nonzero_cases(g):
+    """NonZero against numpy's np.array(np.nonzero(x)) (exact): row-major order, NaN counts as non-zero."""
+    x = g.f32(3, 4)
+    x[x < 0.5] = 0
+    x[1, 2] = np.nan
+    g.add("nonzero_f32_nan", "NonZero", [("x", x, False)], [("y", np.array(np.nonzero(x), dtype=np.int64))])
+    xi = g.rng.integers(-1, 2, size=(2, 3, 4)).astype(np.int64)
+    g.add("nonzero_i64_3d", "NonZero", [("x", xi, False)], [("y", np.array(np.nonzero(xi), dtype=np.int64))])
+    xb = g.rng.random(7) < 0.4
+    g.add("nonzero_bool_const", "NonZero", [("x", xb, True)], [("y", np.array(np.nonzero(xb), dtype=np.int64))])
+    z = np.zeros((2, 5), np.float32)
+    g.add("nonzero_all_zero", "NonZero", [("x", z, False)], [("y", np.zeros((2, 0), np.int64))])
+
+
 def trilu_size_cases(g):
     """Trilu (numpy's triu/tril over the last two axes) and Size."""
     x = g.f32(2, 3, 5)
@@ -590,8 +684,9 @@ def main():
     torch.manual_seed(0)
     g = Gen(args.out)
     for section in (activations, unary_math, more_unary_math, variadic, clip, binary, pow_cases, where_cases,
-                    compare_cases, logical_cases, cast_cases, identity_dropout, flatten_reshape, transpose_concat,
-                    split_cases, slice_cases, gather_cases, scatter_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
+                    compare_cases, logical_cases, cast_cases, cast_like_cases, identity_dropout, flatten_reshape,
+                    transpose_concat, split_cases, slice_cases, gather_cases, scatter_cases, tile_cases,
+                    gather_nd_cases, nonzero_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
                     constant_of_shape_cases, range_cases):
         section(g)
     g.w.finish()

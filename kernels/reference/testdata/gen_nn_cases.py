@@ -1,6 +1,7 @@
 """Writes the single-operator test cases for the neural-network operators (Conv, ConvTranspose,
 BatchNormalization, MaxPool, AveragePool, GlobalAveragePool, MatMul, Gemm, Softmax, LayerNormalization,
-ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
+ReduceMean, ReduceSum, Pad, Resize, TopK, CumSum, InstanceNormalization, GroupNormalization,
+Einsum) and PyTorch's LSTM, GRU and RNN exports. Expected outputs come from PyTorch (torch.nn.functional)
 or numpy, never from Tessel. Resize modes PyTorch lacks use a direct numpy transcription of the ONNX
 formulas, which the script first checks against PyTorch on the modes both have.
 
@@ -840,6 +841,93 @@ def cumsum_cases(cw):
     add("cumsum_i32_reverse", _rng.integers(-100, 100, size=(7,)).astype(np.int32), 0, reverse=1)
 
 
+def np_group_norm(x, groups, scale, bias, eps):
+    """The ONNX GroupNormalization definition in numpy double: statistics over each (n, group); scale and
+    bias per group (opset 18) or per channel (opset 21, when they have C entries)."""
+    n, c = x.shape[:2]
+    xg = x.astype(np.float64).reshape(n, groups, -1)
+    mean = xg.mean(axis=2, keepdims=True)
+    var = ((xg - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((xg - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    if scale.shape[0] != c:
+        scale, bias = np.repeat(scale, c // groups), np.repeat(bias, c // groups)
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    return y * scale.reshape(bshape) + bias.reshape(bshape)
+
+
+def norm_cases(cw):
+    """InstanceNormalization against F.instance_norm in double; GroupNormalization (opset 18, one scale per
+    group) against np_group_norm, itself checked against F.group_norm with the per-group scale repeated
+    per channel. Tolerance: ATOL/RTOL (1e-4)."""
+    for name, shape, eps in [("instancenorm_4d", [2, 3, 4, 5], None), ("instancenorm_3d_eps", [3, 2, 7], 1e-2),
+                             ("instancenorm_5d", [1, 4, 1, 1, 3], None)]:
+        x = rand(*shape, scale=2.0) + 1.5
+        scale, b = rand(shape[1]), rand(shape[1])
+        y = F.instance_norm(t(x).double(), weight=t(scale).double(), bias=t(b).double(),
+                            eps=1e-5 if eps is None else eps)
+        attrs = {} if eps is None else {"epsilon": eps}
+        cw.add(name, "InstanceNormalization", [("x", x, False), ("scale", scale, True), ("b", b, True)],
+               [("y", n(y))], attrs)
+    x = rand(2, 3, 2, 2)
+    cw.add("instancenorm_runtime_scale", "InstanceNormalization",
+           [("x", x, False), ("scale", np.full(3, 2.0, np.float32), False), ("b", np.zeros(3, np.float32), False)],
+           [("y", n(2 * F.instance_norm(t(x).double())))])
+    for name, shape, groups, eps in [("groupnorm_4d", [2, 6, 3, 4], 3, None), ("groupnorm_3d_eps", [3, 8, 5], 2, 1e-3),
+                                     ("groupnorm_one_group", [2, 5, 3], 1, None),
+                                     ("groupnorm_group_per_channel", [2, 4, 3, 3], 4, None)]:
+        x = rand(*shape, scale=2.0) - 0.5
+        scale, b = rand(groups), rand(groups)
+        e = 1e-5 if eps is None else eps
+        want = np_group_norm(x, groups, scale, b, e)
+        per = shape[1] // groups
+        torch_want = F.group_norm(t(x).double(), groups, t(np.repeat(scale, per)).double(),
+                                  t(np.repeat(b, per)).double(), eps=e)
+        np.testing.assert_allclose(want, torch_want.numpy(), rtol=1e-10, atol=1e-10)
+        attrs = {"num_groups": groups}
+        if eps is not None:
+            attrs["epsilon"] = eps
+        cw.add(name, "GroupNormalization", [("x", x, False), ("scale", scale, True), ("b", b, False)],
+               [("y", want.astype(np.float32))], attrs, opset=18)
+
+
+def einsum_cases(cw):
+    """Einsum against numpy's einsum in double, each equation also checked against torch.einsum (1e-10).
+    Tolerance: ATOL/RTOL (1e-4); the int64 case is exact."""
+    cases = [
+        ("einsum_matmul", "ij,jk->ik", [(3, 5), (5, 4)]),
+        ("einsum_batch_matmul", "bij,bjk->bik", [(2, 3, 5), (2, 5, 4)]),
+        ("einsum_attention_scores", "bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+        ("einsum_transpose", "ij->ji", [(3, 7)]),
+        ("einsum_row_sum", "ij->i", [(4, 6)]),
+        ("einsum_full_sum", "ij->", [(4, 6)]),
+        ("einsum_outer_product", "i,j->ij", [(3,), (5,)]),
+        ("einsum_implicit_matmul", "ij,jk", [(2, 3), (3, 4)]),
+        ("einsum_implicit_sorted", "kj,ji", [(2, 3), (3, 4)]),
+        ("einsum_ellipsis_broadcast", "...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+        ("einsum_batch_diagonal", "bii->bi", [(2, 4, 4)]),
+        ("einsum_trace_implicit", "ii", [(5, 5)]),
+        ("einsum_chain_three", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+        ("einsum_size1_stretch", "ij,ij->ij", [(2, 1), (2, 3)]),
+        ("einsum_upper_case", "Ab,bc -> cA", [(3, 4), (4, 2)]),
+        ("einsum_ellipsis_middle", "b...d,d->b...", [(2, 3, 1, 4), (4,)]),
+    ]
+    for name, eq, shapes in cases:
+        xs = [rand(*sh) for sh in shapes]
+        want = np.einsum(eq.replace(" ", ""), *[x.astype(np.float64) for x in xs])
+        got = torch.einsum(eq.replace(" ", ""), *[t(x).double() for x in xs]).numpy()
+        np.testing.assert_allclose(want, got, rtol=1e-10, atol=1e-10)
+        inputs = [("x%d" % i, x, False) for i, x in enumerate(xs)]
+        # np.array, not np.ascontiguousarray, which would make a 0-d sum 1-d.
+        y = np.array(want, dtype=np.float32, order="C")
+        # onnx 1.12's shape inference rejects '...' of different ranks, which numpy broadcasts.
+        cw.add(name, "Einsum", inputs, [("y", y)], {"equation": eq}, opset=12,
+               shape_check=name != "einsum_ellipsis_broadcast")
+    a = _rng.integers(-20, 20, size=(3, 4)).astype(np.int64)
+    v = _rng.integers(-20, 20, size=(4,)).astype(np.int64)
+    cw.add("einsum_i64_matvec_const", "Einsum", [("a", a, False), ("v", v, True)],
+           [("y", np.einsum("ij,j->i", a, v))], {"equation": "ij,j->i"}, opset=12, atol=0, rtol=0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -862,6 +950,8 @@ def main():
     resize_cases(cw)
     topk_cases(cw)
     cumsum_cases(cw)
+    norm_cases(cw)
+    einsum_cases(cw)
     cw.finish()
 
 
