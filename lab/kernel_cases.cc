@@ -1,15 +1,19 @@
 // Fixed kernel cases for the Arm performance lab: every f32 GEMM, weight-only GEMV and vector kernel
 // that this CPU runs (from the registries benchmarks/kernels measures), each on a few fixed shapes, and
-// every legal f32 convolution operator kernel (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE
-// depthwise) on depthwise, dense 3x3 and pointwise layers of MobileNetV2 and ResNet-18.
+// every legal operator kernel of the layers the compiler chooses among: f32 convolutions
+// (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE depthwise) on depthwise, dense 3x3 and pointwise
+// layers of MobileNetV2 and ResNet-18, the fused depthwise + pointwise op (tessel.DwPwConv: Tessel's and
+// XNNPACK's) on MobileNetV2 blocks, and the u8 QConv / QGemm kernels (Tessel's int8 GEMMs, XNNPACK's qu8
+// and qc8 operators) on ResNet-18 and MobileNetV2 layers and classifiers.
 // The same binary times a case natively and, under qemu with lab/tb_profile.c, marks it as a
 // phase (lab_marks.h), so the lab's estimate and the host's time describe the same instructions:
 //   - on x86-64 it validates the estimates (lab/validate_x86.sh: TESSEL_MAX_ISA=avx2 on both sides,
 //     since qemu-x86_64 has no AVX-512);
 //   - on aarch64 it gives the cycles per call behind the aarch64 cost table (lab/make_cost_table.py).
 //
-//   kernel_cases [--filter SUBSTRING] [--reps R] [--list] [--clock]
+//   kernel_cases [--filter SUBSTRING[,SUBSTRING...]] [--reps R] [--list] [--clock]
 //
+// --filter runs the cases whose name contains any of the substrings; indexes stay those of the full list.
 // --clock first prints {"clock_ghz": G}: the core's clock from a chain of dependent adds (one cycle
 // each), which turns the host's times into cycles for the comparison.
 // One JSON line per case: {"index", "case", "kernel", "op", "layer", "flops", "bytes", "calls", "reps",
@@ -29,8 +33,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
+#include "graph/op_registry.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemv/gemv.h"
+#include "kernels/int8/requantize.h"
 #include "kernels/op_kernels.h"
 #include "kernels/registry/registry.h"
 #include "kernels/vector/vector.h"
@@ -283,6 +289,167 @@ void AddConvCases(std::vector<Case>& cases) {
   }
 }
 
+// One operator node with its operands, for the operator kernels that accept it (every legal entry of
+// its op and dtypes runs the same node).
+struct OpLayer {
+  std::string name, layer;
+  Graph graph;
+  Node* node = nullptr;
+  std::vector<Tensor> data;  // inputs in order; an empty Tensor for an omitted optional one
+  std::vector<OperandInfo> in_info, out_info;
+  std::vector<const Tensor*> inputs;
+  Tensor output;
+  double flops = 0;
+  double bytes = 0;
+};
+
+// Adds `t` as input `i` of the node under construction: the activation (i == 0) or a constant.
+Value* AddOperand(OpLayer& l, Tensor t, int i) {
+  l.data.push_back(std::move(t));
+  const Tensor& d = l.data.back();
+  l.in_info.push_back({true, i > 0, d.type()});
+  const std::string vname = absl::StrCat("v", i);
+  return i == 0 ? l.graph.AddInput(vname, d.type()) : l.graph.AddConstant(vname, d);
+}
+
+// Every legal entry of `op` / `dtypes` on `l`, as cases of group `op_class`.
+void AddOpCases(std::vector<Case>& cases, const std::vector<std::shared_ptr<OpLayer>>& layers, const char* op,
+                const char* dtypes, const char* op_class) {
+  for (const std::shared_ptr<OpLayer>& l : layers) {
+    for (const Tensor& t : l->data) l->inputs.push_back(&t);
+    const OpQuery q{*l->node, l->in_info, l->out_info};
+    for (const OpKernelEntry& e : OpKernels().entries()) {
+      if (e.op != op || e.dtypes != dtypes || !CpuSupports(e.isa) || (e.legal && !e.legal(q))) continue;
+      absl::StatusOr<std::unique_ptr<OpKernel>> made =
+          e.create(OpKernelArgs{*l->node, l->inputs, absl::MakeSpan(&l->output, 1), nullptr, 1});
+      if (!made.ok()) continue;
+      std::shared_ptr<OpKernel> kernel = std::move(*made);
+      Case k;
+      k.name = e.name + "/" + l->name;
+      k.kernel = e.name;
+      k.op = op_class;
+      k.layer = l->layer;
+      k.flops = l->flops;
+      k.bytes = l->bytes;
+      k.calls = CallsFor(k.flops, 4e7);
+      k.run = [kernel, l] { (void)kernel->Run(); };
+      cases.push_back(std::move(k));
+    }
+  }
+}
+
+// A MobileNetV2 block's tail as one tessel.DwPwConv: depthwise 3x3 (stride s, ReLU6) over c expanded
+// channels, then the linear 1x1 projection to m, no residual and no expansion (the form both Tessel's
+// fused kernel and XNNPACK's pair of operators take).
+std::shared_ptr<OpLayer> MakeDwPwLayer(const char* name, int64_t h, int64_t w, int64_t c, int64_t m, int64_t s) {
+  auto l = std::make_shared<OpLayer>();
+  l->name = name;
+  l->layer = "dwpw";
+  const int64_t oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
+  const std::vector<std::vector<int64_t>> shapes = {{1, h, w, c}, {c, 3, 3, 1}, {c}, {m, 1, 1, c}, {m}};
+  l->data.reserve(shapes.size());
+  std::vector<Value*> values;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Tensor t(DType::kF32, shapes[i]);
+    std::vector<float> v = Fill(t.num_elements(), i == 0 ? 1.0f : 0.1f);
+    std::copy(v.begin(), v.end(), t.data<float>());
+    values.push_back(AddOperand(*l, std::move(t), static_cast<int>(i)));
+  }
+  l->node = l->graph.AddNode("DwPwConv", values, 1, name);
+  l->node->set_domain(kTesselDomain);
+  l->node->SetAttr("layout", Attribute::String("nhwc"));
+  l->node->SetAttr("group", Attribute::Int(c));
+  l->node->SetAttr("strides", Attribute::Ints({s, s}));
+  l->node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+  l->node->SetAttr("dw_activation", Attribute::String("clip"));
+  l->node->SetAttr("dw_clip_min", Attribute::Float(0.0f));
+  l->node->SetAttr("dw_clip_max", Attribute::Float(6.0f));
+  l->node->SetAttr("pw_activation", Attribute::String("none"));
+  l->output = Tensor(DType::kF32, {1, oh, ow, m});
+  l->out_info.push_back({true, false, l->output.type()});
+  l->flops = 2.0 * oh * ow * c * (9 + m);
+  l->bytes = 4.0 * (h * w * c + 9 * c + m * c + oh * ow * m);
+  return l;
+}
+
+// A u8 tessel.QConv (NHWC, k x k, stride s, group 1, ReLU range) or, with h == 0, a tessel.QGemm of
+// `w` rows by c -> m, with one requantization multiplier for every channel so that XNNPACK's per-tensor
+// (qu8) operators take it beside the per-channel (qc8) ones and Tessel's kernels.
+std::shared_ptr<OpLayer> MakeInt8Layer(const char* name, const char* layer, int64_t h, int64_t w, int64_t c,
+                                       int64_t m, int64_t k, int64_t s) {
+  auto l = std::make_shared<OpLayer>();
+  l->name = name;
+  l->layer = layer;
+  const bool gemm = h == 0;
+  const int64_t pad = k / 2, oh = gemm ? 1 : (h + 2 * pad - k) / s + 1, ow = gemm ? w : (w + 2 * pad - k) / s + 1;
+  Tensor x(DType::kU8, gemm ? std::vector<int64_t>{w, c} : std::vector<int64_t>{1, h, w, c});
+  Tensor wt(DType::kI8, gemm ? std::vector<int64_t>{m, c} : std::vector<int64_t>{m, k, k, c});
+  Tensor b(DType::kI32, {m});
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>((i * 7919) % 251);
+  for (int64_t i = 0; i < wt.num_elements(); ++i) wt.data<int8_t>()[i] = static_cast<int8_t>((i * 2654435761u) >> 24);
+  for (int64_t i = 0; i < m; ++i) b.data<int32_t>()[i] = static_cast<int32_t>((i * 37) % 2001 - 1000);
+  l->data.reserve(3);
+  std::vector<Value*> values = {AddOperand(*l, std::move(x), 0), AddOperand(*l, std::move(wt), 1),
+                                AddOperand(*l, std::move(b), 2)};
+  l->node = l->graph.AddNode(gemm ? "QGemm" : "QConv", values, 1, name);
+  l->node->set_domain(kTesselDomain);
+  if (!gemm) {
+    l->node->SetAttr("layout", Attribute::String("nhwc"));
+    l->node->SetAttr("group", Attribute::Int(1));
+    l->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
+    l->node->SetAttr("strides", Attribute::Ints({s, s}));
+    l->node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
+  }
+  const int64_t depth = (gemm ? 1 : k * k) * c;
+  const QuantizedMultiplier q = QuantizeMultiplier(0.005 / std::sqrt(static_cast<double>(depth)));
+  l->node->SetAttr("multiplier", Attribute::Ints({q.multiplier}));
+  l->node->SetAttr("shift", Attribute::Ints({q.shift}));
+  l->node->SetAttr("x_zero_point", Attribute::Int(128));
+  l->node->SetAttr("y_zero_point", Attribute::Int(100));
+  l->node->SetAttr("act_min", Attribute::Int(100));
+  l->node->SetAttr("act_max", Attribute::Int(255));
+  l->output = Tensor(DType::kU8, gemm ? std::vector<int64_t>{w, m} : std::vector<int64_t>{1, oh, ow, m});
+  l->out_info.push_back({true, false, l->output.type()});
+  l->flops = 2.0 * oh * ow * m * depth;
+  l->bytes = static_cast<double>(l->data[0].num_elements() + l->data[1].num_elements() + l->output.num_elements());
+  return l;
+}
+
+void AddDwPwCases(std::vector<Case>& cases) {
+  const std::vector<std::shared_ptr<OpLayer>> layers = {
+      MakeDwPwLayer("mbv2_dwpw_112x112x96_s2_24", 112, 112, 96, 24, 2),
+      MakeDwPwLayer("mbv2_dwpw_56x56x144_24", 56, 56, 144, 24, 1),
+      MakeDwPwLayer("mbv2_dwpw_14x14x576_96", 14, 14, 576, 96, 1),
+  };
+  AddOpCases(cases, layers, "tessel.DwPwConv", "f32", "dwpw");
+}
+
+void AddInt8Cases(std::vector<Case>& cases) {
+  AddOpCases(cases,
+             {MakeInt8Layer("r18_q3x3_56x56x64", "dense", 56, 56, 64, 64, 3, 1),
+              MakeInt8Layer("r18_q3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1),
+              MakeInt8Layer("mbv2_q1x1_56x56x24_144", "pointwise", 56, 56, 24, 144, 1, 1),
+              MakeInt8Layer("mbv2_q1x1_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1)},
+             "tessel.QConv", "u8", "qconv");
+  AddOpCases(cases,
+             {MakeInt8Layer("r18_qfc_1x512_1000", "", 0, 1, 512, 1000, 1, 1),
+              MakeInt8Layer("mbv2_qfc_1x1280_1000", "", 0, 1, 1280, 1000, 1, 1)},
+             "tessel.QGemm", "u8", "qgemm");
+}
+
+// Whether `name` contains one of the comma-separated substrings of `filter` (empty: every name).
+bool MatchesFilter(const std::string& name, const std::string& filter) {
+  if (filter.empty()) return true;
+  size_t begin = 0;
+  while (begin <= filter.size()) {
+    size_t end = filter.find(',', begin);
+    if (end == std::string::npos) end = filter.size();
+    if (end > begin && name.find(filter.substr(begin, end - begin)) != std::string::npos) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
 int Main(int argc, char** argv) {
   std::string filter;
   int reps = 7;
@@ -298,7 +465,7 @@ int Main(int argc, char** argv) {
     } else if (a == "--clock") {
       clock = true;
     } else {
-      std::fprintf(stderr, "usage: kernel_cases [--filter SUBSTRING] [--reps R] [--list] [--clock]\n");
+      std::fprintf(stderr, "usage: kernel_cases [--filter SUBSTRING[,SUBSTRING...]] [--reps R] [--list] [--clock]\n");
       return 2;
     }
   }
@@ -312,11 +479,13 @@ int Main(int argc, char** argv) {
   AddGemvCases(cases);
   AddVectorCases(cases);
   AddConvCases(cases);
+  AddDwPwCases(cases);
+  AddInt8Cases(cases);
   const bool marks = LabMarksRequested();
   int index = -1;
   for (const Case& c : cases) {
     ++index;
-    if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
+    if (!MatchesFilter(c.name, filter)) continue;
     if (list) {
       std::printf("%d %s\n", index, c.name.c_str());
       continue;

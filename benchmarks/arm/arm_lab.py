@@ -163,26 +163,18 @@ def file_digest(path):
 
 
 def cnn_workloads(runner, cores, models, precisions, calibration):
-    """Each core compiles its own fp32 artifacts (its column of the lab's cost table, TESSEL_COST_CORE);
-    INT8 artifacts, which the table does not steer and whose calibration under qemu is slow, are compiled
-    once per qemu CPU. Identical artifacts on the same qemu CPU share one profiled run."""
+    """Each core compiles its own artifacts, fp32 and INT8 (its column of the lab's cost table,
+    TESSEL_COST_CORE, steers both). Identical artifacts on the same qemu CPU share one profiled run."""
     tessel = os.path.join(A64, "cli/tessel")
     compiled = []
-    shared = {}
-    first_of_cpu = {}
     for core in cores:
         qcpu = estimate.CORES[core]["qemu_cpu"]
-        first_of_cpu.setdefault(qcpu, core)
         tgt = target_of(qcpu)
         for model in models:
             onnx = os.path.join(HOST, "tools/frontend/models/%s_op13.onnx" % model)
             for prec in precisions:
                 for side, force in (("tessel", None), ("xnnpack", PEER_FORCE)):
-                    owner = first_of_cpu[qcpu] if prec == "int8" else core
-                    tsl = os.path.join(runner.work, "%s_%s_%s_%s.tsl" % (model, prec, owner, side))
-                    if owner != core:
-                        compiled.append((core, qcpu, model, prec, side, tsl, None, shared[(owner, model, prec, side)]))
-                        continue
+                    tsl = os.path.join(runner.work, "%s_%s_%s_%s.tsl" % (model, prec, core, side))
                     cmd = [tessel, "compile", onnx, "-o", tsl, "--dim", "batch=1", "--target", tgt]
                     if force:
                         cmd += ["--pipeline", PEER_INT8_PIPELINE if prec == "int8" else PEER_PIPELINE]
@@ -193,8 +185,7 @@ def cnn_workloads(runner, cores, models, precisions, calibration):
                     env = {"TESSEL_COST_CORE": core}
                     if force:
                         env["TESSEL_FORCE_BACKEND"] = force
-                    shared[(core, model, prec, side)] = runner.run(qcpu, cmd, env, tsl, inputs)
-                    compiled.append((core, qcpu, model, prec, side, tsl, env, shared[(core, model, prec, side)]))
+                    compiled.append((core, qcpu, model, prec, side, tsl, env, runner.run(qcpu, cmd, env, tsl, inputs)))
     runs = {}
     per_case = {}
     for core, qcpu, model, prec, side, tsl, env, fut in compiled:

@@ -339,7 +339,13 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   const OpKernelEntry* best = registry.Select(q, OpDTypes(q), "");
   if (QGemmKernelAvailable(BestQGemmKernel())) {
     ASSERT_NE(best, nullptr);
+#if defined(__aarch64__)
+    // On aarch64 the Arm lab's cost table ranks the int8 GEMMs per core model (lab_costs_test checks
+    // that choice), which need not be BestQGemmKernel's fixed order.
+    EXPECT_EQ(best->name.rfind("tessel_qu8_conv2d_nhwc__", 0), 0u) << best->name;
+#else
     EXPECT_EQ(best->name, "tessel_qu8_conv2d_nhwc__" + KernelName(BestQGemmKernel()));
+#endif
   }
   int ran = 0;
   for (const OpKernelEntry& e : registry.entries()) {

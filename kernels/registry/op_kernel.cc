@@ -71,23 +71,34 @@ const OpKernelEntry* OpKernelRegistry::FindByName(absl::string_view name) const 
 
 namespace {
 
-// The Arm lab's group of an f32 convolution node: depthwise (one input channel per group), pointwise
-// (1x1) or dense; empty for other ops.
-std::string LabConvGroup(const OpQuery& q, absl::string_view dtypes) {
-  if (q.op() != "tessel.FusedConv" || dtypes != "f32" || !q.has_input(0) || q.input(0).rank() != 4) return "";
+// The convolution class of a channels-last node: depthwise (one input channel per group), pointwise
+// (1x1) or dense.
+const char* ConvClass(const OpQuery& q) {
   const Attribute* group = q.node.FindAttr("group");
   const Attribute* kernel = q.node.FindAttr("kernel_shape");
   const int64_t channels = q.input(0).dims[3].is_static() ? q.input(0).dims[3].value() : 0;
-  if (group && group->i > 1 && group->i == channels) return "conv/depthwise";
-  if (kernel && kernel->ints.size() == 2 && kernel->ints[0] == 1 && kernel->ints[1] == 1) return "conv/pointwise";
-  return "conv/dense";
+  if (group && group->i > 1 && group->i == channels) return "depthwise";
+  if (kernel && kernel->ints.size() == 2 && kernel->ints[0] == 1 && kernel->ints[1] == 1) return "pointwise";
+  return "dense";
 }
 
 }  // namespace
 
+std::string LabOpGroup(const OpQuery& q, absl::string_view dtypes) {
+  const std::string op = q.op();
+  if (!q.has_input(0)) return "";
+  if (op == "tessel.FusedConv" && dtypes == "f32" && q.input(0).rank() == 4) {
+    return absl::StrCat("conv/", ConvClass(q));
+  }
+  if (op == "tessel.DwPwConv" && dtypes == "f32") return "dwpw";
+  if (op == "tessel.QConv" && dtypes == "u8" && q.input(0).rank() == 4) return absl::StrCat("qconv/", ConvClass(q));
+  if (op == "tessel.QGemm" && dtypes == "u8") return "qgemm";
+  return "";
+}
+
 double OpKernelRegistry::Cost(const OpKernelEntry& e, const OpQuery& query) const {
 #if defined(__aarch64__)
-  if (const LabCost* lab = FindLabCost(LabConvGroup(query, e.dtypes), e.name)) {
+  if (const LabCost* lab = FindLabCost(LabOpGroup(query, e.dtypes), e.name)) {
     const OpKernelEntry* anchor = FindByName(lab->anchor);
     if (anchor && anchor->cost) return anchor->cost(query) * lab->ratio;
   }

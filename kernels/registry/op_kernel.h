@@ -166,7 +166,7 @@ class OpKernelRegistry {
   const OpKernelEntry* FindByName(absl::string_view name) const;
   const std::vector<OpKernelEntry>& entries() const { return entries_; }
   // The estimate Select ranks `e` by: on aarch64 the Arm lab's table where it lists e for the node's
-  // convolution class (lab_costs.h), else e.cost.
+  // group (LabOpGroup, lab_costs.h), else e.cost.
   double Cost(const OpKernelEntry& e, const OpQuery& query) const;
 
   // The cheapest legal entry for the node that runs on this CPU and passes `force` (a backend or a
@@ -178,6 +178,11 @@ class OpKernelRegistry {
  private:
   std::vector<OpKernelEntry> entries_;
 };
+
+// The Arm lab's cost-table group of a node for kernels of `dtypes`: "conv/depthwise", "conv/pointwise"
+// or "conv/dense" for f32 tessel.FusedConv, "dwpw" for f32 tessel.DwPwConv, "qconv/<the same classes>"
+// for u8 tessel.QConv, "qgemm" for u8 tessel.QGemm; empty for other ops.
+std::string LabOpGroup(const OpQuery& query, absl::string_view dtypes);
 
 // The operand dtype key of a node: its first input's dtype name ("f32"), what kernels register under.
 std::string OpDTypes(const OpQuery& query);

@@ -140,7 +140,8 @@ bool QGemmQc8Legal(const OpQuery& q) {
 // (XNNPACK's Arm speed is not measured: qemu timings mean nothing). On x86-64 without AVX-512 XNNPACK runs
 // its AVX2 kernels, which widen to 16 bits and multiply with vpmaddwd like Tessel's AVX2 kernel (92 GOP/s
 // plus its output stage) at half the AVX-512 width: taken as 60 GOP/s, an estimate (no AVX2-only machine
-// measured), which keeps the policy above.
+// measured), which keeps the policy above. On aarch64 the Arm lab's cost table (lab_costs.h) ranks QConv
+// and QGemm kernels per core model instead of these rates.
 constexpr double kDenseOps = 100e9;
 constexpr double kDenseOpsAvx2 = 60e9;
 constexpr double kDepthwiseOps = 40e9;
