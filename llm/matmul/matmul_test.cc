@@ -372,7 +372,24 @@ TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
 //                    converted by those kernels (MatmulPath::kF32Vector); never the portable row kernels.
 // Each matrix is laid out as a model load lays it out (DecodeLayout) and its product is checked against
 // the reference, so the kernel described is the one that runs and it is right.
-TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
+// Every type the loader accepts, one test case each (so that the emulated aarch64 run spreads them
+// over the shards).
+std::vector<GgmlType> LoadableTypes() {
+  std::vector<GgmlType> types;
+  for (uint32_t id = 0; id < 256; ++id) {
+    const GgmlTypeInfo* info = FindGgmlType(id);
+    if (info != nullptr && info->supported) types.push_back(static_cast<GgmlType>(id));
+  }
+  return types;
+}
+
+TEST(NoSlowTypeCountTest, EveryLoadableTypeIsChecked) {
+  EXPECT_GE(LoadableTypes().size(), 27u) << "F32, F16, BF16, 12 ggml quantized types and 12 Tessel group types";
+}
+
+class NoSlowTypeTest : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(NoSlowTypeTest, RunsAVectorKernel) {
   const CpuFeatures& cpu = GetCpuFeatures();
 #if defined(__x86_64__)
   if (cpu.isa_cap == nullptr) GTEST_SKIP() << "run under TESSEL_MAX_ISA (the matmul_isa_*_test targets)";
@@ -386,14 +403,10 @@ TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
   const std::string level;
 #endif
   std::printf("%s\n", cpu.ToString().c_str());
-  std::mt19937 rng(11);
+  const GgmlType type = GetParam();
+  std::mt19937 rng(11 + static_cast<int>(type));
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  int types = 0;
-  for (uint32_t id = 0; id < 256; ++id) {
-    const GgmlTypeInfo* info = FindGgmlType(id);
-    if (info == nullptr || !info->supported) continue;
-    ++types;
-    const GgmlType type = static_cast<GgmlType>(id);
+  {
     const bool float_type = type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
     const MatmulPath want = float_type ? MatmulPath::kF32Vector : MatmulPath::kInt8;
     // 40 rows: two and a half 16-row panels; 2304 columns: 9 k-quant super-blocks, wider than a column block.
@@ -437,8 +450,12 @@ TEST(NoSlowTypeTest, EveryLoadableTypeRunsAVectorKernel) {
       }
     }
   }
-  EXPECT_GE(types, 27) << "F32, F16, BF16, 12 ggml quantized types and 12 Tessel group types";
 }
+
+INSTANTIATE_TEST_SUITE_P(AllLoadableTypes, NoSlowTypeTest, ::testing::ValuesIn(LoadableTypes()),
+                         [](const ::testing::TestParamInfo<GgmlType>& info) {
+                           return std::string(GgmlTypeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace tessel::llm
