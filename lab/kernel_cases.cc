@@ -209,86 +209,6 @@ double MeasureClockGhz() {
 #endif
 }
 
-// One convolution layer as a tessel.FusedConv node (NHWC, bias, ReLU6) with its tensors; shared by
-// the cases of every kernel that accepts it.
-struct ConvLayer {
-  std::string name, layer;
-  Graph graph;
-  Node* node = nullptr;
-  std::vector<Tensor> data;  // x, w, b
-  std::vector<OperandInfo> in_info, out_info;
-  std::vector<const Tensor*> inputs;
-  Tensor output;
-  double flops = 0;
-};
-
-std::shared_ptr<ConvLayer> MakeConvLayer(const char* name, const char* layer, int64_t h, int64_t w, int64_t c,
-                                         int64_t m, int64_t k, int64_t stride, int64_t groups) {
-  auto l = std::make_shared<ConvLayer>();
-  l->name = name;
-  l->layer = layer;
-  const int64_t pad = k / 2, oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
-  const std::vector<std::vector<int64_t>> shapes = {{1, h, w, c}, {m, k, k, c / groups}, {m}};
-  l->data.reserve(3);
-  std::vector<Value*> values;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    Tensor t(DType::kF32, shapes[i]);
-    std::vector<float> v = Fill(t.num_elements(), i == 0 ? 1.0f : 0.1f);
-    std::copy(v.begin(), v.end(), t.data<float>());
-    l->data.push_back(std::move(t));
-    const std::string vname = absl::StrCat("v", i);
-    values.push_back(i == 0 ? l->graph.AddInput(vname, l->data.back().type()) : l->graph.AddConstant(vname, l->data.back()));
-    l->in_info.push_back({true, i > 0, l->data.back().type()});
-  }
-  for (const Tensor& t : l->data) l->inputs.push_back(&t);
-  l->node = l->graph.AddNode("FusedConv", values, 1, name);
-  l->node->set_domain("tessel");
-  l->node->SetAttr("layout", Attribute::String("nhwc"));
-  l->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
-  l->node->SetAttr("strides", Attribute::Ints({stride, stride}));
-  l->node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
-  l->node->SetAttr("group", Attribute::Int(groups));
-  l->node->SetAttr("activation", Attribute::String("clip"));
-  l->node->SetAttr("clip_min", Attribute::Float(0.0f));
-  l->node->SetAttr("clip_max", Attribute::Float(6.0f));
-  l->output = Tensor(DType::kF32, {1, oh, ow, m});
-  l->out_info.push_back({true, false, l->output.type()});
-  l->flops = 2.0 * oh * ow * m * k * k * (c / groups);
-  return l;
-}
-
-void AddConvCases(std::vector<Case>& cases) {
-  const std::vector<std::shared_ptr<ConvLayer>> layers = {
-      MakeConvLayer("mbv2_dw_56x56x144_s1", "depthwise", 56, 56, 144, 144, 3, 1, 144),
-      MakeConvLayer("mbv2_dw_112x112x96_s2", "depthwise", 112, 112, 96, 96, 3, 2, 96),
-      MakeConvLayer("mbv2_dw_14x14x576_s1", "depthwise", 14, 14, 576, 576, 3, 1, 576),
-      MakeConvLayer("r18_3x3_56x56x64", "dense", 56, 56, 64, 64, 3, 1, 1),
-      MakeConvLayer("r18_3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1, 1),
-      MakeConvLayer("mbv2_pw_28x28x32_192", "pointwise", 28, 28, 32, 192, 1, 1, 1),
-      MakeConvLayer("mbv2_pw_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1, 1),
-  };
-  for (const std::shared_ptr<ConvLayer>& l : layers) {
-    const OpQuery q{*l->node, l->in_info, l->out_info};
-    for (const OpKernelEntry& e : OpKernels().entries()) {
-      if (e.op != "tessel.FusedConv" || e.dtypes != "f32" || !CpuSupports(e.isa) || (e.legal && !e.legal(q))) continue;
-      absl::StatusOr<std::unique_ptr<OpKernel>> made =
-          e.create(OpKernelArgs{*l->node, l->inputs, absl::MakeSpan(&l->output, 1), nullptr, 1});
-      if (!made.ok()) continue;
-      std::shared_ptr<OpKernel> kernel = std::move(*made);
-      Case k;
-      k.name = e.name + "/" + l->name;
-      k.kernel = e.name;
-      k.op = "conv";
-      k.layer = l->layer;
-      k.flops = l->flops;
-      k.bytes = 4.0 * (l->data[0].num_elements() + l->data[1].num_elements() + l->output.num_elements());
-      k.calls = CallsFor(k.flops, 4e7);
-      k.run = [kernel, l] { (void)kernel->Run(); };
-      cases.push_back(std::move(k));
-    }
-  }
-}
-
 // One operator node with its operands, for the operator kernels that accept it (every legal entry of
 // its op and dtypes runs the same node).
 struct OpLayer {
@@ -302,15 +222,6 @@ struct OpLayer {
   double flops = 0;
   double bytes = 0;
 };
-
-// Adds `t` as input `i` of the node under construction: the activation (i == 0) or a constant.
-Value* AddOperand(OpLayer& l, Tensor t, int i) {
-  l.data.push_back(std::move(t));
-  const Tensor& d = l.data.back();
-  l.in_info.push_back({true, i > 0, d.type()});
-  const std::string vname = absl::StrCat("v", i);
-  return i == 0 ? l.graph.AddInput(vname, d.type()) : l.graph.AddConstant(vname, d);
-}
 
 // Every legal entry of `op` / `dtypes` on `l`, as cases of group `op_class`.
 void AddOpCases(std::vector<Case>& cases, const std::vector<std::shared_ptr<OpLayer>>& layers, const char* op,
@@ -337,6 +248,67 @@ void AddOpCases(std::vector<Case>& cases, const std::vector<std::shared_ptr<OpLa
     }
   }
 }
+
+// One convolution layer as a tessel.FusedConv node (NHWC, bias, ReLU6) with its tensors; shared by
+// the cases of every kernel that accepts it.
+std::shared_ptr<OpLayer> MakeConvLayer(const char* name, const char* layer, int64_t h, int64_t w, int64_t c,
+                                       int64_t m, int64_t k, int64_t stride, int64_t groups) {
+  auto l = std::make_shared<OpLayer>();
+  l->name = name;
+  l->layer = layer;
+  const int64_t pad = k / 2, oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  const std::vector<std::vector<int64_t>> shapes = {{1, h, w, c}, {m, k, k, c / groups}, {m}};
+  l->data.reserve(3);
+  std::vector<Value*> values;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Tensor t(DType::kF32, shapes[i]);
+    std::vector<float> v = Fill(t.num_elements(), i == 0 ? 1.0f : 0.1f);
+    std::copy(v.begin(), v.end(), t.data<float>());
+    l->data.push_back(std::move(t));
+    const std::string vname = absl::StrCat("v", i);
+    values.push_back(i == 0 ? l->graph.AddInput(vname, l->data.back().type()) : l->graph.AddConstant(vname, l->data.back()));
+    l->in_info.push_back({true, i > 0, l->data.back().type()});
+  }
+  l->node = l->graph.AddNode("FusedConv", values, 1, name);
+  l->node->set_domain("tessel");
+  l->node->SetAttr("layout", Attribute::String("nhwc"));
+  l->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
+  l->node->SetAttr("strides", Attribute::Ints({stride, stride}));
+  l->node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
+  l->node->SetAttr("group", Attribute::Int(groups));
+  l->node->SetAttr("activation", Attribute::String("clip"));
+  l->node->SetAttr("clip_min", Attribute::Float(0.0f));
+  l->node->SetAttr("clip_max", Attribute::Float(6.0f));
+  l->output = Tensor(DType::kF32, {1, oh, ow, m});
+  l->out_info.push_back({true, false, l->output.type()});
+  l->flops = 2.0 * oh * ow * m * k * k * (c / groups);
+  l->bytes = 4.0 * (l->data[0].num_elements() + l->data[1].num_elements() + l->output.num_elements());
+  return l;
+}
+
+void AddConvCases(std::vector<Case>& cases) {
+  const std::vector<std::shared_ptr<OpLayer>> layers = {
+      MakeConvLayer("mbv2_dw_56x56x144_s1", "depthwise", 56, 56, 144, 144, 3, 1, 144),
+      MakeConvLayer("mbv2_dw_112x112x96_s2", "depthwise", 112, 112, 96, 96, 3, 2, 96),
+      MakeConvLayer("mbv2_dw_14x14x576_s1", "depthwise", 14, 14, 576, 576, 3, 1, 576),
+      MakeConvLayer("r18_3x3_56x56x64", "dense", 56, 56, 64, 64, 3, 1, 1),
+      MakeConvLayer("r18_3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1, 1),
+      MakeConvLayer("mbv2_pw_28x28x32_192", "pointwise", 28, 28, 32, 192, 1, 1, 1),
+      MakeConvLayer("mbv2_pw_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1, 1),
+  };
+  AddOpCases(cases, layers, "tessel.FusedConv", "f32", "conv");
+}
+
+
+// Adds `t` as input `i` of the node under construction: the activation (i == 0) or a constant.
+Value* AddOperand(OpLayer& l, Tensor t, int i) {
+  l.data.push_back(std::move(t));
+  const Tensor& d = l.data.back();
+  l.in_info.push_back({true, i > 0, d.type()});
+  const std::string vname = absl::StrCat("v", i);
+  return i == 0 ? l.graph.AddInput(vname, d.type()) : l.graph.AddConstant(vname, d);
+}
+
 
 // A MobileNetV2 block's tail as one tessel.DwPwConv: depthwise 3x3 (stride s, ReLU6) over c expanded
 // channels, then the linear 1x1 projection to m, no residual and no expansion (the form both Tessel's
