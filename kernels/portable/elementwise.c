@@ -31,10 +31,12 @@ void tsl_f32_sigmoid__autovec(size_t n, float* restrict y) {
   for (size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + tsl_expf(-y[i]));
 }
 
+/* x * sigmoid(x) through tsl_sigmoidf: the form 1 / (1 + tsl_expf(-x)) that Sigmoid keeps (about 20%
+ * faster there, where the clamped copies fold to constants) made SiLU 7x slower on AVX2 and SSE. */
 void tsl_f32_silu__autovec(size_t n, float* restrict y) {
   // tessel:hot
 #pragma omp simd
-  for (size_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + tsl_expf(-y[i]));
+  for (size_t i = 0; i < n; ++i) y[i] = y[i] * tsl_sigmoidf(y[i]);
 }
 
 void tsl_f32_bias_minmax__autovec(size_t rows, size_t channels, const float* restrict x, const float* restrict bias,

@@ -1,5 +1,6 @@
 // The portable kernels against plain double-precision loops written here (the independent reference),
 // over awkward sizes: below the 4x32 GEMM tile, remainders, primes, single elements.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -254,6 +255,22 @@ TEST(PortableActivationTest, MatchesLibm) {
   ExpectClose(e, we, escale);
   EXPECT_EQ(tsl_expf(-INFINITY) < 1e-37f, true);
   EXPECT_EQ(std::isinf(tsl_expf(1000.0f)) || tsl_expf(1000.0f) > 1e38f, true);
+}
+
+// Far into both tails the logistic function saturates; the small side keeps a small relative error
+// down to exp(-87), the bottom of tsl_expf's range, below which an absolute error of FLT_MIN (times
+// |x| for SiLU) is allowed; tiny inputs keep SiLU(x) ~ x / 2.
+TEST(PortableActivationTest, SigmoidAndSiluTails) {
+  const std::vector<float> x = {-120.0f, -88.0f, -80.0f, -30.0f, -1e-3f, -1e-30f, -0.0f, 0.0f,
+                                1e-30f,  1e-3f,  30.0f,  80.0f,  88.0f,  120.0f, 3.0e38f};
+  std::vector<float> sg = x, si = x;
+  tsl_f32_sigmoid__autovec(x.size(), sg.data());
+  tsl_f32_silu__autovec(x.size(), si.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], s = 1.0 / (1.0 + std::exp(-v)), floor = 1.2e-38 * std::max(1.0, std::fabs(v));
+    ASSERT_NEAR(sg[i], s, 2e-6 * s + 1.2e-38) << "sigmoid of " << v;
+    ASSERT_NEAR(si[i], v * s, 2e-6 * std::fabs(v * s) + floor) << "silu of " << v;
+  }
 }
 
 TEST(PortableElementwiseTest, BiasAddMul) {
