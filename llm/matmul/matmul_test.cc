@@ -423,6 +423,13 @@ TEST_P(NoSlowTypeTest, RunsAVectorKernel) {
       storage.resize(w.bytes());
       w = RepackColumnBlocks(w, storage.data());
     }
+    // The tolerances' sum |w| per block, from the rows dequantized once (as MatchesReference does).
+    std::vector<float> deq(rows * cols);
+    {
+      std::vector<uint8_t> blocks(w.row_bytes());
+      for (int64_t r = 0; r < rows; ++r) DequantizeRow(type, w.RowBlocks(r, blocks.data()), deq.data() + r * cols, cols);
+    }
+    const std::vector<double> wabs = BlockFactors(deq.data(), rows, cols, false);
     for (int threads : {1, 2}) {
       ThreadPool pool(threads);
       Matmul mm(cols, &pool);
@@ -437,13 +444,14 @@ TEST_P(NoSlowTypeTest, RunsAVectorKernel) {
         for (float& v : x) v = dist(rng);
         mm.Run(w, x.data(), n, y.data());
         MatmulReference(w, x.data(), n, ref.data());
-        std::vector<float> row(cols);
-        std::vector<uint8_t> blocks(w.row_bytes());
+        const std::vector<double> amax = BlockFactors(x.data(), n, cols, true);
+        const bool int8_x = k.path == MatmulPath::kInt8;
         for (int64_t r = 0; r < rows; ++r) {
-          DequantizeRow(type, w.RowBlocks(r, blocks.data()), row.data(), cols);
           for (int64_t t = 0; t < n; ++t) {
+            const double error = y[t * rows + r] - ref[t * rows + r];
             ASSERT_NEAR(y[t * rows + r], ref[t * rows + r],
-                        Tolerance(row.data(), x.data() + t * cols, cols, k.path == MatmulPath::kInt8))
+                        ToleranceFor(error, deq.data() + r * cols, x.data() + t * cols, cols,
+                                     wabs.data() + r * (cols / 32), amax.data() + t * (cols / 32), int8_x))
                 << GgmlTypeName(type) << " n " << n << " at " << t << "," << r;
           }
         }

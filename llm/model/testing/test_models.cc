@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -16,12 +17,20 @@
 namespace tessel::llm::testing {
 namespace {
 
+// Bell-shaped weights from integers: the sum of the four bytes of one generator output (an
+// Irwin-Hall sum, mean 510, standard deviation 147.8) scaled to standard deviation `scale`. Tests run
+// under qemu-aarch64 too, where std::normal_distribution's logf, sqrtf and divisions are emulated and
+// made writing the test models most of their run time.
 std::string Matrix(GgmlType type, int rows, int cols, float scale, std::mt19937& rng) {
-  std::normal_distribution<float> dist(0.0f, scale);
+  const float unit = scale / 147.8f;
   std::vector<float> row(cols);
   std::string out(GgmlRowBytes(type, cols) * rows, '\0');
   for (int r = 0; r < rows; ++r) {
-    for (float& v : row) v = dist(rng);
+    for (float& v : row) {
+      const uint32_t u = rng();
+      const int sum = static_cast<int>((u & 255) + ((u >> 8) & 255) + ((u >> 16) & 255) + (u >> 24));
+      v = static_cast<float>(sum - 510) * unit;
+    }
     QuantizeRow(type, row.data(), &out[r * GgmlRowBytes(type, cols)], cols);
   }
   return out;
