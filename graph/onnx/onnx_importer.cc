@@ -429,6 +429,11 @@ class Importer {
     Node* n = AddStandardNode(node.op_type(), std::move(inputs), num_outputs, name, std::move(output_names));
     if (node.domain() == kTesselDomain) n->set_domain(kTesselDomain);
     for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
+    // RoiAlign before opset 16 has no coordinate_transformation_mode and samples as output_half_pixel
+    // does; the IR's default is opset 16's half_pixel.
+    if (opset_ < 16 && n->op_type() == "RoiAlign" && n->FindAttr("coordinate_transformation_mode") == nullptr) {
+      n->SetAttr("coordinate_transformation_mode", Attribute::String("output_half_pixel"));
+    }
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
     TESSEL_RETURN_IF_ERROR(CheckOpsetForm(n));
