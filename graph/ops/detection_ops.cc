@@ -1,6 +1,7 @@
 // Schemas and type inference for the operators of detection and optical-flow models: GridSample
 // (opset 16 and 20 names), RoiAlign (opset 16 form; the importer gives opset 10 models its coordinate
 // mode) and NonMaxSuppression, whose output extent depends on input values.
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,17 @@ namespace {
 
 using InferResult = absl::StatusOr<std::vector<TensorType>>;
 
-absl::Status RequireF32(const InferenceContext& ctx, int i, const char* role) {
-  if (ctx.type(i).dtype == DType::kF32) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat("input ", role, " has dtype ", DTypeName(ctx.type(i).dtype),
-                                               "; only f32 is supported"));
+// The leading inputs, named by `roles`, must be f32 (the only type the reference kernels read).
+absl::Status RequireF32(const InferenceContext& ctx, std::initializer_list<const char*> roles) {
+  int i = 0;
+  for (const char* role : roles) {
+    const DType t = ctx.type(i++).dtype;
+    if (t != DType::kF32) {
+      return absl::UnimplementedError(absl::StrCat("input ", role, " has dtype ", DTypeName(t),
+                                                   "; only f32 is supported"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // A string attribute that must be one of `allowed` (the first is the default).
@@ -36,10 +44,8 @@ absl::Status RequireOneOf(const Node& node, const char* attr, std::vector<std::s
 // GridSample: X [N, C, H, W] sampled at grid [N, H_out, W_out, 2] of (x, y) in [-1, 1]; Y [N, C, H_out,
 // W_out]. Opset 20's N-d form is refused beyond two spatial dimensions.
 InferResult InferGridSample(const InferenceContext& ctx) {
-  for (int i = 0; i < 2; ++i) {
-    absl::Status s = RequireF32(ctx, i, i == 0 ? "X" : "grid");
-    if (!s.ok()) return s;
-  }
+  absl::Status f32 = RequireF32(ctx, {"X", "grid"});
+  if (!f32.ok()) return f32;
   const TensorType& x = ctx.type(0);
   const TensorType& grid = ctx.type(1);
   if (x.rank() != 4) {
@@ -67,10 +73,8 @@ InferResult InferGridSample(const InferenceContext& ctx) {
 
 // RoiAlign: X [N, C, H, W], rois [R, 4] as (x1, y1, x2, y2), batch_indices [R]; Y [R, C, oh, ow].
 InferResult InferRoiAlign(const InferenceContext& ctx) {
-  for (int i = 0; i < 2; ++i) {
-    absl::Status s = RequireF32(ctx, i, i == 0 ? "X" : "rois");
-    if (!s.ok()) return s;
-  }
+  absl::Status f32 = RequireF32(ctx, {"X", "rois"});
+  if (!f32.ok()) return f32;
   const TensorType& x = ctx.type(0);
   const TensorType& rois = ctx.type(1);
   const TensorType& idx = ctx.type(2);
@@ -105,10 +109,8 @@ InferResult InferRoiAlign(const InferenceContext& ctx) {
 // NonMaxSuppression: boxes [B, S, 4], scores [B, C, S]; int64 selected_indices [count, 3]. The count
 // depends on the values: known only when boxes, scores and the thresholds are.
 InferResult InferNms(const InferenceContext& ctx) {
-  for (int i = 0; i < 2; ++i) {
-    absl::Status s = RequireF32(ctx, i, i == 0 ? "boxes" : "scores");
-    if (!s.ok()) return s;
-  }
+  absl::Status f32 = RequireF32(ctx, {"boxes", "scores"});
+  if (!f32.ok()) return f32;
   const TensorType& boxes = ctx.type(0);
   const TensorType& scores = ctx.type(1);
   if (boxes.rank() != 3 || (boxes.dims[2].is_static() && boxes.dims[2].value() != 4)) {
