@@ -58,7 +58,12 @@ absl::Status GridSample(const Node& node, Inputs in, Outputs out) {
   const Tensor& x = *in[0];
   const Tensor& grid = *in[1];
   Tensor& y = out[0];
-  const std::string mode = node.GetString("mode", "bilinear");
+  // Opset 16 names the modes bilinear and bicubic; opset 20 linear and cubic.
+  const std::string mode_name = node.GetString("mode", "bilinear");
+  enum class Mode { kLinear, kNearest, kCubic };
+  const Mode mode = mode_name == "nearest"                          ? Mode::kNearest
+                    : mode_name == "bicubic" || mode_name == "cubic" ? Mode::kCubic
+                                                                     : Mode::kLinear;
   const std::string pad = node.GetString("padding_mode", "zeros");
   const Padding padding = pad == "border" ? Padding::kBorder : pad == "reflection" ? Padding::kReflection
                                                                                    : Padding::kZeros;
@@ -77,11 +82,11 @@ absl::Status GridSample(const Node& node, Inputs in, Outputs out) {
         const float* g = grid.data<float>() + (n * ho * wo + i) * 2;
         double gx = unnormalize(g[0], w), gy = unnormalize(g[1], h);
         double v = 0;
-        if (mode == "nearest") {
+        if (mode == Mode::kNearest) {
           gx = PadCoordinate(gx, w, padding, align);
           gy = PadCoordinate(gy, h, padding, align);
           v = At(plane, h, w, static_cast<int64_t>(std::nearbyint(gy)), static_cast<int64_t>(std::nearbyint(gx)));
-        } else if (mode == "bilinear" || mode == "linear") {
+        } else if (mode == Mode::kLinear) {
           gx = PadCoordinate(gx, w, padding, align);
           gy = PadCoordinate(gy, h, padding, align);
           const double x0 = std::floor(gx), y0 = std::floor(gy);
