@@ -21,6 +21,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterTensorOps(*r);
     RegisterFusedCnnOps(*r);
     RegisterTransformerOps(*r);
+    RegisterDetectionOps(*r);
     return r;
   }();
   return *registry;

@@ -78,6 +78,7 @@ absl::Status VerifyTypes(const Graph& graph, const std::vector<Node*>& order);
 void RegisterElementwiseOps(OpRegistry& r);
 void RegisterNnOps(OpRegistry& r);
 void RegisterTensorOps(OpRegistry& r);
+void RegisterDetectionOps(OpRegistry& r);
 // Tessel's own fused operators (domain kTesselDomain), produced by passes.
 void RegisterFusedCnnOps(OpRegistry& r);
 void RegisterTransformerOps(OpRegistry& r);

@@ -95,12 +95,7 @@ class Importer {
     TESSEL_RETURN_IF_ERROR(AddInitializers());
     TESSEL_RETURN_IF_ERROR(AddInputs());
     for (int i = 0; i < graph_proto_.node_size(); ++i) {
-      const onnx::NodeProto& node = graph_proto_.node(i);
-      if (IsStandardDomain(node.domain()) && node.op_type() == "Constant") {
-        TESSEL_RETURN_IF_ERROR(AddConstantNode(node, node_names_[i]));
-      } else {
-        TESSEL_RETURN_IF_ERROR(AddOpNode(node, node_names_[i]));
-      }
+      TESSEL_RETURN_IF_ERROR(AddNode(graph_proto_.node(i), node_names_[i]));
     }
     TESSEL_RETURN_IF_ERROR(AddOutputs());
     // Types were inferred node by node while building (the opset-11 Softmax rewrite needs input
@@ -161,6 +156,7 @@ class Importer {
       const onnx::NodeProto& node = graph_proto_.node(i);
       const bool standard = IsStandardDomain(node.domain());
       if (standard && node.op_type() == "Constant") continue;  // becomes constant data, not a node
+      if (standard && node.op_type() == "If") continue;        // inlined when its condition is known
       if (standard && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
       if (node.domain() == kTesselDomain && OpRegistry::Global().Find(kTesselDomain, node.op_type()) != nullptr) continue;
       std::string type = standard ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
@@ -351,7 +347,8 @@ class Importer {
       case onnx::AttributeProto::GRAPH:
       case onnx::AttributeProto::GRAPHS:
         return absl::UnimplementedError(
-            absl::StrCat(what, ": subgraph attributes (If, Loop and Scan bodies) are not supported"));
+            absl::StrCat(what, ": subgraph attributes are not supported (Loop and Scan bodies; an If imports when its "
+                               "condition is a constant)"));
       case onnx::AttributeProto::UNDEFINED:
         return absl::InvalidArgumentError(absl::StrCat(what, " has no type"));
       default:
@@ -395,6 +392,81 @@ class Importer {
     return n;
   }
 
+  absl::Status AddNode(const onnx::NodeProto& node, const std::string& name) {
+    if (IsStandardDomain(node.domain()) && node.op_type() == "Constant") return AddConstantNode(node, name);
+    if (IsStandardDomain(node.domain()) && node.op_type() == "If") return AddIfNode(node, name);
+    return AddOpNode(node, name);
+  }
+
+  // Tessel has no control flow: an If imports only when its condition is a constant at import (an
+  // initializer, a Constant node, or an If inlined before it that yields one). The chosen branch's nodes
+  // are inlined, and Identity nodes give its outputs the If's output names.
+  absl::Status AddIfNode(const onnx::NodeProto& node, const std::string& name) {
+    const std::string desc = NodeDesc("If", name);
+    if (node.input_size() != 1 || node.input(0).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, " must have one input, the condition"));
+    }
+    absl::StatusOr<Value*> cond = LookupInput(node.input(0), desc);
+    if (!cond.ok()) return cond.status();
+    const onnx::GraphProto* then_branch = nullptr;
+    const onnx::GraphProto* else_branch = nullptr;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      const onnx::GraphProto** slot =
+          a.name() == "then_branch" ? &then_branch : a.name() == "else_branch" ? &else_branch : nullptr;
+      if (slot == nullptr || a.type() != onnx::AttributeProto::GRAPH) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", desc, ": unexpected attribute '", a.name(), "' (If takes the graphs then_branch "
+                         "and else_branch)"));
+      }
+      *slot = &a.g();
+    }
+    if (then_branch == nullptr || else_branch == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, " needs both then_branch and else_branch"));
+    }
+    if (!(*cond)->is_constant()) {
+      // Worded as CheckSupportedOps words the other gaps (which it has already found none of).
+      return absl::UnimplementedError(absl::StrCat(
+          "1 unsupported operator type: If (first at node '", name, "'): its condition '", (*cond)->name(),
+          "' is not a constant at import (it depends on the values of graph inputs); Tessel has no control flow "
+          "and imports an If only when its condition is known"));
+    }
+    const Tensor& c = *(*cond)->constant();
+    if (c.num_elements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": condition '", (*cond)->name(), "' has type ",
+                                                     c.type().ToString(), "; expected a single bool"));
+    }
+    const bool taken = IsFloat(c.dtype()) ? c.GetAsDouble(0) != 0 : c.GetAsInt64(0) != 0;
+    const onnx::GraphProto& branch = taken ? *then_branch : *else_branch;
+    if (branch.output_size() != node.output_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": its ", taken ? "then" : "else", "_branch has ",
+                                                     branch.output_size(), " outputs, the If ", node.output_size()));
+    }
+    for (const onnx::TensorProto& init : branch.initializer()) {
+      absl::StatusOr<Tensor> t = TensorFromProto(init, base_dir_, absl::StrCat("initializer '", init.name(), "'"));
+      if (!t.ok()) return t.status();
+      values_[init.name()] = graph_->AddConstant(init.name(), std::move(*t));
+    }
+    for (int i = 0; i < branch.node_size(); ++i) {
+      const onnx::NodeProto& inner = branch.node(i);
+      const std::string inner_name =
+          inner.name().empty() ? absl::StrCat(name, "_", inner.op_type(), "_", i) : inner.name();
+      TESSEL_RETURN_IF_ERROR(AddNode(inner, FreshNodeName(inner_name)));
+    }
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty()) continue;
+      absl::StatusOr<Value*> v = LookupInput(branch.output(i).name(), desc);
+      if (!v.ok()) return v.status();
+      if ((*v)->is_constant()) {  // stays a constant, so that a later If can test it
+        values_[node.output(i)] = graph_->AddConstant(node.output(i), *(*v)->constant());
+        continue;
+      }
+      Node* id = AddStandardNode("Identity", {*v}, 1, FreshNodeName(absl::StrCat(name, "_out", i)), {node.output(i)});
+      TESSEL_RETURN_IF_ERROR(Infer(id));
+      values_[node.output(i)] = id->output(0);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status AddOpNode(const onnx::NodeProto& node, const std::string& name) {
     const std::string desc = NodeDesc(node.op_type(), name);
     std::vector<Value*> inputs;
@@ -429,6 +501,11 @@ class Importer {
     Node* n = AddStandardNode(node.op_type(), std::move(inputs), num_outputs, name, std::move(output_names));
     if (node.domain() == kTesselDomain) n->set_domain(kTesselDomain);
     for (auto& [k, v] : attrs) n->SetAttr(k, std::move(v));
+    // RoiAlign before opset 16 has no coordinate_transformation_mode and samples as output_half_pixel
+    // does; the IR's default is opset 16's half_pixel.
+    if (opset_ < 16 && n->op_type() == "RoiAlign" && n->FindAttr("coordinate_transformation_mode") == nullptr) {
+      n->SetAttr("coordinate_transformation_mode", Attribute::String("output_half_pixel"));
+    }
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
     TESSEL_RETURN_IF_ERROR(CheckOpsetForm(n));

@@ -644,8 +644,8 @@ TEST_F(OnnxImporterTest, GraphAttributesAreUnsupported) {
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(g.status().message()),
-              HasSubstr("attribute 'body' of node Relu 'relu': subgraph attributes (If, Loop and Scan bodies) are "
-                        "not supported"));
+              HasSubstr("attribute 'body' of node Relu 'relu': subgraph attributes are not supported (Loop and Scan "
+                        "bodies; an If imports when its condition is a constant)"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -969,6 +969,53 @@ TEST_F(OnnxImporterTest, UnsupportedOperatorsAreListedTogether) {
   AddOutput(one, "z");
   g = ImportOnnxModel(one, dir_);
   EXPECT_EQ(g.status().message(), "ONNX model 'g': 1 unsupported operator type: TfIdfVectorizer (first at node 't')");
+}
+
+// ---------------------------------------------------------------------------------------------
+// If
+
+// cond -> If: then y = x + x, else y = x * x (each branch reads x from the outer graph).
+onnx::ModelProto IfModel() {
+  onnx::ModelProto m = NewModel(13);
+  AddInput(m, "x", onnx::TensorProto::FLOAT, {"2", "3"});
+  onnx::NodeProto* n = AddNode(m, "If", {"cond"}, {"y"}, "branch");
+  for (const auto& [attr, op] : {std::pair<std::string, std::string>{"then_branch", "Add"}, {"else_branch", "Mul"}}) {
+    onnx::GraphProto* g = AddAttr(n, attr, onnx::AttributeProto::GRAPH)->mutable_g();
+    g->set_name(attr);
+    onnx::NodeProto* inner = g->add_node();
+    inner->set_op_type(op);
+    inner->add_input("x");
+    inner->add_input("x");
+    inner->add_output(attr + "_y");
+    g->add_output()->set_name(attr + "_y");
+  }
+  AddOutput(m, "y");
+  return m;
+}
+
+// An If whose condition is a constant at import is replaced by the branch it takes.
+TEST_F(OnnxImporterTest, IfWithAConstantConditionInlinesItsBranch) {
+  for (const bool cond : {true, false}) {
+    onnx::ModelProto m = IfModel();
+    AddInitializer(m, "cond", onnx::TensorProto::BOOL, {})->set_raw_data(std::string(1, cond ? '\1' : '\0'));
+    absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::vector<std::string> ops;
+    for (const auto& node : (*g)->nodes()) ops.push_back(node->op_type());
+    EXPECT_THAT(ops, ElementsAre(cond ? "Add" : "Mul", "Identity"));
+    EXPECT_EQ((*g)->FindValue("y")->type(), TensorType::Static(DType::kF32, {2, 3}));
+  }
+}
+
+// Tessel has no control flow: a condition that depends on input values is named in one error.
+TEST_F(OnnxImporterTest, IfWithARuntimeConditionNamesTheNode) {
+  onnx::ModelProto m = IfModel();
+  AddInput(m, "cond", onnx::TensorProto::BOOL, {});
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(),
+              HasSubstr("1 unsupported operator type: If (first at node 'branch'): its condition 'cond' is not a "
+                        "constant at import (it depends on the values of graph inputs); Tessel has no control flow"));
 }
 
 // A graph output declared with another element type, rank or extent than the graph computes is an

@@ -42,7 +42,8 @@ std::vector<Case> LoadCases(const std::string& dir) {
 
 std::vector<Case> AllCases() {
   std::vector<Case> all;
-  for (const char* dir : {"kernels/reference/testdata/nn_cases", "kernels/reference/testdata/elementwise_cases"}) {
+  for (const char* dir : {"kernels/reference/testdata/nn_cases", "kernels/reference/testdata/elementwise_cases",
+                          "kernels/reference/testdata/detection_cases"}) {
     std::vector<Case> c = LoadCases(dir);
     all.insert(all.end(), c.begin(), c.end());
   }

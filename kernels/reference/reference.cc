@@ -17,6 +17,7 @@ ReferenceKernelRegistry& ReferenceKernelRegistry::Global() {
     RegisterTransformerReferenceKernels(*r);
     RegisterRnnReferenceKernels(*r);
     RegisterEinsumReferenceKernels(*r);
+    RegisterDetectionReferenceKernels(*r);
     return r;
   }();
   return *registry;
