@@ -216,6 +216,90 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
 }
 
+#include "kernels/gemv/internal/panel16_neondot_tiles.inc"
+
+// Block b of a Panel16 Q4_0 / Q8_0 panel: its first weight vector and its pair's scales.
+template <bool kQ4>
+struct PanelBlock {
+  const uint8_t* vec;
+  const uint8_t* scales;
+  PanelBlock(const uint8_t* panel, int64_t b) {
+    const uint8_t* pair = panel + (b / 2) * Panel16PairBytes(kQ4);
+    vec = pair + 64 + (b % 2) * (kQ4 ? 4 : 8) * 64;
+    scales = pair + 32 * (b % 2);
+  }
+};
+
+// Token t's x of block b (Q4_0: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes
+// on; Q8_0: the block's 32 bytes in order).
+template <bool kQ4>
+const int8_t* BlockX(const GemmQ8Args& a, int64_t t, int64_t b) {
+  const int8_t* xt = a.xq + t * a.xq_stride;
+  return kQ4 ? xt + (b / 4) * 128 + 16 * (b % 4) : xt + b * kQuantBlock;
+}
+
+// Q4_0 / Q8_0 through the assembly tiles (panel16_neondot_tiles.inc): tokens four at a time over each
+// half panel (8 rows), the rest one at a time over the whole panel.
+template <bool kQ4>
+void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQuantBlock;
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  // Q8_0 has no block biases (block_bias may be null); its tiles never read them.
+  const int32_t* biases = kQ4 ? a.block_bias : nullptr;
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const uint8_t* panel = w + (r / kPanel) * panel_bytes;
+    const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
+    int64_t t0 = 0;
+    for (; t0 + 4 <= a.n; t0 += 4) {
+      for (int half = 0; half < 2 && 8 * half < rows; ++half) {
+        float32x4_t acc[8];
+        for (auto& v : acc) v = vdupq_n_f32(0);
+        for (int64_t b = 0; b < nb; ++b) {
+          const PanelBlock<kQ4> blk(panel, b);
+          const int8_t* x[4];
+          const int32_t* bias[4];
+          const float* dx[4];
+          for (int t = 0; t < 4; ++t) {
+            x[t] = BlockX<kQ4>(a, t0 + t, b);
+            bias[t] = kQ4 ? biases + (t0 + t) * a.block_stride + b : nullptr;
+            dx[t] = a.block_scale + (t0 + t) * a.block_stride + b;
+          }
+          if constexpr (kQ4) {
+            Q4PrefillTile(blk.vec + 32 * half, x, bias, dx, blk.scales + 16 * half, acc);
+          } else {
+            Q8PrefillTile(blk.vec + 32 * half, x, bias, dx, blk.scales + 16 * half, acc);
+          }
+        }
+        const int first = 8 * half, count = rows - first < 8 ? rows - first : 8;
+        for (int t = 0; t < 4; ++t) {
+          float out[8];
+          vst1q_f32(out, acc[2 * t]);
+          vst1q_f32(out + 4, acc[2 * t + 1]);
+          std::memcpy(a.y + (t0 + t) * a.ldy + r + first, out, sizeof(float) * count);
+        }
+      }
+    }
+    for (; t0 < a.n; ++t0) {
+      float32x4_t acc[4];
+      for (auto& v : acc) v = vdupq_n_f32(0);
+      for (int64_t b = 0; b < nb; ++b) {
+        const PanelBlock<kQ4> blk(panel, b);
+        const int8_t* x = BlockX<kQ4>(a, t0, b);
+        const float* dx = a.block_scale + t0 * a.block_stride + b;
+        if constexpr (kQ4) {
+          Q4DecodeTile(blk.vec, x, biases + t0 * a.block_stride + b, dx, blk.scales, acc);
+        } else {
+          Q8DecodeTile(blk.vec, x, nullptr, dx, blk.scales, acc);
+        }
+      }
+      float out[kPanel];
+      for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
+      std::memcpy(a.y + t0 * a.ldy + r, out, sizeof(float) * rows);
+    }
+  }
+}
+
 // 16 bytes (the 16 rows' u8 or s8 scale bytes) as 4 x 4 floats.
 template <bool kSigned>
 __attribute__((always_inline)) inline void BytesToFloat(const uint8_t* p, float32x4_t f[4]) {
@@ -579,11 +663,11 @@ void RunGroupSizes(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 
 void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   if (a.nonlinear) return Run<true, true>(a, row_begin, row_end);
-  Run<true, false>(a, row_begin, row_end);
+  RunTiles<true>(a, row_begin, row_end);
 }
 
 void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  Run<false, false>(a, row_begin, row_end);
+  RunTiles<false>(a, row_begin, row_end);
 }
 
 void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
