@@ -11,7 +11,10 @@ conversions, products and accumulations in groups of independent instructions. O
 them as fast as the intrinsics.
 
 Registers: the float accumulators are operands (the compiler keeps them in v0-v7 across blocks); v8-v31
-are the tile's own.
+are the tile's own. The tiles read the weights, x, its biases and scales through their pointer operands
+and write no memory; they declare no "memory" clobber, which would make the compiler keep the
+accumulators and the callers' pointer arrays on the stack around every call. That is sound while
+nothing writes those inputs during a kernel call, as in gemv_gemm_neondot_panel16.cc.
 """
 
 HEADER = """\
@@ -20,9 +23,10 @@ HEADER = """\
 // gemv_gemm_neondot_panel16.cc inside its anonymous namespace. One block (32 columns) per call:
 // - Decode tiles: 16 rows x 1 token into acc[0..3] (rows 4m..4m+3).
 // - Prefill tiles: 8 rows (w points at the panel's row group 0 or 2) x 4 tokens into acc[2t + m].
-// w: the block's first weight vector (plus 16 x the first row group); x[t]: the token's x of the block
-// (Q4_0: elements 0..15, 16..31 at +64; Q8_0: at +16); bias[t] (Q4_0): the sums' starting value
-// (-8 x the block's sum of x); dx[t]: x's scale; scales: the rows' fp16 scales.
+// w: the block's first weight vector (plus 16 x the first row group); x: the token's x of the block
+// (Q4_0: elements 0..15, 16..31 at +64; Q8_0: at +16); bias (Q4_0): the sums' starting value (-8 x
+// the block's sum of x); dx: x's scale; scales: the rows' fp16 scales. Prefill: token t's x, bias and
+// dx are xs[t] and t x bs bytes on from token 0's (xs[0] = 0).
 """
 
 
@@ -77,16 +81,22 @@ def decode(q4):
 
 def prefill(q4):
     """isum v16-v23 (2t + m); x v24-v27 (first), v28-v31 (second); weight sets v8, v9 / v10, v11;
-    mask v12; scales v13 -> v14, v15; dx into v24-v27 once x's first halves are done."""
-    L = ["ldr q8, [%[w]]", "ldr q9, [%[w], #16]"]
+    mask v12; scales v13 -> v14, v15; dx into v24-v27 once x's first halves are done. Token t's x is
+    at x + xs[t], its bias and dx at b + t bs and dx + t bs (xs[0] = 0; b1-b3 hold the addresses)."""
+    hi = 64 if q4 else 16
+    L = ["ldr q8, [%[w]]", "add %%[xh], %%[x], #%d" % hi, "ldr q9, [%[w], #16]"]
+    L += ["add %[b1], %[b], %[bs]", "add %[b2], %[b1], %[bs]", "add %[b3], %[b2], %[bs]"] if q4 else []
+    xs = ["", ", %[xs1]", ", %[xs2]", ", %[xs3]"]
     for t in range(4):
-        L += ["ldr q%d, [%%[x%d]]" % (24 + t, t), "ldr q%d, [%%[x%d], #%d]" % (28 + t, t, 64 if q4 else 16)]
+        L += ["ldr q%d, [%%[x]%s]" % (24 + t, xs[t]), "ldr q%d, [%%[xh]%s]" % (28 + t, xs[t])]
+    bs = ["%[b]", "%[b1]", "%[b2]", "%[b3]"]
     for t in range(4):
         for m in range(2):
-            L += ["ld1r {v%d.4s}, [%%[b%d]]" % (16 + 2 * t + m, t) if q4 else "movi v%d.4s, #0" % (16 + 2 * t + m)]
+            L += ["ld1r {v%d.4s}, [%s]" % (16 + 2 * t + m, bs[t]) if q4 else "movi v%d.4s, #0" % (16 + 2 * t + m)]
     L += ["movi v12.16b, #0x0f" if q4 else "movi v12.16b, #0x80"]
     A, B = ["v8", "v9"], ["v10", "v11"]
-    tail = ["ldr q13, [%[s]]"] + ["ldr s%d, [%%[dx%d]]" % (24 + t, t) for t in range(4)]
+    tail = ["ldr q13, [%[s]]", "add %[b1], %[dx], %[bs]", "add %[b2], %[b1], %[bs]", "add %[b3], %[b2], %[bs]",
+            "ldr s24, [%[dx]]", "ldr s25, [%[b1]]", "ldr s26, [%[b2]]", "ldr s27, [%[b3]]"]
     isum = lambda t, m: 16 + 2 * t + m
     if q4:
         q4_steps(L, 2, 4, A, B, isum, lambda t: "v%d" % (24 + t), lambda t: "v%d" % (28 + t), tail)
@@ -99,7 +109,7 @@ def prefill(q4):
     return L
 
 
-CLOBBERS = ", ".join('"v%d"' % r for r in range(8, 32)) + ', "memory"'
+CLOBBERS = ", ".join('"v%d"' % r for r in range(8, 32))
 
 
 def function(name, comment, lines, decode_tile):
@@ -109,10 +119,11 @@ def function(name, comment, lines, decode_tile):
                    % name)
         out.append("    const float* dx, const uint8_t* scales, float32x4_t (&acc)[4]) {")
     else:
-        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* const (&x)[4],"
-                   % name)
-        out.append("    const int32_t* const (&bias)[4], const float* const (&dx)[4], const uint8_t* scales,")
-        out.append("    float32x4_t (&acc)[8]) {")
+        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x," % name)
+        out.append("    const int64_t (&xs)[4], const int32_t* bias, const float* dx, int64_t bs,")
+        out.append("    const uint8_t* scales, float32x4_t (&acc)[8]) {")
+        out.append("  const int8_t* xh;")
+        out.append("  const int32_t *b1, *b2, *b3;")
     out.append("  asm(")
     out += ['      "%s\\n"' % l for l in lines]
     if decode_tile:
@@ -120,10 +131,11 @@ def function(name, comment, lines, decode_tile):
         out.append('      : [w] "r"(w), [x] "r"(x), [b] "r"(bias), [dx] "r"(dx), [s] "r"(scales)')
     else:
         out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]),')
-        out.append('        [a4] "+w"(acc[4]), [a5] "+w"(acc[5]), [a6] "+w"(acc[6]), [a7] "+w"(acc[7])')
-        out.append('      : [w] "r"(w), [x0] "r"(x[0]), [x1] "r"(x[1]), [x2] "r"(x[2]), [x3] "r"(x[3]),')
-        out.append('        [b0] "r"(bias[0]), [b1] "r"(bias[1]), [b2] "r"(bias[2]), [b3] "r"(bias[3]),')
-        out.append('        [dx0] "r"(dx[0]), [dx1] "r"(dx[1]), [dx2] "r"(dx[2]), [dx3] "r"(dx[3]), [s] "r"(scales)')
+        out.append('        [a4] "+w"(acc[4]), [a5] "+w"(acc[5]), [a6] "+w"(acc[6]), [a7] "+w"(acc[7]),')
+        out.append('        [xh] "=&r"(xh), [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3)')
+        out.append('      : [w] "r"(w), [x] "r"(x), [xs1] "r"(xs[1]), [xs2] "r"(xs[2]), [xs3] "r"(xs[3]),')
+        out.append('        [b] "r"(bias), [dx] "r"(dx), [bs] "r"(bs),')
+        out.append('        [s] "r"(scales)')
     out.append("      : %s);" % CLOBBERS)
     out.append("}")
     return out
