@@ -143,6 +143,7 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
 #endif
 #if defined(__aarch64__)
       {"neondot", Isa::kDotprod, "neon", tessel_q4_0_panel16_q8_gemm__neondot, tessel_q8_0_panel16_q8_gemm__neondot},
+      {"sve", Isa::kSve, "sve", tessel_q4_0_panel16_q8_gemm__sve, tessel_q8_0_panel16_q8_gemm__sve},
 #endif
   };
   if (panel16) {
@@ -208,9 +209,10 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = BlockLegal;
-      // AVX2 (no VNNI) ranks below AVX-512 VNNI where a CPU has both.
+      // AVX2 (no VNNI) ranks below AVX-512 VNNI, dotprod below SVE, where a CPU has both.
       e.cost = it.isa == Isa::kPortable                          ? StreamCost<1>
                : it.isa == Isa::kAvx2 || it.isa == Isa::kDotprod ? StreamCost<20>
+               : it.isa == Isa::kSve                             ? StreamCost<25>
                                                                  : StreamCost<30>;
       e.fn = fn;
       r->Register(e);

@@ -13,10 +13,12 @@
 // - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
 // - 2-, 3- and 5-bit codes are assembled from their bit planes per step (Codes) and meet x the same way;
 //   zero points through the block or half biases, mins through the sums of x.
-// Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Prefill runs the
-// tokens four (then two, then one) at a time over a panel (group types two at a time; k-quants one):
-// each weight vector is loaded and split once for them, and the panel's weights stay in L1 between
-// token groups.
+// Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Q4_0 and Q8_0 run
+// the hand-scheduled assembly tiles of internal/panel16_neondot_tiles.inc (RunTiles): decode 16 rows x 1
+// token, prefill 8 rows x 4 tokens (then one token at a time). IQ4_NL runs the intrinsics below, tokens
+// four (then two, then one) at a time over a panel; group types two at a time; k-quants one. Each
+// weight vector is loaded and split once for a tile's tokens, and the panel's weights stay in L1
+// between token groups.
 #include <arm_neon.h>
 
 #include <cstdint>
@@ -35,11 +37,6 @@ __attribute__((always_inline)) inline void LoadHalves(const uint8_t* p, float32x
   const auto* s = reinterpret_cast<const float16_t*>(p);
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) d[m] = vcvt_f32_f16(vld1_f16(s + 4 * m));
-}
-
-// The 16 rows' f32 scales of block h of a pair.
-__attribute__((always_inline)) inline void LoadScales(const uint8_t* pair, int h, float32x4_t d[4]) {
-  LoadHalves(pair + 32 * h, d);
 }
 
 // Rows 4m..4m+3 of vector step k of a block of kBits-bit codes (gemv.h), as the codes of elements
@@ -114,26 +111,10 @@ __attribute__((always_inline)) inline void Q4Step(const uint8_t* vec, const int8
   }
 }
 
-// Q8_0 vector k of a block (elements 4k..4k+3, stored + 128) into the rows' sums of kT tokens; x[t]
-// holds elements 16 (k / 4) ...
-template <int kStep, int kT>
-__attribute__((always_inline)) inline void Q8Step(const uint8_t* vec, const int8x16_t (&x)[kT],
-                                                  int32x4_t (&isum)[kT][4]) {
-  const uint8x16_t flip = vdupq_n_u8(0x80);
-#pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) {
-    const int8x16_t w = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(vec + kStep * 64 + 16 * m), flip));
-#pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) isum[t][m] = vdotq_laneq_s32(isum[t][m], w, x[t], kStep % 4);
-  }
-}
-
-// Rows [r, r + rows) of tokens [t0, t0 + kT) over one panel: sum over blocks of d_w dx (sum of w x).
-// kT = 2 or 4 (prefill) reads and splits each weight vector once for that many tokens (at 4, GCC keeps
-// part of the f32 accumulators on the stack: still fewer instructions per token on every modeled core).
-template <bool kQ4, bool kNL, int kT>
-void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
-  constexpr int kK = kQ4 ? 4 : 8;
+// IQ4_NL rows [r, r + rows) of tokens [t0, t0 + kT) over one panel: sum over blocks of d_w dx (sum of
+// level x). kT = 2 or 4 (prefill) reads and looks up each weight vector once for that many tokens.
+template <int kT>
+void PanelTokensNL(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
   const int64_t nb = a.cols / kQuantBlock;
   const int8x16_t levels = vld1q_s8(kIQ4NLValues);
   float32x4_t acc[kT][4];
@@ -143,48 +124,24 @@ void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t 
     for (int m = 0; m < 4; ++m) acc[t][m] = vdupq_n_f32(0);
   }
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* pair = panel + (b / 2) * Panel16PairBytes(kQ4);
-    const int h = static_cast<int>(b % 2);
-    const uint8_t* vec = pair + 64 + h * kK * 64;
+    const BlockOffsets o = OffsetsOf<true>(b);
+    const uint8_t* vec = panel + o.vec;
     int32x4_t isum[kT][4];
+    int8x16_t xlo[kT], xhi[kT];
 #pragma GCC unroll 4
     for (int t = 0; t < kT; ++t) {
-      const int32_t start = kQ4 && !kNL ? a.block_bias[(t0 + t) * a.block_stride + b] : 0;
 #pragma GCC unroll 4
-      for (int m = 0; m < 4; ++m) isum[t][m] = vdupq_n_s32(start);
+      for (int m = 0; m < 4; ++m) isum[t][m] = vdupq_n_s32(0);
+      const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + o.x;
+      xlo[t] = vld1q_s8(xb);
+      xhi[t] = vld1q_s8(xb + 64);
     }
-    if constexpr (kQ4) {
-      // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
-      int8x16_t xlo[kT], xhi[kT];
-#pragma GCC unroll 4
-      for (int t = 0; t < kT; ++t) {
-        const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + (b / 4) * 128 + 16 * (b % 4);
-        xlo[t] = vld1q_s8(xb);
-        xhi[t] = vld1q_s8(xb + 64);
-      }
-      Q4Step<0, kNL, kT>(vec, xlo, xhi, levels, isum);
-      Q4Step<1, kNL, kT>(vec, xlo, xhi, levels, isum);
-      Q4Step<2, kNL, kT>(vec, xlo, xhi, levels, isum);
-      Q4Step<3, kNL, kT>(vec, xlo, xhi, levels, isum);
-    } else {
-      int8x16_t x0[kT], x1[kT];
-#pragma GCC unroll 4
-      for (int t = 0; t < kT; ++t) {
-        const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + b * kQuantBlock;
-        x0[t] = vld1q_s8(xb);
-        x1[t] = vld1q_s8(xb + 16);
-      }
-      Q8Step<0, kT>(vec, x0, isum);
-      Q8Step<1, kT>(vec, x0, isum);
-      Q8Step<2, kT>(vec, x0, isum);
-      Q8Step<3, kT>(vec, x0, isum);
-      Q8Step<4, kT>(vec, x1, isum);
-      Q8Step<5, kT>(vec, x1, isum);
-      Q8Step<6, kT>(vec, x1, isum);
-      Q8Step<7, kT>(vec, x1, isum);
-    }
+    Q4Step<0, true, kT>(vec, xlo, xhi, levels, isum);
+    Q4Step<1, true, kT>(vec, xlo, xhi, levels, isum);
+    Q4Step<2, true, kT>(vec, xlo, xhi, levels, isum);
+    Q4Step<3, true, kT>(vec, xlo, xhi, levels, isum);
     float32x4_t d[4];
-    LoadScales(pair, h, d);
+    LoadHalves(panel + o.scales, d);
 #pragma GCC unroll 4
     for (int t = 0; t < kT; ++t) {
       const float dx = a.block_scale[(t0 + t) * a.block_stride + b];
@@ -201,18 +158,96 @@ void PanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t 
   }
 }
 
-template <bool kQ4, bool kNL>
-void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+void RunNL(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const int64_t nb = a.cols / kQuantBlock;
-  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(true);
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const uint8_t* panel = w + (r / kPanel) * panel_bytes;
     const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
     int64_t t = 0;
-    for (; t + 4 <= a.n; t += 4) PanelTokens<kQ4, kNL, 4>(a, panel, t, r, rows);
-    for (; t + 2 <= a.n; t += 2) PanelTokens<kQ4, kNL, 2>(a, panel, t, r, rows);
-    if (t < a.n) PanelTokens<kQ4, kNL, 1>(a, panel, t, r, rows);
+    for (; t + 4 <= a.n; t += 4) PanelTokensNL<4>(a, panel, t, r, rows);
+    for (; t + 2 <= a.n; t += 2) PanelTokensNL<2>(a, panel, t, r, rows);
+    if (t < a.n) PanelTokensNL<1>(a, panel, t, r, rows);
+  }
+}
+
+#include "kernels/gemv/internal/panel16_neondot_tiles.inc"
+
+// tile(b, offsets) for blocks 0..nb - 1, four at a time: a block's offsets are its quad's plus constants.
+template <bool kQ4, typename Tile>
+__attribute__((always_inline)) inline void ForEachBlock(int64_t nb, Tile& tile) {
+  int64_t b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const BlockOffsets q = OffsetsOf<kQ4>(b);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const BlockOffsets o = OffsetsOf<kQ4>(i);
+      tile(b + i, {q.vec + o.vec - 64, q.scales + o.scales, q.x + o.x});
+    }
+  }
+  for (; b < nb; ++b) tile(b, OffsetsOf<kQ4>(b));
+}
+
+// Q4_0 / Q8_0 through the assembly tiles (panel16_neondot_tiles.inc): tokens four at a time over each
+// half panel (8 rows), the rest one at a time over the whole panel.
+template <bool kQ4>
+void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQuantBlock;
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  // Q8_0 has no block biases (block_bias may be null); its tiles never read them.
+  const int32_t* const block_bias = kQ4 ? a.block_bias : nullptr;
+  const int64_t xs[4] = {0, a.xq_stride, 2 * a.xq_stride, 3 * a.xq_stride};
+  const int64_t bs = 4 * a.block_stride;  // bytes
+  for (int64_t r = row_begin; r < row_end; r += kPanel) {
+    const uint8_t* panel = w + (r / kPanel) * panel_bytes;
+    const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
+    int64_t t0 = 0;
+    for (; t0 + 4 <= a.n; t0 += 4) {
+      const int8_t* xt = a.xq + t0 * a.xq_stride;
+      const int32_t* bt = kQ4 ? block_bias + t0 * a.block_stride : nullptr;
+      const float* dt = a.block_scale + t0 * a.block_stride;
+      for (int half = 0; half < 2 && 8 * half < rows; ++half) {
+        float32x4_t acc[8];
+        for (auto& v : acc) v = vdupq_n_f32(0);
+        auto tile = [&](int64_t b, const BlockOffsets& o) __attribute__((always_inline)) {
+          const uint8_t* vec = panel + o.vec + 32 * half;
+          const uint8_t* scales = panel + o.scales + 16 * half;
+          if constexpr (kQ4) {
+            Q4PrefillTile(vec, xt + o.x, xs, bt + b, dt + b, bs, scales, acc);
+          } else {
+            Q8PrefillTile(vec, xt + o.x, xs, nullptr, dt + b, bs, scales, acc);
+          }
+        };
+        ForEachBlock<kQ4>(nb, tile);
+        const int first = 8 * half, count = rows - first < 8 ? rows - first : 8;
+        for (int t = 0; t < 4; ++t) {
+          float out[8];
+          vst1q_f32(out, acc[2 * t]);
+          vst1q_f32(out + 4, acc[2 * t + 1]);
+          std::memcpy(a.y + (t0 + t) * a.ldy + r + first, out, sizeof(float) * count);
+        }
+      }
+    }
+    for (; t0 < a.n; ++t0) {
+      const int8_t* xt = a.xq + t0 * a.xq_stride;
+      const int32_t* bt = kQ4 ? block_bias + t0 * a.block_stride : nullptr;
+      const float* dt = a.block_scale + t0 * a.block_stride;
+      float32x4_t acc[4];
+      for (auto& v : acc) v = vdupq_n_f32(0);
+      auto tile = [&](int64_t b, const BlockOffsets& o) __attribute__((always_inline)) {
+        if constexpr (kQ4) {
+          Q4DecodeTile(panel + o.vec, xt + o.x, bt + b, dt + b, panel + o.scales, acc);
+        } else {
+          Q8DecodeTile(panel + o.vec, xt + o.x, nullptr, dt + b, panel + o.scales, acc);
+        }
+      };
+      ForEachBlock<kQ4>(nb, tile);
+      float out[kPanel];
+      for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
+      std::memcpy(a.y + t0 * a.ldy + r, out, sizeof(float) * rows);
+    }
   }
 }
 
@@ -578,12 +613,12 @@ void RunGroupSizes(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
 }  // namespace
 
 void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  if (a.nonlinear) return Run<true, true>(a, row_begin, row_end);
-  Run<true, false>(a, row_begin, row_end);
+  if (a.nonlinear) return RunNL(a, row_begin, row_end);
+  RunTiles<true>(a, row_begin, row_end);
 }
 
 void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
-  Run<false, false>(a, row_begin, row_end);
+  RunTiles<false>(a, row_begin, row_end);
 }
 
 void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {

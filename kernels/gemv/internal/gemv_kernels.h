@@ -22,6 +22,19 @@ inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zero
 inline constexpr int kPanel16Rows = 16;
 constexpr int64_t Panel16PairBytes(bool q4) { return 64 + 2 * (q4 ? 4 : 8) * 64; }
 
+// Where block b of a Q4_0 / Q8_0 panel lies: its first weight vector and its 16 rows' scales from the
+// panel's start, its x from the token's x row (Q4_0: elements 0..15 at 16 (b % 4) of its 128-element
+// group, 16..31 64 bytes on; Q8_0: the block's 32 bytes in order). For b = 4q + i (i < 4) each offset
+// is q's plus i's.
+struct BlockOffsets {
+  int64_t vec, scales, x;
+};
+template <bool kQ4>
+constexpr BlockOffsets OffsetsOf(int64_t b) {
+  return {(b / 2) * Panel16PairBytes(kQ4) + 64 + (b % 2) * (kQ4 ? 4 : 8) * 64,
+          (b / 2) * Panel16PairBytes(kQ4) + 32 * (b % 2), kQ4 ? (b / 4) * 128 + 16 * (b % 4) : b * 32};
+}
+
 // The Panel16 pair two pairs ahead of `pair` in its stream, line by line, into L1: the decode kernels'
 // software prefetch, which keeps more DRAM requests in flight per stream than the hardware prefetcher
 // (CpuFeatures::stream_prefetch). A prefetch past the matrix is harmless: it never faults.
@@ -134,6 +147,8 @@ void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_be
 // The k-quants and IQ4_XS (dtype "kquant_panel16xq8").
 void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_group_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q4_0_panel16_q8_gemm__sve(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+void tessel_q8_0_panel16_q8_gemm__sve(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #endif
 
 }  // namespace tessel
