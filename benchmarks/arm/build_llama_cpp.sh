@@ -31,10 +31,19 @@ out="$base/$core/llama_steps"
 driver="$root/benchmarks/arm/llama_steps.cc"
 if [ -x "$out" ] && [ "$out" -nt "$driver" ]; then echo "$out"; exit 0; fi
 
+# The toolchain file lives in the cache, not in this checkout: a build configured from one checkout
+# keeps working from another after the first is gone (CMake re-reads the file when it regenerates).
+toolchain="$base/aarch64-linux-gnu.cmake"
+cmp -s "$root/benchmarks/arm/aarch64-linux-gnu.cmake" "$toolchain" ||
+  cp "$root/benchmarks/arm/aarch64-linux-gnu.cmake" "$toolchain"
 configure() {  # DIR FLAGS
+  # A build directory configured with another toolchain path (older caches) is configured again.
+  if [ -f "$1/CMakeCache.txt" ] && ! grep -qF "CMAKE_TOOLCHAIN_FILE:FILEPATH=$toolchain" "$1/CMakeCache.txt"; then
+    rm -rf "$1"
+  fi
   [ -f "$1/build.ninja" ] && return 0
   cmake -S "$src" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_TOOLCHAIN_FILE="$root/benchmarks/arm/aarch64-linux-gnu.cmake" \
+    -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
     -DCMAKE_C_FLAGS="$2" -DCMAKE_CXX_FLAGS="$2" \
     -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGGML_CPU_REPACK=ON -DGGML_BACKEND_DL=OFF \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
