@@ -167,7 +167,8 @@ class Importer {
         absl::StrCat(missing.size(), " unsupported operator type", missing.size() == 1 ? "" : "s", ": ",
                      absl::StrJoin(missing, ", ", [](std::string* out, const std::pair<std::string, std::string>& m) {
                        absl::StrAppend(out, m.first, " (first at node '", m.second, "')");
-                     })));
+                     }),
+                     " (at default-domain opset ", opset_, ")"));
   }
 
   // Records where each ONNX value name is defined and rejects names defined twice (ONNX is SSA). An

@@ -1,5 +1,7 @@
-// ONNX importer (host side): reads an ONNX model (default-domain opsets 11 to 18) into a Tessel
-// Graph whose operators all take their opset-18 form, with types inferred and the graph verified.
+// ONNX importer (host side): reads an ONNX model (default-domain opsets 1 to 21; below 11 through the
+// ONNX version converter) into a Tessel Graph whose operators take their opset-18 form or a later one
+// (opsets 19 to 21 only add attributes, element types and GroupNormalization's per-channel form),
+// with types inferred and the graph verified.
 #ifndef TESSEL_GRAPH_ONNX_ONNX_IMPORTER_H_
 #define TESSEL_GRAPH_ONNX_ONNX_IMPORTER_H_
 
@@ -17,7 +19,7 @@ namespace tessel {
 // Opsets kMinConvertedOnnxOpset to kMinOnnxOpset - 1 are converted to kMinOnnxOpset on import.
 inline constexpr int kMinConvertedOnnxOpset = 1;
 inline constexpr int kMinOnnxOpset = 11;
-inline constexpr int kMaxOnnxOpset = 18;
+inline constexpr int kMaxOnnxOpset = 21;
 
 struct OnnxImportOptions {
   // Values for symbolic input dims (e.g. {"batch", 1}); unlisted symbols stay symbolic. Names that
