@@ -160,6 +160,31 @@ class NewOpsetsTest(unittest.TestCase):
         }
         self.assert_runs(model, {"x": x, "grid": grid}, want)
 
+    def test_shape_arithmetic_folds_at_import(self):
+        # The pattern of torchvision's SSD anchor generator: Expand to ConstantOfShape(Shape(Concat(...)))
+        # of a shape computed from Shape; the Expand's rank is known only once that arithmetic folds.
+        x = self.rng.standard_normal((2, 3)).astype(np.float32)
+        inits = [numpy_helper.from_array(np.array(0, np.int64), "i0"),
+                 numpy_helper.from_array(np.array(1, np.int64), "i1"),
+                 numpy_helper.from_array(np.array([0], np.int64), "ax0"),
+                 numpy_helper.from_array(np.array([1], np.int64), "one")]
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "i0"], ["d0"], axis=0),
+            helper.make_node("Gather", ["s", "i1"], ["d1"], axis=0),
+            helper.make_node("Mul", ["d0", "d1"], ["n"]),
+            helper.make_node("Unsqueeze", ["n", "ax0"], ["nu"]),
+            helper.make_node("Concat", ["nu", "one"], ["target"], axis=0),
+            helper.make_node("Shape", ["target"], ["ts"]),
+            helper.make_node("ConstantOfShape", ["ts"], ["ones"],
+                             value=numpy_helper.from_array(np.array([1], np.int64))),
+            helper.make_node("Expand", ["x", "ones"], ["e"]),
+            helper.make_node("Reshape", ["e", "target"], ["y"]),
+        ]
+        for opset in (17, 21):
+            model = make_model(opset, nodes, [f32_info("x", [2, 3])], [f32_info("y", None)], inits)
+            self.assert_runs(model, {"x": x}, {"y": x.reshape(6, 1)})
+
     def test_opset20_new_operators_are_named_with_the_opset(self):
         x = np.zeros((1, 4, 2), np.float32)
         nodes = [helper.make_node("DFT", ["x"], ["y"], name="fft"),

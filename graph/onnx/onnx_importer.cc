@@ -510,6 +510,16 @@ class Importer {
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
     TESSEL_RETURN_IF_ERROR(CheckOpsetForm(n));
+    if (options_.fold_node) {
+      std::vector<std::string> names;
+      for (Value* out : n->outputs()) names.push_back(out->name());
+      absl::StatusOr<bool> folded = options_.fold_node(*graph_, n);  // erases n when it folds
+      if (!folded.ok()) return Prefixed(absl::StrCat("node ", desc, ": folding at import"), folded.status());
+      if (*folded) {
+        for (const std::string& out : names) values_[out] = graph_->FindValue(out);
+        return absl::OkStatus();
+      }
+    }
     for (Value* out : n->outputs()) values_[out->name()] = out;
     return absl::OkStatus();
   }

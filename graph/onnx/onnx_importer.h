@@ -6,6 +6,7 @@
 #define TESSEL_GRAPH_ONNX_ONNX_IMPORTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +26,12 @@ struct OnnxImportOptions {
   // Values for symbolic input dims (e.g. {"batch", 1}); unlisted symbols stay symbolic. Names that
   // no input uses are ignored, so one setting can serve several models.
   std::map<std::string, int64_t> dim_values;
+  // Called on each node once its types are inferred; may replace the node by constants of the same
+  // output names (erasing it) and return true. The command-line tools pass fold-shape-ops'
+  // FoldShapeNode, so that shape arithmetic on static shapes (Shape -> Gather/Concat/... ->
+  // ConstantOfShape -> Expand) is constant where a later node needs a static rank. The importer
+  // evaluates nothing itself: graph/ sits below the kernels.
+  std::function<absl::StatusOr<bool>(Graph&, Node*)> fold_node;
 };
 
 // Reads, parses and imports the model at `path`; external data files are looked up beside it.
