@@ -513,9 +513,10 @@ class Importer {
     if (options_.fold_node) {
       std::vector<std::string> names;
       for (Value* out : n->outputs()) names.push_back(out->name());
-      absl::StatusOr<bool> folded = options_.fold_node(*graph_, n);  // erases n when it folds
-      if (!folded.ok()) return Prefixed(absl::StrCat("node ", desc, ": folding at import"), folded.status());
-      if (*folded) {
+      // Erases n when it folds. A node the folder cannot evaluate (a reference kernel lacking its
+      // element type) stays a node, as it would without folding; the folder changes nothing then.
+      absl::StatusOr<bool> folded = options_.fold_node(*graph_, n);
+      if (folded.ok() && *folded) {
         for (const std::string& out : names) values_[out] = graph_->FindValue(out);
         return absl::OkStatus();
       }

@@ -27,7 +27,8 @@ struct OnnxImportOptions {
   // no input uses are ignored, so one setting can serve several models.
   std::map<std::string, int64_t> dim_values;
   // Called on each node once its types are inferred; may replace the node by constants of the same
-  // output names (erasing it) and return true. The command-line tools pass fold-shape-ops'
+  // output names (erasing it) and return true. An error leaves the node as it is (it must not have
+  // changed the graph then). The command-line tools pass fold-shape-ops'
   // FoldShapeNode, so that shape arithmetic on static shapes (Shape -> Gather/Concat/... ->
   // ConstantOfShape -> Expand) is constant where a later node needs a static rank. The importer
   // evaluates nothing itself: graph/ sits below the kernels.

@@ -712,6 +712,21 @@ TEST_F(OnnxImporterTest, Opset9UpsampleAndSliceAreConverted) {
   EXPECT_TRUE(resize);
 }
 
+// OnnxImportOptions::fold_node sees every node once its types are known; a node it cannot fold
+// (an error) stays, so that folding never makes a model fail to import.
+TEST_F(OnnxImporterTest, FoldNodeSeesTypedNodesAndItsErrorsLeaveThem) {
+  std::vector<std::string> seen;
+  OnnxImportOptions options;
+  options.fold_node = [&seen](Graph&, Node* n) -> absl::StatusOr<bool> {
+    seen.push_back(absl::StrCat(n->op_type(), " ", n->output(0)->type().ToString()));
+    return absl::InternalError("no kernel for this");
+  };
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(ReluModel(21), dir_, options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->num_nodes(), 1);
+  EXPECT_THAT(seen, ::testing::ElementsAre("Relu f32[2,3]"));
+}
+
 TEST_F(OnnxImporterTest, OpsetsOutside1To21AreRejected) {
   for (int opset : {22, 23}) {
     absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxFile(WriteModel(ReluModel(opset)));
