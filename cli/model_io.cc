@@ -13,6 +13,7 @@
 #include "graph/npy.h"
 #include "graph/onnx/onnx_importer.h"
 #include "graph/text.h"
+#include "passes/fold_shape_ops/fold_shape_ops.h"
 
 namespace tessel {
 
@@ -26,7 +27,9 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const std::string& path) {
     if (!g.ok()) return absl::Status(g.status().code(), absl::StrCat(path, ": ", g.status().message()));
     return g;
   }
-  return ImportOnnxFile(path);
+  OnnxImportOptions options;
+  options.fold_node = FoldShapeNode;
+  return ImportOnnxFile(path, options);
 }
 
 std::vector<ModelInput> InputsOf(const Graph& graph) {

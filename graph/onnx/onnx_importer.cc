@@ -167,7 +167,8 @@ class Importer {
         absl::StrCat(missing.size(), " unsupported operator type", missing.size() == 1 ? "" : "s", ": ",
                      absl::StrJoin(missing, ", ", [](std::string* out, const std::pair<std::string, std::string>& m) {
                        absl::StrAppend(out, m.first, " (first at node '", m.second, "')");
-                     })));
+                     }),
+                     " (at default-domain opset ", opset_, ")"));
   }
 
   // Records where each ONNX value name is defined and rejects names defined twice (ONNX is SSA). An
@@ -509,6 +510,17 @@ class Importer {
     TESSEL_RETURN_IF_ERROR(MoveAttributesToInputs(n));
     TESSEL_RETURN_IF_ERROR(Infer(n));
     TESSEL_RETURN_IF_ERROR(CheckOpsetForm(n));
+    if (options_.fold_node) {
+      std::vector<std::string> names;
+      for (Value* out : n->outputs()) names.push_back(out->name());
+      // Erases n when it folds. A node the folder cannot evaluate (a reference kernel lacking its
+      // element type) stays a node, as it would without folding; the folder changes nothing then.
+      absl::StatusOr<bool> folded = options_.fold_node(*graph_, n);
+      if (folded.ok() && *folded) {
+        for (const std::string& out : names) values_[out] = graph_->FindValue(out);
+        return absl::OkStatus();
+      }
+    }
     for (Value* out : n->outputs()) values_[out->name()] = out;
     return absl::OkStatus();
   }

@@ -712,17 +712,32 @@ TEST_F(OnnxImporterTest, Opset9UpsampleAndSliceAreConverted) {
   EXPECT_TRUE(resize);
 }
 
-TEST_F(OnnxImporterTest, OpsetsOutside1To18AreRejected) {
-  for (int opset : {19, 21}) {
+// OnnxImportOptions::fold_node sees every node once its types are known; a node it cannot fold
+// (an error) stays, so that folding never makes a model fail to import.
+TEST_F(OnnxImporterTest, FoldNodeSeesTypedNodesAndItsErrorsLeaveThem) {
+  std::vector<std::string> seen;
+  OnnxImportOptions options;
+  options.fold_node = [&seen](Graph&, Node* n) -> absl::StatusOr<bool> {
+    seen.push_back(absl::StrCat(n->op_type(), " ", n->output(0)->type().ToString()));
+    return absl::InternalError("no kernel for this");
+  };
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(ReluModel(21), dir_, options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->num_nodes(), 1);
+  EXPECT_THAT(seen, ::testing::ElementsAre("Relu f32[2,3]"));
+}
+
+TEST_F(OnnxImporterTest, OpsetsOutside1To21AreRejected) {
+  for (int opset : {22, 23}) {
     absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxFile(WriteModel(ReluModel(opset)));
     EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << opset;
     EXPECT_THAT(std::string(g.status().message()),
                 HasSubstr(absl::StrCat("default-domain opset ", opset,
-                                       " is not supported; Tessel imports opsets 1 to 18 (1 to 10 converted to 11)")));
+                                       " is not supported; Tessel imports opsets 1 to 21 (1 to 10 converted to 11)")));
   }
   // 1 to 10 go through the ONNX version converter (//graph/onnx:legacy_opset_test runs PyTorch's
   // exports at opsets 7 to 10).
-  for (int opset : {1, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}) {
+  for (int opset : {1, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}) {
     EXPECT_TRUE(ImportOnnxModel(ReluModel(opset), dir_).ok()) << opset;
   }
   onnx::ModelProto m = ReluModel(13);
@@ -958,7 +973,7 @@ TEST_F(OnnxImporterTest, UnsupportedOperatorsAreListedTogether) {
             path +
                 ": 3 unsupported operator types: TfIdfVectorizer (first at node 'tfidf_0'), "
                 "com.microsoft.FusedConv (first at node 'fused_2'), StringNormalizer (first at node "
-                "'StringNormalizer_4')");
+                "'StringNormalizer_4') (at default-domain opset 13)");
 
   // The check runs before anything is built: a bad tensor later in the model is not reached.
   onnx::ModelProto one = NewModel(13);
@@ -968,7 +983,8 @@ TEST_F(OnnxImporterTest, UnsupportedOperatorsAreListedTogether) {
   AddNode(one, "TfIdfVectorizer", {"y"}, {"z"}, "t");
   AddOutput(one, "z");
   g = ImportOnnxModel(one, dir_);
-  EXPECT_EQ(g.status().message(), "ONNX model 'g': 1 unsupported operator type: TfIdfVectorizer (first at node 't')");
+  EXPECT_EQ(g.status().message(), "ONNX model 'g': 1 unsupported operator type: TfIdfVectorizer (first at node 't') (at "
+            "default-domain opset 13)");
 }
 
 // ---------------------------------------------------------------------------------------------

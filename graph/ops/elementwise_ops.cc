@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/onnx_data_type.h"
 #include "graph/op_registry.h"
 #include "graph/ops/shape_util.h"
 
@@ -160,31 +161,14 @@ Types InferWhere(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(1).dtype, *dims)};
 }
 
-absl::StatusOr<DType> DTypeFromOnnx(int64_t to) {
-  // Values of onnx.TensorProto.DataType.
-  switch (to) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kI8;
-    case 6: return DType::kI32;
-    case 7: return DType::kI64;
-    case 9: return DType::kBool;
-    case 10: return DType::kF16;
-    case 16: return DType::kBF16;
-  }
-  return absl::UnimplementedError(absl::StrCat(
-      "Cast: target type ", to,
-      " (onnx.TensorProto.DataType) is not supported; supported: FLOAT=1, UINT8=2, INT8=3, INT32=6, INT64=7, "
-      "BOOL=9, FLOAT16=10, BFLOAT16=16"));
-}
-
 Types InferCast(const InferenceContext& ctx) {
   const Attribute* to = ctx.node.FindAttr("to");
   if (to == nullptr || to->kind != Attribute::Kind::kInt) {
     return absl::InvalidArgumentError("Cast: missing integer attribute 'to'");
   }
-  absl::StatusOr<DType> dtype = DTypeFromOnnx(to->i);
-  if (!dtype.ok()) return dtype.status();
+  // Opset 19's `saturate` only changes conversions to float8, which DTypeFromOnnxDataType refuses.
+  absl::StatusOr<DType> dtype = DTypeFromOnnxDataType(to->i);
+  if (!dtype.ok()) return absl::Status(dtype.status().code(), absl::StrCat("Cast: 'to': ", dtype.status().message()));
   TensorType out = ctx.type(0);
   out.dtype = *dtype;
   return std::vector<TensorType>{out};

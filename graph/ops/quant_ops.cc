@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/onnx_data_type.h"
 #include "graph/op_registry.h"
 #include "graph/ops/nn_params.h"
 #include "graph/ops/quant_ops.h"
@@ -152,8 +153,19 @@ absl::Status CheckSameType(const InferenceContext& ctx, int i, const char* role,
       absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(), "; expected ", want.ToString()));
 }
 
+// Opset 21's blocked quantization (a scale per block_size elements along `axis`) is not supported.
+absl::Status RefuseBlocks(const InferenceContext& ctx) {
+  const int64_t block_size = ctx.node.GetInt("block_size", 0);
+  if (block_size == 0) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(ctx.node.op_type(), ": attribute block_size = ", block_size,
+                                               " (blocked quantization, opset 21) is not supported; Tessel "
+                                               "quantizes per tensor"));
+}
+
 InferResult InferQuantizeLinear(const InferenceContext& ctx) {
-  absl::Status s = RequireDType(ctx, 0, "x", DType::kF32);
+  absl::Status s = RefuseBlocks(ctx);
+  if (!s.ok()) return s;
+  s = RequireDType(ctx, 0, "x", DType::kF32);
   if (!s.ok()) return s;
   s = RequireDType(ctx, 1, "y_scale", DType::kF32);
   if (!s.ok()) return s;
@@ -167,10 +179,26 @@ InferResult InferQuantizeLinear(const InferenceContext& ctx) {
     if (!s.ok()) return s;
     out = ctx.type(2).dtype;
   }
+  // Opset 21: output_dtype names the output type when there is no zero point, and must agree with it
+  // when there is one.
+  if (const Attribute* a = ctx.node.FindAttr("output_dtype"); a != nullptr && a->kind == Attribute::Kind::kInt &&
+                                                             a->i != 0) {
+    absl::StatusOr<DType> want = DTypeFromOnnxDataType(a->i);
+    if (!want.ok() || (*want != DType::kU8 && *want != DType::kI8)) {
+      return absl::UnimplementedError(absl::StrCat("QuantizeLinear: output_dtype ", OnnxDataTypeName(a->i),
+                                                   " is not supported (UINT8 or INT8)"));
+    }
+    if (ctx.has_input(2) && *want != out) {
+      return absl::InvalidArgumentError(absl::StrCat("QuantizeLinear: output_dtype ", OnnxDataTypeName(a->i),
+                                                     " differs from y_zero_point's type ", DTypeName(out)));
+    }
+    out = *want;
+  }
   return std::vector<TensorType>{TensorType(out, ctx.type(0).dims, ctx.type(0).layout)};
 }
 
 InferResult InferDequantizeLinear(const InferenceContext& ctx) {
+  if (absl::Status blocks = RefuseBlocks(ctx); !blocks.ok()) return blocks;
   const DType t = ctx.type(0).dtype;
   if (t != DType::kU8 && t != DType::kI8 && t != DType::kI32) {
     return absl::InvalidArgumentError(

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "graph/onnx_data_type.h"
 
 namespace tessel {
 namespace onnx_internal {
@@ -25,11 +26,6 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ONNX importer assu
 
 // Far beyond any real model, and small enough that byte sizes cannot overflow.
 constexpr int64_t kMaxElements = int64_t{1} << 48;
-
-std::string OnnxTypeName(int32_t t) {
-  if (onnx::TensorProto_DataType_IsValid(t)) return onnx::TensorProto_DataType_Name(t);
-  return absl::StrCat("data type ", t);
-}
 
 absl::StatusOr<std::vector<int64_t>> ShapeOf(const onnx::TensorProto& proto, const std::string& what) {
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
@@ -61,7 +57,7 @@ absl::Status NarrowInt32(const onnx::TensorProto& proto, int64_t lo, int64_t hi,
     const int32_t v = proto.int32_data(i);
     if (v < lo || v > hi) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": int32_data[", i, "] = ", v, " does not fit ",
-                                                     OnnxTypeName(proto.data_type()), " (range ", lo, "..", hi, ")"));
+                                                     OnnxDataTypeName(proto.data_type()), " (range ", lo, "..", hi, ")"));
     }
     out[i] = static_cast<T>(v);
   }
@@ -93,7 +89,7 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
         absl::StrCat(what, ": has no data (no raw_data, no ", field, " values and no external data)"));
   }
   if (total != have) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", OnnxTypeName(proto.data_type()), " values belong in ",
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", OnnxDataTypeName(proto.data_type()), " values belong in ",
                                                    field, ", but other typed fields hold ", total - have, " values"));
   }
   if (have != n) {
@@ -244,31 +240,13 @@ absl::StatusOr<Tensor> ReadExternal(const onnx::TensorProto& proto, DType dtype,
 }  // namespace
 
 absl::StatusOr<DType> DTypeFromOnnx(int32_t onnx_type, const std::string& what) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT:
-      return DType::kF32;
-    case onnx::TensorProto::FLOAT16:
-      return DType::kF16;
-    case onnx::TensorProto::BFLOAT16:
-      return DType::kBF16;
-    case onnx::TensorProto::INT8:
-      return DType::kI8;
-    case onnx::TensorProto::UINT8:
-      return DType::kU8;
-    case onnx::TensorProto::INT32:
-      return DType::kI32;
-    case onnx::TensorProto::INT64:
-      return DType::kI64;
-    case onnx::TensorProto::BOOL:
-      return DType::kBool;
-    case onnx::TensorProto::UNDEFINED:
-      return absl::InvalidArgumentError(absl::StrCat(what, ": element type is not set"));
-    default:
-      return absl::UnimplementedError(absl::StrCat(
-          what, ": element type ", OnnxTypeName(onnx_type),
-          " is not supported (Tessel handles FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL; "
-          "convert the model, e.g. DOUBLE to FLOAT, before importing)"));
-  }
+  absl::StatusOr<DType> dtype = DTypeFromOnnxDataType(onnx_type);
+  if (dtype.ok()) return dtype;
+  return absl::Status(dtype.status().code(),
+                      absl::StrCat(what, ": ", dtype.status().message(),
+                                   dtype.status().code() == absl::StatusCode::kUnimplemented
+                                       ? "; convert the model, e.g. DOUBLE to FLOAT, before importing"
+                                       : ""));
 }
 
 absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string& base_dir,

@@ -66,8 +66,8 @@ def grid_sample_cases(cw):
                 cw.add("gridsample_%s_%s_align%d" % (mode, padding, align), "GridSample",
                        [("x", x, False), ("grid", grid, False)], [("y", want)],
                        attrs={"mode": mode, "padding_mode": padding, "align_corners": align})
-    # Defaults (bilinear, zeros, align_corners 0) and a constant grid. Tessel imports opsets up to 18, so
-    # opset 20's mode names (linear, cubic) are checked in detection_test.cc.
+    # Defaults (bilinear, zeros, align_corners 0) and a constant grid. Opset 20's mode names (linear,
+    # cubic) are checked in detection_test.cc and //graph/onnx:new_opsets_test.
     g = rand(1, 3, 2, 2, lo=-1.1, hi=1.1)
     x1 = rand(1, 2, 4, 3)
     cw.add("gridsample_defaults_const_grid", "GridSample", [("x", x1, False), ("grid", g, True)],
