@@ -434,7 +434,8 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
 
 #if defined(__aarch64__)
 // requantize_neon.h against requantize.h lane by lane: the rounding division over every exponent with
-// ties of both signs and the int32 extremes, then the whole multiply over every shift.
+// ties of both signs and the int32 extremes, then the whole multiply over every shift (and its right-shift
+// form over every negative one).
 TEST(RequantizeNeonTest, MatchesScalarExactly) {
   constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
   std::mt19937 rng(2);
@@ -461,7 +462,8 @@ TEST(RequantizeNeonTest, MatchesScalarExactly) {
   std::uniform_int_distribution<int32_t> mults(1 << 30, kMax);
   for (int32_t shift = -31; shift <= 30; ++shift) {
     for (int i = 0; i < 200; ++i) {
-      const int32_t m = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : mults(rng);
+      // kMax with x = kMin gives the most negative product, -2^31 + 1.
+      const int32_t m = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : i % 13 == 0 ? kMax : mults(rng);
       int32_t x[4], want[4];
       x[0] = any(rng);
       x[1] = any(rng) >> (i % 31);
@@ -472,6 +474,10 @@ TEST(RequantizeNeonTest, MatchesScalarExactly) {
       check4(requantize_neon::MultiplyByQuantizedMultiplier(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(std::max(shift, 0)),
                                                             vdupq_n_s32(std::min(shift, 0))),
              want);
+      if (shift < 0) {
+        check4(requantize_neon::MultiplyByQuantizedMultiplierRight(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(shift)),
+               want);
+      }
     }
   }
 }

@@ -31,9 +31,11 @@ __attribute__((always_inline)) inline void DotStep(int32x4_t (&acc)[MR][2], cons
 
 template <int MR>
 void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y, int64_t ldy) {
+  // The accumulators start at the bias.
+  const int32x4_t bias0 = vld1q_s32(w.dot_bias.data() + t.col), bias1 = vld1q_s32(w.dot_bias.data() + t.col + 4);
   int32x4_t acc[MR][2];
   #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = vdupq_n_s32(0);
+  for (int r = 0; r < MR; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
   const uint8x16_t flip = vdupq_n_u8(0x80);
   const int64_t seg4 = t.segment_len / 4;
   const int8_t* b = t.b;
@@ -64,15 +66,17 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
       b += t.b_stride;
     }
   }
-  const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w.dot_bias.data(), w, t.col);
+  const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w, t.col);
   const qgemm_neon::OutputStage os = qgemm_neon::LoadOutputStage(out);
   const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, w.n - t.col));
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    const int64_t off = (t.row + r) * ldy + t.col;
-    qgemm_neon::StoreRow(acc[r][0], acc[r][1], cs, os, out.residual != nullptr ? out.residual + off : nullptr, valid,
-                         y + off);
-  }
+  qgemm_neon::WithShiftForm(cs, [&](auto right_only) {
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const int64_t off = (t.row + r) * ldy + t.col;
+      qgemm_neon::StoreRow<decltype(right_only)::value>(
+          acc[r][0], acc[r][1], cs, os, out.residual != nullptr ? out.residual + off : nullptr, valid, y + off);
+    }
+  });
 }
 
 using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);

@@ -35,11 +35,18 @@ __attribute__((always_inline)) inline void MmlaStep(int32x4_t (&acc)[MP][4], con
 // Rows [row, row + mr) as MP = ceil(mr / 2) row pairs.
 template <int MP>
 void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y, int64_t ldy) {
+  // The accumulators start at the bias: acc[p][j] holds channels 2j and 2j + 1 of two rows.
+  int32x4_t bias[4];
+  #pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const int32x2_t pair = vld1_s32(w.bias.data() + t.col + 2 * j);
+    bias[j] = vcombine_s32(pair, pair);
+  }
   int32x4_t acc[MP][4];
   #pragma GCC unroll 4
   for (int p = 0; p < MP; ++p) {
   #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) acc[p][j] = vdupq_n_s32(0);
+    for (int j = 0; j < 4; ++j) acc[p][j] = bias[j];
   }
   const int8_t* b = t.b;
   const int64_t len = t.segment_len;
@@ -82,27 +89,30 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
       b += t.b_stride;
     }
   }
-  const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w.bias.data(), w, t.col);
+  const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w, t.col);
   const qgemm_neon::OutputStage os = qgemm_neon::LoadOutputStage(out);
   const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, w.n - t.col));
-  #pragma GCC unroll 4
-  for (int p = 0; p < MP; ++p) {
-    // acc[p][j] is [r c, r c+1, r+1 c, r+1 c+1] for channels c = 2j: row r's 8 channels are the low halves.
-    const int64_t r0 = t.row + 2 * p;
-    const uint8_t* res = out.residual;
-    const int64_t off0 = r0 * ldy + t.col;
-    qgemm_neon::StoreRow(
-        vreinterpretq_s32_s64(vzip1q_s64(vreinterpretq_s64_s32(acc[p][0]), vreinterpretq_s64_s32(acc[p][1]))),
-        vreinterpretq_s32_s64(vzip1q_s64(vreinterpretq_s64_s32(acc[p][2]), vreinterpretq_s64_s32(acc[p][3]))), cs, os,
-        res != nullptr ? res + off0 : nullptr, valid, y + off0);
-    if (2 * p + 1 < t.mr) {
-      const int64_t off1 = off0 + ldy;
-      qgemm_neon::StoreRow(
-          vreinterpretq_s32_s64(vzip2q_s64(vreinterpretq_s64_s32(acc[p][0]), vreinterpretq_s64_s32(acc[p][1]))),
-          vreinterpretq_s32_s64(vzip2q_s64(vreinterpretq_s64_s32(acc[p][2]), vreinterpretq_s64_s32(acc[p][3]))), cs,
-          os, res != nullptr ? res + off1 : nullptr, valid, y + off1);
+  qgemm_neon::WithShiftForm(cs, [&](auto right_only) {
+    constexpr bool kRightOnly = decltype(right_only)::value;
+    #pragma GCC unroll 4
+    for (int p = 0; p < MP; ++p) {
+      // acc[p][j] is [r c, r c+1, r+1 c, r+1 c+1] for channels c = 2j: row r's 8 channels are the low halves.
+      const int64_t r0 = t.row + 2 * p;
+      const uint8_t* res = out.residual;
+      const int64_t off0 = r0 * ldy + t.col;
+      qgemm_neon::StoreRow<kRightOnly>(
+          vreinterpretq_s32_s64(vzip1q_s64(vreinterpretq_s64_s32(acc[p][0]), vreinterpretq_s64_s32(acc[p][1]))),
+          vreinterpretq_s32_s64(vzip1q_s64(vreinterpretq_s64_s32(acc[p][2]), vreinterpretq_s64_s32(acc[p][3]))), cs,
+          os, res != nullptr ? res + off0 : nullptr, valid, y + off0);
+      if (2 * p + 1 < t.mr) {
+        const int64_t off1 = off0 + ldy;
+        qgemm_neon::StoreRow<kRightOnly>(
+            vreinterpretq_s32_s64(vzip2q_s64(vreinterpretq_s64_s32(acc[p][0]), vreinterpretq_s64_s32(acc[p][1]))),
+            vreinterpretq_s32_s64(vzip2q_s64(vreinterpretq_s64_s32(acc[p][2]), vreinterpretq_s64_s32(acc[p][3]))), cs,
+            os, res != nullptr ? res + off1 : nullptr, valid, y + off1);
+      }
     }
-  }
+  });
 }
 
 using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);

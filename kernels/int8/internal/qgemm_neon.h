@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
@@ -22,33 +24,51 @@ namespace {
 inline constexpr int kMr = 8;  // rows per register tile
 inline constexpr int kNr = 8;  // channels per register tile
 
-// Requantization constants for the 8 channels of a tile.
+// Requantization constants for the 8 channels of a tile (the bias goes into the accumulators' start).
+// right_only: every channel's shift is negative, so StoreRow<true> applies.
 struct ChannelStage {
-  int32x4_t bias[2], multiplier[2], left[2], neg_right[2];
+  int32x4_t multiplier[2], left[2], neg_right[2];
+  bool right_only;
 };
 
-inline ChannelStage LoadChannelStage(const int32_t* bias, const PackedQGemmWeights& w, int64_t col) {
+inline ChannelStage LoadChannelStage(const PackedQGemmWeights& w, int64_t col) {
   ChannelStage s;
+  int32x4_t most = vdupq_n_s32(std::numeric_limits<int32_t>::min());
   for (int v = 0; v < 2; ++v) {
     const int32x4_t shift = vld1q_s32(w.shift.data() + col + 4 * v);
-    s.bias[v] = vld1q_s32(bias + col + 4 * v);
     s.multiplier[v] = vld1q_s32(w.multiplier.data() + col + 4 * v);
     s.left[v] = vmaxq_s32(shift, vdupq_n_s32(0));
     s.neg_right[v] = vminq_s32(shift, vdupq_n_s32(0));
+    most = vmaxq_s32(most, shift);
   }
+  s.right_only = vmaxvq_s32(most) < 0;
   return s;
+}
+
+// Calls f(std::true_type) when the tile's channels all shift right, else f(std::false_type), so that the
+// row loop is compiled once for each StoreRow form.
+template <typename F>
+inline void WithShiftForm(const ChannelStage& c, F&& f) {
+  if (c.right_only) {
+    f(std::true_type());
+  } else {
+    f(std::false_type());
+  }
 }
 
 // The per-call part of the output stage, broadcast once.
 struct OutputStage {
-  int32x4_t y_zero_point, lo, hi, r_zero_point, r_multiplier, r_left, r_neg_right;
+  int16x8_t y_zero_point;
+  uint8x8_t lo, hi;
+  int32x4_t r_zero_point, r_multiplier, r_left, r_neg_right;
 };
 
+// y_zero_point, act_min and act_max lie in [0, 255] (the QConv / QGemm checks).
 inline OutputStage LoadOutputStage(const QGemmOutputStage& out) {
   OutputStage s;
-  s.y_zero_point = vdupq_n_s32(out.y_zero_point);
-  s.lo = vdupq_n_s32(out.act_min);
-  s.hi = vdupq_n_s32(out.act_max);
+  s.y_zero_point = vdupq_n_s16(static_cast<int16_t>(out.y_zero_point));
+  s.lo = vdup_n_u8(static_cast<uint8_t>(out.act_min));
+  s.hi = vdup_n_u8(static_cast<uint8_t>(out.act_max));
   s.r_zero_point = vdupq_n_s32(out.r_zero_point);
   s.r_multiplier = vdupq_n_s32(out.r_multiplier);
   s.r_left = vdupq_n_s32(std::max(out.r_shift, 0));
@@ -56,15 +76,18 @@ inline OutputStage LoadOutputStage(const QGemmOutputStage& out) {
   return s;
 }
 
-// Requantizes one row's accumulators for 8 channels (bias not yet added), adds the residual term when
-// `residual` is non-null, clamps and stores the first `valid` channels (1 to 8) as u8.
+// Requantizes one row's accumulators for 8 channels (bias included), adds the residual term when
+// `residual` is non-null, adds the zero point, clamps and stores the first `valid` channels (1 to 8) as
+// u8. The zero point and clamp work on saturating narrows: a sum beyond int16 ends beyond [0, 255] either
+// way and clamps as the int32 sum does, so the result equals requantize.h's RequantizeClamp.
+template <bool kRightOnly>
 inline void StoreRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, const OutputStage& o,
                      const uint8_t* residual, int valid, uint8_t* y) {
   using requantize_neon::MultiplyByQuantizedMultiplier;
   int32x4_t v[2] = {acc0, acc1};
   for (int i = 0; i < 2; ++i) {
-    v[i] = MultiplyByQuantizedMultiplier(vaddq_s32(v[i], c.bias[i]), c.multiplier[i], c.left[i], c.neg_right[i]);
-    v[i] = vaddq_s32(v[i], o.y_zero_point);
+    v[i] = kRightOnly ? requantize_neon::MultiplyByQuantizedMultiplierRight(v[i], c.multiplier[i], c.neg_right[i])
+                      : MultiplyByQuantizedMultiplier(v[i], c.multiplier[i], c.left[i], c.neg_right[i]);
   }
   if (residual != nullptr) {
     uint8x8_t r8;
@@ -83,9 +106,8 @@ inline void StoreRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, cons
                                                            o.r_neg_right));
     }
   }
-  for (int i = 0; i < 2; ++i) v[i] = vminq_s32(vmaxq_s32(v[i], o.lo), o.hi);
-  // The low 8 bits, as the VNNI kernels store them (the clamp keeps a u8 range in range).
-  const uint8x8_t bytes = vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(vmovn_s32(v[0]), vmovn_s32(v[1]))));
+  const int16x8_t v16 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), o.y_zero_point);
+  const uint8x8_t bytes = vmin_u8(vmax_u8(vqmovun_s16(v16), o.lo), o.hi);
   if (valid == kNr) {
     vst1_u8(y, bytes);
   } else {
@@ -94,7 +116,6 @@ inline void StoreRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, cons
     std::memcpy(y, tmp, valid);
   }
 }
-
 
 // Where a tile reads and writes: rows [row, row + mr) x channels [col, col + 8), row r's segment s at
 // ind[r * ind_stride + s], the packed weights of its 8 channels at b, b_stride bytes per step of K.
