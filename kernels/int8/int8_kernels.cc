@@ -313,9 +313,17 @@ void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, 
   }
 }
 
+bool HasQDwConvKernel() {
+#if defined(__aarch64__)
+  return true;
+#else
+  return HasQGemmVnni();
+#endif
+}
+
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
                             int64_t filters, int64_t filter_channels, bool residual) {
-  if (node.domain() != kTesselDomain || node.op_type() != "QConv" || !HasQGemmVnni() || input_dtype != DType::kU8 ||
+  if (node.domain() != kTesselDomain || node.op_type() != "QConv" || !HasQDwConvKernel() || input_dtype != DType::kU8 ||
       input_rank != 4 || node.GetString("layout", "nchw") != "nhwc" || residual) {
     return false;
   }
@@ -356,19 +364,26 @@ absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const N
   }
   const uint8_t x_zp = static_cast<uint8_t>(node.GetInt("x_zero_point", 0));
   const Tensor* b = In(in, 2);
+#if defined(__aarch64__)
+  p->neon_weights_ = PackQDwConvNeonWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr,
+                                            x_zp, mult, shift);
+  p->taps_ = p->kh_ * p->kw_;
+#else
   p->weights_ = PackQDwConvWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr, x_zp,
                                    mult, shift);
+  p->taps_ = p->weights_.quads * 4;
+#endif
   p->y_zero_point_ = static_cast<int32_t>(node.GetInt("y_zero_point", 0));
   p->act_min_ = static_cast<int32_t>(node.GetInt("act_min", 0));
   p->act_max_ = static_cast<int32_t>(node.GetInt("act_max", 255));
-  p->indirection_.assign(p->batch_ * p->oh_ * p->ow_ * p->weights_.quads * 4, nullptr);
+  p->indirection_.assign(p->batch_ * p->oh_ * p->ow_ * p->taps_, nullptr);
   p->zero_row_.assign(p->c_, x_zp);
   return p;
 }
 
 void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   const uint8_t* a = in[0]->data<uint8_t>();
-  const int64_t taps = weights_.quads * 4;
+  const int64_t taps = taps_;
   if (a != indirection_base_) {
     // Padding (and the taps past kh * kw, whose weights are zero) reads as the zero point (real 0).
     const uint8_t** p = indirection_.data();
@@ -392,6 +407,9 @@ void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
 #if defined(__x86_64__)  // only reached when HasQGemmVnni()
   QDwConvU8S8__avx512vnni(indirection_.data(), batch_ * oh_ * ow_, weights_, y_zero_point_, act_min_, act_max_,
                           y.data<uint8_t>());
+#elif defined(__aarch64__)
+  QDwConvU8S8__neon(indirection_.data(), batch_ * oh_ * ow_, neon_weights_, y_zero_point_, act_min_, act_max_,
+                    y.data<uint8_t>());
 #else
   (void)y;
 #endif

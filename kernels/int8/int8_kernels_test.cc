@@ -193,8 +193,9 @@ void CheckDepthwise(const DwCase& p, std::mt19937& rng) {
   ExpectBitExact(*n, {&x, &w, &b});
 }
 
-TEST(QDwConvVnniTest, MatchesReferenceBitExactlyOverShapes) {
-  if (!HasQGemmVnni()) GTEST_SKIP() << "CPU or build without AVX-512 VNNI";
+// The CPU's depthwise kernel: AVX-512 VNNI on x86-64, NEON on aarch64.
+TEST(QDwConvTest, MatchesReferenceBitExactlyOverShapes) {
+  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel (AVX-512 VNNI or NEON)";
   std::mt19937 rng(11);
   std::uniform_int_distribution<int64_t> side(1, 15);
   for (int64_t c : {1, 8, 17, 32, 63, 64, 65, 96, 144}) {
@@ -229,8 +230,8 @@ TEST(QDwConvVnniTest, MatchesReferenceBitExactlyOverShapes) {
 
 // Through the operator-kernel registry, as the compiler and executor use it: selection picks the
 // depthwise kernel for a depthwise QConv, and two runs of the created kernel equal the reference.
-TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
-  if (!HasQGemmVnni()) GTEST_SKIP() << "CPU or build without AVX-512 VNNI";
+TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
+  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel (AVX-512 VNNI or NEON)";
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(3);
@@ -256,7 +257,11 @@ TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
   const OpQuery q{*n, ins, outs};
   const OpKernelEntry* e = registry.Select(q, OpDTypes(q), "");
   ASSERT_NE(e, nullptr);
+#if defined(__aarch64__)
+  EXPECT_EQ(e->name, "tessel_qu8_dwconv2d_nhwc__neon");
+#else
   EXPECT_EQ(e->name, "tessel_qu8_dwconv2d_nhwc__avx512vnni");
+#endif
   Tensor got(DType::kU8, want[0].shape());
   const std::vector<const Tensor*> bound = {&x, &w, &b};
   absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
@@ -270,7 +275,7 @@ TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
   }
 }
 
-TEST(QDwConvVnniTest, LeavesResidualAndDepthMultiplierToTheReference) {
+TEST(QDwConvTest, LeavesResidualAndDepthMultiplierToTheReference) {
   Graph g;
   Node* n = g.AddNode("QConv", {}, 1, "dw");
   n->set_domain(kTesselDomain);
@@ -279,7 +284,7 @@ TEST(QDwConvVnniTest, LeavesResidualAndDepthMultiplierToTheReference) {
   EXPECT_FALSE(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, /*residual=*/true));
   EXPECT_FALSE(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 16, 1, false));  // depth multiplier 2
   EXPECT_FALSE(Int8DepthwiseSupported(*n, DType::kI8, 4, 8, 8, 1, false));
-  EXPECT_EQ(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, false), HasQGemmVnni());
+  EXPECT_EQ(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, false), HasQDwConvKernel());
 }
 
 class QGemmTest : public ::testing::TestWithParam<QGemmKernel> {};

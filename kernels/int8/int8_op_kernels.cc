@@ -381,6 +381,8 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
   r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_fully_connected__sve", "tessel.QGemm", Isa::kSve));
   r.Register(MakeOpKernelEntry("tessel_qu8_dwconv2d_nhwc__avx512vnni", "tessel.QConv", "u8", "nhwc", Isa::kAvx512Vnni,
                                "int8", DepthwiseLegal, DepthwiseCost, Int8OpKernel<PreparedDepthwise>::Create));
+  r.Register(MakeOpKernelEntry("tessel_qu8_dwconv2d_nhwc__neon", "tessel.QConv", "u8", "nhwc", Isa::kNeon, "int8",
+                               DepthwiseLegal, DepthwiseCost, Int8OpKernel<PreparedDepthwise>::Create));
   r.Register(MakeOpKernelEntry("tessel_f32_quantize__portable", "QuantizeLinear", "f32", "any", Isa::kPortable,
                                "int8", QuantizeLinearLegal, ConvertCost, QuantizeKernel::Create));
   for (const char* dtype : {"u8", "i8"}) {

@@ -47,6 +47,27 @@ PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps
 void QDwConvU8S8__avx512vnni(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvWeights& w,
                              int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
 
+// The aarch64 NEON form: 16 channels a step, each tap's u8 inputs widened to 16 bits and multiplied into
+// i32 accumulators (SMLAL) by weights widened once, at packing, to s16 [taps][cp] (cp: c rounded up to
+// 16, padding channels zero). bias (with the input zero point folded in, as above), multiplier, left =
+// max(shift, 0) and neg_right = min(shift, 0) have cp entries; right_only: every channel's shift is
+// negative, so the right-shift-only requantization applies.
+struct PackedQDwConvNeonWeights {
+  int64_t c = 0, taps = 0, cp = 0;
+  bool right_only = false;
+  std::vector<int16_t> w;
+  std::vector<int32_t> bias, multiplier, left, neg_right;
+};
+
+PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                                int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                                const std::vector<int64_t>& shift);
+
+// As QDwConvU8S8__avx512vnni, pixel p's tap t (t < taps, no padding to quads) at
+// indirection[p * taps + t]. Each pointer addresses at least c bytes. aarch64 only.
+void QDwConvU8S8__neon(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvNeonWeights& w,
+                       int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_INT8_QDWCONV_H_
