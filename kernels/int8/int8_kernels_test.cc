@@ -160,6 +160,10 @@ INSTANTIATE_TEST_SUITE_P(
 struct DwCase {
   int64_t n, h, w, c, k, stride, pad_begin, pad_end, dilation;
   bool relu6, per_channel;
+  // 0: random inputs and weights; 1: inputs 0 and every weight -128 (two such taps overflow 16 bits, so
+  // the NEON kernel takes its widening path); 2: inputs 0 and weights alternating -128, -127 over the taps
+  // (a pair's products reach 128 x 128 + 128 x 127, the most its 16-bit pair sums hold).
+  int extreme = 0;
 };
 
 // A depthwise QConv (group == C) on both paths; `residual` adds a residual input, which the depthwise
@@ -173,6 +177,12 @@ void CheckDepthwise(const DwCase& p, std::mt19937& rng) {
   Tensor x = Random(DType::kU8, {p.n, p.h, p.w, p.c}, rng, 0, 255);
   Tensor w = Random(DType::kI8, {p.c, p.k, p.k, 1}, rng, -128, 127);
   Tensor b = Random(DType::kI32, {p.c}, rng, -30000, 30000);
+  if (p.extreme != 0) {
+    std::fill(x.data<uint8_t>(), x.data<uint8_t>() + x.num_elements(), uint8_t{0});
+    for (int64_t i = 0; i < w.num_elements(); ++i) {
+      w.data<int8_t>()[i] = static_cast<int8_t>(p.extreme == 1 || i % (p.k * p.k) % 2 == 0 ? -128 : -127);
+    }
+  }
   Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "dw");
   n->set_domain(kTesselDomain);
   n->SetAttr("layout", Attribute::String("nhwc"));
@@ -226,6 +236,11 @@ TEST(QDwConvTest, MatchesReferenceBitExactlyOverShapes) {
   CheckDepthwise({3, 5, 4, 9, 3, 1, 1, 1, 1, false, false}, rng);
   // MobileNetV2's first depthwise layer.
   CheckDepthwise({1, 112, 112, 32, 3, 1, 1, 1, 1, true, true}, rng);
+  // The extreme products, on both NEON paths, with x_zero_point 129 (padding reads 129, not 0).
+  for (int extreme : {1, 2}) {
+    CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, extreme}, rng);
+    CheckDepthwise({1, 7, 7, 17, 5, 2, 2, 2, 1, false, false, extreme}, rng);
+  }
 }
 
 // Through the operator-kernel registry, as the compiler and executor use it: selection picks the
