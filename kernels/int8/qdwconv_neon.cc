@@ -30,15 +30,19 @@ struct Weights {
   int64_t taps, cp;
 };
 
-// acc[0..3] += the 16 products of two taps (a, b: s8 inputs and weights), summed in 16 bits.
-__attribute__((always_inline)) inline void AddPair(int32x4_t (&acc)[4], int8x16_t xa, int8x16_t wa, int8x16_t xb,
-                                                   int8x16_t wb) {
-  const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(xa), vget_low_s8(wa)), vget_low_s8(xb), vget_low_s8(wb));
-  const int16x8_t hi = vmlal_high_s8(vmull_high_s8(xa, wa), xb, wb);
+// acc[0..3] += 16 lanes of 16-bit sums (channels 0-7 in lo, 8-15 in hi).
+__attribute__((always_inline)) inline void AddWidened(int32x4_t (&acc)[4], int16x8_t lo, int16x8_t hi) {
   acc[0] = vaddw_s16(acc[0], vget_low_s16(lo));
   acc[1] = vaddw_high_s16(acc[1], lo);
   acc[2] = vaddw_s16(acc[2], vget_low_s16(hi));
   acc[3] = vaddw_high_s16(acc[3], hi);
+}
+
+// acc[0..3] += the 16 products of two taps (a, b: s8 inputs and weights), summed in 16 bits.
+__attribute__((always_inline)) inline void AddPair(int32x4_t (&acc)[4], int8x16_t xa, int8x16_t wa, int8x16_t xb,
+                                                   int8x16_t wb) {
+  AddWidened(acc, vmlal_s8(vmull_s8(vget_low_s8(xa), vget_low_s8(wa)), vget_low_s8(xb), vget_low_s8(wb)),
+             vmlal_high_s8(vmull_high_s8(xa, wa), xb, wb));
 }
 
 // Channels [ch, ch + 16) of one pixel: load(t) gives tap t's 16 input bytes; kTaps > 0 fixes the tap
@@ -61,11 +65,7 @@ __attribute__((always_inline)) inline uint8x16_t Channels16(Load&& load, int64_t
     }
     if (t < taps) {
       const int8x16_t x = x8(t), wv = vld1q_s8(wt + t * w.cp);
-      const int16x8_t lo = vmull_s8(vget_low_s8(x), vget_low_s8(wv)), hi = vmull_high_s8(x, wv);
-      acc[0] = vaddw_s16(acc[0], vget_low_s16(lo));
-      acc[1] = vaddw_high_s16(acc[1], lo);
-      acc[2] = vaddw_s16(acc[2], vget_low_s16(hi));
-      acc[3] = vaddw_high_s16(acc[3], hi);
+      AddWidened(acc, vmull_s8(vget_low_s8(x), vget_low_s8(wv)), vmull_high_s8(x, wv));
     }
   } else {
     const int16_t* wt = w.w16 + ch;
