@@ -378,32 +378,36 @@ absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const N
   p->act_max_ = static_cast<int32_t>(node.GetInt("act_max", 255));
   p->indirection_.assign(p->batch_ * p->oh_ * p->ow_ * p->taps_, nullptr);
   p->zero_row_.assign(p->c_, x_zp);
+  // With the input already bound (an arena view), the pointers are made now, at load, not in the
+  // first inference.
+  if (x.buffer() != nullptr) p->FillIndirection(x.data<uint8_t>());
   return p;
+}
+
+void PreparedQDwConv::FillIndirection(const uint8_t* a) {
+  // Padding (and the taps past kh * kw, whose weights are zero) reads as the zero point (real 0).
+  const uint8_t** p = indirection_.data();
+  for (int64_t n = 0; n < batch_; ++n) {
+    for (int64_t i = 0; i < oh_; ++i) {
+      for (int64_t j = 0; j < ow_; ++j) {
+        const uint8_t** row = p;
+        for (int64_t u = 0; u < kh_; ++u) {
+          const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
+          for (int64_t v = 0; v < kw_; ++v) {
+            const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
+            *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
+          }
+        }
+        while (p < row + taps_) *p++ = zero_row_.data();
+      }
+    }
+  }
+  indirection_base_ = a;
 }
 
 void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   const uint8_t* a = in[0]->data<uint8_t>();
-  const int64_t taps = taps_;
-  if (a != indirection_base_) {
-    // Padding (and the taps past kh * kw, whose weights are zero) reads as the zero point (real 0).
-    const uint8_t** p = indirection_.data();
-    for (int64_t n = 0; n < batch_; ++n) {
-      for (int64_t i = 0; i < oh_; ++i) {
-        for (int64_t j = 0; j < ow_; ++j) {
-          const uint8_t** row = p;
-          for (int64_t u = 0; u < kh_; ++u) {
-            const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
-            for (int64_t v = 0; v < kw_; ++v) {
-              const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
-              *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
-            }
-          }
-          while (p < row + taps) *p++ = zero_row_.data();
-        }
-      }
-    }
-    indirection_base_ = a;
-  }
+  if (a != indirection_base_) FillIndirection(a);
 #if defined(__x86_64__)  // only reached when HasQGemmVnni()
   QDwConvU8S8__avx512vnni(indirection_.data(), batch_ * oh_ * ow_, weights_, y_zero_point_, act_min_, act_max_,
                           y.data<uint8_t>());

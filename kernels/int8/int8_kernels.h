@@ -106,8 +106,9 @@ bool HasQDwConvKernel();
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
                             int64_t filters, int64_t filter_channels, bool residual);
 
-// One depthwise QConv prepared for fixed shapes: weights packed, indirection buffer sized once (filled on
-// the first Run and again only when the input buffer moves), so Run never allocates.
+// One depthwise QConv prepared for fixed shapes: weights packed, indirection buffer sized once (filled at
+// Create when the input is bound, else on the first Run, and again only when the input buffer moves), so
+// Run never allocates.
 class PreparedQDwConv {
  public:
   static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
@@ -118,6 +119,8 @@ class PreparedQDwConv {
 
  private:
   PreparedQDwConv() = default;
+  // Points indirection_ at the input buffer `a`.
+  void FillIndirection(const uint8_t* a);
   int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
   int64_t stride_[2] = {1, 1}, pad_[2] = {0, 0}, dilation_[2] = {1, 1};
   int32_t y_zero_point_ = 0, act_min_ = 0, act_max_ = 255;
