@@ -73,6 +73,33 @@ QGemmOutputStage OutputStage(const Node& node, bool residual) {
   return s;
 }
 
+// An NHWC convolution's geometry, as the indirection buffers need it.
+struct IndirectionShape {
+  int64_t n, h, w, c, oh, ow, kh, kw;
+  const int64_t *stride, *pad, *dilation;
+};
+
+// For every output pixel, `taps` row pointers into the input `a`: kh * kw taps, then zero_row up to
+// `taps`; padding taps read zero_row too (the input zero point, real 0).
+void FillConvIndirection(const IndirectionShape& s, const uint8_t* a, const uint8_t* zero_row, int64_t taps,
+                         const uint8_t** p) {
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t i = 0; i < s.oh; ++i) {
+      for (int64_t j = 0; j < s.ow; ++j) {
+        const uint8_t** pixel = p;
+        for (int64_t u = 0; u < s.kh; ++u) {
+          const int64_t ih = i * s.stride[0] - s.pad[0] + u * s.dilation[0];
+          for (int64_t v = 0; v < s.kw; ++v) {
+            const int64_t iw = j * s.stride[1] - s.pad[1] + v * s.dilation[1];
+            *p++ = ih < 0 || ih >= s.h || iw < 0 || iw >= s.w ? zero_row : a + ((n * s.h + ih) * s.w + iw) * s.c;
+          }
+        }
+        while (p < pixel + taps) *p++ = zero_row;
+      }
+    }
+  }
+}
+
 // memcpy for the short runs of im2col (a few to a few dozen bytes): two overlapping fixed-size copies
 // instead of a library call.
 inline void CopyShort(uint8_t* dst, const uint8_t* src, int64_t n) {
@@ -219,6 +246,9 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
     p->zero_row_.assign(p->c_, p->x_zero_point_);
+    // With the input already bound (an arena view), the pointers are made now, at load, not in the
+    // first inference.
+    if (in[0]->buffer() != nullptr) p->FillIndirection(in[0]->data<uint8_t>());
   } else if (!p->direct_) {
     // The K padding reads as 0, which meets zero weights.
     p->scratch_.assign(p->rows_ * kp, 0);
@@ -231,30 +261,19 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   GemmRows(op, 0, rows_, y.data<uint8_t>());
 }
 
+void PreparedInt8Node::FillIndirection(const uint8_t* a) {
+  FillConvIndirection({batch_, h_, w_, c_, oh_, ow_, kh_, kw_, stride_, pad_, dilation_}, a, zero_row_.data(), kh_ * kw_,
+                      indirection_.data());
+  indirection_base_ = a;
+}
+
 PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* const> in) {
   const uint8_t* a = in[0]->data<uint8_t>();
   const int64_t kp = weights_->kp;
   QGemmOutputStage stage = stage_;
   if (const Tensor* r = In(in, 3)) stage.residual = r->data<uint8_t>();
   if (indirect_) {
-    if (a != indirection_base_) {
-      // Padding reads as the zero point (real 0).
-      const uint8_t** p = indirection_.data();
-      for (int64_t n = 0; n < batch_; ++n) {
-        for (int64_t i = 0; i < oh_; ++i) {
-          for (int64_t j = 0; j < ow_; ++j) {
-            for (int64_t u = 0; u < kh_; ++u) {
-              const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
-              for (int64_t v = 0; v < kw_; ++v) {
-                const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
-                *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
-              }
-            }
-          }
-        }
-      }
-      indirection_base_ = a;
-    }
+    if (a != indirection_base_) FillIndirection(a);
     return {nullptr, stage};
   }
   if (!direct_ && !conv_) {
@@ -385,23 +404,8 @@ absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const N
 }
 
 void PreparedQDwConv::FillIndirection(const uint8_t* a) {
-  // Padding (and the taps past kh * kw, whose weights are zero) reads as the zero point (real 0).
-  const uint8_t** p = indirection_.data();
-  for (int64_t n = 0; n < batch_; ++n) {
-    for (int64_t i = 0; i < oh_; ++i) {
-      for (int64_t j = 0; j < ow_; ++j) {
-        const uint8_t** row = p;
-        for (int64_t u = 0; u < kh_; ++u) {
-          const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
-          for (int64_t v = 0; v < kw_; ++v) {
-            const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
-            *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
-          }
-        }
-        while (p < row + taps_) *p++ = zero_row_.data();
-      }
-    }
-  }
+  FillConvIndirection({batch_, h_, w_, c_, oh_, ow_, kh_, kw_, stride_, pad_, dilation_}, a, zero_row_.data(), taps_,
+                      indirection_.data());
   indirection_base_ = a;
 }
 

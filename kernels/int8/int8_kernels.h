@@ -78,6 +78,8 @@ class PreparedInt8Node {
 
  private:
   PreparedInt8Node() = default;
+  // Points indirection_ at the input buffer `a` (the indirect path).
+  void FillIndirection(const uint8_t* a);
   QGemmKernel kernel_ = QGemmKernel::kAvx512Vnni;
   QGemmUkernel ukernel_{};
   bool conv_ = false;
