@@ -99,10 +99,10 @@ std::vector<std::pair<std::string, std::unique_ptr<OpNode>>> NewGroupNodes() {
     n->node->SetAttr("act_max", Attribute::Int(255));
     return n;
   };
-  auto conv = [&int8](int64_t h, int64_t c, int64_t m, int64_t k) {
-    auto n = int8(MakeNode("QConv", DType::kU8, {1, h, h, c}, {{m, k, k, c}, {m}}, {1, h, h, m}));
+  auto conv = [&int8](int64_t h, int64_t c, int64_t m, int64_t k, int64_t group = 1) {
+    auto n = int8(MakeNode("QConv", DType::kU8, {1, h, h, c}, {{m, k, k, c / group}, {m}}, {1, h, h, m}));
     n->node->SetAttr("layout", Attribute::String("nhwc"));
-    n->node->SetAttr("group", Attribute::Int(1));
+    n->node->SetAttr("group", Attribute::Int(group));
     n->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
     n->node->SetAttr("strides", Attribute::Ints({1, 1}));
     n->node->SetAttr("pads", Attribute::Ints({k / 2, k / 2, k / 2, k / 2}));
@@ -110,6 +110,7 @@ std::vector<std::pair<std::string, std::unique_ptr<OpNode>>> NewGroupNodes() {
   };
   nodes.emplace_back("qconv/dense", conv(28, 128, 128, 3));
   nodes.emplace_back("qconv/pointwise", conv(28, 32, 192, 1));
+  nodes.emplace_back("qconv/depthwise", conv(28, 96, 96, 3, 96));
   nodes.emplace_back("qgemm", int8(MakeNode("QGemm", DType::kU8, {1, 512}, {{1000, 512}, {1000}}, {1, 1000})));
   return nodes;
 }
@@ -127,7 +128,7 @@ TEST(LabCostsTest, GroupsOfOperatorNodes) {
 TEST(LabCostsTest, FusedAndInt8GroupsAreCovered) {
   const std::map<std::string, std::string> op_of = {
       {"dwpw", "tessel.DwPwConv"}, {"qconv/dense", "tessel.QConv"}, {"qconv/pointwise", "tessel.QConv"},
-      {"qgemm", "tessel.QGemm"}};
+      {"qconv/depthwise", "tessel.QConv"}, {"qgemm", "tessel.QGemm"}};
   for (const char* core : {"cortex-a55", "cortex-a76", "neoverse-v1"}) {
     for (const auto& [group, op] : op_of) {
       bool xnnpack = false, tessel = false, anchor = false;

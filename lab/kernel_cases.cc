@@ -3,8 +3,8 @@
 // every legal operator kernel of the layers the compiler chooses among: f32 convolutions
 // (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE depthwise) on depthwise, dense 3x3 and pointwise
 // layers of MobileNetV2 and ResNet-18, the fused depthwise + pointwise op (tessel.DwPwConv: Tessel's and
-// XNNPACK's) on MobileNetV2 blocks, and the u8 QConv / QGemm kernels (Tessel's int8 GEMMs, XNNPACK's qu8
-// and qc8 operators) on ResNet-18 and MobileNetV2 layers and classifiers.
+// XNNPACK's) on MobileNetV2 blocks, and the u8 QConv / QGemm kernels (Tessel's int8 GEMMs and depthwise
+// kernels, XNNPACK's qu8 and qc8 operators) on ResNet-18 and MobileNetV2 layers and classifiers.
 // The same binary times a case natively and, under qemu with lab/tb_profile.c, marks it as a
 // phase (lab_marks.h), so the lab's estimate and the host's time describe the same instructions:
 //   - on x86-64 it validates the estimates (lab/validate_x86.sh: TESSEL_MAX_ISA=avx2 on both sides,
@@ -344,18 +344,18 @@ std::shared_ptr<OpLayer> MakeDwPwLayer(const char* name, int64_t h, int64_t w, i
   return l;
 }
 
-// A u8 tessel.QConv (NHWC, k x k, stride s, group 1, ReLU range) or, with h == 0, a tessel.QGemm of
-// `w` rows by c -> m, with one requantization multiplier for every channel so that XNNPACK's per-tensor
-// (qu8) operators take it beside the per-channel (qc8) ones and Tessel's kernels.
+// A u8 tessel.QConv (NHWC, k x k, stride s, `groups` groups, ReLU range) or, with h == 0, a tessel.QGemm
+// of `w` rows by c -> m, with one requantization multiplier for every channel so that XNNPACK's
+// per-tensor (qu8) operators take it beside the per-channel (qc8) ones and Tessel's kernels.
 std::shared_ptr<OpLayer> MakeInt8Layer(const char* name, const char* layer, int64_t h, int64_t w, int64_t c,
-                                       int64_t m, int64_t k, int64_t s) {
+                                       int64_t m, int64_t k, int64_t s, int64_t groups = 1) {
   auto l = std::make_shared<OpLayer>();
   l->name = name;
   l->layer = layer;
   const bool gemm = h == 0;
   const int64_t pad = k / 2, oh = gemm ? 1 : (h + 2 * pad - k) / s + 1, ow = gemm ? w : (w + 2 * pad - k) / s + 1;
   Tensor x(DType::kU8, gemm ? std::vector<int64_t>{w, c} : std::vector<int64_t>{1, h, w, c});
-  Tensor wt(DType::kI8, gemm ? std::vector<int64_t>{m, c} : std::vector<int64_t>{m, k, k, c});
+  Tensor wt(DType::kI8, gemm ? std::vector<int64_t>{m, c} : std::vector<int64_t>{m, k, k, c / groups});
   Tensor b(DType::kI32, {m});
   for (int64_t i = 0; i < x.num_elements(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>((i * 7919) % 251);
   for (int64_t i = 0; i < wt.num_elements(); ++i) wt.data<int8_t>()[i] = static_cast<int8_t>((i * 2654435761u) >> 24);
@@ -367,12 +367,12 @@ std::shared_ptr<OpLayer> MakeInt8Layer(const char* name, const char* layer, int6
   l->node->set_domain(kTesselDomain);
   if (!gemm) {
     l->node->SetAttr("layout", Attribute::String("nhwc"));
-    l->node->SetAttr("group", Attribute::Int(1));
+    l->node->SetAttr("group", Attribute::Int(groups));
     l->node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
     l->node->SetAttr("strides", Attribute::Ints({s, s}));
     l->node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
   }
-  const int64_t depth = (gemm ? 1 : k * k) * c;
+  const int64_t depth = (gemm ? 1 : k * k) * c / groups;
   const QuantizedMultiplier q = QuantizeMultiplier(0.005 / std::sqrt(static_cast<double>(depth)));
   l->node->SetAttr("multiplier", Attribute::Ints({q.multiplier}));
   l->node->SetAttr("shift", Attribute::Ints({q.shift}));
@@ -401,7 +401,10 @@ void AddInt8Cases(std::vector<Case>& cases) {
              {MakeInt8Layer("r18_q3x3_56x56x64", "dense", 56, 56, 64, 64, 3, 1),
               MakeInt8Layer("r18_q3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1),
               MakeInt8Layer("mbv2_q1x1_56x56x24_144", "pointwise", 56, 56, 24, 144, 1, 1),
-              MakeInt8Layer("mbv2_q1x1_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1)},
+              MakeInt8Layer("mbv2_q1x1_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1),
+              MakeInt8Layer("mbv2_qdw_112x112x96_s2", "depthwise", 112, 112, 96, 96, 3, 2, 96),
+              MakeInt8Layer("mbv2_qdw_56x56x144_s1", "depthwise", 56, 56, 144, 144, 3, 1, 144),
+              MakeInt8Layer("mbv2_qdw_14x14x576_s1", "depthwise", 14, 14, 576, 576, 3, 1, 576)},
              "tessel.QConv", "u8", "qconv");
   AddOpCases(cases,
              {MakeInt8Layer("r18_qfc_1x512_1000", "", 0, 1, 512, 1000, 1, 1),

@@ -66,6 +66,8 @@ def group_of(case):
         return "conv/" + case["layer"], "xnn_f32_conv2d_nhwc__xnnpack"
     if case["op"] == "dwpw":
         return "dwpw", "tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused"
+    if case["op"] == "qconv" and case["layer"] == "depthwise":
+        return "qconv/depthwise", "tessel_qu8_dwconv2d_nhwc__neon"
     if case["op"] == "qconv":
         return "qconv/" + case["layer"], "tessel_qu8_conv2d_nhwc__neondot"
     if case["op"] == "qgemm":

@@ -73,6 +73,33 @@ QGemmOutputStage OutputStage(const Node& node, bool residual) {
   return s;
 }
 
+// An NHWC convolution's geometry, as the indirection buffers need it.
+struct IndirectionShape {
+  int64_t n, h, w, c, oh, ow, kh, kw;
+  const int64_t *stride, *pad, *dilation;
+};
+
+// For every output pixel, `taps` row pointers into the input `a`: kh * kw taps, then zero_row up to
+// `taps`; padding taps read zero_row too (the input zero point, real 0).
+void FillConvIndirection(const IndirectionShape& s, const uint8_t* a, const uint8_t* zero_row, int64_t taps,
+                         const uint8_t** p) {
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t i = 0; i < s.oh; ++i) {
+      for (int64_t j = 0; j < s.ow; ++j) {
+        const uint8_t** pixel = p;
+        for (int64_t u = 0; u < s.kh; ++u) {
+          const int64_t ih = i * s.stride[0] - s.pad[0] + u * s.dilation[0];
+          for (int64_t v = 0; v < s.kw; ++v) {
+            const int64_t iw = j * s.stride[1] - s.pad[1] + v * s.dilation[1];
+            *p++ = ih < 0 || ih >= s.h || iw < 0 || iw >= s.w ? zero_row : a + ((n * s.h + ih) * s.w + iw) * s.c;
+          }
+        }
+        while (p < pixel + taps) *p++ = zero_row;
+      }
+    }
+  }
+}
+
 // memcpy for the short runs of im2col (a few to a few dozen bytes): two overlapping fixed-size copies
 // instead of a library call.
 inline void CopyShort(uint8_t* dst, const uint8_t* src, int64_t n) {
@@ -219,6 +246,9 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
     p->zero_row_.assign(p->c_, p->x_zero_point_);
+    // With the input already bound (an arena view), the pointers are made now, at load, not in the
+    // first inference.
+    if (in[0]->buffer() != nullptr) p->FillIndirection(in[0]->data<uint8_t>());
   } else if (!p->direct_) {
     // The K padding reads as 0, which meets zero weights.
     p->scratch_.assign(p->rows_ * kp, 0);
@@ -231,30 +261,19 @@ void PreparedInt8Node::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   GemmRows(op, 0, rows_, y.data<uint8_t>());
 }
 
+void PreparedInt8Node::FillIndirection(const uint8_t* a) {
+  FillConvIndirection({batch_, h_, w_, c_, oh_, ow_, kh_, kw_, stride_, pad_, dilation_}, a, zero_row_.data(), kh_ * kw_,
+                      indirection_.data());
+  indirection_base_ = a;
+}
+
 PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* const> in) {
   const uint8_t* a = in[0]->data<uint8_t>();
   const int64_t kp = weights_->kp;
   QGemmOutputStage stage = stage_;
   if (const Tensor* r = In(in, 3)) stage.residual = r->data<uint8_t>();
   if (indirect_) {
-    if (a != indirection_base_) {
-      // Padding reads as the zero point (real 0).
-      const uint8_t** p = indirection_.data();
-      for (int64_t n = 0; n < batch_; ++n) {
-        for (int64_t i = 0; i < oh_; ++i) {
-          for (int64_t j = 0; j < ow_; ++j) {
-            for (int64_t u = 0; u < kh_; ++u) {
-              const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
-              for (int64_t v = 0; v < kw_; ++v) {
-                const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
-                *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
-              }
-            }
-          }
-        }
-      }
-      indirection_base_ = a;
-    }
+    if (a != indirection_base_) FillIndirection(a);
     return {nullptr, stage};
   }
   if (!direct_ && !conv_) {
@@ -313,9 +332,17 @@ void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, 
   }
 }
 
+bool HasQDwConvKernel() {
+#if defined(__aarch64__)
+  return true;
+#else
+  return HasQGemmVnni();
+#endif
+}
+
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
                             int64_t filters, int64_t filter_channels, bool residual) {
-  if (node.domain() != kTesselDomain || node.op_type() != "QConv" || !HasQGemmVnni() || input_dtype != DType::kU8 ||
+  if (node.domain() != kTesselDomain || node.op_type() != "QConv" || !HasQDwConvKernel() || input_dtype != DType::kU8 ||
       input_rank != 4 || node.GetString("layout", "nchw") != "nhwc" || residual) {
     return false;
   }
@@ -356,42 +383,41 @@ absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const N
   }
   const uint8_t x_zp = static_cast<uint8_t>(node.GetInt("x_zero_point", 0));
   const Tensor* b = In(in, 2);
+#if defined(__aarch64__)
+  p->neon_weights_ = PackQDwConvNeonWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr,
+                                            x_zp, mult, shift);
+  p->taps_ = p->kh_ * p->kw_;
+#else
   p->weights_ = PackQDwConvWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr, x_zp,
                                    mult, shift);
+  p->taps_ = p->weights_.quads * 4;
+#endif
   p->y_zero_point_ = static_cast<int32_t>(node.GetInt("y_zero_point", 0));
   p->act_min_ = static_cast<int32_t>(node.GetInt("act_min", 0));
   p->act_max_ = static_cast<int32_t>(node.GetInt("act_max", 255));
-  p->indirection_.assign(p->batch_ * p->oh_ * p->ow_ * p->weights_.quads * 4, nullptr);
+  p->indirection_.assign(p->batch_ * p->oh_ * p->ow_ * p->taps_, nullptr);
   p->zero_row_.assign(p->c_, x_zp);
+  // With the input already bound (an arena view), the pointers are made now, at load, not in the
+  // first inference.
+  if (x.buffer() != nullptr) p->FillIndirection(x.data<uint8_t>());
   return p;
+}
+
+void PreparedQDwConv::FillIndirection(const uint8_t* a) {
+  FillConvIndirection({batch_, h_, w_, c_, oh_, ow_, kh_, kw_, stride_, pad_, dilation_}, a, zero_row_.data(), taps_,
+                      indirection_.data());
+  indirection_base_ = a;
 }
 
 void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   const uint8_t* a = in[0]->data<uint8_t>();
-  const int64_t taps = weights_.quads * 4;
-  if (a != indirection_base_) {
-    // Padding (and the taps past kh * kw, whose weights are zero) reads as the zero point (real 0).
-    const uint8_t** p = indirection_.data();
-    for (int64_t n = 0; n < batch_; ++n) {
-      for (int64_t i = 0; i < oh_; ++i) {
-        for (int64_t j = 0; j < ow_; ++j) {
-          const uint8_t** row = p;
-          for (int64_t u = 0; u < kh_; ++u) {
-            const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
-            for (int64_t v = 0; v < kw_; ++v) {
-              const int64_t iw = j * stride_[1] - pad_[1] + v * dilation_[1];
-              *p++ = ih < 0 || ih >= h_ || iw < 0 || iw >= w_ ? zero_row_.data() : a + ((n * h_ + ih) * w_ + iw) * c_;
-            }
-          }
-          while (p < row + taps) *p++ = zero_row_.data();
-        }
-      }
-    }
-    indirection_base_ = a;
-  }
+  if (a != indirection_base_) FillIndirection(a);
 #if defined(__x86_64__)  // only reached when HasQGemmVnni()
   QDwConvU8S8__avx512vnni(indirection_.data(), batch_ * oh_ * ow_, weights_, y_zero_point_, act_min_, act_max_,
                           y.data<uint8_t>());
+#elif defined(__aarch64__)
+  QDwConvU8S8__neon(indirection_.data(), batch_ * oh_ * ow_, neon_weights_, y_zero_point_, act_min_, act_max_,
+                    y.data<uint8_t>());
 #else
   (void)y;
 #endif

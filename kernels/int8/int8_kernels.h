@@ -2,7 +2,7 @@
 // u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI, AVX-VNNI or AVX2 on x86-64, NEON
 // dotprod or i8mm or SVE on aarch64; 1x1 convolutions directly, others as an implicit GEMM over per-tap
 // row pointers when C is a multiple of 4, im2col otherwise); depthwise tessel.QConv (group == C_in == C_out, no residual) through
-// the VNNI depthwise microkernel (qdwconv.h); anything else is left to the reference kernels. Results
+// the depthwise microkernels (qdwconv.h: AVX-512 VNNI, NEON); anything else is left to the reference kernels. Results
 // equal the reference kernels' bit for bit.
 #ifndef TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 #define TESSEL_KERNELS_INT8_INT8_KERNELS_H_
@@ -78,6 +78,8 @@ class PreparedInt8Node {
 
  private:
   PreparedInt8Node() = default;
+  // Points indirection_ at the input buffer `a` (the indirect path).
+  void FillIndirection(const uint8_t* a);
   QGemmKernel kernel_ = QGemmKernel::kAvx512Vnni;
   QGemmUkernel ukernel_{};
   bool conv_ = false;
@@ -98,13 +100,17 @@ class PreparedInt8Node {
   const uint8_t* indirection_base_ = nullptr;
 };
 
+// Whether this CPU has a depthwise int8 kernel: AVX-512 VNNI on x86-64, NEON (every aarch64 CPU).
+bool HasQDwConvKernel();
+
 // Whether the depthwise kernel serves a QConv `node` with input [N, H, W, channels] of `input_dtype` and
 // `input_rank`, weights [filters, KH, KW, filter_channels] and a residual input or not, on this CPU.
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
                             int64_t filters, int64_t filter_channels, bool residual);
 
-// One depthwise QConv prepared for fixed shapes: weights packed, indirection buffer sized once (filled on
-// the first Run and again only when the input buffer moves), so Run never allocates.
+// One depthwise QConv prepared for fixed shapes: weights packed, indirection buffer sized once (filled at
+// Create when the input is bound, else on the first Run, and again only when the input buffer moves), so
+// Run never allocates.
 class PreparedQDwConv {
  public:
   static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
@@ -115,11 +121,15 @@ class PreparedQDwConv {
 
  private:
   PreparedQDwConv() = default;
+  // Points indirection_ at the input buffer `a`.
+  void FillIndirection(const uint8_t* a);
   int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
   int64_t stride_[2] = {1, 1}, pad_[2] = {0, 0}, dilation_[2] = {1, 1};
   int32_t y_zero_point_ = 0, act_min_ = 0, act_max_ = 255;
-  PackedQDwConvWeights weights_;
-  // [pixels][quads * 4] pointers into the input (or into zero_row_ for padding and the taps past kh * kw),
+  PackedQDwConvWeights weights_;          // x86-64 (VNNI)
+  PackedQDwConvNeonWeights neon_weights_;  // aarch64
+  int64_t taps_ = 0;                       // pointers per pixel: quads * 4 (VNNI) or kh * kw (NEON)
+  // [pixels][taps_] pointers into the input (or into zero_row_ for padding and the taps past kh * kw),
   // built for the input buffer at indirection_base_.
   std::vector<const uint8_t*> indirection_;
   std::vector<uint8_t> zero_row_;

@@ -160,6 +160,10 @@ INSTANTIATE_TEST_SUITE_P(
 struct DwCase {
   int64_t n, h, w, c, k, stride, pad_begin, pad_end, dilation;
   bool relu6, per_channel;
+  // 0: random inputs and weights; 1: inputs 0 and every weight -128 (two such taps overflow 16 bits, so
+  // the NEON kernel takes its widening path); 2: inputs 0 and weights alternating -128, -127 over the taps
+  // (a pair's products reach 128 x 128 + 128 x 127, the most its 16-bit pair sums hold).
+  int extreme = 0;
 };
 
 // A depthwise QConv (group == C) on both paths; `residual` adds a residual input, which the depthwise
@@ -173,6 +177,12 @@ void CheckDepthwise(const DwCase& p, std::mt19937& rng) {
   Tensor x = Random(DType::kU8, {p.n, p.h, p.w, p.c}, rng, 0, 255);
   Tensor w = Random(DType::kI8, {p.c, p.k, p.k, 1}, rng, -128, 127);
   Tensor b = Random(DType::kI32, {p.c}, rng, -30000, 30000);
+  if (p.extreme != 0) {
+    std::fill(x.data<uint8_t>(), x.data<uint8_t>() + x.num_elements(), uint8_t{0});
+    for (int64_t i = 0; i < w.num_elements(); ++i) {
+      w.data<int8_t>()[i] = static_cast<int8_t>(p.extreme == 1 || i % (p.k * p.k) % 2 == 0 ? -128 : -127);
+    }
+  }
   Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "dw");
   n->set_domain(kTesselDomain);
   n->SetAttr("layout", Attribute::String("nhwc"));
@@ -193,8 +203,9 @@ void CheckDepthwise(const DwCase& p, std::mt19937& rng) {
   ExpectBitExact(*n, {&x, &w, &b});
 }
 
-TEST(QDwConvVnniTest, MatchesReferenceBitExactlyOverShapes) {
-  if (!HasQGemmVnni()) GTEST_SKIP() << "CPU or build without AVX-512 VNNI";
+// The CPU's depthwise kernel: AVX-512 VNNI on x86-64, NEON on aarch64.
+TEST(QDwConvTest, MatchesReferenceBitExactlyOverShapes) {
+  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel (AVX-512 VNNI or NEON)";
   std::mt19937 rng(11);
   std::uniform_int_distribution<int64_t> side(1, 15);
   for (int64_t c : {1, 8, 17, 32, 63, 64, 65, 96, 144}) {
@@ -225,12 +236,17 @@ TEST(QDwConvVnniTest, MatchesReferenceBitExactlyOverShapes) {
   CheckDepthwise({3, 5, 4, 9, 3, 1, 1, 1, 1, false, false}, rng);
   // MobileNetV2's first depthwise layer.
   CheckDepthwise({1, 112, 112, 32, 3, 1, 1, 1, 1, true, true}, rng);
+  // The extreme products, on both NEON paths, with x_zero_point 129 (padding reads 129, not 0).
+  for (int extreme : {1, 2}) {
+    CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, extreme}, rng);
+    CheckDepthwise({1, 7, 7, 17, 5, 2, 2, 2, 1, false, false, extreme}, rng);
+  }
 }
 
 // Through the operator-kernel registry, as the compiler and executor use it: selection picks the
 // depthwise kernel for a depthwise QConv, and two runs of the created kernel equal the reference.
-TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
-  if (!HasQGemmVnni()) GTEST_SKIP() << "CPU or build without AVX-512 VNNI";
+TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
+  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel (AVX-512 VNNI or NEON)";
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(3);
@@ -256,7 +272,11 @@ TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
   const OpQuery q{*n, ins, outs};
   const OpKernelEntry* e = registry.Select(q, OpDTypes(q), "");
   ASSERT_NE(e, nullptr);
+#if defined(__aarch64__)
+  EXPECT_EQ(e->name, "tessel_qu8_dwconv2d_nhwc__neon");
+#else
   EXPECT_EQ(e->name, "tessel_qu8_dwconv2d_nhwc__avx512vnni");
+#endif
   Tensor got(DType::kU8, want[0].shape());
   const std::vector<const Tensor*> bound = {&x, &w, &b};
   absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
@@ -270,7 +290,7 @@ TEST(QDwConvVnniTest, RegisteredKernelIsSelectedAndBitExact) {
   }
 }
 
-TEST(QDwConvVnniTest, LeavesResidualAndDepthMultiplierToTheReference) {
+TEST(QDwConvTest, LeavesResidualAndDepthMultiplierToTheReference) {
   Graph g;
   Node* n = g.AddNode("QConv", {}, 1, "dw");
   n->set_domain(kTesselDomain);
@@ -279,7 +299,7 @@ TEST(QDwConvVnniTest, LeavesResidualAndDepthMultiplierToTheReference) {
   EXPECT_FALSE(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, /*residual=*/true));
   EXPECT_FALSE(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 16, 1, false));  // depth multiplier 2
   EXPECT_FALSE(Int8DepthwiseSupported(*n, DType::kI8, 4, 8, 8, 1, false));
-  EXPECT_EQ(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, false), HasQGemmVnni());
+  EXPECT_EQ(Int8DepthwiseSupported(*n, DType::kU8, 4, 8, 8, 1, false), HasQDwConvKernel());
 }
 
 class QGemmTest : public ::testing::TestWithParam<QGemmKernel> {};
@@ -417,6 +437,9 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
         const OpQuery q{*op.node, ins, outs};
         const OpKernelEntry* e = registry.Select(q, OpDTypes(q), "");
         ASSERT_NE(e, nullptr) << op.node->op_type();
+#if defined(__aarch64__)
+        if (op.node == qn) EXPECT_EQ(e->name, "tessel_f32_quantize__neon");
+#endif
         Tensor got(op.want->dtype(), op.want->shape());
         const std::vector<const Tensor*> bound = {op.in, &s, &z};
         absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*op.node, bound, absl::MakeSpan(&got, 1)});
@@ -434,7 +457,8 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
 
 #if defined(__aarch64__)
 // requantize_neon.h against requantize.h lane by lane: the rounding division over every exponent with
-// ties of both signs and the int32 extremes, then the whole multiply over every shift.
+// ties of both signs and the int32 extremes, then the whole multiply over every shift (and its right-shift
+// form over every negative one).
 TEST(RequantizeNeonTest, MatchesScalarExactly) {
   constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
   std::mt19937 rng(2);
@@ -461,7 +485,8 @@ TEST(RequantizeNeonTest, MatchesScalarExactly) {
   std::uniform_int_distribution<int32_t> mults(1 << 30, kMax);
   for (int32_t shift = -31; shift <= 30; ++shift) {
     for (int i = 0; i < 200; ++i) {
-      const int32_t m = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : mults(rng);
+      // kMax with x = kMin gives the most negative product, -2^31 + 1.
+      const int32_t m = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : i % 13 == 0 ? kMax : mults(rng);
       int32_t x[4], want[4];
       x[0] = any(rng);
       x[1] = any(rng) >> (i % 31);
@@ -472,6 +497,10 @@ TEST(RequantizeNeonTest, MatchesScalarExactly) {
       check4(requantize_neon::MultiplyByQuantizedMultiplier(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(std::max(shift, 0)),
                                                             vdupq_n_s32(std::min(shift, 0))),
              want);
+      if (shift < 0) {
+        check4(requantize_neon::MultiplyByQuantizedMultiplierRight(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(shift)),
+               want);
+      }
     }
   }
 }

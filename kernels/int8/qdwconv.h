@@ -47,6 +47,31 @@ PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps
 void QDwConvU8S8__avx512vnni(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvWeights& w,
                              int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
 
+// The aarch64 NEON form, 16 channels a step. Where no channel has two taps 2j, 2j + 1 both of weight
+// -128 (`pairs`), inputs are read as s8 (x ^ 0x80 = x - 128; bias += 128 * sum_t W) and each pair of
+// taps is multiplied in 16 bits (SMULL, SMLAL: two products of at most 128 x 128, one of them below, fit)
+// and widened into the i32 accumulators once, with s8 weights `w8` [taps][cp]. Otherwise the u8 inputs
+// are widened to 16 bits and multiplied into i32 (SMLAL) by weights widened at packing, `w16` [taps][cp].
+// cp is c rounded up to 16 (padding channels zero); bias (with the input zero point folded in, as above),
+// multiplier, left = max(shift, 0) and neg_right = min(shift, 0) have cp entries; right_only: every
+// channel's shift is negative, so the right-shift-only requantization applies.
+struct PackedQDwConvNeonWeights {
+  int64_t c = 0, taps = 0, cp = 0;
+  bool right_only = false, pairs = false;
+  std::vector<int8_t> w8;
+  std::vector<int16_t> w16;
+  std::vector<int32_t> bias, multiplier, left, neg_right;
+};
+
+PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                                int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                                const std::vector<int64_t>& shift);
+
+// As QDwConvU8S8__avx512vnni, pixel p's tap t (t < taps, no padding to quads) at
+// indirection[p * taps + t]. Each pointer addresses at least c bytes. aarch64 only.
+void QDwConvU8S8__neon(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvNeonWeights& w,
+                       int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_INT8_QDWCONV_H_

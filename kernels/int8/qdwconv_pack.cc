@@ -54,4 +54,49 @@ PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps
   return p;
 }
 
+PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                                int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                                const std::vector<int64_t>& shift) {
+  PackedQDwConvNeonWeights p;
+  p.c = c;
+  p.taps = taps;
+  p.cp = (c + 15) / 16 * 16;
+  p.pairs = true;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t t = 0; t + 1 < taps; t += 2) {
+      if (w[ch * taps + t] == -128 && w[ch * taps + t + 1] == -128) p.pairs = false;
+    }
+  }
+  if (p.pairs) {
+    p.w8.assign(taps * p.cp, 0);
+  } else {
+    p.w16.assign(taps * p.cp, 0);
+  }
+  p.bias.assign(p.cp, 0);
+  p.multiplier.assign(p.cp, 0);
+  p.left.assign(p.cp, 0);
+  p.neg_right.assign(p.cp, 0);
+  p.right_only = true;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int8_t v = w[ch * taps + t];
+      sum += v;
+      if (p.pairs) {
+        p.w8[t * p.cp + ch] = v;
+      } else {
+        p.w16[t * p.cp + ch] = v;
+      }
+    }
+    const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
+    p.bias[ch] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum + (p.pairs ? 128 * sum : 0);
+    p.multiplier[ch] = static_cast<int32_t>(multiplier[q]);
+    const int32_t s = static_cast<int32_t>(shift[q]);
+    p.left[ch] = s > 0 ? s : 0;
+    p.neg_right[ch] = s > 0 ? 0 : s;
+    p.right_only = p.right_only && s < 0;
+  }
+  return p;
+}
+
 }  // namespace tessel

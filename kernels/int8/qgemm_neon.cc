@@ -30,52 +30,70 @@ __attribute__((always_inline)) inline void DotStep(int32x4_t (&acc)[MR][2], cons
 }
 
 template <int MR>
-void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y, int64_t ldy) {
-  int32x4_t acc[MR][2];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = vdupq_n_s32(0);
-  const uint8x16_t flip = vdupq_n_u8(0x80);
-  const int64_t seg4 = t.segment_len / 4;
-  const int8_t* b = t.b;
-  for (int64_t s = 0; s < t.segments; ++s) {
-    const uint8_t* a[MR];
-    #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) a[r] = t.ind[r * t.ind_stride + s];
-    int64_t kk = 0;
-    for (; kk + 4 <= seg4; kk += 4) {
-      int8x16_t av[MR];
-      #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) av[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a[r] + kk * 4), flip));
-      DotStep<MR, 0>(acc, av, b);
-      DotStep<MR, 1>(acc, av, b + t.b_stride);
-      DotStep<MR, 2>(acc, av, b + 2 * t.b_stride);
-      DotStep<MR, 3>(acc, av, b + 3 * t.b_stride);
-      b += 4 * t.b_stride;
-    }
-    for (; kk < seg4; ++kk) {
-      int8x16_t av[MR];
-      #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        uint32_t quad;
-        std::memcpy(&quad, a[r] + kk * 4, 4);
-        av[r] = vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vdupq_n_u32(quad)), flip));
-      }
-      DotStep<MR, 0>(acc, av, b);
-      b += t.b_stride;
-    }
-  }
-  const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w.dot_bias.data(), w, t.col);
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const QGemmOutputStage& out, uint8_t* y,
+          int64_t ldy) {
   const qgemm_neon::OutputStage os = qgemm_neon::LoadOutputStage(out);
-  const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, w.n - t.col));
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    const int64_t off = (t.row + r) * ldy + t.col;
-    qgemm_neon::StoreRow(acc[r][0], acc[r][1], cs, os, out.residual != nullptr ? out.residual + off : nullptr, valid,
-                         y + off);
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+  // Locals, not t's fields: the u8 stores may alias t, which would make every row reload them.
+  const int64_t seg4 = t.segment_len / 4, segments = t.segments, row = t.row, channels = t.channels;
+  const uint8_t* const* ind = t.ind;
+  const int64_t ind_stride = t.ind_stride, b_stride = t.b_stride;
+  for (int64_t sub = 0; sub < channels; sub += qgemm_neon::kNr) {
+    const int64_t col = t.col + sub;
+    // The accumulators start at the bias.
+    const int32x4_t bias0 = vld1q_s32(w.dot_bias.data() + col), bias1 = vld1q_s32(w.dot_bias.data() + col + 4);
+    int32x4_t acc[MR][2];
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+    const int8_t* b = t.b + sub * t.col_bytes;
+    for (int64_t s = 0; s < segments; ++s) {
+      const uint8_t* a[MR];
+      #pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) a[r] = ind[r * ind_stride + s];
+      int64_t kk = 0;
+      for (; kk + 4 <= seg4; kk += 4) {
+        int8x16_t av[MR];
+        #pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) av[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a[r] + kk * 4), flip));
+        DotStep<MR, 0>(acc, av, b);
+        DotStep<MR, 1>(acc, av, b + b_stride);
+        DotStep<MR, 2>(acc, av, b + 2 * b_stride);
+        DotStep<MR, 3>(acc, av, b + 3 * b_stride);
+        b += 4 * b_stride;
+      }
+      if (kk + 2 <= seg4) {
+        int8x16_t av[MR];
+        #pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          av[r] = vreinterpretq_s8_u8(veorq_u8(vcombine_u8(vld1_u8(a[r] + kk * 4), vdup_n_u8(0)), flip));
+        }
+        DotStep<MR, 0>(acc, av, b);
+        DotStep<MR, 1>(acc, av, b + b_stride);
+        b += 2 * b_stride;
+        kk += 2;
+      }
+      if (kk < seg4) {
+        int8x16_t av[MR];
+        #pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          uint32_t quad;
+          std::memcpy(&quad, a[r] + kk * 4, 4);
+          av[r] = vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vdupq_n_u32(quad)), flip));
+        }
+        DotStep<MR, 0>(acc, av, b);
+        b += b_stride;
+      }
+    }
+    const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w, col);
+    const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, channels - sub));
+    qgemm_neon::StoreTile<MR>(
+        cs, right_only, os, out.residual, valid, y, MR,
+        [&](int r, int32x4_t* acc0, int32x4_t* acc1) { *acc0 = acc[r][0], *acc1 = acc[r][1]; },
+        [&](int r) { return (row + r) * ldy + col; });
   }
 }
 
-using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, bool, const QGemmOutputStage&, uint8_t*, int64_t);
 
 TileFn GetTile(int mr) {
   static constexpr TileFn kTiles[kMr] = {Tile<1>, Tile<2>, Tile<3>, Tile<4>, Tile<5>, Tile<6>, Tile<7>, Tile<8>};
@@ -85,8 +103,9 @@ TileFn GetTile(int mr) {
 template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+  const bool right_only = qgemm_neon::AllShiftsRight(w);
   qgemm_neon::Run(rows, segments, segment_len, w, w.panels.data(), w.kp, 4, 4, row_pointers,
-                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, stage, y, ldy); });
+                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, right_only, stage, y, ldy); });
 }
 
 }  // namespace

@@ -34,78 +34,85 @@ __attribute__((always_inline)) inline void MmlaStep(int32x4_t (&acc)[MP][4], con
 
 // Rows [row, row + mr) as MP = ceil(mr / 2) row pairs.
 template <int MP>
-void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y, int64_t ldy) {
-  int32x4_t acc[MP][4];
-  #pragma GCC unroll 4
-  for (int p = 0; p < MP; ++p) {
-  #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) acc[p][j] = vdupq_n_s32(0);
-  }
-  const int8_t* b = t.b;
-  const int64_t len = t.segment_len;
-  for (int64_t s = 0; s < t.segments; ++s) {
-    const uint8_t* a[2 * MP];
-    #pragma GCC unroll 8
-    for (int r = 0; r < 2 * MP; ++r) a[r] = t.ind[std::min(r, t.mr - 1) * t.ind_stride + s];
-    int64_t kk = 0;
-    for (; kk + 16 <= len; kk += 16) {
-      uint8x16_t lo[MP], hi[MP];
-      #pragma GCC unroll 4
-      for (int p = 0; p < MP; ++p) {
-        const uint64x2_t x0 = vreinterpretq_u64_u8(vld1q_u8(a[2 * p] + kk));
-        const uint64x2_t x1 = vreinterpretq_u64_u8(vld1q_u8(a[2 * p + 1] + kk));
-        lo[p] = vreinterpretq_u8_u64(vzip1q_u64(x0, x1));
-        hi[p] = vreinterpretq_u8_u64(vzip2q_u64(x0, x1));
-      }
-      MmlaStep<MP>(acc, lo, b);
-      MmlaStep<MP>(acc, hi, b + t.b_stride);
-      b += 2 * t.b_stride;
-    }
-    if (kk + 8 <= len) {
-      uint8x16_t av[MP];
-      #pragma GCC unroll 4
-      for (int p = 0; p < MP; ++p) av[p] = vcombine_u8(vld1_u8(a[2 * p] + kk), vld1_u8(a[2 * p + 1] + kk));
-      MmlaStep<MP>(acc, av, b);
-      b += t.b_stride;
-      kk += 8;
-    }
-    if (kk < len) {
-      uint8x16_t av[MP];
-      #pragma GCC unroll 4
-      for (int p = 0; p < MP; ++p) {
-        uint32_t q0, q1;
-        std::memcpy(&q0, a[2 * p] + kk, 4);
-        std::memcpy(&q1, a[2 * p + 1] + kk, 4);
-        av[p] = vreinterpretq_u8_u32(vcombine_u32(vcreate_u32(q0), vcreate_u32(q1)));
-      }
-      MmlaStep<MP>(acc, av, b);
-      b += t.b_stride;
-    }
-  }
-  const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w.bias.data(), w, t.col);
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const QGemmOutputStage& out, uint8_t* y,
+          int64_t ldy) {
   const qgemm_neon::OutputStage os = qgemm_neon::LoadOutputStage(out);
-  const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, w.n - t.col));
-  #pragma GCC unroll 4
-  for (int p = 0; p < MP; ++p) {
-    // acc[p][j] is [r c, r c+1, r+1 c, r+1 c+1] for channels c = 2j: row r's 8 channels are the low halves.
-    const int64_t r0 = t.row + 2 * p;
-    const uint8_t* res = out.residual;
-    const int64_t off0 = r0 * ldy + t.col;
-    qgemm_neon::StoreRow(
-        vreinterpretq_s32_s64(vzip1q_s64(vreinterpretq_s64_s32(acc[p][0]), vreinterpretq_s64_s32(acc[p][1]))),
-        vreinterpretq_s32_s64(vzip1q_s64(vreinterpretq_s64_s32(acc[p][2]), vreinterpretq_s64_s32(acc[p][3]))), cs, os,
-        res != nullptr ? res + off0 : nullptr, valid, y + off0);
-    if (2 * p + 1 < t.mr) {
-      const int64_t off1 = off0 + ldy;
-      qgemm_neon::StoreRow(
-          vreinterpretq_s32_s64(vzip2q_s64(vreinterpretq_s64_s32(acc[p][0]), vreinterpretq_s64_s32(acc[p][1]))),
-          vreinterpretq_s32_s64(vzip2q_s64(vreinterpretq_s64_s32(acc[p][2]), vreinterpretq_s64_s32(acc[p][3]))), cs,
-          os, res != nullptr ? res + off1 : nullptr, valid, y + off1);
+  // Locals, not t's fields: the u8 stores may alias t, which would make every row reload them.
+  const int64_t row = t.row, channels = t.channels;
+  for (int64_t sub = 0; sub < channels; sub += qgemm_neon::kNr) {
+    const int64_t col = t.col + sub;
+    // The accumulators start at the bias: acc[p][j] holds channels 2j and 2j + 1 of two rows.
+    int32x4_t bias[4];
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const int32x2_t pair = vld1_s32(w.bias.data() + col + 2 * j);
+      bias[j] = vcombine_s32(pair, pair);
     }
+    int32x4_t acc[MP][4];
+    #pragma GCC unroll 4
+    for (int p = 0; p < MP; ++p) {
+    #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) acc[p][j] = bias[j];
+    }
+    const int8_t* b = t.b + sub * t.col_bytes;
+    const int64_t len = t.segment_len;
+    for (int64_t s = 0; s < t.segments; ++s) {
+      const uint8_t* a[2 * MP];
+      #pragma GCC unroll 8
+      for (int r = 0; r < 2 * MP; ++r) a[r] = t.ind[std::min(r, t.mr - 1) * t.ind_stride + s];
+      int64_t kk = 0;
+      for (; kk + 16 <= len; kk += 16) {
+        uint8x16_t lo[MP], hi[MP];
+        #pragma GCC unroll 4
+        for (int p = 0; p < MP; ++p) {
+          const uint64x2_t x0 = vreinterpretq_u64_u8(vld1q_u8(a[2 * p] + kk));
+          const uint64x2_t x1 = vreinterpretq_u64_u8(vld1q_u8(a[2 * p + 1] + kk));
+          lo[p] = vreinterpretq_u8_u64(vzip1q_u64(x0, x1));
+          hi[p] = vreinterpretq_u8_u64(vzip2q_u64(x0, x1));
+        }
+        MmlaStep<MP>(acc, lo, b);
+        MmlaStep<MP>(acc, hi, b + t.b_stride);
+        b += 2 * t.b_stride;
+      }
+      if (kk + 8 <= len) {
+        uint8x16_t av[MP];
+        #pragma GCC unroll 4
+        for (int p = 0; p < MP; ++p) av[p] = vcombine_u8(vld1_u8(a[2 * p] + kk), vld1_u8(a[2 * p + 1] + kk));
+        MmlaStep<MP>(acc, av, b);
+        b += t.b_stride;
+        kk += 8;
+      }
+      if (kk < len) {
+        uint8x16_t av[MP];
+        #pragma GCC unroll 4
+        for (int p = 0; p < MP; ++p) {
+          uint32_t q0, q1;
+          std::memcpy(&q0, a[2 * p] + kk, 4);
+          std::memcpy(&q1, a[2 * p + 1] + kk, 4);
+          av[p] = vreinterpretq_u8_u32(vcombine_u32(vcreate_u32(q0), vcreate_u32(q1)));
+        }
+        MmlaStep<MP>(acc, av, b);
+        b += t.b_stride;
+      }
+    }
+    const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w, col);
+    const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, channels - sub));
+    // acc[p][j] is [r c, r c+1, r+1 c, r+1 c+1] for channels c = 2j: row 2p's 8 channels are the low halves,
+    // row 2p + 1's the high ones. An odd last row (paired with itself) is not stored.
+    qgemm_neon::StoreTile<2 * MP>(
+        cs, right_only, os, out.residual, valid, y, t.mr,
+        [&](int r, int32x4_t* acc0, int32x4_t* acc1) {
+          const int p = r / 2;
+          const int64x2_t a0 = vreinterpretq_s64_s32(acc[p][0]), a1 = vreinterpretq_s64_s32(acc[p][1]);
+          const int64x2_t a2 = vreinterpretq_s64_s32(acc[p][2]), a3 = vreinterpretq_s64_s32(acc[p][3]);
+          *acc0 = vreinterpretq_s32_s64(r % 2 == 0 ? vzip1q_s64(a0, a1) : vzip2q_s64(a0, a1));
+          *acc1 = vreinterpretq_s32_s64(r % 2 == 0 ? vzip1q_s64(a2, a3) : vzip2q_s64(a2, a3));
+        },
+        [&](int r) { return (row + r) * ldy + col; });
   }
 }
 
-using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, bool, const QGemmOutputStage&, uint8_t*, int64_t);
 
 TileFn GetTile(int mr) {
   static constexpr TileFn kTiles[kMr / 2] = {Tile<1>, Tile<2>, Tile<3>, Tile<4>};
@@ -115,8 +122,9 @@ TileFn GetTile(int mr) {
 template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+  const bool right_only = qgemm_neon::AllShiftsRight(w);
   qgemm_neon::Run(rows, segments, segment_len, w, w.mmla_panels.data(), w.kp8, 8, 8, row_pointers,
-                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, stage, y, ldy); });
+                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, right_only, stage, y, ldy); });
 }
 
 }  // namespace

@@ -23,11 +23,24 @@ inline int32x4_t RoundingDivideByPOT(int32x4_t x, int32x4_t neg_exponent) {
   return vrshlq_s32(vqaddq_s32(x, fixup), neg_exponent);
 }
 
+// RoundingDivideByPOT of a RoundingDoublingHighMul result, which is never INT32_MIN (|a b| < 2^62 when the
+// product is negative), so the fixup cannot overflow and one SSRA does the saturating add's work.
+inline int32x4_t RoundingDivideProductByPOT(int32x4_t x, int32x4_t neg_exponent) {
+  return vrshlq_s32(vsraq_n_s32(x, vandq_s32(x, neg_exponent), 31), neg_exponent);
+}
+
 // MultiplyByQuantizedMultiplier with left = max(shift, 0) and neg_right = min(shift, 0); the left shift
 // wraps like requantize.h's.
 inline int32x4_t MultiplyByQuantizedMultiplier(int32x4_t x, int32x4_t multiplier, int32x4_t left,
                                                int32x4_t neg_right) {
-  return RoundingDivideByPOT(RoundingDoublingHighMul(vshlq_s32(x, left), multiplier), neg_right);
+  return RoundingDivideProductByPOT(RoundingDoublingHighMul(vshlq_s32(x, left), multiplier), neg_right);
+}
+
+// The same where every lane's shift is negative (a multiplier below 1/2, as convolutions have): no left
+// shift, and the fixup applies to every negative product, so it needs no mask.
+inline int32x4_t MultiplyByQuantizedMultiplierRight(int32x4_t x, int32x4_t multiplier, int32x4_t neg_right) {
+  const int32x4_t product = RoundingDoublingHighMul(x, multiplier);
+  return vrshlq_s32(vsraq_n_s32(product, product, 31), neg_right);
 }
 
 }  // namespace

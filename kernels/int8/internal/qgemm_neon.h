@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
@@ -22,16 +24,15 @@ namespace {
 inline constexpr int kMr = 8;  // rows per register tile
 inline constexpr int kNr = 8;  // channels per register tile
 
-// Requantization constants for the 8 channels of a tile.
+// Requantization constants for the 8 channels of a tile (the bias goes into the accumulators' start).
 struct ChannelStage {
-  int32x4_t bias[2], multiplier[2], left[2], neg_right[2];
+  int32x4_t multiplier[2], left[2], neg_right[2];
 };
 
-inline ChannelStage LoadChannelStage(const int32_t* bias, const PackedQGemmWeights& w, int64_t col) {
+inline ChannelStage LoadChannelStage(const PackedQGemmWeights& w, int64_t col) {
   ChannelStage s;
   for (int v = 0; v < 2; ++v) {
     const int32x4_t shift = vld1q_s32(w.shift.data() + col + 4 * v);
-    s.bias[v] = vld1q_s32(bias + col + 4 * v);
     s.multiplier[v] = vld1q_s32(w.multiplier.data() + col + 4 * v);
     s.left[v] = vmaxq_s32(shift, vdupq_n_s32(0));
     s.neg_right[v] = vminq_s32(shift, vdupq_n_s32(0));
@@ -39,16 +40,25 @@ inline ChannelStage LoadChannelStage(const int32_t* bias, const PackedQGemmWeigh
   return s;
 }
 
+// Whether every channel's shift is negative (multipliers below 1/2, as convolutions have), so that
+// StoreTile can take the right-shift-only requantization. Once per call.
+inline bool AllShiftsRight(const PackedQGemmWeights& w) {
+  return std::all_of(w.shift.begin(), w.shift.begin() + w.n, [](int32_t s) { return s < 0; });
+}
+
 // The per-call part of the output stage, broadcast once.
 struct OutputStage {
-  int32x4_t y_zero_point, lo, hi, r_zero_point, r_multiplier, r_left, r_neg_right;
+  int16x8_t y_zero_point;
+  uint8x8_t lo, hi;
+  int32x4_t r_zero_point, r_multiplier, r_left, r_neg_right;
 };
 
+// y_zero_point, act_min and act_max lie in [0, 255] (the QConv / QGemm checks).
 inline OutputStage LoadOutputStage(const QGemmOutputStage& out) {
   OutputStage s;
-  s.y_zero_point = vdupq_n_s32(out.y_zero_point);
-  s.lo = vdupq_n_s32(out.act_min);
-  s.hi = vdupq_n_s32(out.act_max);
+  s.y_zero_point = vdupq_n_s16(static_cast<int16_t>(out.y_zero_point));
+  s.lo = vdup_n_u8(static_cast<uint8_t>(out.act_min));
+  s.hi = vdup_n_u8(static_cast<uint8_t>(out.act_max));
   s.r_zero_point = vdupq_n_s32(out.r_zero_point);
   s.r_multiplier = vdupq_n_s32(out.r_multiplier);
   s.r_left = vdupq_n_s32(std::max(out.r_shift, 0));
@@ -56,25 +66,20 @@ inline OutputStage LoadOutputStage(const QGemmOutputStage& out) {
   return s;
 }
 
-// Requantizes one row's accumulators for 8 channels (bias not yet added), adds the residual term when
-// `residual` is non-null, clamps and stores the first `valid` channels (1 to 8) as u8.
-inline void StoreRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, const OutputStage& o,
-                     const uint8_t* residual, int valid, uint8_t* y) {
+// Requantizes one row's accumulators for 8 channels (bias included), adds the residual term r8 when
+// kResidual, then the zero point, and clamps to u8. The zero point and clamp work on saturating narrows:
+// a sum beyond int16 ends beyond [0, 255] either way and clamps as the int32 sum does, so the result
+// equals requantize.h's RequantizeClamp. No branches, so that a tile's rows form one straight run.
+template <bool kRightOnly, bool kResidual>
+inline uint8x8_t RequantizeRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, const OutputStage& o,
+                               uint8x8_t r8) {
   using requantize_neon::MultiplyByQuantizedMultiplier;
   int32x4_t v[2] = {acc0, acc1};
   for (int i = 0; i < 2; ++i) {
-    v[i] = MultiplyByQuantizedMultiplier(vaddq_s32(v[i], c.bias[i]), c.multiplier[i], c.left[i], c.neg_right[i]);
-    v[i] = vaddq_s32(v[i], o.y_zero_point);
+    v[i] = kRightOnly ? requantize_neon::MultiplyByQuantizedMultiplierRight(v[i], c.multiplier[i], c.neg_right[i])
+                      : MultiplyByQuantizedMultiplier(v[i], c.multiplier[i], c.left[i], c.neg_right[i]);
   }
-  if (residual != nullptr) {
-    uint8x8_t r8;
-    if (valid == kNr) {
-      r8 = vld1_u8(residual);
-    } else {
-      uint8_t tmp[kNr] = {0};
-      std::memcpy(tmp, residual, valid);
-      r8 = vld1_u8(tmp);
-    }
+  if (kResidual) {
     const uint16x8_t r16 = vmovl_u8(r8);
     const int32x4_t r[2] = {vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(r16))),
                             vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(r16)))};
@@ -83,31 +88,85 @@ inline void StoreRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, cons
                                                            o.r_neg_right));
     }
   }
-  for (int i = 0; i < 2; ++i) v[i] = vminq_s32(vmaxq_s32(v[i], o.lo), o.hi);
-  // The low 8 bits, as the VNNI kernels store them (the clamp keeps a u8 range in range).
-  const uint8x8_t bytes = vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(vmovn_s32(v[0]), vmovn_s32(v[1]))));
-  if (valid == kNr) {
-    vst1_u8(y, bytes);
+  const int16x8_t v16 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), o.y_zero_point);
+  return vmin_u8(vmax_u8(vqmovun_s16(v16), o.lo), o.hi);
+}
+
+// The first `valid` bytes at p (8 when kFull), the rest 0.
+template <bool kFull>
+inline uint8x8_t LoadBytes(const uint8_t* p, int valid) {
+  if (kFull) return vld1_u8(p);
+  uint8_t tmp[kNr] = {0};
+  std::memcpy(tmp, p, valid);
+  return vld1_u8(tmp);
+}
+
+template <bool kFull>
+inline void StoreBytes(uint8_t* p, uint8x8_t bytes, int valid) {
+  if (kFull) {
+    vst1_u8(p, bytes);
   } else {
     uint8_t tmp[kNr];
     vst1_u8(tmp, bytes);
-    std::memcpy(y, tmp, valid);
+    std::memcpy(p, tmp, valid);
   }
 }
 
+// The output stage of a tile of `rows` rows x 8 channels: row(r, &acc0, &acc1) gives row r's
+// accumulators, which go to y + offset(r) (and read the residual at the same offset), the first `valid`
+// channels. The three choices (right_only from AllShiftsRight, a residual, all 8 channels) are made once
+// per tile, so each row loop compiles to straight code.
+template <int kRows, typename RowAcc, typename Offset>
+inline void StoreTile(const ChannelStage& c, bool right_only, const OutputStage& o, const uint8_t* residual, int valid,
+                      uint8_t* y, int rows, RowAcc&& row, Offset&& offset) {
+  auto run = [&](auto right_only, auto has_residual, auto full) {
+    constexpr bool kRightOnly = decltype(right_only)::value, kResidual = decltype(has_residual)::value,
+                   kFull = decltype(full)::value;
+    #pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      if (r >= rows) break;
+      int32x4_t acc0, acc1;
+      row(r, &acc0, &acc1);
+      const int64_t off = offset(r);
+      const uint8x8_t r8 = kResidual ? LoadBytes<kFull>(residual + off, valid) : vdup_n_u8(0);
+      StoreBytes<kFull>(y + off, RequantizeRow<kRightOnly, kResidual>(acc0, acc1, c, o, r8), valid);
+    }
+  };
+  auto with_full = [&](auto right_only, auto has_residual) {
+    if (valid == kNr) {
+      run(right_only, has_residual, std::true_type());
+    } else {
+      run(right_only, has_residual, std::false_type());
+    }
+  };
+  auto with_residual = [&](auto right_only) {
+    if (residual != nullptr) {
+      with_full(right_only, std::true_type());
+    } else {
+      with_full(right_only, std::false_type());
+    }
+  };
+  if (right_only) {
+    with_residual(std::true_type());
+  } else {
+    with_residual(std::false_type());
+  }
+}
 
-// Where a tile reads and writes: rows [row, row + mr) x channels [col, col + 8), row r's segment s at
-// ind[r * ind_stride + s], the packed weights of its 8 channels at b, b_stride bytes per step of K.
+// Where a tile reads and writes: rows [row, row + mr) x channels [col, col + channels) of one block, in
+// tiles of 8 channels; row r's segment s at ind[r * ind_stride + s]; the packed weights of the tile at
+// channel offset c (a multiple of 8) at b + c * col_bytes, b_stride bytes per step of K.
 struct TileArgs {
   const uint8_t* const* ind;
   int64_t ind_stride, segments, segment_len;
   const int8_t* b;
-  int64_t b_stride;
-  int64_t row, col;
+  int64_t b_stride, col_bytes;
+  int64_t row, col, channels;
   int mr;
 };
 
-// The loop over 64-channel blocks, row tiles and 8-channel tiles; `tile(args)` computes one tile. The
+// The loop over 64-channel blocks and row tiles; `tile(args)` computes a row tile's 8-channel tiles of
+// one block, so that its setup (row pointers, the call) is paid once per block, not per 8 channels. The
 // layout: `panels` with `kpb` bytes of K per channel, in steps of `step_bytes_per_channel` bytes per
 // channel (4 for [kp/4][nb][4], 8 for [kp8/8][nb/2][2][8]); a channel's first byte in a step is at
 // channel * col_bytes.
@@ -117,14 +176,13 @@ void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmW
   const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
   for (int64_t col = 0; col < padded; col += kQGemmNr) {
     const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
+    const int64_t channels = std::min<int64_t>(nb, w.n - col);
     const int8_t* block = panels + col * kpb;
     int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
       int64_t stride = 0;
       const uint8_t* const* ind = row_pointers(row, mr, &stride);
-      for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += kNr) {
-        tile(TileArgs{ind, stride, segments, segment_len, block + sub * col_bytes, nb * step_bytes_per_channel, row,
-                      col + sub, mr});
-      }
+      tile(TileArgs{ind, stride, segments, segment_len, block, nb * step_bytes_per_channel, col_bytes, row, col,
+                    channels, mr});
     });
   }
 }
