@@ -749,7 +749,13 @@ __attribute__((noinline)) void Panel16GroupGemvPanels(const GemmQ8Args& a, const
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* unit = panels[s] + unit_offset;
-        if (kPrefetch) PrefetchBlockTwoUnitsAhead(unit, kGeo, i);
+        if (kPrefetch) {
+          // The same block two units (about 3-4 KiB) ahead in this stream: harmless past the matrix.
+#pragma GCC unroll 4
+          for (int k = 0; k < kGeo.vectors_per_block; ++k) {
+            _mm_prefetch(reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes + kGeo.Vector(i, k)), _MM_HINT_T0);
+          }
+        }
         const __m512i dot = BlockDot<kBits, kGfni>(unit + kGeo.Vector(i, 0), xb, bias);
         facc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), dx, facc[s]);
       }
@@ -1008,7 +1014,18 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
 #pragma GCC unroll 4
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* unit = panels[s] + unit_offset;
-        if (kPrefetch) PrefetchBlockTwoUnitsAhead(unit, kGeo, i);
+        if (kPrefetch) {
+          // The same block two units ahead in this stream (and, with block 0, that unit's scales). Written
+          // out here rather than through decode_streams.h PrefetchBlockTwoUnitsAhead, which spilled vector
+          // registers in the 4-stream instances (gemv_gemm_avx512vnni_spill_test).
+          const char* ahead = reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes);
+#pragma GCC unroll 6
+          for (int k = 0; k < kGeo.vectors_per_block; ++k) _mm_prefetch(ahead + kGeo.Vector(i, k), _MM_HINT_T0);
+          if (i == 0) {
+#pragma GCC unroll 5
+            for (int l = 0; l < kGeo.meta_bytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+          }
+        }
         if constexpr (kKind == 2) {
           __m512i c[8];
           Q2Codes(unit + kGeo.Vector(i, 0), c);

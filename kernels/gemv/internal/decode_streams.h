@@ -1,9 +1,11 @@
 // How the Panel16 decode kernels (one token, int8 x) stream their weights: the panels of a row range
 // split into lockstep linear streams, and the software prefetch that runs ahead in each stream. Shared
-// by every ISA's kernels so that the stream count and the prefetch distance are chosen in one place
-// (CpuFeatures::decode_streams, CpuFeatures::stream_prefetch).
+// by the x86 kernels of every ISA level so that the stream count and the prefetch distance are chosen
+// in one place (CpuFeatures::decode_streams, CpuFeatures::stream_prefetch).
 #ifndef TESSEL_KERNELS_GEMV_INTERNAL_DECODE_STREAMS_H_
 #define TESSEL_KERNELS_GEMV_INTERNAL_DECODE_STREAMS_H_
+
+#include <immintrin.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -57,21 +59,25 @@ void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64
 // and left the AVX2 k-quant and group decode kernels of 2026-11-27 without a single prefetch).
 template <int64_t kPair>
 __attribute__((always_inline)) inline void PrefetchTwoPairsAhead(const uint8_t* pair) {
+  const char* ahead = reinterpret_cast<const char*>(pair) + 2 * kPair;
 #pragma GCC unroll 9
-  for (int l = 0; l < kPair / 64; ++l) __builtin_prefetch(pair + 2 * kPair + 64 * l, 0, 3);
+  for (int l = 0; l < kPair / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
 }
 
-// The same for the k-quant and group layouts (Panel16KQuantGeometry, Panel16GroupGeometry), read
-// block by block in 256-column units: block i's vectors two units ahead, and with block 0 that unit's
-// scales (meta bytes), so that the 8 blocks' calls cover the unit once.
-template <typename Geometry>
-__attribute__((always_inline)) inline void PrefetchBlockTwoUnitsAhead(const uint8_t* unit, const Geometry& geo, int i) {
-  const uint8_t* ahead = unit + 2 * geo.unit_bytes;
+// The same for the k-quant and group layouts (Panel16KQuantGeometry, Panel16GroupGeometry: kUnitBytes,
+// kMetaBytes, kVectors per block), read block by block in 256-column units: block i's vectors two units
+// ahead, and with block 0 that unit's scales, so that the 8 blocks' calls cover the unit once. The
+// geometry comes as constants, not as an object: a reference to the kernels' constexpr geometry cost
+// the AVX-512 VNNI k-quant kernels vector registers (gemv_gemm_avx512vnni_spill_test).
+template <int64_t kUnitBytes, int64_t kMetaBytes, int64_t kVectors>
+__attribute__((always_inline)) inline void PrefetchBlockTwoUnitsAhead(const uint8_t* unit, int i) {
+  const char* ahead = reinterpret_cast<const char*>(unit) + 2 * kUnitBytes;
+  const char* block = ahead + kMetaBytes + 64 * kVectors * i;
 #pragma GCC unroll 6
-  for (int k = 0; k < geo.vectors_per_block; ++k) __builtin_prefetch(ahead + geo.Vector(i, k), 0, 3);
+  for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, _MM_HINT_T0);
   if (i == 0) {
-#pragma GCC unroll 5
-    for (int64_t l = 0; l < geo.meta_bytes; l += 64) __builtin_prefetch(ahead + l, 0, 3);
+#pragma GCC unroll 8
+    for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
   }
 }
 
