@@ -67,8 +67,9 @@ __attribute__((always_inline)) inline void PrefetchTwoPairsAhead(const uint8_t* 
 // The same for the k-quant and group layouts (Panel16KQuantGeometry, Panel16GroupGeometry: kUnitBytes,
 // kMetaBytes, kVectors per block), read block by block in 256-column units: block i's vectors two units
 // ahead, and with block 0 that unit's scales, so that the 8 blocks' calls cover the unit once. The
-// geometry comes as constants, not as an object: a reference to the kernels' constexpr geometry cost
-// the AVX-512 VNNI k-quant kernels vector registers (gemv_gemm_avx512vnni_spill_test).
+// AVX2 / AVX-VNNI kernels use it; the AVX-512 VNNI k-quant and group kernels write the same lines out
+// in their loops (through this helper their 4-stream instances kept vector registers on the stack:
+// gemv_gemm_avx512vnni_spill_test).
 template <int64_t kUnitBytes, int64_t kMetaBytes, int64_t kVectors>
 __attribute__((always_inline)) inline void PrefetchBlockTwoUnitsAhead(const uint8_t* unit, int i) {
   const char* ahead = reinterpret_cast<const char*>(unit) + 2 * kUnitBytes;
