@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/gemv/internal/decode_streams.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
 #include "kernels/gemv/internal/quant_blocks.h"
 
@@ -180,39 +181,15 @@ void GemvPanels(const GemmQ8Args& a, const __m256i* xe, const uint8_t* const* pa
   }
 }
 
-// Rows [row_begin, row_end) as up to max_streams lockstep streams while each has at least two panels,
-// then fewer (gemv_gemm_avx512vnni.cc StreamPanels).
+// Rows [row_begin, row_end) as up to max_streams lockstep streams (decode_streams.h StreamPanels).
 template <bool kQ4, bool kNL, bool kPrefetch>
 void Gemv(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int max_streams) {
   const int64_t nb = a.cols / kQuantBlock;
-  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
-  const auto* w = static_cast<const uint8_t*>(a.w);
   const __m256i* xe = kQ4 && !kNL ? ExpandX<kQ4>(a) : nullptr;
-  const int64_t first = row_begin / kPanel;
-  const int64_t count = (row_end - row_begin + kPanel - 1) / kPanel;
-  int64_t done = 0;
-  auto run = [&](auto streams_tag) {
-    constexpr int S = decltype(streams_tag)::value;
-    const int64_t per = (count - done) / S;
-    if (S > max_streams || (S > 1 && per < 2)) return;
-    for (int64_t i = 0; i < per; ++i) {
-      const uint8_t* panels[S];
-      float* y[S];
-      int rows[S];
-      for (int s = 0; s < S; ++s) {
-        const int64_t p = done + s * per + i;
-        const int64_t r = row_begin + p * kPanel;
-        panels[s] = w + (first + p) * panel_bytes;
-        y[s] = a.y + r;
-        rows[s] = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
-      }
-      GemvPanels<kQ4, kNL, S, kPrefetch>(a, xe, panels, y, rows);
-    }
-    done += per * S;
-  };
-  run(std::integral_constant<int, 4>());
-  run(std::integral_constant<int, 2>());
-  run(std::integral_constant<int, 1>());
+  StreamPanels(a, row_begin, row_end, (nb + 1) / 2 * Panel16PairBytes(kQ4), max_streams,
+               [&](auto streams_tag, const uint8_t* const* panels, float* const* y, const int* rows) {
+                 GemvPanels<kQ4, kNL, decltype(streams_tag)::value, kPrefetch>(a, xe, panels, y, rows);
+               });
 }
 
 // Prefill: T tokens (from t0) x 8 rows (half `half` of the panel at `panel`); y rows [r, r + rows). Each

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/gemv/internal/decode_streams.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
 
 #define TESSEL_P16_VNNI 0

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/gemv/internal/decode_streams.h"
 #include "kernels/gemv/internal/gemv_kernels.h"
 
 namespace tessel {
@@ -529,40 +530,6 @@ void Panel16FewTokensPanels(const GemmQ8Args& a, const uint8_t* const* panels, f
   }
 }
 
-// Runs the panels of rows [row_begin, row_end) as max_streams (4, 2 or 1) lockstep streams while each
-// has at least two panels, then fewer: panels_fn(std::integral_constant<int, S>, panels, y, rows).
-template <typename PanelsFn>
-void StreamPanels(const GemmQ8Args& a, int64_t row_begin, int64_t row_end, int64_t panel_bytes, int max_streams,
-                  PanelsFn panels_fn) {
-  const auto* w = static_cast<const uint8_t*>(a.w);
-  const int64_t first = row_begin / kPanel;
-  const int64_t count = (row_end - row_begin + kPanel - 1) / kPanel;
-  // Panel p of the range: its weights, its y and its row count.
-  auto locate = [&](int64_t p, const uint8_t** panel, float** y, int* rows) {
-    const int64_t r = row_begin + p * kPanel;
-    *panel = w + (first + p) * panel_bytes;
-    *y = a.y + r;
-    *rows = static_cast<int>(std::min<int64_t>(kPanel, row_end - r));
-  };
-  int64_t done = 0;
-  auto run = [&](auto streams_tag) {
-    constexpr int S = decltype(streams_tag)::value;
-    const int64_t per = (count - done) / S;
-    if (S > max_streams || (S > 1 && per < 2)) return;
-    for (int64_t i = 0; i < per; ++i) {
-      const uint8_t* panels[S];
-      float* y[S];
-      int rows[S];
-      for (int s = 0; s < S; ++s) locate(done + s * per + i, &panels[s], &y[s], &rows[s]);
-      panels_fn(streams_tag, panels, y, rows);
-    }
-    done += per * S;
-  };
-  run(std::integral_constant<int, 4>());
-  run(std::integral_constant<int, 2>());
-  run(std::integral_constant<int, 1>());
-}
-
 // Panel16FewTokensPanels over rows [row_begin, row_end): at most 8 accumulators (streams x T) stay in
 // registers beside a block's 8 weight vectors.
 template <bool kQ4, bool kPrefetch, int T>
@@ -1048,7 +1015,9 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
       for (int s = 0; s < kStreams; ++s) {
         const uint8_t* unit = panels[s] + unit_offset;
         if (kPrefetch) {
-          // The same block two units ahead in this stream (and, with block 0, that unit's scales).
+          // The same block two units ahead in this stream (and, with block 0, that unit's scales). Written
+          // out here rather than through decode_streams.h PrefetchBlockTwoUnitsAhead, which spilled vector
+          // registers in the 4-stream instances (gemv_gemm_avx512vnni_spill_test).
           const char* ahead = reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes);
 #pragma GCC unroll 6
           for (int k = 0; k < kGeo.vectors_per_block; ++k) _mm_prefetch(ahead + kGeo.Vector(i, k), _MM_HINT_T0);

@@ -35,15 +35,6 @@ constexpr BlockOffsets OffsetsOf(int64_t b) {
           (b / 2) * Panel16PairBytes(kQ4) + 32 * (b % 2), kQ4 ? (b / 4) * 128 + 16 * (b % 4) : b * 32};
 }
 
-// The Panel16 pair two pairs ahead of `pair` in its stream, line by line, into L1: the decode kernels'
-// software prefetch, which keeps more DRAM requests in flight per stream than the hardware prefetcher
-// (CpuFeatures::stream_prefetch). A prefetch past the matrix is harmless: it never faults.
-template <int64_t kPair>
-inline void PrefetchTwoPairsAhead(const uint8_t* pair) {
-#pragma GCC unroll 9
-  for (int l = 0; l < kPair / 64; ++l) __builtin_prefetch(pair + 2 * kPair + 64 * l, 0, 3);
-}
-
 struct Panel16GroupGeometry {
   static constexpr int64_t kUnitCols = 256;  // 8 blocks of 32
   int64_t vectors_per_block, groups_per_unit, scale_bytes, min_bytes, zero_bytes, meta_bytes, unit_bytes, units;
