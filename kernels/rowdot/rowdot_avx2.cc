@@ -5,18 +5,16 @@
 // prefill path.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/rowdot/internal/row_elements.h"
 #include "kernels/rowdot/rowdot.h"
 
 namespace tessel {
 namespace {
 
-// Element types of the weight rows: their bytes per element and their widening to f32.
-enum class Elem { kF16, kBf16, kF32 };
-template <Elem E>
-constexpr int kBytes = E == Elem::kF32 ? 4 : 2;
+using rowdot_internal::Elem;
+using rowdot_internal::kBytes;
+using rowdot_internal::Scalar;
 
 // The 8 elements at p as floats.
 template <Elem E>
@@ -25,24 +23,6 @@ inline __m256 Load8(const uint8_t* p) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   if constexpr (E == Elem::kBf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   return _mm256_cvtph_ps(h);
-}
-
-template <Elem E>
-inline float Scalar(const uint8_t* p) {
-  if constexpr (E == Elem::kF32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  if (E == Elem::kBf16) {
-    const uint32_t bits = uint32_t{h} << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  return _cvtsh_ss(h);
 }
 
 inline float Sum(__m256 v) {

@@ -13,15 +13,14 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/rowdot/internal/row_elements.h"
 #include "kernels/rowdot/rowdot.h"
 
 namespace tessel {
 namespace {
 
-// Element types of the weight rows: their bytes per element and their widening to f32.
-enum class Elem { kF16, kBf16, kF32 };
-template <Elem E>
-constexpr int kBytes = E == Elem::kF32 ? 4 : 2;
+using rowdot_internal::Elem;
+using rowdot_internal::kBytes;
 
 template <Elem E>
 inline __m512 Widen(__m256i h) {

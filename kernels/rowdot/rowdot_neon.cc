@@ -4,16 +4,15 @@
 // f32-GEMM prefill path.
 #include <arm_neon.h>
 
-#include <cstring>
-
+#include "kernels/rowdot/internal/row_elements.h"
 #include "kernels/rowdot/rowdot.h"
 
 namespace tessel {
 namespace {
 
-enum class Elem { kF16, kBf16, kF32 };
-template <Elem E>
-constexpr int kBytes = E == Elem::kF32 ? 4 : 2;
+using rowdot_internal::Elem;
+using rowdot_internal::kBytes;
+using rowdot_internal::Scalar;
 
 // The 8 elements at p as two float vectors.
 template <Elem E>
@@ -29,26 +28,6 @@ inline void Load8(const uint8_t* p, float32x4_t* lo, float32x4_t* hi) {
     const uint16x8_t h = vld1q_u16(reinterpret_cast<const uint16_t*>(p));
     *lo = vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(h), 16));
     *hi = vreinterpretq_f32_u32(vshll_high_n_u16(h, 16));
-  }
-}
-
-template <Elem E>
-inline float Scalar(const uint8_t* p) {
-  if constexpr (E == Elem::kF32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  } else if constexpr (E == Elem::kF16) {
-    float16_t h;
-    std::memcpy(&h, p, 2);
-    return static_cast<float>(h);
-  } else {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    const uint32_t bits = uint32_t{h} << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
   }
 }
 
