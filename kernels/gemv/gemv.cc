@@ -19,10 +19,12 @@ bool BlockLegal(const ProblemShape& s) { return s.m >= 0 && s.n >= 0 && s.n % kQ
 bool GroupLegal(const ProblemShape& s) {
   return s.m >= 0 && s.n >= 0 && (s.group == 32 || s.group == 64 || s.group == 128) && s.n % s.group == 0;
 }
+#if defined(__aarch64__)
 // Kernels of some k-quants ("kquant_panel16xq8"): ProblemShape::group carries GemmQ8Args::kquant.
 bool KQuantNeonLegal(const ProblemShape& s) {
   return ((s.group >= 2 && s.group <= 6) || s.group == kKQuantIQ4_XS) && s.n % 256 == 0;
 }
+#endif
 
 // Seconds to stream the weights at a rough single-thread rate for the kernel (GB/s).
 template <int kGBs>
