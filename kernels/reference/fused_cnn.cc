@@ -73,27 +73,36 @@ std::vector<int64_t> ChannelsFirstShape(const std::vector<int64_t>& s) {
 
 bool IsChannelsLast(const Node& node) { return node.GetString("layout", "nchw") == "nhwc"; }
 
-// The activation named by `<prefix>activation` (validated by type inference).
+// The activation named by `<prefix>activation` (validated by type inference), parsed once per node.
 struct Activation {
+  enum class Kind { kNone, kRelu, kClip, kHardSwish, kSigmoid, kSilu };
   explicit Activation(const Node& node, const std::string& prefix = "")
-      : kind(node.GetString(prefix + "activation", "none")),
+      : kind(Parse(node.GetString(prefix + "activation", "none"))),
         lo(node.GetFloat(prefix + "clip_min", 0.0f)),
         hi(node.GetFloat(prefix + "clip_max", 0.0f)) {}
 
+  static Kind Parse(const std::string& k) {
+    return k == "relu" ? Kind::kRelu : k == "clip" ? Kind::kClip : k == "hardswish" ? Kind::kHardSwish
+         : k == "sigmoid" ? Kind::kSigmoid : k == "silu" ? Kind::kSilu : Kind::kNone;
+  }
+  static float Sigmoid(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x)))); }
+
   // As the Relu, Clip, HardSwish and Sigmoid reference kernels compute it; silu is x * sigmoid(x).
   float operator()(float x) const {
-    if (kind == "relu") return x < 0.0f ? 0.0f : x;
-    if (kind == "clip") {
-      const float v = x < lo ? lo : x;
-      return v > hi ? hi : v;
+    switch (kind) {
+      case Kind::kRelu: return x < 0.0f ? 0.0f : x;
+      case Kind::kClip: {
+        const float v = x < lo ? lo : x;
+        return v > hi ? hi : v;
+      }
+      case Kind::kHardSwish: return static_cast<float>(x * std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5)));
+      case Kind::kSigmoid: return Sigmoid(x);
+      case Kind::kSilu: return x * Sigmoid(x);
+      case Kind::kNone: break;
     }
-    if (kind == "hardswish") return static_cast<float>(x * std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5)));
-    const float sigmoid = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x))));
-    if (kind == "sigmoid") return sigmoid;
-    if (kind == "silu") return x * sigmoid;
     return x;
   }
-  std::string kind;
+  Kind kind;
   float lo, hi;
 };
 
