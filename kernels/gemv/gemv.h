@@ -175,8 +175,10 @@ const GemmQ8Kernel* FastGemmQ8Kernel(GemvFormat format);
 //   stream in address order: with the scales last, the first block's scale load ran ahead of its
 //   vectors, and a load-only walk of two streams ran at 21-23 GB/s against 27 in order, on Zen 4):
 //   Q4_0 (K = 4, 576-byte pairs): vector k, dword lane r = qs bytes 4k..4k+3 of row 16p + r's block
-//         (low nibbles: elements 4k..4k+3, high nibbles: 16 + 4k..);
-//   Q8_0 (K = 8, 1088-byte pairs): vector k, lane r = qs bytes 4k..4k+3 XOR 0x80 (unsigned, biased);
+//         (low nibbles: elements 4k..4k+3, high nibbles: 16 + 4k..), on aarch64 XOR 0x88 (each nibble
+//         the 4-bit two's complement of code - 8, for SDOT);
+//   Q8_0 (K = 8, 1088-byte pairs): vector k, lane r = qs bytes 4k..4k+3, on x86 XOR 0x80 (unsigned,
+//         biased, for VPDPBUSD / VPMADDUBSW), on aarch64 as they are (signed, for SDOT);
 //   scales: fp16 d of the pair's first block for rows 0..15, then of its second block.
 // Kernels take GemmQ8Args with w = the packed matrix; row_begin is a multiple of 16 (or rows).
 int64_t GemvPanel16Bytes(GemvFormat format, int64_t rows, int64_t cols);

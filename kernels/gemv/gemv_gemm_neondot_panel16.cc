@@ -7,10 +7,12 @@
 // A 64-byte Panel16 vector (16 rows x 4 bytes) is four q registers of 4 rows each; SDOT by element
 // (vdotq_laneq_s32) multiplies each row's 4 weight bytes with the same 4 x bytes, which x's layout holds
 // together in one 32-bit lane:
-// - Q4_0: nibble codes 0..15 meet x directly (s8 x s8) and the block bias (-8 x sum x, the sums'
-//   starting value) makes them code - 8, as on x86.
-// - IQ4_NL: codes looked up (vqtbl1q_s8) into ggml's signed levels; no bias.
-// - Q8_0: bytes stored + 128; XOR 0x80 gives the signed weight back; no bias.
+// - Q4_0: aarch64 stores each nibble as code ^ 8 (kPanel16Q4Flip), the 4-bit two's complement of
+//   code - 8: SHL #4 and AND 0xF0 make the low and high nibbles 16 x (code - 8) as s8, and the float
+//   stage's SCVTF #4 divides the sums by 16 (exactly: they are multiples of 16). No block bias.
+// - IQ4_NL (the same bytes): the nibbles (code ^ 8) looked up (vqtbl1q_s8) in ggml's signed levels,
+//   permuted to match; no bias.
+// - Q8_0: aarch64 stores the signed weights (kPanel16Q8Flip); no bias.
 // - 2-, 3- and 5-bit codes are assembled from their bit planes per step (Codes) and meet x the same way;
 //   zero points through the block or half biases, mins through the sums of x.
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Q4_0 and Q8_0 run
@@ -116,7 +118,8 @@ __attribute__((always_inline)) inline void Q4Step(const uint8_t* vec, const int8
 template <int kT>
 void PanelTokensNL(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
   const int64_t nb = a.cols / kQuantBlock;
-  const int8x16_t levels = vld1q_s8(kIQ4NLValues);
+  // Nibble n is code n ^ 8 (kPanel16Q4Flip): ggml's levels with their halves swapped.
+  const int8x16_t table = vld1q_s8(kIQ4NLValues), levels = vextq_s8(table, table, 8);
   float32x4_t acc[kT][4];
 #pragma GCC unroll 4
   for (int t = 0; t < kT; ++t) {
@@ -159,6 +162,7 @@ void PanelTokensNL(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_
 }
 
 void RunNL(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  static_assert(kPanel16Q4Flip == 0x88, "the nibbles are code ^ 8");
   const int64_t nb = a.cols / kQuantBlock;
   const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(true);
   const auto* w = static_cast<const uint8_t*>(a.w);
@@ -196,8 +200,8 @@ void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const int64_t nb = a.cols / kQuantBlock;
   const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
   const auto* w = static_cast<const uint8_t*>(a.w);
-  // Q8_0 has no block biases (block_bias may be null); its tiles never read them.
-  const int32_t* const block_bias = kQ4 ? a.block_bias : nullptr;
+  // aarch64's Panel16 bytes are signed (kPanel16Q4Flip, kPanel16Q8Flip): the tiles read no block biases.
+  static_assert(kPanel16Q4Flip == 0x88 && kPanel16Q8Flip == 0, "the tiles take signed Panel16 bytes");
   const int64_t xs[4] = {0, a.xq_stride, 2 * a.xq_stride, 3 * a.xq_stride};
   const int64_t bs = 4 * a.block_stride;  // bytes
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
@@ -206,7 +210,6 @@ void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     int64_t t0 = 0;
     for (; t0 + 4 <= a.n; t0 += 4) {
       const int8_t* xt = a.xq + t0 * a.xq_stride;
-      const int32_t* bt = kQ4 ? block_bias + t0 * a.block_stride : nullptr;
       const float* dt = a.block_scale + t0 * a.block_stride;
       for (int half = 0; half < 2 && 8 * half < rows; ++half) {
         float32x4_t acc[8];
@@ -215,9 +218,9 @@ void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
           const uint8_t* vec = panel + o.vec + 32 * half;
           const uint8_t* scales = panel + o.scales + 16 * half;
           if constexpr (kQ4) {
-            Q4PrefillTile(vec, xt + o.x, xs, bt + b, dt + b, bs, scales, acc);
+            Q4PrefillTile(vec, xt + o.x, xs, dt + b, bs, scales, acc);
           } else {
-            Q8PrefillTile(vec, xt + o.x, xs, nullptr, dt + b, bs, scales, acc);
+            Q8PrefillTile(vec, xt + o.x, xs, dt + b, bs, scales, acc);
           }
         };
         ForEachBlock<kQ4>(nb, tile);
@@ -232,15 +235,14 @@ void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     }
     for (; t0 < a.n; ++t0) {
       const int8_t* xt = a.xq + t0 * a.xq_stride;
-      const int32_t* bt = kQ4 ? block_bias + t0 * a.block_stride : nullptr;
       const float* dt = a.block_scale + t0 * a.block_stride;
       float32x4_t acc[4];
       for (auto& v : acc) v = vdupq_n_f32(0);
       auto tile = [&](int64_t b, const BlockOffsets& o) __attribute__((always_inline)) {
         if constexpr (kQ4) {
-          Q4DecodeTile(panel + o.vec, xt + o.x, bt + b, dt + b, panel + o.scales, acc);
+          Q4DecodeTile(panel + o.vec, xt + o.x, dt + b, panel + o.scales, acc);
         } else {
-          Q8DecodeTile(panel + o.vec, xt + o.x, nullptr, dt + b, panel + o.scales, acc);
+          Q8DecodeTile(panel + o.vec, xt + o.x, dt + b, panel + o.scales, acc);
         }
       };
       ForEachBlock<kQ4>(nb, tile);

@@ -47,7 +47,7 @@ void PackGemvPanel16(GemvFormat format, const void* w, int64_t rows, int64_t col
   auto* dst = static_cast<uint8_t*>(out);
   const auto* src = static_cast<const uint8_t*>(w);
   const int64_t row_bytes = g.nb * g.block_bytes;
-  const uint32_t flip = g.q4 ? 0 : 0x80808080u;
+  const uint32_t flip = (g.q4 ? kPanel16Q4Flip : kPanel16Q8Flip) * 0x01010101u;
   // In destination order, so that the writes stream; the reads walk 16 rows side by side.
   for (int64_t p = 0; p * kPanelRows < rows; ++p) {
     const int lanes = static_cast<int>(std::min<int64_t>(kPanelRows, rows - p * kPanelRows));
@@ -76,7 +76,7 @@ void PackGemvPanel16(GemvFormat format, const void* w, int64_t rows, int64_t col
 void UnpackGemvPanel16Row(GemvFormat format, const void* packed, int64_t cols, int64_t r, void* row_out) {
   const Geometry g(format, cols);
   const auto* src = static_cast<const uint8_t*>(packed);
-  const uint8_t flip = g.q4 ? 0 : 0x80;
+  const uint8_t flip = g.q4 ? kPanel16Q4Flip : kPanel16Q8Flip;
   for (int64_t b = 0; b < g.nb; ++b) {
     uint8_t* blk = static_cast<uint8_t*>(row_out) + b * g.block_bytes;
     int64_t vec, scale;
@@ -108,12 +108,12 @@ void Panel16Reference(GemvFormat format, const GemmQ8Args& a, int64_t row_begin,
         for (int j = 0; j < kQuantBlock; ++j) {
           int q, x;
           if (g.q4) {
-            const uint8_t byte = w[vec + 64 * ((j % 16) / 4) + j % 4];
+            const uint8_t byte = w[vec + 64 * ((j % 16) / 4) + j % 4] ^ kPanel16Q4Flip;
             const int code = j < 16 ? byte & 15 : byte >> 4;
             q = a.nonlinear ? kIQ4NLValues[code] : code - 8;
             x = xq[(b / 4) * 128 + 16 * (b % 4) + (j < 16 ? j : 64 + j - 16)];
           } else {
-            q = static_cast<int>(w[vec + 64 * (j / 4) + j % 4] ^ 0x80);
+            q = static_cast<int>(w[vec + 64 * (j / 4) + j % 4] ^ kPanel16Q8Flip);
             q = q >= 128 ? q - 256 : q;
             x = xq[b * kQuantBlock + j];
           }

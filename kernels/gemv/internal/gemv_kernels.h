@@ -21,6 +21,18 @@ inline int GroupZero(const GemvArgs& a, int64_t index) { return a.zeros ? a.zero
 // 64-byte vectors per block (Q4_0: K = 4, Q8_0: K = 8).
 inline constexpr int kPanel16Rows = 16;
 constexpr int64_t Panel16PairBytes(bool q4) { return 64 + 2 * (q4 ? 4 : 8) * 64; }
+// What the Q4_0 / Q8_0 Panel16 bytes are XORed with (gemv.h). x86's int8 instructions multiply unsigned
+// by signed bytes (VPDPBUSD, VPMADDUBSW): there Q8_0's bytes are stored + 128 and Q4_0's nibbles are the
+// codes 0..15 (a block bias of -8 x the sum of x makes them code - 8). Arm's SDOT multiplies signed by
+// signed: on aarch64 Q8_0's bytes are the weights and Q4_0's nibbles code ^ 8, the 4-bit two's complement
+// of code - 8, so that a nibble moved to the top of its byte is 16 x (code - 8) and no bias is needed.
+#if defined(__aarch64__)
+inline constexpr uint8_t kPanel16Q4Flip = 0x88;
+inline constexpr uint8_t kPanel16Q8Flip = 0;
+#else
+inline constexpr uint8_t kPanel16Q4Flip = 0;
+inline constexpr uint8_t kPanel16Q8Flip = 0x80;
+#endif
 
 // Where block b of a Q4_0 / Q8_0 panel lies: its first weight vector and its 16 rows' scales from the
 // panel's start, its x from the token's x row (Q4_0: elements 0..15 at 16 (b % 4) of its 128-element

@@ -24,17 +24,19 @@ HEADER = """\
 // - Decode tiles: 16 rows x 1 token into acc[0..3] (rows 4m..4m+3).
 // - Prefill tiles: 8 rows (w points at the panel's row group 0 or 2) x 4 tokens into acc[2t + m].
 // w: the block's first weight vector (plus 16 x the first row group); x: the token's x of the block
-// (Q4_0: elements 0..15, 16..31 at +64; Q8_0: at +16); bias (Q4_0): the sums' starting value (-8 x
-// the block's sum of x); dx: x's scale; scales: the rows' fp16 scales. Prefill: token t's x, bias and
-// dx are xs[t] and t x bs bytes on from token 0's (xs[0] = 0).
+// (Q4_0: elements 0..15, 16..31 at +64; Q8_0: at +16); dx: x's scale; scales: the rows' fp16 scales.
+// Prefill: token t's x and dx are xs[t] and t x bs bytes on from token 0's (xs[0] = 0). The weights are
+// aarch64's signed Panel16 bytes (kPanel16Q4Flip, kPanel16Q8Flip): the sums start at zero.
 """
 
 
 def q4_steps(L, kM, kT, A, B, isum, xlo, xhi, tail):
+    """A byte holds code ^ 8 of two elements: SHL #4 makes the low one 16 x (code - 8), AND 0xF0 the high
+    one; the float stage's SCVTF #4 takes the 16 back."""
     for k in range(4):
         raw, lo = (A, B) if k % 2 == 0 else (B, A)
-        L += ["and %s.16b, %s.16b, v%d.16b" % (lo[m], raw[m], MASK[kT]) for m in range(kM)]
-        L += ["ushr %s.16b, %s.16b, #4" % (raw[m], raw[m]) for m in range(kM)]
+        L += ["shl %s.16b, %s.16b, #4" % (lo[m], raw[m]) for m in range(kM)]
+        L += ["and %s.16b, %s.16b, v%d.16b" % (raw[m], raw[m], MASK[kT]) for m in range(kM)]
         L += ["sdot v%d.4s, %s.16b, %s.4b[%d]" % (isum(t, m), lo[m], xlo(t), k) for m in range(kM) for t in range(kT)]
         if k < 3:
             L += ["ldr q%s, [%%[w], #%d]" % (lo[m][1:], 64 * (k + 1) + 16 * m) for m in range(kM)]
@@ -43,36 +45,51 @@ def q4_steps(L, kM, kT, A, B, isum, xlo, xhi, tail):
         L += ["sdot v%d.4s, %s.16b, %s.4b[%d]" % (isum(t, m), raw[m], xhi(t), k) for m in range(kM) for t in range(kT)]
 
 
-def q8_steps(L, kM, kT, A, B, isum, xa, xb, tail):
+MASK = {1: 26, 4: 12}  # the Q4_0 high-nibble mask's register in the decode (1 token) and prefill (4) tiles
+
+
+def q8_steps(L, kM, kT, A, B, isum, xa, xb, tail, mid=(), early=()):
+    """The bytes are the signed weights: each meets x as loaded. Step k + 1's vectors load before step
+    k's SDOTs, a whole step ahead of their use; early comes before step 2 and mid before step 4, once
+    x's first halves are done."""
     for k in range(8):
         raw, nxt = (A, B) if k % 2 == 0 else (B, A)
         x = xa if k < 4 else xb
-        L += ["eor %s.16b, %s.16b, v%d.16b" % (raw[m], raw[m], MASK[kT]) for m in range(kM)]
-        half = kM // 2
-        L += ["sdot v%d.4s, %s.16b, %s.4b[%d]" % (isum(t, m), raw[m], x(t), k % 4) for m in range(half) for t in range(kT)]
+        if k == 2:
+            L += list(early)
+        if k == 4:
+            L += list(mid)
         if k < 7:
             L += ["ldr q%s, [%%[w], #%d]" % (nxt[m][1:], 64 * (k + 1) + 16 * m) for m in range(kM)]
         else:
             L += tail
-        L += ["sdot v%d.4s, %s.16b, %s.4b[%d]" % (isum(t, m), raw[m], x(t), k % 4) for m in range(half, kM) for t in range(kT)]
+        L += ["sdot v%d.4s, %s.16b, %s.4b[%d]" % (isum(t, m), raw[m], x(t), k % 4) for m in range(kM) for t in range(kT)]
 
 
-MASK = {1: 26, 4: 12}
+# Zeroing a sum: FMOV from xzr takes the load pipe in llvm-mca's A57 model (the A76's rows), MOVI one of
+# the two vector pipes. The tiles are bound by the vector pipes except Q8_0's decode tile, which is
+# bound by its loads (32 of 16 bytes a block).
+def zero(reg, load_bound=False):
+    return "movi v%d.4s, #0" % reg if load_bound else "fmov d%d, xzr" % reg
+
+
+def scvtf(reg, q4):
+    return "scvtf v%d.4s, v%d.4s%s" % (reg, reg, ", #4" if q4 else "")
 
 
 def decode(q4):
-    """isum v16-v19; x v24, v25; weight sets v8-v11 / v12-v15; mask v26; scales v27, v28."""
+    """isum v16-v19; x v24, v25; weight sets v8-v11 / v12-v15; mask v26 (Q4_0); scales v27, v28."""
     L = ["ldr q8, [%[w]]", "ldr q9, [%[w], #16]", "ldr q24, [%[x]]", "ldr q10, [%[w], #32]",
          "ldr q25, [%%[x], #%d]" % (64 if q4 else 16), "ldr q11, [%[w], #48]"]
-    L += ["ld1r {v%d.4s}, [%%[b]]" % (16 + m) if q4 else "movi v%d.4s, #0" % (16 + m) for m in range(4)]
-    L += ["movi v26.16b, #0x0f" if q4 else "movi v26.16b, #0x80"]
+    L += [zero(16 + m, not q4) for m in range(4)]
+    L += ["movi v26.16b, #0xf0"] if q4 else []
     A, B = ["v8", "v9", "v10", "v11"], ["v12", "v13", "v14", "v15"]
     tail = ["ldr q27, [%[s]]", "ldr q28, [%[s], #16]"]
     steps = q4_steps if q4 else q8_steps
     steps(L, 4, 1, A, B, lambda t, m: 16 + m, lambda t: "v24", lambda t: "v25", tail)
     L += ["ld1r {v26.4s}, [%[dx]]"]
     L += ["fcvtl v29.4s, v27.4h", "fcvtl2 v30.4s, v27.8h", "fcvtl v31.4s, v28.4h", "fcvtl2 v27.4s, v28.8h"]
-    L += ["scvtf v%d.4s, v%d.4s" % (16 + m, 16 + m) for m in range(4)]
+    L += [scvtf(16 + m, q4) for m in range(4)]
     d = ["v29", "v30", "v31", "v27"]
     L += ["fmul %s.4s, %s.4s, v26.4s" % (d[m], d[m]) for m in range(4)]
     L += ["fmla %%[a%d].4s, v%d.4s, %s.4s" % (m, 16 + m, d[m]) for m in range(4)]
@@ -81,29 +98,30 @@ def decode(q4):
 
 def prefill(q4):
     """isum v16-v23 (2t + m); x v24-v27 (first), v28-v31 (second); weight sets v8, v9 / v10, v11;
-    mask v12; scales v13 -> v14, v15; dx into v24-v27 once x's first halves are done. Token t's x is
-    at x + xs[t], its bias and dx at b + t bs and dx + t bs (xs[0] = 0; b1-b3 hold the addresses)."""
+    mask v12 (Q4_0); scales v13 -> v14, v15; dx into v24-v27 once x's first halves are done. Token t's x is
+    at x + xs[t], its dx at dx + t bs (xs[0] = 0; b1-b3 hold the addresses)."""
     hi = 64 if q4 else 16
     L = ["ldr q8, [%[w]]", "add %%[xh], %%[x], #%d" % hi, "ldr q9, [%[w], #16]"]
-    L += ["add %[b1], %[b], %[bs]", "add %[b2], %[b1], %[bs]", "add %[b3], %[b2], %[bs]"] if q4 else []
     xs = ["", ", %[xs1]", ", %[xs2]", ", %[xs3]"]
+    # Q4_0 loads every x at once; Q8_0 the second halves under the first steps' SDOTs, which spreads the
+    # loads among them.
     for t in range(4):
-        L += ["ldr q%d, [%%[x]%s]" % (24 + t, xs[t]), "ldr q%d, [%%[xh]%s]" % (28 + t, xs[t])]
-    bs = ["%[b]", "%[b1]", "%[b2]", "%[b3]"]
-    for t in range(4):
-        for m in range(2):
-            L += ["ld1r {v%d.4s}, [%s]" % (16 + 2 * t + m, bs[t]) if q4 else "movi v%d.4s, #0" % (16 + 2 * t + m)]
-    L += ["movi v12.16b, #0x0f" if q4 else "movi v12.16b, #0x80"]
+        L += ["ldr q%d, [%%[x]%s]" % (24 + t, xs[t])] + (["ldr q%d, [%%[xh]%s]" % (28 + t, xs[t])] if q4 else [])
+    early = ["ldr q%d, [%%[xh]%s]" % (28 + t, xs[t]) for t in range(4)]
+    L += [zero(16 + i) for i in range(8)]
+    L += ["movi v12.16b, #0xf0"] if q4 else []
     A, B = ["v8", "v9"], ["v10", "v11"]
     tail = ["ldr q13, [%[s]]", "add %[b1], %[dx], %[bs]", "add %[b2], %[b1], %[bs]", "add %[b3], %[b2], %[bs]",
             "ldr s24, [%[dx]]", "ldr s25, [%[b1]]", "ldr s26, [%[b2]]", "ldr s27, [%[b3]]"]
     isum = lambda t, m: 16 + 2 * t + m
+    cvt = ["fcvtl v14.4s, v13.4h", "fcvtl2 v15.4s, v13.8h"]
     if q4:
         q4_steps(L, 2, 4, A, B, isum, lambda t: "v%d" % (24 + t), lambda t: "v%d" % (28 + t), tail)
+        L += cvt
     else:
-        q8_steps(L, 2, 4, A, B, isum, lambda t: "v%d" % (24 + t), lambda t: "v%d" % (28 + t), tail)
-    L += ["fcvtl v14.4s, v13.4h", "fcvtl2 v15.4s, v13.8h"]
-    L += ["scvtf v%d.4s, v%d.4s" % (16 + i, 16 + i) for i in range(8)]
+        # The scales and dx load, and the scales convert, under the SDOTs of the second half.
+        q8_steps(L, 2, 4, A, B, isum, lambda t: "v%d" % (24 + t), lambda t: "v%d" % (28 + t), [], tail + cvt, early)
+    L += [scvtf(16 + i, q4) for i in range(8)]
     L += ["fmul v%d.4s, v%d.4s, v%d.4s" % (16 + i, 16 + i, 14 + i % 2) for i in range(8)]
     L += ["fmla %%[a%d].4s, v%d.4s, v%d.s[0]" % (i, 16 + i, 24 + i // 2) for i in range(8)]
     return L
@@ -115,27 +133,25 @@ CLOBBERS = ", ".join('"v%d"' % r for r in range(8, 32))
 def function(name, comment, lines, decode_tile):
     out = ["", "// " + comment]
     if decode_tile:
-        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const int32_t* bias,"
-                   % name)
-        out.append("    const float* dx, const uint8_t* scales, float32x4_t (&acc)[4]) {")
+        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const float* dx," % name)
+        out.append("    const uint8_t* scales, float32x4_t (&acc)[4]) {")
     else:
         out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x," % name)
-        out.append("    const int64_t (&xs)[4], const int32_t* bias, const float* dx, int64_t bs,")
-        out.append("    const uint8_t* scales, float32x4_t (&acc)[8]) {")
+        out.append("    const int64_t (&xs)[4], const float* dx, int64_t bs, const uint8_t* scales,")
+        out.append("    float32x4_t (&acc)[8]) {")
         out.append("  const int8_t* xh;")
-        out.append("  const int32_t *b1, *b2, *b3;")
+        out.append("  const float *b1, *b2, *b3;")
     out.append("  asm(")
     out += ['      "%s\\n"' % l for l in lines]
     if decode_tile:
         out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3])')
-        out.append('      : [w] "r"(w), [x] "r"(x), [b] "r"(bias), [dx] "r"(dx), [s] "r"(scales)')
+        out.append('      : [w] "r"(w), [x] "r"(x), [dx] "r"(dx), [s] "r"(scales)')
     else:
         out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]),')
         out.append('        [a4] "+w"(acc[4]), [a5] "+w"(acc[5]), [a6] "+w"(acc[6]), [a7] "+w"(acc[7]),')
         out.append('        [xh] "=&r"(xh), [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3)')
         out.append('      : [w] "r"(w), [x] "r"(x), [xs1] "r"(xs[1]), [xs2] "r"(xs[2]), [xs3] "r"(xs[3]),')
-        out.append('        [b] "r"(bias), [dx] "r"(dx), [bs] "r"(bs),')
-        out.append('        [s] "r"(scales)')
+        out.append('        [dx] "r"(dx), [bs] "r"(bs), [s] "r"(scales)')
     out.append("      : %s);" % CLOBBERS)
     out.append("}")
     return out
@@ -144,9 +160,9 @@ def function(name, comment, lines, decode_tile):
 def main():
     out = [HEADER.rstrip("\n")]
     out += function("Q4DecodeTile", "Q4_0, 16 rows x 1 token.", decode(True), True)
-    out += function("Q8DecodeTile", "Q8_0, 16 rows x 1 token (bias unused: the sums start at zero).", decode(False), True)
+    out += function("Q8DecodeTile", "Q8_0, 16 rows x 1 token.", decode(False), True)
     out += function("Q4PrefillTile", "Q4_0, 8 rows x 4 tokens.", prefill(True), False)
-    out += function("Q8PrefillTile", "Q8_0, 8 rows x 4 tokens (bias unused).", prefill(False), False)
+    out += function("Q8PrefillTile", "Q8_0, 8 rows x 4 tokens.", prefill(False), False)
     print("\n".join(out))
 
 
