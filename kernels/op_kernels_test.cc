@@ -422,8 +422,63 @@ bool MakeCopy(std::mt19937& rng, Case* c, const std::string& op) {
   return true;
 }
 
+// ONNX Conv or tessel.FusedConv (nchw, with residual and every activation), channels first, over 1 to 3
+// spatial dimensions: groups, strides, dilation, asymmetric pads, with and without bias; 16-channel groups over 3-D extents span several of the kernel's column
+// blocks, with a partial last one.
+bool MakeConvNd(std::mt19937& rng, Case* c, bool fused) {
+  CaseBuilder b(&rng, c);
+  const int64_t spatial = Pick(rng, {1, 2, 3});
+  const int64_t n = Pick(rng, {1, 2}), groups = Pick(rng, {1, 1, 2, 3});
+  const int64_t cg = Pick(rng, {1, 3, 16}), mg = Pick(rng, {1, 5, 33});
+  std::vector<int64_t> x = {n, groups * cg}, w = {groups * mg, cg}, ks, ss, ds, pb, pe;
+  for (int64_t d = 0; d < spatial; ++d) {
+    const int64_t in = spatial == 3 ? Pick(rng, {1, 5, 13}) : Pick(rng, {1, 6, 17, 40});
+    ks.push_back(Pick(rng, {1, 2, 3}));
+    ss.push_back(Pick(rng, {1, 2}));
+    ds.push_back(Pick(rng, {1, 1, 2}));
+    pb.push_back(Pick(rng, {0, 1}));
+    pe.push_back(Pick(rng, {0, 1, 2}));
+    if (OutExtent(in, ks.back(), ss.back(), ds.back(), pb.back(), pe.back()) < 1) return false;
+    x.push_back(in);
+    w.push_back(ks.back());
+  }
+  const bool bias = Pick(rng, {0, 1}), residual = fused && Pick(rng, {0, 1});
+  b.Activation(x);
+  b.Weight(w);
+  if (bias) b.Weight({groups * mg});
+  if (residual) {
+    if (!bias) b.Omitted();
+    std::vector<int64_t> y = {n, groups * mg};
+    for (int64_t d = 0; d < spatial; ++d) y.push_back(OutExtent(x[2 + d], ks[d], ss[d], ds[d], pb[d], pe[d]));
+    b.Activation(y);
+  }
+  Node* node = b.Finish(fused ? "FusedConv" : "Conv", fused ? "tessel" : "");
+  std::string act;
+  if (fused) {
+    const char* acts[] = {"none", "relu", "clip", "hardswish", "sigmoid", "silu"};
+    act = acts[Pick(rng, {0, 1, 2, 3, 4, 5})];
+    node->SetAttr("activation", Attribute::String(act));
+    if (act == "clip") {
+      node->SetAttr("clip_min", Attribute::Float(-0.5f));
+      node->SetAttr("clip_max", Attribute::Float(0.75f));
+    }
+  }
+  std::vector<int64_t> pads = pb;
+  pads.insert(pads.end(), pe.begin(), pe.end());
+  node->SetAttr("kernel_shape", Attribute::Ints(ks));
+  node->SetAttr("strides", Attribute::Ints(ss));
+  node->SetAttr("dilations", Attribute::Ints(ds));
+  node->SetAttr("pads", Attribute::Ints(pads));
+  node->SetAttr("group", Attribute::Int(groups));
+  c->label = absl::StrCat("Conv x[", absl::StrJoin(x, ","), "] w[", absl::StrJoin(w, ","), "] s", absl::StrJoin(ss, ","),
+                          " d", absl::StrJoin(ds, ","), " pads ", absl::StrJoin(pads, ","), bias ? " bias" : "",
+                          residual ? " residual " : " ", act);
+  return true;
+}
+
 bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.name.find("_dwconv2d_3x3_nhwc__") != std::string::npos) return MakeDepthwiseConv3x3(rng, c);
+  if (e.op == "Conv" || e.name.find("_ncx__") != std::string::npos) return MakeConvNd(rng, c, e.op != "Conv");
   if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
   if (e.op == "tessel.DwPwConv") return MakeDwPwConv(rng, c);
   if (e.op == "tessel.MaxPool") return MakePool(rng, c, "MaxPool");

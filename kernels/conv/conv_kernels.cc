@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/registry/conv_geometry.h"
 #include "kernels/conv/fc_gemv.h"
+#include "kernels/conv/internal/select_gemm.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "pthreadpool.h"
@@ -57,16 +58,7 @@ void Epilogue(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bi
   }
 }
 
-// The GEMM microkernel family member chosen once for the whole layer (cost on the layer's shape).
-absl::StatusOr<const GemmKernel*> SelectGemm(int64_t m, int64_t n, int64_t k) {
-  // TESSEL_FORCE_BACKEND applies here only where it names a microkernel or its backend (x86,
-  // portable...); operator-level names ("gemm", "xnnpack") were already honoured by selection.
-  std::string force = ForcedBackendFromEnv();
-  bool microkernel_force = false;
-  for (const GemmKernel& e : GemmKernels().entries()) microkernel_force |= ForceAllows(force, e.backend, e.name);
-  if (!microkernel_force) force.clear();
-  return GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0}, force);
-}
+using conv_internal::SelectGemm;
 
 int Tasks(const OpKernelArgs& args) { return std::max(1, args.num_threads); }
 
