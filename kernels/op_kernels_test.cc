@@ -154,6 +154,14 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
                           g, " strides ", sh, ",", sw, " dilations ", dh, ",", dw, " pads ", pads[0], ",", pads[1], ",",
                           pads[2], ",", pads[3], bias ? " bias" : "", residual ? " residual" : "");
   SetActivation(rng, node, "", &c->label);
+  // A quarter of the cases with an activation that is no clamp (MobileNetV3's hardswish, EfficientNet's
+  // SiLU), which only the GEMM kernels take.
+  if (node->GetString("activation", "none") != "clip" && Pick(rng, {0, 0, 0, 1})) {
+    const char* kinds[] = {"hardswish", "sigmoid", "silu"};
+    const char* kind = kinds[Pick(rng, {0, 1, 2})];
+    node->SetAttr("activation", Attribute::String(kind));
+    absl::StrAppend(&c->label, " then ", kind);
+  }
   return true;
 }
 
@@ -233,6 +241,15 @@ bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   SetActivation(rng, node, "dw_", &c->label);
   SetActivation(rng, node, "pw_", &c->label);
   if (exp) SetActivation(rng, node, "exp_", &c->label);
+  // Some depthwise and pointwise activations that are no clamp (DeepLabV3-MobileNetV3's hardswish), which
+  // the XNNPACK kernel appends as operators of their own.
+  for (const char* prefix : {"dw_", "pw_"}) {
+    if (node->GetString(absl::StrCat(prefix, "activation"), "none") == "clip" || Pick(rng, {0, 0, 0, 1}) == 0) continue;
+    const char* kinds[] = {"hardswish", "sigmoid", "silu"};
+    const char* kind = kinds[Pick(rng, {0, 1, 2})];
+    node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String(kind));
+    absl::StrAppend(&c->label, " then ", prefix, kind);
+  }
   return true;
 }
 
@@ -258,7 +275,8 @@ bool MakeFullyConnected(std::mt19937& rng, Case* c, const std::string& op) {
   CaseBuilder b(&rng, c);
   const int64_t m = Pick(rng, {1, 3, 17}), k = Pick(rng, {1, 7, 64, 129}), n = Pick(rng, {1, 10, 33, 100});
   const bool trans_b = op == "Gemm" && Pick(rng, {0, 1});
-  const bool bias = op == "MatMulBias" || (op == "Gemm" && Pick(rng, {0, 1}));
+  const bool fused = op == "MatMulBias" || op == "MatMulBiasGelu";
+  const bool bias = fused || (op == "Gemm" && Pick(rng, {0, 1}));
   if (op == "MatMul" && Pick(rng, {0, 1})) {
     b.Activation({2, m, k});
   } else {
@@ -266,9 +284,12 @@ bool MakeFullyConnected(std::mt19937& rng, Case* c, const std::string& op) {
   }
   b.Weight(trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
   if (bias) b.Weight(Pick(rng, {0, 1}) && op == "Gemm" ? std::vector<int64_t>{1, n} : std::vector<int64_t>{n});
-  Node* node = b.Finish(op, op == "MatMulBias" ? "tessel" : "");
+  Node* node = b.Finish(op, fused ? "tessel" : "");
   if (trans_b) node->SetAttr("transB", Attribute::Int(1));
-  c->label = absl::StrCat(op, " m", m, " k", k, " n", n, trans_b ? " transB" : "", bias ? " bias" : "");
+  const bool tanh = op == "MatMulBiasGelu" && Pick(rng, {0, 1});
+  if (tanh) node->SetAttr("approximate", Attribute::String("tanh"));
+  c->label = absl::StrCat(op, " m", m, " k", k, " n", n, trans_b ? " transB" : "", bias ? " bias" : "",
+                          tanh ? " tanh" : "");
   return true;
 }
 
@@ -486,6 +507,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "tessel.GlobalAveragePool") return MakePool(rng, c, "GlobalAveragePool");
   if (e.op == "Gemm" || e.op == "MatMul") return MakeFullyConnected(rng, c, e.op);
   if (e.op == "tessel.MatMulBias") return MakeFullyConnected(rng, c, "MatMulBias");
+  if (e.op == "tessel.MatMulBiasGelu") return MakeFullyConnected(rng, c, "MatMulBiasGelu");
   if (e.op == "Add") return MakeAdd(rng, c);
   if (e.op == "Mul") return MakeMul(rng, c);
   if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish") return MakeUnary(rng, c, e.op);
@@ -1006,9 +1028,14 @@ TEST(OpKernelSelectionTest, ForceAndFallback) {
   ASSERT_NE(named, nullptr);
   EXPECT_EQ(named->name, "tessel_f32_conv2d_nhwc__im2col_gemm");
   EXPECT_EQ(OpKernels().Select(q, "f32", "reference"), nullptr);
+  // An activation no epilogue fuses (sigmoid) is appended after the convolution: still a fast kernel.
   node->SetAttr("activation", Attribute::String("sigmoid"));
+  EXPECT_NE(OpKernels().Select(q, "f32", ""), nullptr);
+  // Weights computed at run time: every optimized convolution packs constant weights, so none applies
+  // and selection says why (the caller falls back to the reference kernel).
+  std::vector<OperandInfo> runtime_weights = {{true, false, c.data[0].type()}, {true, false, c.data[1].type()}};
   std::vector<std::string> why;
-  EXPECT_EQ(OpKernels().Select(q, "f32", "", &why), nullptr);
+  EXPECT_EQ(OpKernels().Select(OpQuery{*node, runtime_weights, out}, "f32", "", &why), nullptr);
   EXPECT_FALSE(why.empty());
 }
 

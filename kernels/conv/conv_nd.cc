@@ -5,16 +5,14 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <string>
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "graph/ops/nn_params.h"
+#include "kernels/conv/internal/activation.h"
 #include "kernels/conv/internal/select_gemm.h"
 #include "kernels/gemm/gemm.h"
-#include "kernels/portable/tessel_portable.h"
-#include "kernels/registry/conv_geometry.h"
 #include "pthreadpool.h"
 
 namespace tessel {
@@ -94,42 +92,6 @@ bool ResolveConvNd(const OpQuery& q, ConvNd* g) {
   return true;
 }
 
-enum class Act { kClamp, kHardSwish, kSigmoid, kSiLU };
-
-// tessel.FusedConv's activation: a clamp (none, relu, clip: lo / hi) or one of the others.
-Act ReadAct(const Node& node, float* lo, float* hi) {
-  const ClampActivation clamp = ReadClampActivation(node, "");
-  *lo = clamp.lo;
-  *hi = clamp.hi;
-  if (clamp.is_clamp) return Act::kClamp;
-  const std::string kind = node.GetString("activation", "none");
-  *lo = -std::numeric_limits<float>::infinity();
-  *hi = std::numeric_limits<float>::infinity();
-  return kind == "hardswish" ? Act::kHardSwish : kind == "sigmoid" ? Act::kSigmoid : Act::kSiLU;
-}
-
-// y = act(y + bias + residual) over one row of a block, the reference's order (fused_cnn.cc).
-template <Act kAct>
-void EpilogueRow(int64_t n, float bias, const float* __restrict r, float lo, float hi, float* __restrict y) {
-  for (int64_t j = 0; j < n; ++j) {
-    float v = y[j] + bias + (r ? r[j] : 0.0f);
-    if constexpr (kAct == Act::kClamp) {
-      v = v < lo ? lo : v;
-      v = v > hi ? hi : v;
-    } else if constexpr (kAct == Act::kHardSwish) {
-      float t = v + 3.0f;
-      t = t < 0.0f ? 0.0f : t;
-      t = t > 6.0f ? 6.0f : t;
-      v = v * t * (1.0f / 6.0f);
-    } else if constexpr (kAct == Act::kSigmoid) {
-      v = tsl_sigmoidf(v);
-    } else {
-      v = v * tsl_sigmoidf(v);
-    }
-    y[j] = v;
-  }
-}
-
 // Columns [j0, j0 + cols) of the unfolded input of one (image, group): row r = (channel, tap) holds the
 // input value each output position reads through that tap, 0 where it reads padding.
 void Im2colBlock(const ConvNd& g, const float* x, int64_t j0, int64_t cols, float* col) {
@@ -182,20 +144,8 @@ class ConvNdKernel : public OpKernel {
     k->bias_ = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
     k->residual_ = args.inputs.size() > 3 && args.inputs[3] ? args.inputs[3]->data<float>() : nullptr;
     k->y_ = args.outputs[0].data<float>();
-    switch (ReadAct(args.node, &k->lo_, &k->hi_)) {
-      case Act::kClamp:
-        k->epilogue_ = EpilogueRow<Act::kClamp>;
-        break;
-      case Act::kHardSwish:
-        k->epilogue_ = EpilogueRow<Act::kHardSwish>;
-        break;
-      case Act::kSigmoid:
-        k->epilogue_ = EpilogueRow<Act::kSigmoid>;
-        break;
-      case Act::kSiLU:
-        k->epilogue_ = EpilogueRow<Act::kSiLU>;
-        break;
-    }
+    conv_internal::Act act;
+    k->epilogue_ = conv_internal::ReadActivation(args.node, &act, &k->lo_, &k->hi_);
     // A plain Conv (no bias, no residual, no clamp) needs no pass over its output.
     k->epilogue_needed_ = k->bias_ || k->residual_ || k->lo_ > -std::numeric_limits<float>::infinity() ||
                           k->hi_ < std::numeric_limits<float>::infinity() ||
@@ -253,7 +203,7 @@ class ConvNdKernel : public OpKernel {
   const float* residual_ = nullptr;
   float* y_ = nullptr;
   float lo_ = 0, hi_ = 0;
-  void (*epilogue_)(int64_t, float, const float*, float, float, float*) = nullptr;
+  conv_internal::ActivateRowFn epilogue_ = nullptr;
   bool epilogue_needed_ = false;
   pthreadpool_t pool_ = nullptr;
   uint32_t flags_ = 0;
