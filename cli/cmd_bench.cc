@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "artifact/artifact.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/model_io.h"
 #include "runtime/executor.h"
 
 namespace tessel {
@@ -73,14 +73,16 @@ int BenchCommand(int argc, char** argv) {
       ThreadsFlag("threads per inference", "1"),
       {"iterations", "K", "timed runs", false, "20", cli::AtLeast(1)},
       {"warmup", "W", "untimed runs first", false, "2", cli::AtLeast(0)},
+      {"input", "NAME=FILE.npy", "time on this input (a bare FILE.npy when the model has one input; default: random)",
+       true},
       {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
       {"estimate", "CORE", "instead of timing: ESTIMATED per-op time of an aarch64 artifact on cortex-a55, cortex-a76 "
                            "or neoverse-v1, from a run under qemu (no board needed; docs/arm_lab.md)"},
       {"runner", "PATH", "the aarch64 tessel that --estimate runs under qemu (default: the aarch64 build beside this one)"},
   };
   if (cli::WantsHelp(argc, argv)) {
-    std::printf("%s", cli::Usage("bench", "MODEL.tsl [--threads N] [--iterations K] | --estimate CORE",
-                                 "Runs the compiled model on random inputs and prints latency statistics; the last "
+    std::printf("%s", cli::Usage("bench", "MODEL.tsl [--threads N] [--iterations K] [--input NAME=FILE.npy ...] | --estimate CORE",
+                                 "Runs the compiled model on random inputs (or --input files) and prints latency statistics; the last "
                                  "line is one JSON object.",
                                  flags)
                           .c_str());
@@ -105,17 +107,12 @@ int BenchCommand(int argc, char** argv) {
   }
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(args->positional()[0]);
   if (!model.ok()) return cli::Fail("bench", model.status());
-  std::vector<Tensor> inputs;
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<ModelInput> model_inputs;
   for (int i = 0; i < (*model)->num_inputs(); ++i) {
-    TensorType t = (*model)->input_type(i);
-    Tensor x(t.dtype, t.StaticShape());
-    if (t.dtype == DType::kF32) {
-      for (int64_t k = 0; k < x.num_elements(); ++k) x.data<float>()[k] = dist(rng);
-    }
-    inputs.push_back(std::move(x));
+    model_inputs.push_back({(*model)->input_name(i), (*model)->input_type(i)});
   }
+  absl::StatusOr<std::vector<Tensor>> inputs = TimingInputs(model_inputs, args->GetAll("input"));
+  if (!inputs.ok()) return cli::Fail("bench", inputs.status());
   SessionOptions options;
   options.num_threads = *threads;
   options.spin_workers = args->Has("spin");
@@ -124,7 +121,7 @@ int BenchCommand(int argc, char** argv) {
   std::vector<double> ms;
   for (int64_t i = 0; i < *warmup + *iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    absl::Status s = (*session)->Run(inputs);
+    absl::Status s = (*session)->Run(*inputs);
     if (!s.ok()) return cli::Fail("bench", s);
     if (i >= *warmup) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }

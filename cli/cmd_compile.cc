@@ -6,7 +6,9 @@
 #include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -172,19 +174,37 @@ int CompileCommand(int argc, char** argv) {
   }
   std::printf("kernels: %s (tessel inspect %s lists them per op)\n", kernels.c_str(), args->Get("o").c_str());
   std::printf("estimated %.2f ms per run on this CPU, 1 thread (kernel cost model)\n", result->estimated_seconds * 1e3);
-  // Reference kernels are plain loops written for clarity, often 10-100x slower than a vector kernel.
-  std::vector<std::string> slow;
-  for (const auto& op : result->plan.ops()) {
-    if (absl::StartsWith(op.kernel(), "reference/")) {
-      slow.push_back(absl::StrCat(op.name(), " (", op.kernel().substr(10), ")"));
+  // Reference kernels are plain loops written for clarity, often 10-100x slower than a vector kernel: name
+  // each op type left on one, its nodes, and why no optimized kernel took it.
+  if (!result->reference_ops.empty()) {
+    struct Group {
+      std::vector<std::string> nodes;
+      double seconds = 0;
+    };
+    std::map<std::pair<std::string, std::string>, Group> groups;  // (op, reason)
+    double reference_seconds = 0;
+    for (const CompileResult::ReferenceOp& r : result->reference_ops) {
+      Group& g = groups[{r.op, r.reason}];
+      g.nodes.push_back(r.name);
+      g.seconds += r.estimated_seconds;
+      reference_seconds += r.estimated_seconds;
     }
-  }
-  if (!slow.empty()) {
-    const size_t shown = std::min<size_t>(slow.size(), 8);
-    std::fprintf(stderr, "compile: warning: %zu op(s) run on reference kernels, unoptimized on target %s: %s%s\n",
-                 slow.size(), result->plan.target().c_str(),
-                 absl::StrJoin(slow.begin(), slow.begin() + shown, ", ").c_str(),
-                 shown < slow.size() ? absl::StrCat(" and ", slow.size() - shown, " more").c_str() : "");
+    std::fprintf(stderr,
+                 "compile: warning: %zu op(s) run on reference kernels, unoptimized on target %s (%.0f%% of the "
+                 "estimated time):\n",
+                 result->reference_ops.size(), result->plan.target().c_str(),
+                 result->estimated_seconds > 0 ? 100 * reference_seconds / result->estimated_seconds : 0.0);
+    // Heaviest first, by the cost model.
+    std::vector<std::pair<std::pair<std::string, std::string>, Group>> sorted(groups.begin(), groups.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    for (const auto& [key, g] : sorted) {
+      const size_t shown = std::min<size_t>(g.nodes.size(), 3);
+      std::fprintf(stderr, "  %s x%zu (%s%s): %s\n", key.first.c_str(), g.nodes.size(),
+                   absl::StrJoin(g.nodes.begin(), g.nodes.begin() + shown, ", ").c_str(),
+                   shown < g.nodes.size() ? absl::StrCat(", ", g.nodes.size() - shown, " more").c_str() : "",
+                   key.second.c_str());
+    }
   }
   if (options.tune) {
     std::printf("tuning: %d ops timed, %d from the cache %s\n", result->tuned_ops, result->cached_ops,

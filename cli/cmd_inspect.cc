@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -24,7 +26,8 @@ std::string ShapeOf(const artifact::Tensor& t) {
   return TensorType::Static(static_cast<DType>(t.dtype()), shape).ToString();
 }
 
-int InspectArtifact(const std::string& path, bool profile, int iterations, int threads) {
+int InspectArtifact(const std::string& path, bool profile, int iterations, int threads,
+                    const std::vector<std::string>& input_specs) {
   absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
   if (!model.ok()) return cli::Fail("inspect", model.status());
   const artifact::Plan& plan = (*model)->plan();
@@ -50,21 +53,22 @@ int InspectArtifact(const std::string& path, bool profile, int iterations, int t
     std::printf("pages: %.2f MB of packed weights and buffers on 2 MiB-page chunks", PooledBytes() / 1e6);
     if (backed >= 0) std::printf("; %.2f MB of this process backed by 2 MiB pages", backed / 1e6);
     std::printf("\n");
-    std::vector<Tensor> inputs;
+    std::vector<ModelInput> model_inputs;
     for (int i = 0; i < (*model)->num_inputs(); ++i) {
-      TensorType t = (*model)->input_type(i);
-      inputs.emplace_back(t.dtype, t.StaticShape());
+      model_inputs.push_back({(*model)->input_name(i), (*model)->input_type(i)});
     }
+    absl::StatusOr<std::vector<Tensor>> inputs = TimingInputs(model_inputs, input_specs);
+    if (!inputs.ok()) return cli::Fail("inspect", inputs.status());
     // Two untimed runs first (page faults on the mapped weights, kernel set-up), then the per-op median of
     // `iterations` runs.
     for (int w = 0; w < 2; ++w) {
-      absl::Status s = session.Run(inputs);
+      absl::Status s = session.Run(*inputs);
       if (!s.ok()) return cli::Fail("inspect", s);
     }
     session.set_profile(true);
     std::vector<std::vector<double>> samples(plan.ops_size());
     for (int it = 0; it < iterations; ++it) {
-      absl::Status s = session.Run(inputs);
+      absl::Status s = session.Run(*inputs);
       if (!s.ok()) return cli::Fail("inspect", s);
       for (int i = 0; i < plan.ops_size(); ++i) samples[i].push_back(session.profile()[i].milliseconds);
     }
@@ -111,10 +115,11 @@ int InspectCommand(int argc, char** argv) {
       {"full-constants", "", "print every constant element in the IR (default: elide large ones)"},
       {"profile", "", "for a .tsl artifact: add per-op time (median of --iterations runs after 2 warm-up runs)"},
       {"iterations", "K", "profiled runs", false, "10", cli::Between(1, 100000)},
+      {"input", "NAME=FILE.npy", "with --profile: run on this input (default: random)", true},
       ThreadsFlag("threads per inference when profiling", "1"),
   };
   if (cli::WantsHelp(argc, argv)) {
-    std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir|MODEL.tsl [--dot FILE] [--profile [--iterations K] [--threads N]]",
+    std::printf("%s", cli::Usage("inspect", "MODEL.onnx|MODEL.tir|MODEL.tsl [--dot FILE] [--profile [--iterations K] [--threads N] [--input NAME=FILE.npy ...]]",
                                  "Prints the model's inputs and outputs, operator counts, parameter count and the "
                                  "text IR.",
                                  flags)
@@ -129,7 +134,8 @@ int InspectCommand(int argc, char** argv) {
     if (!iterations.ok()) return cli::Fail("inspect", iterations.status());
     absl::StatusOr<int> threads = ThreadsArg(*args);
     if (!threads.ok()) return cli::Fail("inspect", threads.status());
-    return InspectArtifact(args->positional()[0], args->Has("profile"), static_cast<int>(*iterations), *threads);
+    return InspectArtifact(args->positional()[0], args->Has("profile"), static_cast<int>(*iterations), *threads,
+                           args->GetAll("input"));
   }
   absl::StatusOr<std::unique_ptr<Graph>> graph = LoadGraph(args->positional()[0]);
   if (!graph.ok()) return cli::Fail("inspect", graph.status());

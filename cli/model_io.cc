@@ -5,6 +5,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -72,6 +73,22 @@ absl::StatusOr<std::vector<Tensor>> LoadInputs(const std::vector<ModelInput>& in
     absl::StatusOr<Tensor> t = ReadNpy(it->second);
     if (!t.ok()) return t.status();
     tensors.push_back(*std::move(t));
+  }
+  return tensors;
+}
+
+absl::StatusOr<std::vector<Tensor>> TimingInputs(const std::vector<ModelInput>& inputs,
+                                                 const std::vector<std::string>& specs) {
+  if (!specs.empty()) return LoadInputs(inputs, specs);
+  std::vector<Tensor> tensors;
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (const ModelInput& in : inputs) {
+    Tensor x(in.type.dtype, in.type.StaticShape());
+    if (in.type.dtype == DType::kF32) {
+      for (int64_t k = 0; k < x.num_elements(); ++k) x.data<float>()[k] = dist(rng);
+    }
+    tensors.push_back(std::move(x));
   }
   return tensors;
 }

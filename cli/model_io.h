@@ -28,6 +28,12 @@ std::vector<ModelInput> InputsOf(const Graph& graph);
 absl::StatusOr<std::vector<Tensor>> LoadInputs(const std::vector<ModelInput>& inputs,
                                                const std::vector<std::string>& specs);
 
+// The inputs that `bench` and `inspect --profile` time a model on: the --input files when any are given
+// (then every input, as LoadInputs), else stand-ins of the inputs' static types, f32 uniform in [-1, 1]
+// (seeded) and other types zero. Drivers that time a peer on the same files pass them (benchmarks/cnn).
+absl::StatusOr<std::vector<Tensor>> TimingInputs(const std::vector<ModelInput>& inputs,
+                                                 const std::vector<std::string>& specs);
+
 // A file name for a tensor name ("/layer1/Relu_output_0" -> "layer1_Relu_output_0").
 std::string SanitizeFileName(const std::string& name);
 

@@ -274,12 +274,45 @@ double ReferenceSeconds(const Node& node) {
 
 }  // namespace
 
-std::string SelectKernel(const Node& node, const std::string& force, std::string* backend, double* seconds) {
+namespace {
+
+// Why no optimized kernel took a node, from selection's refusals ("<kernel>: <refusal>"), grouped by
+// refusal: "2 kernels refuse its shape or attributes (xnn_f32_..., tessel_f32_...)".
+std::string WhyReference(const OpQuery& query, const std::string& dtypes, const std::string& force,
+                         const std::vector<std::string>& why_not) {
+  if (force == "reference") return "TESSEL_FORCE_BACKEND=reference";
+  if (why_not.empty()) return absl::StrCat("no optimized kernel for ", query.op(), " on ", dtypes);
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_refusal;
+  for (const std::string& line : why_not) {
+    const size_t colon = line.find(": ");
+    const std::string refusal = colon == std::string::npos ? line : line.substr(colon + 2);
+    auto it = std::find_if(by_refusal.begin(), by_refusal.end(), [&](const auto& r) { return r.first == refusal; });
+    if (it == by_refusal.end()) it = by_refusal.insert(by_refusal.end(), {refusal, {}});
+    it->second.push_back(line.substr(0, colon));
+  }
+  std::vector<std::string> parts;
+  for (const auto& [refusal, kernels] : by_refusal) {
+    const size_t shown = std::min<size_t>(kernels.size(), 2);
+    parts.push_back(absl::StrCat(kernels.size(), kernels.size() == 1 ? " kernel: " : " kernels: ",
+                                 refusal == "shape or attributes not supported" ? "its shape or attributes are not supported"
+                                                                               : refusal,
+                                 " (", absl::StrJoin(kernels.begin(), kernels.begin() + shown, ", "),
+                                 shown < kernels.size() ? ", ..." : "", ")"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace
+
+std::string SelectKernel(const Node& node, const std::string& force, std::string* backend, double* seconds,
+                         std::string* why_reference) {
   std::vector<OperandInfo> inputs, outputs;
   for (const Value* v : node.inputs()) inputs.push_back(Operand(v));
   for (const Value* v : node.outputs()) outputs.push_back(Operand(v));
   const OpQuery query{node, inputs, outputs};
-  const OpKernelEntry* e = force == "reference" ? nullptr : OpKernels().Select(query, OpDTypes(query), force);
+  const std::string dtypes = OpDTypes(query);
+  std::vector<std::string> why_not;
+  const OpKernelEntry* e = force == "reference" ? nullptr : OpKernels().Select(query, dtypes, force, &why_not);
   if (e != nullptr) {
     if (backend) *backend = e->backend;
     if (seconds) *seconds = OpKernels().Cost(*e, query);
@@ -287,6 +320,7 @@ std::string SelectKernel(const Node& node, const std::string& force, std::string
   }
   if (backend) *backend = "reference";
   if (seconds) *seconds = ReferenceSeconds(node);
+  if (why_reference) *why_reference = WhyReference(query, dtypes, force, why_not);
   return absl::StrCat("reference/", node.domain().empty() ? "" : node.domain() + ".", node.op_type());
 }
 
@@ -478,7 +512,8 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     op->set_op_type(n->op_type());
     std::string backend;
     double seconds = 0;
-    op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds));
+    std::string why_reference;
+    op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds, &why_reference));
     if (options.tune && backend != "reference") {
       absl::StatusOr<const OpKernelEntry*> tuned =
           TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, result);
@@ -490,6 +525,11 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     }
     result.kernels_per_backend[backend]++;
     result.estimated_seconds += seconds;
+    if (backend == "reference") {
+      result.reference_ops.push_back(
+          {n->name(), n->domain().empty() ? n->op_type() : absl::StrCat(n->domain(), ".", n->op_type()), why_reference,
+           seconds});
+    }
     for (const Value* in : n->inputs()) op->add_inputs(in ? index[in] : -1);
     for (const Value* o : n->outputs()) op->add_outputs(index[o]);
     for (const auto& [name, attr] : n->attributes())

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "artifact/artifact.pb.h"
@@ -47,15 +48,23 @@ struct CompileResult {
   int tuned_ops = 0;
   int cached_ops = 0;
   // The cost model's time for one run on this CPU: the sum of the chosen kernels' estimates (reference
-  // kernels count 0; tuned choices count their estimate, not their timing).
+  // kernels priced from their work; tuned choices count their estimate, not their timing).
   double estimated_seconds = 0;
+  // The ops left on reference kernels, with why no optimized kernel took them, for the compile warning.
+  struct ReferenceOp {
+    std::string name;     // the node
+    std::string op;       // "GridSample", "tessel.RMSNorm"
+    std::string reason;   // "no optimized kernel for GridSample on f32", or each candidate's refusal
+    double estimated_seconds = 0;
+  };
+  std::vector<ReferenceOp> reference_ops;
 };
 
 // The kernel for one node: the name of the cheapest legal operator-level kernel (see
-// kernels/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies; its backend and
-// its estimated seconds (0 for a reference kernel).
+// kernels/op_kernels.h) honouring `force`, or "reference/<domain.>op" when none applies; its backend, its
+// estimated seconds and, for a reference kernel, why no optimized one applies.
 std::string SelectKernel(const Node& node, const std::string& force, std::string* backend = nullptr,
-                         double* seconds = nullptr);
+                         double* seconds = nullptr, std::string* why_reference = nullptr);
 
 // `graph` is optimized in place.
 absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& options);

@@ -2,6 +2,7 @@
 #include "kernels/op_kernels.h"
 
 #include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/conv_nd.h"
 #include "kernels/conv/direct_conv.h"
 #include "kernels/conv/dwconv3x3.h"
 #include "kernels/conv/dwpw.h"
@@ -18,6 +19,7 @@ const OpKernelRegistry& OpKernels() {
     auto* r = new OpKernelRegistry;
     RegisterXnnpackOpKernels(*r);
     RegisterGemmOpKernels(*r);
+    RegisterConvNdOpKernels(*r);
     RegisterWinogradOpKernels(*r);
     RegisterDwPwOpKernels(*r);
     RegisterDirectConvOpKernels(*r);

@@ -155,6 +155,14 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
                           g, " strides ", sh, ",", sw, " dilations ", dh, ",", dw, " pads ", pads[0], ",", pads[1], ",",
                           pads[2], ",", pads[3], bias ? " bias" : "", residual ? " residual" : "");
   SetActivation(rng, node, "", &c->label);
+  // A quarter of the cases with an activation that is no clamp (MobileNetV3's hardswish, EfficientNet's
+  // SiLU), which only the GEMM kernels take.
+  if (node->GetString("activation", "none") != "clip" && Pick(rng, {0, 0, 0, 1})) {
+    const char* kinds[] = {"hardswish", "sigmoid", "silu"};
+    const char* kind = kinds[Pick(rng, {0, 1, 2})];
+    node->SetAttr("activation", Attribute::String(kind));
+    absl::StrAppend(&c->label, " then ", kind);
+  }
   return true;
 }
 
@@ -234,6 +242,15 @@ bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   SetActivation(rng, node, "dw_", &c->label);
   SetActivation(rng, node, "pw_", &c->label);
   if (exp) SetActivation(rng, node, "exp_", &c->label);
+  // Some depthwise and pointwise activations that are no clamp (DeepLabV3-MobileNetV3's hardswish), which
+  // the XNNPACK kernel appends as operators of their own.
+  for (const char* prefix : {"dw_", "pw_"}) {
+    if (node->GetString(absl::StrCat(prefix, "activation"), "none") == "clip" || Pick(rng, {0, 0, 0, 1}) == 0) continue;
+    const char* kinds[] = {"hardswish", "sigmoid", "silu"};
+    const char* kind = kinds[Pick(rng, {0, 1, 2})];
+    node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String(kind));
+    absl::StrAppend(&c->label, " then ", prefix, kind);
+  }
   return true;
 }
 
@@ -259,7 +276,8 @@ bool MakeFullyConnected(std::mt19937& rng, Case* c, const std::string& op) {
   CaseBuilder b(&rng, c);
   const int64_t m = Pick(rng, {1, 3, 17}), k = Pick(rng, {1, 7, 64, 129}), n = Pick(rng, {1, 10, 33, 100});
   const bool trans_b = op == "Gemm" && Pick(rng, {0, 1});
-  const bool bias = op == "MatMulBias" || (op == "Gemm" && Pick(rng, {0, 1}));
+  const bool fused = op == "MatMulBias" || op == "MatMulBiasGelu";
+  const bool bias = fused || (op == "Gemm" && Pick(rng, {0, 1}));
   if (op == "MatMul" && Pick(rng, {0, 1})) {
     b.Activation({2, m, k});
   } else {
@@ -267,9 +285,12 @@ bool MakeFullyConnected(std::mt19937& rng, Case* c, const std::string& op) {
   }
   b.Weight(trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
   if (bias) b.Weight(Pick(rng, {0, 1}) && op == "Gemm" ? std::vector<int64_t>{1, n} : std::vector<int64_t>{n});
-  Node* node = b.Finish(op, op == "MatMulBias" ? "tessel" : "");
+  Node* node = b.Finish(op, fused ? "tessel" : "");
   if (trans_b) node->SetAttr("transB", Attribute::Int(1));
-  c->label = absl::StrCat(op, " m", m, " k", k, " n", n, trans_b ? " transB" : "", bias ? " bias" : "");
+  const bool tanh = op == "MatMulBiasGelu" && Pick(rng, {0, 1});
+  if (tanh) node->SetAttr("approximate", Attribute::String("tanh"));
+  c->label = absl::StrCat(op, " m", m, " k", k, " n", n, trans_b ? " transB" : "", bias ? " bias" : "",
+                          tanh ? " tanh" : "");
   return true;
 }
 
@@ -423,14 +444,73 @@ bool MakeCopy(std::mt19937& rng, Case* c, const std::string& op) {
   return true;
 }
 
-// The case generator a kernel draws from: its operator's, or the depthwise 3x3 form for the kernels that
-// serve only that.
+// ONNX Conv or tessel.FusedConv (nchw, with residual and every activation), channels first, over 1 to 3
+// spatial dimensions: groups, strides, dilation, asymmetric pads, with and without bias; 16-channel groups over 3-D extents span several of the kernel's column
+// blocks, with a partial last one.
+bool MakeConvNd(std::mt19937& rng, Case* c, bool fused) {
+  CaseBuilder b(&rng, c);
+  const int64_t spatial = Pick(rng, {1, 2, 3});
+  const int64_t n = Pick(rng, {1, 2}), groups = Pick(rng, {1, 1, 2, 3});
+  const int64_t cg = Pick(rng, {1, 3, 16}), mg = Pick(rng, {1, 5, 33});
+  std::vector<int64_t> x = {n, groups * cg}, w = {groups * mg, cg}, ks, ss, ds, pb, pe;
+  for (int64_t d = 0; d < spatial; ++d) {
+    const int64_t in = spatial == 3 ? Pick(rng, {1, 5, 13}) : Pick(rng, {1, 6, 17, 40});
+    ks.push_back(Pick(rng, {1, 2, 3}));
+    ss.push_back(Pick(rng, {1, 2}));
+    ds.push_back(Pick(rng, {1, 1, 2}));
+    pb.push_back(Pick(rng, {0, 1}));
+    pe.push_back(Pick(rng, {0, 1, 2}));
+    if (OutExtent(in, ks.back(), ss.back(), ds.back(), pb.back(), pe.back()) < 1) return false;
+    x.push_back(in);
+    w.push_back(ks.back());
+  }
+  const bool bias = Pick(rng, {0, 1}), residual = fused && Pick(rng, {0, 1});
+  b.Activation(x);
+  b.Weight(w);
+  if (bias) b.Weight({groups * mg});
+  if (residual) {
+    if (!bias) b.Omitted();
+    std::vector<int64_t> y = {n, groups * mg};
+    for (int64_t d = 0; d < spatial; ++d) y.push_back(OutExtent(x[2 + d], ks[d], ss[d], ds[d], pb[d], pe[d]));
+    b.Activation(y);
+  }
+  Node* node = b.Finish(fused ? "FusedConv" : "Conv", fused ? "tessel" : "");
+  std::string act;
+  if (fused) {
+    const char* acts[] = {"none", "relu", "clip", "hardswish", "sigmoid", "silu"};
+    act = acts[Pick(rng, {0, 1, 2, 3, 4, 5})];
+    node->SetAttr("activation", Attribute::String(act));
+    if (act == "clip") {
+      node->SetAttr("clip_min", Attribute::Float(-0.5f));
+      node->SetAttr("clip_max", Attribute::Float(0.75f));
+    }
+  }
+  std::vector<int64_t> pads = pb;
+  pads.insert(pads.end(), pe.begin(), pe.end());
+  node->SetAttr("kernel_shape", Attribute::Ints(ks));
+  node->SetAttr("strides", Attribute::Ints(ss));
+  node->SetAttr("dilations", Attribute::Ints(ds));
+  node->SetAttr("pads", Attribute::Ints(pads));
+  node->SetAttr("group", Attribute::Int(groups));
+  c->label = absl::StrCat("Conv x[", absl::StrJoin(x, ","), "] w[", absl::StrJoin(w, ","), "] s", absl::StrJoin(ss, ","),
+                          " d", absl::StrJoin(ds, ","), " pads ", absl::StrJoin(pads, ","), bias ? " bias" : "",
+                          residual ? " residual " : " ", act);
+  return true;
+}
+
+// The case generator a kernel draws from: its operator's, the depthwise 3x3 form for the kernels that
+// serve only that, or the channels-first N-d convolution form for Conv and the "_ncx__" kernels.
 std::string GeneratorName(const OpKernelEntry& e) {
-  return e.name.find("_dwconv2d_3x3_nhwc__") != std::string::npos ? "depthwise 3x3" : e.op;
+  if (e.name.find("_dwconv2d_3x3_nhwc__") != std::string::npos) return "depthwise 3x3";
+  if (e.op == "Conv") return "conv nd";
+  if (e.name.find("_ncx__") != std::string::npos) return "fused conv nd";
+  return e.op;
 }
 
 bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
-  if (GeneratorName(e) == "depthwise 3x3") return MakeDepthwiseConv3x3(rng, c);
+  const std::string generator = GeneratorName(e);
+  if (generator == "depthwise 3x3") return MakeDepthwiseConv3x3(rng, c);
+  if (generator == "conv nd" || generator == "fused conv nd") return MakeConvNd(rng, c, generator == "fused conv nd");
   if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
   if (e.op == "tessel.DwPwConv") return MakeDwPwConv(rng, c);
   if (e.op == "tessel.MaxPool") return MakePool(rng, c, "MaxPool");
@@ -438,6 +518,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "tessel.GlobalAveragePool") return MakePool(rng, c, "GlobalAveragePool");
   if (e.op == "Gemm" || e.op == "MatMul") return MakeFullyConnected(rng, c, e.op);
   if (e.op == "tessel.MatMulBias") return MakeFullyConnected(rng, c, "MatMulBias");
+  if (e.op == "tessel.MatMulBiasGelu") return MakeFullyConnected(rng, c, "MatMulBiasGelu");
   if (e.op == "Add") return MakeAdd(rng, c);
   if (e.op == "Mul") return MakeMul(rng, c);
   if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish") return MakeUnary(rng, c, e.op);
@@ -975,9 +1056,14 @@ TEST(OpKernelSelectionTest, ForceAndFallback) {
   ASSERT_NE(named, nullptr);
   EXPECT_EQ(named->name, "tessel_f32_conv2d_nhwc__im2col_gemm");
   EXPECT_EQ(OpKernels().Select(q, "f32", "reference"), nullptr);
+  // An activation no epilogue fuses (sigmoid) is appended after the convolution: still a fast kernel.
   node->SetAttr("activation", Attribute::String("sigmoid"));
+  EXPECT_NE(OpKernels().Select(q, "f32", ""), nullptr);
+  // Weights computed at run time: every optimized convolution packs constant weights, so none applies
+  // and selection says why (the caller falls back to the reference kernel).
+  std::vector<OperandInfo> runtime_weights = {{true, false, c.data[0].type()}, {true, false, c.data[1].type()}};
   std::vector<std::string> why;
-  EXPECT_EQ(OpKernels().Select(q, "f32", "", &why), nullptr);
+  EXPECT_EQ(OpKernels().Select(OpQuery{*node, runtime_weights, out}, "f32", "", &why), nullptr);
   EXPECT_FALSE(why.empty());
 }
 

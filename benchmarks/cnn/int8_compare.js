@@ -19,7 +19,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.le
 
 class Ort {
   constructor(onnx, input, threads) {
-    this.proc = spawn(process.execPath, [path.join(__dirname, 'ort_bench.js'), onnx, input, threads], {stdio: ['pipe', 'pipe', 'inherit']});
+    this.proc = spawn(process.execPath, [path.join(__dirname, 'ort_bench.js'), onnx, threads, input], {stdio: ['pipe', 'pipe', 'inherit']});
     this.lines = readline.createInterface({input: this.proc.stdout})[Symbol.asyncIterator]();
   }
   async next() { const {value, done} = await this.lines.next(); if (done) throw new Error('ort worker exited'); return JSON.parse(value); }

@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/registry/conv_geometry.h"
 #include "kernels/conv/fc_gemv.h"
+#include "kernels/conv/internal/activation.h"
+#include "kernels/conv/internal/select_gemm.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "pthreadpool.h"
@@ -57,16 +59,7 @@ void Epilogue(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bi
   }
 }
 
-// The GEMM microkernel family member chosen once for the whole layer (cost on the layer's shape).
-absl::StatusOr<const GemmKernel*> SelectGemm(int64_t m, int64_t n, int64_t k) {
-  // TESSEL_FORCE_BACKEND applies here only where it names a microkernel or its backend (x86,
-  // portable...); operator-level names ("gemm", "xnnpack") were already honoured by selection.
-  std::string force = ForcedBackendFromEnv();
-  bool microkernel_force = false;
-  for (const GemmKernel& e : GemmKernels().entries()) microkernel_force |= ForceAllows(force, e.backend, e.name);
-  if (!microkernel_force) force.clear();
-  return GemmKernels().Select("gemm", "f32", "row_major", {m, n, k, 0}, force);
-}
+using conv_internal::SelectGemm;
 
 int Tasks(const OpKernelArgs& args) { return std::max(1, args.num_threads); }
 
@@ -113,9 +106,9 @@ class GemmConvKernel : public OpKernel {
     const Tensor* residual = args.inputs.size() > 3 ? args.inputs[3] : nullptr;
     k->residual_ = residual ? residual->data<float>() : nullptr;
     k->y_ = args.outputs[0].data<float>();
-    const ClampActivation act = ReadClampActivation(args.node, "");
-    k->lo_ = act.lo;
-    k->hi_ = act.hi;
+    conv_internal::Act act;
+    k->activate_ = conv_internal::ReadActivation(args.node, &act, &k->lo_, &k->hi_);
+    if (act == conv_internal::Act::kClamp) k->activate_ = nullptr;  // fused into the GEMM's store
     k->direct_ = g->is_1x1_direct();
     const int64_t kg = g->kh * g->kw * g->group_in();
     const int64_t mg = g->group_out();
@@ -185,7 +178,12 @@ class GemmConvKernel : public OpKernel {
         ep.ldr = g.m;
         ep.lo = lo_;
         ep.hi = hi_;
-        packed_[grp].Run(nr, a, lda, y_ + r0 * g.m + grp * mg, g.m, ep, n_begin, n_end, workspace_[t].data());
+        float* y = y_ + r0 * g.m + grp * mg;
+        packed_[grp].Run(nr, a, lda, y, g.m, ep, n_begin, n_end, workspace_[t].data());
+        // Hardswish, sigmoid and SiLU on the block just stored, while it is in cache.
+        if (activate_ != nullptr) {
+          for (int64_t i = 0; i < nr; ++i) activate_(n_end - n_begin, 0.0f, nullptr, lo_, hi_, y + i * g.m + n_begin);
+        }
       }
     }
   }
@@ -198,6 +196,7 @@ class GemmConvKernel : public OpKernel {
   const float* residual_ = nullptr;
   float* y_ = nullptr;
   float lo_ = 0, hi_ = 0;
+  conv_internal::ActivateRowFn activate_ = nullptr;  // a non-clamp activation, after the store
   bool direct_ = false;
   bool split_columns_ = false;
   std::vector<PackedGemmF32> packed_;  // one per group
@@ -288,10 +287,10 @@ class DirectGemmConvKernel : public OpKernel {
   std::vector<Floats> cols_;
 };
 
+// Any activation: a clamp fuses into the GEMM's store, the others run over each stored block.
 bool ConvLegal(const OpQuery& q, bool direct) {
   if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant) return false;
   if (q.has_input(2) && !q.inputs[2].constant) return false;
-  if (!ReadClampActivation(q.node, "").is_clamp) return false;
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   return g.ok() && g->is_1x1_direct() == direct;
 }
@@ -364,6 +363,7 @@ struct FcShape {
   int64_t batch = 0, k = 0, n = 0;
   bool weights_nk = false;
   int bias = -1;
+  bool gelu = false;  // tessel.MatMulBiasGelu
 };
 
 bool ResolveFc(const OpQuery& q, FcShape* fc) {
@@ -378,6 +378,10 @@ bool ResolveFc(const OpQuery& q, FcShape* fc) {
       if (!q.inputs[2].constant || q.node.GetFloat("beta", 1.0f) != 1.0f) return false;
       fc->bias = 2;
     }
+  } else if (q.op() == "tessel.MatMulBiasGelu") {
+    if (!q.has_input(2) || !q.inputs[2].constant) return false;
+    fc->bias = 2;
+    fc->gelu = true;
   } else if (q.op() != "MatMul") {
     return false;
   }
@@ -419,6 +423,10 @@ class GemmFcKernel : public OpKernel {
     k->a_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();
     k->bias_ = fc.bias >= 0 ? args.inputs[fc.bias]->data<float>() : nullptr;
+    if (fc.gelu) {
+      k->gelu_ = args.node.GetString("approximate", "none") == "tanh" ? conv_internal::GeluRow<true>
+                                                                      : conv_internal::GeluRow<false>;
+    }
     const float* w = args.inputs[1]->data<float>();
     if (fc.weights_nk) {
       k->wt_ = Floats(fc.k * fc.n);
@@ -457,6 +465,9 @@ class GemmFcKernel : public OpKernel {
                                            workspace_[t].data());
     Epilogue(y_ + begin, fc.batch, cols, fc.n, bias_ ? bias_ + begin : nullptr, nullptr,
              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
+    if (gelu_ != nullptr) {
+      for (int64_t r = 0; r < fc.batch; ++r) gelu_(cols, y_ + r * fc.n + begin);
+    }
   }
 
   FcShape fc_;
@@ -466,6 +477,7 @@ class GemmFcKernel : public OpKernel {
   const float* w_ = nullptr;
   const float* bias_ = nullptr;
   float* y_ = nullptr;
+  void (*gelu_)(int64_t, float*) = nullptr;
   Floats wt_;
   const GemmKernel* gemm_ = nullptr;
   int tasks_ = 1;
@@ -696,6 +708,8 @@ void RegisterGemmOpKernels(OpKernelRegistry& r) {
                    GemmFcKernel::Create));
   r.Register(Entry("tessel_f32_fully_connected_matmul__gemm", "MatMul", "row_major", "gemm", FcLegal, FcCost,
                    GemmFcKernel::Create));
+  r.Register(Entry("tessel_f32_fully_connected_matmul_bias_gelu__gemm", "tessel.MatMulBiasGelu", "row_major", "gemm",
+                   FcLegal, FcCost, GemmFcKernel::Create));
 #if defined(__x86_64__)
   r.Register(MakeOpKernelEntry("tessel_f32_fully_connected_gemm__gemv_avx512", "Gemm", "f32", "row_major",
                                Isa::kAvx512, "gemm", FcGemvLegal, FcGemvCost, FcGemvKernel::Create));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -63,11 +64,10 @@ bool ConstantOrAbsent(const OpQuery& q, int i) { return !q.has_input(i) || q.inp
 
 const float* DataOrNull(const Tensor* t) { return t ? t->data<float>() : nullptr; }
 
-// ---- tessel.FusedConv: act(conv(X, W) + B + R) --------------------------------------------------------
+// ---- tessel.FusedConv: act(conv(X, W) + B + R); a clamp fused, other activations appended ------------
 
 bool FusedConvLegal(const OpQuery& q) {
   if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || !ConstantOrAbsent(q, 2)) return false;
-  if (!ReadClampActivation(q.node, "").is_clamp) return false;
   return ResolveConv2dNhwc(q.node, q.input(0), q.input(1)).ok();
 }
 
@@ -108,6 +108,33 @@ absl::Status AddResidual(const OpKernelArgs& args, XnnKernel* k, int64_t element
   return absl::OkStatus();
 }
 
+// Hardswish, sigmoid or SiLU (named by `<prefix>activation`), which XNNPACK's convolution cannot fuse,
+// as XNNPACK operators over `y` in place after it: SiLU as y * sigmoid(y) through scratch. A clamp
+// (none, relu, clip) was fused already and appends nothing.
+absl::Status AppendActivation(const OpKernelArgs& args, XnnKernel* k, const std::string& prefix, int64_t elements,
+                              float* y) {
+  const std::string kind = args.node.GetString(prefix + "activation", "none");
+  if (ReadClampActivation(args.node, prefix).is_clamp) return absl::OkStatus();
+  const size_t n = static_cast<size_t>(elements);
+  float* s_out = kind == "silu" ? k->Scratch(n) : y;
+  xnn_operator_t op = nullptr;
+  xnn_status s = kind == "hardswish" ? xnn_create_hardswish_nc_f32(1, 1, 1, XnnFlags(args), &op)
+                                     : xnn_create_sigmoid_nc_f32(1, 1, 1, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create activation", s);
+  k->Add(op);
+  s = kind == "hardswish" ? xnn_setup_hardswish_nc_f32(op, n, y, s_out, args.threadpool)
+                          : xnn_setup_sigmoid_nc_f32(op, n, y, s_out, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup activation", s);
+  if (kind != "silu") return absl::OkStatus();
+  s = xnn_create_multiply_nd_f32(-kInf, kInf, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, "create multiply", s);
+  k->Add(op);
+  const size_t shape[1] = {n};
+  s = xnn_setup_multiply_nd_f32(op, 1, shape, 1, shape, y, s_out, y, args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, "setup multiply", s);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateFusedConv(const OpKernelArgs& args) {
   absl::Status st = InitXnnpack();
   if (!st.ok()) return st;
@@ -133,6 +160,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateFusedConv(const OpKernelArgs& ar
     st = AddResidual(args, k.get(), elements, conv_out, residual->data<float>(), y, act);
     if (!st.ok()) return st;
   }
+  st = AppendActivation(args, k.get(), "", elements, y);
+  if (!st.ok()) return st;
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
@@ -142,7 +171,6 @@ bool DwPwConvLegal(const OpQuery& q) {
   if (q.has_input(6) || q.has_input(7)) return false;  // an expansion: only Tessel's fused kernel runs it
   if (!AllF32(q) || !q.has_input(1) || !q.inputs[1].constant || !ConstantOrAbsent(q, 2)) return false;
   if (!q.has_input(3) || !q.inputs[3].constant || !ConstantOrAbsent(q, 4)) return false;
-  if (!ReadClampActivation(q.node, "dw_").is_clamp || !ReadClampActivation(q.node, "pw_").is_clamp) return false;
   return ResolveConv2dNhwc(q.node, q.input(0), q.input(1)).ok() && q.input(3).rank() == 4;
 }
 
@@ -182,6 +210,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDwPwConv(const OpKernelArgs& arg
   k->Add(op);
   s = xnn_setup_convolution2d_nhwc_f32(op, dw->n, dw->h, dw->w, args.inputs[0]->data<float>(), mid, args.threadpool);
   if (s != xnn_status_success) return XnnError(args, "setup depthwise convolution", s);
+  st = AppendActivation(args, k.get(), "dw_", dw->n * dw->oh * dw->ow * dw->m, mid);
+  if (!st.ok()) return st;
   s = CreateConv(pw, w_pw.data<float>(), DataOrNull(b_pw), residual ? -kInf : pw_act.lo, residual ? kInf : pw_act.hi,
                  XnnFlags(args), &op);
   if (s != xnn_status_success) return XnnError(args, "create pointwise convolution", s);
@@ -192,6 +222,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDwPwConv(const OpKernelArgs& arg
     st = AddResidual(args, k.get(), elements, pw_out, residual->data<float>(), y, pw_act);
     if (!st.ok()) return st;
   }
+  st = AppendActivation(args, k.get(), "pw_", elements, y);
+  if (!st.ok()) return st;
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 

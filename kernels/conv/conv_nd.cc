@@ -1,0 +1,243 @@
+// Channels-first Conv (1 to 3 spatial dimensions) as blocked im2col + GEMM; see conv_nd.h.
+#include "kernels/conv/conv_nd.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/ops/nn_params.h"
+#include "kernels/conv/internal/activation.h"
+#include "kernels/conv/internal/select_gemm.h"
+#include "kernels/gemm/gemm.h"
+#include "pthreadpool.h"
+
+namespace tessel {
+namespace {
+
+// Output positions per column block: the block's unfolded input (rows x block floats) stays within
+// about 512 KiB, half of a Zen 4/5 L2, and the block is a whole number of 32-wide GEMM panels.
+constexpr int64_t kBlockFloats = 128 * 1024;
+constexpr int64_t kPanel = 32;
+
+// The geometry with the spatial dimensions padded to three (leading extent-1 dimensions), as the
+// reference kernel loops over them.
+struct ConvNd {
+  int64_t batch = 0, c_in = 0, m_out = 0, group = 1, cg = 0, mg = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1};
+  int64_t pb[3] = {0, 0, 0};
+  int64_t in_plane = 0, out_plane = 0, k_vol = 0;
+  int64_t block = 0;  // output positions per column block
+
+  int64_t rows() const { return cg * k_vol; }  // the GEMM's K: (input channel, kernel tap) in weight order
+  int64_t blocks() const { return (out_plane + block - 1) / block; }
+  int64_t items() const { return batch * group * blocks(); }
+  // A 1x1 window at stride 1 without padding reads the input planes as they are.
+  bool direct() const {
+    return k_vol == 1 && in_plane == out_plane && s[0] == 1 && s[1] == 1 && s[2] == 1 && pb[0] == 0 && pb[1] == 0 &&
+           pb[2] == 0;
+  }
+  double macs() const { return static_cast<double>(batch) * m_out * out_plane * rows(); }
+};
+
+// The geometry of an f32 Conv over static shapes x [N, C, spatial...] (1 to 3 spatial dimensions),
+// weights [M, C/group, kernel...], optional bias [M] and output y; false for anything else.
+bool ResolveConvNd(const OpQuery& q, ConvNd* g) {
+  const bool fused = q.op() == "tessel.FusedConv";
+  if ((q.op() != "Conv" && !fused) || !q.has_input(0) || !q.has_input(1) || q.outputs.size() != 1) return false;
+  if (fused && q.node.GetString("layout", "nchw") != "nchw") return false;
+  if (fused && q.has_input(3) && !(q.input(3) == q.output(0))) return false;
+  for (int i = 0; i < 4; ++i) {
+    if (i < 2 || q.has_input(i)) {
+      if (q.input(i).dtype != DType::kF32 || !q.input(i).is_static()) return false;
+    }
+  }
+  const TensorType& x = q.input(0);
+  const TensorType& w = q.input(1);
+  const TensorType& y = q.output(0);
+  if (y.dtype != DType::kF32 || !y.is_static() || x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank() ||
+      y.rank() != x.rank()) {
+    return false;
+  }
+  absl::StatusOr<ConvParams> p = ResolveConvParams(q.node, x.dims, w.dims);
+  if (!p.ok() || p->group < 1) return false;
+  const int ns = p->num_spatial(), lead = 3 - ns;
+  g->batch = x.dims[0].value();
+  g->c_in = x.dims[1].value();
+  g->m_out = w.dims[0].value();
+  g->group = p->group;
+  if (g->c_in % g->group != 0 || g->m_out % g->group != 0 || y.dims[1].value() != g->m_out) return false;
+  g->cg = g->c_in / g->group;
+  g->mg = g->m_out / g->group;
+  for (int i = 0; i < ns; ++i) {
+    const int j = lead + i;
+    g->in[j] = x.dims[2 + i].value();
+    g->out[j] = y.dims[2 + i].value();
+    g->k[j] = p->kernel[i];
+    g->s[j] = p->strides[i];
+    g->d[j] = p->dilations[i];
+    g->pb[j] = p->pads_begin[i];
+    if (!p->output[i].is_static() || p->output[i].value() != g->out[j]) return false;
+  }
+  g->in_plane = g->in[0] * g->in[1] * g->in[2];
+  g->out_plane = g->out[0] * g->out[1] * g->out[2];
+  g->k_vol = g->k[0] * g->k[1] * g->k[2];
+  if (g->batch < 1 || g->cg < 1 || g->mg < 1 || g->out_plane < 1) return false;
+  if (q.has_input(2) && q.input(2).NumElements() != g->m_out) return false;
+  const int64_t fit = kBlockFloats / g->rows() / kPanel * kPanel;
+  g->block = std::min(g->out_plane, std::max(kPanel, fit));
+  return true;
+}
+
+// Columns [j0, j0 + cols) of the unfolded input of one (image, group): row r = (channel, tap) holds the
+// input value each output position reads through that tap, 0 where it reads padding.
+void Im2colBlock(const ConvNd& g, const float* x, int64_t j0, int64_t cols, float* col) {
+  for (int64_t c = 0; c < g.cg; ++c) {
+    const float* xp = x + c * g.in_plane;
+    for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+      for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+        for (int64_t k2 = 0; k2 < g.k[2]; ++k2, col += cols) {
+          int64_t o2 = j0 % g.out[2], o1 = j0 / g.out[2] % g.out[1], o0 = j0 / (g.out[2] * g.out[1]);
+          for (int64_t t = 0; t < cols;) {
+            const int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+            const int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+            const bool inside = i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1];
+            const float* row = inside ? xp + (i0 * g.in[1] + i1) * g.in[2] : nullptr;
+            // The rest of this output row, within the block.
+            const int64_t run = std::min(cols - t, g.out[2] - o2);
+            for (int64_t e = 0; e < run; ++e) {
+              const int64_t i2 = (o2 + e) * g.s[2] - g.pb[2] + k2 * g.d[2];
+              col[t + e] = inside && i2 >= 0 && i2 < g.in[2] ? row[i2] : 0.0f;
+            }
+            t += run;
+            o2 = 0;
+            if (++o1 == g.out[1]) o1 = 0, ++o0;
+          }
+        }
+      }
+    }
+  }
+}
+
+class ConvNdKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    std::vector<OperandInfo> inputs(args.inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (args.inputs[i] != nullptr) inputs[i] = {true, false, args.inputs[i]->type()};
+    }
+    const std::vector<OperandInfo> outputs = {{true, false, args.outputs[0].type()}};
+    std::unique_ptr<ConvNdKernel> k(new ConvNdKernel);
+    if (!ResolveConvNd(OpQuery{args.node, inputs, outputs}, &k->g_)) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
+                                                     "' is not an f32 Conv with 1 to 3 static spatial dimensions"));
+    }
+    const ConvNd& g = k->g_;
+    absl::StatusOr<const GemmKernel*> gemm = conv_internal::SelectGemm(g.mg, g.block, g.rows());
+    if (!gemm.ok()) return gemm.status();
+    k->gemm_ = *gemm;
+    k->x_ = args.inputs[0]->data<float>();
+    k->w_ = args.inputs[1]->data<float>();
+    k->bias_ = args.inputs.size() > 2 && args.inputs[2] ? args.inputs[2]->data<float>() : nullptr;
+    k->residual_ = args.inputs.size() > 3 && args.inputs[3] ? args.inputs[3]->data<float>() : nullptr;
+    k->y_ = args.outputs[0].data<float>();
+    conv_internal::Act act;
+    k->epilogue_ = conv_internal::ReadActivation(args.node, &act, &k->lo_, &k->hi_);
+    // A plain Conv (no bias, no residual, no clamp) needs no pass over its output.
+    k->epilogue_needed_ = k->bias_ || k->residual_ || k->lo_ > -std::numeric_limits<float>::infinity() ||
+                          k->hi_ < std::numeric_limits<float>::infinity() ||
+                          args.node.GetString("activation", "none") != "none";
+    k->pool_ = PoolForWork(args.threadpool, g.macs());
+    k->flags_ = ParallelFlags(args);
+    k->tasks_ = static_cast<int>(std::min<int64_t>(std::max(1, args.num_threads), g.items()));
+    k->col_floats_ = g.direct() ? 0 : (g.rows() * g.block + 15) / 16 * 16;
+    k->scratch_.Bind(args, k->tasks_, k->col_floats_ * sizeof(float) + k->gemm_->workspace_bytes);
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    RunTasks(pool_, this, tasks_, flags_);
+    return absl::OkStatus();
+  }
+
+ private:
+  template <typename K>
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+
+  // Task t's share of the (image, group, column block) items.
+  void RunTask(int t) {
+    const ConvNd& g = g_;
+    float* col = static_cast<float*>(scratch_.Get(t));
+    void* workspace = col + col_floats_;
+    const TaskRange range = SplitForTask(g.items(), tasks_, t);
+    for (int64_t item = range.begin; item < range.end; ++item) {
+      const int64_t blk = item % g.blocks(), grp = item / g.blocks() % g.group, n = item / (g.blocks() * g.group);
+      const int64_t j0 = blk * g.block, cols = std::min(g.block, g.out_plane - j0);
+      const float* x = x_ + (n * g.c_in + grp * g.cg) * g.in_plane;
+      float* y = y_ + (n * g.m_out + grp * g.mg) * g.out_plane + j0;
+      const float* b = x + j0;
+      int64_t ldb = g.in_plane;
+      if (!g.direct()) {
+        Im2colBlock(g, x, j0, cols, col);
+        b = col;
+        ldb = cols;
+      }
+      gemm_->fn(g.mg, cols, g.rows(), w_ + grp * g.mg * g.rows(), g.rows(), b, ldb, y, g.out_plane, workspace);
+      if (!epilogue_needed_) continue;
+      const int64_t offset = (n * g.m_out + grp * g.mg) * g.out_plane + j0;
+      for (int64_t m = 0; m < g.mg; ++m) {
+        epilogue_(cols, bias_ ? bias_[grp * g.mg + m] : 0.0f, residual_ ? residual_ + offset + m * g.out_plane : nullptr,
+                  lo_, hi_, y + m * g.out_plane);
+      }
+    }
+  }
+
+  ConvNd g_;
+  const GemmKernel* gemm_ = nullptr;
+  const float* x_ = nullptr;
+  const float* w_ = nullptr;
+  const float* bias_ = nullptr;
+  const float* residual_ = nullptr;
+  float* y_ = nullptr;
+  float lo_ = 0, hi_ = 0;
+  conv_internal::ActivateRowFn epilogue_ = nullptr;
+  bool epilogue_needed_ = false;
+  pthreadpool_t pool_ = nullptr;
+  uint32_t flags_ = 0;
+  int tasks_ = 1;
+  int64_t col_floats_ = 0;
+  KernelScratch scratch_;
+};
+
+bool ConvNdLegal(const OpQuery& q) {
+  ConvNd g;
+  return ResolveConvNd(q, &g);
+}
+
+// The GEMM microkernel's own estimate per column block, and the unfolding: one read and one write of
+// each unfolded element.
+double ConvNdCost(const OpQuery& q) {
+  ConvNd g;
+  if (!ResolveConvNd(q, &g)) return 1e9;
+  absl::StatusOr<const GemmKernel*> gemm = conv_internal::SelectGemm(g.mg, g.block, g.rows());
+  if (!gemm.ok()) return 1e9;
+  const double per_block = GemmKernels().Cost(**gemm, {g.mg, g.block, g.rows(), 0});
+  const double unfold_bytes = g.direct() ? 0.0 : 8.0 * g.rows() * g.out_plane * g.group * g.batch;
+  return per_block * g.items() + unfold_bytes / 20e9;
+}
+
+}  // namespace
+
+void RegisterConvNdOpKernels(OpKernelRegistry& r) {
+  // The same kernel for both ops: tessel.FusedConv in nchw adds residual and activation to Conv.
+  for (const char* op : {"Conv", "tessel.FusedConv"}) {
+    r.Register(MakeOpKernelEntry(absl::StrCat("tessel_f32_", op[0] == 'C' ? "conv" : "fusedconv", "_ncx__im2col_gemm"),
+                                 op, "f32", "nchw", Isa::kPortable, "gemm", ConvNdLegal, ConvNdCost,
+                                 ConvNdKernel::Create));
+  }
+}
+
+}  // namespace tessel
