@@ -99,6 +99,29 @@ int main(int argc, char** argv) {
   printf("caller buffers: max |C API - tessel run| = %g, max |C API - PyTorch| = %g\n", cli_diff, torch_diff);
   CHECK(cli_diff <= 1e-6f);
   CHECK(torch_diff <= 1e-4f);
+
+  /* Worker waits: an unknown value is refused; every wait gives the same logits on two threads. */
+  tessel_session_options bad_wait = options;
+  bad_wait.spin_workers = 7;
+  tessel_session* refused = NULL;
+  CHECK_FAILS(tessel_session_create(model, &bad_wait, &refused), TESSEL_INVALID_ARGUMENT, "spin_workers is 7");
+  CHECK(refused == NULL);
+  for (int wait = TESSEL_WORKERS_ADAPTIVE; wait <= TESSEL_WORKERS_SLEEP; ++wait) {
+    tessel_session_options two = options;
+    two.num_threads = 2;
+    two.spin_workers = wait;
+    tessel_session* s2 = NULL;
+    CHECK_OK(tessel_session_create(model, &two, &s2));
+    float out2[kOutputs];
+    CHECK_OK(tessel_session_bind_input(s2, 0, g_input, g_input_bytes, TESSEL_DTYPE_F32, shape, 4));
+    CHECK_OK(tessel_session_bind_output(s2, 0, out2, sizeof(out2)));
+    for (int run = 0; run < 3; ++run) {
+      memset(out2, 0, sizeof(out2));
+      CHECK_OK(tessel_session_run(s2));
+      CHECK(MaxAbsDiff(out2, out, kOutputs) <= 1e-5f);
+    }
+    CHECK_OK(tessel_session_free(s2));
+  }
   const void* arena_out = NULL;
   size_t out_bytes = 0;
   CHECK_OK(tessel_session_output_buffer(session, 0, &arena_out, &out_bytes));

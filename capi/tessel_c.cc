@@ -481,7 +481,20 @@ tessel_status tessel_session_create(const tessel_model* model, const tessel_sess
             absl::StrCat("options->num_threads is ", options->num_threads, "; expected 1 to 256"));
       }
       so.num_threads = options->num_threads;
-      so.spin_workers = options->spin_workers != 0;
+      switch (options->spin_workers) {
+        case TESSEL_WORKERS_ADAPTIVE:
+          so.worker_wait = tessel::WorkerWait::kAdaptive;
+          break;
+        case TESSEL_WORKERS_SPIN:
+          so.worker_wait = tessel::WorkerWait::kSpin;
+          break;
+        case TESSEL_WORKERS_SLEEP:
+          so.worker_wait = tessel::WorkerWait::kSleep;
+          break;
+        default:
+          return absl::InvalidArgumentError(absl::StrCat("options->spin_workers is ", options->spin_workers,
+                                                         "; expected TESSEL_WORKERS_ADAPTIVE (0), _SPIN (1) or _SLEEP (2)"));
+      }
       so.force_reference = options->force_reference != 0;
     }
     absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(model->model, so);

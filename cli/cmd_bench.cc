@@ -75,7 +75,7 @@ int BenchCommand(int argc, char** argv) {
       {"warmup", "W", "untimed runs first", false, "2", cli::AtLeast(0)},
       {"input", "NAME=FILE.npy", "time on this input (a bare FILE.npy when the model has one input; default: random)",
        true},
-      {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
+      WorkersFlag(),
       {"estimate", "CORE", "instead of timing: ESTIMATED per-op time of an aarch64 artifact on cortex-a55, cortex-a76 "
                            "or neoverse-v1, from a run under qemu (no board needed; docs/arm_lab.md)"},
       {"runner", "PATH", "the aarch64 tessel that --estimate runs under qemu (default: the aarch64 build beside this one)"},
@@ -115,7 +115,9 @@ int BenchCommand(int argc, char** argv) {
   if (!inputs.ok()) return cli::Fail("bench", inputs.status());
   SessionOptions options;
   options.num_threads = *threads;
-  options.spin_workers = args->Has("spin");
+  absl::StatusOr<WorkerWait> workers = WorkersArg(*args);
+  if (!workers.ok()) return cli::Fail("bench", workers.status());
+  options.worker_wait = *workers;
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(*model, options);
   if (!session.ok()) return cli::Fail("bench", session.status());
   std::vector<double> ms;

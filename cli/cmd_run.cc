@@ -30,7 +30,9 @@ int RunArtifact(const std::string& path, const cli::Args& args) {
   if (!threads.ok()) return cli::Fail("run", threads.status());
   SessionOptions options;
   options.num_threads = *threads;
-  options.spin_workers = args.Has("spin");
+  absl::StatusOr<WorkerWait> workers = WorkersArg(args);
+  if (!workers.ok()) return cli::Fail("run", workers.status());
+  options.worker_wait = *workers;
   options.check_finite = args.Has("check-finite");
   if (!options.check_finite) {
     // One pass over the inputs costs little next to the model, and the fast kernels need not carry a
@@ -71,13 +73,27 @@ int RunArtifact(const std::string& path, const cli::Args& args) {
 
 }  // namespace
 
+cli::FlagSpec WorkersFlag() {
+  return {"workers", "MODE",
+          "how pool workers wait between operators: adaptive (spin within a run, sleep after it, and after every "
+          "operator while other processes contend for the cores), spin (always: idle dedicated cores only) or sleep "
+          "(after every operator)",
+          false, "adaptive"};
+}
+
+absl::StatusOr<WorkerWait> WorkersArg(const cli::Args& args) {
+  absl::StatusOr<WorkerWait> w = ParseWorkerWait(args.Get("workers"));
+  if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat("--workers: ", w.status().message()));
+  return w;
+}
+
 int RunCommand(int argc, char** argv) {
   const std::vector<cli::FlagSpec> flags = {
       {"input", "NAME=FILE.npy", "an input tensor (a bare FILE.npy when the model has one input)", true},
       {"output-dir", "DIR", "where to write <output name>.npy files", false, "."},
       {"profile", "", "print per-node time"},
       ThreadsFlag("threads per inference (compiled .tsl artifacts)", "1"),
-      {"spin", "", "worker threads spin between operators (faster on idle cores, slower on busy ones)"},
+      WorkersFlag(),
       {"check-finite", "", "fail when an input or output holds NaN or Inf (compiled .tsl artifacts; without it a "
                            "non-finite input is a warning)"},
   };

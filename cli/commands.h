@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/cli.h"
+#include "runtime/worker_wait.h"
 
 namespace tessel {
 
@@ -29,6 +30,11 @@ int QuantizeCommand(int argc, char** argv);
 // checked before anything starts threads on it.
 cli::FlagSpec ThreadsFlag(const std::string& help, const std::string& default_value);
 absl::StatusOr<int> ThreadsArg(const cli::Args& args);
+
+// The --workers flag of the commands that run compiled CNN artifacts (run, bench): how pool workers wait
+// between operators (runtime/worker_wait.h), "adaptive" by default.
+cli::FlagSpec WorkersFlag();
+absl::StatusOr<WorkerWait> WorkersArg(const cli::Args& args);
 
 }  // namespace tessel
 

@@ -202,6 +202,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
       lab_marks_(LabMarksRequested()) {
   const artifact::Plan& plan = model_->plan();
   if (num_threads_ > 1) pool_.reset(pthreadpool_create(num_threads_));
+  handoff_ = std::make_unique<WorkerHandoff>(pool_.get(), num_threads_, options.worker_wait);
   arena_ = Buffer::Allocate(plan.arena_bytes());
   if (arena_ == nullptr) {
     init_status_ = absl::ResourceExhaustedError(
@@ -227,6 +228,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
   }
   profile_data_.resize(plan.ops_size());
   kernels_.resize(plan.ops_size());
+  fixed_flags_.assign(plan.ops_size(), false);
   scratch_ = std::make_unique<SharedScratch>();
   for (int i = 0; i < plan.ops_size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
@@ -237,7 +239,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
             : absl::StrCat("reference/", op.node->domain().empty() ? "" : op.node->domain() + ".", op.node->op_type()));
     if (!optimized) continue;
     const OpKernelArgs args{*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]), pool_.get(), num_threads_,
-                            options.spin_workers, scratch_.get()};
+                            handoff_->kernels_spin(), scratch_.get(), handoff_->live_flags()};
     absl::StatusOr<std::unique_ptr<OpKernel>> k = op.entry->create(args);
     if (!k.ok()) {
       init_status_ = absl::Status(k.status().code(), absl::StrCat("op '", op.node->name(), "' (kernel ",
@@ -245,6 +247,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
       return;
     }
     kernels_[i] = std::move(*k);
+    fixed_flags_[i] = op.entry->backend == "xnnpack";
   }
   scratch_->Allocate();
   if (scratch_->bytes() > 0 && scratch_->Get(0) == nullptr) {
@@ -282,20 +285,28 @@ absl::Status Session::Run() {
   for (size_t i = 0; i < model_->ops_.size(); ++i) {
     const CompiledModel::Op& op = model_->ops_[i];
     if (lab_marks_) LabMark(static_cast<int64_t>(i));
-    const auto start = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const bool timed = profile_ || handoff_->times_ops();
+    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s =
         kernels_[i] ? kernels_[i]->Run() : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("op '", op.node->name(), "': ", s.message()));
+    const auto end = timed ? std::chrono::steady_clock::now() : start;
+    handoff_->AfterOp(static_cast<int>(i), std::chrono::duration<double, std::micro>(end - start).count(),
+                      fixed_flags_[i]);
+    if (!s.ok()) {
+      handoff_->AfterRun();
+      return absl::Status(s.code(), absl::StrCat("op '", op.node->name(), "': ", s.message()));
+    }
     if (profile_) {
       OpProfile& p = profile_data_[i];
       p.name = op.node->name();
       p.kernel = kernel_names_[i];
-      p.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      p.milliseconds = std::chrono::duration<double, std::milli>(end - start).count();
       p.bytes = 0;
       for (const Tensor* t : op_inputs_[i]) p.bytes += t ? t->byte_size() : 0;
       for (const Tensor& t : op_outputs_[i]) p.bytes += t.byte_size();
     }
   }
+  handoff_->AfterRun();
   if (lab_marks_) LabMark(-1);
   if (check_finite_) {
     for (int i = 0; i < plan.outputs_size(); ++i) {

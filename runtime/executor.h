@@ -18,6 +18,7 @@
 #include "graph/tensor.h"
 #include "kernels/reference/reference.h"
 #include "kernels/registry/op_kernel.h"
+#include "runtime/worker_wait.h"
 
 namespace tessel {
 
@@ -52,9 +53,9 @@ class CompiledModel {
 struct SessionOptions {
   // Threads per inference (the calling thread included).
   int num_threads = 1;
-  // Pool workers spin between operators instead of sleeping: lower latency on otherwise idle cores,
-  // much worse when other processes compete for them (see kernels/xnnpack). Default: sleep.
-  bool spin_workers = false;
+  // How pool workers wait between operators (runtime/worker_wait.h): by default they spin within a run,
+  // sleep after it, and sleep after every operator while other processes contend for the cores.
+  WorkerWait worker_wait = WorkerWait::kAdaptive;
   // Run every op on its reference kernel whatever the plan chose (TESSEL_FORCE_BACKEND=reference).
   bool force_reference = ForcedBackendFromEnv() == "reference";
   // Check f32 inputs before and outputs after each run for NaN and Inf (one pass over each): a
@@ -101,6 +102,8 @@ class Session {
   // Scratch the kernels share (SharedScratch), besides the arena.
   size_t scratch_bytes() const { return scratch_ ? scratch_->bytes() : 0; }
   int num_threads() const { return num_threads_; }
+  // True while the adaptive worker wait puts the workers to sleep after every operator (WorkerHandoff).
+  bool workers_sleep_per_op() const { return handoff_->overloaded(); }
   // The kernel each op runs in this session ("reference/..." under force_reference).
   const std::string& kernel_name(int op) const { return kernel_names_[op]; }
 
@@ -112,6 +115,8 @@ class Session {
   std::shared_ptr<const CompiledModel> model_;
   int num_threads_ = 1;
   std::unique_ptr<struct pthreadpool, PoolDeleter> pool_;
+  std::unique_ptr<WorkerHandoff> handoff_;  // the pool's WorkerWait
+  std::vector<bool> fixed_flags_;           // per op: its kernel's pool flags are fixed at creation (XNNPACK)
   std::shared_ptr<Buffer> arena_;
   std::vector<Tensor> views_;                            // per plan tensor
   std::vector<std::vector<const Tensor*>> op_inputs_;  // per op

@@ -6,7 +6,7 @@
 // a shared host).
 //
 //   node benchmarks/cnn/compare.js --tessel PATH --models DIR [--threads 1,2] [--rounds 7]
-//        [--iterations 10] [--names resnet18,mobilenet_v2] [--work DIR] [--json OUT.json] [--spin yes]
+//        [--iterations 10] [--names resnet18,mobilenet_v2] [--work DIR] [--json OUT.json] [--workers adaptive|spin|sleep]
 //   node benchmarks/cnn/compare.js --tessel PATH --zoo DIR [--names a,b] [--threads 1] [--rounds 5]
 //        [--iterations auto] [--json OUT.json]
 //
@@ -16,8 +16,8 @@
 // keeps a row with ONNX Runtime's time alone. Each row also lists the ops `tessel compile` left on
 // reference kernels and their share of Tessel's time by `tessel inspect --profile`.
 // --iterations auto sizes each side's share of a round to about 0.2 s (2 to 20 runs).
-// --spin yes runs Tessel with spinning pool workers (`tessel bench --spin`), as ONNX Runtime's pool
-// does by default: faster on idle cores, slower when other processes compete for them.
+// --workers: how Tessel's pool workers wait between operators (`tessel bench --workers`; default
+// adaptive: spin within a run and sleep after it, as ONNX Runtime's intra-op pool does by default).
 'use strict';
 const {spawn, spawnSync} = require('child_process');
 const fs = require('fs');
@@ -91,10 +91,10 @@ class OrtWorker {
 
 const inputFlags = (model) => model.inputs.flatMap((i) => ['--input', i]);
 
-function tesselBench(tessel, model, tsl, threads, iterations, spin) {
+function tesselBench(tessel, model, tsl, threads, iterations, workers) {
   const argv = ['bench', tsl, '--threads', String(threads), '--iterations', String(iterations), '--warmup', '2',
                 ...inputFlags(model)];
-  if (spin) argv.push('--spin');
+  if (workers) argv.push('--workers', workers);
   const r = spawnSync(tessel, argv, {encoding: 'utf8'});
   if (r.status !== 0) throw new Error(`tessel bench failed: ${r.stderr || r.stdout}`);
   const lines = r.stdout.trim().split('\n');
@@ -146,11 +146,11 @@ async function benchModel(args, model, n, tsl, rows) {
     let t = [];
     let o;
     if (r % 2 === 0) {
-      if (tsl) t = tesselBench(args.tessel, model, tsl, n, iterations, args.spin === 'yes');
+      if (tsl) t = tesselBench(args.tessel, model, tsl, n, iterations, args.workers);
       o = await ort.run(iterations);
     } else {
       o = await ort.run(iterations);
-      if (tsl) t = tesselBench(args.tessel, model, tsl, n, iterations, args.spin === 'yes');
+      if (tsl) t = tesselBench(args.tessel, model, tsl, n, iterations, args.workers);
     }
     tesselMs.push(...t);
     ortMs.push(...o);
@@ -210,7 +210,7 @@ async function main() {
   const rows = [];
   console.log(`machine: ${os.cpus()[0].model}, ${os.cpus().length} logical CPUs, load ${os.loadavg()[0].toFixed(1)}; ` +
               `${args.rounds} rounds x ${args.iterations} runs per side, batch 1, fp32, Tessel workers ` +
-              `${args.spin === 'yes' ? 'spin' : 'sleep'} between operators`);
+              `${args.workers || 'adaptive'}`);
   for (const model of models) {
     const tsl = path.join(args.work, `${model.name}.tsl`);
     const built = compile(args.tessel, model, tsl);

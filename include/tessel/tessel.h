@@ -104,9 +104,14 @@ TESSEL_API tessel_status tessel_model_output_info(const tessel_model* model, int
 TESSEL_API tessel_status tessel_model_find_input(const tessel_model* model, const char* name, int32_t* index);
 TESSEL_API tessel_status tessel_model_find_output(const tessel_model* model, const char* name, int32_t* index);
 
+enum { TESSEL_WORKERS_ADAPTIVE = 0, TESSEL_WORKERS_SPIN = 1, TESSEL_WORKERS_SLEEP = 2 };
+
 typedef struct tessel_session_options {
   int32_t num_threads;     /* threads per run, the caller's included (default 1) */
-  int32_t spin_workers;    /* nonzero: pool workers spin between ops (idle cores only) */
+  int32_t spin_workers;    /* how pool workers wait between ops: TESSEL_WORKERS_ADAPTIVE (0, default: spin
+                              within a run, sleep after it and, while other processes contend for the cores,
+                              after every op), TESSEL_WORKERS_SPIN (1: always, idle dedicated cores only) or
+                              TESSEL_WORKERS_SLEEP (2: after every op) */
   int32_t force_reference; /* nonzero: every op on its reference kernel */
 } tessel_session_options;
 

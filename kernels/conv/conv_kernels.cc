@@ -190,7 +190,7 @@ class GemmConvKernel : public OpKernel {
 
   Conv2dGeometry g_;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   const float* x_ = nullptr;
   const float* bias_ = nullptr;
   const float* residual_ = nullptr;
@@ -282,7 +282,7 @@ class DirectGemmConvKernel : public OpKernel {
   float* y_ = nullptr;
   float lo_ = 0, hi_ = 0;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   int64_t tasks_ = 1;
   std::vector<Floats> cols_;
 };
@@ -472,7 +472,7 @@ class GemmFcKernel : public OpKernel {
 
   FcShape fc_;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   const float* a_ = nullptr;
   const float* w_ = nullptr;
   const float* bias_ = nullptr;
@@ -544,7 +544,7 @@ class FcGemvKernel : public OpKernel {
   const float* x_ = nullptr;
   float* y_ = nullptr;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   int tasks_ = 1;
 };
 

@@ -206,7 +206,7 @@ class ConvNdKernel : public OpKernel {
   conv_internal::ActivateRowFn epilogue_ = nullptr;
   bool epilogue_needed_ = false;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   int tasks_ = 1;
   int64_t col_floats_ = 0;
   KernelScratch scratch_;

@@ -86,7 +86,7 @@ class DirectConvKernel : public OpKernel {
   const float* x_ = nullptr;
   float* y_ = nullptr;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   int tasks_ = 1;
 };
 

@@ -127,7 +127,7 @@ class DwConv3x3Kernel : public OpKernel {
   DwConv3x3RowFn row_ = nullptr;
   DwConv3x3PixelFn pixel_ = nullptr;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   const float* x_ = nullptr;
   const float* residual_ = nullptr;
   float* y_ = nullptr;

@@ -573,7 +573,7 @@ class DwPwKernel : public OpKernel {
   Conv2dGeometry g_;
   int64_t m_ = 0;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
   const float* pw_b_ = nullptr;

@@ -386,7 +386,7 @@ class WinogradKernel : public OpKernel {
 
   Conv2dGeometry g_;
   pthreadpool_t pool_ = nullptr;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   const float* x_ = nullptr;
   const float* bias_ = nullptr;
   const float* residual_ = nullptr;

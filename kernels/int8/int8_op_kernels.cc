@@ -91,7 +91,7 @@ class Int8OpKernel : public OpKernel {
   std::unique_ptr<Prepared> prepared_;
   pthreadpool_t pool_ = nullptr;
   int threads_ = 1;
-  uint32_t flags_ = 0;
+  PoolFlags flags_;
   int64_t tasks_ = 1;
   PreparedInt8Node::Operands operands_;
 };

@@ -40,8 +40,9 @@ void KernelScratch::Bind(const OpKernelArgs& args, int tasks, size_t bytes_per_t
   own_ = Buffer::Allocate(static_cast<size_t>(tasks) * stride_);
 }
 
-uint32_t ParallelFlags(const OpKernelArgs& args) {
-  return args.spin_workers ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS;
+PoolFlags ParallelFlags(const OpKernelArgs& args) {
+  if (args.live_flags != nullptr) return PoolFlags(args.live_flags);
+  return PoolFlags(args.spin_workers ? 0u : static_cast<uint32_t>(PTHREADPOOL_FLAG_YIELD_WORKERS));
 }
 
 OpKernelEntry MakeOpKernelEntry(std::string name, std::string op, std::string dtypes, std::string layout, Isa isa,

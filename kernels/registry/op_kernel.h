@@ -104,14 +104,32 @@ struct OpKernelArgs {
   pthreadpool_t threadpool = nullptr;
   int num_threads = 1;
   // Whether pool workers spin between parallel regions (lowest latency on idle cores) or sleep on a
-  // futex after each (robust when other processes compete for the cores).
+  // futex after each (robust when other processes compete for the cores): the flags of regions whose
+  // flags are fixed when the kernel is created (XNNPACK's operators).
   bool spin_workers = false;
   // The session's shared scratch, or null (the kernel then owns its scratch).
   SharedScratch* scratch = nullptr;
+  // The session's live pthreadpool flags (runtime/worker_wait.h switches them between runs), read by
+  // every parallel region of Tessel's own kernels (ParallelFlags); null: fixed by spin_workers.
+  const uint32_t* live_flags = nullptr;
+};
+
+// The pthreadpool flags of a kernel's parallel regions, read when a region starts: a fixed value, or the
+// session's live flags (OpKernelArgs::live_flags).
+class PoolFlags {
+ public:
+  PoolFlags() = default;
+  explicit PoolFlags(uint32_t fixed) : fixed_(fixed) {}
+  explicit PoolFlags(const uint32_t* live) : live_(live) {}
+  operator uint32_t() const { return live_ != nullptr ? *live_ : fixed_; }  // NOLINT: used as the flags
+
+ private:
+  const uint32_t* live_ = nullptr;
+  uint32_t fixed_ = 0;
 };
 
 // The pthreadpool flags for a parallel region under `args`.
-uint32_t ParallelFlags(const OpKernelArgs& args);
+PoolFlags ParallelFlags(const OpKernelArgs& args);
 
 // Below this many multiply-adds (tens of microseconds of work on a small core) a parallel region costs
 // more than it saves: waking sleeping workers takes microseconds each, and the calling thread then waits

@@ -116,7 +116,7 @@ class RowKernel : public OpKernel {
   }
 
   pthreadpool_t pool_;
-  uint32_t flags_;
+  PoolFlags flags_;
 };
 
 class SoftmaxKernel : public RowKernel {

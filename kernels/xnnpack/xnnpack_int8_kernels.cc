@@ -226,7 +226,7 @@ class XnnInt8Kernel : public OpKernel {
   }
 
   pthreadpool_t pool_;
-  uint32_t parallel_flags_;
+  PoolFlags parallel_flags_;
   bool flip_;
   const uint8_t* x_;
   size_t x_bytes_;
