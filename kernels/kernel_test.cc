@@ -250,10 +250,26 @@ TEST_P(GemmDirectKernelTest, MatchesDoublePrecisionWithEpilogue) {
       for (int64_t i = 0; i < c.m; ++i) std::copy_n(residual.data() + i * ldc, c.n, got.data() + i * ldc);
       r = got.data();
     }
+    // The same by column ranges (the threads' split of few rows), each a whole number of panels: the
+    // same tiles on the same columns, so bit-identical to Run.
+    std::vector<float> by_columns(got.size(), kSentinel);
+    const float* r2 = c.residual ? residual.data() : nullptr;
+    if (c.in_place && c.residual) {
+      for (int64_t i = 0; i < c.m; ++i) std::copy_n(residual.data() + i * ldc, c.n, by_columns.data() + i * ldc);
+      r2 = by_columns.data();
+    }
     op->Run(c.m, a.data(), lda, got.data(), ldc, r, ldc, lo, hi);
+    const int64_t pw = op->panel_width(), panels = (c.n + pw - 1) / pw;
+    const int64_t split = (panels + 1) / 2 * pw;
+    op->RunColumns(c.m, a.data(), lda, by_columns.data(), ldc, r2, ldc, lo, hi, split, c.n);
+    op->RunColumns(c.m, a.data(), lda, by_columns.data(), ldc, r2, ldc, lo, hi, 0, split);
     ExpectEpilogueGemm(e.name, c.m, c.n, c.k, a.data(), lda, b.data(), c.bias ? bias.data() : nullptr,
                        c.residual ? residual.data() : nullptr, c.clamp, got.data(), ldc, kSentinel);
     if (HasFatalFailure()) return;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(by_columns[i], got[i]) << e.name << " m=" << c.m << " n=" << c.n << " k=" << c.k << " element " << i
+                                      << ": RunColumns split at " << split;
+    }
   }
 }
 

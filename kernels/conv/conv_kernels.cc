@@ -87,6 +87,19 @@ void Im2colRows(const Conv2dGeometry& g, const float* x, int64_t r0, int64_t nr,
   }
 }
 
+// Whether `tasks` tasks balance better over the output channels (whole panels of `panel` columns)
+// than over the rows (whole tiles of `tile` rows): the late layers' few pixels (ResNet-18's 7x7 = 49
+// rows in 24-row steps left one task 48 rows and the other 1).
+bool SplitColumnsBalancesBetter(int64_t rows, int64_t tile, int64_t columns, int64_t panel, int64_t tasks) {
+  if (tasks <= 1) return false;
+  auto balance = [tasks](int64_t items, int64_t step) {
+    const int64_t units = (items + step - 1) / step;
+    const int64_t per_task = (units + tasks - 1) / tasks;
+    return static_cast<double>(units) / static_cast<double>(per_task * tasks);
+  };
+  return balance(columns, panel) > balance(rows, tile) + 0.05;
+}
+
 // Convolution as a GEMM over prepacked weights (PackedGemmF32, packed once per group at load) with
 // bias, residual and clamp fused into the tiles. Rows (output pixels) go in blocks of the kernel's row
 // block, so each block streams the weights once; a 1x1 stride-1 layer reads its input in place, others
@@ -239,6 +252,7 @@ class DirectGemmConvKernel : public OpKernel {
     k->pool_ = PoolForWork(args.threadpool, g->flops() / 2);
     k->flags_ = ParallelFlags(args);
     k->tasks_ = Tasks(args);
+    k->split_columns_ = SplitColumnsBalancesBetter(k->rows_, k->op_.tile_rows(), g->m, k->op_.panel_width(), k->tasks_);
     for (int64_t t = 0; t < k->tasks_; ++t) k->cols_.emplace_back(k->direct_ ? 0 : kBlockRows * k->k_);
     return std::unique_ptr<OpKernel>(std::move(k));
   }
@@ -256,9 +270,24 @@ class DirectGemmConvKernel : public OpKernel {
   template <typename K>
   friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
   void RunTask(int64_t t) {
-    constexpr int64_t kTileRows = 24;
     const int64_t m = g_.m;
-    const auto [begin, end] = SplitForTask(rows_, tasks_, t, kTileRows);
+    if (split_columns_) {
+      const auto [n_begin, n_end] = SplitForTask(m, tasks_, t, op_.panel_width());
+      if (n_begin >= n_end) return;
+      float* cols = cols_[t].data();
+      for (int64_t r0 = 0; r0 < rows_; r0 += kBlockRows) {
+        const int64_t nr = std::min(kBlockRows, rows_ - r0);
+        const float* a = x_ + r0 * g_.c;
+        if (!direct_) {
+          Im2colRows(g_, x_, r0, nr, 0, cols);
+          a = cols;
+        }
+        op_.RunColumns(nr, a, direct_ ? g_.c : k_, y_ + r0 * m, m, residual_ ? residual_ + r0 * m : nullptr, m, lo_, hi_,
+                       n_begin, n_end);
+      }
+      return;
+    }
+    const auto [begin, end] = SplitForTask(rows_, tasks_, t, op_.tile_rows());
     if (begin >= end) return;
     if (direct_) {
       op_.Run(end - begin, x_ + begin * g_.c, g_.c, y_ + begin * m, m, residual_ ? residual_ + begin * m : nullptr, m,
@@ -284,6 +313,7 @@ class DirectGemmConvKernel : public OpKernel {
   pthreadpool_t pool_ = nullptr;
   PoolFlags flags_;
   int64_t tasks_ = 1;
+  bool split_columns_ = false;  // tasks share the output channels instead of the rows
   std::vector<Floats> cols_;
 };
 

@@ -54,8 +54,8 @@ DirectGemmKernel Entry(const char* name, Isa isa, const char* backend, double (*
 
 constexpr DirectGemmUkernel kScalar{tessel_f32_gemm_direct_ukernel_1x16__scalar, 16};
 #if defined(__x86_64__)
-constexpr DirectGemmUkernel kAvx512_8x32{tessel_f32_gemm_direct_ukernel_8x32__avx512, 32};
-constexpr DirectGemmUkernel kAvx512_12x16{tessel_f32_gemm_direct_ukernel_12x16__avx512, 16};
+constexpr DirectGemmUkernel kAvx512_8x32{tessel_f32_gemm_direct_ukernel_8x32__avx512, 32, 8};
+constexpr DirectGemmUkernel kAvx512_12x16{tessel_f32_gemm_direct_ukernel_12x16__avx512, 16, 12};
 #endif
 
 KernelRegistry<DirectGemmUkernel>* BuildRegistry() {
@@ -151,6 +151,16 @@ void DirectGemmF32::Run(int64_t m, const float* a, int64_t lda, float* c, int64_
   if (m <= 0 || n_ == 0) return;
   const int64_t np = (n_ + ukernel_.nr - 1) / ukernel_.nr * ukernel_.nr;
   ukernel_.fn(m, n_, k_, a, lda, packed_.get(), packed_.get() + np * k_, c, ldc, residual, ldr, lo, hi);
+}
+
+void DirectGemmF32::RunColumns(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, const float* residual,
+                               int64_t ldr, float lo, float hi, int64_t n_begin, int64_t n_end) const {
+  n_end = std::min(n_end, n_);
+  if (m <= 0 || n_begin >= n_end) return;
+  const int64_t np = (n_ + ukernel_.nr - 1) / ukernel_.nr * ukernel_.nr;
+  // Panel n_begin / nr starts n_begin * k floats in; the padded bias follows the panels.
+  ukernel_.fn(m, n_end - n_begin, k_, a, lda, packed_.get() + n_begin * k_, packed_.get() + np * k_ + n_begin,
+              c + n_begin, ldc, residual ? residual + n_begin : nullptr, ldr, lo, hi);
 }
 
 }  // namespace tessel

@@ -34,6 +34,7 @@ using DirectGemmF32Fn = void (*)(int64_t m, int64_t n, int64_t k, const float* a
 struct DirectGemmUkernel {
   DirectGemmF32Fn fn = nullptr;
   int64_t nr = 0;  // columns per packed panel
+  int64_t mr = 1;  // rows per register tile (a row split in multiples of it leaves no partial tile)
 };
 using DirectGemmKernel = KernelEntry<DirectGemmUkernel>;
 
@@ -56,7 +57,13 @@ class DirectGemmF32 {
 
   void Run(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, const float* residual, int64_t ldr,
            float lo, float hi) const;
+  // Columns [n_begin, n_end) only: both multiples of panel_width() (n_end may also be n()); c and
+  // residual point at column 0 as for Run. The split a few rows leave to threads.
+  void RunColumns(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, const float* residual, int64_t ldr,
+                  float lo, float hi, int64_t n_begin, int64_t n_end) const;
   const DirectGemmKernel& kernel() const { return *kernel_; }
+  int64_t panel_width() const { return ukernel_.nr; }
+  int64_t tile_rows() const { return ukernel_.mr; }
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
 
