@@ -8,6 +8,7 @@
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
+#include "kernels/matmul/batched_matmul_op_kernels.h"
 #include "kernels/norm/norm_op_kernels.h"
 #include "kernels/rnn/rnn_op_kernels.h"
 #include "kernels/vector/vector_op_kernels.h"
@@ -31,6 +32,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterVectorOpKernels(*r);
     RegisterRnnOpKernels(*r);
     RegisterNormOpKernels(*r);
+    RegisterBatchedMatMulOpKernels(*r);
     return r;
   }();
   return *registry;

@@ -452,6 +452,39 @@ bool MakeNorm(std::mt19937& rng, Case* c, const std::string& op) {
   return true;
 }
 
+// MatMul with batch axes: A [batch..., m, k] times B [batch..., k, n] with batch axes equal, 1 on either
+// side (broadcast) or missing on one side; B an activation, or a constant when it has batch axes (a
+// constant rank-2 B is the fully connected kernels' case, which the batched kernel must refuse).
+bool MakeBatchedMatMul(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t m = Pick(rng, {1, 5, 16, 33}), k = Pick(rng, {1, 8, 17, 64}), n = Pick(rng, {1, 7, 16, 40});
+  const int64_t form = Pick(rng, {0, 1, 2, 3, 4});
+  std::vector<int64_t> a = {m, k}, w = {k, n};
+  if (form == 1) {  // attention: [1, heads, m, k] x [1, heads, k, n]
+    const int64_t heads = Pick(rng, {1, 3, 4});
+    a = {1, heads, m, k};
+    w = {1, heads, k, n};
+  } else if (form == 2) {  // B broadcast over A's batch
+    a = {2, 3, m, k};
+    w = {Pick(rng, {1, 3}), k, n};
+  } else if (form == 3) {  // A broadcast over B's batch
+    a = {1, m, k};
+    w = {2, 3, k, n};
+  } else if (form == 4) {  // 2-D times batched
+    w = {3, k, n};
+  }
+  const bool constant = w.size() > 2 && Pick(rng, {0, 1});
+  b.Activation(a);
+  if (constant) {
+    b.Weight(w);
+  } else {
+    b.Activation(w);
+  }
+  b.Finish("MatMul", "");
+  c->label = absl::StrCat("MatMul ", ShapeString(a), " x ", ShapeString(w), constant ? " constant B" : "");
+  return true;
+}
+
 bool MakeTranspose(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const int rank = static_cast<int>(Pick(rng, {2, 3, 4, 5}));
@@ -551,6 +584,7 @@ std::string GeneratorName(const OpKernelEntry& e) {
   if (e.name.find("_dwconv2d_3x3_nhwc__") != std::string::npos) return "depthwise 3x3";
   if (e.op == "Conv") return "conv nd";
   if (e.name.find("_ncx__") != std::string::npos) return "fused conv nd";
+  if (e.name.find("_batched_matmul__") != std::string::npos) return "batched matmul";
   return e.op;
 }
 
@@ -558,6 +592,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   const std::string generator = GeneratorName(e);
   if (generator == "depthwise 3x3") return MakeDepthwiseConv3x3(rng, c);
   if (generator == "conv nd" || generator == "fused conv nd") return MakeConvNd(rng, c, generator == "fused conv nd");
+  if (generator == "batched matmul") return MakeBatchedMatMul(rng, c);
   if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
   if (e.op == "tessel.DwPwConv") return MakeDwPwConv(rng, c);
   if (e.op == "tessel.MaxPool") return MakePool(rng, c, "MaxPool");
