@@ -11,6 +11,7 @@
 #include "kernels/matmul/batched_matmul_op_kernels.h"
 #include "kernels/norm/norm_op_kernels.h"
 #include "kernels/rnn/rnn_op_kernels.h"
+#include "kernels/slice/slice_op_kernels.h"
 #include "kernels/vector/vector_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
 
@@ -33,6 +34,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterRnnOpKernels(*r);
     RegisterNormOpKernels(*r);
     RegisterBatchedMatMulOpKernels(*r);
+    RegisterSliceOpKernels(*r);
     return r;
   }();
   return *registry;

@@ -485,6 +485,58 @@ bool MakeBatchedMatMul(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// Slice over a random subset of axes (listed in any order, some negative, or omitted: all leading
+// axes), starts and ends from the front or the back and past either end, steps of 1, 2, 3, -1 and -2
+// (or omitted), and sometimes int32 indices.
+bool MakeSlice(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const std::vector<int64_t> shape = RandomShape(rng);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (Pick(rng, {0, 1})) axes.push_back(d);
+  }
+  if (axes.empty()) axes.push_back(rank - 1);
+  std::shuffle(axes.begin(), axes.end(), rng);
+  const bool omit_axes = Pick(rng, {0, 0, 1}) == 1;
+  if (omit_axes) {
+    axes.clear();
+    for (int64_t d = 0; d < Pick(rng, {1, rank}); ++d) axes.push_back(d);
+  }
+  const bool omit_steps = Pick(rng, {0, 1}) == 1;
+  std::vector<int64_t> starts, ends, steps, listed;
+  for (int64_t axis : axes) {
+    const int64_t dim = shape[axis];
+    const int64_t step = omit_steps ? 1 : Pick(rng, {1, 1, 2, 3, -1, -2});
+    starts.push_back(Pick(rng, {0, 1, -1, dim, -dim - 5, 1000}));
+    ends.push_back(Pick(rng, {dim, -1, 2, -dim - 5, 1000, -1000}));
+    steps.push_back(step);
+    listed.push_back(Pick(rng, {0, 1}) ? axis : axis - rank);
+  }
+  const bool i32 = Pick(rng, {0, 0, 1}) == 1;
+  auto indices = [&](const std::vector<int64_t>& v) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    if (!i32) return Tensor::FromVector<int64_t>({n}, v);
+    return Tensor::FromVector<int32_t>({n}, std::vector<int32_t>(v.begin(), v.end()));
+  };
+  b.Activation(shape);
+  b.WeightTensor(indices(starts));
+  b.WeightTensor(indices(ends));
+  if (!omit_axes || !omit_steps) {
+    if (omit_axes) {
+      b.Omitted();
+    } else {
+      b.WeightTensor(indices(listed));
+    }
+  }
+  if (!omit_steps) b.WeightTensor(indices(steps));
+  b.Finish("Slice", "");
+  c->label = absl::StrCat("Slice ", ShapeString(shape), " starts ", ShapeString(starts), " ends ", ShapeString(ends),
+                          omit_axes ? "" : absl::StrCat(" axes ", ShapeString(listed)),
+                          omit_steps ? "" : absl::StrCat(" steps ", ShapeString(steps)), i32 ? " int32" : "");
+  return true;
+}
+
 bool MakeTranspose(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const int rank = static_cast<int>(Pick(rng, {2, 3, 4, 5}));
@@ -609,6 +661,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "LayerNormalization" || e.op == "InstanceNormalization" || e.op == "GroupNormalization") {
     return MakeNorm(rng, c, e.op);
   }
+  if (e.op == "Slice") return MakeSlice(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   if (e.op == "Flatten" || e.op == "Reshape" || e.op == "Squeeze" || e.op == "Unsqueeze" || e.op == "Identity") {
     return MakeCopy(rng, c, e.op);
