@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/registry/bound_operands.h"
 
 namespace tessel {
 namespace {
@@ -99,14 +100,8 @@ double Cost(const OpQuery& q) {
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-  std::vector<OperandInfo> inputs(args.inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (args.inputs[i] != nullptr) inputs[i] = {true, false, args.inputs[i]->type()};
-  }
-  std::vector<OperandInfo> outputs;
-  for (const Tensor& t : args.outputs) outputs.push_back({true, false, t.type()});
   BatchedShape s;
-  if (!ResolveShape(OpQuery{args.node, inputs, outputs}, true, &s)) {
+  if (!ResolveShape(BoundOperands(args).query(), true, &s)) {
     return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
                                                    "': the batched MatMul kernel does not serve it (it needs f32, "
                                                    "static shapes of rank 2 or more, broadcastable batch axes)"));

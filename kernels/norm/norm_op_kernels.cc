@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/norm/internal/norm_rows.h"
+#include "kernels/registry/bound_operands.h"
 #include "pthreadpool.h"
 
 namespace tessel {
@@ -156,14 +157,8 @@ double Cost(const OpQuery& q) {
 
 template <NormKind kKind, NormRowKernels (*kRows)()>
 absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-  std::vector<OperandInfo> inputs(args.inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (args.inputs[i] != nullptr) inputs[i] = {true, false, args.inputs[i]->type()};
-  }
-  std::vector<OperandInfo> outputs;
-  for (const Tensor& t : args.outputs) outputs.push_back({true, false, t.type()});
   NormShape s;
-  if (!ResolveShape(OpQuery{args.node, inputs, outputs}, kKind, &s)) {
+  if (!ResolveShape(BoundOperands(args).query(), kKind, &s)) {
     return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': the fast ", args.node.op_type(),
                                                    " kernel does not serve it (it needs f32, static shapes and a "
                                                    "scale and bias of the normalized elements or channels)"));

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/nn_params.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/registry/bound_operands.h"
 #include "kernels/rnn/internal/rnn_step.h"
 
 namespace tessel {
@@ -256,14 +257,12 @@ double Cost(const OpQuery& q) {
 
 template <bool kLstm, RnnStepKernels (*kStep)()>
 absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
-  std::vector<OperandInfo> inputs(args.inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (args.inputs[i] != nullptr) inputs[i] = {true, i == 1 || i == 2 || i == 3, args.inputs[i]->type()};
+  BoundOperands operands(args);
+  for (int i : {1, 2, 3}) {
+    if (i < static_cast<int>(operands.inputs.size())) operands.inputs[i].constant = true;  // packed here
   }
-  std::vector<OperandInfo> outputs;
-  for (const Tensor& t : args.outputs) outputs.push_back({true, false, t.type()});
   RnnShape s;
-  if (!ResolveShape(OpQuery{args.node, inputs, outputs}, kLstm, &s)) {
+  if (!ResolveShape(operands.query(), kLstm, &s)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "node '", args.node.name(), "': the fast ", args.node.op_type(),
         " kernel does not serve it (it needs f32, constant W, R and B, static shapes, default activations and "
