@@ -73,6 +73,34 @@ def tessel_isa_cc_library(name, isa, srcs = [], copts = [], **kwargs):
         **kwargs
     )
 
+# kernels/portable's PORTABLE_COPTS for C++ sources: what GCC's auto-vectorizer needs.
+_AUTOVEC_COPTS = [
+    "-O3",
+    "-fopenmp-simd",
+    "-fno-trapping-math",
+    "-ffp-contract=fast",
+]
+
+def tessel_autovec_isa_libraries(name, isas, copts = [], deps = []):
+    """Portable C++ kernels for GCC's auto-vectorizer, built once per ISA: NAME_autovec from
+    NAME_autovec.cc at the target's baseline ISA, and for each of `isas` NAME_<isa> from NAME_<isa>.cc
+    with that ISA's flags (tessel_isa_cc_library). Each source includes one shared implementation
+    header and returns that ISA's kernels."""
+    native.cc_library(
+        name = name + "_autovec",
+        srcs = [name + "_autovec.cc"],
+        copts = TESSEL_COPTS + _AUTOVEC_COPTS + copts,
+        deps = deps,
+    )
+    for isa in isas:
+        tessel_isa_cc_library(
+            name = name + "_" + isa,
+            srcs = [name + "_" + isa + ".cc"],
+            isa = isa,
+            copts = _AUTOVEC_COPTS + copts,
+            deps = deps,
+        )
+
 def tessel_cc_test_library(name, srcs, deps = [], copts = [], **kwargs):
     """A test's sources compiled once, for several tessel_cc_test / tessel_sve_test variants that differ
     only in arguments or environment (each variant: deps = [":name"], no srcs)."""

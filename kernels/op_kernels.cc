@@ -8,6 +8,10 @@
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
+#include "kernels/matmul/batched_matmul_op_kernels.h"
+#include "kernels/norm/norm_op_kernels.h"
+#include "kernels/rnn/rnn_op_kernels.h"
+#include "kernels/slice/slice_op_kernels.h"
 #include "kernels/vector/vector_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
 
@@ -27,6 +31,10 @@ const OpKernelRegistry& OpKernels() {
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
     RegisterVectorOpKernels(*r);
+    RegisterRnnOpKernels(*r);
+    RegisterNormOpKernels(*r);
+    RegisterBatchedMatMulOpKernels(*r);
+    RegisterSliceOpKernels(*r);
     return r;
   }();
   return *registry;
