@@ -131,7 +131,7 @@ class NormKernel : public OpKernel {
   const NormShape s_;
   const NormRowKernels k_;
   pthreadpool_t pool_;
-  uint32_t flags_;
+  PoolFlags flags_;
   const float* x_;
   const float* scale_;
   const float* bias_;
