@@ -68,20 +68,25 @@ int CountMismatches(const Tensor& want, const Tensor& got) {
   return mismatches;
 }
 
-// Runs `node` through the reference and through PreparedInt8Node with `kernel` (twice: the second run
-// reuses the indirection buffer) and compares every byte.
-void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, QGemmKernel kernel) {
+// Runs `node` through the reference and through `Prepared` (PreparedInt8Node, PreparedQDwConv) with
+// `kernel` (twice: the second run reuses the indirection buffer) and compares every byte.
+template <typename Prepared, typename Kernel>
+void ExpectPreparedBitExact(const Node& node, const std::vector<const Tensor*>& in, Kernel kernel) {
   std::vector<Tensor> want;
   const absl::Status ref = RunReferenceNode(node, in, &want);
   ASSERT_TRUE(ref.ok()) << ref;
   Tensor got(want[0].dtype(), want[0].shape());
-  auto p = PreparedInt8Node::Create(node, in, got, kernel);
+  auto p = Prepared::Create(node, in, got, kernel);
   ASSERT_TRUE(p.ok()) << p.status();
   for (int run = 0; run < 2; ++run) {
     std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
     (*p)->Run(in, got);
     EXPECT_EQ(CountMismatches(want[0], got), 0) << "of " << want[0].num_elements() << " outputs, run " << run;
   }
+}
+
+void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, QGemmKernel kernel) {
+  ExpectPreparedBitExact<PreparedInt8Node>(node, in, kernel);
 }
 
 // Runs `node` both ways (RunInt8Node's own choice of kernel) and compares every byte.
@@ -179,22 +184,6 @@ std::string DwKernelName(QDwConvKernel k) {
   return "?";
 }
 
-// Runs the depthwise `node` through the reference and through PreparedQDwConv with `kernel` (twice: the
-// second run reuses the indirection buffer) and compares every byte.
-void ExpectDepthwiseBitExact(const Node& node, const std::vector<const Tensor*>& in, QDwConvKernel kernel) {
-  std::vector<Tensor> want;
-  const absl::Status ref = RunReferenceNode(node, in, &want);
-  ASSERT_TRUE(ref.ok()) << ref;
-  Tensor got(want[0].dtype(), want[0].shape());
-  auto p = PreparedQDwConv::Create(node, in, got, kernel);
-  ASSERT_TRUE(p.ok()) << p.status();
-  for (int run = 0; run < 2; ++run) {
-    std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
-    (*p)->Run(in, got);
-    EXPECT_EQ(CountMismatches(want[0], got), 0) << "of " << want[0].num_elements() << " outputs, run " << run;
-  }
-}
-
 // A depthwise QConv (group == C) through the reference and `kernel`.
 void CheckDepthwiseKernel(const DwCase& p, std::mt19937& rng, QDwConvKernel kernel) {
   SCOPED_TRACE(testing::Message() << "n " << p.n << " h " << p.h << " w " << p.w << " c " << p.c << " k " << p.k
@@ -232,7 +221,7 @@ void CheckDepthwiseKernel(const DwCase& p, std::mt19937& rng, QDwConvKernel kern
     // group 1: an ordinary convolution, which the GEMM path serves.
     ExpectBitExact(*n, {&x, &w, &b});
   } else {
-    ExpectDepthwiseBitExact(*n, {&x, &w, &b}, kernel);
+    ExpectPreparedBitExact<PreparedQDwConv>(*n, {&x, &w, &b}, kernel);
   }
 }
 

@@ -1,6 +1,7 @@
-// Registers the int8 QConv / QGemm (AVX-512 VNNI; NEON dotprod, NEON i8mm and SVE on aarch64) and the VNNI
-// depthwise QConv as operator kernels; the session binds arena views once and every run only computes
-// (packing and scratch happen in PreparedInt8Node::Create).
+// Registers the int8 QConv / QGemm (AVX-512 VNNI, AVX-VNNI, AVX2; NEON dotprod, NEON i8mm and SVE on
+// aarch64), the depthwise QConv (AVX-512 VNNI, AVX2, NEON) and QuantizeLinear as operator kernels; the
+// session binds arena views once and every run only computes (packing and scratch happen in
+// PreparedInt8Node::Create).
 #include "kernels/int8/int8_op_kernels.h"
 
 #include <algorithm>
@@ -150,7 +151,9 @@ bool DepthwiseLegal(const OpQuery& q) {
 
 // 2 ops per MAC at kOpsPerSecond. VNNI: one vpdpbusd per 4 taps x 16 channels plus the output stage per 16
 // channels; about 25 GMAC/s on MobileNetV2's 3x3 shapes (1 thread). AVX2: a vpmaddwd per 2 taps x 8
-// channels (with two shuffles); DEPTHWISE_AVX2_RATE_NOTE
+// channels (and two shuffles): 12-17 GMAC/s (24-35 GOP/s) on MobileNetV2's 3x3 shapes, 1 thread, at
+// TESSEL_MAX_ISA=avx2 on Zen 5, 2026-11-27 (qdwconv_benchmark, xnnpack_int8_benchmark; shared machine).
+// XNNPACK's entries (40 GOP/s per-tensor, less the sign flips per-channel) still win stride-1 layers.
 template <int64_t kOpsPerSecond>
 double DepthwiseCost(const OpQuery& q) {
   const TensorType& w = q.input(1);
