@@ -1,6 +1,6 @@
-// The depthwise int8 kernel (PreparedQDwConv: indirection built once, then only the microkernel) against
-// the reference QConv on MobileNetV2's 3x3 depthwise shapes (args: input H = W, C, stride; pad 1,
-// ReLU6-style clamp). Reports GMAC/s.
+// The depthwise int8 kernels (PreparedQDwConv with AVX-512 VNNI or AVX2: indirection built once, then
+// only the microkernel) against the reference QConv on MobileNetV2's 3x3 depthwise shapes (args: input
+// H = W, C, stride; pad 1, ReLU6-style clamp). Reports GMAC/s.
 #include <random>
 #include <vector>
 
@@ -54,15 +54,16 @@ void Report(benchmark::State& state, const DwSetup& s) {
                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-void BM_QDwConvVnni(benchmark::State& state) {
-  if (!HasQGemmVnni()) {
-    state.SkipWithError("no AVX-512 VNNI");
+template <QDwConvKernel kKernel>
+void BM_QDwConv(benchmark::State& state) {
+  if (!QDwConvKernelAvailable(kKernel)) {
+    state.SkipWithError("CPU or build without this kernel");
     return;
   }
   DwSetup s;
   Setup(s, state.range(0), state.range(1), state.range(2));
   const std::vector<const Tensor*> in = {&s.x, &s.w, &s.b};
-  absl::StatusOr<std::unique_ptr<PreparedQDwConv>> p = PreparedQDwConv::Create(*s.node, in, s.y);
+  absl::StatusOr<std::unique_ptr<PreparedQDwConv>> p = PreparedQDwConv::Create(*s.node, in, s.y, kKernel);
   if (!p.ok()) {
     state.SkipWithError(std::string(p.status().message()).c_str());
     return;
@@ -95,7 +96,8 @@ void BM_QDwConvReference(benchmark::State& state) {
   Args({112, 32, 1})->Args({112, 96, 2})->Args({56, 144, 1})->Args({56, 144, 2})->Args({28, 192, 1})            \
       ->Args({28, 192, 2})->Args({14, 384, 1})->Args({14, 576, 1})->Args({14, 576, 2})->Args({7, 960, 1})       \
       ->Unit(benchmark::kMicrosecond)
-BENCHMARK(BM_QDwConvVnni)->MOBILENET_V2_DW_SHAPES;
+BENCHMARK_TEMPLATE(BM_QDwConv, QDwConvKernel::kAvx512Vnni)->MOBILENET_V2_DW_SHAPES;
+BENCHMARK_TEMPLATE(BM_QDwConv, QDwConvKernel::kAvx2)->MOBILENET_V2_DW_SHAPES;
 BENCHMARK(BM_QDwConvReference)->MOBILENET_V2_DW_SHAPES;
 
 }  // namespace

@@ -332,13 +332,29 @@ void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, 
   }
 }
 
-bool HasQDwConvKernel() {
+bool QDwConvKernelAvailable(QDwConvKernel kernel) {
+  switch (kernel) {
+    case QDwConvKernel::kAvx512Vnni: return HasQGemmVnni();
+    case QDwConvKernel::kAvx2: return HasQGemmAvx2();
+    case QDwConvKernel::kNeon:
 #if defined(__aarch64__)
-  return true;
+      return true;
 #else
-  return HasQGemmVnni();
+      return false;
+#endif
+  }
+  return false;
+}
+
+QDwConvKernel BestQDwConvKernel() {
+#if defined(__aarch64__)
+  return QDwConvKernel::kNeon;
+#else
+  return HasQGemmVnni() ? QDwConvKernel::kAvx512Vnni : QDwConvKernel::kAvx2;
 #endif
 }
+
+bool HasQDwConvKernel() { return QDwConvKernelAvailable(BestQDwConvKernel()); }
 
 bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_rank, int64_t channels,
                             int64_t filters, int64_t filter_channels, bool residual) {
@@ -356,12 +372,23 @@ bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_r
 absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const Node& node,
                                                                         absl::Span<const Tensor* const> in,
                                                                         const Tensor& y) {
+  return Create(node, in, y, BestQDwConvKernel());
+}
+
+absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const Node& node,
+                                                                        absl::Span<const Tensor* const> in,
+                                                                        const Tensor& y, QDwConvKernel kernel) {
   if (in.size() < 2 || in[0] == nullptr || in[1] == nullptr || in[0]->rank() != 4 || in[1]->rank() != 4 ||
       !Int8DepthwiseSupported(node, in[0]->dtype(), in[0]->rank(), in[0]->dim(3), in[1]->dim(0), in[1]->dim(3),
                               In(in, 3) != nullptr)) {
     return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": not served by the int8 depthwise kernel"));
   }
+  if (!QDwConvKernelAvailable(kernel)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(node.DebugName(), ": this build or CPU lacks the requested int8 depthwise kernel"));
+  }
   std::unique_ptr<PreparedQDwConv> p(new PreparedQDwConv);
+  p->kernel_ = kernel;
   const Tensor& x = *in[0];
   const Tensor& wt = *in[1];
   // Channels-last: x [N, H, W, C], w [C, KH, KW, 1], y [N, OH, OW, C].
@@ -383,15 +410,21 @@ absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const N
   }
   const uint8_t x_zp = static_cast<uint8_t>(node.GetInt("x_zero_point", 0));
   const Tensor* b = In(in, 2);
-#if defined(__aarch64__)
-  p->neon_weights_ = PackQDwConvNeonWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr,
-                                            x_zp, mult, shift);
-  p->taps_ = p->kh_ * p->kw_;
-#else
-  p->weights_ = PackQDwConvWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, b ? b->data<int32_t>() : nullptr, x_zp,
-                                   mult, shift);
-  p->taps_ = p->weights_.quads * 4;
-#endif
+  const int32_t* bias = b ? b->data<int32_t>() : nullptr;
+  switch (kernel) {
+    case QDwConvKernel::kNeon:
+      p->neon_weights_ = PackQDwConvNeonWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, bias, x_zp, mult, shift);
+      p->taps_ = p->kh_ * p->kw_;
+      break;
+    case QDwConvKernel::kAvx512Vnni:
+      p->weights_ = PackQDwConvWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, bias, x_zp, mult, shift);
+      p->taps_ = p->weights_.quads * 4;
+      break;
+    case QDwConvKernel::kAvx2:
+      p->avx2_weights_ = PackQDwConvAvx2Weights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, bias, x_zp, mult, shift);
+      p->taps_ = p->avx2_weights_.pairs * 2;
+      break;
+  }
   p->y_zero_point_ = static_cast<int32_t>(node.GetInt("y_zero_point", 0));
   p->act_min_ = static_cast<int32_t>(node.GetInt("act_min", 0));
   p->act_max_ = static_cast<int32_t>(node.GetInt("act_max", 255));
@@ -412,15 +445,29 @@ void PreparedQDwConv::FillIndirection(const uint8_t* a) {
 void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
   const uint8_t* a = in[0]->data<uint8_t>();
   if (a != indirection_base_) FillIndirection(a);
-#if defined(__x86_64__)  // only reached when HasQGemmVnni()
-  QDwConvU8S8__avx512vnni(indirection_.data(), batch_ * oh_ * ow_, weights_, y_zero_point_, act_min_, act_max_,
-                          y.data<uint8_t>());
-#elif defined(__aarch64__)
-  QDwConvU8S8__neon(indirection_.data(), batch_ * oh_ * ow_, neon_weights_, y_zero_point_, act_min_, act_max_,
-                    y.data<uint8_t>());
-#else
-  (void)y;
+  const int64_t pixels = batch_ * oh_ * ow_;
+  // Only the kernels this build has are reachable (Create checked QDwConvKernelAvailable).
+  switch (kernel_) {
+#if defined(__x86_64__)
+    case QDwConvKernel::kAvx512Vnni:
+      QDwConvU8S8__avx512vnni(indirection_.data(), pixels, weights_, y_zero_point_, act_min_, act_max_,
+                              y.data<uint8_t>());
+      break;
+    case QDwConvKernel::kAvx2:
+      QDwConvU8S8__avx2(indirection_.data(), pixels, avx2_weights_, y_zero_point_, act_min_, act_max_,
+                        y.data<uint8_t>());
+      break;
 #endif
+#if defined(__aarch64__)
+    case QDwConvKernel::kNeon:
+      QDwConvU8S8__neon(indirection_.data(), pixels, neon_weights_, y_zero_point_, act_min_, act_max_,
+                        y.data<uint8_t>());
+      break;
+#endif
+    default:
+      (void)y;
+      break;
+  }
 }
 
 absl::StatusOr<bool> RunInt8Node(const Node& node, absl::Span<const Tensor* const> inputs, absl::Span<Tensor> outputs) {

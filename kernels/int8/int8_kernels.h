@@ -2,7 +2,7 @@
 // u8 activations run through a u8 x s8 GEMM (qgemm.h: AVX-512 VNNI, AVX-VNNI or AVX2 on x86-64, NEON
 // dotprod or i8mm or SVE on aarch64; 1x1 convolutions directly, others as an implicit GEMM over per-tap
 // row pointers when C is a multiple of 4, im2col otherwise); depthwise tessel.QConv (group == C_in == C_out, no residual) through
-// the depthwise microkernels (qdwconv.h: AVX-512 VNNI, NEON); anything else is left to the reference kernels. Results
+// the depthwise microkernels (qdwconv.h: AVX-512 VNNI, AVX2, NEON); anything else is left to the reference kernels. Results
 // equal the reference kernels' bit for bit.
 #ifndef TESSEL_KERNELS_INT8_INT8_KERNELS_H_
 #define TESSEL_KERNELS_INT8_INT8_KERNELS_H_
@@ -100,7 +100,16 @@ class PreparedInt8Node {
   const uint8_t* indirection_base_ = nullptr;
 };
 
-// Whether this CPU has a depthwise int8 kernel: AVX-512 VNNI on x86-64, NEON (every aarch64 CPU).
+// The depthwise microkernel family a PreparedQDwConv runs.
+enum class QDwConvKernel { kAvx512Vnni, kAvx2, kNeon };
+
+// Whether this build and CPU can run `kernel`.
+bool QDwConvKernelAvailable(QDwConvKernel kernel);
+// The fastest available one: AVX-512 VNNI, then AVX2 on x86-64; NEON on aarch64. Only meaningful when
+// HasQDwConvKernel().
+QDwConvKernel BestQDwConvKernel();
+
+// Whether this CPU has a depthwise int8 kernel: AVX-512 VNNI or AVX2 on x86-64, NEON (every aarch64 CPU).
 bool HasQDwConvKernel();
 
 // Whether the depthwise kernel serves a QConv `node` with input [N, H, W, channels] of `input_dtype` and
@@ -113,6 +122,11 @@ bool Int8DepthwiseSupported(const Node& node, DType input_dtype, int64_t input_r
 // Run never allocates.
 class PreparedQDwConv {
  public:
+  // With `kernel` (fails when this CPU lacks it).
+  static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
+                                                                 absl::Span<const Tensor* const> inputs,
+                                                                 const Tensor& output, QDwConvKernel kernel);
+  // With BestQDwConvKernel().
   static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
                                                                  absl::Span<const Tensor* const> inputs,
                                                                  const Tensor& output);
@@ -123,12 +137,15 @@ class PreparedQDwConv {
   PreparedQDwConv() = default;
   // Points indirection_ at the input buffer `a`.
   void FillIndirection(const uint8_t* a);
+  QDwConvKernel kernel_ = QDwConvKernel::kAvx512Vnni;
   int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
   int64_t stride_[2] = {1, 1}, pad_[2] = {0, 0}, dilation_[2] = {1, 1};
   int32_t y_zero_point_ = 0, act_min_ = 0, act_max_ = 255;
-  PackedQDwConvWeights weights_;          // x86-64 (VNNI)
+  PackedQDwConvWeights weights_;           // AVX-512 VNNI
+  PackedQDwConvAvx2Weights avx2_weights_;  // AVX2
   PackedQDwConvNeonWeights neon_weights_;  // aarch64
-  int64_t taps_ = 0;                       // pointers per pixel: quads * 4 (VNNI) or kh * kw (NEON)
+  // Pointers per pixel: quads * 4 (VNNI), pairs * 2 (AVX2) or kh * kw (NEON).
+  int64_t taps_ = 0;
   // [pixels][taps_] pointers into the input (or into zero_row_ for padding and the taps past kh * kw),
   // built for the input buffer at indirection_base_.
   std::vector<const uint8_t*> indirection_;

@@ -1,15 +1,17 @@
-// The int8 path (GEMM with every kernel: AVX-512 VNNI, NEON dotprod, NEON i8mm, SVE; the VNNI depthwise
-// kernel) against the reference QConv / QGemm kernels over awkward shapes (channel and K counts below, at and
-// past the 8- and 16-channel tiles (SVE: 2 vectors, 8 to 32 channels) and the 4-, 8- and 16-byte steps of K,
-// primes, rows below and past the row tiles, strides, padding, residuals, ReLU clamps, multipliers above and
-// below 1): outputs must be identical. Each kernel's cases skip on CPUs (or builds) without it; the SVE ones
-// also run at vector lengths 128, 256 and 512 (int8_kernels_sve_test).
+// The int8 path (GEMM with every kernel: AVX-512 VNNI, AVX-VNNI, AVX2, NEON dotprod, NEON i8mm, SVE; every
+// depthwise kernel: AVX-512 VNNI, AVX2, NEON) against the reference QConv / QGemm kernels over awkward
+// shapes (channel and K counts below, at and past the 8- and 16-channel tiles (SVE: 2 vectors, 8 to 32
+// channels) and the 4-, 8- and 16-byte steps of K, primes, rows below and past the row tiles, strides,
+// padding, residuals, ReLU clamps, multipliers above and below 1): outputs must be identical. Each
+// kernel's cases skip on CPUs (or builds) without it; the SVE ones also run at vector lengths 128, 256
+// and 512 (int8_kernels_sve_test).
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #if defined(__aarch64__)
@@ -66,20 +68,25 @@ int CountMismatches(const Tensor& want, const Tensor& got) {
   return mismatches;
 }
 
-// Runs `node` through the reference and through PreparedInt8Node with `kernel` (twice: the second run
-// reuses the indirection buffer) and compares every byte.
-void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, QGemmKernel kernel) {
+// Runs `node` through the reference and through `Prepared` (PreparedInt8Node, PreparedQDwConv) with
+// `kernel` (twice: the second run reuses the indirection buffer) and compares every byte.
+template <typename Prepared, typename Kernel>
+void ExpectPreparedBitExact(const Node& node, const std::vector<const Tensor*>& in, Kernel kernel) {
   std::vector<Tensor> want;
   const absl::Status ref = RunReferenceNode(node, in, &want);
   ASSERT_TRUE(ref.ok()) << ref;
   Tensor got(want[0].dtype(), want[0].shape());
-  auto p = PreparedInt8Node::Create(node, in, got, kernel);
+  auto p = Prepared::Create(node, in, got, kernel);
   ASSERT_TRUE(p.ok()) << p.status();
   for (int run = 0; run < 2; ++run) {
     std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
     (*p)->Run(in, got);
     EXPECT_EQ(CountMismatches(want[0], got), 0) << "of " << want[0].num_elements() << " outputs, run " << run;
   }
+}
+
+void ExpectGemmBitExact(const Node& node, const std::vector<const Tensor*>& in, QGemmKernel kernel) {
+  ExpectPreparedBitExact<PreparedInt8Node>(node, in, kernel);
 }
 
 // Runs `node` both ways (RunInt8Node's own choice of kernel) and compares every byte.
@@ -166,9 +173,19 @@ struct DwCase {
   int extreme = 0;
 };
 
-// A depthwise QConv (group == C) on both paths; `residual` adds a residual input, which the depthwise
-// kernel does not serve.
-void CheckDepthwise(const DwCase& p, std::mt19937& rng) {
+constexpr QDwConvKernel kDwKernels[] = {QDwConvKernel::kAvx512Vnni, QDwConvKernel::kAvx2, QDwConvKernel::kNeon};
+
+std::string DwKernelName(QDwConvKernel k) {
+  switch (k) {
+    case QDwConvKernel::kAvx512Vnni: return "avx512vnni";
+    case QDwConvKernel::kAvx2: return "avx2";
+    case QDwConvKernel::kNeon: return "neon";
+  }
+  return "?";
+}
+
+// A depthwise QConv (group == C) through the reference and `kernel`.
+void CheckDepthwiseKernel(const DwCase& p, std::mt19937& rng, QDwConvKernel kernel) {
   SCOPED_TRACE(testing::Message() << "n " << p.n << " h " << p.h << " w " << p.w << " c " << p.c << " k " << p.k
                                   << " stride " << p.stride << " pads " << p.pad_begin << "," << p.pad_end
                                   << " dilation " << p.dilation << " relu6 " << p.relu6 << " per-channel "
@@ -200,12 +217,21 @@ void CheckDepthwise(const DwCase& p, std::mt19937& rng) {
   }
   // Accumulators reach ~255 * 128 * K^2; multipliers map them into a few hundred, a few above 1.
   SetRequant(n, "", p.per_channel ? p.c : 1, rng, 0.2 / (127.0 * 16 * p.k * p.k + 1), 1.2);
-  ExpectBitExact(*n, {&x, &w, &b});
+  if (p.c == 1) {
+    // group 1: an ordinary convolution, which the GEMM path serves.
+    ExpectBitExact(*n, {&x, &w, &b});
+  } else {
+    ExpectPreparedBitExact<PreparedQDwConv>(*n, {&x, &w, &b}, kernel);
+  }
 }
 
-// The CPU's depthwise kernel: AVX-512 VNNI on x86-64, NEON on aarch64.
-TEST(QDwConvTest, MatchesReferenceBitExactlyOverShapes) {
-  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel (AVX-512 VNNI or NEON)";
+class QDwConvKernelTest : public ::testing::TestWithParam<QDwConvKernel> {};
+
+// Every depthwise kernel: AVX-512 VNNI and AVX2 on x86-64, NEON on aarch64.
+TEST_P(QDwConvKernelTest, MatchesReferenceBitExactlyOverShapes) {
+  const QDwConvKernel kernel = GetParam();
+  if (!QDwConvKernelAvailable(kernel)) GTEST_SKIP() << "CPU or build without " << DwKernelName(kernel);
+  auto CheckDepthwise = [kernel](const DwCase& p, std::mt19937& rng) { CheckDepthwiseKernel(p, rng, kernel); };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int64_t> side(1, 15);
   for (int64_t c : {1, 8, 17, 32, 63, 64, 65, 96, 144}) {
@@ -241,12 +267,42 @@ TEST(QDwConvTest, MatchesReferenceBitExactlyOverShapes) {
     CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, extreme}, rng);
     CheckDepthwise({1, 7, 7, 17, 5, 2, 2, 2, 1, false, false, extreme}, rng);
   }
+  // Channel counts around the AVX2 kernel's 16- and 32-channel steps and its copied tail, at every
+  // number of taps from 1x1 to 4x4 (odd counts pad a pair).
+  for (int64_t c : {15, 16, 31, 47, 48, 49}) {
+    for (int64_t k = 1; k <= 4; ++k) CheckDepthwise({1, 6, 5, c, k, 1, k / 2, (k - 1) / 2, 1, c % 2 == 0, true}, rng);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, QDwConvKernelTest, ::testing::ValuesIn(kDwKernels),
+                         [](const ::testing::TestParamInfo<QDwConvKernel>& info) {
+                           return DwKernelName(info.param);
+                         });
+
+// RunInt8Node's own choice (the best depthwise kernel) equals the reference too.
+TEST(QDwConvTest, RunInt8NodeServesDepthwise) {
+  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel";
+  std::mt19937 rng(13);
+  Graph g;
+  Tensor x = Random(DType::kU8, {1, 9, 7, 40}, rng, 0, 255);
+  Tensor w = Random(DType::kI8, {40, 3, 3, 1}, rng, -128, 127);
+  Tensor b = Random(DType::kI32, {40}, rng, -30000, 30000);
+  Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "dw");
+  n->set_domain(kTesselDomain);
+  n->SetAttr("layout", Attribute::String("nhwc"));
+  n->SetAttr("group", Attribute::Int(40));
+  n->SetAttr("kernel_shape", Attribute::Ints({3, 3}));
+  n->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+  n->SetAttr("x_zero_point", Attribute::Int(3));
+  n->SetAttr("y_zero_point", Attribute::Int(100));
+  SetRequant(n, "", 40, rng, 0.2 / (127.0 * 16 * 9), 0.05);
+  ExpectBitExact(*n, {&x, &w, &b});
 }
 
 // Through the operator-kernel registry, as the compiler and executor use it: selection picks the
 // depthwise kernel for a depthwise QConv, and two runs of the created kernel equal the reference.
 TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
-  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel (AVX-512 VNNI or NEON)";
+  if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel";
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(3);
@@ -270,23 +326,30 @@ TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
   const OperandInfo ins[] = {{true, false, x.type()}, {true, true, w.type()}, {true, true, b.type()}};
   const OperandInfo outs[] = {{true, false, want[0].type()}};
   const OpQuery q{*n, ins, outs};
-  const OpKernelEntry* e = registry.Select(q, OpDTypes(q), "");
-  ASSERT_NE(e, nullptr);
+  // The best kernel unforced, and the AVX2 one when forced on a CPU that has it (an AVX-512 one too).
+  std::vector<std::pair<std::string, std::string>> cases;  // force, expected entry
 #if defined(__aarch64__)
-  EXPECT_EQ(e->name, "tessel_qu8_dwconv2d_nhwc__neon");
+  cases.push_back({"", "tessel_qu8_dwconv2d_nhwc__neon"});
 #else
-  EXPECT_EQ(e->name, "tessel_qu8_dwconv2d_nhwc__avx512vnni");
+  cases.push_back({"", HasQGemmVnni() ? "tessel_qu8_dwconv2d_nhwc__avx512vnni" : "tessel_qu8_dwconv2d_nhwc__avx2"});
+  if (QDwConvKernelAvailable(QDwConvKernel::kAvx2)) {
+    cases.push_back({"tessel_qu8_dwconv2d_nhwc__avx2", "tessel_qu8_dwconv2d_nhwc__avx2"});
+  }
 #endif
-  Tensor got(DType::kU8, want[0].shape());
-  const std::vector<const Tensor*> bound = {&x, &w, &b};
-  absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
-  ASSERT_TRUE(k.ok()) << k.status();
-  for (int run = 0; run < 2; ++run) {
-    std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
-    ASSERT_TRUE((*k)->Run().ok());
-    int mismatches = 0;
-    for (int64_t i = 0; i < got.num_elements(); ++i) mismatches += got.data<uint8_t>()[i] != want[0].data<uint8_t>()[i];
-    EXPECT_EQ(mismatches, 0) << "run " << run;
+  for (const auto& [force, expected] : cases) {
+    SCOPED_TRACE(expected);
+    const OpKernelEntry* e = registry.Select(q, OpDTypes(q), force);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->name, expected);
+    Tensor got(DType::kU8, want[0].shape());
+    const std::vector<const Tensor*> bound = {&x, &w, &b};
+    absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
+    ASSERT_TRUE(k.ok()) << k.status();
+    for (int run = 0; run < 2; ++run) {
+      std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
+      ASSERT_TRUE((*k)->Run().ok());
+      EXPECT_EQ(CountMismatches(want[0], got), 0) << "run " << run;
+    }
   }
 }
 
@@ -393,8 +456,8 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   std::printf("%d int8 conv entries ran\n", ran);
 }
 
-// The boundary ops' portable kernels against the reference QuantizeLinear / DequantizeLinear, element for
-// element: ties of x / scale (half to even), values far outside the range, infinities, NaN, both
+// The boundary ops' kernels (portable, and the vector QuantizeLinear ones) against the reference
+// QuantizeLinear / DequantizeLinear, element for element: ties of x / scale (half to even), values far outside the range, infinities, NaN, both
 // signednesses, several zero points, a length that is not a multiple of the 16-element chunks.
 TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
   OpKernelRegistry registry;
@@ -435,24 +498,36 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
         const OperandInfo ins[] = {{true, false, op.in->type()}, {true, true, s.type()}, {true, true, z.type()}};
         const OperandInfo outs[] = {{true, false, op.want->type()}};
         const OpQuery q{*op.node, ins, outs};
-        const OpKernelEntry* e = registry.Select(q, OpDTypes(q), "");
-        ASSERT_NE(e, nullptr) << op.node->op_type();
+        const OpKernelEntry* best = registry.Select(q, OpDTypes(q), "");
+        ASSERT_NE(best, nullptr) << op.node->op_type();
 #if defined(__aarch64__)
-        if (op.node == qn) EXPECT_EQ(e->name, "tessel_f32_quantize__neon");
+        if (op.node == qn) EXPECT_EQ(best->name, "tessel_f32_quantize__neon");
+#else
+        if (op.node == qn && CpuSupports(Isa::kAvx2)) EXPECT_EQ(best->name, "tessel_f32_quantize__avx2");
 #endif
-        Tensor got(op.want->dtype(), op.want->shape());
-        const std::vector<const Tensor*> bound = {op.in, &s, &z};
-        absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*op.node, bound, absl::MakeSpan(&got, 1)});
-        ASSERT_TRUE(k.ok()) << k.status();
-        ASSERT_TRUE((*k)->Run().ok());
-        for (int64_t i = 0; i < got.num_elements(); ++i) {
-          ASSERT_EQ(got.GetAsDouble(i), op.want->GetAsDouble(i)) << e->name << " element " << i << " x " << xs[i];
+        // Every kernel of the op that runs on this CPU, not only the one selected.
+        for (const OpKernelEntry& entry : registry.entries()) {
+          if (entry.op != op.node->op_type() || entry.dtypes != OpDTypes(q) || !CpuSupports(entry.isa)) continue;
+          const OpKernelEntry* e = registry.Select(q, OpDTypes(q), entry.name);
+          ASSERT_EQ(e, &entry);
+          Tensor got(op.want->dtype(), op.want->shape());
+          const std::vector<const Tensor*> bound = {op.in, &s, &z};
+          absl::StatusOr<std::unique_ptr<OpKernel>> k =
+              e->create(OpKernelArgs{*op.node, bound, absl::MakeSpan(&got, 1)});
+          ASSERT_TRUE(k.ok()) << k.status();
+          ASSERT_TRUE((*k)->Run().ok());
+          for (int64_t i = 0; i < got.num_elements(); ++i) {
+            ASSERT_EQ(got.GetAsDouble(i), op.want->GetAsDouble(i)) << e->name << " element " << i << " x " << xs[i];
+          }
+          ++ran;
         }
-        ++ran;
       }
     }
   }
-  EXPECT_EQ(ran, 12);
+  // 6 types and zero points x (QuantizeLinear, DequantizeLinear), a vector QuantizeLinear beside the
+  // portable one where the CPU has it.
+  const bool vector_quantize = CpuSupports(Isa::kAvx2) || CpuSupports(Isa::kNeon);
+  EXPECT_EQ(ran, vector_quantize ? 18 : 12);
 }
 
 #if defined(__aarch64__)

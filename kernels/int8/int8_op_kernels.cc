@@ -1,6 +1,7 @@
-// Registers the int8 QConv / QGemm (AVX-512 VNNI; NEON dotprod, NEON i8mm and SVE on aarch64) and the VNNI
-// depthwise QConv as operator kernels; the session binds arena views once and every run only computes
-// (packing and scratch happen in PreparedInt8Node::Create).
+// Registers the int8 QConv / QGemm (AVX-512 VNNI, AVX-VNNI, AVX2; NEON dotprod, NEON i8mm and SVE on
+// aarch64), the depthwise QConv (AVX-512 VNNI, AVX2, NEON) and QuantizeLinear as operator kernels; the
+// session binds arena views once and every run only computes (packing and scratch happen in
+// PreparedInt8Node::Create).
 #include "kernels/int8/int8_op_kernels.h"
 
 #include <algorithm>
@@ -31,12 +32,14 @@ struct PreparedWith {
   }
 };
 
-struct PreparedDepthwise {
+// The same for the depthwise kernel.
+template <QDwConvKernel kKernel>
+struct PreparedDepthwiseWith {
   using Prepared = PreparedQDwConv;
   static absl::StatusOr<std::unique_ptr<PreparedQDwConv>> Create(const Node& node,
                                                                  absl::Span<const Tensor* const> inputs,
                                                                  const Tensor& output) {
-    return PreparedQDwConv::Create(node, inputs, output);
+    return PreparedQDwConv::Create(node, inputs, output, kKernel);
   }
 };
 
@@ -135,21 +138,35 @@ constexpr int64_t kNeonDotOps = 150'000'000'000;
 constexpr int64_t kSveOps = 200'000'000'000;
 constexpr int64_t kNeonI8mmOps = 250'000'000'000;
 
+template <QDwConvKernel kKernel>
 bool DepthwiseLegal(const OpQuery& q) {
   if (!q.has_input(0) || !q.has_input(1) || !q.inputs[1].constant || !q.input(0).is_static() ||
       !q.input(1).is_static() || !q.output(0).is_static() || q.input(0).rank() != 4 || q.input(1).rank() != 4) {
     return false;
   }
   return Int8DepthwiseSupported(q.node, q.input(0).dtype, q.input(0).rank(), q.input(0).dims[3].value(),
-                                q.input(1).dims[0].value(), q.input(1).dims[3].value(), q.has_input(3));
+                                q.input(1).dims[0].value(), q.input(1).dims[3].value(), q.has_input(3)) &&
+         QDwConvKernelAvailable(kKernel);
 }
 
-// One vpdpbusd per 4 taps x 16 channels plus the output stage per 16 channels; about 25 GMAC/s on
-// MobileNetV2's 3x3 shapes (1 thread).
+// 2 ops per MAC at kOpsPerSecond. VNNI: one vpdpbusd per 4 taps x 16 channels plus the output stage per 16
+// channels; about 25 GMAC/s on MobileNetV2's 3x3 shapes (1 thread). AVX2: a vpmaddwd per 2 taps x 8
+// channels (and two shuffles): 12-17 GMAC/s (24-35 GOP/s) on MobileNetV2's 3x3 shapes, 1 thread, at
+// TESSEL_MAX_ISA=avx2 on Zen 5, 2026-11-27 (qdwconv_benchmark, xnnpack_int8_benchmark; shared machine).
+// XNNPACK's entries (40 GOP/s per-tensor, less the sign flips per-channel) still win stride-1 layers.
+template <int64_t kOpsPerSecond>
 double DepthwiseCost(const OpQuery& q) {
   const TensorType& w = q.input(1);
   const int64_t taps = w.dims[1].value() * w.dims[2].value();
-  return 2.0 * q.output(0).NumElements() * taps / 50e9;
+  return 2.0 * q.output(0).NumElements() * taps / static_cast<double>(kOpsPerSecond);
+}
+constexpr int64_t kDepthwiseVnniOps = 50'000'000'000;
+constexpr int64_t kDepthwiseAvx2Ops = 30'000'000'000;
+
+OpKernelEntry DepthwiseEntry(const char* name, Isa isa, double (*cost)(const OpQuery&),
+                             absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&),
+                             bool (*legal)(const OpQuery&)) {
+  return MakeOpKernelEntry(name, "tessel.QConv", "u8", "nhwc", isa, "int8", legal, cost, create);
 }
 
 // Max pooling of u8 channels-last activations: the quantization parameters pass through unchanged (max
@@ -255,7 +272,10 @@ absl::StatusOr<float> ScaleOf(const OpKernelArgs& args) {
       absl::StrCat(args.node.DebugName(), ": scale is ", scale, "; expected a finite value greater than 0"));
 }
 
-template <bool kNeon>
+// Which QuantizeKernel runs: the portable loop or one of quantize.h's vector kernels.
+enum class QuantizeVector { kPortable, kNeon, kAvx2 };
+
+template <QuantizeVector kVector>
 class QuantizeKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
@@ -273,8 +293,15 @@ class QuantizeKernel : public OpKernel {
 
   absl::Status Run() override {
 #if defined(__aarch64__)
-    if (kNeon) {
+    if (kVector == QuantizeVector::kNeon) {
       QuantizeF32__neon(x_, n_, scale_, zp_, signed_ ? -128.0f : 0.0f, signed_ ? 127.0f : 255.0f,
+                        static_cast<uint8_t*>(y_));
+      return absl::OkStatus();
+    }
+#endif
+#if defined(__x86_64__)
+    if (kVector == QuantizeVector::kAvx2) {
+      QuantizeF32__avx2(x_, n_, scale_, zp_, signed_ ? -128.0f : 0.0f, signed_ ? 127.0f : 255.0f,
                         static_cast<uint8_t*>(y_));
       return absl::OkStatus();
     }
@@ -389,15 +416,23 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
       GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_fully_connected__neoni8mm", "tessel.QGemm", Isa::kI8mm));
   r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_conv2d_nhwc__sve", "tessel.QConv", Isa::kSve));
   r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_fully_connected__sve", "tessel.QGemm", Isa::kSve));
-  r.Register(MakeOpKernelEntry("tessel_qu8_dwconv2d_nhwc__avx512vnni", "tessel.QConv", "u8", "nhwc", Isa::kAvx512Vnni,
-                               "int8", DepthwiseLegal, DepthwiseCost, Int8OpKernel<PreparedDepthwise>::Create));
-  r.Register(MakeOpKernelEntry("tessel_qu8_dwconv2d_nhwc__neon", "tessel.QConv", "u8", "nhwc", Isa::kNeon, "int8",
-                               DepthwiseLegal, DepthwiseCost, Int8OpKernel<PreparedDepthwise>::Create));
+  using D = QDwConvKernel;
+  r.Register(DepthwiseEntry("tessel_qu8_dwconv2d_nhwc__avx512vnni", Isa::kAvx512Vnni, DepthwiseCost<kDepthwiseVnniOps>,
+                            Int8OpKernel<PreparedDepthwiseWith<D::kAvx512Vnni>>::Create,
+                            DepthwiseLegal<D::kAvx512Vnni>));
+  r.Register(DepthwiseEntry("tessel_qu8_dwconv2d_nhwc__avx2", Isa::kAvx2, DepthwiseCost<kDepthwiseAvx2Ops>,
+                            Int8OpKernel<PreparedDepthwiseWith<D::kAvx2>>::Create, DepthwiseLegal<D::kAvx2>));
+  r.Register(DepthwiseEntry("tessel_qu8_dwconv2d_nhwc__neon", Isa::kNeon, DepthwiseCost<kDepthwiseVnniOps>,
+                            Int8OpKernel<PreparedDepthwiseWith<D::kNeon>>::Create, DepthwiseLegal<D::kNeon>));
   r.Register(MakeOpKernelEntry("tessel_f32_quantize__portable", "QuantizeLinear", "f32", "any", Isa::kPortable,
-                               "int8", QuantizeLinearLegal, ConvertCost, QuantizeKernel<false>::Create));
-  // 16 elements a step against the portable loop's one (a division each, which GCC leaves scalar).
+                               "int8", QuantizeLinearLegal, ConvertCost,
+                               QuantizeKernel<QuantizeVector::kPortable>::Create));
+  // 16 (NEON) or 32 (AVX2) elements a step against the portable loop's one (a division each, which GCC
+  // leaves scalar).
   r.Register(MakeOpKernelEntry("tessel_f32_quantize__neon", "QuantizeLinear", "f32", "any", Isa::kNeon, "int8",
-                               QuantizeLinearLegal, VectorConvertCost, QuantizeKernel<true>::Create));
+                               QuantizeLinearLegal, VectorConvertCost, QuantizeKernel<QuantizeVector::kNeon>::Create));
+  r.Register(MakeOpKernelEntry("tessel_f32_quantize__avx2", "QuantizeLinear", "f32", "any", Isa::kAvx2, "int8",
+                               QuantizeLinearLegal, VectorConvertCost, QuantizeKernel<QuantizeVector::kAvx2>::Create));
   for (const char* dtype : {"u8", "i8"}) {
     r.Register(MakeOpKernelEntry(absl::StrCat("tessel_", dtype, "_dequantize__portable"), "DequantizeLinear", dtype,
                                  "any", Isa::kPortable, "int8", DequantizeLinearLegal, ConvertCost,

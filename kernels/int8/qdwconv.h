@@ -72,6 +72,30 @@ PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int6
 void QDwConvU8S8__neon(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvNeonWeights& w,
                        int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
 
+// The AVX2 form (no 8-bit dot product; vpmaddubsw's pair sums saturate): taps go in pairs, the two taps'
+// bytes of a channel interleaved and widened to 16 bits, so that one exact vpmaddwd adds both products
+// into the channel's i32 lane (a pair sums at most 2 x 255 x 128). Weights w16 are [pairs][cp][2] int16,
+// tap 2j and 2j + 1 of channel ch at (j * cp + ch) * 2 (pairs = taps rounded up to even / 2, the odd
+// tap's partner weight 0); cp is c rounded up to 16. The output-stage constants are as
+// PackedQDwConvWeights' (bias with the input zero point folded in, left / right exponents, rounding
+// masks) in channel order, cp entries each, `multiplier` cp + 1.
+struct PackedQDwConvAvx2Weights {
+  int64_t c = 0, taps = 0, pairs = 0, cp = 0;
+  bool any_left = false;  // some channel's multiplier is >= 1 (left shift)
+  std::vector<int16_t> w16;
+  std::vector<int32_t> bias, multiplier, left, right, mask, half_mask;
+};
+
+PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                                int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                                const std::vector<int64_t>& shift);
+
+// As QDwConvU8S8__avx512vnni, pixel p's tap t (t < pairs * 2; the last of an odd count is padding, pointing
+// at any c readable bytes) at indirection[p * pairs * 2 + t]. Each pointer addresses at least c bytes (a
+// last group of fewer than 16 channels is copied, never read past c). Needs AVX2 (see HasQGemmAvx2).
+void QDwConvU8S8__avx2(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvAvx2Weights& w,
+                       int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_INT8_QDWCONV_H_

@@ -6,6 +6,25 @@
 #include "kernels/int8/qdwconv.h"
 
 namespace tessel {
+namespace {
+
+// The output-stage constants of channel `ch` (weights summing to `sum`) at entry i of `p`'s arrays (the
+// x86-64 layouts share them).
+template <typename Packed>
+void SetOutputStage(Packed& p, size_t i, int64_t ch, int32_t sum, const int32_t* bias, int32_t x_zero_point,
+                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift) {
+  const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
+  p.bias[i] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum;
+  p.multiplier[i] = static_cast<int32_t>(multiplier[q]);
+  const int32_t s = static_cast<int32_t>(shift[q]);
+  p.left[i] = s > 0 ? s : 0;
+  p.right[i] = s > 0 ? 0 : -s;
+  p.mask[i] = static_cast<int32_t>((int64_t{1} << p.right[i]) - 1);
+  p.half_mask[i] = p.mask[i] >> 1;
+  p.any_left = p.any_left || p.left[i] > 0;
+}
+
+}  // namespace
 
 PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
                                         int32_t x_zero_point, const std::vector<int64_t>& multiplier,
@@ -39,17 +58,36 @@ PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps
                    : ((b * p.quads + g) * 4 + acc) * 64 + lane * 4 + t % 4] = v;
         }
         const size_t i = half ? b * kQDwConvBlock + (acc % 2) * 16 + (acc / 2) * 8 + lane : (b * 4 + acc) * 16 + lane;
-        const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
-        p.bias[i] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum;
-        p.multiplier[i] = static_cast<int32_t>(multiplier[q]);
-        const int32_t s = static_cast<int32_t>(shift[q]);
-        p.left[i] = s > 0 ? s : 0;
-        p.right[i] = s > 0 ? 0 : -s;
-        p.mask[i] = static_cast<int32_t>((int64_t{1} << p.right[i]) - 1);
-        p.half_mask[i] = p.mask[i] >> 1;
-        p.any_left = p.any_left || p.left[i] > 0;
+        SetOutputStage(p, i, ch, sum, bias, x_zero_point, multiplier, shift);
       }
     }
+  }
+  return p;
+}
+
+PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                                int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                                const std::vector<int64_t>& shift) {
+  PackedQDwConvAvx2Weights p;
+  p.c = c;
+  p.taps = taps;
+  p.pairs = (taps + 1) / 2;
+  p.cp = (c + 15) / 16 * 16;
+  p.w16.assign(p.pairs * p.cp * 2, 0);
+  p.bias.assign(p.cp, 0);
+  p.multiplier.assign(p.cp + 1, 0);
+  p.left.assign(p.cp, 0);
+  p.right.assign(p.cp, 0);
+  p.mask.assign(p.cp, 0);
+  p.half_mask.assign(p.cp, 0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int8_t v = w[ch * taps + t];
+      sum += v;
+      p.w16[((t / 2) * p.cp + ch) * 2 + t % 2] = v;
+    }
+    SetOutputStage(p, static_cast<size_t>(ch), ch, sum, bias, x_zero_point, multiplier, shift);
   }
   return p;
 }

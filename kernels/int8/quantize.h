@@ -11,6 +11,9 @@ namespace tessel {
 // portable kernel's steps lane by lane. `y` holds n bytes (u8 or s8 by lo / hi).
 void QuantizeF32__neon(const float* x, int64_t n, float scale, float zp, float lo, float hi, uint8_t* y);
 
+// x86-64 AVX2, 32 elements a step (vdivps), the same steps and results.
+void QuantizeF32__avx2(const float* x, int64_t n, float scale, float zp, float lo, float hi, uint8_t* y);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_INT8_QUANTIZE_H_
