@@ -14,6 +14,14 @@ const [bin, data, nodeModules] = process.argv.slice(2);
 const { OpenAI } = require(path.join(nodeModules, 'openai'));
 const model = path.join(data, 'model-f32.gguf');
 const servers = [];
+// What the test is doing, printed as it goes: a hang (Bazel's timeout) then names its step.
+let currentStep = 'start';
+function step(what) {
+  currentStep = what;
+  console.error(`[serve_test ${new Date().toISOString()}] ${what}`);
+}
+// Fails well inside Bazel's 300 s limit, naming the step that hung and killing the servers.
+setTimeout(() => fail(`no result after 240 s; hung in: ${currentStep}`), 240000).unref();
 
 function fail(msg) {
   console.error(`FAIL: ${msg}`);
@@ -23,6 +31,7 @@ function fail(msg) {
 
 // Starts `tessel serve` on a free port; resolves with its base URL once it listens.
 function startServer(extra) {
+  step(`tessel serve ${extra.join(' ')}`);
   return new Promise((resolve, reject) => {
     const p = spawn(bin, ['serve', '--model', model, '--port', '0', '--threads', '2', ...extra],
                     { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -40,9 +49,10 @@ function startServer(extra) {
 
 // The continuation `tessel generate --temp 0` prints after the prompt (before its speed line).
 function generate(prompt, n) {
+  step(`tessel generate -n ${n} '${prompt.split('\n')[0]}'`);
   const r = spawnSync(bin, ['generate', '--model', model, '--prompt', prompt, '-n', String(n), '--temp', '0',
-                            '--threads', '2'], { encoding: 'utf8' });
-  if (r.status !== 0) fail(`tessel generate: ${r.stderr}`);
+                            '--threads', '2'], { encoding: 'utf8', timeout: 60000 });
+  if (r.status !== 0) fail(`tessel generate (status ${r.status}, signal ${r.signal}): ${r.stderr}`);
   assert.ok(r.stdout.startsWith(prompt));
   const body = r.stdout.slice(prompt.length);
   return body.slice(0, body.lastIndexOf('\n', body.length - 2));
@@ -70,7 +80,8 @@ async function health(base) { return (await raw(base + '/health', 'GET')).json; 
 
 async function main() {
   // The command line: help, and startup errors are one line and exit status 1.
-  const help = spawnSync(bin, ['serve', '--help'], { encoding: 'utf8' });
+  step('tessel serve --help and startup errors');
+  const help = spawnSync(bin, ['serve', '--help'], { encoding: 'utf8', timeout: 20000 });
   assert.ok(help.status === 0 && help.stdout.includes('--parallel') && help.stdout.includes('--chat-template'));
   for (const [args, needle] of [[['--model', '/nonexistent.gguf'], 'nonexistent'],
                                 [['--model', model, '--ctx', '100000'], "exceeds the model's context length"],
@@ -89,6 +100,7 @@ async function main() {
   const client = new OpenAI({ baseURL: s.url + '/v1', apiKey: 'none', maxRetries: 0 });
 
   // Four greedy completions at once (batched decode) equal four sequential `tessel generate` runs.
+  step('four completions at once');
   const got = await Promise.all(prompts.map((p) =>
     client.completions.create({ model: 'm', prompt: p, max_tokens: 24, temperature: 0 })));
   got.forEach((g, i) => {
@@ -102,6 +114,7 @@ async function main() {
   assert.equal(long.choices[0].text, longWant);
   assert.equal(long.usage.completion_tokens, 120);
   // Streamed: the chunks add up to the same text.
+  step('streamed completion');
   let streamed = '';
   for await (const c of await client.completions.create({ model: 'm', prompt: prompts[1], max_tokens: 24,
                                                           temperature: 0, stream: true })) {
@@ -109,6 +122,7 @@ async function main() {
   }
   assert.equal(streamed, want[1]);
 
+  step('chat');
   // Chat, with and without streaming: the continuation of the ChatML rendering of the messages.
   const messages = [{ role: 'system', content: 'You speak verse.' }, { role: 'user', content: 'ROMEO:' }];
   const chatWant = generate(chatMl(messages), 16);
@@ -145,6 +159,7 @@ async function main() {
   const detok = await raw(s.url + '/detokenize', 'POST', JSON.stringify({ tokens: tok.json.tokens }));
   assert.equal(detok.json.content, 'ROMEO: hi');
 
+  step('bad requests');
   // Bad requests: status, error type, a message that says what was wrong.
   const c = '/v1/completions';
   await expectError(s.url, c, '{"prompt": "x",', 400, 'invalid_request_error', 'not valid JSON');
@@ -168,6 +183,7 @@ async function main() {
   assert.equal(notFound.status, 404);
   assert.equal(notFound.json.error.type, 'not_found_error');
 
+  step('client leaving mid-stream');
   // A client that leaves mid-stream: its slot and KV blocks come back.
   const ac = new AbortController();
   const gone = await client.completions.create({ model: 'm', prompt: 'ROMEO:', max_tokens: 200, temperature: 0,
@@ -185,6 +201,7 @@ async function main() {
   assert.ok(idle(h), JSON.stringify(h));
   assert.equal(h.status, 'ok');
 
+  step('client leaving a non-streaming request');
   // A client that leaves a non-streaming request: the request is cancelled, not run to its max_tokens.
   const cancelledBefore = h.requests_cancelled;
   const leaveBody = JSON.stringify({ prompt: 'ROMEO:', max_tokens: 240, temperature: 0 });
@@ -199,6 +216,7 @@ async function main() {
   }
   assert.ok(idle(h) && h.requests_cancelled === cancelledBefore + 1, JSON.stringify(h));
 
+  step('half-open clients');
   // Half-open clients (headers promising a body that never comes, and a bare connection) do not stop the
   // others from being served.
   const halfOpen = [net.connect(Number(new URL(s.url).port), '127.0.0.1'), net.connect(Number(new URL(s.url).port), '127.0.0.1')];
@@ -207,6 +225,7 @@ async function main() {
   assert.equal(during.choices[0].text, want[3]);
   for (const sock of halfOpen) sock.destroy();
 
+  step('resident memory over many requests');
   // Memory is planned at start: resident memory after a few hundred more requests is what it was after
   // the first ones (a per-request leak of even a few KB would show).
   const rss = () => Number(fs.readFileSync(`/proc/${s.proc.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
@@ -232,6 +251,7 @@ async function main() {
   const plain = await customClient.chat.completions.create({ model: 'm', messages, max_tokens: 16, temperature: 0 });
   assert.equal(plain.choices[0].message.content, generate('SYSTEM: You speak verse.\nUSER: ROMEO:\nASSISTANT:', 16));
 
+  step('full queue');
   // One slot and a queue of one: of six long requests at once, some are refused with 503 and a JSON
   // error; the others complete.
   const small = await startServer(['--parallel', '1', '--queue', '1', '--ctx', '256']);
