@@ -202,7 +202,7 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
       lab_marks_(LabMarksRequested()) {
   const artifact::Plan& plan = model_->plan();
   if (num_threads_ > 1) pool_.reset(pthreadpool_create(num_threads_));
-  handoff_ = std::make_unique<WorkerHandoff>(pool_.get(), num_threads_, options.worker_wait);
+  handoff_ = std::make_unique<WorkerHandoff>(pool_.get(), num_threads_, options.worker_wait, plan.ops_size());
   arena_ = Buffer::Allocate(plan.arena_bytes());
   if (arena_ == nullptr) {
     init_status_ = absl::ResourceExhaustedError(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -28,11 +29,12 @@ absl::StatusOr<WorkerWait> ParseWorkerWait(absl::string_view name) {
       absl::StrCat("worker wait '", name, "': expected adaptive, spin or sleep"));
 }
 
-WorkerHandoff::WorkerHandoff(pthreadpool_t pool, int threads, WorkerWait wait)
+WorkerHandoff::WorkerHandoff(pthreadpool_t pool, int threads, WorkerWait wait, int ops)
     : pool_(pool),
       threads_(threads),
       wait_(wait),
-      live_flags_(wait == WorkerWait::kSleep ? static_cast<uint32_t>(PTHREADPOOL_FLAG_YIELD_WORKERS) : 0u) {}
+      live_flags_(wait == WorkerWait::kSleep ? static_cast<uint32_t>(PTHREADPOOL_FLAG_YIELD_WORKERS) : 0u),
+      best_micros_(static_cast<size_t>(std::max(ops, 0)), std::numeric_limits<double>::infinity()) {}
 
 void WorkerHandoff::SetOverloaded(bool overloaded) {
   overloaded_ = overloaded;
@@ -49,7 +51,7 @@ void WorkerHandoff::GiveUpSpinning() {
 
 void WorkerHandoff::AfterOp(int op, double micros, bool fixed_flags) {
   if (!times_ops()) return;
-  if (op >= static_cast<int>(best_micros_.size())) best_micros_.resize(op + 1, micros);
+  if (op >= static_cast<int>(best_micros_.size())) best_micros_.resize(op + 1, micros);  // unsized handoff
   double& best = best_micros_[op];
   const bool slow = micros > kSlowFactor * best + kSlowMarginMicros;
   best = std::min(best, micros);

@@ -48,7 +48,8 @@ class WorkerHandoff {
   static constexpr int kProbeInterval = 8;
   static constexpr int kMaxProbeInterval = 1024;
 
-  WorkerHandoff(pthreadpool_t pool, int threads, WorkerWait wait);
+  // `ops`: the operators of a run (AfterOp's op indices), sized here so that runs never allocate.
+  WorkerHandoff(pthreadpool_t pool, int threads, WorkerWait wait, int ops = 0);
 
   // Whether regions whose flags are fixed when the kernel is created leave the workers spinning
   // (OpKernelArgs::spin_workers).

@@ -157,7 +157,7 @@ class GemmConvKernel : public OpKernel {
  private:
 
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   void RunTask(int t) {
     const Conv2dGeometry& g = g_;
     const int64_t rows = g.n * g.oh * g.ow;
@@ -268,7 +268,7 @@ class DirectGemmConvKernel : public OpKernel {
 
 
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   void RunTask(int64_t t) {
     const int64_t m = g_.m;
     if (split_columns_) {
@@ -482,10 +482,10 @@ class GemmFcKernel : public OpKernel {
 
  private:
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   // Tasks split the output columns (in runs of 32): batch-1 layers have one row.
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   void RunTask(int t) {
     const FcShape& fc = fc_;
     const TaskRange r = SplitForTask(fc.n, tasks_, t, 32);
@@ -562,7 +562,7 @@ class FcGemvKernel : public OpKernel {
 
  private:
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   void RunTask(int t) {
     const TaskRange panels = SplitForTask(panels_, tasks_, t);
     tessel_f32_gemv_panel16__avx512(packed_.data(), fc_.k, x_, bias_.data(), fc_.n, panels.begin, panels.end, y_);

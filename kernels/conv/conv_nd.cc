@@ -165,7 +165,7 @@ class ConvNdKernel : public OpKernel {
 
  private:
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
 
   // Task t's share of the (image, group, column block) items.
   void RunTask(int t) {

@@ -72,7 +72,7 @@ class DirectConvKernel : public OpKernel {
 
  private:
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   void RunTask(int t) {
     const TaskRange rows = SplitForTask(p_.n * p_.oh, tasks_, t);
     float* strip = static_cast<float*>(scratch_.Get(t));

@@ -75,7 +75,7 @@ class DwConv3x3Kernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &DwConv3x3Kernel::Task, this, g_.n * g_.oh, flags_);
+    pthreadpool_parallelize_1d(pool_, &DwConv3x3Kernel::Task, this, g_.n * g_.oh, flags_.get());
     return absl::OkStatus();
   }
 

@@ -480,7 +480,7 @@ class DwPwKernel : public OpKernel {
   }
 
   template <typename K>
-  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, uint32_t);  // calls RunTask
+  friend void tessel::RunTasks(pthreadpool_t, K*, int64_t, PoolFlags);  // calls RunTask
   void RunTask(int t) {
     const Conv2dGeometry& g = g_;
     if (!has_exp_) {

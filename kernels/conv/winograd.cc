@@ -314,7 +314,7 @@ class WinogradKernel : public OpKernel {
   }
 
   absl::Status Run() override {
-    pthreadpool_parallelize_1d(pool_, &WinogradKernel::RunTask, this, tasks_.size(), flags_);
+    pthreadpool_parallelize_1d(pool_, &WinogradKernel::RunTask, this, tasks_.size(), flags_.get());
     return failed_ ? absl::InternalError("xnn_run_operator failed") : absl::OkStatus();
   }
 

@@ -98,7 +98,7 @@ class NormKernel : public OpKernel {
       RunBlocks(0, s_.blocks);
     } else {
       pthreadpool_parallelize_1d_tile_1d(pool_, &NormKernel::Task, this, static_cast<size_t>(s_.blocks),
-                                         static_cast<size_t>(tile), flags_);
+                                         static_cast<size_t>(tile), flags_.get());
     }
     return absl::OkStatus();
   }

@@ -121,7 +121,8 @@ class PoolFlags {
   PoolFlags() = default;
   explicit PoolFlags(uint32_t fixed) : fixed_(fixed) {}
   explicit PoolFlags(const uint32_t* live) : live_(live) {}
-  operator uint32_t() const { return live_ != nullptr ? *live_ : fixed_; }  // NOLINT: used as the flags
+  // Not a conversion: a kernel that kept the value at creation would freeze the session's live flags.
+  uint32_t get() const { return live_ != nullptr ? *live_ : fixed_; }
 
  private:
   const uint32_t* live_ = nullptr;
@@ -144,10 +145,10 @@ inline pthreadpool_t PoolForWork(pthreadpool_t pool, double macs) {
 // Runs k->RunTask(t) for every task t < tasks on `pool` (on the calling thread where pool is null):
 // the parallel region of a kernel that splits its work into tasks.
 template <typename K>
-void RunTasks(pthreadpool_t pool, K* k, int64_t tasks, uint32_t flags) {
+void RunTasks(pthreadpool_t pool, K* k, int64_t tasks, PoolFlags flags) {
   pthreadpool_parallelize_1d(
       pool, [](void* self, size_t t) { static_cast<K*>(self)->RunTask(static_cast<int>(t)); }, k,
-      static_cast<size_t>(tasks), flags);
+      static_cast<size_t>(tasks), flags.get());
 }
 
 // Task t's share [begin, end) of n items split over `tasks` tasks in runs of equal length, a multiple

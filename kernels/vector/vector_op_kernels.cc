@@ -101,7 +101,7 @@ class RowKernel : public OpKernel {
       RunRows(0, shape_.rows);
     } else {
       pthreadpool_parallelize_1d_tile_1d(pool_, &RowKernel::Task, this, static_cast<size_t>(shape_.rows),
-                                         static_cast<size_t>(tile), flags_);
+                                         static_cast<size_t>(tile), flags_.get());
     }
     return absl::OkStatus();
   }

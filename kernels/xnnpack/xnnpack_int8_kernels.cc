@@ -222,7 +222,7 @@ class XnnInt8Kernel : public OpKernel {
   void Flip(const uint8_t* src, uint8_t* dst, size_t bytes) {
     FlipJob job{src, dst};
     // 16 KiB tiles: a few per thread for the smallest layers that are worth splitting.
-    pthreadpool_parallelize_1d_tile_1d(pool_, FlipSigns, &job, bytes, 16384, parallel_flags_);
+    pthreadpool_parallelize_1d_tile_1d(pool_, FlipSigns, &job, bytes, 16384, parallel_flags_.get());
   }
 
   pthreadpool_t pool_;
