@@ -4,7 +4,9 @@
 #ifndef TESSEL_KERNELS_INT8_QGEMM_H_
 #define TESSEL_KERNELS_INT8_QGEMM_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 namespace tessel {
@@ -12,6 +14,26 @@ namespace tessel {
 inline constexpr int kQGemmLanes = 16;  // output channels per zmm of i32
 inline constexpr int kQGemmNr = 64;     // output channels per packed block (4 zmm)
 inline constexpr int kQGemmMr = 6;      // rows per register tile
+
+// std::vector storage on 64-byte boundaries. Packed panels need it: glibc's malloc aligns to 16 bytes only,
+// so a panel's 32- and 64-byte weight loads straddled cache lines in about half the layers, and the AVX2
+// kernel (8 weight loads per row and K quad) ran 25-35% slower on those (qgemm_benchmark, Zen 5).
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: allocator conversion
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+template <typename T>
+using CacheLineVector = std::vector<T, CacheLineAllocator<T>>;
 
 // Weights W [N, K] (s8) packed for the VNNI (AVX-512, AVX-VNNI and AVX2 alike) and NEON dotprod
 // microkernels: K padded to kp (a multiple of 4), blocks of up to 64 output channels. Block b starts at
@@ -30,15 +52,15 @@ inline constexpr int kQGemmMr = 6;      // rows per register tile
 // laid out [kp8/8][nb/2][2][8] (16 bytes = 2 channels x 8 of K, one USMMLA operand).
 struct PackedQGemmWeights {
   int64_t n = 0, k = 0, kp = 0;
-  std::vector<int8_t> panels;
+  CacheLineVector<int8_t> panels;
   std::vector<int32_t> bias;        // padded to whole blocks
   std::vector<int32_t> multiplier;  // padded to whole blocks
   std::vector<int32_t> shift;       // padded to whole blocks
   // bias + 128 * sum_k W[n, k], for kernels that multiply s8 activations a ^ 0x80 = a - 128 (SDOT).
   std::vector<int32_t> dot_bias;  // padded to whole blocks
   int64_t mmla_segment_len = 0, seg8 = 0, kp8 = 0;
-  std::vector<int8_t> mmla_panels;  // empty unless packed with mmla_segment_len > 0
-  std::vector<int16_t> wide_panels;  // empty unless packed with wide
+  CacheLineVector<int8_t> mmla_panels;  // empty unless packed with mmla_segment_len > 0
+  CacheLineVector<int16_t> wide_panels;  // empty unless packed with wide
 };
 
 // `multiplier` / `shift` have 1 or n entries; `bias` may be null. mmla_segment_len (0, or a multiple of
