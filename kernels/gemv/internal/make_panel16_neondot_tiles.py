@@ -135,12 +135,14 @@ def prefill8(q4):
     SDOTs), not 4: on the A57 model (the A76's rows) the split and the scales' conversion are vector-pipe
     work the SDOTs wait behind, on the in-order A55 model issue slots. x comes in two halves of 8 registers
     (Q4_0: elements 0..15, then 16..31; Q8_0: steps 0..3, then 4..7), each token's second half loaded after
-    its last use of the first. The float stage takes the 8 tokens' dx by element from two registers.
+    its last use of the first. Each token's d_w x dx goes into its x register once its last SDOT has read
+    it, so that a block ends in SCVTF and FMLA alone (a shorter chain for the A57 model's reorder buffer).
     isum v16-v23 (token t); x v24-v31; weights v8-v11; Q4_0: low nibbles v12, v13 and mask v14; dx v12, v13
     (once the SDOTs no longer need them); scales v15."""
     L = ["ldr q8, [%[w]]", "ldr q9, [%[w], #64]"]
     L += ["ldr q%d, [%%[x], #%d]" % (24 + t, 32 * t) for t in range(8)]
     second = lambda t: "ldr q%d, [%%[x], #%d]" % (24 + t, 32 * t + 16)
+    scale = lambda t: "fmul v%d.4s, v15.4s, v%d.s[%d]" % (24 + t, 12 + t // 4, t % 4)
     tail = ["ldr d15, [%[s]]", "ldr q12, [%[dx]]", "ldr q13, [%[dx], #16]"]
     if q4:
         # A byte holds code ^ 8 of elements 4k + j (low nibble) and 16 + 4k + j (high): SHL #4 and AND 0xF0
@@ -159,6 +161,10 @@ def prefill8(q4):
         L += tail[:1]
         for k in range(4):
             s = ["sdot v%d.4s, v%d.16b, v%d.4b[%d]" % (16 + t, 8 + k, 24 + t, k) for t in range(8)]
+            if k == 3:
+                for t in range(8):
+                    L += [s[t], scale(t)]
+                continue
             extra = {0: tail[1:], 1: ["fcvtl v15.4s, v15.4h"]}.get(k, [])
             L += s[:4] + extra + s[4:]
     else:
@@ -171,12 +177,14 @@ def prefill8(q4):
             if k == 3:
                 for t in range(8):
                     L += [s[t], second(t)]
+            elif k == 7:
+                for t in range(8):
+                    L += [s[t], scale(t)]
             else:
-                L += s
-        L += tail + ["fcvtl v15.4s, v15.4h"]
+                # The scales and dx load early (v12, v13 are free in Q8_0's tile), under step 1's SDOTs.
+                L += s[:4] + {1: tail, 2: ["fcvtl v15.4s, v15.4h"]}.get(k, []) + s[4:]
     L += [scvtf(16 + t, q4) for t in range(8)]
-    L += ["fmul v%d.4s, v%d.4s, v%d.s[%d]" % (16 + t, 16 + t, 12 + t // 4, t % 4) for t in range(8)]
-    L += ["fmla %%[a%d].4s, v%d.4s, v15.4s" % (t, 16 + t) for t in range(8)]
+    L += ["fmla %%[a%d].4s, v%d.4s, v%d.4s" % (t, 16 + t, 24 + t) for t in range(8)]
     return L
 
 
