@@ -191,39 +191,31 @@ def prefill8(q4):
 CLOBBERS = ", ".join('"v%d"' % r for r in range(8, 32))
 
 
-def function(name, comment, lines, decode_tile):
+def function(name, comment, lines, kind):
+    """kind: "decode" (16 rows x 1 token), "prefill" (8 rows x 4 tokens) or "eight" (4 rows x 8 tokens)."""
     out = ["", "// " + comment]
-    if decode_tile == "eight":
-        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const float* dx," % name)
-        out.append("    const uint8_t* scales, float32x4_t (&acc)[8]) {")
-        out.append("  asm(")
-        out += ['      "%s\\n"' % l for l in lines]
-        out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]),')
-        out.append('        [a4] "+w"(acc[4]), [a5] "+w"(acc[5]), [a6] "+w"(acc[6]), [a7] "+w"(acc[7])')
-        out.append('      : [w] "r"(w), [x] "r"(x), [dx] "r"(dx), [s] "r"(scales)')
-        out.append("      : %s);" % CLOBBERS)
-        out.append("}")
-        return out
-    if decode_tile:
-        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const float* dx," % name)
-        out.append("    const uint8_t* scales, float32x4_t (&acc)[4]) {")
-    else:
+    accs = 4 if kind == "decode" else 8
+    if kind == "prefill":
         out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x," % name)
         out.append("    const int64_t (&xs)[4], const float* dx, int64_t bs, const uint8_t* scales,")
         out.append("    float32x4_t (&acc)[8]) {")
         out.append("  const int8_t* xh;")
         out.append("  const float *b1, *b2, *b3;")
+    else:
+        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const float* dx," % name)
+        out.append("    const uint8_t* scales, float32x4_t (&acc)[%d]) {" % accs)
     out.append("  asm(")
     out += ['      "%s\\n"' % l for l in lines]
-    if decode_tile:
-        out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3])')
-        out.append('      : [w] "r"(w), [x] "r"(x), [dx] "r"(dx), [s] "r"(scales)')
-    else:
-        out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]),')
-        out.append('        [a4] "+w"(acc[4]), [a5] "+w"(acc[5]), [a6] "+w"(acc[6]), [a7] "+w"(acc[7]),')
-        out.append('        [xh] "=&r"(xh), [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3)')
+    acc = ['[a%d] "+w"(acc[%d])' % (i, i) for i in range(accs)]
+    rows = [", ".join(acc[i:i + 4]) for i in range(0, accs, 4)]
+    if kind == "prefill":
+        rows.append('[xh] "=&r"(xh), [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3)')
+    out.append("      : " + ",\n        ".join(rows))
+    if kind == "prefill":
         out.append('      : [w] "r"(w), [x] "r"(x), [xs1] "r"(xs[1]), [xs2] "r"(xs[2]), [xs3] "r"(xs[3]),')
         out.append('        [dx] "r"(dx), [bs] "r"(bs), [s] "r"(scales)')
+    else:
+        out.append('      : [w] "r"(w), [x] "r"(x), [dx] "r"(dx), [s] "r"(scales)')
     out.append("      : %s);" % CLOBBERS)
     out.append("}")
     return out
@@ -231,10 +223,10 @@ def function(name, comment, lines, decode_tile):
 
 def main():
     out = [HEADER.rstrip("\n")]
-    out += function("Q4DecodeTile", "Q4_0, 16 rows x 1 token.", decode(True), True)
-    out += function("Q8DecodeTile", "Q8_0, 16 rows x 1 token.", decode(False), True)
-    out += function("Q4PrefillTile", "Q4_0, 8 rows x 4 tokens.", prefill(True), False)
-    out += function("Q8PrefillTile", "Q8_0, 8 rows x 4 tokens.", prefill(False), False)
+    out += function("Q4DecodeTile", "Q4_0, 16 rows x 1 token.", decode(True), "decode")
+    out += function("Q8DecodeTile", "Q8_0, 16 rows x 1 token.", decode(False), "decode")
+    out += function("Q4PrefillTile", "Q4_0, 8 rows x 4 tokens.", prefill(True), "prefill")
+    out += function("Q8PrefillTile", "Q8_0, 8 rows x 4 tokens.", prefill(False), "prefill")
     out += function("Q4PrefillTile8", "Q4_0, 4 rows x 8 tokens.", prefill8(True), "eight")
     out += function("Q8PrefillTile8", "Q8_0, 4 rows x 8 tokens.", prefill8(False), "eight")
     print("\n".join(out))
