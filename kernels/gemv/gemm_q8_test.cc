@@ -1,7 +1,7 @@
 // The multi-token int8-input family (GemmQ8Kernels): every registered kernel against an independent
 // computation (x quantized here per 32-block, exact integer dot products, double accumulation) over
-// awkward shapes (rows below and across the 16-row panel, 1..9 tokens and 13..15 across the token
-// tile, 1..7 blocks, long rows), and against the f32 product within the activation-rounding bound
+// awkward shapes (rows below and across the 16-row panel, 1..9 tokens and 13..17 across the token
+// tiles, 1..7 blocks, long rows), and against the f32 product within the activation-rounding bound
 // that gemv.h states. Outputs land in a strided y with guard values around them.
 #include <algorithm>
 #include <cmath>
@@ -179,17 +179,21 @@ TEST_P(GemmQ8KernelTest, MatchesIntegerDotAndF32WithinRoundingBound) {
   // fewer and more blocks than a quad with and without a tail, one to five tokens.
   const bool sve_emulated = e.isa == Isa::kSve && std::getenv("TESSEL_UNDER_QEMU") != nullptr;
   const std::vector<int64_t> row_counts =
-      sve_emulated ? std::vector<int64_t>{0, 5, 16, 35} : std::vector<int64_t>{0, 1, 3, 4, 5, 8, 11, 16, 17, 35, 67, 120, 130};
+      sve_emulated ? std::vector<int64_t>{0, 5, 16, 35} : std::vector<int64_t>{0, 1, 3, 4, 5, 8, 11, 16, 17, 35, 67, 120, 130, 200};
   const std::vector<int64_t> block_counts =
       sve_emulated ? std::vector<int64_t>{1, 3, 4, 7, 13} : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 13, 128};
   const std::vector<int64_t> token_counts =
-      sve_emulated ? std::vector<int64_t>{1, 2, 5} : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15};
+      sve_emulated ? std::vector<int64_t>{1, 2, 5} : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 17};
   for (int64_t rows : row_counts) {
     for (int64_t blocks : block_counts) {
       const int64_t cols = 32 * blocks, nb = blocks;
       ASSERT_TRUE(e.legal({rows, cols, 1, 0}));
       const Matrix m = MakeMatrix(f, rows, cols, rng);
       for (int64_t n : token_counts) {
+        // 17 tokens (two groups of aarch64's eight-token tiles and a remainder) and 200 rows (a second call
+        // of 136: two passes of those tiles, kTile8PassRows = 128) on few blocks only, which keeps the
+        // emulated run short.
+        if ((n == 17 || rows == 200) && (blocks > 5 || (rows == 200 && n != 17))) continue;
         std::vector<float> x(n * cols);
         for (float& v : x) v = rng.Uniform(-2, 2);
         if (blocks > 2) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: dx = 0

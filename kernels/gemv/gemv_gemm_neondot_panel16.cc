@@ -17,10 +17,10 @@
 //   zero points through the block or half biases, mins through the sums of x.
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Q4_0 and Q8_0 run
 // the hand-scheduled assembly tiles of internal/panel16_neondot_tiles.inc (RunTiles): decode 16 rows x 1
-// token, prefill 8 rows x 4 tokens (then one token at a time). IQ4_NL runs the intrinsics below, tokens
-// four (then two, then one) at a time over a panel; group types two at a time; k-quants one. Each
-// weight vector is loaded and split once for a tile's tokens, and the panel's weights stay in L1
-// between token groups.
+// token, prefill 4 rows x 8 tokens (then 8 rows x 4, then one token at a time). IQ4_NL runs the
+// intrinsics below, tokens four (then two, then one) at a time over a panel; group types two at a time;
+// k-quants one. Each weight vector is loaded and split once for a tile's tokens, and the weights stay in
+// the caches between token groups.
 #include <arm_neon.h>
 
 #include <cstdint>
@@ -193,8 +193,81 @@ __attribute__((always_inline)) inline void ForEachBlock(int64_t nb, Tile& tile) 
   for (; b < nb; ++b) tile(b, OffsetsOf<kQ4>(b));
 }
 
-// Q4_0 / Q8_0 through the assembly tiles (panel16_neondot_tiles.inc): tokens four at a time over each
-// half panel (8 rows), the rest one at a time over the whole panel.
+// The eight-token tiles read x and dx from token-interleaved copies on the stack (InterleaveTokens8), for
+// rows of at most kTile8MaxCols columns (64 KiB of x); longer rows take their tokens four at a time.
+constexpr int64_t kTile8MaxCols = 8192;
+// Rows per pass of the eight-token tiles: each token group's x is interleaved once per pass (about 1% of
+// the pass's work), and the pass's weights (128 rows: 576 KiB of Q4_0 at 8192 columns) stay in the
+// caches between the groups.
+constexpr int64_t kTile8PassRows = 128;
+
+// Tokens t0..t0 + 7 block by block: x8[256 b + 32 t ..] = token t's 32 x bytes of block b (Q4_0: elements
+// 0..15, then 16..31; Q8_0: as quantized), dx8[8 b + t] = its dx.
+template <bool kQ4>
+void InterleaveTokens8(const GemmQ8Args& a, int64_t t0, int8_t* x8, float* dx8) {
+  const int64_t nb = a.cols / kQuantBlock;
+  for (int t = 0; t < 8; ++t) {
+    const int8_t* xt = a.xq + (t0 + t) * a.xq_stride;
+    const float* dt = a.block_scale + (t0 + t) * a.block_stride;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int8_t* src = xt + OffsetsOf<kQ4>(b).x;
+      int8_t* dst = x8 + 256 * b + 32 * t;
+      vst1q_s8(dst, vld1q_s8(src));
+      vst1q_s8(dst + 16, vld1q_s8(src + (kQ4 ? 64 : 16)));
+      dx8[8 * b + t] = dt[b];
+    }
+  }
+}
+
+// Tokens [0, n / 8 x 8) of rows [row_begin, row_end) through the 4-row x 8-token tiles, pass by pass.
+// Not inlined: its 65 KiB frame stays off the decode path.
+template <bool kQ4>
+__attribute__((noinline)) void RunTiles8(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  const int64_t nb = a.cols / kQuantBlock;
+  const int64_t panel_bytes = (nb + 1) / 2 * Panel16PairBytes(kQ4);
+  const auto* w = static_cast<const uint8_t*>(a.w);
+  alignas(16) int8_t x8[8 * kTile8MaxCols];
+  alignas(16) float dx8[8 * kTile8MaxCols / kQuantBlock];
+  for (int64_t pass = row_begin; pass < row_end; pass += kTile8PassRows) {
+    const int64_t pass_end = row_end - pass < kTile8PassRows ? row_end : pass + kTile8PassRows;
+    for (int64_t t0 = 0; t0 + 8 <= a.n; t0 += 8) {
+      InterleaveTokens8<kQ4>(a, t0, x8, dx8);
+      for (int64_t r = pass; r < pass_end; r += kPanel) {
+        const uint8_t* panel = w + (r / kPanel) * panel_bytes;
+        const int rows = static_cast<int>(pass_end - r < kPanel ? pass_end - r : kPanel);
+        for (int m = 0; 4 * m < rows; ++m) {
+          float32x4_t acc[8];
+          for (auto& v : acc) v = vdupq_n_f32(0);
+          const uint8_t* wm = panel + 16 * m;  // row group m's bytes of each weight vector
+          const uint8_t* sm = panel + 8 * m;   // and of each block's scales
+          auto tile = [&](int64_t b, const BlockOffsets& o) __attribute__((always_inline)) {
+            if constexpr (kQ4) {
+              Q4PrefillTile8(wm + o.vec, x8 + 256 * b, dx8 + 8 * b, sm + o.scales, acc);
+            } else {
+              Q8PrefillTile8(wm + o.vec, x8 + 256 * b, dx8 + 8 * b, sm + o.scales, acc);
+            }
+          };
+          ForEachBlock<kQ4>(nb, tile);
+          const int count = rows - 4 * m < 4 ? rows - 4 * m : 4;
+          for (int t = 0; t < 8; ++t) {
+            float* y = a.y + (t0 + t) * a.ldy + r + 4 * m;
+            if (count == 4) {
+              vst1q_f32(y, acc[t]);
+            } else {
+              float out[4];
+              vst1q_f32(out, acc[t]);
+              std::memcpy(y, out, sizeof(float) * count);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Q4_0 / Q8_0 through the assembly tiles (panel16_neondot_tiles.inc): tokens eight at a time over each
+// 4-row group (RunTiles8), then four at a time over each half panel (8 rows), the rest one at a time
+// over the whole panel.
 template <bool kQ4>
 void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const int64_t nb = a.cols / kQuantBlock;
@@ -202,12 +275,17 @@ void RunTiles(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   const auto* w = static_cast<const uint8_t*>(a.w);
   // aarch64's Panel16 bytes are signed (kPanel16Q4Flip, kPanel16Q8Flip): the tiles read no block biases.
   static_assert(kPanel16Q4Flip == 0x88 && kPanel16Q8Flip == 0, "the tiles take signed Panel16 bytes");
+  int64_t first_token = 0;
+  if (a.n >= 8 && a.cols <= kTile8MaxCols) {
+    RunTiles8<kQ4>(a, row_begin, row_end);
+    first_token = a.n / 8 * 8;
+  }
   const int64_t xs[4] = {0, a.xq_stride, 2 * a.xq_stride, 3 * a.xq_stride};
   const int64_t bs = 4 * a.block_stride;  // bytes
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const uint8_t* panel = w + (r / kPanel) * panel_bytes;
     const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
-    int64_t t0 = 0;
+    int64_t t0 = first_token;
     for (; t0 + 4 <= a.n; t0 += 4) {
       const int8_t* xt = a.xq + t0 * a.xq_stride;
       const float* dt = a.block_scale + t0 * a.block_stride;

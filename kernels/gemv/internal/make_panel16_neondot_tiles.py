@@ -23,6 +23,9 @@ HEADER = """\
 // gemv_gemm_neondot_panel16.cc inside its anonymous namespace. One block (32 columns) per call:
 // - Decode tiles: 16 rows x 1 token into acc[0..3] (rows 4m..4m+3).
 // - Prefill tiles: 8 rows (w points at the panel's row group 0 or 2) x 4 tokens into acc[2t + m].
+// - Eight-token prefill tiles: 4 rows (w points at the panel's row group m) x 8 tokens into acc[t], x and
+//   dx from the token-interleaved copies RunTiles makes (x: token t's 32 bytes of the block at 32 t, Q4_0's
+//   elements 0..15 first; dx: the 8 tokens' scales), scales: the 4 rows' fp16 scales.
 // w: the block's first weight vector (plus 16 x the first row group); x: the token's x of the block
 // (Q4_0: elements 0..15, 16..31 at +64; Q8_0: at +16); dx: x's scale; scales: the rows' fp16 scales.
 // Prefill: token t's x and dx are xs[t] and t x bs bytes on from token 0's (xs[0] = 0). The weights are
@@ -127,31 +130,92 @@ def prefill(q4):
     return L
 
 
+def prefill8(q4):
+    """4 rows x 8 tokens, so that each weight vector is loaded and Q4_0's nibbles split once for 8 tokens (16
+    SDOTs), not 4: on the A57 model (the A76's rows) the split and the scales' conversion are vector-pipe
+    work the SDOTs wait behind, on the in-order A55 model issue slots. x comes in two halves of 8 registers
+    (Q4_0: elements 0..15, then 16..31; Q8_0: steps 0..3, then 4..7), each token's second half loaded after
+    its last use of the first. Each token's d_w x dx goes into its x register once its last SDOT has read
+    it, so that a block ends in SCVTF and FMLA alone (a shorter chain for the A57 model's reorder buffer).
+    isum v16-v23 (token t); x v24-v31; weights v8-v11; Q4_0: low nibbles v12, v13 and mask v14; dx v12, v13
+    (once the SDOTs no longer need them); scales v15."""
+    L = ["ldr q8, [%[w]]", "ldr q9, [%[w], #64]"]
+    L += ["ldr q%d, [%%[x], #%d]" % (24 + t, 32 * t) for t in range(8)]
+    second = lambda t: "ldr q%d, [%%[x], #%d]" % (24 + t, 32 * t + 16)
+    scale = lambda t: "fmul v%d.4s, v15.4s, v%d.s[%d]" % (24 + t, 12 + t // 4, t % 4)
+    tail = ["ldr d15, [%[s]]", "ldr q12, [%[dx]]", "ldr q13, [%[dx], #16]"]
+    if q4:
+        # A byte holds code ^ 8 of elements 4k + j (low nibble) and 16 + 4k + j (high): SHL #4 and AND 0xF0
+        # make them 16 x (code - 8); the low nibbles' SDOTs run first over every step, then the high ones'.
+        L += ["movi v14.16b, #0xf0", "shl v12.16b, v8.16b, #4", "ldr q10, [%[w], #128]", "ldr q11, [%[w], #192]"]
+        L += [zero(16 + t) for t in range(8)]
+        L += ["and v8.16b, v8.16b, v14.16b"]
+        for k in range(4):
+            s = ["sdot v%d.4s, v%d.16b, v%d.4b[%d]" % (16 + t, 12 + k % 2, 24 + t, k) for t in range(8)]
+            if k < 3:
+                L += s[:4] + ["shl v%d.16b, v%d.16b, #4" % (12 + (k + 1) % 2, 9 + k),
+                              "and v%d.16b, v%d.16b, v14.16b" % (9 + k, 9 + k)] + s[4:]
+            else:
+                for t in range(8):
+                    L += [s[t], second(t)]
+        L += tail[:1]
+        for k in range(4):
+            s = ["sdot v%d.4s, v%d.16b, v%d.4b[%d]" % (16 + t, 8 + k, 24 + t, k) for t in range(8)]
+            if k == 3:
+                for t in range(8):
+                    L += [s[t], scale(t)]
+                continue
+            extra = {0: tail[1:], 1: ["fcvtl v15.4s, v15.4h"]}.get(k, [])
+            L += s[:4] + extra + s[4:]
+    else:
+        L += [zero(16 + t) for t in range(8)]
+        ring = [8, 9, 10, 11]
+        for k in range(8):
+            s = ["sdot v%d.4s, v%d.16b, v%d.4b[%d]" % (16 + t, ring[k % 4], 24 + t, k % 4) for t in range(8)]
+            if k + 2 < 8:
+                L += ["ldr q%d, [%%[w], #%d]" % (ring[(k + 2) % 4], 64 * (k + 2))]
+            if k == 3:
+                for t in range(8):
+                    L += [s[t], second(t)]
+            elif k == 7:
+                for t in range(8):
+                    L += [s[t], scale(t)]
+            else:
+                # The scales and dx load early (v12, v13 are free in Q8_0's tile), under step 1's SDOTs.
+                L += s[:4] + {1: tail, 2: ["fcvtl v15.4s, v15.4h"]}.get(k, []) + s[4:]
+    L += [scvtf(16 + t, q4) for t in range(8)]
+    L += ["fmla %%[a%d].4s, v%d.4s, v%d.4s" % (t, 16 + t, 24 + t) for t in range(8)]
+    return L
+
+
 CLOBBERS = ", ".join('"v%d"' % r for r in range(8, 32))
 
 
-def function(name, comment, lines, decode_tile):
+def function(name, comment, lines, kind):
+    """kind: "decode" (16 rows x 1 token), "prefill" (8 rows x 4 tokens) or "eight" (4 rows x 8 tokens)."""
     out = ["", "// " + comment]
-    if decode_tile:
-        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const float* dx," % name)
-        out.append("    const uint8_t* scales, float32x4_t (&acc)[4]) {")
-    else:
+    accs = 4 if kind == "decode" else 8
+    if kind == "prefill":
         out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x," % name)
         out.append("    const int64_t (&xs)[4], const float* dx, int64_t bs, const uint8_t* scales,")
         out.append("    float32x4_t (&acc)[8]) {")
         out.append("  const int8_t* xh;")
         out.append("  const float *b1, *b2, *b3;")
+    else:
+        out.append("__attribute__((always_inline)) inline void %s(const uint8_t* w, const int8_t* x, const float* dx," % name)
+        out.append("    const uint8_t* scales, float32x4_t (&acc)[%d]) {" % accs)
     out.append("  asm(")
     out += ['      "%s\\n"' % l for l in lines]
-    if decode_tile:
-        out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3])')
-        out.append('      : [w] "r"(w), [x] "r"(x), [dx] "r"(dx), [s] "r"(scales)')
-    else:
-        out.append('      : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]),')
-        out.append('        [a4] "+w"(acc[4]), [a5] "+w"(acc[5]), [a6] "+w"(acc[6]), [a7] "+w"(acc[7]),')
-        out.append('        [xh] "=&r"(xh), [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3)')
+    acc = ['[a%d] "+w"(acc[%d])' % (i, i) for i in range(accs)]
+    rows = [", ".join(acc[i:i + 4]) for i in range(0, accs, 4)]
+    if kind == "prefill":
+        rows.append('[xh] "=&r"(xh), [b1] "=&r"(b1), [b2] "=&r"(b2), [b3] "=&r"(b3)')
+    out.append("      : " + ",\n        ".join(rows))
+    if kind == "prefill":
         out.append('      : [w] "r"(w), [x] "r"(x), [xs1] "r"(xs[1]), [xs2] "r"(xs[2]), [xs3] "r"(xs[3]),')
         out.append('        [dx] "r"(dx), [bs] "r"(bs), [s] "r"(scales)')
+    else:
+        out.append('      : [w] "r"(w), [x] "r"(x), [dx] "r"(dx), [s] "r"(scales)')
     out.append("      : %s);" % CLOBBERS)
     out.append("}")
     return out
@@ -159,10 +223,12 @@ def function(name, comment, lines, decode_tile):
 
 def main():
     out = [HEADER.rstrip("\n")]
-    out += function("Q4DecodeTile", "Q4_0, 16 rows x 1 token.", decode(True), True)
-    out += function("Q8DecodeTile", "Q8_0, 16 rows x 1 token.", decode(False), True)
-    out += function("Q4PrefillTile", "Q4_0, 8 rows x 4 tokens.", prefill(True), False)
-    out += function("Q8PrefillTile", "Q8_0, 8 rows x 4 tokens.", prefill(False), False)
+    out += function("Q4DecodeTile", "Q4_0, 16 rows x 1 token.", decode(True), "decode")
+    out += function("Q8DecodeTile", "Q8_0, 16 rows x 1 token.", decode(False), "decode")
+    out += function("Q4PrefillTile", "Q4_0, 8 rows x 4 tokens.", prefill(True), "prefill")
+    out += function("Q8PrefillTile", "Q8_0, 8 rows x 4 tokens.", prefill(False), "prefill")
+    out += function("Q4PrefillTile8", "Q4_0, 4 rows x 8 tokens.", prefill8(True), "eight")
+    out += function("Q8PrefillTile8", "Q8_0, 4 rows x 8 tokens.", prefill8(False), "eight")
     print("\n".join(out))
 
 
