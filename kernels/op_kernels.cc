@@ -1,10 +1,12 @@
 // Fills the operator-level catalog from each backend's registration function.
 #include "kernels/op_kernels.h"
 
+#include "kernels/activation/act_op_kernels.h"
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/conv_nd.h"
 #include "kernels/conv/direct_conv.h"
 #include "kernels/conv/dwconv3x3.h"
+#include "kernels/conv/dwconv_kxk.h"
 #include "kernels/conv/dwpw.h"
 #include "kernels/conv/winograd.h"
 #include "kernels/int8/int8_op_kernels.h"
@@ -28,6 +30,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterDwPwOpKernels(*r);
     RegisterDirectConvOpKernels(*r);
     RegisterDwConv3x3OpKernels(*r);
+    RegisterDwConvKxkOpKernels(*r);
     RegisterLayoutOpKernels(*r);
     RegisterInt8OpKernels(*r);
     RegisterVectorOpKernels(*r);
@@ -35,6 +38,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterNormOpKernels(*r);
     RegisterBatchedMatMulOpKernels(*r);
     RegisterSliceOpKernels(*r);
+    RegisterActivationOpKernels(*r);
     return r;
   }();
   return *registry;

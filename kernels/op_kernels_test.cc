@@ -197,6 +197,41 @@ bool MakeDepthwiseConv3x3(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// Depthwise channels-last convolution with a large window (26 to 81 taps: the "_dwconv2d_kxk_nhwc__"
+// kernels), any stride, dilation and padding.
+bool MakeDepthwiseConvKxk(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {1, 3, 7, 12}), w = Pick(rng, {1, 2, 6, 9, 16});
+  const int64_t ch = Pick(rng, {1, 3, 16, 21, 40});
+  const int64_t kh = Pick(rng, {6, 7, 9}), kw = Pick(rng, {5, 7});
+  const int64_t sh = Pick(rng, {1, 2}), sw = Pick(rng, {1, 2}), dh = Pick(rng, {1, 1, 2}), dw = Pick(rng, {1, 2});
+  std::vector<int64_t> pads = {0, 0, 0, 0};
+  for (int64_t& p : pads) p = Pick(rng, {0, 1, 3, 4});
+  const int64_t oh = OutExtent(h, kh, sh, dh, pads[0], pads[2]), ow = OutExtent(w, kw, sw, dw, pads[1], pads[3]);
+  if (oh < 1 || ow < 1) return false;
+  const bool bias = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
+  b.Activation({n, h, w, ch});
+  b.Weight({ch, kh, kw, 1});
+  if (bias) {
+    b.Weight({ch});
+  } else if (residual) {
+    b.Omitted();
+  }
+  if (residual) b.Activation({n, oh, ow, ch});
+  Node* node = b.Finish("FusedConv", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  node->SetAttr("group", Attribute::Int(ch));
+  node->SetAttr("kernel_shape", Attribute::Ints({kh, kw}));
+  node->SetAttr("strides", Attribute::Ints({sh, sw}));
+  node->SetAttr("dilations", Attribute::Ints({dh, dw}));
+  node->SetAttr("pads", Attribute::Ints(pads));
+  c->label = absl::StrCat("depthwise x[", n, ",", h, ",", w, ",", ch, "] ", kh, "x", kw, " strides ", sh, ",", sw,
+                          " dilations ", dh, ",", dw, " pads ", absl::StrJoin(pads, ","), bias ? " bias" : "",
+                          residual ? " residual" : "");
+  SetActivation(rng, node, "", &c->label);
+  return true;
+}
+
 bool MakeDwPwConv(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {3, 8, 13}), w = Pick(rng, {1, 2, 4, 9, 17});
@@ -365,22 +400,26 @@ bool MakeUnary(std::mt19937& rng, Case* c, const std::string& op) {
     if (form <= 1 || form >= 3) b.WeightTensor(Tensor::Scalar(hi));
     absl::StrAppend(&c->label, " form ", form);
   }
-  b.Finish(op, "");
+  Node* node = b.Finish(op, "");
+  if (op == "Gelu" && Pick(rng, {0, 1})) {
+    node->SetAttr("approximate", Attribute::String("tanh"));
+    absl::StrAppend(&c->label, " approximate tanh");
+  }
   return true;
 }
 
-// Softmax over the last axis (-1 or rank-1), and sometimes over another axis, which the XNNPACK
-// kernel must refuse.
-bool MakeSoftmax(std::mt19937& rng, Case* c) {
+// Softmax or LogSoftmax over the last axis (-1 or rank-1), and sometimes over another axis, which the
+// row kernels must refuse.
+bool MakeSoftmax(std::mt19937& rng, Case* c, const std::string& op) {
   CaseBuilder b(&rng, c);
   const std::vector<int64_t> shape = RandomShape(rng);
   const int64_t rank = static_cast<int64_t>(shape.size());
   const int64_t form = Pick(rng, {0, 1, 2, 3});
   b.Activation(shape);
-  Node* node = b.Finish("Softmax", "");
+  Node* node = b.Finish(op, "");
   const int64_t axis = form == 1 ? rank - 1 : form == 2 ? 0 : form == 3 ? -rank : -1;
   if (form != 0) node->SetAttr("axis", Attribute::Int(axis));
-  c->label = absl::StrCat("Softmax ", ShapeString(shape), " axis ", axis);
+  c->label = absl::StrCat(op, " ", ShapeString(shape), " axis ", axis);
   return true;
 }
 
@@ -634,6 +673,7 @@ bool MakeConvNd(std::mt19937& rng, Case* c, bool fused) {
 // serve only that, or the channels-first N-d convolution form for Conv and the "_ncx__" kernels.
 std::string GeneratorName(const OpKernelEntry& e) {
   if (e.name.find("_dwconv2d_3x3_nhwc__") != std::string::npos) return "depthwise 3x3";
+  if (e.name.find("_dwconv2d_kxk_nhwc__") != std::string::npos) return "depthwise kxk";
   if (e.op == "Conv") return "conv nd";
   if (e.name.find("_ncx__") != std::string::npos) return "fused conv nd";
   if (e.name.find("_batched_matmul__") != std::string::npos) return "batched matmul";
@@ -643,6 +683,7 @@ std::string GeneratorName(const OpKernelEntry& e) {
 bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   const std::string generator = GeneratorName(e);
   if (generator == "depthwise 3x3") return MakeDepthwiseConv3x3(rng, c);
+  if (generator == "depthwise kxk") return MakeDepthwiseConvKxk(rng, c);
   if (generator == "conv nd" || generator == "fused conv nd") return MakeConvNd(rng, c, generator == "fused conv nd");
   if (generator == "batched matmul") return MakeBatchedMatMul(rng, c);
   if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
@@ -655,8 +696,11 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "tessel.MatMulBiasGelu") return MakeFullyConnected(rng, c, "MatMulBiasGelu");
   if (e.op == "Add") return MakeAdd(rng, c);
   if (e.op == "Mul") return MakeMul(rng, c);
-  if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish") return MakeUnary(rng, c, e.op);
-  if (e.op == "Softmax") return MakeSoftmax(rng, c);
+  if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish" || e.op == "Tanh" ||
+      e.op == "Erf" || e.op == "Gelu") {
+    return MakeUnary(rng, c, e.op);
+  }
+  if (e.op == "Softmax" || e.op == "LogSoftmax") return MakeSoftmax(rng, c, e.op);
   if (e.op == "tessel.RMSNorm") return MakeRmsNorm(rng, c);
   if (e.op == "LayerNormalization" || e.op == "InstanceNormalization" || e.op == "GroupNormalization") {
     return MakeNorm(rng, c, e.op);

@@ -1,7 +1,6 @@
 // The output stage of tessel.FusedConv kernels that take every activation the op allows, not only the
 // clamps (none, relu, clip) that XNNPACK-style epilogues fuse: y = act(y + bias + residual) over one
-// row, in the reference's order (kernels/reference/fused_cnn.cc), with tsl_sigmoidf's exponential; and
-// the GELU of tessel.MatMulBiasGelu.
+// row, in the reference's order (kernels/reference/fused_cnn.cc), with tsl_sigmoidf's exponential.
 #ifndef TESSEL_KERNELS_CONV_INTERNAL_ACTIVATION_H_
 #define TESSEL_KERNELS_CONV_INTERNAL_ACTIVATION_H_
 
@@ -64,28 +63,6 @@ inline ActivateRowFn ReadActivation(const Node& node, Act* act, float* lo, float
       return ActivateRow<Act::kSiLU>;
     default:
       return ActivateRow<Act::kClamp>;
-  }
-}
-
-// GELU, y = x * Phi(x), in place over n elements: exact (erf, by Abramowitz and Stegun 7.1.26, absolute
-// error under 1.5e-7) or the tanh approximation (x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3)),
-// both on tsl_expf so that the loop vectorizes.
-template <bool kTanh>
-void GeluRow(int64_t n, float* __restrict y) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float x = y[j];
-    if constexpr (kTanh) {
-      const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
-      y[j] = x * tsl_sigmoidf(2.0f * u);
-    } else {
-      const float z = (x < 0.0f ? -x : x) * 0.70710678118f;
-      const float t = 1.0f / (1.0f + 0.3275911f * z);
-      const float poly =
-          t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-      const float nz2 = -z * z;
-      const float erf_abs = 1.0f - poly * tsl_expf_in_range(nz2 < TSL_EXPF_LO ? TSL_EXPF_LO : nz2);
-      y[j] = 0.5f * x * (1.0f + (x < 0.0f ? -erf_abs : erf_abs));
-    }
   }
 }
 
