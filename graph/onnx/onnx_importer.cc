@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/onnx/internal/tensor_proto.h"
 #include "graph/op_registry.h"
+#include "onnx/defs/schema.h"
 #include "onnx/version_converter/convert.h"
 
 namespace tessel {
@@ -740,10 +741,12 @@ namespace {
 // (Upsample, Slice's attributes, BatchNormalization's spatial, Dropout, ...). Null: no conversion
 // needed; an error names what the converter refused.
 //
-// The converter trusts its input (a graph output no node defines crashed it), so the graph's structure
-// is checked first: every name defined once and before its use, every output defined, no subgraphs,
-// initializers of sane sizes whose data matches their dims.
-absl::Status CheckStructureForConversion(const onnx::GraphProto& g) {
+// The converter trusts its input (a graph output no node defines crashed it, and so did a two-input
+// Scatter, whose adapter reads a third), so the graph's structure is checked first: every name defined
+// once and before its use, every output defined, no subgraphs, initializers of sane sizes whose data
+// matches their dims, and every default-domain node's input and output counts within its schema at
+// `opset`.
+absl::Status CheckStructureForConversion(const onnx::GraphProto& g, int opset) {
   absl::flat_hash_set<std::string> defined;
   auto define = [&defined](const std::string& name, const std::string& what) -> absl::Status {
     if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " has an empty name"));
@@ -773,6 +776,20 @@ absl::Status CheckStructureForConversion(const onnx::GraphProto& g) {
   }
   for (const onnx::NodeProto& n : g.node()) {
     if (n.op_type().empty()) return absl::InvalidArgumentError("a node has no operator type");
+    if (IsStandardDomain(n.domain())) {
+      const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+      if (schema == nullptr) {
+        return absl::UnimplementedError(
+            absl::StrCat("node '", n.name(), "': operator ", n.op_type(), " is not defined at opset ", opset));
+      }
+      if (n.input_size() < schema->min_input() || n.input_size() > schema->max_input() ||
+          n.output_size() < schema->min_output() || n.output_size() > schema->max_output()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "node '", n.name(), "' (", n.op_type(), " at opset ", opset, ") has ", n.input_size(), " inputs and ",
+            n.output_size(), " outputs; its schema takes ", schema->min_input(), " to ", schema->max_input(),
+            " inputs and ", schema->min_output(), " to ", schema->max_output(), " outputs"));
+      }
+    }
     for (const onnx::AttributeProto& a : n.attribute()) {
       if (a.has_g() || a.graphs_size() > 0) {
         return absl::UnimplementedError(absl::StrCat("node '", n.name(), "': subgraph attributes are not supported"));
@@ -802,7 +819,7 @@ absl::StatusOr<std::unique_ptr<onnx::ModelProto>> UpgradeOldOpset(const onnx::Mo
     if (IsStandardDomain(op.domain())) opset = static_cast<int>(op.version());
   }
   if (opset < kMinConvertedOnnxOpset || opset >= kMinOnnxOpset) return nullptr;
-  if (absl::Status s = CheckStructureForConversion(model.graph()); !s.ok()) {
+  if (absl::Status s = CheckStructureForConversion(model.graph(), opset); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("default-domain opset ", opset, " model: ", s.message()));
   }
   // Intermediate types are inferred again on import; the converter need not read them.
