@@ -116,7 +116,10 @@ uint64_t ArtifactChecksum(const void* data, size_t bytes) {
   return out;
 }
 
-absl::StatusOr<std::string> SerializeArtifact(const artifact::Plan& plan, absl::string_view weights) {
+namespace {
+
+// The artifact's bytes before its weights: the header, the plan and the padding that aligns the weights.
+absl::StatusOr<std::string> ArtifactPrefix(const artifact::Plan& plan, absl::string_view weights) {
   std::string plan_bytes;
   if (!plan.SerializeToString(&plan_bytes)) return absl::InternalError("cannot serialize the plan");
   Header h;
@@ -131,17 +134,28 @@ absl::StatusOr<std::string> SerializeArtifact(const artifact::Plan& plan, absl::
   h.weights_checksum = ArtifactChecksum(weights.data(), weights.size());
   absl::Status s = ValidatePlan(plan, h.weights_bytes, "plan");
   if (!s.ok()) return s;
-  std::string out(h.weights_offset + h.weights_bytes, '\0');
+  std::string out(h.weights_offset, '\0');
   std::memcpy(out.data(), &h, sizeof(h));
   std::memcpy(out.data() + h.plan_offset, plan_bytes.data(), plan_bytes.size());
-  if (!weights.empty()) std::memcpy(out.data() + h.weights_offset, weights.data(), weights.size());
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::string> SerializeArtifact(const artifact::Plan& plan, absl::string_view weights) {
+  absl::StatusOr<std::string> out = ArtifactPrefix(plan, weights);
+  if (!out.ok()) return out.status();
+  out->append(weights.data(), weights.size());
+  return out;
+}
+
+// The prefix and the weights go to the file as they are: a copy of the whole artifact in memory would
+// double the peak memory of compiling a large model and cost a page-faulting pass over it.
 absl::Status WriteArtifact(const std::string& path, const artifact::Plan& plan, absl::string_view weights) {
-  absl::StatusOr<std::string> bytes = SerializeArtifact(plan, weights);
-  if (!bytes.ok()) return bytes.status();
-  return WriteFileAtomically(path, *bytes);
+  absl::StatusOr<std::string> prefix = ArtifactPrefix(plan, weights);
+  if (!prefix.ok()) return prefix.status();
+  const absl::string_view pieces[] = {*prefix, weights};
+  return WriteFileAtomically(path, absl::MakeConstSpan(pieces));
 }
 
 absl::StatusOr<std::shared_ptr<Artifact>> Artifact::FromBytes(absl::string_view bytes, const ArtifactLoadOptions& options,

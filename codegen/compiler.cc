@@ -166,7 +166,24 @@ std::string TuneKey(const Node& n) {
 
 // Median milliseconds of `entry` on the node's shapes (real weights, random activations), or an error
 // when the kernel cannot be created.
-absl::StatusOr<double> TimeKernel(const Node& n, const OpKernelEntry& entry, double seconds) {
+// In a model run the previous layers have evicted an op's weights from the caches; timing the op alone,
+// run after run, would keep them hot and favour kernels with large (transformed) weights. Writing over a
+// buffer larger than the last-level cache before each timed run evicts them again. One buffer serves a
+// whole compile: allocating (and page-faulting) 64 MiB per candidate cost more than the timing itself
+// (MobileNetV2 tuned at 5 ms per candidate: 21 s, most of it in the buffer's first touch).
+class CacheEvictor {
+ public:
+  void Evict(int fill) {
+    if (buffer_.empty()) buffer_.resize(kBytes);
+    std::memset(buffer_.data(), fill, buffer_.size());
+  }
+
+ private:
+  static constexpr size_t kBytes = size_t{64} << 20;
+  std::vector<char> buffer_;
+};
+
+absl::StatusOr<double> TimeKernel(const Node& n, const OpKernelEntry& entry, double seconds, CacheEvictor& evictor) {
   std::mt19937 rng(0);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<Tensor> storage;
@@ -193,15 +210,10 @@ absl::StatusOr<double> TimeKernel(const Node& n, const OpKernelEntry& entry, dou
   if (!k.ok()) return k.status();
   absl::Status s = (*k)->Run();  // warm-up: caches, page faults
   if (!s.ok()) return s;
-  // In a model run the previous layers have evicted this op's weights from the caches; timing the op
-  // alone, run after run, would keep them hot and favour kernels with large (transformed) weights.
-  // Writing over a buffer larger than the last-level cache before each run evicts them again.
-  static constexpr size_t kEvictBytes = size_t{64} << 20;
-  std::vector<char> evict(kEvictBytes);
   std::vector<double> ms;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (ms.size() < 3 || (ms.size() < 50 && std::chrono::steady_clock::now() < deadline)) {
-    std::memset(evict.data(), static_cast<int>(ms.size()), evict.size());
+    evictor.Evict(static_cast<int>(ms.size()));
     const auto t0 = std::chrono::steady_clock::now();
     s = (*k)->Run();
     if (!s.ok()) return s;
@@ -329,7 +341,7 @@ namespace {
 // The tuned choice for `n` among its legal kernels (nullptr: fewer than two candidates, keep the
 // cost model's). Cached choices are reused when still legal.
 absl::StatusOr<const OpKernelEntry*> TuneKernel(const Node& n, const CompileOptions& options, const std::string& label,
-                                                TuneCache& cache, CompileResult& result) {
+                                                TuneCache& cache, CacheEvictor& evictor, CompileResult& result) {
   std::vector<OperandInfo> inputs, outputs;
   for (const Value* v : n.inputs()) inputs.push_back(Operand(v));
   for (const Value* v : n.outputs()) outputs.push_back(Operand(v));
@@ -358,7 +370,7 @@ absl::StatusOr<const OpKernelEntry*> TuneKernel(const Node& n, const CompileOpti
   double best_ms = 0;
   std::string line = absl::StrCat("tune ", label, " ", n.name(), ":");
   for (const OpKernelEntry* e : candidates) {
-    absl::StatusOr<double> ms = TimeKernel(n, *e, options.tune_seconds_per_candidate);
+    absl::StatusOr<double> ms = TimeKernel(n, *e, options.tune_seconds_per_candidate, evictor);
     if (!ms.ok()) {
       absl::StrAppend(&line, " ", e->name, " failed (", ms.status().message(), ");");
       continue;
@@ -464,7 +476,21 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     t->set_bytes(lifetimes->tensors[i].bytes);
     index[v] = static_cast<int>(i);
   }
-  // Constants read by the scheduled ops, each 64-byte aligned in the weights section.
+  // Constants read by the scheduled ops, each 64-byte aligned in the weights section, which is sized
+  // once: growing it by doubling copied and page-faulted ResNet-50's 100 MB several times over.
+  size_t weight_bytes = 0;
+  for (const Node* n : *order) {
+    for (const Value* in : n->inputs()) {
+      if (in != nullptr && in->is_constant()) weight_bytes += in->constant()->byte_size() + 64;
+    }
+    for (const auto& [name, attr] : n->attributes()) {
+      if (attr.kind == Attribute::Kind::kTensor && attr.t) weight_bytes += attr.t->byte_size() + 64;
+    }
+  }
+  for (const Value* o : graph.outputs()) {
+    if (o->is_constant()) weight_bytes += o->constant()->byte_size() + 64;
+  }
+  result.weights.reserve(result.weights.size() + weight_bytes);
   for (const Node* n : *order) {
     for (const Value* in : n->inputs()) {
       if (in == nullptr || !in->is_constant() || index.contains(in)) continue;
@@ -499,6 +525,7 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   }
   Progress(options, options.tune ? "selecting kernels (tuning: timing candidates per op)" : "selecting kernels");
   TuneCache cache;
+  CacheEvictor evictor;
   if (options.tune && !options.tune_cache.empty()) {
     s = cache.Load(options.tune_cache);
     if (!s.ok()) return s;
@@ -516,7 +543,7 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds, &why_reference));
     if (options.tune && backend != "reference") {
       absl::StatusOr<const OpKernelEntry*> tuned =
-          TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, result);
+          TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, evictor, result);
       if (!tuned.ok()) return tuned.status();
       if (*tuned != nullptr) {
         op->set_kernel((*tuned)->name);

@@ -39,15 +39,28 @@ int WriteAll(int fd, absl::string_view data) {
   return 0;
 }
 
+// Writes each piece in turn; returns 0 or an errno.
+int WriteAll(int fd, absl::Span<const absl::string_view> pieces) {
+  for (absl::string_view piece : pieces) {
+    if (const int err = WriteAll(fd, piece); err != 0) return err;
+  }
+  return 0;
+}
+
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  const absl::string_view pieces[] = {contents};
+  return WriteFileAtomically(path, absl::MakeConstSpan(pieces));
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces) {
   if (path.empty()) return absl::InvalidArgumentError("empty output file name");
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoError(path, "cannot open", errno);
-    const int err = WriteAll(fd, contents);
+    const int err = WriteAll(fd, pieces);
     if (::close(fd) != 0 && err == 0) return ErrnoError(path, "cannot write", errno);
     if (err != 0) return ErrnoError(path, "cannot write", err);
     return absl::OkStatus();
@@ -65,7 +78,7 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   const mode_t mask = ::umask(0);
   ::umask(mask);
   int err = ::fchmod(fd, 0666 & ~mask) != 0 ? errno : 0;
-  if (err == 0) err = WriteAll(fd, contents);
+  if (err == 0) err = WriteAll(fd, pieces);
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;

@@ -10,12 +10,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace tessel {
 
 // Replaces `path` with `contents` (see above). Character devices such as /dev/null and /dev/stdout are
 // written in place, since they cannot be renamed over; their write errors (/dev/full) still fail.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
+// The same for a file made of `pieces` written one after another, without joining them in memory first.
+absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> pieces);
 
 }  // namespace tessel
 

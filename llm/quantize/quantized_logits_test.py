@@ -94,7 +94,8 @@ def read_gguf(path):
         infos.append((name, dims, take("I"), take("Q")))
     align = meta.get("general.alignment", 32)
     start = (pos + align - 1) // align * align
-    return meta, {name: (dims, t, data[start + off:]) for name, dims, t, off in infos}
+    view = memoryview(data)  # a slice of bytes copies the rest of the file, per tensor
+    return meta, {name: (dims, t, view[start + off:]) for name, dims, t, off in infos}
 
 
 def dequantize(dims, t, raw):
