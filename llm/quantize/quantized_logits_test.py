@@ -313,6 +313,11 @@ def main():
         ("iq4_nl-default", "rtn", ["--type", "iq4_nl"], 20, 8, [], None),
         ("iq4_xs-default", "rtn", ["--type", "iq4_xs"], 23, 8, [], None),
     ]
+    # Bazel's shards (TEST_TOTAL_SHARDS) take every n-th case.
+    if os.environ.get("TEST_SHARD_STATUS_FILE"):
+        open(os.environ["TEST_SHARD_STATUS_FILE"], "w").close()
+    shards, shard = int(os.environ.get("TEST_TOTAL_SHARDS", "1")), int(os.environ.get("TEST_SHARD_INDEX", "0"))
+    cases = cases[shard::shards]
     failures = 0
     for label, method, flags, want_type, head_type, load, tol in cases:
         out = os.path.join(tmp, "%s.gguf" % label)
