@@ -411,7 +411,7 @@ int64_t GemvQ8Lanes(GemvFormat format, int64_t cols) {
 
 namespace {
 
-void QuantizeGemvInputPortable(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
+[[maybe_unused]] void QuantizeGemvInputPortable(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out) {
   const bool q4 = format == GemvFormat::kQ4_0;
   const int64_t padded = GemvQ8PaddedCols(format, cols);
   const int lanes_per_block = q4 ? 4 : 8;
@@ -465,8 +465,12 @@ void QuantizeGemvInput(GemvFormat format, const float* x, int64_t cols, const Ge
       CpuSupports(Isa::kAvx512Vnni) ? tessel_quantize_gemv_input__avx512vnni
       : CpuSupports(Isa::kAvx2)     ? tessel_quantize_gemv_input__avx2
                                     :
-#endif
                                     QuantizeGemvInputPortable;
+#elif defined(__aarch64__)
+      tessel_quantize_gemv_input__neon;
+#else
+      QuantizeGemvInputPortable;
+#endif
   quantize(format, x, cols, out);
 }
 

@@ -145,6 +145,8 @@ void tessel_q8_0_q8_gemm__avx512vnni(const GemmQ8Args& args, int64_t row_begin, 
 void tessel_quantize_gemv_input__avx512vnni(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out);
 #endif
 #if defined(__aarch64__)
+// QuantizeGemvInput with NEON (bit-identical to the portable version).
+void tessel_quantize_gemv_input__neon(GemvFormat format, const float* x, int64_t cols, const GemvQ8Input& out);
 void tessel_q4_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 // The k-quants and IQ4_XS (dtype "kquant_panel16xq8").
