@@ -1,0 +1,10 @@
+// The Resize row kernels (internal/resize_rows_impl.h) compiled for AVX2 + FMA.
+#include "kernels/resize/internal/resize_rows_impl.h"
+
+namespace tessel {
+namespace resize_internal {
+
+ResizeRowFns ResizeRowsAvx2() { return Rows(); }
+
+}  // namespace resize_internal
+}  // namespace tessel
