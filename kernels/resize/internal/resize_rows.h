@@ -1,6 +1,6 @@
 // The row kernels of the channels-first Resize (resize_op_kernels.h): one output row of one plane from one
-// or two input rows and precomputed column maps. One set per ISA, all compiled from the same portable C++
-// (resize_rows_impl.h) with that ISA's flags; they never allocate and never fail.
+// or two input rows and precomputed column maps, compiled from portable C++ (resize_rows_impl.h) for the
+// auto-vectorizer; they never allocate and never fail.
 #ifndef TESSEL_KERNELS_RESIZE_INTERNAL_RESIZE_ROWS_H_
 #define TESSEL_KERNELS_RESIZE_INTERNAL_RESIZE_ROWS_H_
 
@@ -21,11 +21,8 @@ struct ResizeRowFns {
   ResizeNearestRowFn nearest;
 };
 
-// GCC's auto-vectorizer at the baseline ISA (SSE2, NEON), and with AVX2 or AVX-512 enabled (gathers for
-// the column maps; those two exist only in x86-64 builds).
+// GCC's auto-vectorizer at the baseline ISA (SSE2, NEON).
 ResizeRowFns ResizeRowsAutovec();
-ResizeRowFns ResizeRowsAvx2();
-ResizeRowFns ResizeRowsAvx512();
 
 }  // namespace resize_internal
 }  // namespace tessel

@@ -1,9 +1,8 @@
-// The Resize row kernels of resize_rows.h as portable C++, included once by each per-ISA source file
-// (resize_rows_autovec.cc, resize_rows_avx2.cc, resize_rows_avx512.cc), which compiles it with that ISA's
-// flags (-O3 -fopenmp-simd -ffp-contract=fast): the column maps are 32-bit so that AVX2 and AVX-512 read
-// the input through gathers. kernels/portable/check_vectorized.py -I . --flags "-x c++ -std=c++17 -O3
-// -fopenmp-simd -fno-trapping-math -ffp-contract=fast -fkeep-static-functions" on this file: both hot loops
-// vectorize for x86 (AVX2), avx512, neon and sve. Internal linkage: each file holds its own copy.
+// The Resize row kernels of resize_rows.h as portable C++, included by resize_rows_autovec.cc (a per-ISA
+// build adds one file beside it) and compiled with -O3 -fopenmp-simd -ffp-contract=fast. The column maps
+// are 32-bit so that AVX2 and AVX-512 can gather. kernels/portable/check_vectorized.py -I . --flags
+// "-x c++ -std=c++17 -O3 -fopenmp-simd -fno-trapping-math -ffp-contract=fast -fkeep-static-functions" on
+// this file: both hot loops vectorize for x86 (AVX2), avx512, neon and sve, and with -march=x86-64 (SSE2).
 #ifndef TESSEL_KERNELS_RESIZE_INTERNAL_RESIZE_ROWS_IMPL_H_
 #define TESSEL_KERNELS_RESIZE_INTERNAL_RESIZE_ROWS_IMPL_H_
 
