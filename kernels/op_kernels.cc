@@ -12,6 +12,7 @@
 #include "kernels/int8/int8_op_kernels.h"
 #include "kernels/matmul/batched_matmul_op_kernels.h"
 #include "kernels/norm/norm_op_kernels.h"
+#include "kernels/resize/resize_op_kernels.h"
 #include "kernels/rnn/rnn_op_kernels.h"
 #include "kernels/slice/slice_op_kernels.h"
 #include "kernels/vector/vector_op_kernels.h"
@@ -38,6 +39,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterNormOpKernels(*r);
     RegisterBatchedMatMulOpKernels(*r);
     RegisterSliceOpKernels(*r);
+    RegisterResizeOpKernels(*r);
     RegisterActivationOpKernels(*r);
     return r;
   }();

@@ -166,47 +166,23 @@ bool MakeFusedConv(std::mt19937& rng, Case* c) {
   return true;
 }
 
-// A depthwise 3x3 tessel.FusedConv (group == C, multiplier 1) with strides 1 or 2 per axis and any padding
-// up to 2 per side, for the kernels that serve only that form.
-bool MakeDepthwiseConv3x3(std::mt19937& rng, Case* c) {
-  CaseBuilder b(&rng, c);
-  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {1, 2, 3, 5, 8}), w = Pick(rng, {1, 2, 3, 4, 7, 12});
-  const int64_t ch = Pick(rng, {1, 3, 4, 8, 13, 16, 21, 40});
-  const int64_t sh = Pick(rng, {1, 2}), sw = Pick(rng, {1, 2});
-  std::vector<int64_t> pads = {0, 0, 0, 0};
-  for (int64_t& p : pads) p = Pick(rng, {0, 1, 1, 2});
-  const int64_t oh = OutExtent(h, 3, sh, 1, pads[0], pads[2]), ow = OutExtent(w, 3, sw, 1, pads[1], pads[3]);
-  if (oh < 1 || ow < 1) return false;
-  const bool bias = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
-  b.Activation({n, h, w, ch});
-  b.Weight({ch, 3, 3, 1});
-  if (bias) {
-    b.Weight({ch});
-  } else if (residual) {
-    b.Omitted();
-  }
-  if (residual) b.Activation({n, oh, ow, ch});
-  Node* node = b.Finish("FusedConv", "tessel");
-  node->SetAttr("layout", Attribute::String("nhwc"));
-  node->SetAttr("group", Attribute::Int(ch));
-  node->SetAttr("strides", Attribute::Ints({sh, sw}));
-  node->SetAttr("pads", Attribute::Ints(pads));
-  c->label = absl::StrCat("depthwise x[", n, ",", h, ",", w, ",", ch, "] strides ", sh, ",", sw, " pads ", pads[0], ",",
-                          pads[1], ",", pads[2], ",", pads[3], bias ? " bias" : "", residual ? " residual" : "");
-  SetActivation(rng, node, "", &c->label);
-  return true;
-}
+// A depthwise channels-last tessel.FusedConv (group == C, multiplier 1). kDwWindow3x3: strides 1 or 2, no
+// dilation, padding up to 2 per side, for the kernels that serve only that form; kDwWindowLarge: 26 to 81 taps
+// (the "_dwconv2d_kxk_nhwc__" kernels), any stride, dilation and padding.
+enum DwWindow { kDwWindow3x3, kDwWindowLarge };
 
-// Depthwise channels-last convolution with a large window (26 to 81 taps: the "_dwconv2d_kxk_nhwc__"
-// kernels), any stride, dilation and padding.
-bool MakeDepthwiseConvKxk(std::mt19937& rng, Case* c) {
+bool MakeDepthwiseConv(std::mt19937& rng, Case* c, DwWindow window) {
+  const bool large = window == kDwWindowLarge;
   CaseBuilder b(&rng, c);
-  const int64_t n = Pick(rng, {1, 2}), h = Pick(rng, {1, 3, 7, 12}), w = Pick(rng, {1, 2, 6, 9, 16});
-  const int64_t ch = Pick(rng, {1, 3, 16, 21, 40});
-  const int64_t kh = Pick(rng, {6, 7, 9}), kw = Pick(rng, {5, 7});
-  const int64_t sh = Pick(rng, {1, 2}), sw = Pick(rng, {1, 2}), dh = Pick(rng, {1, 1, 2}), dw = Pick(rng, {1, 2});
+  const int64_t n = Pick(rng, {1, 2});
+  const int64_t h = large ? Pick(rng, {1, 3, 7, 12}) : Pick(rng, {1, 2, 3, 5, 8});
+  const int64_t w = large ? Pick(rng, {1, 2, 6, 9, 16}) : Pick(rng, {1, 2, 3, 4, 7, 12});
+  const int64_t ch = large ? Pick(rng, {1, 3, 16, 21, 40}) : Pick(rng, {1, 3, 4, 8, 13, 16, 21, 40});
+  const int64_t kh = large ? Pick(rng, {6, 7, 9}) : 3, kw = large ? Pick(rng, {5, 7}) : 3;
+  const int64_t sh = Pick(rng, {1, 2}), sw = Pick(rng, {1, 2});
+  const int64_t dh = large ? Pick(rng, {1, 1, 2}) : 1, dw = large ? Pick(rng, {1, 2}) : 1;
   std::vector<int64_t> pads = {0, 0, 0, 0};
-  for (int64_t& p : pads) p = Pick(rng, {0, 1, 3, 4});
+  for (int64_t& p : pads) p = large ? Pick(rng, {0, 1, 3, 4}) : Pick(rng, {0, 1, 1, 2});
   const int64_t oh = OutExtent(h, kh, sh, dh, pads[0], pads[2]), ow = OutExtent(w, kw, sw, dw, pads[1], pads[3]);
   if (oh < 1 || ow < 1) return false;
   const bool bias = Pick(rng, {0, 1}), residual = Pick(rng, {0, 1});
@@ -669,6 +645,57 @@ bool MakeConvNd(std::mt19937& rng, Case* c, bool fused) {
   return true;
 }
 
+// Resize of a [N, C, H, W] or [C, H, W] tensor: nearest (each nearest_mode) or linear, every supported
+// coordinate_transformation_mode, by scales (up, down, fractional, 1) or by sizes beside an empty scales
+// tensor as opset 11 writes them, sometimes over `axes` (opset 18), and now and then resizing a leading
+// axis, which the channels-first kernels must refuse.
+bool MakeResize(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  std::vector<int64_t> shape = {Pick(rng, {1, 2, 3}), Pick(rng, {1, 4, 7}), Pick(rng, {1, 2, 5, 6}),
+                                Pick(rng, {1, 3, 8, 13})};
+  if (Pick(rng, {0, 0, 1})) shape.erase(shape.begin());
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const bool linear = Pick(rng, {0, 1}), by_sizes = Pick(rng, {0, 1}), over_axes = Pick(rng, {0, 0, 1});
+  const bool leading = Pick(rng, {0, 0, 0, 0, 1});
+  const std::vector<std::string> coords = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
+  const std::vector<std::string> nearest = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  const std::string coord = coords[Pick(rng, {0, 1, 2, 3})], rounding = nearest[Pick(rng, {0, 1, 2, 3})];
+  const int64_t first = over_axes ? rank - 2 : 0;
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  for (int64_t a = first; a < rank; ++a) {
+    const bool resized = a >= rank - 2 || (leading && a == rank - 3);
+    const int64_t s = resized ? Pick(rng, {0, 1, 2, 3, 4, 5, 6}) : 2;  // index into the tables below
+    scales.push_back(std::vector<float>{0.5f, 0.75f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f}[s]);
+    sizes.push_back(std::max<int64_t>(1, resized ? shape[a] * std::vector<int64_t>{1, 1, 1, 3, 2, 5, 3}[s] /
+                                                       std::vector<int64_t>{2, 3, 1, 2, 1, 2, 1}[s]
+                                                 : shape[a]));
+  }
+  b.Activation(shape);
+  if (Pick(rng, {0, 1})) {
+    b.Omitted();
+  } else {
+    b.WeightTensor(Tensor::FromVector<float>({0}, {}));
+  }
+  const int64_t n = static_cast<int64_t>(scales.size());
+  if (by_sizes) {
+    b.WeightTensor(Tensor::FromVector<float>({0}, {}));
+    b.WeightTensor(Tensor::FromVector<int64_t>({n}, sizes));
+  } else {
+    b.WeightTensor(Tensor::FromVector<float>({n}, scales));
+  }
+  Node* node = b.Finish("Resize", "");
+  node->SetAttr("mode", Attribute::String(linear ? "linear" : "nearest"));
+  node->SetAttr("coordinate_transformation_mode", Attribute::String(coord));
+  node->SetAttr("nearest_mode", Attribute::String(rounding));
+  if (over_axes) node->SetAttr("axes", Attribute::Ints({-2, -1}));
+  c->label = absl::StrCat("Resize x[", absl::StrJoin(shape, ","), "] ", linear ? "linear " : "nearest ",
+                          linear ? "" : rounding + " ", coord, by_sizes ? " sizes " : " scales ",
+                          by_sizes ? absl::StrJoin(sizes, ",") : absl::StrJoin(scales, ","),
+                          over_axes ? " axes -2,-1" : "");
+  return true;
+}
+
 // The case generator a kernel draws from: its operator's, the depthwise 3x3 form for the kernels that
 // serve only that, or the channels-first N-d convolution form for Conv and the "_ncx__" kernels.
 std::string GeneratorName(const OpKernelEntry& e) {
@@ -682,8 +709,8 @@ std::string GeneratorName(const OpKernelEntry& e) {
 
 bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   const std::string generator = GeneratorName(e);
-  if (generator == "depthwise 3x3") return MakeDepthwiseConv3x3(rng, c);
-  if (generator == "depthwise kxk") return MakeDepthwiseConvKxk(rng, c);
+  if (generator == "depthwise 3x3") return MakeDepthwiseConv(rng, c, kDwWindow3x3);
+  if (generator == "depthwise kxk") return MakeDepthwiseConv(rng, c, kDwWindowLarge);
   if (generator == "conv nd" || generator == "fused conv nd") return MakeConvNd(rng, c, generator == "fused conv nd");
   if (generator == "batched matmul") return MakeBatchedMatMul(rng, c);
   if (e.op == "tessel.FusedConv") return MakeFusedConv(rng, c);
@@ -706,6 +733,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
     return MakeNorm(rng, c, e.op);
   }
   if (e.op == "Slice") return MakeSlice(rng, c);
+  if (e.op == "Resize") return MakeResize(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   if (e.op == "Flatten" || e.op == "Reshape" || e.op == "Squeeze" || e.op == "Unsqueeze" || e.op == "Identity") {
     return MakeCopy(rng, c, e.op);

@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/registry/conv_geometry.h"
+#include "kernels/conv/internal/dw_legal.h"
 #include "kernels/conv/internal/dwconv3x3_ukernels.h"
+#include "kernels/registry/conv_geometry.h"
 #include "pthreadpool.h"
 
 namespace tessel {
@@ -141,16 +142,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
   return DwConv3x3Kernel::Create(args, kRow, kPixel);
 }
 
-bool Legal(const OpQuery& q) {
-  for (const OperandInfo& o : q.inputs) {
-    if (o.present && o.type.dtype != DType::kF32) return false;
-  }
-  if (q.outputs.empty() || q.output(0).dtype != DType::kF32 || !q.output(0).is_static()) return false;
-  if (!q.has_input(1) || !q.inputs[1].constant || (q.has_input(2) && !q.inputs[2].constant)) return false;
-  if (!ReadClampActivation(q.node, "").is_clamp) return false;
-  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
-  return g.ok() && IsDepthwise3x3(*g);
-}
+bool Legal(const OpQuery& q) { return dw_internal::LegalF32DepthwiseNhwc(q, IsDepthwise3x3); }
 
 // Not timed on Arm hardware (qemu timings mean nothing). By instruction count the row kernels should at
 // least match XNNPACK's depthwise microkernels (weights stay in registers across pixels, input columns are
@@ -163,8 +155,7 @@ template <int kPercentAboveXnnpack>
 double Cost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
-  const double bytes = 4.0 * (g->n * g->h * g->w * g->c + g->n * g->oh * g->ow * g->m);
-  return (g->flops() / 30e9 + bytes / 20e9) * (1.0 + kPercentAboveXnnpack / 100.0);
+  return (g->flops() / 30e9 + dw_internal::DepthwiseNhwcBytes(*g) / 20e9) * (1.0 + kPercentAboveXnnpack / 100.0);
 }
 
 }  // namespace

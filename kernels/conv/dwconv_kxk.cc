@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/conv/internal/dw_legal.h"
 #include "kernels/conv/internal/dw_rows.h"
 #include "kernels/registry/conv_geometry.h"
 #include "pthreadpool.h"
@@ -113,16 +114,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
   return DwConvKxkKernel::Create(args, kPixel());
 }
 
-bool Legal(const OpQuery& q) {
-  for (const OperandInfo& o : q.inputs) {
-    if (o.present && o.type.dtype != DType::kF32) return false;
-  }
-  if (q.outputs.empty() || q.output(0).dtype != DType::kF32 || !q.output(0).is_static()) return false;
-  if (!q.has_input(1) || !q.inputs[1].constant || (q.has_input(2) && !q.inputs[2].constant)) return false;
-  if (!ReadClampActivation(q.node, "").is_clamp) return false;
-  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
-  return g.ok() && IsLargeDepthwise(*g);
-}
+bool Legal(const OpQuery& q) { return dw_internal::LegalF32DepthwiseNhwc(q, IsLargeDepthwise); }
 
 // One multiply-add per tap and channel at `kGflops` GFLOP/s (AVX-512: 16 lanes per multiply-add with
 // three loads and a store, about 10 multiply-adds a cycle), plus one pass over input and output. Against
@@ -133,8 +125,7 @@ template <int kGflops>
 double Cost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
-  const double bytes = 4.0 * (g->n * g->h * g->w * g->c + g->n * g->oh * g->ow * g->m);
-  return g->flops() / (kGflops * 1e9) + bytes / 20e9;
+  return g->flops() / (kGflops * 1e9) + dw_internal::DepthwiseNhwcBytes(*g) / 20e9;
 }
 
 }  // namespace

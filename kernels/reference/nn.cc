@@ -14,6 +14,7 @@
 #include "graph/ops/nn_params.h"
 #include "graph/ops/shape_util.h"
 #include "kernels/reference/reference.h"
+#include "kernels/reference/resize_coords.h"
 
 namespace tessel {
 namespace {
@@ -876,41 +877,6 @@ absl::Status PadKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outpu
   return absl::OkStatus();
 }
 
-// The input coordinate an output index maps to along one axis (ONNX coordinate_transformation_mode).
-double ResizeSource(const ResizeParams& p, int64_t o, int64_t in, int64_t out, double scale) {
-  switch (p.coordinate_mode) {
-    case ResizeParams::CoordinateMode::kHalfPixel:
-      return (o + 0.5) / scale - 0.5;
-    case ResizeParams::CoordinateMode::kPytorchHalfPixel:
-      return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-    case ResizeParams::CoordinateMode::kAlignCorners:
-      return out == 1 ? 0.0 : static_cast<double>(o * (in - 1)) / (out - 1);
-    case ResizeParams::CoordinateMode::kAsymmetric:
-      return o / scale;
-  }
-  return 0.0;
-}
-
-int64_t NearestIndex(ResizeParams::NearestMode mode, double x, int64_t in) {
-  const double f = std::floor(x);
-  double r = f;
-  switch (mode) {
-    case ResizeParams::NearestMode::kRoundPreferFloor:
-      r = x - f <= 0.5 ? f : f + 1;
-      break;
-    case ResizeParams::NearestMode::kRoundPreferCeil:
-      r = x - f < 0.5 ? f : f + 1;
-      break;
-    case ResizeParams::NearestMode::kFloor:
-      r = f;
-      break;
-    case ResizeParams::NearestMode::kCeil:
-      r = std::ceil(x);
-      break;
-  }
-  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
-}
-
 absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   const Tensor& x = *inputs[0];
   Tensor& y = outputs[0];
@@ -925,8 +891,8 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
     std::vector<std::vector<int64_t>> maps(rank);
     for (int r = 0; r < rank; ++r) {
       for (int64_t o = 0; o < y.dim(r); ++o) {
-        const double src = ResizeSource(*p, o, x.dim(r), y.dim(r), p->scales[r]);
-        maps[r].push_back(NearestIndex(p->nearest_mode, src, x.dim(r)));
+        const double src = ResizeSourceCoordinate(*p, o, x.dim(r), y.dim(r), p->scales[r]);
+        maps[r].push_back(ResizeNearestIndex(p->nearest_mode, src, x.dim(r)));
       }
     }
     if (x.num_elements() == 0 && y.num_elements() > 0) {
@@ -951,7 +917,8 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
     bool identity = in == out;
     for (int64_t o = 0; o < out; ++o) {
       // Clamping the coordinate into the input equals ONNX's edge replication of out-of-range neighbors.
-      const double src = std::clamp(ResizeSource(*p, o, in, out, p->scales[r]), 0.0, static_cast<double>(in - 1));
+      const double src =
+          std::clamp(ResizeSourceCoordinate(*p, o, in, out, p->scales[r]), 0.0, static_cast<double>(in - 1));
       i0[o] = static_cast<int64_t>(std::floor(src));
       i1[o] = std::min(i0[o] + 1, in - 1);
       w1[o] = src - i0[o];
