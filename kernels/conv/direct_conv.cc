@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/conv/internal/nhwc_legal.h"
 #include "kernels/registry/conv_geometry.h"
 #include "pthreadpool.h"
 
@@ -90,17 +91,12 @@ class DirectConvKernel : public OpKernel {
   int tasks_ = 1;
 };
 
-bool DirectLegal(const OpQuery& q) {
-  for (const OperandInfo& o : q.inputs) {
-    if (o.present && o.type.dtype != DType::kF32) return false;
-  }
-  if (q.outputs.empty() || q.output(0).dtype != DType::kF32 || !q.output(0).is_static()) return false;
-  if (!q.has_input(1) || !q.inputs[1].constant || (q.has_input(2) && !q.inputs[2].constant)) return false;
-  if (!ReadClampActivation(q.node, "").is_clamp) return false;
-  absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
-  return g.ok() && g->groups == 1 && g->c <= kMaxChannels && g->m <= kMaxOutputs && g->dh == 1 && g->dw == 1 &&
-         g->kh <= kDirectConvMaxKernel && g->kw <= kDirectConvMaxKernel && g->oh > 0 && g->ow > 0;
+bool DirectGeometry(const Conv2dGeometry& g) {
+  return g.groups == 1 && g.c <= kMaxChannels && g.m <= kMaxOutputs && g.dh == 1 && g.dw == 1 &&
+         g.kh <= kDirectConvMaxKernel && g.kw <= kDirectConvMaxKernel && g.oh > 0 && g.ow > 0;
 }
+
+bool DirectLegal(const OpQuery& q) { return conv_internal::LegalF32FusedConvNhwc(q, DirectGeometry); }
 
 double DirectCost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/internal/dw_legal.h"
+#include "kernels/conv/internal/nhwc_legal.h"
 #include "kernels/conv/internal/dwconv3x3_ukernels.h"
 #include "kernels/registry/conv_geometry.h"
 #include "pthreadpool.h"
@@ -142,7 +142,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
   return DwConv3x3Kernel::Create(args, kRow, kPixel);
 }
 
-bool Legal(const OpQuery& q) { return dw_internal::LegalF32DepthwiseNhwc(q, IsDepthwise3x3); }
+bool Legal(const OpQuery& q) { return conv_internal::LegalF32FusedConvNhwc(q, IsDepthwise3x3); }
 
 // Not timed on Arm hardware (qemu timings mean nothing). By instruction count the row kernels should at
 // least match XNNPACK's depthwise microkernels (weights stay in registers across pixels, input columns are
@@ -155,7 +155,7 @@ template <int kPercentAboveXnnpack>
 double Cost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
-  return (g->flops() / 30e9 + dw_internal::DepthwiseNhwcBytes(*g) / 20e9) * (1.0 + kPercentAboveXnnpack / 100.0);
+  return (g->flops() / 30e9 + conv_internal::DepthwiseNhwcBytes(*g) / 20e9) * (1.0 + kPercentAboveXnnpack / 100.0);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/conv/internal/dw_legal.h"
+#include "kernels/conv/internal/nhwc_legal.h"
 #include "kernels/conv/internal/dw_rows.h"
 #include "kernels/registry/conv_geometry.h"
 #include "pthreadpool.h"
@@ -114,7 +114,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
   return DwConvKxkKernel::Create(args, kPixel());
 }
 
-bool Legal(const OpQuery& q) { return dw_internal::LegalF32DepthwiseNhwc(q, IsLargeDepthwise); }
+bool Legal(const OpQuery& q) { return conv_internal::LegalF32FusedConvNhwc(q, IsLargeDepthwise); }
 
 // One multiply-add per tap and channel at `kGflops` GFLOP/s (AVX-512: 16 lanes per multiply-add with
 // three loads and a store, about 10 multiply-adds a cycle), plus one pass over input and output. Against
@@ -125,7 +125,7 @@ template <int kGflops>
 double Cost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
-  return g->flops() / (kGflops * 1e9) + dw_internal::DepthwiseNhwcBytes(*g) / 20e9;
+  return g->flops() / (kGflops * 1e9) + conv_internal::DepthwiseNhwcBytes(*g) / 20e9;
 }
 
 }  // namespace

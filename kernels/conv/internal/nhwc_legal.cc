@@ -1,12 +1,12 @@
-// The shared legality check of the channels-last f32 depthwise kernels (dw_legal.h).
-#include "kernels/conv/internal/dw_legal.h"
+// The shared legality check of the channels-last f32 FusedConv kernels (nhwc_legal.h).
+#include "kernels/conv/internal/nhwc_legal.h"
 
 #include "absl/status/statusor.h"
 
 namespace tessel {
-namespace dw_internal {
+namespace conv_internal {
 
-bool LegalF32DepthwiseNhwc(const OpQuery& q, bool (*predicate)(const Conv2dGeometry& g)) {
+bool LegalF32FusedConvNhwc(const OpQuery& q, bool (*predicate)(const Conv2dGeometry& g)) {
   for (const OperandInfo& o : q.inputs) {
     if (o.present && o.type.dtype != DType::kF32) return false;
   }
@@ -17,5 +17,5 @@ bool LegalF32DepthwiseNhwc(const OpQuery& q, bool (*predicate)(const Conv2dGeome
   return g.ok() && predicate(*g);
 }
 
-}  // namespace dw_internal
+}  // namespace conv_internal
 }  // namespace tessel
