@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -478,18 +479,21 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   }
   // Constants read by the scheduled ops, each 64-byte aligned in the weights section, which is sized
   // once: growing it by doubling copied and page-faulted ResNet-50's 100 MB several times over.
+  // Each constant once, as the loops below store it (a weight read by several ops is stored once).
   size_t weight_bytes = 0;
-  for (const Node* n : *order) {
-    for (const Value* in : n->inputs()) {
-      if (in != nullptr && in->is_constant()) weight_bytes += in->constant()->byte_size() + 64;
+  absl::flat_hash_set<const Value*> counted;
+  auto count = [&](const Value* v) {
+    if (v != nullptr && v->is_constant() && !index.contains(v) && counted.insert(v).second) {
+      weight_bytes += v->constant()->byte_size() + 64;
     }
+  };
+  for (const Node* n : *order) {
+    for (const Value* in : n->inputs()) count(in);
     for (const auto& [name, attr] : n->attributes()) {
       if (attr.kind == Attribute::Kind::kTensor && attr.t) weight_bytes += attr.t->byte_size() + 64;
     }
   }
-  for (const Value* o : graph.outputs()) {
-    if (o->is_constant()) weight_bytes += o->constant()->byte_size() + 64;
-  }
+  for (const Value* o : graph.outputs()) count(o);
   result.weights.reserve(result.weights.size() + weight_bytes);
   for (const Node* n : *order) {
     for (const Value* in : n->inputs()) {
