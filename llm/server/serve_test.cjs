@@ -33,8 +33,12 @@ function fail(msg) {
 function startServer(extra) {
   step(`tessel serve ${extra.join(' ')}`);
   return new Promise((resolve, reject) => {
+    // On glibc's default 4 KiB pages: the resident-memory check below counts kilobytes, and the tests'
+    // GLIBC_TUNABLES (.bazelrc: 2 MiB pages for every malloc'd block) would make it count 2 MiB steps.
+    const env = { ...process.env };
+    delete env.GLIBC_TUNABLES;
     const p = spawn(bin, ['serve', '--model', model, '--port', '0', '--threads', '2', ...extra],
-                    { stdio: ['ignore', 'ignore', 'pipe'] });
+                    { stdio: ['ignore', 'ignore', 'pipe'], env });
     servers.push(p);
     let err = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 20000);
