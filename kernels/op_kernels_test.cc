@@ -917,59 +917,68 @@ TEST(DirectStemTest, RgbStride2MatchesReference) {
 // row slots, not expanded again, and the expansion wraps around the ring): MobileNetV2's 112x112
 // block at 40 rows, strides 1 and 2, 1 and 2 threads, and a batch of 2 (bands never cross images); 16
 // input channels (XNNPACK's expansion) and 32 (the direct-A GEMM's).
-TEST(DwPwExpansionTest, BandsMatchReference) {
+// One case per test (c_in, batch, stride), so that Bazel's shards share the eight: under emulation each
+// costs about a second.
+struct DwPwExpansionCase {
+  int64_t c_in, n, s;
+};
+
+class DwPwExpansionTest : public ::testing::TestWithParam<DwPwExpansionCase> {};
+
+TEST_P(DwPwExpansionTest, BandsMatchReference) {
   const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused");
   ASSERT_NE(e, nullptr);
-  std::mt19937 rng(7);
-  double worst = 0;
-  for (int64_t c_in : {16, 32}) {
-    for (int64_t n : {1, 2}) {
-      for (int64_t s : {1, 2}) {
-        const int64_t h = 40, w = 112, ch = 96, m = 24;
-        const int64_t oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
-        Case c;
-        CaseBuilder b(&rng, &c);
-        b.Activation({n, h, w, c_in});
-        b.Weight({ch, 3, 3, 1});
-        b.Weight({ch});
-        b.Weight({m, 1, 1, ch});
-        b.Weight({m});
-        b.Omitted();
-        b.Weight({ch, 1, 1, c_in});
-        b.Weight({ch});
-        Node* node = b.Finish("DwPwConv", "tessel");
-        node->SetAttr("layout", Attribute::String("nhwc"));
-        node->SetAttr("group", Attribute::Int(ch));
-        node->SetAttr("strides", Attribute::Ints({s, s}));
-        node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
-        for (const char* prefix : {"exp_", "dw_"}) {
-          node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String("clip"));
-          node->SetAttr(absl::StrCat(prefix, "clip_min"), Attribute::Float(0.0f));
-          node->SetAttr(absl::StrCat(prefix, "clip_max"), Attribute::Float(0.5f));
-        }
-        const std::string label = absl::StrCat("c_in ", c_in, " n ", n, " stride ", s);
-        const std::vector<const Tensor*> inputs = c.Inputs();
-        const std::vector<OperandInfo> info = c.Infos();
-        // One reference per case (the costly part under emulation), checked on 1 and 2 threads.
-        std::vector<Tensor> want;
-        ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
-        ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
-        std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
-        ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
-        for (int threads : {1, 2}) {
-          pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
-          const double err = RunKernelError(*e, *node, inputs, want[0], pool, threads, label);
-          if (pool) pthreadpool_destroy(pool);
-          EXPECT_LE(err, 1e-5) << label << ", " << threads << " threads";
-          worst = std::max(worst, err);
-        }
-      }
-    }
+  const int64_t c_in = GetParam().c_in, n = GetParam().n, s = GetParam().s;
+  std::mt19937 rng(static_cast<uint32_t>(7 + 100 * c_in + 10 * n + s));
+  const int64_t h = 40, w = 112, ch = 96, m = 24;
+  const int64_t oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
+  Case c;
+  CaseBuilder b(&rng, &c);
+  b.Activation({n, h, w, c_in});
+  b.Weight({ch, 3, 3, 1});
+  b.Weight({ch});
+  b.Weight({m, 1, 1, ch});
+  b.Weight({m});
+  b.Omitted();
+  b.Weight({ch, 1, 1, c_in});
+  b.Weight({ch});
+  Node* node = b.Finish("DwPwConv", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  node->SetAttr("group", Attribute::Int(ch));
+  node->SetAttr("strides", Attribute::Ints({s, s}));
+  node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+  for (const char* prefix : {"exp_", "dw_"}) {
+    node->SetAttr(absl::StrCat(prefix, "activation"), Attribute::String("clip"));
+    node->SetAttr(absl::StrCat(prefix, "clip_min"), Attribute::Float(0.0f));
+    node->SetAttr(absl::StrCat(prefix, "clip_max"), Attribute::Float(0.5f));
   }
-  std::printf("fused depthwise+pointwise with expansion, 8 banded cases, 1 and 2 threads: worst normalized error "
-              "%.2e\n",
-              worst);
+  const std::string label = absl::StrCat("c_in ", c_in, " n ", n, " stride ", s);
+  const std::vector<const Tensor*> inputs = c.Inputs();
+  const std::vector<OperandInfo> info = c.Infos();
+  // One reference per case (the costly part under emulation), checked on 1 and 2 threads.
+  std::vector<Tensor> want;
+  ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
+  ASSERT_EQ(want[0].shape(), (std::vector<int64_t>{n, oh, ow, m})) << label;
+  std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+  ASSERT_TRUE(e->legal(OpQuery{*node, info, out_info})) << label;
+  for (int threads : {1, 2}) {
+    pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+    const double err = RunKernelError(*e, *node, inputs, want[0], pool, threads, label);
+    if (pool) pthreadpool_destroy(pool);
+    EXPECT_LE(err, 1e-5) << label << ", " << threads << " threads";
+    std::printf("fused depthwise+pointwise with expansion, %s, %d threads: normalized error %.2e\n",
+                label.c_str(), threads, err);
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Banded, DwPwExpansionTest,
+                         ::testing::Values(DwPwExpansionCase{16, 1, 1}, DwPwExpansionCase{16, 1, 2},
+                                           DwPwExpansionCase{16, 2, 1}, DwPwExpansionCase{16, 2, 2},
+                                           DwPwExpansionCase{32, 1, 1}, DwPwExpansionCase{32, 1, 2},
+                                           DwPwExpansionCase{32, 2, 1}, DwPwExpansionCase{32, 2, 2}),
+                         [](const ::testing::TestParamInfo<DwPwExpansionCase>& info) {
+                           return absl::StrCat("c_in", info.param.c_in, "_n", info.param.n, "_s", info.param.s);
+                         });
 
 // The Winograd kernels over a fixed grid of awkward 3x3 stride-1 shapes: extents that are not
 // multiples of either tile (1..3 pixel images included), channel counts 1, 3, 17 and 64, padding 0
