@@ -79,9 +79,9 @@ int64_t NumElements(absl::Span<const int64_t> shape) {
 std::shared_ptr<Buffer> Buffer::Allocate(size_t bytes) {
   std::shared_ptr<Buffer> b(new Buffer());
   const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  b->data_ = AllocateBuffer(rounded == 0 ? kTensorAlignment : rounded);  // 2 MiB pages when large
+  // Zero-filled; 2 MiB pages when large, which come zeroed and stay untouched until first written.
+  b->data_ = AllocateZeroedBuffer(rounded == 0 ? kTensorAlignment : rounded);
   if (b->data_ == nullptr) return nullptr;
-  std::memset(b->data_, 0, rounded == 0 ? kTensorAlignment : rounded);
   b->size_ = bytes;
   b->owned_ = true;
   return b;

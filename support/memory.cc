@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -119,6 +120,21 @@ void* AllocateBuffer(size_t bytes) {
   }
 #endif
   return std::aligned_alloc(kAlignment, RoundUp(bytes, kAlignment));
+}
+
+void* AllocateZeroedBuffer(size_t bytes) {
+#if !defined(TESSEL_MEMORY_ASAN)
+  // The pool's memory is zero already: it comes from fresh anonymous mappings and is never handed out
+  // twice (a chunk goes back to the kernel whole). Not writing it leaves its pages untouched until the
+  // buffer's owner writes them, once.
+  if (bytes >= kPooledMinBytes) {
+    if (void* p = HugePagePool::Get().Allocate(bytes)) return p;
+  }
+#endif
+  const size_t rounded = RoundUp(bytes, kAlignment);
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p != nullptr) std::memset(p, 0, rounded);
+  return p;
 }
 
 long long HugePageBackedBytes() {

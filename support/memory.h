@@ -25,6 +25,8 @@ void UnmapHugePages(void* p, size_t bytes);
 
 // `bytes` of 64-byte aligned memory, not zeroed; null when out of memory. Release with FreeBuffer.
 void* AllocateBuffer(size_t bytes);
+// The same, zero-filled. Large buffers come zeroed from fresh 2 MiB pages and are not written here.
+void* AllocateZeroedBuffer(size_t bytes);
 void FreeBuffer(void* p);
 
 // Bytes of the buffers AllocateBuffer has placed on 2 MiB pages and not yet freed.

@@ -70,6 +70,43 @@ TEST(MemoryTest, BuffersAreAlignedDisjointAndKeepTheirContents) {
   FreeBuffer(nullptr);  // a no-op, like free(nullptr)
 }
 
+// Zeroed buffers read as zero even where earlier buffers of every size were written and freed (the
+// pool skips the fill: its memory must never be handed out twice), while those earlier buffers and
+// live neighbours keep their bytes.
+TEST(MemoryTest, ZeroedBuffersAreZeroAfterReuse) {
+  const std::vector<size_t> sizes = {1, 100, kPooledMinBytes - 1, kPooledMinBytes, 300000, 3 << 20, (9 << 20) + 5};
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Block> dirty;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto* p = static_cast<uint8_t*>(AllocateBuffer(sizes[i]));
+      ASSERT_NE(p, nullptr) << sizes[i];
+      std::memset(p, 0xab, sizes[i]);
+      dirty.push_back({p, sizes[i], 0xab});
+    }
+    // Free every other one, so that zeroed buffers land both next to live ones and in freed space.
+    std::vector<Block> live;
+    for (size_t i = 0; i < dirty.size(); ++i) {
+      if (i % 2 == 0) {
+        FreeBuffer(dirty[i].p);
+      } else {
+        live.push_back(dirty[i]);
+      }
+    }
+    std::vector<Block> zeroed;
+    for (size_t bytes : sizes) {
+      auto* p = static_cast<uint8_t*>(AllocateZeroedBuffer(bytes));
+      ASSERT_NE(p, nullptr) << bytes;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
+      zeroed.push_back({p, bytes, 0});
+      EXPECT_TRUE(Holds(zeroed.back())) << bytes << " bytes, round " << round;
+      std::memset(p, 0xcd, bytes);  // dirty for the next round
+    }
+    for (const Block& b : live) EXPECT_TRUE(Holds(b));
+    for (const Block& b : live) FreeBuffer(b.p);
+    for (const Block& b : zeroed) FreeBuffer(b.p);
+  }
+}
+
 TEST(MemoryTest, HugePageMappingsAreAlignedAndZeroed) {
   for (size_t bytes : {size_t{1}, kHugePageBytes, kHugePageBytes + 1, size_t{5} << 20}) {
     auto* p = static_cast<uint8_t*>(MapHugePages(bytes));
