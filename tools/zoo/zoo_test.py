@@ -78,14 +78,42 @@ EXPECTED_ERROR = {
 }
 
 
+def torch_version():
+    """torch.__version__ without importing torch (2 s of CPU per test shard): its torch/version.py."""
+    import importlib.util
+    spec = importlib.util.find_spec("torch")
+    scope = {}
+    with open(os.path.join(os.path.dirname(spec.origin), "version.py")) as f:
+        exec(f.read(), scope)
+    return scope["__version__"]
+
+
 def cache_root():
     root = os.environ.get("TESSEL_ZOO_CACHE")
     if not root:
         root = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".cache", "tessel", "zoo")
-    import torch  # only for its version: the exports differ between PyTorch releases
+    # The exports differ between PyTorch releases.
     with open(EXPORTER, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:12]
-    return os.path.join(root, torch.__version__), digest
+    return os.path.join(root, torch_version()), digest
+
+
+def zoo_list():
+    """export_zoo.py --list (model and opsets per line), kept beside the exports: running it imports
+    PyTorch."""
+    by_torch, digest = cache_root()
+    path = os.path.join(by_torch, digest + ".list")
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.read().split("\n")
+    listed = subprocess.run([sys.executable, EXPORTER, "--out", "-", "--list"], stdout=subprocess.PIPE, text=True,
+                            check=True).stdout
+    os.makedirs(by_torch, exist_ok=True)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(listed)
+    os.replace(tmp, path)
+    return listed.split("\n")
 
 
 def ensure_exports(names):
@@ -97,8 +125,11 @@ def ensure_exports(names):
     # used for a week (another checkout may be running one now).
     for old in os.listdir(by_torch):
         path = os.path.join(by_torch, old)
-        if old != digest and os.path.getmtime(path) < time.time() - 7 * 86400:
-            shutil.rmtree(path, ignore_errors=True)
+        if old not in (digest, digest + ".list") and os.path.getmtime(path) < time.time() - 7 * 86400:
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.remove(path)
     missing = [n for n in names if not os.path.exists(os.path.join(cache, n, "meta.json"))]
     if missing:
         start = time.time()
@@ -170,9 +201,7 @@ def main():
     ap.add_argument("--models", default="", help="comma-separated names (default: the whole zoo)")
     args = ap.parse_args()
     start = time.time()
-    listed = subprocess.run([sys.executable, EXPORTER, "--out", "-", "--list"], stdout=subprocess.PIPE, text=True,
-                            check=True).stdout.split("\n")
-    zoo = [line.split()[0] for line in listed if line.strip()]
+    zoo = [line.split()[0] for line in zoo_list() if line.strip()]
     names = shard([n for n in args.models.split(",") if n] or zoo)
     cache = ensure_exports(names)
     work = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
