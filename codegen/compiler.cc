@@ -495,37 +495,30 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   }
   for (const Value* o : graph.outputs()) count(o);
   result.weights.reserve(result.weights.size() + weight_bytes);
-  for (const Node* n : *order) {
-    for (const Value* in : n->inputs()) {
-      if (in == nullptr || !in->is_constant() || index.contains(in)) continue;
-      const Tensor& data = *in->constant();
-      result.weights.resize((result.weights.size() + 63) / 64 * 64, '\0');
-      auto* t = plan.add_tensors();
-      t->set_name(in->name());
-      t->set_dtype(static_cast<int>(data.dtype()));
-      for (int64_t d : data.shape()) t->add_shape(d);
-      t->set_storage(artifact::Tensor::WEIGHTS);
-      t->set_offset(result.weights.size());
-      t->set_bytes(data.byte_size());
-      result.weights.append(static_cast<const char*>(data.raw_data()), data.byte_size());
-      index[in] = plan.tensors_size() - 1;
-    }
-  }
-  // Graph outputs that are constants (folded completely) also live in the weights.
-  for (const Value* o : graph.outputs()) {
-    if (index.contains(o)) continue;
-    if (!o->is_constant()) return absl::InternalError(absl::StrCat("output '", o->name(), "' has no storage"));
-    const Tensor& data = *o->constant();
+  // Stores constant v at the next 64-byte boundary of the weights section.
+  auto store = [&](const Value* v) {
+    const Tensor& data = *v->constant();
     result.weights.resize((result.weights.size() + 63) / 64 * 64, '\0');
     auto* t = plan.add_tensors();
-    t->set_name(o->name());
+    t->set_name(v->name());
     t->set_dtype(static_cast<int>(data.dtype()));
     for (int64_t d : data.shape()) t->add_shape(d);
     t->set_storage(artifact::Tensor::WEIGHTS);
     t->set_offset(result.weights.size());
     t->set_bytes(data.byte_size());
     result.weights.append(static_cast<const char*>(data.raw_data()), data.byte_size());
-    index[o] = plan.tensors_size() - 1;
+    index[v] = plan.tensors_size() - 1;
+  };
+  for (const Node* n : *order) {
+    for (const Value* in : n->inputs()) {
+      if (in != nullptr && in->is_constant() && !index.contains(in)) store(in);
+    }
+  }
+  // Graph outputs that are constants (folded completely) also live in the weights.
+  for (const Value* o : graph.outputs()) {
+    if (index.contains(o)) continue;
+    if (!o->is_constant()) return absl::InternalError(absl::StrCat("output '", o->name(), "' has no storage"));
+    store(o);
   }
   Progress(options, options.tune ? "selecting kernels (tuning: timing candidates per op)" : "selecting kernels");
   TuneCache cache;

@@ -113,29 +113,28 @@ void UnmapHugePages(void* p, size_t bytes) {
   if (p != nullptr) ::munmap(p, RoundUp(bytes, kHugePageBytes));
 }
 
-void* AllocateBuffer(size_t bytes) {
-#if !defined(TESSEL_MEMORY_ASAN)
-  if (bytes >= kPooledMinBytes) {
-    if (void* p = HugePagePool::Get().Allocate(bytes)) return p;
-  }
-#endif
-  return std::aligned_alloc(kAlignment, RoundUp(bytes, kAlignment));
-}
+namespace {
 
-void* AllocateZeroedBuffer(size_t bytes) {
+// The pool's memory is zero already: it comes from fresh anonymous mappings and is never handed out
+// twice (a chunk goes back to the kernel whole), so `zeroed` only fills the heap's. Not writing pool
+// memory leaves its pages untouched until the buffer's owner writes them, once.
+void* Allocate(size_t bytes, bool zeroed) {
 #if !defined(TESSEL_MEMORY_ASAN)
-  // The pool's memory is zero already: it comes from fresh anonymous mappings and is never handed out
-  // twice (a chunk goes back to the kernel whole). Not writing it leaves its pages untouched until the
-  // buffer's owner writes them, once.
   if (bytes >= kPooledMinBytes) {
     if (void* p = HugePagePool::Get().Allocate(bytes)) return p;
   }
 #endif
   const size_t rounded = RoundUp(bytes, kAlignment);
   void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p != nullptr) std::memset(p, 0, rounded);
+  if (zeroed && p != nullptr) std::memset(p, 0, rounded);
   return p;
 }
+
+}  // namespace
+
+void* AllocateBuffer(size_t bytes) { return Allocate(bytes, /*zeroed=*/false); }
+
+void* AllocateZeroedBuffer(size_t bytes) { return Allocate(bytes, /*zeroed=*/true); }
 
 long long HugePageBackedBytes() {
   std::FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
