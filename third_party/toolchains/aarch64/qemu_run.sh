@@ -1,5 +1,6 @@
 #!/bin/bash
-# Bazel --run_under wrapper for --config=aarch64: runs aarch64 binaries under qemu-aarch64.
+# Bazel --run_under wrapper for --config=aarch64, and for build steps that run a target binary: runs
+# aarch64 binaries under qemu-aarch64.
 # A test may pass --tessel_sve_vl=128|256|512 to pick the emulated SVE vector length (default 256);
 # the flag is consumed here and not passed on. TESSEL_UNDER_QEMU=1 tells a test it runs emulated.
 # Non-aarch64 executables (scripts) run as they are.
