@@ -127,7 +127,9 @@ def tessel_sve_test(name, vector_lengths = [128, 256, 512], args = [], tags = []
             **kwargs
         )
         tests.append(test_name)
-    native.test_suite(name = name, tests = tests, tags = tags)
+    # "manual": `//...` does not expand the suite, whose tests --build_tag_filters would not keep out of
+    # a host build.
+    native.test_suite(name = name, tests = tests, tags = tags + ["manual"])
 
 def tessel_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
     """A Google Benchmark binary (run by hand or by scripts; never a timed unit test)."""
