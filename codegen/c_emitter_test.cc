@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <random>
 #include <sstream>
 
@@ -63,16 +62,19 @@ struct Toolchain {
   std::string label;
   std::string compile;  // compiler and target flags
   std::string run;      // prefix for running the binary
+  std::string kernels;  // the portable kernels built by the same compiler (kernels/portable:archive_*)
 };
 
 std::vector<Toolchain> Toolchains() {
+  const std::string archives = "kernels/portable/";
   return {
-      {"host x86-64", "gcc -march=x86-64-v3", ""},
-      {"aarch64 NEON (qemu)", "aarch64-linux-gnu-gcc -march=armv8.2-a -static", "qemu-aarch64 -cpu max "},
+      {"host x86-64", "gcc -march=x86-64-v3", "", archives + "x86_64_v3/libtessel_portable.a"},
+      {"aarch64 NEON (qemu)", "aarch64-linux-gnu-gcc -march=armv8.2-a -static", "qemu-aarch64 -cpu max ",
+       archives + "armv8.2-a/libtessel_portable.a"},
       {"aarch64 SVE 128 (qemu)", "aarch64-linux-gnu-gcc -march=armv8.2-a+sve -static",
-       "qemu-aarch64 -cpu max,sve128=on "},
+       "qemu-aarch64 -cpu max,sve128=on ", archives + "armv8.2-a+sve/libtessel_portable.a"},
       {"aarch64 SVE 512 (qemu)", "aarch64-linux-gnu-gcc -march=armv8.2-a+sve -static",
-       "qemu-aarch64 -cpu max,sve512=on "},
+       "qemu-aarch64 -cpu max,sve512=on ", archives + "armv8.2-a+sve/libtessel_portable.a"},
   };
 }
 
@@ -80,26 +82,6 @@ std::vector<Toolchain> Toolchains() {
 struct Io {
   std::string input, output;
 };
-
-// The portable kernels compiled once per compiler command line into an archive that every model built
-// with that command links: they are the same sources for every model.
-std::string KernelArchive(const Toolchain& tc) {
-  static std::map<std::string, std::string>* archives = new std::map<std::string, std::string>();
-  auto it = archives->find(tc.compile);
-  if (it != archives->end()) return it->second;
-  const std::string dir = TempDir(absl::StrCat("kernels_", archives->size()));
-  std::string log;
-  // The compiler's own archiver: gcc -> ar, aarch64-linux-gnu-gcc -> aarch64-linux-gnu-ar.
-  std::string ar = tc.compile.substr(0, tc.compile.find(' '));
-  ar = ar.substr(0, ar.size() - 3) + "ar";
-  const std::string cmd = absl::StrCat("src=$(pwd)/", kKernels, " && cd ", dir, " && ", tc.compile, " ", kFlags,
-                                       " -c $src/*.c && ", ar, " rcs libtessel_portable.a *.o");
-  if (Shell(cmd, &log) != 0) {
-    ADD_FAILURE() << tc.label << ": " << cmd << "\n" << log.substr(0, 4000);
-    return "";
-  }
-  return (*archives)[tc.compile] = dir + "/libtessel_portable.a";
-}
 
 // Builds `dir/name` with a driver that runs every input record of a file, runs it on `inputs` and
 // returns the outputs.
@@ -120,10 +102,8 @@ std::vector<float> BuildAndRun(const std::string& dir, const std::string& name, 
                                    << "  fclose(fi);\n  fclose(fo);\n  return 0;\n}\n";
   const std::string bin = dir + "/" + name + "_bin";
   std::string log;
-  const std::string kernels = KernelArchive(tc);
-  if (kernels.empty()) return {};
   const std::string cmd = absl::StrCat(tc.compile, " ", kFlags, " -I", dir, " -I", kKernels, " ", dir, "/", name, ".c ",
-                                       dir, "/", weights_src, " ", dir, "/driver.c ", kernels, " -Wa,-I,", dir,
+                                       dir, "/", weights_src, " ", dir, "/driver.c ", tc.kernels, " -Wa,-I,", dir,
                                        " -lm -o ", bin);
   if (Shell(cmd, &log) != 0) {
     ADD_FAILURE() << tc.label << ": " << cmd << "\n" << log.substr(0, 4000);

@@ -13,6 +13,7 @@
 #include "graph/op_registry.h"
 #include "kernels/reference/reference.h"
 #include "passes/pass_manager.h"
+#include "quant/int8/catalog_kernels.h"
 
 namespace tessel {
 namespace {
@@ -132,7 +133,7 @@ absl::StatusOr<Evaluation> Evaluate(const Graph& f32, const QuantTable& table, c
           }
         }
         std::vector<Tensor> out;
-        absl::Status s = RunReferenceNode(*qn, in, &out);
+        absl::Status s = RunNode(*qn, in, options.kernel, &out);
         if (!s.ok()) return s;
         local.Add(want, Dequantize(out[0], qt.params));
       }
@@ -167,6 +168,7 @@ absl::StatusOr<QuantTable> Calibrate(const Graph& graph, const CalibrationOption
   }
   std::map<std::string, StreamingHistogram> hist;
   RunHooks hooks;
+  hooks.kernel = options.kernel ? options.kernel : CatalogKernelOverride();
   hooks.observe = [&](const Value& v, const Tensor& t) {
     if (t.dtype() == DType::kF32) hist[v.name()].Add(t.data<float>(), t.num_elements());
   };
@@ -188,7 +190,9 @@ absl::StatusOr<QuantTable> Calibrate(const Graph& graph, const CalibrationOption
   return table;
 }
 
-absl::StatusOr<QuantizeInt8Result> QuantizeInt8(Graph& graph, const CalibrationOptions& options) {
+absl::StatusOr<QuantizeInt8Result> QuantizeInt8(Graph& graph, const CalibrationOptions& caller_options) {
+  CalibrationOptions options = caller_options;
+  if (!options.kernel) options.kernel = CatalogKernelOverride();
   if (options.activation_dtype != DType::kU8 && options.activation_dtype != DType::kI8) {
     return absl::InvalidArgumentError("activation dtype must be u8 or i8");
   }

@@ -42,7 +42,8 @@ struct CalibrationOptions {
   // SQNR reaches it.
   int sensitivity_batches = 4;
   double min_output_sqnr_db = 0;
-  // An optimized kernel for integer nodes during sensitivity runs (results must equal the reference's).
+  // The kernels of the calibration and sensitivity runs; empty: the catalog's fastest for this CPU on
+  // every core (CatalogKernelOverride, catalog_kernels.h).
   KernelOverride kernel;
   // Called after each calibration batch (done, total) and at each fallback step.
   std::function<void(const std::string& stage, int done, int total)> progress;

@@ -10,6 +10,28 @@
 
 namespace tessel {
 
+absl::Status RunNode(const Node& node, const std::vector<const Tensor*>& inputs, const KernelOverride& kernel,
+                     std::vector<Tensor>* outputs) {
+  outputs->clear();
+  if (kernel) {
+    std::vector<const TensorType*> in_types;
+    std::vector<TensorType> owned;
+    owned.reserve(inputs.size());
+    for (const Tensor* t : inputs) {
+      owned.push_back(t != nullptr ? t->type() : TensorType());
+      in_types.push_back(t != nullptr ? &owned.back() : nullptr);
+    }
+    absl::StatusOr<std::vector<TensorType>> types = InferOutputTypes(node, in_types, inputs);
+    if (!types.ok()) return types.status();
+    for (const TensorType& t : *types) outputs->emplace_back(t.dtype, t.StaticShape());
+    absl::StatusOr<bool> handled = kernel(node, inputs, absl::MakeSpan(*outputs));
+    if (!handled.ok()) return handled.status();
+    if (*handled) return absl::OkStatus();
+    outputs->clear();
+  }
+  return RunReferenceNode(node, inputs, outputs);
+}
+
 absl::StatusOr<std::vector<Tensor>> RunGraph(const Graph& graph, const std::vector<Tensor>& inputs,
                                              const RunHooks& hooks) {
   absl::Status s = CheckInputs(graph, inputs);
@@ -39,27 +61,8 @@ absl::StatusOr<std::vector<Tensor>> RunGraph(const Graph& graph, const std::vect
       in.push_back(&it->second);
     }
     std::vector<Tensor> out;
-    bool done = false;
-    if (hooks.kernel) {
-      std::vector<const TensorType*> in_types;
-      std::vector<TensorType> owned;
-      owned.reserve(in.size());
-      for (const Tensor* t : in) {
-        owned.push_back(t != nullptr ? t->type() : TensorType());
-        in_types.push_back(t != nullptr ? &owned.back() : nullptr);
-      }
-      absl::StatusOr<std::vector<TensorType>> ot = InferOutputTypes(*n, in_types, in);
-      if (!ot.ok()) return ot.status();
-      for (const TensorType& t : *ot) out.emplace_back(t.dtype, t.StaticShape());
-      absl::StatusOr<bool> handled = hooks.kernel(*n, in, absl::MakeSpan(out));
-      if (!handled.ok()) return handled.status();
-      done = *handled;
-    }
-    if (!done) {
-      out.clear();
-      s = RunReferenceNode(*n, in, &out);
-      if (!s.ok()) return absl::Status(s.code(), absl::StrCat(n->DebugName(), ": ", s.message()));
-    }
+    s = RunNode(*n, in, hooks.kernel, &out);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(n->DebugName(), ": ", s.message()));
     for (int i = 0; i < n->num_outputs(); ++i) {
       if (hooks.observe) hooks.observe(*n->output(i), out[i]);
       live[n->output(i)] = std::move(out[i]);

@@ -28,6 +28,10 @@ struct RunHooks {
   KernelOverride kernel;
 };
 
+// Runs `node` on `inputs` into `outputs`: on `kernel` where it takes the node, else on the reference kernel.
+absl::Status RunNode(const Node& node, const std::vector<const Tensor*>& inputs, const KernelOverride& kernel,
+                     std::vector<Tensor>* outputs);
+
 // Runs `graph` on `inputs` (graph-input order) and returns its outputs. Tensors are released after
 // their last use.
 absl::StatusOr<std::vector<Tensor>> RunGraph(const Graph& graph, const std::vector<Tensor>& inputs,
