@@ -67,6 +67,18 @@ check "int8 compile honours --pipeline (residual adds left as QAdd)" bash -c "'$
 check "int8 slower than f32 at the AVX2 level is said" bash -c "[ \"\$(uname -m)\" != x86_64 ] || \
   TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/mobilenet_v2_op17.onnx' --quantize=int8 --calibration \
   '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' 2>&1 | grep -q 'estimated slower than the f32 one'"
+# --int8-fallback cost (the default): at the AVX2 level ResNet-18's int8 convolutions are priced above
+# their f32 (Winograd) form; the compiler times the artifact with them f32 against the all-int8 one, says
+# which it kept, and the artifact holds what it said. --int8-fallback none never asks.
+check "int8 layers slower than f32 are named, timed and kept f32 or int8 as said" bash -c "[ \"\$(uname -m)\" != x86_64 ] || { \
+  TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/resnet18_op17.onnx' --quantize=int8 --calibration \
+  '$models/resnet18.input.npy' -o '$tmp/r18mix.tsl' >'$tmp/r18mix.log' 2>&1 && \
+  grep -qE 'int8 layers are estimated slower than their f32 form .* measured' '$tmp/r18mix.log' && \
+  '$tessel' run '$tmp/r18mix.tsl' --input '$models/resnet18.input.npy' >/dev/null && \
+  if grep -q 'so they stay f32' '$tmp/r18mix.log'; then TESSEL_MAX_ISA=avx2 '$tessel' inspect '$tmp/r18mix.tsl' | grep -q 'f32_conv\|winograd'; \
+  else ! TESSEL_MAX_ISA=avx2 '$tessel' inspect '$tmp/r18mix.tsl' | grep -q 'winograd'; fi && \
+  TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/resnet18_op17.onnx' --quantize=int8 --calibration \
+  '$models/resnet18.input.npy' -o '$tmp/r18all.tsl' --int8-fallback none 2>&1 | { ! grep -q 'than their f32 form'; }; }"
 check_fails_with "f32 compile of an f32 model warns of reference kernels at -O0" "reference kernels" \
   bash -c "'$tessel' compile '$models/mobilenet_v2_op17.onnx' -O0 -o '$tmp/mb0.tsl' && false"
 cp "$models/resnet18_op17.onnx" "$tmp/self.onnx"
@@ -140,6 +152,7 @@ done <<EOF
 --group: unsupported group size 48|$quant --group 48
 --samples must be >= 1, not 0|$quant --samples 0
 --dim nosuch=4: no input of $models/resnet18_op13.onnx has a symbolic dimension 'nosuch' (its inputs have batch)|compile $models/resnet18_op13.onnx -o $tmp/x.tsl --dim nosuch=4
+--int8-fallback bogus: expected cost or none|compile $models/resnet18_op17.onnx -o $tmp/x.tsl --quantize int8 --calibration $models/resnet18.input.npy --int8-fallback bogus
 --dim batch given twice|compile $models/resnet18_op13.onnx -o $tmp/x.tsl --dim batch=1 --dim batch=2
 keep-fp32: the graph has no node 'nosuchnode'; its compute nodes|compile $models/resnet18_op17.onnx -o $tmp/x.tsl --quantize int8 --calibration $models/resnet18.input.npy --keep-fp32 nosuchnode
 --input given twice for 'input'|run $models/transformer_block_op17.onnx --input $in --input input=$in

@@ -1,4 +1,6 @@
 // `tessel compile`: ONNX (or text IR) -> deployable artifact (.tsl).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,10 +26,102 @@
 #include "codegen/c_emitter.h"
 #include "codegen/compiler.h"
 #include "kernels/cpu/cpu_features.h"
+#include "runtime/executor.h"
 
 namespace tessel {
 
 absl::StatusOr<std::string> PipelineFromArgs(const cli::Args& args, const std::string& fallback);
+
+namespace {
+
+// The median latency of `compiled` on this machine, one thread, random inputs: 15 runs after 3.
+absl::StatusOr<double> MeasureMs(const CompileResult& compiled) {
+  char path[] = "/tmp/tessel-compile-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return absl::InternalError("cannot create a temporary file to time the int8 candidates");
+  close(fd);
+  absl::StatusOr<double> median = [&]() -> absl::StatusOr<double> {
+    if (absl::Status s = WriteArtifact(path, compiled.plan, compiled.weights); !s.ok()) return s;
+    absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
+    if (!model.ok()) return model.status();
+    std::vector<ModelInput> model_inputs;
+    for (int i = 0; i < (*model)->num_inputs(); ++i) model_inputs.push_back({(*model)->input_name(i), (*model)->input_type(i)});
+    absl::StatusOr<std::vector<Tensor>> inputs = TimingInputs(model_inputs, {});
+    if (!inputs.ok()) return inputs.status();
+    absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(*model, SessionOptions());
+    if (!session.ok()) return session.status();
+    std::vector<double> ms;
+    for (int i = 0; i < 18; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (absl::Status s = (*session)->Run(*inputs); !s.ok()) return s;
+      if (i >= 3) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    return ms[ms.size() / 2];
+  }();
+  std::remove(path);
+  return median;
+}
+
+// --int8-fallback=cost: the int8 layers that the kernel cost model prices above their f32 form on this
+// target (each layer against the same node of the int8 pipeline's f32 graph) stay f32, and that
+// artifact replaces `compiled` where its estimate, quantize and dequantize steps included, is lower.
+// Without an 8-bit dot product (plain AVX2), int8 convolutions can cost more than f32 Winograd ones.
+absl::Status KeepSlowInt8LayersF32(const cli::Args& args, const CompileOptions& options,
+                                   const QuantizeInt8Result& int8, CompileResult& compiled) {
+  absl::StatusOr<std::unique_ptr<Graph>> f32_graph = LoadGraph(args.positional()[0]);
+  if (!f32_graph.ok()) return f32_graph.status();
+  CompileOptions quiet = options;
+  quiet.pipeline = Int8F32Pipeline(args);
+  quiet.progress = nullptr;
+  quiet.tune = false;
+  absl::StatusOr<CompileResult> f32 = CompileGraph(**f32_graph, quiet);
+  if (!f32.ok()) return f32.status();
+  std::set<std::string> keep;  // what --keep-fp32 and the SQNR budget already left f32
+  for (const LayerSensitivity& l : int8.layers) {
+    if (!l.int8) keep.insert(l.node);
+  }
+  std::vector<std::string> slower;
+  for (const artifact::Op& op : compiled.plan.ops()) {
+    if (!int8.summary.compute_nodes.count(op.name())) continue;
+    const auto f = f32->op_seconds.find(op.name());
+    const auto q = compiled.op_seconds.find(op.name());
+    if (f != f32->op_seconds.end() && q != compiled.op_seconds.end() && q->second > f->second) slower.push_back(op.name());
+  }
+  if (slower.empty()) return absl::OkStatus();
+  keep.insert(slower.begin(), slower.end());
+  absl::StatusOr<std::unique_ptr<Graph>> mixed_graph = LoadGraph(args.positional()[0]);
+  if (!mixed_graph.ok()) return mixed_graph.status();
+  if (absl::Status s = RequantizeInt8(args, int8.table, keep, **mixed_graph); !s.ok()) return s;
+  CompileOptions mixed_options = options;
+  mixed_options.progress = nullptr;
+  absl::StatusOr<CompileResult> mixed = CompileGraph(**mixed_graph, mixed_options);
+  if (!mixed.ok()) return mixed.status();
+  // The two artifacts are timed where they will run (the per-layer estimates leave out the quantize and
+  // dequantize steps at each f32 island and the f32 fusions the int8 pipeline does not make), and
+  // compared by the cost model for another target.
+  double mixed_ms = mixed->estimated_seconds * 1e3, int8_ms = compiled.estimated_seconds * 1e3;
+  const char* how = "estimated";
+  if (ResolveTarget(options.target) == ResolveTarget("host")) {
+    absl::StatusOr<double> m = MeasureMs(*mixed);
+    absl::StatusOr<double> q = m.ok() ? MeasureMs(compiled) : m;
+    if (!q.ok()) return q.status();
+    mixed_ms = *m, int8_ms = *q, how = "measured";
+  }
+  const bool better = mixed_ms < int8_ms;
+  const size_t shown = std::min<size_t>(slower.size(), 4);
+  std::fprintf(stderr,
+               "[compile] %zu of %zu int8 layers are estimated slower than their f32 form on this CPU (%s): %s%s; "
+               "with them f32 the artifact %s %.2f ms per run against %.2f ms all int8, so they %s "
+               "(--int8-fallback none keeps every layer int8)\n",
+               slower.size(), int8.summary.compute_nodes.size(), GetCpuFeatures().ToString().c_str(),
+               absl::StrJoin(slower.begin(), slower.begin() + shown, ", ").c_str(), shown < slower.size() ? ", ..." : "",
+               how, mixed_ms, int8_ms, better ? "stay f32" : "stay int8");
+  if (better) compiled = std::move(*mixed);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 int CompileCommand(int argc, char** argv) {
   std::vector<cli::FlagSpec> flags = {
@@ -132,11 +227,20 @@ int CompileCommand(int argc, char** argv) {
         f32_graph.ok() ? CompileGraph(**f32_graph, quiet) : absl::StatusOr<CompileResult>(f32_graph.status());
     if (f32.ok()) f32_seconds = f32->estimated_seconds;
   }
-  absl::StatusOr<bool> quantized = MaybeQuantizeInt8(*args, **graph, std::cerr);
+  const std::string fallback = args->Get("int8-fallback");
+  if (fallback != "cost" && fallback != "none") {
+    return cli::Fail("compile", absl::InvalidArgumentError(absl::StrCat("--int8-fallback ", fallback,
+                                                                        ": expected cost or none")));
+  }
+  QuantizeInt8Result int8;
+  absl::StatusOr<bool> quantized = MaybeQuantizeInt8(*args, **graph, std::cerr, &int8);
   if (!quantized.ok()) return cli::Fail("compile", quantized.status());
   if (*quantized) options.pipeline = "dce";  // the int8 pipeline already ran; do not fuse again
   absl::StatusOr<CompileResult> result = CompileGraph(**graph, options);
   if (!result.ok()) return cli::Fail("compile", result.status());
+  if (*quantized && fallback == "cost") {
+    if (absl::Status s = KeepSlowInt8LayersF32(*args, options, int8, *result); !s.ok()) return cli::Fail("compile", s);
+  }
   if (*quantized && f32_seconds > 0 && result->estimated_seconds > f32_seconds) {
     std::fprintf(stderr,
                  "compile: warning: this int8 artifact is estimated slower than the f32 one on this CPU (%.2f vs %.2f ms "

@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "graph/npy.h"
+#include "passes/pass_manager.h"
+#include "passes/quantize_int8/quantize_int8.h"
 #include "support/atomic_file.h"
 
 namespace tessel {
@@ -48,6 +50,10 @@ std::vector<cli::FlagSpec> QuantizeFlagSpecs() {
        cli::AtLeast(1)},
       {"activations", "u8|i8", "activation type: u8 asymmetric or i8 symmetric", false, "u8"},
       {"dump-ranges", "FILE", "write the calibration table (tensor scale zero_point dtype, a line) to FILE"},
+      {"int8-fallback", "cost|none",
+       "cost: int8 layers the kernel cost model prices above their f32 form on the target stay f32 (where the "
+       "artifact's estimate drops); none: every layer the SQNR budget allows is int8",
+       false, "cost"},
   };
 }
 
@@ -99,7 +105,22 @@ absl::Status LoadCalibrationData(const std::string& path, const Graph& graph, in
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std::ostream& log) {
+std::string Int8F32Pipeline(const cli::Args& args) {
+  return args.Has("pipeline") ? args.Get("pipeline") : std::string(kInt8Pipeline);
+}
+
+absl::Status RequantizeInt8(const cli::Args& args, const QuantTable& table, const std::set<std::string>& keep,
+                            Graph& graph) {
+  absl::StatusOr<PassManager> pm = PassManager::Create(Int8F32Pipeline(args));
+  if (!pm.ok()) return pm.status();
+  if (absl::Status s = pm->Run(graph); !s.ok()) return s;
+  QuantizeInt8Options options;
+  options.keep_fp32 = keep;
+  return QuantizeGraphInt8(graph, table, options, nullptr).status();
+}
+
+absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std::ostream& log,
+                                       QuantizeInt8Result* out) {
   if (!args.Has("quantize")) return false;
   if (args.Get("quantize") != "int8") {
     return absl::InvalidArgumentError(absl::StrCat("--quantize=", args.Get("quantize"), ": only int8 is supported"));
@@ -120,7 +141,7 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   options.min_output_sqnr_db = *sqnr;
   // --pipeline with --quantize=int8: the f32 passes before calibration (default kInt8Pipeline), e.g.
   // without fuse-conv-add so that residual adds stay QAdd nodes.
-  if (args.Has("pipeline")) options.pipeline = args.Get("pipeline");
+  options.pipeline = Int8F32Pipeline(args);
   absl::StatusOr<int64_t> batch = args.GetInt("calibration-batch");
   if (!batch.ok()) return batch.status();
   // Calibration runs the f32 graph before the int8 pipeline binds anything; the loader needs its input.
@@ -132,6 +153,7 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   absl::StatusOr<QuantizeInt8Result> result = QuantizeInt8(graph, options);
   if (!result.ok()) return result.status();
   log << result->Report();
+  if (out != nullptr) *out = *result;
   if (args.Has("dump-ranges")) {
     if (absl::Status s = WriteFileAtomically(args.Get("dump-ranges"), FormatQuantTable(result->table)); !s.ok()) {
       return s;

@@ -549,6 +549,7 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     }
     result.kernels_per_backend[backend]++;
     result.estimated_seconds += seconds;
+    result.op_seconds[n->name()] = seconds;
     if (backend == "reference") {
       result.reference_ops.push_back(
           {n->name(), n->domain().empty() ? n->op_type() : absl::StrCat(n->domain(), ".", n->op_type()), why_reference,

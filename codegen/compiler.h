@@ -50,6 +50,8 @@ struct CompileResult {
   // The cost model's time for one run on this CPU: the sum of the chosen kernels' estimates (reference
   // kernels priced from their work; tuned choices count their estimate, not their timing).
   double estimated_seconds = 0;
+  // Each op's share of it, by node name.
+  std::map<std::string, double> op_seconds;
   // The ops left on reference kernels, with why no optimized kernel took them, for the compile warning.
   struct ReferenceOp {
     std::string name;     // the node
