@@ -56,6 +56,12 @@ absl::Status BindShapes(Graph& graph, const std::map<std::string, int64_t>& dim_
 // whose output extent depends on input values (NonZero): the first such node, whose inputs are static.
 absl::Status CheckNoDataDependentShapes(const Graph& graph, const std::vector<Node*>& order) {
   for (const Node* n : order) {
+    if (n->domain().empty() && n->op_type() == "If") {
+      return absl::UnimplementedError(absl::StrCat(
+          "node ", n->DebugName(), ": an If whose condition is known only at run time; compiled artifacts have no "
+          "control flow, so this model cannot be compiled: run the ONNX file with `tessel run` (reference "
+          "interpreter) instead"));
+    }
     bool inputs_static = true;
     for (const Value* in : n->inputs()) inputs_static = inputs_static && (in == nullptr || in->type().is_static());
     if (!inputs_static) continue;
@@ -97,6 +103,8 @@ void ToProtoAttribute(const std::string& name, const Attribute& a, artifact::Att
       weights->append(static_cast<const char*>(a.t->raw_data()), a.t->byte_size());
       break;
     }
+    case Attribute::Kind::kGraph:
+      break;  // not reached: CompileGraph refuses control flow first
   }
 }
 
@@ -152,6 +160,7 @@ std::string AttributeText(const Attribute& a) {
     case Attribute::Kind::kFloats: return absl::StrCat("[", absl::StrJoin(a.floats, ","), "]");
     case Attribute::Kind::kStrings: return absl::StrCat("[", absl::StrJoin(a.strings, ","), "]");
     case Attribute::Kind::kTensor: return a.t ? a.t->type().ToString() : "tensor";
+    case Attribute::Kind::kGraph: return "graph";
   }
   return "";
 }

@@ -56,6 +56,13 @@ Attribute Attribute::TensorValue(Tensor v) {
   return a;
 }
 
+Attribute Attribute::GraphValue(std::shared_ptr<const Graph> v) {
+  Attribute a;
+  a.kind = Kind::kGraph;
+  a.g = std::move(v);
+  return a;
+}
+
 bool Attribute::operator==(const Attribute& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
@@ -71,6 +78,7 @@ bool Attribute::operator==(const Attribute& o) const {
              std::equal(static_cast<const char*>(t->raw_data()),
                         static_cast<const char*>(t->raw_data()) + t->byte_size(),
                         static_cast<const char*>(o.t->raw_data()));
+    case Kind::kGraph: return g == o.g;  // the same subgraph (shared, never modified)
   }
   return false;
 }

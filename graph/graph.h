@@ -23,7 +23,7 @@ class Graph;
 
 // A node attribute, as ONNX has them.
 struct Attribute {
-  enum class Kind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
+  enum class Kind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   float f = 0;
@@ -32,6 +32,9 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<std::string> strings;
   std::shared_ptr<const Tensor> t;
+  // A subgraph (If's branches): its inputs are the values it reads from the enclosing graph, which the
+  // node also takes as inputs, in the same order, after its own.
+  std::shared_ptr<const Graph> g;
 
   static Attribute Int(int64_t v);
   static Attribute Float(float v);
@@ -40,6 +43,7 @@ struct Attribute {
   static Attribute Floats(std::vector<float> v);
   static Attribute Strings(std::vector<std::string> v);
   static Attribute TensorValue(Tensor v);
+  static Attribute GraphValue(std::shared_ptr<const Graph> v);
   bool operator==(const Attribute& o) const;
   bool operator!=(const Attribute& o) const { return !(*this == o); }
 };

@@ -22,6 +22,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterFusedCnnOps(*r);
     RegisterTransformerOps(*r);
     RegisterDetectionOps(*r);
+    RegisterControlFlowOps(*r);
     return r;
   }();
   return *registry;

@@ -79,6 +79,7 @@ void RegisterElementwiseOps(OpRegistry& r);
 void RegisterNnOps(OpRegistry& r);
 void RegisterTensorOps(OpRegistry& r);
 void RegisterDetectionOps(OpRegistry& r);
+void RegisterControlFlowOps(OpRegistry& r);
 // Tessel's own fused operators (domain kTesselDomain), produced by passes.
 void RegisterFusedCnnOps(OpRegistry& r);
 void RegisterTransformerOps(OpRegistry& r);

@@ -327,6 +327,14 @@ void AppendAttribute(std::string* out, const Attribute& a, const PrintOptions& o
       AppendData(out, *a.t, options);
       out->push_back('>');
       return;
+    case Attribute::Kind::kGraph:
+      // Shown, not parsed back: the text IR has no syntax for subgraphs.
+      out->append("graph<");
+      out->append(a.g ? absl::StrCat(a.g->inputs().size(), " inputs, ", a.g->nodes().size(), " nodes, ",
+                                     a.g->outputs().size(), " outputs")
+                      : "null");
+      out->push_back('>');
+      return;
   }
 }
 

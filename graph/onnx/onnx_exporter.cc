@@ -78,6 +78,10 @@ void FillAttribute(const std::string& name, const Attribute& a, onnx::AttributeP
       p->set_type(onnx::AttributeProto::TENSOR);
       if (a.t) FillTensor(*a.t, name, p->mutable_t());
       break;
+    case Attribute::Kind::kGraph:
+      // Not reached: ExportOnnxModel refuses graphs with subgraphs first.
+      p->set_type(onnx::AttributeProto::GRAPH);
+      break;
   }
 }
 
@@ -86,6 +90,14 @@ void FillAttribute(const std::string& name, const Attribute& a, onnx::AttributeP
 absl::StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& graph, int opset) {
   absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
   if (!order.ok()) return order.status();
+  for (const Node* n : *order) {
+    for (const auto& [name, a] : n->attributes()) {
+      if (a.kind == Attribute::Kind::kGraph) {
+        return absl::UnimplementedError(absl::StrCat("node ", n->DebugName(), ": attribute '", name,
+                                                     "' is a subgraph; exporting control flow is not supported"));
+      }
+    }
+  }
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.set_producer_name("tessel");

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -80,6 +82,29 @@ class Importer {
  public:
   Importer(const onnx::ModelProto& model, std::string base_dir, const OnnxImportOptions& options)
       : model_(model), graph_proto_(model.graph()), base_dir_(std::move(base_dir)), options_(options) {}
+
+  // For one branch of an If (`branch`, a subgraph of `model`), at the enclosing graph's opset.
+  Importer(const onnx::ModelProto& model, const onnx::GraphProto& branch, std::string base_dir,
+           const OnnxImportOptions& options, int opset)
+      : model_(model), graph_proto_(branch), base_dir_(std::move(base_dir)), options_(options), opset_(opset) {}
+
+  // The branch as a graph whose inputs are `captures` (the enclosing values it reads, by name and type)
+  // and whose outputs are the branch's.
+  absl::StatusOr<std::shared_ptr<const Graph>> ImportBranch(const std::vector<const Value*>& captures) {
+    NameNodes();
+    TESSEL_RETURN_IF_ERROR(CheckSupportedOps());
+    TESSEL_RETURN_IF_ERROR(CollectDefinitions());
+    graph_ = std::make_unique<Graph>();
+    graph_->set_name(graph_proto_.name());
+    for (const Value* v : captures) values_[v->name()] = graph_->AddInput(v->name(), v->type());
+    TESSEL_RETURN_IF_ERROR(AddInitializers());
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      TESSEL_RETURN_IF_ERROR(AddNode(graph_proto_.node(i), node_names_[i]));
+    }
+    TESSEL_RETURN_IF_ERROR(AddOutputs());
+    TESSEL_RETURN_IF_ERROR(graph_->Verify());
+    return std::shared_ptr<const Graph>(std::move(graph_));
+  }
 
   absl::StatusOr<std::unique_ptr<Graph>> Run() {
     if (!model_.has_graph()) {
@@ -402,9 +427,9 @@ class Importer {
     return AddOpNode(node, name);
   }
 
-  // Tessel has no control flow: an If imports only when its condition is a constant at import (an
-  // initializer, a Constant node, or an If inlined before it that yields one). The chosen branch's nodes
-  // are inlined, and Identity nodes give its outputs the If's output names.
+  // An If whose condition is a constant at import (an initializer, a Constant node, or an If inlined
+  // before it that yields one) is inlined: the chosen branch's nodes join the graph, and Identity nodes
+  // give its outputs the If's output names. Otherwise it stays control flow (AddControlFlowIf).
   absl::Status AddIfNode(const onnx::NodeProto& node, const std::string& name) {
     const std::string desc = NodeDesc("If", name);
     if (node.input_size() != 1 || node.input(0).empty()) {
@@ -427,13 +452,7 @@ class Importer {
     if (then_branch == nullptr || else_branch == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("node ", desc, " needs both then_branch and else_branch"));
     }
-    if (!(*cond)->is_constant()) {
-      // Worded as CheckSupportedOps words the other gaps (which it has already found none of).
-      return absl::UnimplementedError(absl::StrCat(
-          "1 unsupported operator type: If (first at node '", name, "'): its condition '", (*cond)->name(),
-          "' is not a constant at import (it depends on the values of graph inputs); Tessel has no control flow "
-          "and imports an If only when its condition is known"));
-    }
+    if (!(*cond)->is_constant()) return AddControlFlowIf(node, name, *cond, *then_branch, *else_branch);
     const Tensor& c = *(*cond)->constant();
     if (c.num_elements() != 1) {
       return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": condition '", (*cond)->name(), "' has type ",
@@ -467,6 +486,64 @@ class Importer {
       Node* id = AddStandardNode("Identity", {*v}, 1, FreshNodeName(absl::StrCat(name, "_out", i)), {node.output(i)});
       TESSEL_RETURN_IF_ERROR(Infer(id));
       values_[node.output(i)] = id->output(0);
+    }
+    return absl::OkStatus();
+  }
+
+  // Every value name a (sub)graph reads and every one it defines, its nested subgraphs included.
+  static void CollectNames(const onnx::GraphProto& g, std::set<std::string>* defined, std::vector<std::string>* used) {
+    for (const onnx::TensorProto& t : g.initializer()) defined->insert(t.name());
+    for (const onnx::ValueInfoProto& v : g.input()) defined->insert(v.name());
+    for (const onnx::NodeProto& n : g.node()) {
+      for (const std::string& in : n.input()) {
+        if (!in.empty()) used->push_back(in);
+      }
+      for (const std::string& out : n.output()) defined->insert(out);
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.type() == onnx::AttributeProto::GRAPH) CollectNames(a.g(), defined, used);
+        for (const onnx::GraphProto& sub : a.graphs()) CollectNames(sub, defined, used);
+      }
+    }
+    for (const onnx::ValueInfoProto& v : g.output()) used->push_back(v.name());
+  }
+
+  // An If whose condition is known only at run time: a node holding both branches as subgraphs. The
+  // enclosing values the branches read (captures) become its inputs after the condition, and the
+  // inputs of both subgraphs, in the same order.
+  absl::Status AddControlFlowIf(const onnx::NodeProto& node, const std::string& name, Value* cond,
+                                const onnx::GraphProto& then_branch, const onnx::GraphProto& else_branch) {
+    const std::string desc = NodeDesc("If", name);
+    std::set<std::string> defined;
+    std::vector<std::string> used;
+    CollectNames(then_branch, &defined, &used);
+    CollectNames(else_branch, &defined, &used);
+    std::vector<const Value*> captures;
+    std::set<std::string> seen;
+    std::vector<Value*> inputs = {cond};
+    for (const std::string& u : used) {
+      if (defined.count(u) || !seen.insert(u).second) continue;
+      absl::StatusOr<Value*> v = LookupInput(u, desc);
+      if (!v.ok()) return v.status();
+      captures.push_back(*v);
+      inputs.push_back(*v);
+    }
+    std::shared_ptr<const Graph> branches[2];
+    const onnx::GraphProto* protos[2] = {&then_branch, &else_branch};
+    for (int b = 0; b < 2; ++b) {
+      Importer sub(model_, *protos[b], base_dir_, options_, opset_);
+      absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportBranch(captures);
+      if (!g.ok()) {
+        return Prefixed(absl::StrCat("node ", desc, ", ", b == 0 ? "then" : "else", "_branch"), g.status());
+      }
+      branches[b] = std::move(*g);
+    }
+    std::vector<std::string> outputs(node.output().begin(), node.output().end());
+    Node* n = AddStandardNode("If", inputs, static_cast<int>(outputs.size()), name, outputs);
+    n->SetAttr("then_branch", Attribute::GraphValue(branches[0]));
+    n->SetAttr("else_branch", Attribute::GraphValue(branches[1]));
+    TESSEL_RETURN_IF_ERROR(Infer(n));
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      if (!outputs[i].empty()) values_[outputs[i]] = n->output(i);
     }
     return absl::OkStatus();
   }

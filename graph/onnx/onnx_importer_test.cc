@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -27,6 +28,7 @@
 #include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
+#include "kernels/reference/interpreter.h"
 #include "onnx/onnx_pb.h"
 
 namespace tessel {
@@ -1023,15 +1025,126 @@ TEST_F(OnnxImporterTest, IfWithAConstantConditionInlinesItsBranch) {
   }
 }
 
-// Tessel has no control flow: a condition that depends on input values is named in one error.
-TEST_F(OnnxImporterTest, IfWithARuntimeConditionNamesTheNode) {
+Tensor Floats(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::FromVector<float>(std::move(shape), v); }
+
+Tensor Bool(bool b) {
+  Tensor t(DType::kBool, {});
+  t.data<bool>()[0] = b;
+  return t;
+}
+
+// A condition known only at run time keeps the If, with both branches as subgraphs that read x from
+// the enclosing graph through the node's second input; the interpreter runs the taken one (checked
+// against the hand-computed x + x and x * x).
+TEST_F(OnnxImporterTest, IfWithARuntimeConditionRunsTheTakenBranch) {
   onnx::ModelProto m = IfModel();
   AddInput(m, "cond", onnx::TensorProto::BOOL, {});
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
-  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(g.status().message(),
-              HasSubstr("1 unsupported operator type: If (first at node 'branch'): its condition 'cond' is not a "
-                        "constant at import (it depends on the values of graph inputs); Tessel has no control flow"));
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ((*g)->num_nodes(), 1);
+  const Node& n = *(*g)->nodes().front();
+  EXPECT_EQ(n.op_type(), "If");
+  ASSERT_EQ(n.num_inputs(), 2);
+  EXPECT_EQ(n.input(0)->name(), "cond");
+  EXPECT_EQ(n.input(1)->name(), "x");
+  EXPECT_EQ((*g)->FindValue("y")->type(), TensorType::Static(DType::kF32, {2, 3}));
+  auto interp = ReferenceInterpreter::Create(g->get());
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  const Tensor x = Floats({2, 3}, {1, -2, 3, 0.5f, 5, -6});
+  for (const bool cond : {true, false}) {
+    absl::StatusOr<std::vector<Tensor>> y = interp->Run(std::map<std::string, Tensor>{{"x", x}, {"cond", Bool(cond)}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_EQ((*y)[0].shape(), (std::vector<int64_t>{2, 3}));
+    for (int i = 0; i < 6; ++i) {
+      const float v = x.data<float>()[i];
+      EXPECT_EQ((*y)[0].data<float>()[i], cond ? v + v : v * v) << i;
+    }
+  }
+}
+
+// torchvision's batched NMS: if the box tensor is empty, an empty result, else a computed one. The
+// output's extent differs between the branches, so it is unknown until run time; the condition is
+// computed from the input's values in the graph, and an If nested in a branch stays control flow too.
+TEST_F(OnnxImporterTest, IfBranchesMayDisagreeOnExtentsAndNest) {
+  onnx::ModelProto m = NewModel(17);
+  AddInput(m, "x", onnx::TensorProto::FLOAT, {"4"});
+  AddNode(m, "ReduceSum", {"x"}, {"sum"}, "sum");
+  AddInitializer(m, "zero", onnx::TensorProto::FLOAT, {})->add_float_data(0);
+  AddNode(m, "Greater", {"sum", "zero"}, {"positive"}, "positive");
+  onnx::NodeProto* n = AddNode(m, "If", {"positive"}, {"y"}, "outer");
+  // then: Relu(x) if x's max > 2 (a nested If), else -x; else: an empty tensor.
+  onnx::GraphProto* then_g = AddAttr(n, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  then_g->set_name("then");
+  onnx::NodeProto* max = then_g->add_node();
+  max->set_op_type("ReduceMax");
+  max->add_input("x");
+  max->add_output("max");
+  onnx::TensorProto* two = then_g->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::FLOAT);
+  two->add_float_data(2);
+  onnx::NodeProto* big = then_g->add_node();
+  big->set_op_type("Greater");
+  big->add_input("max");
+  big->add_input("two");
+  big->add_output("big");
+  onnx::NodeProto* inner = then_g->add_node();
+  inner->set_op_type("If");
+  inner->set_name("inner");
+  inner->add_input("big");
+  inner->add_output("inner_y");
+  for (const auto& [attr, op] : {std::pair<std::string, std::string>{"then_branch", "Relu"}, {"else_branch", "Neg"}}) {
+    onnx::AttributeProto* a = inner->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(attr);
+    onnx::NodeProto* op_node = a->mutable_g()->add_node();
+    op_node->set_op_type(op);
+    op_node->add_input("x");
+    op_node->add_output(attr + "_out");
+    a->mutable_g()->add_output()->set_name(attr + "_out");
+  }
+  then_g->add_output()->set_name("inner_y");
+  onnx::GraphProto* else_g = AddAttr(n, "else_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  else_g->set_name("else");
+  onnx::NodeProto* empty = else_g->add_node();
+  empty->set_op_type("Constant");
+  empty->add_output("empty");
+  onnx::AttributeProto* value = empty->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(0);
+  else_g->add_output()->set_name("empty");
+  AddOutput(m, "y");
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const TensorType& y = (*g)->FindValue("y")->type();
+  ASSERT_EQ(y.rank(), 1);
+  EXPECT_FALSE(y.dims[0].is_static()) << y.ToString();
+  auto interp = ReferenceInterpreter::Create(g->get());
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  struct Case {
+    std::vector<float> x, want;
+  };
+  for (const Case& c : {Case{{1, -1, 3, 0}, {1, 0, 3, 0}}, Case{{1, -1, 2, 0}, {-1, 1, -2, 0}},
+                        Case{{1, -5, 2, 0}, {}}}) {
+    absl::StatusOr<std::vector<Tensor>> out = interp->Run(std::vector<Tensor>{Floats({4}, c.x)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].num_elements(), static_cast<int64_t>(c.want.size()));
+    for (size_t i = 0; i < c.want.size(); ++i) EXPECT_EQ((*out)[0].data<float>()[i], c.want[i]) << i;
+  }
+}
+
+// A branch that reads a value nobody defines names the If and the branch.
+TEST_F(OnnxImporterTest, IfBranchReadingAnUndefinedValueIsAnError) {
+  onnx::ModelProto m = IfModel();
+  AddInput(m, "cond", onnx::TensorProto::BOOL, {});
+  m.mutable_graph()->mutable_node(0)->mutable_attribute(1)->mutable_g()->mutable_node(0)->set_input(1, "nowhere");
+  absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("node If 'branch' reads 'nowhere', which no node, initializer or graph "
+                                              "input defines"));
 }
 
 // A graph output declared with another element type, rank or extent than the graph computes is an

@@ -25,7 +25,7 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Graph* g
     if (!graph->IsGraphOutput(v)) interp.release_after_[i].push_back(v);
   }
   for (const auto& n : graph->nodes()) {
-    if (ReferenceKernelRegistry::Global().Find(n->domain(), n->op_type()) == nullptr) {
+    if (!RunsOnReference(n->domain(), n->op_type())) {
       return absl::UnimplementedError(absl::StrCat("node ", n->DebugName(), ": no reference kernel for ",
                                                    n->domain().empty() ? "" : n->domain() + ".", n->op_type()));
     }

@@ -744,13 +744,23 @@ absl::Status GroupNormKernel(const Node& node, Inputs inputs, absl::Span<Tensor>
 }
 
 absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
-  absl::Status s = RequireF32(node, inputs, {0});
-  if (!s.ok()) return s;
   const Tensor& x = *inputs[0];
+  const std::string& op = node.op_type();
+  // Integer tensors (shape and index arithmetic: detection models take the min and max of box counts)
+  // reduce exactly in int64 for the operators that stay integers.
+  const bool integer = x.dtype() == DType::kI64 || x.dtype() == DType::kI32;
+  if (integer && op != "ReduceMax" && op != "ReduceMin" && op != "ReduceSum" && op != "ReduceProd") {
+    return absl::UnimplementedError(absl::StrCat("the reference ", op, " kernel supports f32, and i32 / i64 for "
+                                                 "ReduceMax, ReduceMin, ReduceSum and ReduceProd; input 0 is ",
+                                                 DTypeName(x.dtype())));
+  }
+  if (!integer) {
+    absl::Status s = RequireF32(node, inputs, {0});
+    if (!s.ok()) return s;
+  }
   const Tensor* axes = In(inputs, 1);
   absl::StatusOr<ReduceParams> p = ResolveReduceParams(node, x.rank(), axes);
   if (!p.ok()) return p.status();
-  const std::string& op = node.op_type();
   // Accumulate into the keepdims-shaped output: reduced axes contribute stride 0.
   std::vector<int64_t> out_shape = x.shape();
   int64_t count = 1;
@@ -763,15 +773,55 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   const std::vector<int64_t> out_strides = RowMajorStrides(out_shape);
   std::vector<int64_t> step(x.rank());
   for (int r = 0; r < x.rank(); ++r) step[r] = p->reduced[r] ? 0 : out_strides[r];
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const double init = op == "ReduceMax" ? -kInf : op == "ReduceMin" ? kInf : op == "ReduceProd" ? 1.0 : 0.0;
-  std::vector<double> acc(Product(out_shape, 0, out_shape.size()), init);
   std::vector<int64_t> index(x.rank(), 0);
   int64_t off = 0;
+  // Visits every element i of x with the offset of its output element.
+  auto walk = [&](auto&& visit) {
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      visit(i, off);
+      for (int r = x.rank() - 1; r >= 0; --r) {
+        off += step[r];
+        if (++index[r] < x.dim(r)) break;
+        off -= step[r] * index[r];
+        index[r] = 0;
+      }
+    }
+  };
+  const int64_t outputs_count = Product(out_shape, 0, out_shape.size());
+  if (integer) {
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    const int64_t init = op == "ReduceMax" ? -kMax - 1 : op == "ReduceMin" ? kMax : op == "ReduceProd" ? 1 : 0;
+    std::vector<int64_t> acc(outputs_count, init);
+    walk([&](int64_t i, int64_t o) {
+      const int64_t v = x.GetAsInt64(i);
+      int64_t& a = acc[o];
+      // Sums and products wrap like the fixed-width integers they model (computed unsigned: no UB).
+      if (op == "ReduceMax") {
+        a = std::max(a, v);
+      } else if (op == "ReduceMin") {
+        a = std::min(a, v);
+      } else if (op == "ReduceProd") {
+        a = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(v));
+      } else {
+        a = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(v));
+      }
+    });
+    for (int64_t i = 0; i < outputs_count; ++i) {
+      if (x.dtype() == DType::kI64) {
+        outputs[0].data<int64_t>()[i] = acc[i];
+      } else {
+        outputs[0].data<int32_t>()[i] = static_cast<int32_t>(acc[i]);
+      }
+    }
+    return absl::OkStatus();
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double init = op == "ReduceMax" ? -kInf : op == "ReduceMin" ? kInf : op == "ReduceProd" ? 1.0 : 0.0;
+  std::vector<double> acc(outputs_count, init);
   const float* xd = x.data<float>();
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
+  walk([&](int64_t i, int64_t o) {
     const double v = xd[i];
-    double& a = acc[off];
+    double& a = acc[o];
     if (op == "ReduceMax") {
       if (v > a || v != v) a = v;  // NaN propagates
     } else if (op == "ReduceMin") {
@@ -787,13 +837,7 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
     } else {
       a += v;  // ReduceSum, ReduceMean, ReduceLogSum
     }
-    for (int r = x.rank() - 1; r >= 0; --r) {
-      off += step[r];
-      if (++index[r] < x.dim(r)) break;
-      off -= step[r] * index[r];
-      index[r] = 0;
-    }
-  }
+  });
   float* y = outputs[0].data<float>();
   for (size_t i = 0; i < acc.size(); ++i) {
     double v = acc[i];

@@ -31,8 +31,11 @@ class ReferenceKernelRegistry {
   std::map<std::pair<std::string, std::string>, ReferenceKernel> kernels_;
 };
 
+// Whether RunReferenceNode runs the operator: a registered kernel, or If (which runs its taken branch).
+bool RunsOnReference(const std::string& domain, const std::string& op_type);
+
 // Runs one node with the reference kernels: infers output types from the concrete inputs,
-// allocates the outputs and computes them.
+// allocates the outputs and computes them (If: runs the taken branch, whose outputs become the node's).
 absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs);
 
 // Built-in kernel groups (called by ReferenceKernelRegistry::Global()).

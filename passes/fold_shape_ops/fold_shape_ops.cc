@@ -2,6 +2,8 @@
 #include "passes/fold_shape_ops/fold_shape_ops.h"
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "graph/op_registry.h"
 #include "passes/utils/pass_utils.h"
@@ -31,18 +33,55 @@ class FoldShapeOpsPass : public Pass {
   }
 };
 
+// The dims of Shape(x) [start, end) as far as they are known: a static extent, or -1.
+std::vector<int64_t> KnownShapeDims(const Node& shape) {
+  const TensorType& x = shape.input(0)->type();
+  const int rank = x.rank();
+  int64_t start = shape.GetInt("start", 0), end = shape.GetInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::max<int64_t>(0, std::min<int64_t>(start, rank));
+  end = std::max<int64_t>(start, std::min<int64_t>(end, rank));
+  std::vector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d) dims.push_back(x.dims[d].is_static() ? x.dims[d].value() : -1);
+  return dims;
+}
+
+// Gather(Shape(x), constant indices) where every selected extent of x is static, though others are not
+// (torchvision's detection heads test a static channel count of a tensor whose box count depends on
+// the data): the selected extents.
+std::optional<Tensor> GatherOfKnownDims(const Node& n) {
+  if (!n.domain().empty() || n.op_type() != "Gather" || n.num_inputs() != 2 || n.input(0) == nullptr ||
+      n.input(1) == nullptr || !n.input(1)->is_constant() || n.GetInt("axis", 0) != 0) {
+    return std::nullopt;
+  }
+  const Node* shape = n.input(0)->producer();
+  if (shape == nullptr || !shape->domain().empty() || shape->op_type() != "Shape" || shape->input(0) == nullptr) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t> dims = KnownShapeDims(*shape);
+  const Tensor& indices = *n.input(1)->constant();
+  if (indices.dtype() != DType::kI64 && indices.dtype() != DType::kI32) return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < indices.num_elements(); ++i) {
+    int64_t k = indices.GetAsInt64(i);
+    if (k < 0) k += static_cast<int64_t>(dims.size());
+    if (k < 0 || k >= static_cast<int64_t>(dims.size()) || dims[k] < 0) return std::nullopt;
+    values.push_back(dims[k]);
+  }
+  return Tensor::FromVector<int64_t>(indices.shape(), values);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> FoldShapeNode(Graph& graph, Node* n) {
+  if (std::optional<Tensor> known = GatherOfKnownDims(*n)) {
+    absl::Status s = ReplaceWithConstant(graph, n->output(0), std::move(*known));
+    if (!s.ok()) return s;
+    return true;
+  }
   if (n->domain().empty() && n->op_type() == "Shape" && n->input(0) != nullptr && n->input(0)->type().is_static()) {
-    const std::vector<int64_t> shape = n->input(0)->type().StaticShape();
-    const int rank = static_cast<int>(shape.size());
-    int64_t start = n->GetInt("start", 0), end = n->GetInt("end", rank);
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = std::max<int64_t>(0, std::min<int64_t>(start, rank));
-    end = std::max<int64_t>(start, std::min<int64_t>(end, rank));
-    std::vector<int64_t> dims(shape.begin() + start, shape.begin() + end);
+    const std::vector<int64_t> dims = KnownShapeDims(*n);
     Tensor t = Tensor::FromVector<int64_t>({static_cast<int64_t>(dims.size())}, dims);
     absl::Status s = ReplaceWithConstant(graph, n->output(0), std::move(t));
     if (!s.ok()) return s;

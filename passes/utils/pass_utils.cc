@@ -13,7 +13,7 @@ absl::StatusOr<bool> TryFoldNode(Graph& graph, Node* n, int64_t max_elements) {
     if (in != nullptr && !in->is_constant()) return false;
     inputs.push_back(in ? in->constant().get() : nullptr);
   }
-  if (ReferenceKernelRegistry::Global().Find(n->domain(), n->op_type()) == nullptr) return false;
+  if (!RunsOnReference(n->domain(), n->op_type())) return false;
   int64_t total = 0;
   for (Value* o : n->outputs()) {
     const int64_t count = o->type().NumElements();

@@ -23,11 +23,15 @@ absl::Status RunNode(const Node& node, const std::vector<const Tensor*>& inputs,
     }
     absl::StatusOr<std::vector<TensorType>> types = InferOutputTypes(node, in_types, inputs);
     if (!types.ok()) return types.status();
-    for (const TensorType& t : *types) outputs->emplace_back(t.dtype, t.StaticShape());
-    absl::StatusOr<bool> handled = kernel(node, inputs, absl::MakeSpan(*outputs));
-    if (!handled.ok()) return handled.status();
-    if (*handled) return absl::OkStatus();
-    outputs->clear();
+    bool known = true;  // If's outputs are known only once its branch ran
+    for (const TensorType& t : *types) known = known && t.is_static();
+    if (known) {
+      for (const TensorType& t : *types) outputs->emplace_back(t.dtype, t.StaticShape());
+      absl::StatusOr<bool> handled = kernel(node, inputs, absl::MakeSpan(*outputs));
+      if (!handled.ok()) return handled.status();
+      if (*handled) return absl::OkStatus();
+      outputs->clear();
+    }
   }
   return RunReferenceNode(node, inputs, outputs);
 }

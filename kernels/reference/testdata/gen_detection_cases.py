@@ -6,6 +6,8 @@ the format). Expected outputs come from PyTorch and torchvision, never from Tess
                      none), itself checked against torchvision in avg mode
   NonMaxSuppression  torchvision.ops.nms per (batch, class), after the score threshold, cut to
                      max_output_boxes_per_class
+  If                 the pattern of torchvision's batched NMS (no boxes: an empty result, else NMS) with
+                     the condition a graph input, both ways; and elementwise branches (numpy)
 
 Tolerances: atol = rtol = 1e-4 for the float cases (PyTorch samples in float32, the reference kernels in
 double); NonMaxSuppression's indices are exact.
@@ -42,8 +44,8 @@ class Writer:
         self.w = optest_lib.CaseWriter(out_dir)
         self.out_dir = out_dir
 
-    def add(self, name, op_type, inputs, outputs, attrs=None, opset=16, atol=TOL, rtol=TOL):
-        self.w.add(name, op_type, inputs, outputs, attrs=attrs, opset=opset, atol=atol, rtol=rtol)
+    def add(self, name, op_type, inputs, outputs, attrs=None, opset=16, atol=TOL, rtol=TOL, scope=()):
+        self.w.add(name, op_type, inputs, outputs, attrs=attrs, opset=opset, atol=atol, rtol=rtol, scope=scope)
         if opset > onnx.defs.onnx_opset_version():
             return
         model = onnx.load(os.path.join(self.out_dir, name + ".onnx"))
@@ -206,6 +208,38 @@ def nms_cases(cw):
            [("selected_indices", np.zeros((0, 3), np.int64))], opset=11, atol=0, rtol=0)
 
 
+def if_cases(cw):
+    """If with a run-time condition (a graph input): each branch reads the enclosing graph's values."""
+    from onnx import helper, numpy_helper
+
+    def branch(name, nodes, out, initializers=()):
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(out, onnx.TensorProto.UNDEFINED, None)],
+                                 initializer=list(initializers))
+
+    x = rand(3, 4)
+    then_g = branch("then", [helper.make_node("Add", ["x", "x"], ["twice"])], "twice")
+    else_g = branch("else", [helper.make_node("Neg", ["x"], ["negated"])], "negated")
+    for cond in (True, False):
+        cw.add("if_elementwise_%s" % ("then" if cond else "else"), "If",
+               [("cond", np.array(cond), False)], [("y", x + x if cond else -x)],
+               attrs={"then_branch": then_g, "else_branch": else_g}, opset=13, atol=0, rtol=0, scope=[("x", x)])
+    # torchvision's batched NMS: if there are no boxes, an empty [0, 3]; else NonMaxSuppression. The
+    # result's row count differs between the branches and with the data.
+    boxes = random_boxes(1, 30)
+    scores = rand(1, 2, 30, lo=0, hi=1)
+    empty = branch("no_boxes", [helper.make_node("Constant", [], ["none"], value=numpy_helper.from_array(
+        np.zeros((0, 3), np.int64)))], "none")
+    nms = branch("nms", [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou"], ["selected"])],
+                 "selected", [numpy_helper.from_array(np.array([8], np.int64), "max_out"),
+                              numpy_helper.from_array(np.array([0.5], np.float32), "iou")])
+    for cond in (True, False):
+        want = np.zeros((0, 3), np.int64) if cond else nms_reference(boxes, scores, 8, 0.5, None, False)
+        cw.add("if_batched_nms_%s" % ("empty" if cond else "selected"), "If",
+               [("is_empty", np.array(cond), False)], [("keep", want)],
+               attrs={"then_branch": empty, "else_branch": nms}, opset=13, atol=0, rtol=0,
+               scope=[("boxes", boxes), ("scores", scores)])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -214,6 +248,7 @@ def main():
     grid_sample_cases(cw)
     roi_align_cases(cw)
     nms_cases(cw)
+    if_cases(cw)
     cw.w.finish()
 
 

@@ -31,9 +31,10 @@ class CaseWriter:
         self.lines = []
         self.names = set()
 
-    def add(self, name, op_type, inputs, outputs, attrs=None, opset=13, atol=1e-5, rtol=1e-5, domain=""):
+    def add(self, name, op_type, inputs, outputs, attrs=None, opset=13, atol=1e-5, rtol=1e-5, domain="", scope=()):
         """inputs: list of (name, array, is_constant) or None for an omitted optional input.
-        outputs: list of (name, expected_array)."""
+        outputs: list of (name, expected_array). scope: (name, array) graph inputs that the node does not
+        take but its subgraphs read (If's branches)."""
         assert name not in self.names, name
         self.names.add(name)
         attrs = attrs or {}
@@ -50,6 +51,10 @@ class CaseWriter:
             else:
                 graph_inputs.append(helper.make_tensor_value_info(iname, _NP_TO_ONNX[arr.dtype], list(arr.shape)))
                 feeds.append(arr)
+        for iname, arr in scope:
+            arr = np.asarray(arr)
+            graph_inputs.append(helper.make_tensor_value_info(iname, _NP_TO_ONNX[arr.dtype], list(arr.shape)))
+            feeds.append(arr)
         node = helper.make_node(op_type, node_inputs, [o[0] for o in outputs], name=name + "_node", domain=domain,
                                 **attrs)
         graph_outputs = [
