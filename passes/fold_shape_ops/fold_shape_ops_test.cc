@@ -48,5 +48,33 @@ graph @main {
   EXPECT_EQ(r->after->num_nodes(), 1);
 }
 
+// A static extent of a partly symbolic tensor is a constant (torchvision's detection heads test the
+// channel count of a tensor whose row count depends on the data); a symbolic one stays computed.
+TEST(FoldShapeOpsTest, FoldsGatheredStaticExtentsOfSymbolicShapes) {
+  auto r = RunPipelineOnIr(R"(
+graph @main {
+  input %x : f32[N,4,5]
+  const %static_idx : i64[2] = [-1, 1]
+  const %symbolic_idx : i64[] = [0]
+  %s = Shape "s" (%x) : i64[3]
+  %known = Gather "g1" (%s, %static_idx) {axis = 0} : i64[2]
+  %rows = Gather "g0" (%s, %symbolic_idx) {axis = 0} : i64[]
+  output %known, %rows
+}
+)", "fold-shape-ops,dce");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(NormalizeIr(r->after_text), NormalizeIr(R"(
+graph @main {
+  input %x : f32[N,4,5]
+  const %symbolic_idx : i64[] = [0]
+  const %known : i64[2] = [5, 4]
+  %s = Shape "s" (%x) : i64[3]
+  %rows = Gather "g0" (%s, %symbolic_idx) {axis = 0} : i64[]
+  output %known, %rows
+}
+)"));
+  EXPECT_EQ(r->stats["nodes-folded"], 1);
+}
+
 }  // namespace
 }  // namespace tessel

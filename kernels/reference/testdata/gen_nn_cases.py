@@ -576,6 +576,15 @@ def reduce_cases(cw):
             inputs = [("x", x, False)] + ([] if axes is None else [("axes", np.array(axes, dtype=np.int64), True)])
             cw.add("%s_%s" % (op.lower(), suffix), op, inputs, [("y", np.asarray(y, dtype=np.float32))],
                    {"keepdims": keepdims}, opset=18)
+    # Integer tensors (shape and box-count arithmetic in detection models), exact: beyond 2^53, where a
+    # double accumulator would round, and i32.
+    big = np.array([[2**60 + 3, -7, 2**55 + 1], [5, 2**61 - 1, -(2**62)]], np.int64)
+    for op, fn in [("ReduceMin", np.min), ("ReduceMax", np.max), ("ReduceSum", np.sum)]:
+        cw.add("%s_i64_axes1" % op.lower(), op, [("x", big, False), ("axes", np.array([1], np.int64), True)],
+               [("y", fn(big, axis=1, keepdims=True))], {"keepdims": 1}, opset=18, atol=0, rtol=0)
+    small = np.array([[3, -2, 4], [1, 5, -6]], np.int32)
+    cw.add("reduceprod_i32_all", "ReduceProd", [("x", small, False)],
+           [("y", np.prod(small, keepdims=False).astype(np.int32))], {"keepdims": 0}, opset=18, atol=0, rtol=0)
     # Axes known only at run time (keepdims=1 keeps the output rank known at compile time).
     y = np.mean(x4.astype(np.float64), axis=(1, 3), keepdims=True).astype(np.float32)
     cw.add("reduce_mean_runtime_axes", "ReduceMean",
