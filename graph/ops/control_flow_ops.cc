@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/shape_util.h"
 
 namespace tessel {
 namespace {
@@ -75,7 +76,7 @@ InferResult InferIf(const InferenceContext& ctx) {
 }  // namespace
 
 void RegisterControlFlowOps(OpRegistry& r) {
-  r.Register({"If", "", 1, 1 << 20, 1, 1 << 20, InferIf,
+  r.Register({"If", "", 1, 1 << 20, 1, 1 << 20, RequireInputs(1, InferIf),
               "runs then_branch or else_branch (subgraphs) by a one-element condition known at run time"});
 }
 
