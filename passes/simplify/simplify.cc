@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "graph/op_registry.h"
+#include "graph/ops/nn_params.h"
 #include "passes/utils/pass_utils.h"
 #include "passes/utils/rewrite.h"
 
@@ -13,6 +14,64 @@ namespace {
 // A node's output can replace itself by `v` only when v already has the output's type (no implicit
 // broadcast or dtype change would be lost).
 bool SameType(const Value* a, const Value* b) { return a->type().dtype == b->type().dtype && a->type().dims == b->type().dims; }
+
+// A Conv's kernel taps that read only padding for every output position contribute exact zeros: with
+// static shapes they are cut from the weights, and the pads shrink to match. DeepLabV3's atrous
+// pyramid (dilations 12, 24, 36) on a feature map smaller than the dilation is a 1x1 convolution with
+// 8/9 of its multiply-adds on padding. Returns whether it rewrote `n`.
+bool DropPaddingTaps(Graph& graph, Node* n) {
+  const Value* x = n->input(0);
+  const Value* w = n->num_inputs() > 1 ? n->input(1) : nullptr;
+  if (w == nullptr || !w->is_constant() || w->constant()->dtype() != DType::kF32 || !x->type().is_static() ||
+      !n->output(0)->type().is_static() || x->type().rank() < 3) {
+    return false;
+  }
+  absl::StatusOr<ConvParams> p = ResolveConvParams(*n, x->type().dims, w->type().dims);
+  if (!p.ok()) return false;
+  const int spatial = p->num_spatial();
+  const std::vector<int64_t> in = x->type().StaticShape(), out = n->output(0)->type().StaticShape();
+  std::vector<int64_t> first(spatial), count(spatial), pads(2 * spatial);
+  bool smaller = false;
+  for (int a = 0; a < spatial; ++a) {
+    const int64_t h = in[2 + a], o = out[2 + a], s = p->strides[a], d = p->dilations[a], k = p->kernel[a];
+    const int64_t pb = p->pads_begin[a], pe = p->pads_end[a];
+    int64_t lo = -1, hi = -1;
+    for (int64_t t = 0; t < k; ++t) {
+      // Tap t reads rows t*d - pb, ..., (o-1)*s + t*d - pb: live if that range meets [0, h).
+      if (t * d - pb < h && (o - 1) * s + t * d - pb >= 0) {
+        if (lo < 0) lo = t;
+        hi = t;
+      }
+    }
+    if (lo < 0) return false;  // every tap on padding: the output is the bias; rare, left alone
+    first[a] = lo;
+    count[a] = hi - lo + 1;
+    pads[a] = pb - lo * d;
+    pads[spatial + a] = pe - (k - 1 - hi) * d;
+    if (pads[a] < 0 || pads[spatial + a] < 0) return false;
+    // The output extent must not change.
+    if ((h + pads[a] + pads[spatial + a] - d * (count[a] - 1) - 1) / s + 1 != o) return false;
+    smaller |= count[a] < k;
+  }
+  if (!smaller) return false;
+  const Tensor& weights = *w->constant();
+  std::vector<int64_t> shape = weights.shape();
+  for (int a = 0; a < spatial; ++a) shape[2 + a] = count[a];
+  Tensor cut(DType::kF32, shape);
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < cut.num_elements(); ++i) {
+    int64_t src = 0;
+    for (int r = 0; r < rank; ++r) src = src * weights.dim(r) + index[r] + (r >= 2 ? first[r - 2] : 0);
+    cut.data<float>()[i] = weights.data<float>()[src];
+    for (int r = rank - 1; r >= 0 && ++index[r] == shape[r]; --r) index[r] = 0;
+  }
+  n->SetInput(1, graph.AddConstant(graph.UniqueValueName(w->name() + "_live_taps"), std::move(cut)));
+  n->SetAttr("kernel_shape", Attribute::Ints(std::vector<int64_t>(shape.begin() + 2, shape.end())));
+  n->SetAttr("pads", Attribute::Ints(pads));
+  n->RemoveAttr("auto_pad");
+  return true;
+}
 
 class SimplifyPass : public Pass {
  public:
@@ -58,6 +117,10 @@ class SimplifyPass : public Pass {
         return Bypass(graph, n, n->input(0), ctx, op == "Add" ? "add-zero-removed" : "mul-one-removed");
       }
       return false;
+    }
+    if (op == "Conv" && DropPaddingTaps(graph, n)) {
+      ++ctx.stat("conv-padding-taps-dropped");
+      return true;
     }
     if (op == "Sub" && IsConstantFilledWith(n->input(1), 0.0) && SameType(n->input(0), n->output(0))) {
       return Bypass(graph, n, n->input(0), ctx, "sub-zero-removed");
