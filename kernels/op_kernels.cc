@@ -2,6 +2,7 @@
 #include "kernels/op_kernels.h"
 
 #include "kernels/activation/act_op_kernels.h"
+#include "kernels/attention/attention_op_kernels.h"
 #include "kernels/conv/conv_kernels.h"
 #include "kernels/conv/conv_nd.h"
 #include "kernels/conv/direct_conv.h"
@@ -41,6 +42,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterSliceOpKernels(*r);
     RegisterResizeOpKernels(*r);
     RegisterActivationOpKernels(*r);
+    RegisterAttentionOpKernels(*r);
     return r;
   }();
   return *registry;

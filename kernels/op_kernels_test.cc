@@ -420,6 +420,40 @@ bool MakeRmsNorm(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// tessel.Attention: batch 1-2, grouped-query heads (1-3 query heads per K/V head), one query (decode)
+// or a block, as many or more keys, head sizes with and without a vector remainder, Dv equal to D or
+// not; no mask, a key-padding mask [Sk] or [B, 1, 1, Sk] with large negative entries (BERT's), or a full
+// [B, Hq, Sq, Sk] one; causal or not; the default scale or a set one.
+bool MakeAttention(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t batch = Pick(rng, {1, 2}), hkv = Pick(rng, {1, 2}), hq = hkv * Pick(rng, {1, 2, 3});
+  const int64_t sq = Pick(rng, {1, 3, 16}), sk = sq + Pick(rng, {0, 5}), d = Pick(rng, {8, 32, 33});
+  const int64_t dv = Pick(rng, {d, 16});
+  b.Activation({batch, hq, sq, d});
+  b.Activation({batch, hkv, sk, d});
+  b.Activation({batch, hkv, sk, dv});
+  const int64_t mask = Pick(rng, {0, 1, 2, 3});
+  std::vector<int64_t> mask_shape;
+  if (mask == 1) mask_shape = {sk};
+  if (mask == 2) mask_shape = {batch, 1, 1, sk};
+  if (mask == 3) mask_shape = {batch, hq, sq, sk};
+  if (mask != 0) {
+    Tensor m = b.Random(mask_shape);
+    for (int64_t i = 0; i < m.num_elements(); ++i) {
+      m.data<float>()[i] = m.data<float>()[i] < -0.6f ? -10000.0f : 3.0f * m.data<float>()[i];
+    }
+    b.WeightTensor(std::move(m));
+  }
+  Node* node = b.Finish("Attention", "tessel");
+  const int64_t causal = Pick(rng, {0, 1});
+  if (causal) node->SetAttr("causal", Attribute::Int(1));
+  const int64_t scaled = Pick(rng, {0, 1});
+  if (scaled) node->SetAttr("scale", Attribute::Float(0.3f));
+  c->label = absl::StrCat("Attention B ", batch, " Hq ", hq, " Hkv ", hkv, " Sq ", sq, " Sk ", sk, " D ", d, " Dv ", dv,
+                          " mask form ", mask, " causal ", causal, " scale set ", scaled);
+  return true;
+}
+
 // LayerNormalization over the trailing axes from a random axis, with a scale (and sometimes a bias) of
 // the normalized shape or, broadcasting within a row, of the last axis only (the fast kernels refuse
 // that); InstanceNormalization and GroupNormalization on [N, C, spatial...] of rank 3 to 5, a group's
@@ -729,6 +763,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   }
   if (e.op == "Softmax" || e.op == "LogSoftmax") return MakeSoftmax(rng, c, e.op);
   if (e.op == "tessel.RMSNorm") return MakeRmsNorm(rng, c);
+  if (e.op == "tessel.Attention") return MakeAttention(rng, c);
   if (e.op == "LayerNormalization" || e.op == "InstanceNormalization" || e.op == "GroupNormalization") {
     return MakeNorm(rng, c, e.op);
   }
