@@ -318,7 +318,9 @@ bool MakeAdd(std::mt19937& rng, Case* c) {
   return true;
 }
 
-bool MakeMul(std::mt19937& rng, Case* c) {
+// Mul, Sub and Div: same shape, trailing vector, column, scalar, and the broadcast operand first (Div's
+// divisors kept away from zero).
+bool MakeBinary(std::mt19937& rng, Case* c, const std::string& op) {
   CaseBuilder b(&rng, c);
   const int64_t a = Pick(rng, {1, 2, 3}), h = Pick(rng, {1, 5, 9}), w = Pick(rng, {1, 7, 16, 33});
   const int64_t form = Pick(rng, {0, 1, 2, 3, 4});
@@ -328,15 +330,19 @@ bool MakeMul(std::mt19937& rng, Case* c) {
                                      : form == 2 ? std::vector<int64_t>{h, 1}
                                      : form == 3 ? std::vector<int64_t>{}
                                                  : std::vector<int64_t>{a, 1, w};
-  if (form == 4) {
-    b.Activation(other);
-    b.Activation({a, h, w});
+  const std::vector<int64_t> full = {a, h, w};
+  const std::vector<int64_t>& first = form == 4 ? other : full;
+  const std::vector<int64_t>& second = form == 4 ? full : other;
+  b.Activation(first);
+  if (op == "Div") {
+    Tensor d = b.Random(second);
+    for (int64_t i = 0; i < d.num_elements(); ++i) d.data<float>()[i] += d.data<float>()[i] < 0 ? -0.5f : 0.5f;
+    b.WeightTensor(std::move(d));
   } else {
-    b.Activation({a, h, w});
-    b.Activation(other);
+    b.Activation(second);
   }
-  b.Finish("Mul", "");
-  c->label = absl::StrCat("Mul [", a, ",", h, ",", w, "] form ", form);
+  b.Finish(op, "");
+  c->label = absl::StrCat(op, " [", a, ",", h, ",", w, "] form ", form);
   return true;
 }
 
@@ -756,7 +762,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "tessel.MatMulBias") return MakeFullyConnected(rng, c, "MatMulBias");
   if (e.op == "tessel.MatMulBiasGelu") return MakeFullyConnected(rng, c, "MatMulBiasGelu");
   if (e.op == "Add") return MakeAdd(rng, c);
-  if (e.op == "Mul") return MakeMul(rng, c);
+  if (e.op == "Mul" || e.op == "Sub" || e.op == "Div") return MakeBinary(rng, c, e.op);
   if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish" || e.op == "Tanh" ||
       e.op == "Erf" || e.op == "Gelu") {
     return MakeUnary(rng, c, e.op);

@@ -367,7 +367,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateFc(const OpKernelArgs& args) {
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
-// ---- Add (numpy broadcasting, up to XNN_MAX_TENSOR_DIMS) ---------------------------------------------
+// ---- Add, Mul, Sub, Div (numpy broadcasting, up to XNN_MAX_TENSOR_DIMS) ------------------------------
 
 bool AddLegal(const OpQuery& q) {
   return AllF32(q) && q.has_input(0) && q.has_input(1) && q.input(0).is_static() && q.input(1).is_static() &&
@@ -376,39 +376,26 @@ bool AddLegal(const OpQuery& q) {
 
 double AddCost(const OpQuery& q) { return 12.0 * q.output(0).NumElements() / 10e9; }
 
-absl::StatusOr<std::unique_ptr<OpKernel>> CreateAdd(const OpKernelArgs& args) {
+// The binary operators with numpy broadcasting (Add, Mul, Sub, Div): one XNNPACK nd operator each.
+using BinaryCreateFn = xnn_status (*)(float, float, uint32_t, xnn_operator_t*);
+using BinarySetupFn = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*, const float*,
+                                     const float*, float*, pthreadpool_t);
+
+template <BinaryCreateFn kCreate, BinarySetupFn kSetup>
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateBinary(const OpKernelArgs& args) {
   absl::Status st = InitXnnpack();
   if (!st.ok()) return st;
   auto k = std::make_unique<XnnKernel>(args.threadpool);
   xnn_operator_t op = nullptr;
-  xnn_status s = xnn_create_add_nd_f32(-kInf, kInf, XnnFlags(args), &op);
-  if (s != xnn_status_success) return XnnError(args, "create add", s);
+  xnn_status s = kCreate(-kInf, kInf, XnnFlags(args), &op);
+  if (s != xnn_status_success) return XnnError(args, absl::StrCat("create ", args.node.op_type()).c_str(), s);
   k->Add(op);
   const Tensor& a = *args.inputs[0];
   const Tensor& b = *args.inputs[1];
   std::vector<size_t> sa(a.shape().begin(), a.shape().end()), sb(b.shape().begin(), b.shape().end());
-  s = xnn_setup_add_nd_f32(op, sa.size(), sa.data(), sb.size(), sb.data(), a.data<float>(), b.data<float>(),
-                           args.outputs[0].data<float>(), args.threadpool);
-  if (s != xnn_status_success) return XnnError(args, "setup add", s);
-  return std::unique_ptr<OpKernel>(std::move(k));
-}
-
-// ---- Mul (numpy broadcasting, as Add) ----------------------------------------------------------------
-
-absl::StatusOr<std::unique_ptr<OpKernel>> CreateMul(const OpKernelArgs& args) {
-  absl::Status st = InitXnnpack();
-  if (!st.ok()) return st;
-  auto k = std::make_unique<XnnKernel>(args.threadpool);
-  xnn_operator_t op = nullptr;
-  xnn_status s = xnn_create_multiply_nd_f32(-kInf, kInf, XnnFlags(args), &op);
-  if (s != xnn_status_success) return XnnError(args, "create multiply", s);
-  k->Add(op);
-  const Tensor& a = *args.inputs[0];
-  const Tensor& b = *args.inputs[1];
-  std::vector<size_t> sa(a.shape().begin(), a.shape().end()), sb(b.shape().begin(), b.shape().end());
-  s = xnn_setup_multiply_nd_f32(op, sa.size(), sa.data(), sb.size(), sb.data(), a.data<float>(), b.data<float>(),
-                                args.outputs[0].data<float>(), args.threadpool);
-  if (s != xnn_status_success) return XnnError(args, "setup multiply", s);
+  s = kSetup(op, sa.size(), sa.data(), sb.size(), sb.data(), a.data<float>(), b.data<float>(),
+             args.outputs[0].data<float>(), args.threadpool);
+  if (s != xnn_status_success) return XnnError(args, absl::StrCat("setup ", args.node.op_type()).c_str(), s);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
@@ -537,8 +524,14 @@ void RegisterXnnpackOpKernels(OpKernelRegistry& r) {
   r.Register(Entry("xnn_f32_fully_connected_matmul__xnnpack", "MatMul", "row_major", FcLegal, FcCost, CreateFc));
   r.Register(Entry("xnn_f32_fully_connected_matmul_bias__xnnpack", "tessel.MatMulBias", "row_major", FcLegal, FcCost,
                    CreateFc));
-  r.Register(Entry("xnn_f32_add_nd__xnnpack", "Add", "any", AddLegal, AddCost, CreateAdd));
-  r.Register(Entry("xnn_f32_multiply_nd__xnnpack", "Mul", "any", AddLegal, AddCost, CreateMul));
+  r.Register(Entry("xnn_f32_add_nd__xnnpack", "Add", "any", AddLegal, AddCost,
+                   CreateBinary<xnn_create_add_nd_f32, xnn_setup_add_nd_f32>));
+  r.Register(Entry("xnn_f32_multiply_nd__xnnpack", "Mul", "any", AddLegal, AddCost,
+                   CreateBinary<xnn_create_multiply_nd_f32, xnn_setup_multiply_nd_f32>));
+  r.Register(Entry("xnn_f32_subtract_nd__xnnpack", "Sub", "any", AddLegal, AddCost,
+                   CreateBinary<xnn_create_subtract_nd_f32, xnn_setup_subtract_nd_f32>));
+  r.Register(Entry("xnn_f32_divide_nd__xnnpack", "Div", "any", AddLegal, AddCost,
+                   CreateBinary<xnn_create_divide_nd_f32, xnn_setup_divide_nd_f32>));
   r.Register(Entry("xnn_f32_clamp_nc_relu__xnnpack", "Relu", "any", UnaryLegal, UnaryCost, CreateUnary));
   r.Register(Entry("xnn_f32_clamp_nc_clip__xnnpack", "Clip", "any", UnaryLegal, UnaryCost, CreateUnary));
   r.Register(Entry("xnn_f32_sigmoid_nc__xnnpack", "Sigmoid", "any", UnaryLegal, UnaryCost, CreateUnary));
