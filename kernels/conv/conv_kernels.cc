@@ -349,9 +349,13 @@ double GemmConvCost(const OpQuery& q) {
   const double tile_use = (rows / (std::ceil(rows / 14.0) * 14.0)) * (mg / (std::ceil(mg / 32.0) * 32.0));
   const double k_use = kg / (kg + 96.0);
   const double im2col_bytes = g->is_1x1_direct() ? 0.0 : 8.0 * rows * kg * g->groups;
-  // The packed weights stream once per block of 168 rows: from memory when they are large.
+  // The packed weights stream once per block of 168 rows: from memory when they are large. A 32-channel
+  // panel past L2 (K beyond ~8000: FCN-ResNet50's 2048-channel 3x3 head, K = 18432) streams again for
+  // every 14-row tile instead (that head: 13.7 ms measured against 9.3 estimated with one pass, 15 with
+  // one per tile; Zen 4, 2026-11-28).
   const double weight_bytes = 4.0 * kg * g->m;
-  const double weight_passes = std::ceil(rows / 168.0);
+  const double panel_bytes = 4.0 * kg * 32;
+  const double weight_passes = panel_bytes > (1 << 20) ? std::ceil(rows / 14.0) : std::ceil(rows / 168.0);
   const double weight_rate = weight_bytes > (2 << 20) ? 25e9 : 100e9;
   // The rates above are the AVX-512 kernels'; elsewhere the prepacked GEMM is slower than XNNPACK's
   // (AVX2 6x16: ~60 GFLOP/s here), which should then win unless weight streaming decides.
