@@ -15,6 +15,7 @@
 #include "kernels/norm/norm_op_kernels.h"
 #include "kernels/resize/resize_op_kernels.h"
 #include "kernels/rnn/rnn_op_kernels.h"
+#include "kernels/slice/concat_pad_op_kernels.h"
 #include "kernels/slice/slice_op_kernels.h"
 #include "kernels/vector/vector_op_kernels.h"
 #include "kernels/xnnpack/xnnpack_kernels.h"
@@ -40,6 +41,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterNormOpKernels(*r);
     RegisterBatchedMatMulOpKernels(*r);
     RegisterSliceOpKernels(*r);
+    RegisterConcatPadOpKernels(*r);
     RegisterResizeOpKernels(*r);
     RegisterActivationOpKernels(*r);
     RegisterAttentionOpKernels(*r);

@@ -543,6 +543,72 @@ bool MakeBatchedMatMul(std::mt19937& rng, Case* c) {
 // Slice over a random subset of axes (listed in any order, some negative, or omitted: all leading
 // axes), starts and ends from the front or the back and past either end, steps of 1, 2, 3, -1 and -2
 // (or omitted), and sometimes int32 indices.
+// Concat of 1-4 inputs along a random axis (given positive or negative), each with its own extent there
+// (0 included); one input may be a constant.
+bool MakeConcat(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const std::vector<int64_t> shape = RandomShape(rng);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t axis = std::uniform_int_distribution<int64_t>(0, rank - 1)(rng);
+  const int64_t count = Pick(rng, {1, 2, 3, 4});
+  std::string extents;
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<int64_t> s = shape;
+    s[axis] = Pick(rng, {0, 1, 3, 16});
+    if (i == 0 && s[axis] == 0) s[axis] = 2;
+    absl::StrAppend(&extents, i ? "," : "", s[axis]);
+    if (Pick(rng, {0, 0, 1})) {
+      b.Weight(s);
+    } else {
+      b.Activation(s);
+    }
+  }
+  const int64_t listed = Pick(rng, {0, 1}) ? axis : axis - rank;
+  b.Finish("Concat", "")->SetAttr("axis", Attribute::Int(listed));
+  c->label = absl::StrCat("Concat ", ShapeString(shape), " axis ", listed, " extents ", extents);
+  return true;
+}
+
+// Pad in each mode, pads of up to 3 on either side (negative: a crop) on every axis or on the listed
+// axes, the fill value omitted or set.
+bool MakePad(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const std::vector<int64_t> shape = RandomShape(rng);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t mode = Pick(rng, {0, 0, 1, 2});
+  b.Activation(shape);
+  const bool listed_axes = Pick(rng, {0, 1}) == 1;
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!listed_axes || Pick(rng, {0, 1})) axes.push_back(d);
+  }
+  if (axes.empty()) axes.push_back(rank - 1);
+  std::vector<int64_t> begins, ends;
+  for (int64_t d : axes) {
+    // Reflection needs pads below the extent; a crop keeps at least one element.
+    const int64_t hi = mode == 2 ? std::min<int64_t>(3, shape[d] - 1) : 3;
+    const int64_t lo = mode == 0 ? -std::min<int64_t>(1, (shape[d] - 1) / 2) : 0;
+    begins.push_back(std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+    ends.push_back(std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+  }
+  std::vector<int64_t> pads = begins;
+  pads.insert(pads.end(), ends.begin(), ends.end());
+  b.WeightTensor(Tensor::FromVector<int64_t>({static_cast<int64_t>(pads.size())}, pads));
+  const bool fill = mode == 0 && Pick(rng, {0, 1});
+  if (fill) {
+    b.WeightTensor(Tensor::Scalar(-2.5f));
+  } else if (listed_axes) {
+    b.Omitted();
+  }
+  if (listed_axes) b.WeightTensor(Tensor::FromVector<int64_t>({static_cast<int64_t>(axes.size())}, axes));
+  const char* modes[] = {"constant", "edge", "reflect"};
+  Node* node = b.Finish("Pad", "");
+  if (mode != 0 || Pick(rng, {0, 1})) node->SetAttr("mode", Attribute::String(modes[mode]));
+  c->label = absl::StrCat("Pad ", ShapeString(shape), " ", modes[mode], " pads ", ShapeString(pads),
+                          listed_axes ? " listed axes" : "", fill ? " fill -2.5" : "");
+  return true;
+}
+
 bool MakeSlice(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const std::vector<int64_t> shape = RandomShape(rng);
@@ -774,6 +840,8 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
     return MakeNorm(rng, c, e.op);
   }
   if (e.op == "Slice") return MakeSlice(rng, c);
+  if (e.op == "Concat") return MakeConcat(rng, c);
+  if (e.op == "Pad") return MakePad(rng, c);
   if (e.op == "Resize") return MakeResize(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   if (e.op == "Flatten" || e.op == "Reshape" || e.op == "Squeeze" || e.op == "Unsqueeze" || e.op == "Identity") {
