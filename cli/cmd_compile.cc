@@ -36,13 +36,17 @@ namespace {
 
 // The median latency of `compiled` on this machine, one thread, random inputs: 15 runs after 3.
 absl::StatusOr<double> MeasureMs(const CompileResult& compiled) {
-  char path[] = "/tmp/tessel-compile-XXXXXX";
-  const int fd = mkstemp(path);
+  std::error_code ec;
+  std::string templ = (std::filesystem::temp_directory_path(ec) / "tessel-compile-XXXXXX").string();
+  if (ec) templ = "/tmp/tessel-compile-XXXXXX";
+  std::vector<char> path(templ.begin(), templ.end());
+  path.push_back('\0');
+  const int fd = mkstemp(path.data());
   if (fd < 0) return absl::InternalError("cannot create a temporary file to time the int8 candidates");
   close(fd);
   absl::StatusOr<double> median = [&]() -> absl::StatusOr<double> {
-    if (absl::Status s = WriteArtifact(path, compiled.plan, compiled.weights); !s.ok()) return s;
-    absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path);
+    if (absl::Status s = WriteArtifact(path.data(), compiled.plan, compiled.weights); !s.ok()) return s;
+    absl::StatusOr<std::shared_ptr<const CompiledModel>> model = CompiledModel::Load(path.data());
     if (!model.ok()) return model.status();
     std::vector<ModelInput> model_inputs;
     for (int i = 0; i < (*model)->num_inputs(); ++i) model_inputs.push_back({(*model)->input_name(i), (*model)->input_type(i)});
@@ -59,14 +63,15 @@ absl::StatusOr<double> MeasureMs(const CompileResult& compiled) {
     std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
     return ms[ms.size() / 2];
   }();
-  std::remove(path);
+  std::remove(path.data());
   return median;
 }
 
 // --int8-fallback=cost: the int8 layers that the kernel cost model prices above their f32 form on this
-// target (each layer against the same node of the int8 pipeline's f32 graph) stay f32, and that
-// artifact replaces `compiled` where its estimate, quantize and dequantize steps included, is lower.
-// Without an 8-bit dot product (plain AVX2), int8 convolutions can cost more than f32 Winograd ones.
+// target (each layer against the same node of the int8 pipeline's f32 graph) stay f32 in a second
+// artifact, which replaces `compiled` where it is faster: timed here when the target is this machine,
+// by the cost model otherwise. Without an 8-bit dot product (plain AVX2), int8 convolutions can cost
+// more than f32 Winograd ones.
 absl::Status KeepSlowInt8LayersF32(const cli::Args& args, const CompileOptions& options,
                                    const QuantizeInt8Result& int8, CompileResult& compiled) {
   absl::StatusOr<std::unique_ptr<Graph>> f32_graph = LoadGraph(args.positional()[0]);
