@@ -13,6 +13,7 @@
 #include "kernels/int8/int8_op_kernels.h"
 #include "kernels/matmul/batched_matmul_op_kernels.h"
 #include "kernels/norm/norm_op_kernels.h"
+#include "kernels/resize/grid_sample_op_kernels.h"
 #include "kernels/resize/resize_op_kernels.h"
 #include "kernels/rnn/rnn_op_kernels.h"
 #include "kernels/slice/concat_pad_op_kernels.h"
@@ -43,6 +44,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterSliceOpKernels(*r);
     RegisterConcatPadOpKernels(*r);
     RegisterResizeOpKernels(*r);
+    RegisterGridSampleOpKernels(*r);
     RegisterActivationOpKernels(*r);
     RegisterAttentionOpKernels(*r);
     return r;

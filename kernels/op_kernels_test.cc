@@ -609,6 +609,32 @@ bool MakePad(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// GridSample, bilinear (under either name), zeros or border padding, either align_corners; grid points
+// up to 1.3 beyond [-1, 1], so that taps fall outside the image; 1-2 images, 1-5 channels.
+bool MakeGridSample(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), ch = Pick(rng, {1, 3, 5}), h = Pick(rng, {1, 4, 9}), w = Pick(rng, {2, 7, 16});
+  const int64_t ho = Pick(rng, {1, 3, 8}), wo = Pick(rng, {2, 5, 12});
+  b.Activation({n, ch, h, w});
+  Tensor grid = b.Random({n, ho, wo, 2});
+  for (int64_t i = 0; i < grid.num_elements(); ++i) grid.data<float>()[i] *= 1.3f;
+  if (Pick(rng, {0, 1})) {
+    b.WeightTensor(std::move(grid));
+  } else {
+    const std::string name = absl::StrCat("v", c->values.size());
+    c->values.push_back(c->graph->AddInput(name, grid.type()));
+    c->data.push_back(std::move(grid));
+  }
+  Node* node = b.Finish("GridSample", "");
+  const int64_t mode = Pick(rng, {0, 1, 2}), padding = Pick(rng, {0, 1, 2}), align = Pick(rng, {0, 1});
+  if (mode != 0) node->SetAttr("mode", Attribute::String(mode == 1 ? "bilinear" : "linear"));
+  if (padding != 0) node->SetAttr("padding_mode", Attribute::String(padding == 1 ? "zeros" : "border"));
+  node->SetAttr("align_corners", Attribute::Int(align));
+  c->label = absl::StrCat("GridSample x [", n, ",", ch, ",", h, ",", w, "] out ", ho, "x", wo, " mode form ", mode,
+                          " padding form ", padding, " align ", align);
+  return true;
+}
+
 bool MakeSlice(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const std::vector<int64_t> shape = RandomShape(rng);
@@ -842,6 +868,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Slice") return MakeSlice(rng, c);
   if (e.op == "Concat") return MakeConcat(rng, c);
   if (e.op == "Pad") return MakePad(rng, c);
+  if (e.op == "GridSample") return MakeGridSample(rng, c);
   if (e.op == "Resize") return MakeResize(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   if (e.op == "Flatten" || e.op == "Reshape" || e.op == "Squeeze" || e.op == "Unsqueeze" || e.op == "Identity") {
