@@ -1172,6 +1172,39 @@ TEST(WinogradTest, AwkwardShapesMatchReference) {
   }
 }
 
+// A map of few tiles splits the output channels over the threads (ResNet-18's 7x7 layers): every
+// thread count gives the reference's result, with bias, residual and clamp, for channel counts that do
+// and do not divide into runs of 8 per thread.
+TEST(WinogradTest, FewTilesSplitTheOutputChannels) {
+  for (const char* name : {"tessel_f32_conv2d_3x3s1_nhwc__winograd_f2x2", "tessel_f32_conv2d_3x3s1_nhwc__winograd_f4x4"}) {
+    const OpKernelEntry* e = OpKernels().FindByName(name);
+    ASSERT_NE(e, nullptr);
+    for (const int64_t m : {96, 100}) {
+      std::mt19937 rng(7);
+      Case c;
+      CaseBuilder b(&rng, &c);
+      b.Activation({1, 7, 7, 48});
+      b.Weight({m, 3, 3, 48});
+      b.Weight({m});
+      b.Activation({1, 7, 7, m});
+      Node* node = b.Finish("FusedConv", "tessel");
+      node->SetAttr("layout", Attribute::String("nhwc"));
+      node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+      node->SetAttr("activation", Attribute::String("relu"));
+      std::vector<const Tensor*> inputs = {&c.data[0], &c.data[1], &c.data[2], &c.data[3]};
+      std::vector<Tensor> want;
+      ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok());
+      for (const int threads : {1, 2, 3}) {
+        std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(
+            threads > 1 ? pthreadpool_create(threads) : nullptr, pthreadpool_destroy);
+        const double err = RunKernelError(*e, *node, inputs, want[0], pool.get(), threads,
+                                          absl::StrCat(name, " M ", m, " ", threads, " threads"));
+        EXPECT_LE(err, ToleranceFor(name)) << name << " M " << m << " " << threads << " threads";
+      }
+    }
+  }
+}
+
 // F(4x4)'s error must stay within its tolerance at ResNet widths too (C = 256 here).
 TEST(WinogradTest, WideChannelsF4x4) {
   const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_conv2d_3x3s1_nhwc__winograd_f4x4");

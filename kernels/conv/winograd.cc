@@ -265,12 +265,22 @@ class WinogradKernel : public OpKernel {
     k->tiles_ = g->n * k->tiles_h_ * k->tiles_w_;
     // Blocks of tiles whose V and M (points x block x (C + M) floats) stay within ~512 KiB, as many
     // blocks as a multiple of the thread count where the tiles allow.
-    const int threads = std::max(1, args.num_threads);
-    const int64_t target = std::max<int64_t>(16, (131072 / kPoints) / (g->c + g->m));
-    int64_t blocks = (k->tiles_ + target - 1) / target;
-    blocks = std::min(k->tiles_, (blocks + threads - 1) / threads * threads);
-    k->block_ = (k->tiles_ + blocks - 1) / blocks;
-    k->blocks_ = (k->tiles_ + k->block_ - 1) / k->block_;
+    const int threads = k->pool_ != nullptr ? std::max(1, args.num_threads) : 1;
+    // A small map has too few tiles for every thread to take a share and each would stream all the
+    // transformed weights (ResNet-18's 7x7 layers: 4 tiles, 37.7 MB): there the threads split the output
+    // channels instead, each transforming every tile's input (cheap for so few) and reading its own
+    // share of the weights.
+    k->split_channels_ = threads > 1 && k->tiles_ <= 8 * threads && g->m >= 32 * threads;
+    if (k->split_channels_) {
+      k->block_ = k->tiles_;
+      k->blocks_ = 1;
+    } else {
+      const int64_t target = std::max<int64_t>(16, (131072 / kPoints) / (g->c + g->m));
+      int64_t blocks = (k->tiles_ + target - 1) / target;
+      blocks = std::min(k->tiles_, (blocks + threads - 1) / threads * threads);
+      k->block_ = (k->tiles_ + blocks - 1) / blocks;
+      k->blocks_ = (k->tiles_ + k->block_ - 1) / k->block_;
+    }
     k->zeros_.assign(std::max(g->c, g->m), 0.0f);
 
     // U = G g G^T per (output, input) channel, stored per point as an [M, C] matrix.
@@ -288,22 +298,31 @@ class WinogradKernel : public OpKernel {
     }
     // One task per thread, each with its own V and M blocks and GEMMs bound to them, so a run is one
     // parallel region (a region per GEMM would cost a thread hand-off each, ruinous on a busy machine).
-    k->tasks_.resize(std::min<int64_t>(threads, k->blocks_));
-    for (Task& t : k->tasks_) {
+    k->tasks_.resize(k->split_channels_ ? threads : std::min<int64_t>(threads, k->blocks_));
+    for (size_t ti = 0; ti < k->tasks_.size(); ++ti) {
+      Task& t = k->tasks_[ti];
+      if (k->split_channels_) {
+        const TaskRange r = SplitForTask(g->m, static_cast<int64_t>(k->tasks_.size()), static_cast<int64_t>(ti), 8);
+        t.m0 = r.begin;
+        t.mc = r.end - r.begin;
+      } else {
+        t.mc = g->m;
+      }
       t.v.resize(kPoints * k->block_ * g->c);
-      t.m.resize(kPoints * k->block_ * g->m);
+      t.m.resize(kPoints * k->block_ * std::max<int64_t>(t.mc, 1));
       t.discard.resize(g->m);
+      if (t.mc == 0) continue;  // more tasks than channel runs: nothing to compute
       for (int p = 0; p < kPoints; ++p) {
         xnn_operator_t op = nullptr;
-        xnn_status s = xnn_create_fully_connected_nc_f32(g->c, g->m, g->c, g->m, u.data() + p * g->m * g->c, nullptr,
-                                                         -kInf, kInf, 0, &op);
+        xnn_status s = xnn_create_fully_connected_nc_f32(g->c, t.mc, g->c, t.mc, u.data() + (p * g->m + t.m0) * g->c,
+                                                         nullptr, -kInf, kInf, 0, &op);
         if (s != xnn_status_success) {
           return absl::InternalError(
               absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected create failed"));
         }
         t.gemm.push_back(op);
         s = xnn_setup_fully_connected_nc_f32(op, k->block_, t.v.data() + p * k->block_ * g->c,
-                                             t.m.data() + p * k->block_ * g->m, nullptr);
+                                             t.m.data() + p * k->block_ * t.mc, nullptr);
         if (s != xnn_status_success) {
           return absl::InternalError(
               absl::StrCat("node '", args.node.name(), "': XNNPACK fully connected setup failed"));
@@ -322,12 +341,22 @@ class WinogradKernel : public OpKernel {
   struct Task {
     std::vector<float> v, m, discard;
     std::vector<xnn_operator_t> gemm;
+    int64_t m0 = 0, mc = 0;  // the output channels [m0, m0 + mc) this task computes
   };
 
-  // Task t takes blocks t, t + tasks, ...
+  // Task t takes blocks t, t + tasks, ...; with the channels split, every tile for its channels.
   static void RunTask(void* self, size_t t) {
     auto* k = static_cast<WinogradKernel*>(self);
     Task& task = k->tasks_[t];
+    if (k->split_channels_) {
+      if (task.mc == 0) return;
+      for (int64_t i = 0; i < k->tiles_; ++i) k->TransformInput(task, 0, i);
+      for (xnn_operator_t op : task.gemm) {
+        if (xnn_run_operator(op, nullptr) != xnn_status_success) k->failed_ = true;
+      }
+      for (int64_t i = 0; i < k->tiles_; ++i) k->TransformOutput(task, 0, i);
+      return;
+    }
     for (int64_t blk = t; blk < k->blocks_; blk += k->tasks_.size()) {
       const int64_t start = blk * k->block_;
       for (int64_t i = 0; i < k->block_; ++i) k->TransformInput(task, start, i);
@@ -367,21 +396,21 @@ class WinogradKernel : public OpKernel {
     const int64_t b = tile / (tiles_h_ * tiles_w_);
     const int64_t oy0 = (tile / tiles_w_) % tiles_h_ * kOut;
     const int64_t ox0 = tile % tiles_w_ * kOut;
-    const int64_t stride = block_ * g.m;
+    const int64_t stride = block_ * task.mc;
     const float* m[kPoints];
-    for (int p = 0; p < kPoints; ++p) m[p] = task.m.data() + p * stride + i * g.m;
+    for (int p = 0; p < kPoints; ++p) m[p] = task.m.data() + p * stride + i * task.mc;
     // Outputs past the edge go to a discard buffer; a missing residual or bias reads zeros.
     float* y[kOut * kOut];
     const float* res[kOut * kOut];
     for (int r = 0; r < kOut; ++r) {
       for (int s = 0; s < kOut; ++s) {
         const bool inside = oy0 + r < g.oh && ox0 + s < g.ow;
-        const int64_t o = inside ? ((b * g.oh + oy0 + r) * g.ow + ox0 + s) * g.m : -1;
+        const int64_t o = inside ? ((b * g.oh + oy0 + r) * g.ow + ox0 + s) * g.m + task.m0 : -1;
         y[r * kOut + s] = inside ? y_ + o : task.discard.data();
         res[r * kOut + s] = inside && residual_ ? residual_ + o : zeros_.data();
       }
     }
-    W::Output(g.m, m, bias_ ? bias_ : zeros_.data(), res, y, lo_, hi_);
+    W::Output(task.mc, m, bias_ ? bias_ + task.m0 : zeros_.data(), res, y, lo_, hi_);
   }
 
   Conv2dGeometry g_;
@@ -393,6 +422,7 @@ class WinogradKernel : public OpKernel {
   float* y_ = nullptr;
   float lo_ = 0, hi_ = 0;
   int64_t tiles_h_ = 0, tiles_w_ = 0, tiles_ = 0, block_ = 0, blocks_ = 0;
+  bool split_channels_ = false;
   std::vector<Task> tasks_;
   std::vector<float> zeros_;
   std::atomic<bool> failed_{false};
