@@ -387,6 +387,11 @@ bool MakeUnary(std::mt19937& rng, Case* c, const std::string& op) {
     node->SetAttr("approximate", Attribute::String("tanh"));
     absl::StrAppend(&c->label, " approximate tanh");
   }
+  if (op == "HardSigmoid" && Pick(rng, {0, 1})) {  // the default 0.2, 0.5, or MobileNetV3's 1/6, 0.5
+    node->SetAttr("alpha", Attribute::Float(1.0f / 6));
+    node->SetAttr("beta", Attribute::Float(0.5f));
+    absl::StrAppend(&c->label, " alpha 1/6");
+  }
   return true;
 }
 
@@ -856,7 +861,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Add") return MakeAdd(rng, c);
   if (e.op == "Mul" || e.op == "Sub" || e.op == "Div") return MakeBinary(rng, c, e.op);
   if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish" || e.op == "Tanh" ||
-      e.op == "Erf" || e.op == "Gelu") {
+      e.op == "Erf" || e.op == "Gelu" || e.op == "HardSigmoid") {
     return MakeUnary(rng, c, e.op);
   }
   if (e.op == "Softmax" || e.op == "LogSoftmax") return MakeSoftmax(rng, c, e.op);

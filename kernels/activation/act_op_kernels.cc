@@ -1,5 +1,6 @@
 // Gelu, Tanh and Erf over a whole f32 tensor of static shape: the row kernel of act_rows.h over tiles of
-// the flat tensor, split over the pool's threads; LogSoftmax along the last axis over tiles of rows.
+// the flat tensor, split over the pool's threads; LogSoftmax along the last axis over tiles of rows;
+// HardSigmoid as one plain loop.
 #include "kernels/activation/act_op_kernels.h"
 
 #include <algorithm>
@@ -135,6 +136,40 @@ class LogSoftmaxKernel : public OpKernel {
 
 bool Legal(const OpQuery& q) { return ResolveElements(q) >= 0; }
 
+// HardSigmoid: y = clamp(alpha * x + beta, 0, 1), a plain loop for the vectorizer (MobileNetV3's
+// squeeze-and-excitation gates).
+class HardSigmoidKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    const int64_t n = ResolveElements(BoundOperands(args).query());
+    if (n < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
+                                                     "': the fast HardSigmoid kernel needs f32 static shapes"));
+    }
+    auto k = std::make_unique<HardSigmoidKernel>();
+    k->n_ = n;
+    k->alpha_ = args.node.GetFloat("alpha", 0.2f);
+    k->beta_ = args.node.GetFloat("beta", 0.5f);
+    k->x_ = args.inputs[0]->data<float>();
+    k->y_ = args.outputs[0].data<float>();
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Run() override {
+    const float a = alpha_, b = beta_;
+    const float* x = x_;
+    float* y = y_;
+    for (int64_t i = 0; i < n_; ++i) y[i] = std::min(1.0f, std::max(0.0f, a * x[i] + b));
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t n_ = 0;
+  float alpha_ = 0.2f, beta_ = 0.5f;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
 bool LogSoftmaxLegal(const OpQuery& q) {
   int64_t rows, inner;
   return ResolveRows(q, &rows, &inner);
@@ -195,6 +230,8 @@ void RegisterIsa(OpKernelRegistry& r, const char* isa_name, Isa isa, const char*
 
 void RegisterActivationOpKernels(OpKernelRegistry& r) {
   RegisterIsa<ActRowsAutovec, 1>(r, "autovec", Isa::kPortable, "portable");
+  r.Register(MakeOpKernelEntry("tessel_f32_hardsigmoid__portable", "HardSigmoid", "f32", "any", Isa::kPortable,
+                               "portable", Legal, Cost<2>, HardSigmoidKernel::Create));
 #if defined(__x86_64__)
   RegisterIsa<ActRowsAvx2, 2>(r, "avx2", Isa::kAvx2, "x86");
   RegisterIsa<ActRowsAvx512, 4>(r, "avx512", Isa::kAvx512, "x86");
