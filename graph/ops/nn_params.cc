@@ -453,6 +453,16 @@ absl::StatusOr<std::vector<int>> ResolvePadAxes(int rank, const Tensor* axes) {
   return NormalizeAxes(axes->ToInt64Vector(), rank, "pad axis");
 }
 
+int64_t PadSourceIndex(PadMode mode, int64_t o, int64_t begin, int64_t in) {
+  const int64_t i = o - begin;
+  if (mode == PadMode::kConstant) return i < 0 || i >= in ? -1 : i;
+  if (mode == PadMode::kEdge) return std::clamp<int64_t>(i, 0, in - 1);
+  if (in == 1) return 0;
+  const int64_t period = 2 * (in - 1);
+  const int64_t m = ((i % period) + period) % period;
+  return m < in ? m : period - m;
+}
+
 absl::StatusOr<PadParams> ResolvePadParams(const Node& node, int rank, const Tensor& pads, const Tensor* axes) {
   PadParams p;
   absl::StatusOr<PadMode> mode = ResolvePadMode(node);

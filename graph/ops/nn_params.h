@@ -90,6 +90,10 @@ absl::StatusOr<PadMode> ResolvePadMode(const Node& node);
 // The axes the pads apply to (the opset-18 `axes` input, nullptr when omitted: every axis), normalized.
 absl::StatusOr<std::vector<int>> ResolvePadAxes(int rank, const Tensor* axes);
 absl::StatusOr<PadParams> ResolvePadParams(const Node& node, int rank, const Tensor& pads, const Tensor* axes);
+// The input coordinate that output coordinate `o` of an axis of extent `in` (padded by `begin` before
+// it) reads, or -1 for the constant fill value; edge clamps and reflect mirrors without repeating the
+// edge, as numpy's "reflect".
+int64_t PadSourceIndex(PadMode mode, int64_t o, int64_t begin, int64_t in);
 
 struct ResizeParams {
   enum class Mode { kNearest, kLinear };

@@ -896,23 +896,7 @@ absl::Status PadKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outpu
     const int64_t in = x.dim(r);
     const int64_t out = outputs[0].dim(r);
     maps[r].resize(out);
-    for (int64_t o = 0; o < out; ++o) {
-      const int64_t i = o - p->begin[r];
-      int64_t src = i;
-      if (p->mode == PadMode::kConstant) {
-        if (i < 0 || i >= in) src = -1;
-      } else if (p->mode == PadMode::kEdge) {
-        src = std::clamp<int64_t>(i, 0, in - 1);
-      } else if (in == 1) {
-        src = 0;
-      } else {
-        // Reflection without repeating the edge, as numpy's "reflect": period 2 * (in - 1).
-        const int64_t period = 2 * (in - 1);
-        const int64_t m = ((i % period) + period) % period;
-        src = m < in ? m : period - m;
-      }
-      maps[r][o] = src;
-    }
+    for (int64_t o = 0; o < out; ++o) maps[r][o] = PadSourceIndex(p->mode, o, p->begin[r], in);
   }
   std::vector<char> fill(DTypeBits(x.dtype()) / 8, 0);
   const Tensor* value = In(inputs, 2);

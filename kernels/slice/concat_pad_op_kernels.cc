@@ -99,23 +99,7 @@ class PadKernel : public OpKernel {
     // Per axis, each output coordinate's input coordinate, or -1 for the fill value.
     k->maps_.resize(rank);
     for (int r = 0; r < rank; ++r) {
-      const int64_t in = x.dim(r);
-      for (int64_t o = 0; o < y.dim(r); ++o) {
-        const int64_t i = o - p->begin[r];
-        int64_t src = i;
-        if (p->mode == PadMode::kConstant) {
-          if (i < 0 || i >= in) src = -1;
-        } else if (p->mode == PadMode::kEdge) {
-          src = std::clamp<int64_t>(i, 0, in - 1);
-        } else if (in == 1) {
-          src = 0;
-        } else {
-          const int64_t period = 2 * (in - 1);  // numpy's "reflect": the edge is not repeated
-          const int64_t m = ((i % period) + period) % period;
-          src = m < in ? m : period - m;
-        }
-        k->maps_[r].push_back(src);
-      }
+      for (int64_t o = 0; o < y.dim(r); ++o) k->maps_[r].push_back(PadSourceIndex(p->mode, o, p->begin[r], x.dim(r)));
     }
     // The last axis as runs: consecutive input elements, or the fill value.
     const std::vector<int64_t>& last = k->maps_[rank - 1];
