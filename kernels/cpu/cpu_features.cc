@@ -35,9 +35,10 @@ CpuFeatures Detect() {
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const unsigned base_family = (a >> 8) & 0xf;
   const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
-  if (std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19) {
+  const bool amd_19h = std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19;  // Zen 3, Zen 4
+  if (amd_19h) {
     f.stream_prefetch = false;
-    f.decode_streams = 2;
+    f.decode_streams = f.decode_streams_ymm = 2;
     f.row_streams_threaded = 4;
   }
   const bool osxsave = c & (1u << 27);
@@ -62,6 +63,8 @@ CpuFeatures Detect() {
     f.avx512vl = b & (1u << 31);
     f.avx512vnni = c & (1u << 11);
     f.gfni = c & (1u << 8);  // with the ZMM state: the 512-bit form
+    // Zen 4 (family 19h with AVX-512): the 256-bit kernels read 4 streams (cpu_features.h).
+    if (amd_19h && f.avx512f) f.decode_streams_ymm = 4;
   }
   if (max_subleaf >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx_vnni = a & (1u << 4);
   return f;
@@ -108,7 +111,7 @@ CpuFeatures DetectWithOverrides() {
   }
   if (const char* v = std::getenv("TESSEL_DECODE_STREAMS");
       v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
-    f.decode_streams = v[0] - '0';
+    f.decode_streams = f.decode_streams_ymm = v[0] - '0';
     f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
   }
   if (const char* v = std::getenv("TESSEL_GFNI"); v != nullptr && std::strcmp(v, "0") == 0) f.gfni = false;

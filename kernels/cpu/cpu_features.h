@@ -37,15 +37,20 @@ struct CpuFeatures {
   //   GB/s of weights on Zen 4: Q4_0 17-20 (4 streams, prefetch), 23-26 (4, none), 29-30 (2, none);
   //   Q8_0 (no prefetch either way) 22-25 (4) / 26-27 (2). On Zen 5 the prefetch gains ~10% and 4
   //   streams beat 2.
+  // - decode_streams_ymm: the same for the 256-bit (AVX2, AVX-VNNI) Panel16 kernels, which issue about
+  //   twice the instructions per byte: 4 on Zen 4 (what runs there under TESSEL_MAX_ISA=avx2), where
+  //   2 streams left them short of requests in flight (Q4_0 18.7-20.0 GB/s with 2, 24.5-25.7 with 4;
+  //   on one L3-resident layer 19 vs 34 GB/s), 2 on Zen 3, where 2 streams read 89-95% of bandwidth.
   // - row_streams / row_streams_threaded: the F16/BF16 row-dot kernels on one thread / on each of
   //   several threads sharing a matrix (4 or 2). Zen 4, F16, no prefetch: 1 thread 27.4-29.1 GB/s
   //   with 4 streams, 24.8-26.7 with 2; 2 threads, 4 per thread faster in 8 of 10 paired runs. Zen 5
   //   measured 2 per thread fastest on 2 threads.
   // - stream_prefetch: both kinds' software prefetch (off on Zen 4: F16 22.5-23.7 GB/s with it).
   // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 in the environment override them
-  // (TESSEL_DECODE_STREAMS sets all three stream counts; the row kernels read 1 as 2).
+  // (TESSEL_DECODE_STREAMS sets all four stream counts; the row kernels read 1 as 2).
   bool stream_prefetch = true;
   int decode_streams = 4;
+  int decode_streams_ymm = 4;
   int row_streams = 4;
   int row_streams_threaded = 2;
 

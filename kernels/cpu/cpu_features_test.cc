@@ -65,12 +65,15 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   const char* prefetch = std::getenv("TESSEL_STREAM_PREFETCH");
   if (streams != nullptr) {
     EXPECT_EQ(f.decode_streams, std::atoi(streams));
+    EXPECT_EQ(f.decode_streams_ymm, std::atoi(streams));
     // The F16 / BF16 row kernels have 4- and 2-stream forms only: 1 reads as 2.
     const int rows = std::atoi(streams) == 4 ? 4 : 2;
     EXPECT_EQ(f.row_streams, rows);
     EXPECT_EQ(f.row_streams_threaded, rows);
   } else {
     EXPECT_TRUE(f.decode_streams == 4 || f.decode_streams == 2) << f.decode_streams;
+    // The 256-bit kernels' count is never below the 512-bit ones' (4 on Zen 4 where those read 2).
+    EXPECT_GE(f.decode_streams_ymm, f.decode_streams);
     EXPECT_EQ(f.row_streams, 4);
     // 4 per thread where the Panel16 kernels run 2 streams (Zen 4), else 2.
     EXPECT_EQ(f.row_streams_threaded, f.decode_streams == 2 ? 4 : 2);
@@ -80,8 +83,9 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   } else {
     EXPECT_EQ(f.stream_prefetch, f.decode_streams == 4) << "the detected layouts are 4 + prefetch or 2 without";
   }
-  std::printf("decode streams %d (F16/BF16 rows %d, %d per thread), software prefetch %s\n", f.decode_streams,
-              f.row_streams, f.row_streams_threaded, f.stream_prefetch ? "on" : "off");
+  std::printf("decode streams %d (256-bit kernels %d; F16/BF16 rows %d, %d per thread), software prefetch %s\n",
+              f.decode_streams, f.decode_streams_ymm, f.row_streams, f.row_streams_threaded,
+              f.stream_prefetch ? "on" : "off");
 }
 
 // Every field CapCpuFeatures may touch, as a vector of flags, so that a test can compare them all.

@@ -286,7 +286,7 @@ void Run(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
     // Q4_0 reads x from memory and fits four streams' accumulators in AVX2's 16 registers; the signed
     // kernels hold x in registers, so two streams at most.
     const CpuFeatures& cpu = GetCpuFeatures();
-    const int streams = kQ4 && !kNL ? cpu.decode_streams : std::min(cpu.decode_streams, 2);
+    const int streams = kQ4 && !kNL ? cpu.decode_streams_ymm : std::min(cpu.decode_streams_ymm, 2);
     if (cpu.stream_prefetch) return Gemv<kQ4, kNL, true>(a, row_begin, row_end, streams);
     Gemv<kQ4, kNL, false>(a, row_begin, row_end, streams);
     return;

@@ -190,10 +190,11 @@ int DecodeStreams(const WeightMatrix& w, int threads) {
   const Isa isa = FloatRowIsa();
   if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
-    // gemv_gemm_avx2.cc runs CpuFeatures' count for Q4_0, two streams at most for the other types.
+    // The 256-bit kernels run CpuFeatures' count for them, gemv_gemm_avx2.cc two streams at most for
+    // its signed types (Q8_0, IQ4_NL).
     if (w.layout == WeightLayout::kPanel16) {
-      const int streams = GetCpuFeatures().decode_streams;
-      return w.type == GgmlType::kQ4_0 ? streams : std::min(streams, 2);
+      const int streams = GetCpuFeatures().decode_streams_ymm;
+      return w.type == GgmlType::kQ8_0 || w.type == GgmlType::kIQ4_NL ? std::min(streams, 2) : streams;
     }
     return 0;
   }
