@@ -5,6 +5,7 @@
 // gemv_gemm_avxvnni.cc.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

@@ -3,6 +3,7 @@
 // also lifts the int16 limits on how many products add up before widening.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
