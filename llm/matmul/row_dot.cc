@@ -190,11 +190,13 @@ int DecodeStreams(const WeightMatrix& w, int threads) {
   const Isa isa = FloatRowIsa();
   if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
-    // The 256-bit kernels run CpuFeatures' count for them, gemv_gemm_avx2.cc two streams at most for
-    // its signed types (Q8_0, IQ4_NL).
+    // The 256-bit kernels run CpuFeatures' count for them, two streams at most for gemv_gemm_avx2.cc's
+    // signed types (Q8_0, IQ4_NL) and the k-quants with mins (Q2_K, Q4_K, Q5_K).
     if (w.layout == WeightLayout::kPanel16) {
       const int streams = GetCpuFeatures().decode_streams_ymm;
-      return w.type == GgmlType::kQ8_0 || w.type == GgmlType::kIQ4_NL ? std::min(streams, 2) : streams;
+      const bool two = w.type == GgmlType::kQ8_0 || w.type == GgmlType::kIQ4_NL || w.type == GgmlType::kQ2_K ||
+                       w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K;
+      return two ? std::min(streams, 2) : streams;
     }
     return 0;
   }
