@@ -35,8 +35,10 @@ TEST(PortableGemmTest, MatchesReferenceOverAwkwardShapes) {
   struct Shape {
     size_t m, n, k;
   };
+  // 24, 44 and 4 columns: the NEON tile's 16-, 8- and 4-column passes on aarch64.
   for (const Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{4, 32, 16}, Shape{5, 33, 17}, Shape{13, 70, 3},
-                        Shape{8, 64, 300}, Shape{2, 31, 1}, Shape{0, 4, 4}, Shape{4, 0, 4}}) {
+                        Shape{8, 64, 300}, Shape{2, 31, 1}, Shape{0, 4, 4}, Shape{4, 0, 4}, Shape{4, 24, 9},
+                        Shape{12, 44, 13}, Shape{8, 4, 6}}) {
     for (int variant = 0; variant < 4; ++variant) {
       const bool bias_n = variant & 1, bias_m = variant == 2, residual = variant >= 2;
       const float lo = variant == 3 ? 0.0f : -INFINITY, hi = variant == 3 ? 0.5f : INFINITY;
