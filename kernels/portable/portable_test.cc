@@ -146,33 +146,36 @@ TEST(PortableConvTest, Im2colGemmMatchesDirectConvolution) {
   }
 }
 
+// With and without bias and residual (the emitted C passes NULL for either).
 TEST(PortableConvTest, DepthwiseMatchesReference) {
   for (const ConvCase& base : kConvCases) {
-    ConvCase t = base;
-    t.m = t.c = base.m;  // depthwise: one filter per channel
-    const tsl_window win = Window(t);
-    const std::vector<float> x = Random(t.h * t.w * t.c, 9), w = Random(t.k * t.k * t.c, 10),
-                             bias = Random(t.c, 11), r = Random(win.oh * win.ow * t.c, 12);
-    std::vector<float> y(win.oh * win.ow * t.c);
-    tsl_f32_dwconv_nhwc_minmax__autovec(&win, t.c, x.data(), w.data(), bias.data(), r.data(), 0, win.oh, y.data(),
-                                        -0.5f, 1.0f);
-    std::vector<double> want(y.size()), scale(y.size(), 3.0);
-    for (size_t oy = 0; oy < win.oh; ++oy)
-      for (size_t ox = 0; ox < win.ow; ++ox)
-        for (size_t ch = 0; ch < t.c; ++ch) {
-          double sum = bias[ch];
-          for (size_t ky = 0; ky < t.k; ++ky)
-            for (size_t kx = 0; kx < t.k; ++kx) {
-              const long iy = long(oy * t.stride + ky * t.dilation) - long(t.pad);
-              const long ix = long(ox * t.stride + kx * t.dilation) - long(t.pad);
-              if (iy < 0 || ix < 0 || iy >= long(t.h) || ix >= long(t.w)) continue;
-              sum += double(x[(iy * t.w + ix) * t.c + ch]) * w[(ky * t.k + kx) * t.c + ch];
-            }
-          const size_t i = (oy * win.ow + ox) * t.c + ch;
-          want[i] = Clamp(sum + r[i], -0.5, 1.0);
-          scale[i] += t.k * t.k;
-        }
-    ExpectClose(y, want, scale);
+    for (const bool extras : {true, false}) {
+      ConvCase t = base;
+      t.m = t.c = base.m;  // depthwise: one filter per channel
+      const tsl_window win = Window(t);
+      const std::vector<float> x = Random(t.h * t.w * t.c, 9), w = Random(t.k * t.k * t.c, 10),
+                               bias = Random(t.c, 11), r = Random(win.oh * win.ow * t.c, 12);
+      std::vector<float> y(win.oh * win.ow * t.c);
+      tsl_f32_dwconv_nhwc_minmax__autovec(&win, t.c, x.data(), w.data(), extras ? bias.data() : nullptr,
+                                          extras ? r.data() : nullptr, 0, win.oh, y.data(), -0.5f, 1.0f);
+      std::vector<double> want(y.size()), scale(y.size(), 3.0);
+      for (size_t oy = 0; oy < win.oh; ++oy)
+        for (size_t ox = 0; ox < win.ow; ++ox)
+          for (size_t ch = 0; ch < t.c; ++ch) {
+            double sum = extras ? bias[ch] : 0.0;
+            for (size_t ky = 0; ky < t.k; ++ky)
+              for (size_t kx = 0; kx < t.k; ++kx) {
+                const long iy = long(oy * t.stride + ky * t.dilation) - long(t.pad);
+                const long ix = long(ox * t.stride + kx * t.dilation) - long(t.pad);
+                if (iy < 0 || ix < 0 || iy >= long(t.h) || ix >= long(t.w)) continue;
+                sum += double(x[(iy * t.w + ix) * t.c + ch]) * w[(ky * t.k + kx) * t.c + ch];
+              }
+            const size_t i = (oy * win.ow + ox) * t.c + ch;
+            want[i] = Clamp(sum + (extras ? r[i] : 0.0), -0.5, 1.0);
+            scale[i] += t.k * t.k;
+          }
+      ExpectClose(y, want, scale);
+    }
   }
 }
 
