@@ -108,7 +108,9 @@ std::vector<double> ConvReference(const ConvCase& t, const tsl_window& win, cons
 }
 
 const ConvCase kConvCases[] = {{5, 7, 3, 4, 3, 1, 1, 1}, {8, 8, 1, 16, 3, 1, 1, 1}, {9, 11, 5, 33, 3, 2, 1, 1},
-                               {7, 7, 2, 3, 1, 2, 0, 1}, {10, 9, 3, 5, 3, 1, 2, 2}, {12, 12, 3, 8, 7, 2, 3, 1}};
+                               {7, 7, 2, 3, 1, 2, 0, 1}, {10, 9, 3, 5, 3, 1, 2, 2}, {12, 12, 3, 8, 7, 2, 3, 1},
+                               // 9x9: more taps than the NEON depthwise path lists (64), so the loop path.
+                               {11, 10, 2, 6, 9, 1, 4, 1}};
 
 // im2col (either layout) + GEMM is the convolution, for the row-by-row use the C emitter makes of them.
 TEST(PortableConvTest, Im2colGemmMatchesDirectConvolution) {
