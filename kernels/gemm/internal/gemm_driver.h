@@ -244,9 +244,9 @@ static inline void ApplyEpilogue(const GemmEpilogue& ep, float* c, int64_t ldc, 
     const float* __restrict r = ep.residual ? ep.residual + (row0 + i) * ep.ldr + col0 : nullptr;
     const float* __restrict bias = ep.bias ? ep.bias + col0 : nullptr;
 #if defined(__aarch64__) && defined(__ARM_NEON)
-    // GCC 12 leaves the loops below scalar on aarch64 (std::max / std::min are not FMAX / FMIN for
-    // NaNs, which the clamp then passes through anyway); on the lab's cortex-a55 model this epilogue
-    // cost more than the 8x12 tile on a 1x1 convolution with K = 32.
+    // GCC 12 leaves the plain loops (the #else branch) scalar on aarch64 (std::max / std::min are not
+    // FMAX / FMIN for NaNs, which the clamp then passes through anyway); on the lab's cortex-a55 model
+    // they cost more than the 8x12 tile on a 1x1 convolution with K = 32.
     const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
     int64_t j = 0;
     // Three independent vectors at a time (a tile row is 12 columns): an in-order core (cortex-a55)
@@ -277,8 +277,7 @@ static inline void ApplyEpilogue(const GemmEpilogue& ep, float* c, int64_t ldc, 
       if (r) v += r[j];
       ci[j] = std::min(std::max(v, lo), hi);
     }
-    continue;
-#endif
+#else
     if (bias && r) {
       for (int64_t j = 0; j < cols; ++j) ci[j] = std::min(std::max(ci[j] + bias[j] + r[j], lo), hi);
     } else if (bias) {
@@ -288,6 +287,7 @@ static inline void ApplyEpilogue(const GemmEpilogue& ep, float* c, int64_t ldc, 
     } else {
       for (int64_t j = 0; j < cols; ++j) ci[j] = std::min(std::max(ci[j], lo), hi);
     }
+#endif
   }
 }
 
