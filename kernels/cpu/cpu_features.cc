@@ -38,7 +38,7 @@ CpuFeatures Detect() {
   const bool amd_19h = std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19;  // Zen 3, Zen 4
   if (amd_19h) {
     f.stream_prefetch = false;
-    f.decode_streams = f.decode_streams_ymm = 2;
+    f.decode_streams = f.decode_streams_ymm = f.decode_streams_ymm_mins = 2;
     f.row_streams_threaded = 4;
   }
   const bool osxsave = c & (1u << 27);
@@ -111,7 +111,7 @@ CpuFeatures DetectWithOverrides() {
   }
   if (const char* v = std::getenv("TESSEL_DECODE_STREAMS");
       v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
-    f.decode_streams = f.decode_streams_ymm = v[0] - '0';
+    f.decode_streams = f.decode_streams_ymm = f.decode_streams_ymm_mins = v[0] - '0';
     f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
   }
   if (const char* v = std::getenv("TESSEL_GFNI"); v != nullptr && std::strcmp(v, "0") == 0) f.gfni = false;

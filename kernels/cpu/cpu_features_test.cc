@@ -66,6 +66,7 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   if (streams != nullptr) {
     EXPECT_EQ(f.decode_streams, std::atoi(streams));
     EXPECT_EQ(f.decode_streams_ymm, std::atoi(streams));
+    EXPECT_EQ(f.decode_streams_ymm_mins, std::atoi(streams));
     // The F16 / BF16 row kernels have 4- and 2-stream forms only: 1 reads as 2.
     const int rows = std::atoi(streams) == 4 ? 4 : 2;
     EXPECT_EQ(f.row_streams, rows);
@@ -74,6 +75,8 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
     EXPECT_TRUE(f.decode_streams == 4 || f.decode_streams == 2) << f.decode_streams;
     // The 256-bit kernels' count is never below the 512-bit ones' (4 on Zen 4 where those read 2).
     EXPECT_GE(f.decode_streams_ymm, f.decode_streams);
+    // The k-quants with mins: 2 where prefetch is off (Zen), else the 256-bit count.
+    EXPECT_EQ(f.decode_streams_ymm_mins, f.stream_prefetch ? f.decode_streams_ymm : 2);
     EXPECT_EQ(f.row_streams, 4);
     // 4 per thread where the Panel16 kernels run 2 streams (Zen 4), else 2.
     EXPECT_EQ(f.row_streams_threaded, f.decode_streams == 2 ? 4 : 2);

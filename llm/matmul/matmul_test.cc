@@ -340,8 +340,8 @@ TEST(RowDotTest, EveryRegisteredKernelMatchesReference) {
 
 // The stream count tessel generate reports is the one the kernels use: CpuFeatures' row counts for
 // F16 / BF16 on AVX-512 and AVX2, its Panel16 counts for repacked matrices (the 256-bit one on AVX2, two
-// at most there for Q8_0, IQ4_NL, Q2_K, Q4_K and Q5_K), none for ggml rows of Q4_0 or f32. Under TESSEL_FORCE_BACKEND=reference the portable row
-// kernels run, which read one stream.
+// at most there for Q8_0 and IQ4_NL, the mins count for Q2_K, Q4_K and Q5_K), none for ggml rows of Q4_0
+// or f32. Under TESSEL_FORCE_BACKEND=reference the portable row kernels run, which read one stream.
 TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
   const CpuFeatures& cpu = GetCpuFeatures();
   const bool vector = ForcedBackendFromEnv() != "reference";
@@ -359,8 +359,7 @@ TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
             avx512 ? cpu.decode_streams : avx2 ? std::min(cpu.decode_streams_ymm, 2) : 0);
   WeightMatrix q4k_panel{GgmlType::kQ4_K, 256, 256, nullptr};
   q4k_panel.layout = WeightLayout::kPanel16;
-  EXPECT_EQ(DecodeStreams(q4k_panel, 1),
-            avx512 ? cpu.decode_streams : avx2 ? std::min(cpu.decode_streams_ymm, 2) : 0);
+  EXPECT_EQ(DecodeStreams(q4k_panel, 1), avx512 ? cpu.decode_streams : avx2 ? cpu.decode_streams_ymm_mins : 0);
   WeightMatrix q6k_panel{GgmlType::kQ6_K, 256, 256, nullptr};
   q6k_panel.layout = WeightLayout::kPanel16;
   EXPECT_EQ(DecodeStreams(q6k_panel, 1), avx512 ? cpu.decode_streams : avx2 ? cpu.decode_streams_ymm : 0);

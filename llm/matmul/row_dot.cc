@@ -190,13 +190,15 @@ int DecodeStreams(const WeightMatrix& w, int threads) {
   const Isa isa = FloatRowIsa();
   if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
-    // The 256-bit kernels run CpuFeatures' count for them, two streams at most for gemv_gemm_avx2.cc's
-    // signed types (Q8_0, IQ4_NL) and the k-quants with mins (Q2_K, Q4_K, Q5_K).
+    // The 256-bit kernels run CpuFeatures' counts for them (the k-quants with mins their own), two
+    // streams at most for gemv_gemm_avx2.cc's signed types (Q8_0, IQ4_NL).
     if (w.layout == WeightLayout::kPanel16) {
-      const int streams = GetCpuFeatures().decode_streams_ymm;
-      const bool two = w.type == GgmlType::kQ8_0 || w.type == GgmlType::kIQ4_NL || w.type == GgmlType::kQ2_K ||
-                       w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K;
-      return two ? std::min(streams, 2) : streams;
+      const CpuFeatures& cpu = GetCpuFeatures();
+      if (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kIQ4_NL) return std::min(cpu.decode_streams_ymm, 2);
+      if (w.type == GgmlType::kQ2_K || w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K) {
+        return cpu.decode_streams_ymm_mins;
+      }
+      return cpu.decode_streams_ymm;
     }
     return 0;
   }
