@@ -21,10 +21,6 @@ namespace tessel {
 #if defined(__aarch64__)
 namespace {
 
-// Output pixels per row-kernel call: the run's three input rows (at most 2 x 16 + 2 pixels each) stay in L1
-// while every channel tile sweeps them.
-constexpr int64_t kRunPixels = 16;
-
 bool IsDepthwise3x3(const Conv2dGeometry& g) {
   return g.groups == g.c && g.m == g.c && g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 &&
          (g.sh == 1 || g.sh == 2) && (g.sw == 1 || g.sw == 2);
@@ -61,17 +57,12 @@ class DwConv3x3Kernel : public OpKernel {
     k->bias_.assign(c, 0.0f);
     const Tensor* bias = args.inputs.size() > 2 ? args.inputs[2] : nullptr;
     if (bias) std::memcpy(k->bias_.data(), bias->data<float>(), c * sizeof(float));
-    // Long enough for a whole run's row reads: (kRunPixels - 1) * stride + 3 pixels.
-    k->zeros_.assign((kRunPixels * g->sw + 3) * c, 0.0f);
+    k->zeros_.assign((kDwConv3x3RunPixels * g->sw + 3) * c, 0.0f);
     const ClampActivation act = ReadClampActivation(args.node, "");
     k->params_ = {c, g->sw, k->weights_.data(), k->bias_.data(), act.lo, act.hi};
-    // Interior pixels: all three column taps inside the image, i.e. 0 <= ox * sw - pad_left <= w - 3. Images
-    // narrower than the kernel have none (w - 3 + pad_left may be negative: no division of it rounds up).
-    const int64_t first = std::min(g->ow, (g->pad_left + g->sw - 1) / g->sw);
-    const int64_t span = g->w - 3 + g->pad_left;
-    const int64_t last = span >= 0 ? std::min(g->ow - 1, span / g->sw) : -1;
-    k->interior_begin_ = first;
-    k->interior_end_ = std::max(first, last + 1);
+    const DwConv3x3Interior interior = DwConv3x3InteriorColumns(g->w, g->ow, g->sw, g->pad_left);
+    k->interior_begin_ = interior.begin;
+    k->interior_end_ = interior.end;
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -98,8 +89,8 @@ class DwConv3x3Kernel : public OpKernel {
     }
     const int64_t out_row = row * g.ow;
     for (int64_t ox = 0; ox < interior_begin_; ++ox) Pixel(rows, row_inside, out_row, ox);
-    for (int64_t ox = interior_begin_; ox < interior_end_; ox += kRunPixels) {
-      const int64_t count = std::min(kRunPixels, interior_end_ - ox);
+    for (int64_t ox = interior_begin_; ox < interior_end_; ox += kDwConv3x3RunPixels) {
+      const int64_t count = std::min(kDwConv3x3RunPixels, interior_end_ - ox);
       const int64_t ix0 = ox * g.sw - g.pad_left;
       const float* run[3];
       for (int ky = 0; ky < 3; ++ky) run[ky] = row_inside[ky] ? rows[ky] + ix0 * c : zeros_.data();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/conv/internal/dwconv3x3_ukernels.h"
 #include "kernels/registry/conv_geometry.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "kernels/xnnpack/xnn_init.h"
@@ -36,6 +37,7 @@ namespace {
 // line, passing the weight vectors through memory).
 #define TESSEL_DWPW_INLINE __attribute__((always_inline)) inline
 
+#if !defined(__aarch64__)  // aarch64 runs the depthwise microkernels of dwconv3x3.cc instead
 // 16 channels as one GCC vector (one zmm in the AVX-512 clone, two ymm or four xmm in the others);
 // unaligned access through the aligned(4) variant.
 typedef float V16 __attribute__((vector_size(64)));
@@ -267,6 +269,7 @@ TESSEL_DWPW_CLONES void DepthwisePixel3x3(int64_t channels, const float* const (
     out[ch] = acc > hi ? hi : acc;
   }
 }
+#endif  // !defined(__aarch64__)
 
 // y = clamp(y + r) over n elements.
 TESSEL_DWPW_CLONES void AddClamp(int64_t n, const float* __restrict r, float lo, float hi, float* __restrict y) {
@@ -325,7 +328,20 @@ class DwPwKernel : public OpKernel {
     }
     k->dw_b_.assign(c, 0.0f);
     if (args.inputs.size() > 2 && args.inputs[2]) std::memcpy(k->dw_b_.data(), args.inputs[2]->data<float>(), c * 4);
+#if defined(__aarch64__)
+    // The depthwise rows run on the NEON or SVE microkernels of the standalone depthwise kernel
+    // (dwconv3x3.cc): the 16-channel loops below, written for x86 vector widths, need 36 NEON registers
+    // for their weights alone.
+    const bool sve = CpuSupports(Isa::kSve);
+    k->arm_row_ = sve ? tessel_f32_dwconv3x3_row__sve : tessel_f32_dwconv3x3_row__neon;
+    k->arm_pixel_ = sve ? tessel_f32_dwconv3x3_pixel__sve : tessel_f32_dwconv3x3_pixel__neon;
+    k->arm_params_ = {c, g->sw, k->dw_w_.data(), k->dw_b_.data(), k->dw_lo_, k->dw_hi_};
+    // The row microkernel takes horizontal strides 1 and 2; other strides go pixel by pixel.
+    if (g->sw == 1 || g->sw == 2) k->interior_ = DwConv3x3InteriorColumns(g->w, g->ow, g->sw, g->pad_left);
+    k->zeros_.assign((kDwConv3x3RunPixels * std::min<int64_t>(g->sw, 2) + 3) * c, 0.0f);
+#else
     k->zeros_.assign(3 * c, 0.0f);
+#endif
     k->pw_b_ = args.inputs.size() > 4 && args.inputs[4] ? args.inputs[4]->data<float>() : nullptr;
     const Tensor* residual = args.inputs.size() > 5 ? args.inputs[5] : nullptr;
     k->residual_ = residual ? residual->data<float>() : nullptr;
@@ -519,6 +535,42 @@ class DwPwKernel : public OpKernel {
     }
   }
 
+#if defined(__aarch64__)
+  // Depthwise output of pixels [p0, p0 + count) into out (count x C): border pixels through the pixel
+  // microkernel, each row's interior in runs through the row microkernel.
+  void Depthwise(int64_t p0, int64_t count, float* out, const InputRows& in) const {
+    const Conv2dGeometry& g = g_;
+    const int64_t c = g.c;
+    for (int64_t p = p0; p < p0 + count;) {
+      const int64_t ox = p % g.ow, oy = (p / g.ow) % g.oh, b = p / (g.ow * g.oh);
+      const int64_t row_end = std::min(p0 + count - p, g.ow - ox) + ox;  // exclusive ox bound in this row
+      const float* rows[3];  // input rows ky = 0..2 at pixel 0, or null outside the image
+      for (int ky = 0; ky < 3; ++ky) {
+        const int64_t iy = oy * g.sh - g.pad_top + ky;
+        rows[ky] = iy >= 0 && iy < g.h ? InputRow(in, b, iy) : nullptr;
+      }
+      float* o = out + (p - p0) * c;
+      if (ox >= interior_.begin && ox < interior_.end) {
+        const int64_t n = std::min({kDwConv3x3RunPixels, interior_.end - ox, row_end - ox});
+        const int64_t ix0 = ox * g.sw - g.pad_left;
+        const float* run[3];
+        for (int ky = 0; ky < 3; ++ky) run[ky] = rows[ky] ? rows[ky] + ix0 * c : zeros_.data();
+        arm_row_(arm_params_, n, run, nullptr, o);
+        p += n;
+        continue;
+      }
+      const float* taps[9];
+      for (int ky = 0; ky < 3; ++ky) {
+        for (int kx = 0; kx < 3; ++kx) {
+          const int64_t ix = ox * g.sw - g.pad_left + kx;
+          taps[3 * ky + kx] = rows[ky] && ix >= 0 && ix < g.w ? rows[ky] + ix * c : zeros_.data();
+        }
+      }
+      arm_pixel_(arm_params_, taps, nullptr, o);
+      ++p;
+    }
+  }
+#else
   // Depthwise output of pixels [p0, p0 + count) into out (count x C).
   void Depthwise(int64_t p0, int64_t count, float* out, const InputRows& in) const {
     const Conv2dGeometry& g = g_;
@@ -569,6 +621,7 @@ class DwPwKernel : public OpKernel {
       ++p;
     }
   }
+#endif
 
   Conv2dGeometry g_;
   int64_t m_ = 0;
@@ -581,7 +634,14 @@ class DwPwKernel : public OpKernel {
   bool residual_in_place_ = false;
   float dw_lo_ = 0, dw_hi_ = 0, pw_lo_ = 0, pw_hi_ = 0;
   std::vector<float> dw_w_, dw_b_, zeros_;
+#if defined(__aarch64__)
+  DwConv3x3RowFn arm_row_ = nullptr;
+  DwConv3x3PixelFn arm_pixel_ = nullptr;
+  DwConv3x3Params arm_params_;
+  DwConv3x3Interior interior_;
+#else
   const DepthwiseRowFn row_fn_ = PickDepthwiseRow();
+#endif
   DirectGemmF32 direct_;
   bool use_direct_ = false;
   std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)

@@ -4,9 +4,28 @@
 #ifndef TESSEL_KERNELS_CONV_INTERNAL_DWCONV3X3_UKERNELS_H_
 #define TESSEL_KERNELS_CONV_INTERNAL_DWCONV3X3_UKERNELS_H_
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tessel {
+
+// Output pixels per row-kernel call in the operator kernels: the run's three input rows (at most 2 x 16 + 2
+// pixels each) stay in L1 while every channel tile sweeps them. A zero row standing for a row outside the
+// image holds (kDwConv3x3RunPixels * stride + 3) pixels.
+constexpr int64_t kDwConv3x3RunPixels = 16;
+
+// The output columns [begin, end) whose three column taps all lie inside the image, 0 <= ox * sw - pad_left
+// <= w - 3 (the row kernel's); the others are border pixels (the pixel kernel's). Empty for images narrower
+// than the kernel (w - 3 + pad_left may be negative: no division of it rounds up).
+struct DwConv3x3Interior {
+  int64_t begin = 0, end = 0;
+};
+inline DwConv3x3Interior DwConv3x3InteriorColumns(int64_t w, int64_t ow, int64_t sw, int64_t pad_left) {
+  const int64_t first = std::min(ow, (pad_left + sw - 1) / sw);
+  const int64_t span = w - 3 + pad_left;
+  const int64_t last = span >= 0 ? std::min(ow - 1, span / sw) : -1;
+  return {first, std::max(first, last + 1)};
+}
 
 // What every call for one layer shares.
 struct DwConv3x3Params {
