@@ -76,7 +76,8 @@ std::unique_ptr<OpNode> MakeNode(const char* op, DType dtype, const std::vector<
 }
 
 // A MobileNetV2 block's tail (depthwise 3x3 ReLU6, linear 1x1 projection), an int8 ResNet-18 3x3 layer,
-// an int8 MobileNetV2 1x1 expansion and an int8 classifier, with the group each belongs to.
+// an int8 MobileNetV2 1x1 expansion, an int8 classifier and two f32 convolutions (a stem and a dense
+// layer), with the group each belongs to.
 std::vector<std::pair<std::string, std::unique_ptr<OpNode>>> NewGroupNodes() {
   std::vector<std::pair<std::string, std::unique_ptr<OpNode>>> nodes;
   auto dwpw = MakeNode("DwPwConv", DType::kF32, {1, 28, 28, 144}, {{144, 3, 3, 1}, {144}, {24, 1, 1, 144}, {24}},
@@ -112,6 +113,18 @@ std::vector<std::pair<std::string, std::unique_ptr<OpNode>>> NewGroupNodes() {
   nodes.emplace_back("qconv/pointwise", conv(28, 32, 192, 1));
   nodes.emplace_back("qconv/depthwise", conv(28, 96, 96, 3, 96));
   nodes.emplace_back("qgemm", int8(MakeNode("QGemm", DType::kU8, {1, 512}, {{1000, 512}, {1000}}, {1, 1000})));
+  // f32 3x3 convolutions: MobileNetV2's stem over the RGB image, and a ResNet-18 layer.
+  auto fconv = [](int64_t h, int64_t c, int64_t m, int64_t s) {
+    auto n = MakeNode("FusedConv", DType::kF32, {1, h, h, c}, {{m, 3, 3, c}, {m}}, {1, h / s, h / s, m});
+    n->node->SetAttr("layout", Attribute::String("nhwc"));
+    n->node->SetAttr("group", Attribute::Int(1));
+    n->node->SetAttr("kernel_shape", Attribute::Ints({3, 3}));
+    n->node->SetAttr("strides", Attribute::Ints({s, s}));
+    n->node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+    return n;
+  };
+  nodes.emplace_back("conv/stem", fconv(224, 3, 32, 2));
+  nodes.emplace_back("conv/dense", fconv(56, 64, 64, 1));
   return nodes;
 }
 

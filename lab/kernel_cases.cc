@@ -1,8 +1,8 @@
 // Fixed kernel cases for the Arm performance lab: every f32 GEMM, weight-only GEMV and vector kernel
 // that this CPU runs (from the registries benchmarks/kernels measures), each on a few fixed shapes, and
 // every legal operator kernel of the layers the compiler chooses among: f32 convolutions
-// (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE depthwise) on depthwise, dense 3x3 and pointwise
-// layers of MobileNetV2 and ResNet-18, the fused depthwise + pointwise op (tessel.DwPwConv: Tessel's and
+// (tessel.FusedConv: XNNPACK, GEMM, Winograd, NEON/SVE depthwise) on depthwise, dense 3x3, pointwise and
+// stem (3 input channels) layers of MobileNetV2 and ResNet-18, the fused depthwise + pointwise op (tessel.DwPwConv: Tessel's and
 // XNNPACK's) on MobileNetV2 blocks, and the u8 QConv / QGemm kernels (Tessel's int8 GEMMs and depthwise
 // kernels, XNNPACK's qu8 and qc8 operators) on ResNet-18 and MobileNetV2 layers and classifiers.
 // The same binary times a case natively and, under qemu with lab/tb_profile.c, marks it as a
@@ -295,6 +295,8 @@ void AddConvCases(std::vector<Case>& cases) {
       MakeConvLayer("r18_3x3_14x14x256", "dense", 14, 14, 256, 256, 3, 1, 1),
       MakeConvLayer("mbv2_pw_28x28x32_192", "pointwise", 28, 28, 32, 192, 1, 1, 1),
       MakeConvLayer("mbv2_pw_7x7x960_160", "pointwise", 7, 7, 960, 160, 1, 1, 1),
+      MakeConvLayer("mbv2_stem_224x224x3_s2", "stem", 224, 224, 3, 32, 3, 2, 1),
+      MakeConvLayer("r18_stem_224x224x3_7x7s2", "stem", 224, 224, 3, 64, 7, 2, 1),
   };
   AddOpCases(cases, layers, "tessel.FusedConv", "f32", "conv");
 }

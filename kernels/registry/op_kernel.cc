@@ -73,7 +73,8 @@ const OpKernelEntry* OpKernelRegistry::FindByName(absl::string_view name) const 
 namespace {
 
 // The convolution class of a channels-last node: depthwise (one input channel per group), pointwise
-// (1x1) or dense.
+// (1x1) or dense; f32 dense convolutions of at most 4 input channels (an image's: a network's stem) are
+// their own class, where im2col's short K ranks the kernels differently.
 const char* ConvClass(const OpQuery& q) {
   const Attribute* group = q.node.FindAttr("group");
   const Attribute* kernel = q.node.FindAttr("kernel_shape");
@@ -89,7 +90,9 @@ std::string LabOpGroup(const OpQuery& q, absl::string_view dtypes) {
   const std::string op = q.op();
   if (!q.has_input(0)) return "";
   if (op == "tessel.FusedConv" && dtypes == "f32" && q.input(0).rank() == 4) {
-    return absl::StrCat("conv/", ConvClass(q));
+    const std::string cls = ConvClass(q);
+    const bool image = q.input(0).dims[3].is_static() && q.input(0).dims[3].value() <= 4;
+    return absl::StrCat("conv/", cls == "dense" && image ? "stem" : cls);
   }
   if (op == "tessel.DwPwConv" && dtypes == "f32") return "dwpw";
   if (op == "tessel.QConv" && dtypes == "u8" && q.input(0).rank() == 4) return absl::StrCat("qconv/", ConvClass(q));
