@@ -147,7 +147,9 @@ void ExpectEpilogueGemm(const std::string& name, int64_t m, int64_t n, int64_t k
 }
 
 // Prepacked weights with the fused epilogue (PackedGemmF32 over every prepacked microkernel): column
-// ranges starting on a panel, bias, residual and clamp, against double precision.
+// ranges starting on a panel, bias, residual and clamp, against double precision. Full tiles of an
+// epilogue without a residual take the tiles' in-register output stage where a microkernel has one
+// (NEON, SVE), after one K block or several.
 class GemmPrepackedKernelTest : public testing::TestWithParam<const GemmPrepackedKernel*> {};
 
 // Sets TESSEL_FORCE_BACKEND for a scope (also when an assertion returns early).
@@ -169,7 +171,8 @@ TEST_P(GemmPrepackedKernelTest, MatchesDoublePrecisionWithEpilogue) {
                         {1, 1, 1, false, false, false, false},   {14, 32, 256, true, false, false, false},
                         {15, 33, 257, true, true, true, true},   {49, 96, 600, true, true, false, true},
                         {200, 24, 16, true, false, true, false}, {171, 70, 300, false, true, true, true},
-                        {7, 1000, 37, true, false, false, true}};
+                        {7, 1000, 37, true, false, false, true}, {16, 48, 300, false, false, true, true},
+                        {24, 36, 40, true, false, true, false}};
   Lcg rng(7);
   for (const Case& c : cases) {
     const int64_t lda = c.k + 3, ldc = c.n + 2;

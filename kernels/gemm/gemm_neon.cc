@@ -25,12 +25,20 @@ constexpr gemm_internal::Blocking kBlocking = {kMr, kNr, kMr * 16, 256, kNr * 12
     c##row##1 = vld1q_f32(c + (row) * ldc + 4);                                    \
     c##row##2 = vld1q_f32(c + (row) * ldc + 8);                                    \
   }
-#define TESSEL_NEON_STORE(row)                  \
-  vst1q_f32(c + (row) * ldc, c##row##0);        \
-  vst1q_f32(c + (row) * ldc + 4, c##row##1);    \
+#define TESSEL_NEON_STORE(row)                                              \
+  if constexpr (kBiasClamp) {                                               \
+    c##row##0 = vminq_f32(vmaxq_f32(vaddq_f32(c##row##0, bias0), vlo), vhi); \
+    c##row##1 = vminq_f32(vmaxq_f32(vaddq_f32(c##row##1, bias1), vlo), vhi); \
+    c##row##2 = vminq_f32(vmaxq_f32(vaddq_f32(c##row##2, bias2), vlo), vhi); \
+  }                                                                         \
+  vst1q_f32(c + (row) * ldc, c##row##0);                                    \
+  vst1q_f32(c + (row) * ldc + 4, c##row##1);                                \
   vst1q_f32(c + (row) * ldc + 8, c##row##2);
 
-void Ukernel8x12(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
+// kBiasClamp: the output stage (+ bias, clamp to [lo, hi]) applied before the store.
+template <bool kBiasClamp>
+inline __attribute__((always_inline)) void Tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                                bool accumulate, const float* bias, float lo, float hi) {
   const float32x4_t zero = vdupq_n_f32(0.0f);
   TESSEL_NEON_LOAD(0) TESSEL_NEON_LOAD(1) TESSEL_NEON_LOAD(2) TESSEL_NEON_LOAD(3)
   TESSEL_NEON_LOAD(4) TESSEL_NEON_LOAD(5) TESSEL_NEON_LOAD(6) TESSEL_NEON_LOAD(7)
@@ -51,8 +59,22 @@ void Ukernel8x12(int64_t kc, const float* a, const float* b, float* c, int64_t l
     a += kMr;
     b += kNr;
   }
+  float32x4_t bias0 = zero, bias1 = zero, bias2 = zero, vlo = zero, vhi = zero;
+  if constexpr (kBiasClamp) {
+    if (bias != nullptr) bias0 = vld1q_f32(bias), bias1 = vld1q_f32(bias + 4), bias2 = vld1q_f32(bias + 8);
+    vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+  }
   TESSEL_NEON_STORE(0) TESSEL_NEON_STORE(1) TESSEL_NEON_STORE(2) TESSEL_NEON_STORE(3)
   TESSEL_NEON_STORE(4) TESSEL_NEON_STORE(5) TESSEL_NEON_STORE(6) TESSEL_NEON_STORE(7)
+}
+
+void Ukernel8x12(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
+  Tile<false>(kc, a, b, c, ldc, accumulate, nullptr, 0.0f, 0.0f);
+}
+
+void Ukernel8x12BiasClamp(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                          const float* bias, float lo, float hi) {
+  Tile<true>(kc, a, b, c, ldc, accumulate, bias, lo, hi);
 }
 
 #undef TESSEL_NEON_LOAD
@@ -67,6 +89,7 @@ void tessel_f32_gemm_ukernel_8x12__neon(int64_t m, int64_t n, int64_t k, const f
 }
 size_t tessel_f32_gemm_ukernel_8x12__neon_workspace_bytes() { return gemm_internal::WorkspaceBytes(kBlocking); }
 
-TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(tessel_f32_gemm_ukernel_8x12__neon, kBlocking, Ukernel8x12)
+TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO_FUSED(tessel_f32_gemm_ukernel_8x12__neon, kBlocking, Ukernel8x12,
+                                          Ukernel8x12BiasClamp)
 
 }  // namespace tessel

@@ -28,11 +28,18 @@ gemm_internal::Blocking SveBlocking() {
   svfloat32_t c##row##0 = accumulate ? svld1_f32(pg, c + row * ldc) : svdup_n_f32(0.0f); \
   svfloat32_t c##row##1 = accumulate ? svld1_f32(pg, c + row * ldc + vl) : svdup_n_f32(0.0f);
 
-#define TESSEL_SVE_STORE(row)           \
-  svst1_f32(pg, c + row * ldc, c##row##0); \
+#define TESSEL_SVE_STORE(row)                                                 \
+  if constexpr (kBiasClamp) {                                                 \
+    c##row##0 = svmin_f32_x(pg, svmax_f32_x(pg, svadd_f32_x(pg, c##row##0, bias0), vlo), vhi); \
+    c##row##1 = svmin_f32_x(pg, svmax_f32_x(pg, svadd_f32_x(pg, c##row##1, bias1), vlo), vhi); \
+  }                                                                           \
+  svst1_f32(pg, c + row * ldc, c##row##0);                                    \
   svst1_f32(pg, c + row * ldc + vl, c##row##1);
 
-void Ukernel8xVLx2(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
+// kBiasClamp: the output stage (+ bias, clamp to [lo, hi]) applied before the store.
+template <bool kBiasClamp>
+inline __attribute__((always_inline)) void Tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                                bool accumulate, const float* bias, float lo, float hi) {
   const svbool_t pg = svptrue_b32();
   const int64_t vl = static_cast<int64_t>(svcntw());
   const svbool_t pq = svptrue_pat_b32(SV_VL4);
@@ -60,6 +67,11 @@ void Ukernel8xVLx2(int64_t kc, const float* a, const float* b, float* c, int64_t
     a += kMr;
     b += 2 * vl;
   }
+  svfloat32_t bias0 = svdup_n_f32(0.0f), bias1 = bias0, vlo = bias0, vhi = bias0;
+  if constexpr (kBiasClamp) {
+    if (bias != nullptr) bias0 = svld1_f32(pg, bias), bias1 = svld1_f32(pg, bias + vl);
+    vlo = svdup_n_f32(lo), vhi = svdup_n_f32(hi);
+  }
   TESSEL_SVE_STORE(0)
   TESSEL_SVE_STORE(1)
   TESSEL_SVE_STORE(2)
@@ -68,6 +80,15 @@ void Ukernel8xVLx2(int64_t kc, const float* a, const float* b, float* c, int64_t
   TESSEL_SVE_STORE(5)
   TESSEL_SVE_STORE(6)
   TESSEL_SVE_STORE(7)
+}
+
+void Ukernel8xVLx2(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
+  Tile<false>(kc, a, b, c, ldc, accumulate, nullptr, 0.0f, 0.0f);
+}
+
+void Ukernel8xVLx2BiasClamp(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                            const float* bias, float lo, float hi) {
+  Tile<true>(kc, a, b, c, ldc, accumulate, bias, lo, hi);
 }
 
 #undef TESSEL_SVE_ROW
@@ -84,6 +105,7 @@ size_t tessel_f32_gemm_ukernel_8xVLx2__sve_workspace_bytes() {
   return gemm_internal::WorkspaceBytes({kMr, kMaxNr, kMc, kKc, kMaxNr * kNcVectors / 2});
 }
 
-TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(tessel_f32_gemm_ukernel_8xVLx2__sve, SveBlocking(), Ukernel8xVLx2)
+TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO_FUSED(tessel_f32_gemm_ukernel_8xVLx2__sve, SveBlocking(), Ukernel8xVLx2,
+                                          Ukernel8xVLx2BiasClamp)
 
 }  // namespace tessel

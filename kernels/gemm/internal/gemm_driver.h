@@ -30,6 +30,11 @@ namespace gemm_internal {
 // accumulate). a: kc groups of mr floats; b: kc groups of nr floats.
 using Ukernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
 
+// The same tile with the output stage in registers: the last K block's c = clamp(sum + bias[col], lo, hi)
+// (bias null: no bias) is stored once, instead of stored, reloaded and stored again by ApplyEpilogue.
+using UkernelBiasClamp = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                                  const float* bias, float lo, float hi);
+
 struct Blocking {
   int64_t mr, nr, mc, kc, nc;  // mc a multiple of mr, nc a multiple of nr
 };
@@ -292,10 +297,11 @@ static inline void ApplyEpilogue(const GemmEpilogue& ep, float* c, int64_t ldc, 
 }
 
 // C[m x (n_begin..n_end)] = epilogue(A[m x k] * B) with B from PackBFull. n_begin is a multiple of nr;
-// n_end <= n. Residual rows are indexed like C's (row 0 = A's row 0).
+// n_end <= n. Residual rows are indexed like C's (row 0 = A's row 0). `fused` (may be null): the
+// microkernel with the output stage in registers, for full tiles of an epilogue without a residual.
 static inline void GemmPrepacked(const Blocking& bl, Ukernel ukernel, int64_t m, int64_t n, int64_t k, const float* a,
                           int64_t lda, const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,
-                          int64_t n_begin, int64_t n_end, void* workspace) {
+                          int64_t n_begin, int64_t n_end, void* workspace, UkernelBiasClamp fused = nullptr) {
   assert(bl.mr * bl.nr <= kMaxTileFloats && bl.mc % bl.mr == 0 && n_begin % bl.nr == 0 && n_end <= n);
   if (m == 0 || n_end <= n_begin) return;
   if (k == 0) {
@@ -321,6 +327,10 @@ static inline void GemmPrepacked(const Blocking& bl, Ukernel ukernel, int64_t m,
           const int64_t h = std::min(bl.mr, mcb - ir);
           const float* ap = packed_a + ir * kcb;
           float* ct = c + (ic + ir) * ldc + jr;
+          if (h == bl.mr && w == bl.nr && last && fused != nullptr && ep.residual == nullptr) {
+            fused(kcb, ap, bp, ct, ldc, accumulate, ep.bias ? ep.bias + jr : nullptr, ep.lo, ep.hi);
+            continue;
+          }
           if (h == bl.mr && w == bl.nr) {
             ukernel(kcb, ap, bp, ct, ldc, accumulate);
           } else {

@@ -36,12 +36,16 @@ TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_8xVLx2__sve)
 
 // Defines name##_ukernel() for a per-ISA library: the microkernel, its blocking, and GemmPrepacked
 // instantiated here with that library's flags.
-#define TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(name, blocking, ukernel)                                           \
+#define TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO(name, blocking, ukernel) \
+  TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO_FUSED(name, blocking, ukernel, nullptr)
+
+// The same, with `fused` (a gemm_internal::UkernelBiasClamp, or nullptr) for the prepacked GEMM's full tiles.
+#define TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO_FUSED(name, blocking, ukernel, fused)                               \
   static void name##_prepacked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,                    \
                                const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,             \
                                int64_t n_begin, int64_t n_end, void* workspace) {                                \
     gemm_internal::GemmPrepacked(blocking, ukernel, m, n, k, a, lda, packed_b, c, ldc, ep, n_begin, n_end,     \
-                                 workspace);                                                                     \
+                                 workspace, fused);                                                              \
   }                                                                                                              \
   gemm_internal::UkernelInfo name##_ukernel() { return {blocking, ukernel, name##_prepacked}; }
 
