@@ -13,13 +13,16 @@ Workloads (batch 1, one thread):
     core (benchmarks/arm/build_llama_cpp.sh). Runs of 1 and 2 layers are differenced: a decode step is
     run(2 tokens) - run(1 token), a 64-token prefill is run(65-token prompt) - run(1-token prompt), and
     22 layers are L1 + 21 x (L2 - L1), block by block, so loading and the repack at load cancel.
+    `--llm-types i4g128` adds Tessel's group-wise INT4 (`tessel quantize --method rtn --bits 4 --group 128`
+    of make_bench_gguf.py's F16 file, Q4_0 head), whose peer is Tessel's own Q4_0 file.
 
 Core models: cortex-a55 and cortex-a76 run under qemu's cortex-a76 CPU (same ISA: NEON, dotprod, no SVE),
 neoverse-v1 under qemu's max CPU with 256-bit SVE. Tessel is one build (kernels chosen at run time from
 HWCAP); llama.cpp's CPU backend is built per core with -mcpu=CORE.
 
-Prints a table per workload and core, then one JSON line: {"rows": [{workload, core, tessel_cycles,
-peer, peer_cycles, ratio, ...}]}.
+Prints a table per workload and core (with each side's hottest symbols and, for the CNNs, its cycles by
+operator kernel, which points at the layers where Tessel loses), then one JSON line: {"rows": [{workload,
+core, tessel_cycles, peer, peer_cycles, ratio, ...}]}.
 """
 
 import argparse
@@ -205,11 +208,19 @@ def cnn_workloads(runner, cores, models, precisions, calibration):
         r = estimate.estimate([(1.0, prof.result())], c, phase_filter=ops_only)
         estimate.add_memory_term(r, c, dram_bytes_per_image(text, c["llc_bytes"]))
         kernels = collections.Counter()
+        kernel_of_op = {}
         for line in text.splitlines():
-            m = re.match(r"\s+\d+ \S+\s+(\S+)\s+\w+\[", line)
+            m = re.match(r"\s+(\d+) \S+\s+(\S+)\s+\w+\[", line)
             if m:
-                kernels[m.group(1)] += 1
+                kernels[m.group(2)] += 1
+                kernel_of_op[m.group(1)] = m.group(2)
         r["kernels"] = dict(kernels)
+        # Cycles per kernel, from the per-op phases (each op of the inference is a phase).
+        by_kernel = collections.Counter()
+        for label, ph in r["phases"].items():
+            if ops_only(label):
+                by_kernel[kernel_of_op.get(label, "op " + label)] += ph["cycles"]
+        r["kernel_cycles"] = dict(by_kernel)
         results[(core, model, prec, side)] = r
     rows = []
     for model in models:
@@ -222,12 +233,21 @@ def cnn_workloads(runner, cores, models, precisions, calibration):
 
 # ---- LLM -------------------------------------------------------------------------------------------
 
+# Tessel's own group-wise INT4 (`tessel quantize --method rtn --bits 4 --group 128` of the F16 file, head
+# Q4_0): no llama.cpp peer loads it, so its rows compare with Tessel's Q4_0 rows of the same run.
+TESSEL_INT4 = "i4g128"
+
+
 def weight_bytes_per_token(kind, layers=gguf.LAYERS):
     """Bytes of every matrix a decode step reads: all but the embedding table (one row of it is read)."""
     total = 0
     for name, ne in gguf.tensor_list(layers):
         if len(ne) == 2 and name != "token_embd.weight":
-            total += gguf.tensor_bytes(gguf.tensor_type(kind, name), ne)
+            if kind == TESSEL_INT4 and name != "output.weight":
+                total += ne[0] * ne[1] // 2 + ne[0] * ne[1] // 128 * 2  # nibbles and an f16 scale per group
+                continue
+            gtype = gguf.tensor_type("q4_0" if kind == TESSEL_INT4 else kind, name)
+            total += gguf.tensor_bytes(gtype, ne)
         elif len(ne) == 1:
             total += 4 * ne[0]
     return total
@@ -238,8 +258,11 @@ def prompt_text(tokens):
     return " ".join("abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(tokens - 1))
 
 
-def llm_workloads(runner, cores, kinds, with_prefill, bench_dir):
+def llm_workloads(runner, cores, kinds, with_prefill, bench_dir, peer_only=()):
+    """peer_only: kinds run only as another row's peer (Tessel's Q4_0 for the INT4 rows), without rows or
+    llama.cpp runs of their own."""
     tessel = os.path.join(A64, "cli/tessel")
+    llama_kinds = [k for k in kinds if k != TESSEL_INT4 and k not in peer_only]
     files = {}
     for kind in kinds:
         for layers in (1, 2):
@@ -247,7 +270,7 @@ def llm_workloads(runner, cores, kinds, with_prefill, bench_dir):
     # (prompt tokens, tokens generated): decode = (1, 2) - (1, 1); prefill = (65, 1) - (1, 1).
     shapes = [(1, 1), (1, 2)] + ([(PREFILL + 1, 1)] if with_prefill else [])
     llama = {}
-    for core in cores:
+    for core in cores if llama_kinds else []:
         llama[core] = subprocess.run([os.path.join(ROOT, "benchmarks/arm/build_llama_cpp.sh"), core], check=True,
                                      capture_output=True, text=True).stdout.strip().splitlines()[-1]
     prof = {}
@@ -261,6 +284,8 @@ def llm_workloads(runner, cores, kinds, with_prefill, bench_dir):
                     name = "llm_%s_L%d_p%d_n%d_%s_tessel" % (kind, layers, p, n, target_of(qcpu))
                     prof[("tessel", qcpu, kind, layers, p, n)] = runner.profile(name, qcpu, cmd, [tessel, f])
                 for core in cores:
+                    if kind not in llama_kinds:
+                        continue
                     qcpu = estimate.CORES[core]["qemu_cpu"]
                     # llama_steps decodes D steps after the prompt; tessel's -n counts the token the
                     # prompt's logits give, so D = n - 1 is the same work.
@@ -269,6 +294,8 @@ def llm_workloads(runner, cores, kinds, with_prefill, bench_dir):
                     prof[("llama.cpp", core, kind, layers, p, n)] = runner.profile(name, qcpu, cmd, [llama[core], f])
     rows = []
     for kind in kinds:
+        if kind in peer_only:
+            continue
         for core in cores:
             c = estimate.CORES[core]
             qcpu = c["qemu_cpu"]
@@ -278,16 +305,24 @@ def llm_workloads(runner, cores, kinds, with_prefill, bench_dir):
                 work.append(("%d-token prefill (per token)" % PREFILL, (PREFILL + 1, 1), 1.0 / PREFILL, per_token / PREFILL))
             res = {}
             for what, (p, n), scale, dram in work:
-                for side, key in (("tessel", qcpu), ("llama.cpp", core)):
-                    g = lambda L, pp, nn: prof[(side, key, kind, L, pp, nn)].result()
+                # The peer: llama.cpp on the same file, or for Tessel's INT4 Tessel's own Q4_0 file.
+                sides = (("tessel", qcpu, kind), ("llama.cpp", core, kind))
+                if kind == TESSEL_INT4:
+                    sides = (("tessel", qcpu, kind), ("tessel", qcpu, "q4_0"))
+                for side, key, k in sides:
+                    g = lambda L, pp, nn: prof[(side, key, k, L, pp, nn)].result()
                     # 22 layers = 22 x (L2 difference) - 21 x (L1 difference).
                     terms = [(22 * scale, g(2, p, n)), (-22 * scale, g(2, 1, 1)),
                              (-21 * scale, g(1, p, n)), (21 * scale, g(1, 1, 1))]
                     r = estimate.estimate(terms, c)
                     estimate.add_memory_term(r, c, dram)
-                    res[side] = r
-                rows.append(row("TinyLlama %s %s" % (kind.upper(), what), core, res["tessel"], "llama.cpp",
-                                res["llama.cpp"]))
+                    res[side if k == kind else "q4_0"] = r
+                if kind == TESSEL_INT4:
+                    rows.append(row("TinyLlama %s %s" % (kind.upper(), what), core, res["tessel"], "tessel q4_0",
+                                    res["q4_0"]))
+                else:
+                    rows.append(row("TinyLlama %s %s" % (kind.upper(), what), core, res["tessel"], "llama.cpp",
+                                    res["llama.cpp"]))
     return rows
 
 
@@ -309,6 +344,8 @@ def row(workload, core, t, peer, p):
         "peer_hot": top_symbols(p),
         "tessel_kernels": t.get("kernels"),
         "peer_kernels": p.get("kernels"),
+        "tessel_kernel_cycles": t.get("kernel_cycles"),
+        "peer_kernel_cycles": p.get("kernel_cycles"),
     }
 
 
@@ -329,6 +366,12 @@ def print_table(rows):
         for side in ("tessel", "peer"):
             hot = ", ".join("%s %.0f%%" % (h["symbol"][:56], 100 * h["share"]) for h in r[side + "_hot"])
             print("      %-9s hot: %s" % ("tessel" if side == "tessel" else r["peer"], hot))
+        for side in ("tessel", "peer"):
+            by_kernel = r.get(side + "_kernel_cycles")
+            if by_kernel:
+                top = sorted(by_kernel.items(), key=lambda kv: -kv[1])[:4]
+                print("      %-9s by kernel: %s" % ("tessel" if side == "tessel" else r["peer"],
+                                                   ", ".join("%s %.3g" % (k, v) for k, v in top)))
 
 
 def main():
@@ -341,7 +384,8 @@ def main():
     ap.add_argument("--what", default="cnn,llm", help="workload families to run: cnn, llm or both (default)")
     ap.add_argument("--precisions", help="CNN precisions: fp32, int8 or both (default; --quick fp32)")
     ap.add_argument("--llm-types", help="GGUF types of the LLM rows (make_bench_gguf.py: q4_0, q8_0, q4_k_m, "
-                    "iq4_xs, q2_k, q3_k; default q4_0,q8_0, --quick q4_0)")
+                    "iq4_xs, q2_k, q3_k; i4g128: Tessel's group-wise INT4 from `tessel quantize`, against "
+                    "Tessel's Q4_0; default q4_0,q8_0, --quick q4_0)")
     args = ap.parse_args()
     what = set(args.what.split(","))
     if not what or not what <= {"cnn", "llm"}:
@@ -354,9 +398,23 @@ def main():
     runner = Runner(args.out, args.jobs)
     bench_dir = os.path.expanduser("~/.cache/tessel/bench-arm")
     kinds = args.llm_types.split(",") if args.llm_types else ["q4_0"] if args.quick else ["q4_0", "q8_0"]
-    for layers in (1, 2):
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/llm/make_bench_gguf.py"), "--out", bench_dir,
-                        "--types", ",".join(kinds), "--layers", str(layers)], check=True, stdout=subprocess.DEVNULL)
+    peer_only = set()
+    if TESSEL_INT4 in kinds and "q4_0" not in kinds:
+        kinds.insert(0, "q4_0")  # the INT4 rows' peer
+        peer_only.add("q4_0")
+    if "llm" in what:
+        ggml_kinds = [k if k != TESSEL_INT4 else "f16" for k in kinds]
+        for layers in (1, 2):
+            subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/llm/make_bench_gguf.py"), "--out",
+                            bench_dir, "--types", ",".join(ggml_kinds), "--layers", str(layers)], check=True,
+                           stdout=subprocess.DEVNULL)
+            if TESSEL_INT4 in kinds:
+                stem = os.path.join(bench_dir, "tinyllama-1.1b-random-L%d-" % layers)
+                if not (os.path.exists(stem + TESSEL_INT4 + ".gguf") and
+                        os.path.getmtime(stem + TESSEL_INT4 + ".gguf") > os.path.getmtime(stem + "f16.gguf")):
+                    subprocess.run([os.path.join(HOST, "cli/tessel"), "quantize", "--model", stem + "f16.gguf",
+                                    "--method", "rtn", "--bits", "4", "--group", "128", "--output-type", "q4_0",
+                                    "-o", stem + TESSEL_INT4 + ".gguf"], check=True, stdout=subprocess.DEVNULL)
     precisions = args.precisions.split(",") if args.precisions else ["fp32"] if args.quick else ["fp32", "int8"]
     if not set(precisions) <= {"fp32", "int8"}:
         sys.exit("arm_lab.py: --precisions takes fp32, int8 or fp32,int8 (got %s)" % args.precisions)
@@ -370,7 +428,7 @@ def main():
                            stdout=subprocess.DEVNULL)
     models = ["mobilenet_v2"] if args.quick else ["resnet18", "mobilenet_v2"]
     llm_future = concurrent.futures.ThreadPoolExecutor(1).submit(
-        llm_workloads, runner, cores, kinds, not args.quick, bench_dir) if "llm" in what else None
+        llm_workloads, runner, cores, kinds, not args.quick, bench_dir, peer_only) if "llm" in what else None
     rows = cnn_workloads(runner, cores, models, precisions, calibration) if "cnn" in what else []
     rows += llm_future.result() if llm_future else []
     print_table(rows)

@@ -60,9 +60,7 @@ class DwConv3x3Kernel : public OpKernel {
     k->zeros_.assign((kDwConv3x3RunPixels * g->sw + 3) * c, 0.0f);
     const ClampActivation act = ReadClampActivation(args.node, "");
     k->params_ = {c, g->sw, k->weights_.data(), k->bias_.data(), act.lo, act.hi};
-    const DwConv3x3Interior interior = DwConv3x3InteriorColumns(g->w, g->ow, g->sw, g->pad_left);
-    k->interior_begin_ = interior.begin;
-    k->interior_end_ = interior.end;
+    k->interior_ = DwConv3x3InteriorColumns(g->w, g->ow, g->sw, g->pad_left);
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -77,42 +75,15 @@ class DwConv3x3Kernel : public OpKernel {
   // Output row `row` of n * oh.
   void RunRow(int64_t row) const {
     const Conv2dGeometry& g = g_;
-    const int64_t c = g.c;
     const int64_t b = row / g.oh, oy = row % g.oh;
-    const int64_t iy0 = oy * g.sh - g.pad_top;
-    const float* rows[3];  // input rows ky = 0..2 at pixel 0, or the zero row
-    bool row_inside[3];
+    const float* rows[3];  // input rows ky = 0..2 at pixel 0, or null outside the image
     for (int ky = 0; ky < 3; ++ky) {
-      const int64_t iy = iy0 + ky;
-      row_inside[ky] = iy >= 0 && iy < g.h;
-      rows[ky] = row_inside[ky] ? x_ + (b * g.h + iy) * g.w * c : nullptr;
+      const int64_t iy = oy * g.sh - g.pad_top + ky;
+      rows[ky] = iy >= 0 && iy < g.h ? x_ + (b * g.h + iy) * g.w * g.c : nullptr;
     }
-    const int64_t out_row = row * g.ow;
-    for (int64_t ox = 0; ox < interior_begin_; ++ox) Pixel(rows, row_inside, out_row, ox);
-    for (int64_t ox = interior_begin_; ox < interior_end_; ox += kDwConv3x3RunPixels) {
-      const int64_t count = std::min(kDwConv3x3RunPixels, interior_end_ - ox);
-      const int64_t ix0 = ox * g.sw - g.pad_left;
-      const float* run[3];
-      for (int ky = 0; ky < 3; ++ky) run[ky] = row_inside[ky] ? rows[ky] + ix0 * c : zeros_.data();
-      const int64_t off = (out_row + ox) * c;
-      row_(params_, count, run, residual_ != nullptr ? residual_ + off : nullptr, y_ + off);
-    }
-    for (int64_t ox = interior_end_; ox < g.ow; ++ox) Pixel(rows, row_inside, out_row, ox);
-  }
-
-  void Pixel(const float* const (&rows)[3], const bool (&row_inside)[3], int64_t out_row, int64_t ox) const {
-    const Conv2dGeometry& g = g_;
-    const int64_t c = g.c;
-    const int64_t ix0 = ox * g.sw - g.pad_left;
-    const float* taps[9];
-    for (int ky = 0; ky < 3; ++ky) {
-      for (int kx = 0; kx < 3; ++kx) {
-        const int64_t ix = ix0 + kx;
-        taps[3 * ky + kx] = row_inside[ky] && ix >= 0 && ix < g.w ? rows[ky] + ix * c : zeros_.data();
-      }
-    }
-    const int64_t off = (out_row + ox) * c;
-    pixel_(params_, taps, residual_ != nullptr ? residual_ + off : nullptr, y_ + off);
+    const int64_t off = row * g.ow * g.c;
+    DwConv3x3Columns(row_, pixel_, params_, interior_, g.w, g.pad_left, rows, zeros_.data(), 0, g.ow,
+                     residual_ != nullptr ? residual_ + off : nullptr, y_ + off);
   }
 
   Conv2dGeometry g_;
@@ -125,7 +96,7 @@ class DwConv3x3Kernel : public OpKernel {
   float* y_ = nullptr;
   std::vector<float> weights_, bias_, zeros_;
   DwConv3x3Params params_;
-  int64_t interior_begin_ = 0, interior_end_ = 0;  // [begin, end): output columns with no tap outside
+  DwConv3x3Interior interior_;
 };
 
 template <DwConv3x3RowFn kRow, DwConv3x3PixelFn kPixel>

@@ -536,38 +536,21 @@ class DwPwKernel : public OpKernel {
   }
 
 #if defined(__aarch64__)
-  // Depthwise output of pixels [p0, p0 + count) into out (count x C): border pixels through the pixel
-  // microkernel, each row's interior in runs through the row microkernel.
+  // Depthwise output of pixels [p0, p0 + count) into out (count x C), row by row through the
+  // microkernels (border pixels one at a time, the interior in runs).
   void Depthwise(int64_t p0, int64_t count, float* out, const InputRows& in) const {
     const Conv2dGeometry& g = g_;
-    const int64_t c = g.c;
     for (int64_t p = p0; p < p0 + count;) {
       const int64_t ox = p % g.ow, oy = (p / g.ow) % g.oh, b = p / (g.ow * g.oh);
-      const int64_t row_end = std::min(p0 + count - p, g.ow - ox) + ox;  // exclusive ox bound in this row
+      const int64_t end = std::min(p0 + count - p, g.ow - ox) + ox;  // exclusive ox bound in this row
       const float* rows[3];  // input rows ky = 0..2 at pixel 0, or null outside the image
       for (int ky = 0; ky < 3; ++ky) {
         const int64_t iy = oy * g.sh - g.pad_top + ky;
         rows[ky] = iy >= 0 && iy < g.h ? InputRow(in, b, iy) : nullptr;
       }
-      float* o = out + (p - p0) * c;
-      if (ox >= interior_.begin && ox < interior_.end) {
-        const int64_t n = std::min({kDwConv3x3RunPixels, interior_.end - ox, row_end - ox});
-        const int64_t ix0 = ox * g.sw - g.pad_left;
-        const float* run[3];
-        for (int ky = 0; ky < 3; ++ky) run[ky] = rows[ky] ? rows[ky] + ix0 * c : zeros_.data();
-        arm_row_(arm_params_, n, run, nullptr, o);
-        p += n;
-        continue;
-      }
-      const float* taps[9];
-      for (int ky = 0; ky < 3; ++ky) {
-        for (int kx = 0; kx < 3; ++kx) {
-          const int64_t ix = ox * g.sw - g.pad_left + kx;
-          taps[3 * ky + kx] = rows[ky] && ix >= 0 && ix < g.w ? rows[ky] + ix * c : zeros_.data();
-        }
-      }
-      arm_pixel_(arm_params_, taps, nullptr, o);
-      ++p;
+      DwConv3x3Columns(arm_row_, arm_pixel_, arm_params_, interior_, g.w, g.pad_left, rows, zeros_.data(), ox, end,
+                       nullptr, out + (p - p0) * g.c);
+      p += end - ox;
     }
   }
 #else

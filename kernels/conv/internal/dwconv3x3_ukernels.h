@@ -48,6 +48,39 @@ using DwConv3x3RowFn = void (*)(const DwConv3x3Params& p, int64_t count, const f
 using DwConv3x3PixelFn = void (*)(const DwConv3x3Params& p, const float* const (&taps)[9], const float* residual,
                                   float* out);
 
+// Output columns [ox_begin, ox_end) of one output row through a row / pixel microkernel pair: border
+// pixels one at a time, the interior in runs of kDwConv3x3RunPixels. rows[ky]: input row ky of the window
+// at column 0, or null outside the image; zeros: a zero row (kDwConv3x3RunPixels * stride + 3 pixels);
+// residual (may be null) and out point at column ox_begin.
+inline void DwConv3x3Columns(DwConv3x3RowFn row, DwConv3x3PixelFn pixel, const DwConv3x3Params& p,
+                             DwConv3x3Interior interior, int64_t w, int64_t pad_left, const float* const (&rows)[3],
+                             const float* zeros, int64_t ox_begin, int64_t ox_end, const float* residual,
+                             float* out) {
+  const int64_t c = p.channels;
+  for (int64_t ox = ox_begin; ox < ox_end;) {
+    const int64_t off = (ox - ox_begin) * c;
+    const float* r = residual != nullptr ? residual + off : nullptr;
+    const int64_t ix0 = ox * p.stride - pad_left;
+    if (ox >= interior.begin && ox < interior.end) {
+      const int64_t n = std::min({kDwConv3x3RunPixels, interior.end - ox, ox_end - ox});
+      const float* run[3];
+      for (int ky = 0; ky < 3; ++ky) run[ky] = rows[ky] != nullptr ? rows[ky] + ix0 * c : zeros;
+      row(p, n, run, r, out + off);
+      ox += n;
+      continue;
+    }
+    const float* taps[9];
+    for (int ky = 0; ky < 3; ++ky) {
+      for (int kx = 0; kx < 3; ++kx) {
+        const int64_t ix = ix0 + kx;
+        taps[3 * ky + kx] = rows[ky] != nullptr && ix >= 0 && ix < w ? rows[ky] + ix * c : zeros;
+      }
+    }
+    pixel(p, taps, r, out + off);
+    ++ox;
+  }
+}
+
 #if defined(__aarch64__)
 void tessel_f32_dwconv3x3_row__neon(const DwConv3x3Params& p, int64_t count, const float* const (&rows)[3],
                                     const float* residual, float* out);
