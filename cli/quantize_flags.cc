@@ -52,7 +52,8 @@ std::vector<cli::FlagSpec> QuantizeFlagSpecs() {
       {"dump-ranges", "FILE", "write the calibration table (tensor scale zero_point dtype, a line) to FILE"},
       {"int8-fallback", "cost|none",
        "cost: int8 layers the kernel cost model prices above their f32 form on the target stay f32 where "
-       "that artifact is faster (timed here for the host, by the cost model for another target); none: every layer the SQNR budget allows is int8",
+       "that artifact is faster (timed here for the host, by the cost model for another target or for the Arm core "
+       "TESSEL_COST_CORE names); none: every layer the SQNR budget allows is int8",
        false, "cost"},
   };
 }

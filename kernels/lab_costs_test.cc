@@ -137,7 +137,8 @@ TEST(LabCostsTest, GroupsOfOperatorNodes) {
 }
 
 // The fused depthwise + pointwise op and the int8 convolutions and classifiers are priced on every core
-// model: each group has its anchor, an XNNPACK kernel and a Tessel kernel of the op, all registered.
+// model: each group has its anchor, an XNNPACK kernel and a Tessel kernel of the op, all registered, and
+// a seconds scale.
 TEST(LabCostsTest, FusedAndInt8GroupsAreCovered) {
   const std::map<std::string, std::string> op_of = {
       {"dwpw", "tessel.DwPwConv"}, {"qconv/dense", "tessel.QConv"}, {"qconv/pointwise", "tessel.QConv"},
@@ -145,8 +146,13 @@ TEST(LabCostsTest, FusedAndInt8GroupsAreCovered) {
   for (const char* core : {"cortex-a55", "cortex-a76", "neoverse-v1"}) {
     for (const auto& [group, op] : op_of) {
       bool xnnpack = false, tessel = false, anchor = false;
+      bool scale = false;
       for (const LabCost& r : kRows) {
         if (core != std::string(r.core) || group != r.group) continue;
+        if (std::string(r.kernel) == kLabSecondsScale) {
+          scale = r.ratio > 0;
+          continue;
+        }
         const OpKernelEntry* e = OpKernels().FindByName(r.kernel);
         ASSERT_NE(e, nullptr) << r.kernel;
         EXPECT_EQ(e->op, op) << r.kernel;
@@ -154,8 +160,9 @@ TEST(LabCostsTest, FusedAndInt8GroupsAreCovered) {
         tessel = tessel || e->backend != "xnnpack";
         anchor = anchor || std::string(r.kernel) == r.anchor;
       }
-      EXPECT_TRUE(xnnpack && tessel && anchor) << core << " " << group << ": xnnpack " << xnnpack << ", tessel "
-                                               << tessel << ", anchor " << anchor;
+      EXPECT_TRUE(xnnpack && tessel && anchor && scale) << core << " " << group << ": xnnpack " << xnnpack
+                                                        << ", tessel " << tessel << ", anchor " << anchor
+                                                        << ", seconds scale " << scale;
     }
   }
 }
@@ -175,7 +182,7 @@ TEST(LabCostsTest, CoreFromEnvironment) {
 TEST(LabCostsTest, Aarch64SelectionUsesTheTable) {
   for (const LabCost& r : kRows) {
     const std::string group = r.group;
-    if (group.rfind("conv/", 0) == 0) {
+    if (group.rfind("conv/", 0) == 0 && std::string(r.kernel) != kLabSecondsScale) {
       EXPECT_NE(OpKernels().FindByName(r.kernel), nullptr) << r.kernel;
     }
   }
@@ -193,7 +200,7 @@ TEST(LabCostsTest, Aarch64SelectionUsesTheTable) {
 }
 
 // For the fused depthwise + pointwise op and the int8 QConv / QGemm, every legal kernel the table lists
-// costs anchor x ratio, and Select takes the legal kernel of the lowest ratio. (Under qemu the CPU may
+// costs anchor x ratio x the group's seconds scale, and Select takes the legal kernel of the lowest ratio. (Under qemu the CPU may
 // have kernels a forced column's core lacks, e.g. i8mm and SVE with TESSEL_COST_CORE=cortex-a55: those
 // keep their own estimates, so the choice is checked only when the column lists every legal kernel.)
 TEST(LabCostsTest, Aarch64FusedAndInt8ChoiceFollowsTheTable) {
@@ -211,7 +218,7 @@ TEST(LabCostsTest, Aarch64FusedAndInt8ChoiceFollowsTheTable) {
       ++listed;
       const OpKernelEntry* anchor = OpKernels().FindByName(row->anchor);
       ASSERT_NE(anchor, nullptr) << row->anchor;
-      EXPECT_DOUBLE_EQ(OpKernels().Cost(e, q), anchor->cost(q) * row->ratio) << e.name;
+      EXPECT_DOUBLE_EQ(OpKernels().Cost(e, q), anchor->cost(q) * row->ratio * LabSecondsScale(group)) << e.name;
       if (best == nullptr || row->ratio < best_ratio) {
         best = &e;
         best_ratio = row->ratio;

@@ -17,9 +17,9 @@
 // --clock first prints {"clock_ghz": G}: the core's clock from a chain of dependent adds (one cycle
 // each), which turns the host's times into cycles for the comparison.
 // One JSON line per case: {"index", "case", "kernel", "op", "layer", "flops", "bytes", "calls", "reps",
-// "median_ns", "min_ns"}
+// "median_ns", "min_ns", "model_s"}
 // (ns of this thread's CPU time per call over R timed repetitions of `calls` calls, after one warm-up
-// call). With TESSEL_LAB_MARKS=1
+// call; model_s: an operator kernel's own cost estimate for one call, seconds, 0 for the others). With TESSEL_LAB_MARKS=1
 // every repetition of case i is phase i.
 #include <algorithm>
 #include <cmath>
@@ -53,6 +53,7 @@ struct Case {
   double flops = 0;  // arithmetic per call (multiply-add = 2)
   double bytes = 0;  // operand bytes per call
   int calls = 1;     // per repetition: enough work to time natively
+  double model_seconds = 0;  // an operator kernel's own cost model for the call (before the lab's table)
   std::function<void()> run;
 };
 
@@ -243,6 +244,7 @@ void AddOpCases(std::vector<Case>& cases, const std::vector<std::shared_ptr<OpLa
       k.flops = l->flops;
       k.bytes = l->bytes;
       k.calls = CallsFor(k.flops, 4e7);
+      k.model_seconds = e.cost ? e.cost(q) : 0.0;
       k.run = [kernel, l] { (void)kernel->Run(); };
       cases.push_back(std::move(k));
     }
@@ -479,9 +481,10 @@ int Main(int argc, char** argv) {
     }
     std::sort(ns.begin(), ns.end());
     std::printf("{\"index\": %d, \"case\": \"%s\", \"kernel\": \"%s\", \"op\": \"%s\", \"layer\": \"%s\", "
-                "\"flops\": %.0f, \"bytes\": %.0f, \"calls\": %d, \"reps\": %d, \"median_ns\": %.1f, \"min_ns\": %.1f}\n",
+                "\"flops\": %.0f, \"bytes\": %.0f, \"calls\": %d, \"reps\": %d, \"median_ns\": %.1f, \"min_ns\": %.1f, "
+                "\"model_s\": %.6g}\n",
                 index, c.name.c_str(), c.kernel.c_str(), c.op.c_str(), c.layer.c_str(), c.flops, c.bytes, c.calls,
-                reps, ns[ns.size() / 2], ns.front());
+                reps, ns[ns.size() / 2], ns.front(), c.model_seconds);
     std::fflush(stdout);
   }
   return 0;

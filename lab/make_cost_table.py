@@ -11,7 +11,10 @@ for f32 convolutions, Tessel's fused kernel for the fused depthwise + pointwise 
 dotprod kernel for int8 QConv / QGemm (the kernels legal wherever their rivals are, fused residuals
 and expansions included, and present on every modeled core), the reference kernel otherwise. On
 aarch64 the registries' Select then costs a listed kernel as anchor cost x ratio (op_kernel.cc,
-registry.cc), so the choice between kernels follows the lab instead of guessed rates.
+registry.cc), so the choice between kernels follows the lab instead of guessed rates. Each operator
+group (conv/*, dwpw, qconv/*, qgemm) also gets a row for kernel "*": the anchor's estimated seconds at
+the modeled core's clock over its own cost model, which scales every cost of the group, so that groups
+compare in the core's seconds (the int8 compiler's choice between an int8 layer and its f32 form).
 
   bazel build --config=aarch64 --build_tag_filters= //lab:kernel_cases
   bazel build //lab:all
@@ -36,6 +39,8 @@ sys.path.insert(0, os.path.join(ROOT, "lab"))
 import estimate  # noqa: E402
 
 CORES = ["cortex-a55", "cortex-a76", "neoverse-v1"]
+# The kernel name of a group's seconds-scale row (kLabSecondsScale in kernels/registry/lab_costs.h).
+SECONDS_SCALE = "*"
 OUT = os.path.join(ROOT, "kernels", "registry", "lab_costs_aarch64.inc")
 
 
@@ -99,7 +104,18 @@ def ratios_for(core, cases, profile):
         a = anchor_cycles.get((group, shape_of(c)))
         if a and c["case"] in cycles and cycles[c["case"]] > 0:
             logs[(group, anchor, c["kernel"])].append(math.log(cycles[c["case"]] / a))
-    return {key: (math.exp(sum(v) / len(v)), len(v)) for key, v in logs.items()}, cycles
+    ratios = {key: (math.exp(sum(v) / len(v)), len(v)) for key, v in logs.items()}
+    # Operator groups: the anchor's lab seconds (cycles at the modeled clock) over its own cost model,
+    # so that the registry can put every group in the core's seconds (LabSecondsScale).
+    scales = collections.defaultdict(list)
+    ghz = estimate.CORES[core]["ghz"]
+    for c in cases:
+        group, anchor = group_of(c)
+        if c["kernel"] == anchor and c.get("model_s", 0) > 0 and c["case"] in cycles and ghz:
+            scales[(group, anchor)].append(math.log(cycles[c["case"]] / (ghz * 1e9) / c["model_s"]))
+    for (group, anchor), v in scales.items():
+        ratios[(group, anchor, SECONDS_SCALE)] = (math.exp(sum(v) / len(v)), len(v))
+    return ratios, cycles
 
 
 ROW = re.compile(r'^\{"([^"]*)", "([^"]*)", "([^"]*)", "([^"]*)", ([0-9.eE+-]+), (\d+)\},$')
@@ -145,7 +161,8 @@ def main():
         f.write("// {core model, group, anchor, kernel, estimated cycles relative to the anchor on the same cases\n")
         f.write("//  (geometric mean), cases}. Anchors: XNNPACK's convolution (conv/*), Tessel's fused kernel\n")
         f.write("//  (dwpw), Tessel's NEON dotprod kernel (qconv/*, qgemm), the reference kernel (gemm, gemv/*,\n")
-        f.write("//  vector/*). cortex-a76 is llvm-16's Cortex-A57 model.\n")
+        f.write("//  vector/*). cortex-a76 is llvm-16's Cortex-A57 model. Kernel \"*\": the operator group's\n")
+        f.write("//  seconds scale, the anchor's estimated seconds at the core's clock over its own cost model.\n")
         for core, group, anchor, kernel, ratio, n in rows:
             f.write('{"%s", "%s", "%s", "%s", %.4f, %d},\n' % (core, group, anchor, kernel, ratio, n))
     print("wrote %s: %d rows" % (os.path.relpath(args.out, ROOT), len(rows)))

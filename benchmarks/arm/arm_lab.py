@@ -184,6 +184,9 @@ def cnn_workloads(runner, cores, models, precisions, calibration):
                     inputs = [tessel, onnx]
                     if prec == "int8":
                         cmd += ["--quantize=int8", "--calibration", calibration, "--calibration-batch", "2"]
+                        # The peer is XNNPACK's int8 operators throughout: no layer falls back to f32.
+                        if force:
+                            cmd += ["--int8-fallback", "none"]
                         inputs.append(calibration)
                     env = {"TESSEL_COST_CORE": core}
                     if force:

@@ -54,6 +54,11 @@ const LabCost* FindLabCost(absl::string_view group, absl::string_view kernel) {
   return nullptr;
 }
 
+double LabSecondsScale(absl::string_view group) {
+  const LabCost* row = group.empty() ? nullptr : FindLabCost(group, kLabSecondsScale);
+  return row != nullptr && row->ratio > 0 ? row->ratio : 1.0;
+}
+
 std::string LabCostGroup(absl::string_view op, absl::string_view dtypes) {
   if (op == "gemm" || op == "gemm_prepacked") return dtypes == "f32" ? "gemm" : "";
   if (op == "gemv") {

@@ -28,6 +28,15 @@ const std::string& LabCostCore();
 // The row of `kernel` in `group` for LabCostCore(), or nullptr when the table has none.
 const LabCost* FindLabCost(absl::string_view group, absl::string_view kernel);
 
+// An operator group's row for kernel kLabSecondsScale: its ratio is the lab's seconds for the anchor
+// (estimated cycles at the modeled core's clock) over the anchor's own cost model, the geometric mean
+// over the group's cases. Scaling every cost of the group by it puts groups in the core's seconds, so
+// that kernels of different groups compare (an int8 convolution against its f32 form).
+inline constexpr const char* kLabSecondsScale = "*";
+
+// That scale for `group` on LabCostCore(), 1 when the table has none.
+double LabSecondsScale(absl::string_view group);
+
 // The group a microkernel registry entry (op, dtypes) competes in: "gemm", "gemv/q4_0", "vector/<op>";
 // empty when the table has no group for it.
 std::string LabCostGroup(absl::string_view op, absl::string_view dtypes);

@@ -102,12 +102,19 @@ std::string LabOpGroup(const OpQuery& q, absl::string_view dtypes) {
 
 double OpKernelRegistry::Cost(const OpKernelEntry& e, const OpQuery& query) const {
 #if defined(__aarch64__)
-  if (const LabCost* lab = FindLabCost(LabOpGroup(query, e.dtypes), e.name)) {
+  // A listed kernel costs its anchor's estimate x its ratio; every cost of a lab group is then scaled to
+  // the modeled core's seconds (LabSecondsScale), listed or not, so that the order within the group is
+  // the table's and groups compare with each other.
+  const std::string group = LabOpGroup(query, e.dtypes);
+  const double seconds = LabSecondsScale(group);
+  if (const LabCost* lab = FindLabCost(group, e.name)) {
     const OpKernelEntry* anchor = FindByName(lab->anchor);
-    if (anchor && anchor->cost) return anchor->cost(query) * lab->ratio;
+    if (anchor && anchor->cost) return anchor->cost(query) * lab->ratio * seconds;
   }
-#endif
+  return (e.cost ? e.cost(query) : 0.0) * seconds;
+#else
   return e.cost ? e.cost(query) : 0.0;
+#endif
 }
 
 const OpKernelEntry* OpKernelRegistry::Select(const OpQuery& query, absl::string_view dtypes, absl::string_view force,
