@@ -6,6 +6,7 @@
 // kernel's cases skip on CPUs (or builds) without it; the SVE ones also run at vector lengths 128, 256
 // and 512 (int8_kernels_sve_test).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -457,7 +458,8 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
 }
 
 // The boundary ops' kernels (portable, and the vector QuantizeLinear ones) against the reference
-// QuantizeLinear / DequantizeLinear, element for element: ties of x / scale (half to even), values far outside the range, infinities, NaN, both
+// QuantizeLinear / DequantizeLinear, element for element: ties of x / scale (half to even) and their
+// neighbours, values far outside the range, infinities, NaN, both
 // signednesses, several zero points, a length that is not a multiple of the 16-element chunks.
 TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
   OpKernelRegistry registry;
@@ -467,7 +469,15 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
   const float scale = 0.37f;
   std::vector<float> xs;
   for (int i = 0; i < 1000; ++i) xs.push_back(d(rng));
-  for (int k = -300; k <= 300; ++k) xs.push_back((k + 0.5f) * scale);  // ties, as close as f32 gets
+  for (int k = -300; k <= 300; ++k) {
+    const float tie = (k + 0.5f) * scale;  // ties, as close as f32 gets, and their neighbours
+    for (float v : {tie, std::nextafter(tie, INFINITY), std::nextafter(tie, -INFINITY)}) xs.push_back(v);
+  }
+  // Quotients at the clamp (1024) and past 2^22, where x times the reciprocal of the scale and x / scale
+  // could part.
+  for (float q : {1023.5f, 1024.0f, 1024.5f, 4194304.0f, 8388609.0f}) {
+    xs.push_back(q * scale), xs.push_back(-q * scale), xs.push_back(std::nextafter(q * scale, INFINITY));
+  }
   for (float v : {0.0f, -0.0f, 1e30f, -1e30f, 3e9f, -3e9f, INFINITY, -INFINITY}) xs.push_back(v);
   xs.push_back(NAN);
   const Tensor x = Tensor::FromVector<float>({static_cast<int64_t>(xs.size())}, xs);

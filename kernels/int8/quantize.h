@@ -7,8 +7,9 @@
 
 namespace tessel {
 
-// aarch64 NEON (baseline Armv8-A), 16 elements a step: FDIV, as the scalar division rounds, then the
-// portable kernel's steps lane by lane. `y` holds n bytes (u8 or s8 by lo / hi).
+// aarch64 NEON (baseline Armv8-A), 16 elements a step: x times the scale's reciprocal where that rounds
+// as the scalar division would, FDIV where it might not (quantize_neon.cc), then the portable kernel's
+// steps lane by lane. `y` holds n bytes (u8 or s8 by lo / hi).
 void QuantizeF32__neon(const float* x, int64_t n, float scale, float zp, float lo, float hi, uint8_t* y);
 
 // x86-64 AVX2, 32 elements a step (vdivps), the same steps and results.
