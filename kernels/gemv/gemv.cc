@@ -179,6 +179,7 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
 #endif
 #if defined(__aarch64__)
         {"neondot", Isa::kDotprod, "neon", tessel_group_panel16_q8_gemm__neondot},
+        {"sve", Isa::kSve, "sve", tessel_group_panel16_q8_gemm__sve},
 #endif
     };
     for (const GroupItem& it : group_items) {
@@ -190,11 +191,11 @@ KernelRegistry<GemmQ8Fn>* BuildGemmQ8Registry(bool panel16) {
       e.isa = it.isa;
       e.backend = it.backend;
       e.legal = GroupLegal;
-      // Where a CPU has several: AVX-512 VNNI, then AVX-VNNI, then AVX2.
+      // Where a CPU has several: AVX-512 VNNI, then AVX-VNNI, then AVX2; SVE, then dotprod.
       e.cost = it.isa == Isa::kPortable                          ? StreamCost<1>
                : it.isa == Isa::kAvx2 || it.isa == Isa::kDotprod ? StreamCost<20>
-               : it.isa == Isa::kAvxVnni ? StreamCost<25>
-                                         : StreamCost<30>;
+               : it.isa == Isa::kAvxVnni || it.isa == Isa::kSve  ? StreamCost<25>
+                                                                 : StreamCost<30>;
       e.fn = it.fn;
       r->Register(e);
     }

@@ -154,6 +154,8 @@ void tessel_kquant_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_
 void tessel_group_panel16_q8_gemm__neondot(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q4_0_panel16_q8_gemm__sve(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 void tessel_q8_0_panel16_q8_gemm__sve(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
+// Symmetric 4-bit groups (Tessel's INT4) at 256 bits and wider; other group types run the NEON one.
+void tessel_group_panel16_q8_gemm__sve(const GemmQ8Args& args, int64_t row_begin, int64_t row_end);
 #endif
 
 }  // namespace tessel
