@@ -613,6 +613,22 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
     float32x4_t d[4];
     LoadHalves(unit + Panel16GroupGeometry::Scales(gi), d);
     float xsum[kT] = {};
+    if constexpr (kBits == 4 && !kOffset && kT == 1) {
+      // Decode of Tessel's symmetric INT4: the scheduled assembly tile (panel16_neondot_tiles.inc). A
+      // group's blocks are consecutive vectors of one unit and consecutive 16-byte steps of x within one
+      // 128-element chunk (kG <= 128), so the pointers step by constants.
+      const int64_t b0 = gg * kBlocksPerGroup;
+      const uint8_t* vec = unit + kGeo.Vector(b0 % 8, 0);
+      const int8_t* xb = a.xq + t0 * a.xq_stride + (b0 / 4) * 128 + 16 * (b0 % 4);
+      const float* dxb = a.block_scale + t0 * a.block_stride + b0;
+      const int32_t* biasb = a.block_bias + t0 * a.block_stride + b0;
+#pragma GCC unroll 1
+      for (int bi = 0; bi < kBlocksPerGroup; ++bi) {
+        Int4GroupDecodeTile(vec, xb, dxb, biasb, d, acc[0]);
+        vec += 4 * 64, xb += 16, ++dxb, ++biasb;
+      }
+      continue;
+    }
 #pragma GCC unroll 1
     for (int bi = 0; bi < kBlocksPerGroup; ++bi) {
       const int64_t b = gg * kBlocksPerGroup + bi;
