@@ -18,7 +18,8 @@
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Q4_0 and Q8_0 run
 // the hand-scheduled assembly tiles of internal/panel16_neondot_tiles.inc (RunTiles): decode 16 rows x 1
 // token, prefill 4 rows x 8 tokens (then 8 rows x 4, then one token at a time). IQ4_NL runs the
-// intrinsics below, tokens four (then two, then one) at a time over a panel; group types two at a time;
+// intrinsics below, tokens four (then two, then one) at a time over a panel; group types two at a time
+// (the decode of symmetric 4-bit groups, Tessel's INT4, through the tiles' Int4GroupDecodeTile);
 // k-quants one. Each weight vector is loaded and split once for a tile's tokens, and the weights stay in
 // the caches between token groups.
 #include <arm_neon.h>
@@ -625,7 +626,7 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
 #pragma GCC unroll 1
       for (int bi = 0; bi < kBlocksPerGroup; ++bi) {
         Int4GroupDecodeTile(vec, xb, dxb, biasb, d, acc[0]);
-        vec += 4 * 64, xb += 16, ++dxb, ++biasb;
+        vec += kGeo.vectors_per_block * 64, xb += 16, ++dxb, ++biasb;
       }
       continue;
     }
