@@ -26,6 +26,7 @@
 #include "codegen/c_emitter.h"
 #include "codegen/compiler.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/registry/lab_costs.h"
 #include "runtime/executor.h"
 
 namespace tessel {
@@ -108,9 +109,7 @@ absl::Status KeepSlowInt8LayersF32(const cli::Args& args, const CompileOptions& 
   // the Arm lab's table: this machine, e.g. qemu emulating that core's ISA, is not that core).
   double mixed_ms = mixed->estimated_seconds * 1e3, int8_ms = compiled.estimated_seconds * 1e3;
   const char* how = "estimated";
-  const char* cost_core = std::getenv("TESSEL_COST_CORE");
-  const bool for_other_core = cost_core != nullptr && cost_core[0] != 0;
-  if (ResolveTarget(options.target) == ResolveTarget("host") && !for_other_core) {
+  if (ResolveTarget(options.target) == ResolveTarget("host") && !LabCostCoreFromEnvironment()) {
     absl::StatusOr<double> m = MeasureMs(*mixed);
     absl::StatusOr<double> q = m.ok() ? MeasureMs(compiled) : m;
     if (!q.ok()) return q.status();

@@ -3,20 +3,15 @@
 #include <string.h>
 
 #include "tessel_portable.h"
-
-/* The input coordinate of window tap `t` at output position `o`, or -1 in the padding. */
-static long tap(size_t o, size_t t, size_t stride, size_t dilation, size_t pad, size_t extent) {
-  const long i = (long)(o * stride + t * dilation) - (long)pad;
-  return i >= 0 && i < (long)extent ? i : -1;
-}
+#include "window.h"
 
 void tsl_f32_im2col_nhwc_row__autovec(const tsl_window* win, const float* restrict x, size_t channels, size_t c0,
                                       size_t cg, size_t oy, float* restrict out) {
   for (size_t ox = 0; ox < win->ow; ++ox) {
     for (size_t ky = 0; ky < win->kh; ++ky) {
-      const long iy = tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
+      const long iy = tsl_tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
       for (size_t kx = 0; kx < win->kw; ++kx) {
-        const long ix = tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
+        const long ix = tsl_tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
         float* restrict dst = out + ((ox * win->kh + ky) * win->kw + kx) * cg;
         if (iy < 0 || ix < 0) {
           memset(dst, 0, cg * sizeof(float));
@@ -34,7 +29,7 @@ void tsl_f32_im2col_nchw_row__autovec(const tsl_window* win, const float* restri
   const size_t ow = win->ow;
   for (size_t c = 0; c < cg; ++c) {
     for (size_t ky = 0; ky < win->kh; ++ky) {
-      const long iy = tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
+      const long iy = tsl_tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
       for (size_t kx = 0; kx < win->kw; ++kx) {
         float* restrict dst = out + ((c * win->kh + ky) * win->kw + kx) * ow;
         if (iy < 0) {
@@ -75,10 +70,10 @@ static void dw_pixel_neon(const tsl_window* win, size_t channels, const float* r
                           float* restrict out, float lo, float hi) {
   size_t xo[kDwMaxTaps], wo[kDwMaxTaps], taps = 0;
   for (size_t ky = 0; ky < win->kh; ++ky) {
-    const long iy = tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
+    const long iy = tsl_tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
     if (iy < 0) continue;
     for (size_t kx = 0; kx < win->kw; ++kx) {
-      const long ix = tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
+      const long ix = tsl_tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
       if (ix < 0) continue;
       xo[taps] = ((size_t)iy * win->w + (size_t)ix) * channels;
       wo[taps] = (ky * win->kw + kx) * channels;
@@ -152,10 +147,10 @@ void tsl_f32_dwconv_nhwc_minmax__autovec(const tsl_window* win, size_t channels,
         memset(acc, 0, channels * sizeof(float));
       }
       for (size_t ky = 0; ky < win->kh; ++ky) {
-        const long iy = tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
+        const long iy = tsl_tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
         if (iy < 0) continue;
         for (size_t kx = 0; kx < win->kw; ++kx) {
-          const long ix = tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
+          const long ix = tsl_tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
           if (ix < 0) continue;
           const float* restrict xp = x + ((size_t)iy * win->w + (size_t)ix) * channels;
           const float* restrict wp = w + (ky * win->kw + kx) * channels;

@@ -3,12 +3,7 @@
 #include <string.h>
 
 #include "tessel_portable.h"
-
-/* The input coordinate of window tap `t` at output position `o`, or -1 in the padding. */
-static long tap(size_t o, size_t t, size_t stride, size_t dilation, size_t pad, size_t extent) {
-  const long i = (long)(o * stride + t * dilation) - (long)pad;
-  return i >= 0 && i < (long)extent ? i : -1;
-}
+#include "window.h"
 
 /* Taps of the window at `o` inside the padded extent [-pad_begin, extent + pad_end). */
 static size_t padded_taps(size_t o, size_t k, size_t stride, size_t dilation, size_t pad_begin, size_t pad_end,
@@ -28,10 +23,10 @@ void tsl_f32_maxpool_nhwc__autovec(const tsl_window* win, size_t channels, const
       float* restrict out = y + (oy * win->ow + ox) * channels;
       for (size_t c = 0; c < channels; ++c) out[c] = -__builtin_inff();
       for (size_t ky = 0; ky < win->kh; ++ky) {
-        const long iy = tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
+        const long iy = tsl_tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
         if (iy < 0) continue;
         for (size_t kx = 0; kx < win->kw; ++kx) {
-          const long ix = tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
+          const long ix = tsl_tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
           if (ix < 0) continue;
           const float* restrict in = x + ((size_t)iy * win->w + (size_t)ix) * channels;
           // tessel:hot
@@ -52,10 +47,10 @@ void tsl_f32_avgpool_nhwc__autovec(const tsl_window* win, size_t channels, int c
       memset(out, 0, channels * sizeof(float));
       size_t count = 0;
       for (size_t ky = 0; ky < win->kh; ++ky) {
-        const long iy = tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
+        const long iy = tsl_tap(oy, ky, win->stride_h, win->dilation_h, win->pad_top, win->h);
         if (iy < 0) continue;
         for (size_t kx = 0; kx < win->kw; ++kx) {
-          const long ix = tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
+          const long ix = tsl_tap(ox, kx, win->stride_w, win->dilation_w, win->pad_left, win->w);
           if (ix < 0) continue;
           ++count;
           const float* restrict in = x + ((size_t)iy * win->w + (size_t)ix) * channels;

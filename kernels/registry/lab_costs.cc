@@ -23,8 +23,13 @@ bool KnownCore(absl::string_view core) {
   return false;
 }
 
+const char* CoreFromEnvironment() {
+  const char* env = std::getenv("TESSEL_COST_CORE");
+  return env != nullptr && KnownCore(env) ? env : nullptr;
+}
+
 std::string DetectCore() {
-  if (const char* env = std::getenv("TESSEL_COST_CORE"); env != nullptr && KnownCore(env)) return env;
+  if (const char* env = CoreFromEnvironment()) return env;
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -40,6 +45,8 @@ std::string DetectCore() {
 }
 
 }  // namespace
+
+bool LabCostCoreFromEnvironment() { return CoreFromEnvironment() != nullptr; }
 
 const std::string& LabCostCore() {
   static const std::string* core = new std::string(DetectCore());

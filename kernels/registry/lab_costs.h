@@ -25,6 +25,10 @@ struct LabCost {
 // neoverse-v1 on CPUs with SVE and cortex-a76 without. Decided once.
 const std::string& LabCostCore();
 
+// Whether TESSEL_COST_CORE names a core model of the table: the caller prices for that core, not for
+// the CPU it runs on (under qemu, say).
+bool LabCostCoreFromEnvironment();
+
 // The row of `kernel` in `group` for LabCostCore(), or nullptr when the table has none.
 const LabCost* FindLabCost(absl::string_view group, absl::string_view kernel);
 
