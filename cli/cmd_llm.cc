@@ -277,7 +277,7 @@ int GenerateCommand(int argc, char** argv) {
     const int streams = llm::DecodeStreams(common->model->weights().layers[0].wq, threads);
     if (streams > 0) {
       layout = absl::StrFormat(" (%d streams per GEMV call%s, %s)", streams, threads > 1 ? " and thread" : "",
-                               GetCpuFeatures().stream_prefetch ? "software prefetch" : "no prefetch");
+                               llm::DecodePrefetch(common->model->weights().layers[0].wq));
     }
   }
   std::fprintf(stderr, "decode reads %.2f MB of weights per token: %.2f GB/s%s\n", weight_mb,

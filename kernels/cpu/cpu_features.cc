@@ -38,7 +38,8 @@ CpuFeatures Detect() {
   const bool amd_19h = std::strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19;  // Zen 3, Zen 4
   if (amd_19h) {
     f.stream_prefetch = false;
-    f.decode_streams = f.decode_streams_ymm = f.decode_streams_ymm_mins = 2;
+    f.stream_prefetch_l2 = true;
+    f.decode_streams = f.decode_streams_ymm = 2;
     f.row_streams_threaded = 4;
   }
   const bool osxsave = c & (1u << 27);
@@ -98,20 +99,21 @@ CpuFeatures Detect() {
 CpuFeatures Detect() { return CpuFeatures(); }
 #endif
 
-// TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 override the detected choices; TESSEL_GFNI=0
-// turns GFNI off; TESSEL_MAX_ISA caps the instruction sets.
+// TESSEL_STREAM_PREFETCH=0|1|2 (none, into L1, into L2) and TESSEL_DECODE_STREAMS=1|2|4 override the
+// detected choices; TESSEL_GFNI=0 turns GFNI off; TESSEL_MAX_ISA caps the instruction sets.
 CpuFeatures DetectWithOverrides() {
   CpuFeatures f = Detect();
   if (const char* v = std::getenv("TESSEL_MAX_ISA"); v != nullptr && v[0] != 0 && !CapCpuFeatures(v, &f)) {
     std::fprintf(stderr, "tessel: TESSEL_MAX_ISA=%s is not one of %s; running with every feature of this CPU\n", v,
                  IsaCapLevels());
   }
-  if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && (v[0] == '0' || v[0] == '1')) {
+  if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && v[0] >= '0' && v[0] <= '2' && v[1] == 0) {
     f.stream_prefetch = v[0] == '1';
+    f.stream_prefetch_l2 = v[0] == '2';
   }
   if (const char* v = std::getenv("TESSEL_DECODE_STREAMS");
       v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
-    f.decode_streams = f.decode_streams_ymm = f.decode_streams_ymm_mins = v[0] - '0';
+    f.decode_streams = f.decode_streams_ymm = v[0] - '0';
     f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
   }
   if (const char* v = std::getenv("TESSEL_GFNI"); v != nullptr && std::strcmp(v, "0") == 0) f.gfni = false;

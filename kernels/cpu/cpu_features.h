@@ -41,21 +41,25 @@ struct CpuFeatures {
   //   twice the instructions per byte: 4 on Zen 4 (what runs there under TESSEL_MAX_ISA=avx2), where
   //   2 streams left them short of requests in flight (Q4_0 18.7-20.0 GB/s with 2, 24.5-25.7 with 4;
   //   on one L3-resident layer 19 vs 34 GB/s), 2 on Zen 3, where 2 streams read 89-95% of bandwidth.
-  // - decode_streams_ymm_mins: the 256-bit kernels of the k-quants with mins (Q2_K, Q4_K, Q5_K), whose
-  //   extra accumulators spill past 2 streams: 2 on AMD family 19h (Zen 4, AVX2 level: Q5_K 12.6-13.1
-  //   GB/s on 4 streams, 14.6-15.4 on 2), else decode_streams_ymm (Emerald Rapids, with the prefetch:
-  //   4 streams measured faster, 2026-11-27).
+  //   The k-quant and group kernels read as many (with stream_prefetch_l2 on Zen 4, 2 and 4 streams
+  //   are within noise of each other for Q4_K and Q5_K, and 4 read Q6_K 10% faster).
   // - row_streams / row_streams_threaded: the F16/BF16 row-dot kernels on one thread / on each of
   //   several threads sharing a matrix (4 or 2). Zen 4, F16, no prefetch: 1 thread 27.4-29.1 GB/s
   //   with 4 streams, 24.8-26.7 with 2; 2 threads, 4 per thread faster in 8 of 10 paired runs. Zen 5
   //   measured 2 per thread fastest on 2 threads.
-  // - stream_prefetch: both kinds' software prefetch (off on Zen 4: F16 22.5-23.7 GB/s with it).
-  // TESSEL_STREAM_PREFETCH=0|1 and TESSEL_DECODE_STREAMS=1|2|4 in the environment override them
-  // (TESSEL_DECODE_STREAMS sets all five stream counts; the row kernels read 1 as 2).
+  // - stream_prefetch: both kinds' software prefetch into L1 (off on Zen 4: F16 22.5-23.7 GB/s with it).
+  // - stream_prefetch_l2: the 256-bit k-quant and group kernels prefetch each stream one 256-column
+  //   unit ahead into L2 (prefetcht1) instead, whatever stream_prefetch says: AMD family 19h. Zen 4,
+  //   AVX2 level, TinyLlama's matrices, 1 thread, GB/s without -> with: Q4_K 18.4-19.1 -> 27.3,
+  //   Q6_K 16.1-17.2 -> 26.8-28.6, Q2_K 11-12 -> 17; the same prefetch into L1 ran slower than none
+  //   (Q4_K 14.5), and into L2 it slowed the AVX-512 kernels (28-30 -> 21-22), which keep none.
+  // TESSEL_STREAM_PREFETCH=0|1|2 (none; stream_prefetch; stream_prefetch_l2) and
+  // TESSEL_DECODE_STREAMS=1|2|4 in the environment override them (TESSEL_DECODE_STREAMS sets all four
+  // stream counts; the row kernels read 1 as 2).
   bool stream_prefetch = true;
+  bool stream_prefetch_l2 = false;
   int decode_streams = 4;
   int decode_streams_ymm = 4;
-  int decode_streams_ymm_mins = 4;
   int row_streams = 4;
   int row_streams_threaded = 2;
 

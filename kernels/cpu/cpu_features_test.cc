@@ -66,7 +66,6 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
   if (streams != nullptr) {
     EXPECT_EQ(f.decode_streams, std::atoi(streams));
     EXPECT_EQ(f.decode_streams_ymm, std::atoi(streams));
-    EXPECT_EQ(f.decode_streams_ymm_mins, std::atoi(streams));
     // The F16 / BF16 row kernels have 4- and 2-stream forms only: 1 reads as 2.
     const int rows = std::atoi(streams) == 4 ? 4 : 2;
     EXPECT_EQ(f.row_streams, rows);
@@ -75,20 +74,21 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
     EXPECT_TRUE(f.decode_streams == 4 || f.decode_streams == 2) << f.decode_streams;
     // The 256-bit kernels' count is never below the 512-bit ones' (4 on Zen 4 where those read 2).
     EXPECT_GE(f.decode_streams_ymm, f.decode_streams);
-    // The k-quants with mins: 2 where prefetch is off (Zen), else the 256-bit count.
-    EXPECT_EQ(f.decode_streams_ymm_mins, f.stream_prefetch ? f.decode_streams_ymm : 2);
     EXPECT_EQ(f.row_streams, 4);
     // 4 per thread where the Panel16 kernels run 2 streams (Zen 4), else 2.
     EXPECT_EQ(f.row_streams_threaded, f.decode_streams == 2 ? 4 : 2);
   }
   if (prefetch != nullptr) {
     EXPECT_EQ(f.stream_prefetch, std::strcmp(prefetch, "1") == 0);
+    EXPECT_EQ(f.stream_prefetch_l2, std::strcmp(prefetch, "2") == 0);
   } else {
     EXPECT_EQ(f.stream_prefetch, f.decode_streams == 4) << "the detected layouts are 4 + prefetch or 2 without";
+    // AMD family 19h (the 2-stream CPUs) prefetches the 256-bit k-quant and group kernels into L2.
+    EXPECT_EQ(f.stream_prefetch_l2, f.decode_streams == 2);
   }
   std::printf("decode streams %d (256-bit kernels %d; F16/BF16 rows %d, %d per thread), software prefetch %s\n",
               f.decode_streams, f.decode_streams_ymm, f.row_streams, f.row_streams_threaded,
-              f.stream_prefetch ? "on" : "off");
+              f.stream_prefetch ? "on" : f.stream_prefetch_l2 ? "into L2 (256-bit k-quant and group kernels)" : "off");
 }
 
 // Every field CapCpuFeatures may touch, as a vector of flags, so that a test can compare them all.

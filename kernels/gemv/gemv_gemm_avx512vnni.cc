@@ -1016,7 +1016,7 @@ __attribute__((noinline)) void Panel16KQuantGemvPanels(const GemmQ8Args& a, cons
         const uint8_t* unit = panels[s] + unit_offset;
         if (kPrefetch) {
           // The same block two units ahead in this stream (and, with block 0, that unit's scales). Written
-          // out here rather than through decode_streams.h PrefetchBlockTwoUnitsAhead, which spilled vector
+          // out here rather than through decode_streams.h PrefetchBlockAhead, which spilled vector
           // registers in the 4-stream instances (gemv_gemm_avx512vnni_spill_test).
           const char* ahead = reinterpret_cast<const char*>(unit + 2 * kGeo.unit_bytes);
 #pragma GCC unroll 6

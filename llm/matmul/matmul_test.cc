@@ -359,7 +359,7 @@ TEST(RowDotTest, DecodeStreamsFollowCpuFeatures) {
             avx512 ? cpu.decode_streams : avx2 ? std::min(cpu.decode_streams_ymm, 2) : 0);
   WeightMatrix q4k_panel{GgmlType::kQ4_K, 256, 256, nullptr};
   q4k_panel.layout = WeightLayout::kPanel16;
-  EXPECT_EQ(DecodeStreams(q4k_panel, 1), avx512 ? cpu.decode_streams : avx2 ? cpu.decode_streams_ymm_mins : 0);
+  EXPECT_EQ(DecodeStreams(q4k_panel, 1), avx512 ? cpu.decode_streams : avx2 ? cpu.decode_streams_ymm : 0);
   WeightMatrix q6k_panel{GgmlType::kQ6_K, 256, 256, nullptr};
   q6k_panel.layout = WeightLayout::kPanel16;
   EXPECT_EQ(DecodeStreams(q6k_panel, 1), avx512 ? cpu.decode_streams : avx2 ? cpu.decode_streams_ymm : 0);

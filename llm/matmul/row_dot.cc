@@ -190,14 +190,11 @@ int DecodeStreams(const WeightMatrix& w, int threads) {
   const Isa isa = FloatRowIsa();
   if (isa == Isa::kAvx2) {
     if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
-    // The 256-bit kernels run CpuFeatures' counts for them (the k-quants with mins their own), two
-    // streams at most for gemv_gemm_avx2.cc's signed types (Q8_0, IQ4_NL).
+    // The 256-bit kernels run CpuFeatures' count for them, two streams at most for gemv_gemm_avx2.cc's
+    // signed types (Q8_0, IQ4_NL).
     if (w.layout == WeightLayout::kPanel16) {
       const CpuFeatures& cpu = GetCpuFeatures();
       if (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kIQ4_NL) return std::min(cpu.decode_streams_ymm, 2);
-      if (w.type == GgmlType::kQ2_K || w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K) {
-        return cpu.decode_streams_ymm_mins;
-      }
       return cpu.decode_streams_ymm;
     }
     return 0;
@@ -206,6 +203,17 @@ int DecodeStreams(const WeightMatrix& w, int threads) {
   if (w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) return StreamsFor(threads);
   if (w.layout == WeightLayout::kPanel16) return GetCpuFeatures().decode_streams;
   return 0;
+}
+
+const char* DecodePrefetch(const WeightMatrix& w) {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  if (cpu.stream_prefetch) return "software prefetch";
+  // gemv_gemm_avx2.cc's Q4_0 / Q8_0 / IQ4_NL kernels follow stream_prefetch only.
+  const bool kquant_or_group = w.type != GgmlType::kQ4_0 && w.type != GgmlType::kQ8_0 && w.type != GgmlType::kIQ4_NL;
+  if (cpu.stream_prefetch_l2 && FloatRowIsa() == Isa::kAvx2 && w.layout == WeightLayout::kPanel16 && kquant_or_group) {
+    return "software prefetch into L2";
+  }
+  return "no prefetch";
 }
 
 }  // namespace tessel::llm

@@ -46,6 +46,11 @@ std::string RowDotName(GgmlType type, int threads = 1);
 // repacked Q4_0 / Q8_0 matrix (decode_streams); 0 where neither runs.
 int DecodeStreams(const WeightMatrix& w, int threads);
 
+// How those streams prefetch ahead in software, for `tessel generate`'s report: "software prefetch",
+// "software prefetch into L2" (the 256-bit Panel16 kernels of the k-quants and group-wise types where
+// CpuFeatures::stream_prefetch_l2 is set) or "no prefetch".
+const char* DecodePrefetch(const WeightMatrix& w);
+
 }  // namespace tessel::llm
 
 #endif  // TESSEL_LLM_MATMUL_ROW_DOT_H_

@@ -65,20 +65,30 @@ __attribute__((always_inline)) inline void PrefetchTwoPairsAhead(const uint8_t* 
 }
 
 // The same for the k-quant and group layouts (Panel16KQuantGeometry, Panel16GroupGeometry: kUnitBytes,
-// kMetaBytes, kVectors per block), read block by block in 256-column units: block i's vectors two units
-// ahead, and with block 0 that unit's scales, so that the 8 blocks' calls cover the unit once. The
-// AVX2 / AVX-VNNI kernels use it; the AVX-512 VNNI k-quant and group kernels write the same lines out
-// in their loops (through this helper their 4-stream instances kept vector registers on the stack:
-// gemv_gemm_avx512vnni_spill_test).
+// kMetaBytes, kVectors per block), read block by block in 256-column units: block i's vectors ahead,
+// and with block 0 that unit's scales, so that the 8 blocks' calls cover the unit once. Two units ahead
+// into L1 (CpuFeatures::stream_prefetch) or, with `l2` (CpuFeatures::stream_prefetch_l2), one unit
+// ahead into L2. The AVX2 / AVX-VNNI kernels use it; the AVX-512 VNNI k-quant and group kernels write
+// the same lines out in their loops (through this helper their 4-stream instances kept vector
+// registers on the stack: gemv_gemm_avx512vnni_spill_test).
 template <int64_t kUnitBytes, int64_t kMetaBytes, int64_t kVectors>
-__attribute__((always_inline)) inline void PrefetchBlockTwoUnitsAhead(const uint8_t* unit, int i) {
-  const char* ahead = reinterpret_cast<const char*>(unit) + 2 * kUnitBytes;
+__attribute__((always_inline)) inline void PrefetchBlockAhead(const uint8_t* unit, int i, bool l2) {
+  const char* ahead = reinterpret_cast<const char*>(unit) + (l2 ? 1 : 2) * kUnitBytes;
   const char* block = ahead + kMetaBytes + 64 * kVectors * i;
+  if (l2) {
 #pragma GCC unroll 6
-  for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, _MM_HINT_T0);
-  if (i == 0) {
+    for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, _MM_HINT_T1);
+    if (i == 0) {
 #pragma GCC unroll 8
-    for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+      for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T1);
+    }
+  } else {
+#pragma GCC unroll 6
+    for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, _MM_HINT_T0);
+    if (i == 0) {
+#pragma GCC unroll 8
+      for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+    }
   }
 }
 
