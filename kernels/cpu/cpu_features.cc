@@ -107,14 +107,21 @@ CpuFeatures DetectWithOverrides() {
     std::fprintf(stderr, "tessel: TESSEL_MAX_ISA=%s is not one of %s; running with every feature of this CPU\n", v,
                  IsaCapLevels());
   }
-  if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && v[0] >= '0' && v[0] <= '2' && v[1] == 0) {
-    f.stream_prefetch = v[0] == '1';
-    f.stream_prefetch_l2 = v[0] == '2';
+  if (const char* v = std::getenv("TESSEL_STREAM_PREFETCH"); v != nullptr && v[0] != 0) {
+    if (v[0] >= '0' && v[0] <= '2' && v[1] == 0) {
+      f.stream_prefetch = v[0] == '1';
+      f.stream_prefetch_l2 = v[0] == '2';
+    } else {
+      std::fprintf(stderr, "tessel: TESSEL_STREAM_PREFETCH=%s is not 0, 1 or 2; keeping this CPU's choice\n", v);
+    }
   }
-  if (const char* v = std::getenv("TESSEL_DECODE_STREAMS");
-      v != nullptr && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
-    f.decode_streams = f.decode_streams_ymm = v[0] - '0';
-    f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
+  if (const char* v = std::getenv("TESSEL_DECODE_STREAMS"); v != nullptr && v[0] != 0) {
+    if ((v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0) {
+      f.decode_streams = f.decode_streams_ymm = v[0] - '0';
+      f.row_streams = f.row_streams_threaded = f.decode_streams == 4 ? 4 : 2;
+    } else {
+      std::fprintf(stderr, "tessel: TESSEL_DECODE_STREAMS=%s is not 1, 2 or 4; keeping this CPU's choice\n", v);
+    }
   }
   if (const char* v = std::getenv("TESSEL_GFNI"); v != nullptr && std::strcmp(v, "0") == 0) f.gfni = false;
   return f;
