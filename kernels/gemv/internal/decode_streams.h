@@ -71,24 +71,23 @@ __attribute__((always_inline)) inline void PrefetchTwoPairsAhead(const uint8_t* 
 // ahead into L2. The AVX2 / AVX-VNNI kernels use it; the AVX-512 VNNI k-quant and group kernels write
 // the same lines out in their loops (through this helper their 4-stream instances kept vector
 // registers on the stack: gemv_gemm_avx512vnni_spill_test).
+template <int64_t kUnitBytes, int64_t kMetaBytes, int64_t kVectors, _mm_hint kHint>
+__attribute__((always_inline)) inline void PrefetchUnitBlock(const char* unit, int i) {
+  const char* block = unit + kMetaBytes + 64 * kVectors * i;
+#pragma GCC unroll 6
+  for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, kHint);
+  if (i == 0) {
+#pragma GCC unroll 8
+    for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(unit + 64 * l, kHint);
+  }
+}
 template <int64_t kUnitBytes, int64_t kMetaBytes, int64_t kVectors>
 __attribute__((always_inline)) inline void PrefetchBlockAhead(const uint8_t* unit, int i, bool l2) {
-  const char* ahead = reinterpret_cast<const char*>(unit) + (l2 ? 1 : 2) * kUnitBytes;
-  const char* block = ahead + kMetaBytes + 64 * kVectors * i;
+  const char* u = reinterpret_cast<const char*>(unit);
   if (l2) {
-#pragma GCC unroll 6
-    for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, _MM_HINT_T1);
-    if (i == 0) {
-#pragma GCC unroll 8
-      for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T1);
-    }
+    PrefetchUnitBlock<kUnitBytes, kMetaBytes, kVectors, _MM_HINT_T1>(u + kUnitBytes, i);
   } else {
-#pragma GCC unroll 6
-    for (int k = 0; k < kVectors; ++k) _mm_prefetch(block + 64 * k, _MM_HINT_T0);
-    if (i == 0) {
-#pragma GCC unroll 8
-      for (int l = 0; l < kMetaBytes / 64; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
-    }
+    PrefetchUnitBlock<kUnitBytes, kMetaBytes, kVectors, _MM_HINT_T0>(u + 2 * kUnitBytes, i);
   }
 }
 
