@@ -21,6 +21,31 @@ absl::Status Unsupported(const Node& node, DType t) {
       absl::StrCat(node.op_type(), ": the reference kernel does not support ", DTypeName(t), " tensors"));
 }
 
+// f(T()) for the element type `t` of the arithmetic operators: f32 and the integer types i8, u8, i32,
+// i64 (ONNX's elementwise operators take every numeric type; these are the ones Tessel's tensors hold
+// besides the 16-bit floats).
+template <typename F>
+absl::Status ForArithmeticType(const Node& node, DType t, F&& f) {
+  switch (t) {
+    case DType::kF32: return f(float{});
+    case DType::kI8: return f(int8_t{});
+    case DType::kU8: return f(uint8_t{});
+    case DType::kI32: return f(int32_t{});
+    case DType::kI64: return f(int64_t{});
+    default: return Unsupported(node, t);
+  }
+}
+
+// x < 0, without a comparison that is always false for unsigned T.
+template <typename T>
+bool IsNegative(T x) {
+  if constexpr (std::is_unsigned_v<T>) {
+    return false;
+  } else {
+    return x < T{0};
+  }
+}
+
 // ---- Unary float operators -------------------------------------------------------------------
 
 struct SigmoidOp {
@@ -146,17 +171,14 @@ void ReluLoop(const Tensor& x, Tensor& y) {
   const T* a = x.data<T>();
   T* b = y.data<T>();
   // `a < 0 ? 0 : a` keeps NaN as NaN, as numpy's maximum does.
-  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) b[i] = a[i] < T{0} ? T{0} : a[i];
+  for (int64_t i = 0, n = x.num_elements(); i < n; ++i) b[i] = IsNegative(a[i]) ? T{0} : a[i];
 }
 
 absl::Status Relu(const Node& node, Inputs in, Outputs out) {
-  switch (in[0]->dtype()) {
-    case DType::kF32: ReluLoop<float>(*in[0], out[0]); break;
-    case DType::kI32: ReluLoop<int32_t>(*in[0], out[0]); break;
-    case DType::kI64: ReluLoop<int64_t>(*in[0], out[0]); break;
-    default: return Unsupported(node, in[0]->dtype());
-  }
-  return absl::OkStatus();
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    ReluLoop<decltype(tag)>(*in[0], out[0]);
+    return absl::OkStatus();
+  });
 }
 
 template <typename T>
@@ -173,13 +195,12 @@ void NegLoop(const Tensor& x, Tensor& y) {
 }
 
 absl::Status Neg(const Node& node, Inputs in, Outputs out) {
-  switch (in[0]->dtype()) {
-    case DType::kF32: NegLoop<float>(*in[0], out[0]); break;
-    case DType::kI32: NegLoop<int32_t>(*in[0], out[0]); break;
-    case DType::kI64: NegLoop<int64_t>(*in[0], out[0]); break;
-    default: return Unsupported(node, in[0]->dtype());
-  }
-  return absl::OkStatus();
+  // ONNX's Neg takes signed types only.
+  if (in[0]->dtype() == DType::kU8) return Unsupported(node, in[0]->dtype());
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    NegLoop<decltype(tag)>(*in[0], out[0]);
+    return absl::OkStatus();
+  });
 }
 
 template <typename T>
@@ -196,13 +217,10 @@ void ClipLoop(Inputs in, Tensor& y) {
 }
 
 absl::Status Clip(const Node& node, Inputs in, Outputs out) {
-  switch (in[0]->dtype()) {
-    case DType::kF32: ClipLoop<float>(in, out[0]); break;
-    case DType::kI32: ClipLoop<int32_t>(in, out[0]); break;
-    case DType::kI64: ClipLoop<int64_t>(in, out[0]); break;
-    default: return Unsupported(node, in[0]->dtype());
-  }
-  return absl::OkStatus();
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    ClipLoop<decltype(tag)>(in, out[0]);
+    return absl::OkStatus();
+  });
 }
 
 // ---- Broadcasting binary arithmetic ----------------------------------------------------------
@@ -236,7 +254,10 @@ T Apply(BinOp op, T a, T b) {
       case BinOp::kMul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
       case BinOp::kDiv:
         // min / -1 overflows; it wraps back to min. Zero divisors were rejected before the loop.
-        return b == T{-1} ? WrapNeg(a) : static_cast<T>(a / b);
+        if constexpr (std::is_signed_v<T>) {
+          if (b == T{-1}) return WrapNeg(a);
+        }
+        return static_cast<T>(a / b);
     }
   } else {
     switch (op) {
@@ -271,12 +292,9 @@ absl::Status BinaryLoop(const Node& node, BinOp op, const Tensor& a, const Tenso
 
 template <BinOp kOp>
 absl::Status Binary(const Node& node, Inputs in, Outputs out) {
-  switch (in[0]->dtype()) {
-    case DType::kF32: return BinaryLoop<float>(node, kOp, *in[0], *in[1], out[0]);
-    case DType::kI32: return BinaryLoop<int32_t>(node, kOp, *in[0], *in[1], out[0]);
-    case DType::kI64: return BinaryLoop<int64_t>(node, kOp, *in[0], *in[1], out[0]);
-    default: return Unsupported(node, in[0]->dtype());
-  }
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    return BinaryLoop<decltype(tag)>(node, kOp, *in[0], *in[1], out[0]);
+  });
 }
 
 template <typename T>
@@ -339,19 +357,12 @@ void VariadicLoop(VarOp op, Inputs in, Tensor& y) {
 
 template <VarOp kOp>
 absl::Status Variadic(const Node& node, Inputs in, Outputs out) {
-  switch (in[0]->dtype()) {
-    case DType::kF32: VariadicLoop<float>(kOp, in, out[0]); break;
-    case DType::kI32:
-      if (kOp == VarOp::kMean) return Unsupported(node, in[0]->dtype());
-      VariadicLoop<int32_t>(kOp, in, out[0]);
-      break;
-    case DType::kI64:
-      if (kOp == VarOp::kMean) return Unsupported(node, in[0]->dtype());
-      VariadicLoop<int64_t>(kOp, in, out[0]);
-      break;
-    default: return Unsupported(node, in[0]->dtype());
-  }
-  return absl::OkStatus();
+  // Mean is defined for floats only.
+  if (kOp == VarOp::kMean && in[0]->dtype() != DType::kF32) return Unsupported(node, in[0]->dtype());
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    VariadicLoop<decltype(tag)>(kOp, in, out[0]);
+    return absl::OkStatus();
+  });
 }
 
 // ---- Comparisons ------------------------------------------------------------------------------
@@ -435,12 +446,12 @@ absl::Status ModLoop(const Node& node, bool fmod, const Tensor& a, const Tensor&
     const T x = a.data<T>()[it.offset(0)], d = b.data<T>()[it.offset(1)];
     if constexpr (std::is_integral_v<T>) {
       if (d == 0) return absl::InvalidArgumentError(absl::StrCat("Mod: integer division by zero (element ", i, ")"));
-      if (d == -1) {  // x % -1 is 0; computing it overflows for the type's minimum
+      if (IsNegative(d) && d == static_cast<T>(-1)) {  // x % -1 is 0; computing it overflows for the minimum
         py[i] = 0;
         continue;
       }
       T r = static_cast<T>(x % d);
-      if (!fmod && r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+      if (!fmod && r != 0 && IsNegative(r) != IsNegative(d)) r = static_cast<T>(r + d);
       py[i] = r;
     } else {
       py[i] = static_cast<T>(std::fmod(x, d));
@@ -451,14 +462,10 @@ absl::Status ModLoop(const Node& node, bool fmod, const Tensor& a, const Tensor&
 
 absl::Status Mod(const Node& node, Inputs in, Outputs out) {
   const bool fmod = node.GetInt("fmod", 0) != 0;
-  switch (in[0]->dtype()) {
-    case DType::kF32:
-      if (!fmod) return absl::InvalidArgumentError("Mod: float inputs need fmod=1");
-      return ModLoop<float>(node, fmod, *in[0], *in[1], out[0]);
-    case DType::kI32: return ModLoop<int32_t>(node, fmod, *in[0], *in[1], out[0]);
-    case DType::kI64: return ModLoop<int64_t>(node, fmod, *in[0], *in[1], out[0]);
-    default: return Unsupported(node, in[0]->dtype());
-  }
+  if (in[0]->dtype() == DType::kF32 && !fmod) return absl::InvalidArgumentError("Mod: float inputs need fmod=1");
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    return ModLoop<decltype(tag)>(node, fmod, *in[0], *in[1], out[0]);
+  });
 }
 
 // ---- Where, Cast, Identity, Dropout ----------------------------------------------------------

@@ -49,6 +49,8 @@ class OneNode {
 Tensor F32(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::FromVector<float>(shape, v); }
 Tensor I64(std::vector<int64_t> shape, std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(shape, v); }
 Tensor I32(std::vector<int64_t> shape, std::vector<int32_t> v) { return Tensor::FromVector<int32_t>(shape, v); }
+Tensor I8(std::vector<int64_t> shape, std::vector<int8_t> v) { return Tensor::FromVector<int8_t>(shape, v); }
+Tensor U8(std::vector<int64_t> shape, std::vector<uint8_t> v) { return Tensor::FromVector<uint8_t>(shape, v); }
 Tensor Bool(std::vector<int64_t> shape, std::vector<bool> v) {
   std::vector<uint8_t> bytes(v.begin(), v.end());
   Tensor t(DType::kBool, shape);
@@ -172,6 +174,55 @@ TEST(ElementwiseTest, ReluAndNegOnIntegers) {
   ASSERT_TRUE(out.ok()) << out.status();
   // -INT32_MIN wraps to itself.
   EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(-5, INT32_MIN));
+}
+
+// The 8-bit integer types, as numpy computes them on int8 / uint8 arrays (wrapping arithmetic, floor
+// division's truncation for C-style Div, Python's % for Mod with fmod=0), worked by hand.
+std::vector<int64_t> RunInts(const std::string& op, std::vector<Tensor> in,
+                             std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+  std::vector<std::optional<Tensor>> inputs(in.begin(), in.end());
+  OneNode n(op, inputs);
+  for (auto& [name, a] : attrs) n.node().SetAttr(name, a);
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  EXPECT_TRUE(out.ok()) << op << ": " << out.status();
+  if (!out.ok()) return {};
+  EXPECT_EQ((*out)[0].dtype(), in[0].dtype()) << op;
+  return (*out)[0].ToInt64Vector();
+}
+
+TEST(ElementwiseTest, EightBitIntegers) {
+  const Tensor a = U8({4}, {200, 7, 0, 255}), b = U8({4}, {100, 3, 9, 2});
+  EXPECT_THAT(RunInts("Add", {a, b}), ElementsAre(44, 10, 9, 1));  // 300 and 257 wrap
+  EXPECT_THAT(RunInts("Sub", {a, b}), ElementsAre(100, 4, 247, 253));
+  EXPECT_THAT(RunInts("Mul", {a, b}), ElementsAre(32, 21, 0, 254));  // 20000 % 256, 510 % 256
+  EXPECT_THAT(RunInts("Div", {a, b}), ElementsAre(2, 2, 0, 127));
+  EXPECT_THAT(RunInts("Div", {U8({2}, {200, 255}), U8({2}, {255, 255})}), ElementsAre(0, 1));  // 255 is not -1
+  EXPECT_THAT(RunInts("Max", {a, b}), ElementsAre(200, 7, 9, 255));
+  EXPECT_THAT(RunInts("Min", {a, b}), ElementsAre(100, 3, 0, 2));
+  EXPECT_THAT(RunInts("Mod", {a, b}), ElementsAre(0, 1, 0, 1));
+  EXPECT_THAT(RunInts("Relu", {a}), ElementsAre(200, 7, 0, 255));
+  EXPECT_THAT(RunInts("Clip", {a, U8({}, {5}), U8({}, {199})}), ElementsAre(199, 7, 5, 199));
+
+  const Tensor x = I8({5}, {-128, -7, 4, 100, 127}), y = I8({5}, {-1, 3, -3, 50, 2});
+  EXPECT_THAT(RunInts("Add", {x, y}), ElementsAre(127, -4, 1, -106, -127));  // -129 and 150, 129 wrap
+  EXPECT_THAT(RunInts("Mul", {x, y}), ElementsAre(-128, -21, -12, -120, -2));  // 128 -> -128, 5000, 254 wrap
+  EXPECT_THAT(RunInts("Div", {x, y}), ElementsAre(-128, -2, -1, 2, 63));  // -128 / -1 wraps; truncation
+  EXPECT_THAT(RunInts("Mod", {x, y}), ElementsAre(0, 2, -2, 0, 1));  // the divisor's sign
+  EXPECT_THAT(RunInts("Mod", {x, y}, {{"fmod", Attribute::Int(1)}}), ElementsAre(0, -1, 1, 0, 1));
+  EXPECT_THAT(RunInts("Max", {x, y}), ElementsAre(-1, 3, 4, 100, 127));
+  EXPECT_THAT(RunInts("Min", {x, y}), ElementsAre(-128, -7, -3, 50, 2));
+  EXPECT_THAT(RunInts("Relu", {x}), ElementsAre(0, 0, 4, 100, 127));
+  EXPECT_THAT(RunInts("Neg", {x}), ElementsAre(-128, 7, -4, -100, -127));  // -(-128) wraps
+  EXPECT_THAT(RunInts("Clip", {x, I8({}, {-5}), I8({}, {50})}), ElementsAre(-5, -5, 4, 50, 50));
+  EXPECT_THAT(RunInts("Clip", {x}), ElementsAre(-128, -7, 4, 100, 127));
+
+  // What stays refused: Neg of unsigned, Mean of integers, a zero divisor.
+  for (const auto& [op, in] : std::vector<std::pair<std::string, std::vector<Tensor>>>{
+           {"Neg", {a}}, {"Mean", {a, b}}, {"Div", {a, U8({4}, {1, 0, 1, 1})}}}) {
+    std::vector<std::optional<Tensor>> inputs(in.begin(), in.end());
+    OneNode n(op, inputs);
+    EXPECT_FALSE(n.Run().ok()) << op;
+  }
 }
 
 TEST(ElementwiseTest, ClipWithOptionalBounds) {
