@@ -663,7 +663,7 @@ InferResult InferResize(const InferenceContext& ctx) {
   absl::StatusOr<ResizeParams> p =
       ResolveResizeParams(ctx.node, x.dims, has_scales, ctx.value(2), has_sizes, ctx.value(3));
   if (!p.ok()) return p.status();
-  if (p->mode == ResizeParams::Mode::kLinear) {
+  if (p->mode != ResizeParams::Mode::kNearest) {
     absl::Status s = RequireFloat(ctx, 0, "X");
     if (!s.ok()) return s;
   }

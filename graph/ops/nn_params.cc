@@ -494,9 +494,12 @@ absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<co
   } else if (mode == "linear") {
     p.mode = ResizeParams::Mode::kLinear;
   } else if (mode == "cubic") {
-    return absl::UnimplementedError("Resize mode 'cubic' is not supported (use nearest or linear)");
+    p.mode = ResizeParams::Mode::kCubic;
+    p.cubic_coeff_a = node.GetFloat("cubic_coeff_a", -0.75f);
+    p.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown Resize mode '", mode, "' (expected nearest or linear)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown Resize mode '", mode, "' (expected nearest, linear or cubic)"));
   }
   const std::string coord = node.GetString("coordinate_transformation_mode", "half_pixel");
   if (coord == "half_pixel") {

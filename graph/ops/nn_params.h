@@ -96,13 +96,17 @@ absl::StatusOr<PadParams> ResolvePadParams(const Node& node, int rank, const Ten
 int64_t PadSourceIndex(PadMode mode, int64_t o, int64_t begin, int64_t in);
 
 struct ResizeParams {
-  enum class Mode { kNearest, kLinear };
+  enum class Mode { kNearest, kLinear, kCubic };
   enum class CoordinateMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
   enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
   Mode mode = Mode::kNearest;
   CoordinateMode coordinate_mode = CoordinateMode::kHalfPixel;
   NearestMode nearest_mode = NearestMode::kRoundPreferFloor;
+  // Cubic mode: the kernel's coefficient a (cubic_coeff_a) and whether taps outside the input get weight 0
+  // (exclude_outside; the others renormalized) instead of the edge's value.
+  double cubic_coeff_a = -0.75;
+  bool exclude_outside = false;
   // Output dims (UnknownDim() where the scales or sizes, or a needed input extent, are unknown).
   std::vector<Dim> output;
   // Per axis, the output/input scale the coordinate transform divides by.

@@ -934,35 +934,68 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   if (x.num_elements() == 0 && y.num_elements() > 0) {
     return absl::InvalidArgumentError("cannot resize an empty input to a non-empty output");
   }
-  // N-linear interpolation is separable: interpolate along one axis at a time, in double.
+  // Linear and cubic interpolation are separable: interpolate along one axis at a time, in double, each
+  // output index a weighted sum of `taps` input rows.
+  const bool cubic = p->mode == ResizeParams::Mode::kCubic;
+  const int taps = cubic ? 4 : 2;
   std::vector<int64_t> shape = x.shape();
   std::vector<double> cur(x.data<float>(), x.data<float>() + x.num_elements());
   for (int r = 0; r < rank; ++r) {
     const int64_t in = shape[r];
     const int64_t out = y.dim(r);
-    std::vector<int64_t> i0(out), i1(out);
-    std::vector<double> w1(out);
+    // Per output index: taps source indices and weights.
+    std::vector<int64_t> idx(out * taps);
+    std::vector<double> wt(out * taps);
     bool identity = in == out;
     for (int64_t o = 0; o < out; ++o) {
-      // Clamping the coordinate into the input equals ONNX's edge replication of out-of-range neighbors.
-      const double src =
-          std::clamp(ResizeSourceCoordinate(*p, o, in, out, p->scales[r]), 0.0, static_cast<double>(in - 1));
-      i0[o] = static_cast<int64_t>(std::floor(src));
-      i1[o] = std::min(i0[o] + 1, in - 1);
-      w1[o] = src - i0[o];
-      identity = identity && i0[o] == o && w1[o] == 0.0;
+      int64_t* i = &idx[o * taps];
+      double* w = &wt[o * taps];
+      const double coord = ResizeSourceCoordinate(*p, o, in, out, p->scales[r]);
+      if (!cubic) {
+        // Clamping the coordinate into the input equals ONNX's edge replication of out-of-range neighbors.
+        const double src = std::clamp(coord, 0.0, static_cast<double>(in - 1));
+        i[0] = static_cast<int64_t>(std::floor(src));
+        i[1] = std::min(i[0] + 1, in - 1);
+        w[1] = src - i[0];
+        w[0] = 1.0 - w[1];
+        identity = identity && i[0] == o && w[1] == 0.0;
+        continue;
+      }
+      // Keys' cubic convolution on input indices floor(x) - 1 .. floor(x) + 2 (ONNX's _cubic_coeffs),
+      // edge values past the ends, or with exclude_outside those taps dropped and the rest renormalized.
+      const double a = p->cubic_coeff_a;
+      const double f = std::floor(coord), t = coord - f;
+      const double d[4] = {1.0 + t, t, 1.0 - t, 2.0 - t};  // distances to the four taps
+      double sum = 0.0;
+      for (int k = 0; k < 4; ++k) {
+        const double s = d[k];
+        w[k] = s <= 1.0 ? ((a + 2.0) * s - (a + 3.0)) * s * s + 1.0 : ((a * s - 5.0 * a) * s + 8.0 * a) * s - 4.0 * a;
+        const int64_t j = static_cast<int64_t>(f) - 1 + k;
+        if (p->exclude_outside && (j < 0 || j >= in)) w[k] = 0.0;
+        sum += w[k];
+        i[k] = std::clamp<int64_t>(j, 0, in - 1);
+      }
+      if (p->exclude_outside && sum != 0.0) {
+        for (int k = 0; k < 4; ++k) w[k] /= sum;
+      }
+      identity = identity && t == 0.0 && i[1] == o;
     }
     if (identity) continue;
     const int64_t outer = Product(shape, 0, r);
     const int64_t inner = Product(shape, r + 1, shape.size());
     std::vector<double> next(outer * out * inner);
-    for (int64_t a = 0; a < outer; ++a) {
+    for (int64_t b = 0; b < outer; ++b) {
       for (int64_t o = 0; o < out; ++o) {
-        const double* lo_row = cur.data() + (a * in + i0[o]) * inner;
-        const double* hi_row = cur.data() + (a * in + i1[o]) * inner;
-        double* dst = next.data() + (a * out + o) * inner;
-        const double w = w1[o];
-        for (int64_t j = 0; j < inner; ++j) dst[j] = lo_row[j] * (1.0 - w) + hi_row[j] * w;
+        double* dst = next.data() + (b * out + o) * inner;
+        const double* row0 = cur.data() + (b * in + idx[o * taps]) * inner;
+        const double* row1 = cur.data() + (b * in + idx[o * taps + 1]) * inner;
+        const double w0 = wt[o * taps], w1 = wt[o * taps + 1];
+        for (int64_t j = 0; j < inner; ++j) dst[j] = row0[j] * w0 + row1[j] * w1;
+        for (int k = 2; k < taps; ++k) {
+          const double* row = cur.data() + (b * in + idx[o * taps + k]) * inner;
+          const double w = wt[o * taps + k];
+          for (int64_t j = 0; j < inner; ++j) dst[j] += row[j] * w;
+        }
       }
     }
     cur = std::move(next);

@@ -269,9 +269,12 @@ TEST(NnInferTest, ResizeShapes) {
 
 TEST(NnInferTest, ResizeUnsupportedAndInvalid) {
   const Tensor scales = F32({2}, {2, 2});
-  OneNode cubic("Resize", {In::Type(Static({2, 2})), std::nullopt, In::Const(scales)});
-  cubic.Attr("mode", Attribute::String("cubic"));
-  EXPECT_EQ(cubic.Infer().status().code(), absl::StatusCode::kUnimplemented);
+  OneNode antialias("Resize", {In::Type(Static({2, 2})), std::nullopt, In::Const(scales)});
+  antialias.Attr("antialias", Attribute::Int(1));
+  EXPECT_EQ(antialias.Infer().status().code(), absl::StatusCode::kUnimplemented);
+  OneNode unknown("Resize", {In::Type(Static({2, 2})), std::nullopt, In::Const(scales)});
+  unknown.Attr("mode", Attribute::String("quintic"));
+  EXPECT_THAT(unknown.Infer().status().message(), HasSubstr("nearest, linear or cubic"));
   OneNode both("Resize", {In::Type(Static({2, 2})), std::nullopt, In::Const(scales), In::Const(I64({2}, {4, 4}))});
   EXPECT_THAT(both.Infer().status().message(), HasSubstr("both scales and sizes"));
   OneNode neither("Resize", {In::Type(Static({2, 2}))});
@@ -518,6 +521,29 @@ TEST(NnKernelTest, ResizeModes) {
   EXPECT_THAT(Values(RunOp("Resize", {three, std::nullopt, F32({1}, {1.5f})}, attrs)), ElementsAre(10, 20, 20, 30));
   attrs.push_back({"nearest_mode", Attribute::String("floor")});
   EXPECT_THAT(Values(RunOp("Resize", {three, std::nullopt, F32({1}, {1.5f})}, attrs)), ElementsAre(10, 10, 20, 30));
+}
+
+TEST(NnKernelTest, ResizeCubic) {
+  // Keys' cubic convolution with a = -0.5 reproduces quadratics: x = i^2, asymmetric x2 (source o / 2),
+  // so every output whose four taps lie inside the input is (o / 2)^2.
+  const Tensor sq = F32({7}, {0, 1, 4, 9, 16, 25, 36});
+  std::vector<std::pair<std::string, Attribute>> attrs = {
+      {"mode", Attribute::String("cubic")},
+      {"cubic_coeff_a", Attribute::Float(-0.5f)},
+      {"coordinate_transformation_mode", Attribute::String("asymmetric")}};
+  const std::vector<float> y = Values(RunOp("Resize", {sq, std::nullopt, F32({1}, {2})}, attrs));
+  ASSERT_EQ(y.size(), 14u);
+  for (int o = 2; o <= 8; ++o) EXPECT_NEAR(y[o], (o / 2.0) * (o / 2.0), 1e-5) << o;
+  // At source 0.5 the taps are -1 (the edge value 0), 0, 1, 2 with weights W(1.5), W(0.5), W(0.5),
+  // W(1.5) = -0.0625, 0.5625, 0.5625, -0.0625: 0.5625 - 0.25 = 0.3125. With exclude_outside tap -1 is
+  // dropped and the rest divided by their sum 1.0625: 0.3125 / 1.0625.
+  EXPECT_NEAR(y[1], 0.3125, 1e-6);
+  attrs.push_back({"exclude_outside", Attribute::Int(1)});
+  EXPECT_NEAR(Values(RunOp("Resize", {sq, std::nullopt, F32({1}, {2})}, attrs))[1], 0.3125 / 1.0625, 1e-6);
+  // The default a = -0.75 interpolates: integer sources return the input (half_pixel, scale 1 on 2-D).
+  const Tensor grid = F32({2, 3}, {1, -2, 5, 7, 0, 3});
+  EXPECT_THAT(Values(RunOp("Resize", {grid, std::nullopt, F32({2}, {1, 1})}, {{"mode", Attribute::String("cubic")}})),
+              ElementsAre(1, -2, 5, 7, 0, 3));
 }
 
 }  // namespace

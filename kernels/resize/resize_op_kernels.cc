@@ -26,6 +26,7 @@ bool HasValues(const OpQuery& q, int i) { return q.has_input(i) && q.input(i).Nu
 // Why `p` over input `x` and output `y` is not a resize of the last two axes ("" when it is).
 const char* Unsupported(const ResizeParams& p, const TensorType& x, const TensorType& y) {
   const int rank = x.rank();
+  if (p.mode == ResizeParams::Mode::kCubic) return "cubic mode (the reference kernel's)";
   if (rank < 2 || y.rank() != rank || !x.is_static() || !y.is_static()) return "not a static tensor of rank >= 2";
   for (int a = 0; a < rank; ++a) {
     if (!p.output[a].is_static() || p.output[a].value() != y.dims[a].value()) return "output shape differs";
