@@ -44,14 +44,25 @@ absl::Status RequireQuantized(const InferenceContext& ctx, int i, const char* ro
       absl::StrCat(Label(ctx, i, role), " has dtype ", DTypeName(t), "; expected u8 or i8"));
 }
 
-// A scale or zero point: one element (rank 0, or rank 1 of length 1); per-axis quantization is not
-// supported at run time (weights are quantized ahead of time).
-absl::Status RequireScalar(const InferenceContext& ctx, int i, const char* role) {
+// A scale or zero point of QuantizeLinear / DequantizeLinear: one element (per tensor), or a vector with
+// one entry per index of x along attribute `axis` (default 1; per axis, opset 13).
+absl::Status RequireScalarOrAxis(const InferenceContext& ctx, int i, const char* role) {
   const TensorType& t = ctx.type(i);
-  const bool one = t.rank() == 0 || (t.rank() == 1 && t.dims[0].is_static() && t.dims[0].value() == 1);
-  if (one) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(),
-                                               "; only per-tensor (one-element) quantization parameters are supported"));
+  if (t.rank() == 0 || (t.rank() == 1 && t.dims[0].is_static() && t.dims[0].value() == 1)) return absl::OkStatus();
+  const TensorType& x = ctx.type(0);
+  int64_t axis = ctx.node.GetInt("axis", 1);
+  if (axis < 0) axis += x.rank();
+  if (axis < 0 || axis >= x.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("attribute axis = ", ctx.node.GetInt("axis", 1),
+                                                   " is outside x's rank ", x.rank(), " (per-axis ", role, ")"));
+  }
+  const Dim& n = x.dims[axis];
+  if (t.rank() == 1 && t.dims[0].is_static() && n.is_static() && t.dims[0].value() == n.value()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(),
+                                                 "; expected one element (per tensor) or ", n.ToString(),
+                                                 " (one per index of x along axis ", axis, ")"));
 }
 
 absl::Status CheckInDTypeRange(const Node& node, const char* attr, int64_t def, DType dt) {
@@ -169,13 +180,13 @@ InferResult InferQuantizeLinear(const InferenceContext& ctx) {
   if (!s.ok()) return s;
   s = RequireDType(ctx, 1, "y_scale", DType::kF32);
   if (!s.ok()) return s;
-  s = RequireScalar(ctx, 1, "y_scale");
+  s = RequireScalarOrAxis(ctx, 1, "y_scale");
   if (!s.ok()) return s;
   DType out = DType::kU8;
   if (ctx.has_input(2)) {
     s = RequireQuantized(ctx, 2, "y_zero_point");
     if (!s.ok()) return s;
-    s = RequireScalar(ctx, 2, "y_zero_point");
+    s = RequireScalarOrAxis(ctx, 2, "y_zero_point");
     if (!s.ok()) return s;
     out = ctx.type(2).dtype;
   }
@@ -206,12 +217,12 @@ InferResult InferDequantizeLinear(const InferenceContext& ctx) {
   }
   absl::Status s = RequireDType(ctx, 1, "x_scale", DType::kF32);
   if (!s.ok()) return s;
-  s = RequireScalar(ctx, 1, "x_scale");
+  s = RequireScalarOrAxis(ctx, 1, "x_scale");
   if (!s.ok()) return s;
   if (ctx.has_input(2)) {
     s = RequireDType(ctx, 2, "x_zero_point", t);
     if (!s.ok()) return s;
-    s = RequireScalar(ctx, 2, "x_zero_point");
+    s = RequireScalarOrAxis(ctx, 2, "x_zero_point");
     if (!s.ok()) return s;
   }
   return std::vector<TensorType>{TensorType(DType::kF32, ctx.type(0).dims, ctx.type(0).layout)};
@@ -328,8 +339,8 @@ void Reg(OpRegistry& r, const char* domain, const char* op, int min_in, int max_
 
 void RegisterQuantOps(OpRegistry& r) {
   Reg(r, "", "QuantizeLinear", 2, 3, 2, InferQuantizeLinear,
-      "saturate(round_half_even(x / y_scale) + y_zero_point), per tensor, to u8 (default) or i8");
-  Reg(r, "", "DequantizeLinear", 2, 3, 2, InferDequantizeLinear, "(x - x_zero_point) * x_scale, per tensor");
+      "saturate(round_half_even(x / y_scale) + y_zero_point), per tensor or per axis, to u8 (default) or i8");
+  Reg(r, "", "DequantizeLinear", 2, 3, 2, InferDequantizeLinear, "(x - x_zero_point) * x_scale, per tensor or per axis");
   Reg(r, kTesselDomain, "QConv", 2, 4, 2, InferQConv,
       "int8 convolution: i32 accumulate, bias, fixed-point requantize per channel, residual, clamp");
   Reg(r, kTesselDomain, "QGemm", 2, 3, 2, InferQGemm, "int8 A[M,K] x W[N,K]^T with the QConv output stage");

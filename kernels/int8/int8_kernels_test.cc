@@ -20,6 +20,7 @@
 #include "kernels/int8/requantize_neon.h"
 #endif
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "graph/op_registry.h"
 #include "graph/ops/quant_ops.h"
@@ -538,6 +539,44 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
   // portable one where the CPU has it.
   const bool vector_quantize = CpuSupports(Isa::kAvx2) || CpuSupports(Isa::kNeon);
   EXPECT_EQ(ran, vector_quantize ? 18 : 12);
+}
+
+// Per-axis QuantizeLinear / DequantizeLinear (opset 13) on the reference kernels, against hand-computed
+// values: x [2, 3, 2], axis 1, scales {0.5, 1, 2}, u8 zero points {0, 10, 128}; round half to even, then
+// saturate. The per-tensor kernels decline the node (one-element parameters only).
+TEST(QuantizeOpKernelTest, PerAxisOnTheReference) {
+  const Tensor x = Tensor::FromVector<float>({2, 3, 2}, {1, -1, 2.5f, 3.5f, 4, -300, 0.25f, 0.75f, -12, 250, 1, 3});
+  const Tensor s = Tensor::FromVector<float>({3}, {0.5f, 1, 2});
+  const Tensor z = Tensor::FromVector<uint8_t>({3}, {0, 10, 128});
+  for (const int64_t axis : {1, -2}) {
+    SCOPED_TRACE(testing::Message() << "axis " << axis);
+    Graph g;
+    Node* qn = g.AddNode("QuantizeLinear", {g.AddInput("x", x.type()), g.AddConstant("s", s), g.AddConstant("z", z)}, 1);
+    qn->SetAttr("axis", Attribute::Int(axis));
+    std::vector<Tensor> q;
+    ASSERT_TRUE(RunReferenceNode(*qn, {&x, &s, &z}, &q).ok());
+    EXPECT_THAT(q[0].ToInt64Vector(), ::testing::ElementsAre(2, 0, 12, 14, 130, 0, 0, 2, 0, 255, 128, 130));
+    Node* dn = g.AddNode("DequantizeLinear", {g.AddInput("q", q[0].type()), g.AddConstant("s2", s),
+                                             g.AddConstant("z2", z)}, 1);
+    dn->SetAttr("axis", Attribute::Int(axis));
+    std::vector<Tensor> d;
+    ASSERT_TRUE(RunReferenceNode(*dn, {&q[0], &s, &z}, &d).ok());
+    EXPECT_THAT(d[0].ToFloatVector(), ::testing::ElementsAre(1, 0, 2, 4, 4, -256, 0, 1, -10, 245, 0, 4));
+
+    OpKernelRegistry registry;
+    RegisterInt8OpKernels(registry);
+    const OperandInfo ins[] = {{true, false, x.type()}, {true, true, s.type()}, {true, true, z.type()}};
+    const OperandInfo outs[] = {{true, false, q[0].type()}};
+    const OpQuery query{*qn, ins, outs};
+    EXPECT_EQ(registry.Select(query, OpDTypes(query), ""), nullptr);
+  }
+  // Scales that do not match x along the axis are an error naming both.
+  Graph g;
+  const Tensor two = Tensor::FromVector<float>({2}, {1, 2});
+  Node* bad = g.AddNode("QuantizeLinear", {g.AddInput("x", x.type()), g.AddConstant("s", two)}, 1);
+  std::vector<Tensor> out;
+  const absl::Status st = RunReferenceNode(*bad, {&x, &two}, &out);
+  EXPECT_FALSE(st.ok());
 }
 
 #if defined(__aarch64__)

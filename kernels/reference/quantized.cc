@@ -249,16 +249,49 @@ absl::Status QPoolTyped(const Node& node, Inputs in, Tensor& out) {
   return absl::OkStatus();
 }
 
-float Scale(const Tensor& t) { return t.data<float>()[0]; }
+// Where a QuantizeLinear / DequantizeLinear's scale and zero point apply: one pair for the tensor, or one
+// per index along attribute `axis` (element i's index (i / inner) % channels).
+struct QuantAxis {
+  int64_t inner = 1, channels = 1;
+  int64_t Of(int64_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
+};
+
+absl::StatusOr<QuantAxis> QuantAxisOf(const Node& node, const Tensor& x, Inputs in) {
+  for (int i = 1; i <= 2; ++i) {
+    const Tensor* p = In(in, i);
+    if (p == nullptr || p->num_elements() == 1 || p->num_elements() == in[1]->num_elements()) continue;
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": the zero point has ", p->num_elements(),
+                                                   " entries and the scale ", in[1]->num_elements()));
+  }
+  QuantAxis q;
+  if (in[1]->num_elements() == 1) return q;
+  int64_t axis = node.GetInt("axis", 1);
+  if (axis < 0) axis += x.rank();
+  if (axis < 0 || axis >= x.rank() || x.dim(axis) != in[1]->num_elements()) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": ", in[1]->num_elements(),
+                                                   " scales do not match x ", ShapeToString(x.shape()), " along axis ",
+                                                   node.GetInt("axis", 1)));
+  }
+  q.channels = x.dim(axis);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) q.inner *= x.dim(d);
+  return q;
+}
 
 template <typename T>
-absl::Status QuantizeTyped(Inputs in, Tensor& out) {
-  const float scale = Scale(*in[1]);
-  const int32_t zp = In(in, 2) != nullptr ? static_cast<int32_t>(in[2]->data<T>()[0]) : 0;
+int32_t ZeroPointAt(Inputs in, int64_t c) {
+  const Tensor* zp = In(in, 2);
+  if (zp == nullptr) return 0;
+  return static_cast<int32_t>(zp->data<T>()[zp->num_elements() == 1 ? 0 : c]);
+}
+
+template <typename T>
+absl::Status QuantizeTyped(Inputs in, const QuantAxis& axis, Tensor& out) {
+  const float* scale = in[1]->data<float>();
   const float* xd = in[0]->data<float>();
   for (int64_t i = 0, n = out.num_elements(); i < n; ++i) {
+    const int64_t c = axis.Of(i);
     // ONNX: round half to even (the default rounding mode), then saturate.
-    const float q = std::nearbyint(xd[i] / scale) + static_cast<float>(zp);
+    const float q = std::nearbyint(xd[i] / scale[c]) + static_cast<float>(ZeroPointAt<T>(in, c));
     const float clamped = q < Lowest<T>() ? Lowest<T>() : q > Highest<T>() ? Highest<T>() : q;
     out.data<T>()[i] = static_cast<T>(static_cast<int32_t>(clamped));
   }
@@ -266,38 +299,47 @@ absl::Status QuantizeTyped(Inputs in, Tensor& out) {
 }
 
 template <typename T>
-absl::Status DequantizeTyped(Inputs in, Tensor& out) {
-  const float scale = Scale(*in[1]);
-  const int32_t zp = In(in, 2) != nullptr ? static_cast<int32_t>(in[2]->data<T>()[0]) : 0;
+absl::Status DequantizeTyped(Inputs in, const QuantAxis& axis, Tensor& out) {
+  const float* scale = in[1]->data<float>();
   for (int64_t i = 0, n = out.num_elements(); i < n; ++i) {
-    out.data<float>()[i] = static_cast<float>(static_cast<int32_t>(in[0]->data<T>()[i]) - zp) * scale;
+    const int64_t c = axis.Of(i);
+    out.data<float>()[i] = static_cast<float>(static_cast<int32_t>(in[0]->data<T>()[i]) - ZeroPointAt<T>(in, c)) *
+                           scale[c];
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckScale(const Node& node, const Tensor& scale) {
-  const float s = Scale(scale);
-  if (std::isfinite(s) && s > 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(node.DebugName(), ": scale is ", s, "; expected a finite value greater than 0"));
+  for (int64_t i = 0; i < scale.num_elements(); ++i) {
+    const float s = scale.data<float>()[i];
+    if (std::isfinite(s) && s > 0) continue;
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": scale", scale.num_elements() > 1 ? absl::StrCat("[", i, "]") : "",
+                                                   " is ", s, "; expected a finite value greater than 0"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status QuantizeLinearKernel(const Node& node, Inputs in, Outputs out) {
   absl::Status s = CheckScale(node, *in[1]);
   if (!s.ok()) return s;
-  return out[0].dtype() == DType::kU8 ? QuantizeTyped<uint8_t>(in, out[0]) : QuantizeTyped<int8_t>(in, out[0]);
+  absl::StatusOr<QuantAxis> axis = QuantAxisOf(node, *in[0], in);
+  if (!axis.ok()) return axis.status();
+  return out[0].dtype() == DType::kU8 ? QuantizeTyped<uint8_t>(in, *axis, out[0])
+                                      : QuantizeTyped<int8_t>(in, *axis, out[0]);
 }
 
 absl::Status DequantizeLinearKernel(const Node& node, Inputs in, Outputs out) {
   absl::Status s = CheckScale(node, *in[1]);
   if (!s.ok()) return s;
+  absl::StatusOr<QuantAxis> axis = QuantAxisOf(node, *in[0], in);
+  if (!axis.ok()) return axis.status();
   switch (in[0]->dtype()) {
     case DType::kU8:
-      return DequantizeTyped<uint8_t>(in, out[0]);
+      return DequantizeTyped<uint8_t>(in, *axis, out[0]);
     case DType::kI8:
-      return DequantizeTyped<int8_t>(in, out[0]);
+      return DequantizeTyped<int8_t>(in, *axis, out[0]);
     default:
-      return DequantizeTyped<int32_t>(in, out[0]);
+      return DequantizeTyped<int32_t>(in, *axis, out[0]);
   }
 }
 
