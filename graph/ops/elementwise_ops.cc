@@ -98,6 +98,26 @@ Types InferBinaryArithmetic(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *dims, MergedLayout(ctx.type(0), ctx.type(1)))};
 }
 
+// PRelu: the slope broadcasts to X (unidirectionally: the output has X's shape).
+Types InferPRelu(const InferenceContext& ctx) {
+  if (absl::Status s = RequireNumeric(ctx, 0, "input X"); !s.ok()) return s;
+  if (absl::Status s = RequireSameDType(ctx, 0, 1); !s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> dims = BroadcastDims(ctx.type(0).dims, ctx.type(1).dims, Op(ctx));
+  if (!dims.ok()) return dims.status();
+  if (dims->size() != ctx.type(0).dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("PRelu: slope ", ctx.type(1).ToString(), " has more dimensions than X ",
+                                                   ctx.type(0).ToString(), " (it must broadcast to X)"));
+  }
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const Dim& x = ctx.type(0).dims[i];
+    if (x.is_static() && (*dims)[i].is_static() && x.value() != (*dims)[i].value()) {
+      return absl::InvalidArgumentError(absl::StrCat("PRelu: slope ", ctx.type(1).ToString(), " does not broadcast to X ",
+                                                     ctx.type(0).ToString()));
+    }
+  }
+  return std::vector<TensorType>{ctx.type(0)};
+}
+
 // Max, Min, Sum and Mean: any number of same-typed inputs, broadcast together.
 Types InferVariadic(const InferenceContext& ctx) {
   if (absl::Status s = RequireNumeric(ctx, 0, "input 0"); !s.ok()) return s;
@@ -253,6 +273,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "Selu", 1, 1, 1, 1, InferUnaryFloat, "gamma * (x > 0 ? x : alpha * (e^x - 1))");
   Reg(r, "LeakyRelu", 1, 1, 1, 1, InferUnaryFloat, "x < 0 ? alpha * x : x");
   Reg(r, "ThresholdedRelu", 1, 1, 1, 1, InferUnaryFloat, "x > alpha ? x : 0");
+  Reg(r, "PRelu", 2, 2, 1, 1, InferPRelu, "x < 0 ? slope * x : x, the slope broadcast to x");
   Reg(r, "Add", 2, 2, 1, 1, InferBinaryArithmetic, "a + b with broadcasting");
   Reg(r, "Sub", 2, 2, 1, 1, InferBinaryArithmetic, "a - b with broadcasting");
   Reg(r, "Mul", 2, 2, 1, 1, InferBinaryArithmetic, "a * b with broadcasting");

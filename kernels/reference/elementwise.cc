@@ -323,6 +323,25 @@ absl::Status Pow(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+template <typename T>
+void PReluLoop(const Tensor& x, const Tensor& slope, Tensor& y) {
+  const T* px = x.data<T>();
+  const T* ps = slope.data<T>();
+  T* py = y.data<T>();
+  BroadcastIndexer it(y.shape(), {x.shape(), slope.shape()});
+  for (int64_t i = 0, n = y.num_elements(); i < n; ++i, it.Next()) {
+    const T v = px[it.offset(0)];
+    py[i] = IsNegative(v) ? Apply(BinOp::kMul, ps[it.offset(1)], v) : v;
+  }
+}
+
+absl::Status PRelu(const Node& node, Inputs in, Outputs out) {
+  return ForArithmeticType(node, in[0]->dtype(), [&](auto tag) {
+    PReluLoop<decltype(tag)>(*in[0], *in[1], out[0]);
+    return absl::OkStatus();
+  });
+}
+
 // ---- Max, Min, Sum, Mean: any number of inputs, folded into the output one at a time ---------
 
 enum class VarOp { kMax, kMin, kSum, kMean };
@@ -588,6 +607,7 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Selu", UnaryFloat<SeluOp>);
   r.Register("", "LeakyRelu", UnaryFloat<LeakyReluOp>);
   r.Register("", "ThresholdedRelu", UnaryFloat<ThresholdedReluOp>);
+  r.Register("", "PRelu", PRelu);
   r.Register("", "Add", Binary<BinOp::kAdd>);
   r.Register("", "Sub", Binary<BinOp::kSub>);
   r.Register("", "Mul", Binary<BinOp::kMul>);

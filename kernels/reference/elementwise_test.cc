@@ -225,6 +225,16 @@ TEST(ElementwiseTest, EightBitIntegers) {
   }
 }
 
+TEST(ElementwiseTest, PReluBroadcastsTheSlopeToX) {
+  // x [2, 3]: a slope per column (shape [3]); negative entries scaled, the rest kept.
+  OneNode n("PRelu", {F32({2, 3}, {-2, 4, -6, 1, -1, 0}), F32({3}, {0.5f, 2, -1})});
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(-1, 4, 6, 1, -2, 0));
+  // One slope for everything; int32 wraps like Mul.
+  EXPECT_THAT(RunInts("PRelu", {I32({3}, {-3, 5, INT32_MIN}), I32({1}, {2})}), ElementsAre(-6, 5, 0));
+}
+
 TEST(ElementwiseTest, ClipWithOptionalBounds) {
   const Tensor x = F32({5}, {-3, -1, 0, 2, 5});
   {
@@ -419,6 +429,18 @@ absl::StatusOr<std::vector<TensorType>> Infer(const std::string& op, const std::
   std::vector<const TensorType*> ptrs;
   for (const TensorType& t : types) ptrs.push_back(&t);
   return InferOutputTypes(*n, ptrs, {});
+}
+
+TEST(ElementwiseInferenceTest, PReluKeepsXShape) {
+  absl::StatusOr<std::vector<TensorType>> t =
+      Infer("PRelu", {TensorType(DType::kF32, {1, 16, 8, 8}), TensorType(DType::kF32, {16, 1, 1})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], TensorType(DType::kF32, {1, 16, 8, 8}));
+  // A slope that does not broadcast to x (it would grow the output) is refused.
+  EXPECT_THAT(Infer("PRelu", {TensorType(DType::kF32, {3}), TensorType(DType::kF32, {2, 3})}).status().message(),
+              HasSubstr("broadcast to X"));
+  EXPECT_THAT(Infer("PRelu", {TensorType(DType::kF32, {1, 3}), TensorType(DType::kF32, {2, 1})}).status().message(),
+              HasSubstr("broadcast to X"));
 }
 
 TEST(ElementwiseInferenceTest, BroadcastPropagatesSymbols) {
