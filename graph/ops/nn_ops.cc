@@ -230,7 +230,7 @@ InferResult InferPool(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
 }
 
-InferResult InferGlobalAveragePool(const InferenceContext& ctx) {
+InferResult InferGlobalPool(const InferenceContext& ctx) {
   absl::Status s = RequireFloat(ctx, 0, "X");
   if (!s.ok()) return s;
   const TensorType& x = ctx.type(0);
@@ -689,8 +689,10 @@ void RegisterNnOps(OpRegistry& r) {
       {"MaxPool", "", 1, 1, 1, 2, WithRequiredInputs(1, InferPool), "N-d max pooling (without the Indices output)"});
   r.Register({"AveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferPool),
               "N-d average pooling with count_include_pad and ceil_mode"});
-  r.Register({"GlobalAveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalAveragePool),
+  r.Register({"GlobalAveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),
               "mean over all spatial dimensions"});
+  r.Register({"GlobalMaxPool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),
+              "maximum over all spatial dimensions"});
   r.Register({"MatMul", "", 2, 2, 1, 1, WithRequiredInputs(2, InferMatMul),
               "numpy matmul: 1-D operands and broadcast batch dimensions"});
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),

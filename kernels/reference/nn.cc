@@ -252,17 +252,31 @@ absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
   return absl::OkStatus();
 }
 
-absl::Status GlobalAveragePoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+// GlobalAveragePool and GlobalMaxPool: one value per (n, c) plane (NaN for an empty plane; a NaN in
+// the plane wins the maximum, as numpy's max).
+absl::Status GlobalPoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0});
   if (!s.ok()) return s;
+  const bool max = node.op_type() == "GlobalMaxPool";
   const Tensor& x = *inputs[0];
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t plane = Product(x.shape(), 2, x.shape().size());
   for (int64_t pl = 0; pl < planes; ++pl) {
     const float* xp = x.data<float>() + pl * plane;
-    double sum = 0;
-    for (int64_t i = 0; i < plane; ++i) sum += xp[i];
-    outputs[0].data<float>()[pl] = plane == 0 ? NAN : static_cast<float>(sum / plane);
+    float& y = outputs[0].data<float>()[pl];
+    if (plane == 0) {
+      y = NAN;
+    } else if (max) {
+      y = xp[0];
+      for (int64_t i = 1; i < plane; ++i) {
+        if (xp[i] > y || xp[i] != xp[i]) y = xp[i];
+        if (y != y) break;
+      }
+    } else {
+      double sum = 0;
+      for (int64_t i = 0; i < plane; ++i) sum += xp[i];
+      y = static_cast<float>(sum / plane);
+    }
   }
   return absl::OkStatus();
 }
@@ -1014,7 +1028,8 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "BatchNormalization", BatchNormKernel);
   r.Register("", "MaxPool", PoolKernel);
   r.Register("", "AveragePool", PoolKernel);
-  r.Register("", "GlobalAveragePool", GlobalAveragePoolKernel);
+  r.Register("", "GlobalAveragePool", GlobalPoolKernel);
+  r.Register("", "GlobalMaxPool", GlobalPoolKernel);
   r.Register("", "MatMul", MatMulKernel);
   r.Register("", "Gemm", GemmKernel);
   r.Register("", "Softmax", SoftmaxKernel);

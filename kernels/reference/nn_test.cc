@@ -523,6 +523,16 @@ TEST(NnKernelTest, ResizeModes) {
   EXPECT_THAT(Values(RunOp("Resize", {three, std::nullopt, F32({1}, {1.5f})}, attrs)), ElementsAre(10, 10, 20, 30));
 }
 
+TEST(NnKernelTest, GlobalMaxPool) {
+  // Two planes of 2x2; a NaN in the second wins its maximum.
+  const Tensor x = F32({1, 2, 2, 2}, {1, -5, 7, 3, -1, NAN, -2, 9});
+  const std::vector<float> y = Values(RunOp("GlobalMaxPool", {x}));
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_EQ(y[0], 7);
+  EXPECT_TRUE(std::isnan(y[1]));
+  EXPECT_THAT(Values(RunOp("GlobalMaxPool", {F32({1, 3, 1}, {-4, 0, 2})})), ElementsAre(-4, 0, 2));
+}
+
 TEST(NnKernelTest, ResizeCubic) {
   // Keys' cubic convolution with a = -0.5 reproduces quadratics: x = i^2, asymmetric x2 (source o / 2),
   // so every output whose four taps lie inside the input is (o / 2)^2.
