@@ -807,6 +807,53 @@ Types InferRange(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(dtype, {static_cast<int64_t>(std::max(count, 0.0))})};
 }
 
+// DepthToSpace and SpaceToDepth on [N, C, H, W]: blocksize b moves b x b blocks of channels into space
+// (C / b^2, H * b, W * b) or back (C * b^2, H / b, W / b). Symbolic extents stay unknown.
+Types InferSpaceDepth(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  const bool to_space = ctx.node.op_type() == "DepthToSpace";
+  const int64_t b = ctx.node.GetInt("blocksize", 0);
+  if (x.rank() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": input has type ", x.ToString(),
+                                                   "; expected [N, C, H, W]"));
+  }
+  if (b < 1) return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": blocksize = ", b, "; expected >= 1"));
+  if (to_space) {
+    const std::string mode = ctx.node.GetString("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") {
+      return absl::InvalidArgumentError(absl::StrCat("DepthToSpace: mode '", mode, "'; expected DCR or CRD"));
+    }
+  }
+  std::vector<Dim> dims = x.dims;
+  // The divided extent must divide; the multiplied ones grow.
+  auto divide = [&](int axis, int64_t by) -> absl::Status {
+    const Dim& d = x.dims[axis];
+    if (!d.is_static()) {
+      dims[axis] = UnknownDim();
+      return absl::OkStatus();
+    }
+    if (d.value() % by != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": dimension ", axis, " of ", x.ToString(),
+                                                     " is not a multiple of ", by, " (blocksize ", b, ")"));
+    }
+    dims[axis] = Dim(d.value() / by);
+    return absl::OkStatus();
+  };
+  auto multiply = [&](int axis, int64_t by) {
+    dims[axis] = x.dims[axis].is_static() ? Dim(x.dims[axis].value() * by) : UnknownDim();
+  };
+  if (to_space) {
+    if (absl::Status s = divide(1, b * b); !s.ok()) return s;
+    multiply(2, b);
+    multiply(3, b);
+  } else {
+    multiply(1, b * b);
+    if (absl::Status s = divide(2, b); !s.ok()) return s;
+    if (absl::Status s = divide(3, b); !s.ok()) return s;
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, dims)};
+}
+
 void Reg(OpRegistry& r, const char* op, int min_in, int max_in, int min_out, int max_out, InferFn fn,
          const char* summary) {
   r.Register(OpSchema{op, "", min_in, max_in, min_out, max_out, RequireInputs(min_in, std::move(fn)), summary});
@@ -818,6 +865,8 @@ void RegisterTensorOps(OpRegistry& r) {
   constexpr int kVariadic = std::numeric_limits<int>::max();
   Reg(r, "Flatten", 1, 1, 1, 1, InferFlatten, "to 2-D [prod(dims[:axis]), prod(dims[axis:])]");
   Reg(r, "Reshape", 2, 2, 1, 1, InferReshape, "new shape (0 copies a dimension, -1 is inferred)");
+  Reg(r, "DepthToSpace", 1, 1, 1, 1, InferSpaceDepth, "channel blocks into b x b spatial blocks (DCR or CRD order)");
+  Reg(r, "SpaceToDepth", 1, 1, 1, 1, InferSpaceDepth, "b x b spatial blocks into channels");
   Reg(r, "Transpose", 1, 1, 1, 1, InferTranspose, "permute dimensions (default: reverse)");
   Reg(r, "Concat", 1, kVariadic, 1, 1, InferConcat, "join along an axis");
   Reg(r, "Split", 1, 2, 1, kVariadic, InferSplit, "cut along an axis into given or equal parts");

@@ -515,6 +515,45 @@ absl::Status Range(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// DepthToSpace / SpaceToDepth as index maps on [N, C, H, W] (any element type): output (n, c, h, w) of
+// DepthToSpace reads channel (i b + j) C' + c (DCR) or c b^2 + i b + j (CRD) at (h / b, w / b), where
+// i = h % b, j = w % b and C' the output's channels; SpaceToDepth is DCR's inverse.
+absl::Status SpaceDepth(const Node& node, Inputs in, Outputs out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  if (x.dtype() == DType::kI4) return absl::UnimplementedError(absl::StrCat(node.op_type(), ": packed i4 tensors"));
+  const int64_t b = node.GetInt("blocksize", 1);
+  const bool to_space = node.op_type() == "DepthToSpace";
+  const bool crd = to_space && node.GetString("mode", "DCR") == "CRD";
+  const size_t bytes = DTypeBits(x.dtype()) / 8;
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(y.raw_data());
+  const int64_t n = y.dim(0), c = y.dim(1), h = y.dim(2), w = y.dim(3);
+  const int64_t xc = x.dim(1), xh = x.dim(2), xw = x.dim(3);
+  for (int64_t in_ = 0; in_ < n; ++in_) {
+    for (int64_t ic = 0; ic < c; ++ic) {
+      for (int64_t ih = 0; ih < h; ++ih) {
+        for (int64_t iw = 0; iw < w; ++iw) {
+          int64_t sc, sh, sw;
+          if (to_space) {
+            const int64_t i = ih % b, j = iw % b;
+            sc = crd ? ic * b * b + i * b + j : (i * b + j) * c + ic;
+            sh = ih / b, sw = iw / b;
+          } else {
+            // Output channel (i b + j) C + c' takes input channel c' at (h b + i, w b + j).
+            const int64_t blk = ic / xc, i = blk / b, j = blk % b;
+            sc = ic % xc, sh = ih * b + i, sw = iw * b + j;
+          }
+          const int64_t from = ((in_ * xc + sc) * xh + sh) * xw + sw;
+          const int64_t to = ((in_ * c + ic) * h + ih) * w + iw;
+          std::memcpy(dst + to * bytes, src + from * bytes, bytes);
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
@@ -523,6 +562,8 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Squeeze", CopyData);
   r.Register("", "Unsqueeze", CopyData);
   r.Register("", "Transpose", Transpose);
+  r.Register("", "DepthToSpace", SpaceDepth);
+  r.Register("", "SpaceToDepth", SpaceDepth);
   r.Register("", "Concat", Concat);
   r.Register("", "Split", Split);
   r.Register("", "Slice", Slice);

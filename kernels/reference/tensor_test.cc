@@ -94,6 +94,27 @@ TEST(TensorTest, ReshapeMismatchNamesBothShapes) {
   EXPECT_THAT(two.Run().status().message(), HasSubstr("more than one -1"));
 }
 
+TEST(TensorTest, DepthToSpaceAndBack) {
+  // x = 0..7 as [1, 8, 1, 1], blocksize 2, two output channels. DCR: y[c][i][j] = x[(2i + j) * 2 + c];
+  // CRD (PyTorch's PixelShuffle): y[c][i][j] = x[4c + 2i + j].
+  OneNode dcr("DepthToSpace", {Iota({1, 8, 1, 1})});
+  dcr.node().SetAttr("blocksize", Attribute::Int(2));
+  EXPECT_THAT(RunTo(dcr, {1, 2, 2, 2}), ElementsAre(0, 2, 4, 6, 1, 3, 5, 7));
+  OneNode crd("DepthToSpace", {Iota({1, 8, 1, 1})});
+  crd.node().SetAttr("blocksize", Attribute::Int(2));
+  crd.node().SetAttr("mode", Attribute::String("CRD"));
+  EXPECT_THAT(RunTo(crd, {1, 2, 2, 2}), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  // SpaceToDepth undoes DCR: from [1, 2, 2, 2] = 0..7, channel (2i + j) * 2 + c takes (c, i, j).
+  OneNode s2d("SpaceToDepth", {Iota({1, 2, 2, 2})});
+  s2d.node().SetAttr("blocksize", Attribute::Int(2));
+  EXPECT_THAT(RunTo(s2d, {1, 8, 1, 1}), ElementsAre(0, 4, 1, 5, 2, 6, 3, 7));
+  // A spatial extent that blocksize does not divide is refused by inference, naming it.
+  OneNode bad("SpaceToDepth", {Iota({1, 1, 3, 2})});
+  bad.node().SetAttr("blocksize", Attribute::Int(2));
+  std::vector<const TensorType*> types = {&bad.node().input(0)->type()};
+  EXPECT_THAT(InferOutputTypes(bad.node(), types, {}).status().message(), HasSubstr("not a multiple of 2"));
+}
+
 TEST(TensorTest, TransposeDefaultAndExplicitPerm) {
   // Default perm reverses: out[k][j][i] = in[i][j][k], in = iota([2,3,4]).
   OneNode a("Transpose", {Iota({2, 3, 4})});
