@@ -274,6 +274,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "LeakyRelu", 1, 1, 1, 1, InferUnaryFloat, "x < 0 ? alpha * x : x");
   Reg(r, "ThresholdedRelu", 1, 1, 1, 1, InferUnaryFloat, "x > alpha ? x : 0");
   Reg(r, "PRelu", 2, 2, 1, 1, InferPRelu, "x < 0 ? slope * x : x, the slope broadcast to x");
+  Reg(r, "Shrink", 1, 1, 1, 1, InferUnaryFloat, "x < -lambd ? x + bias : x > lambd ? x - bias : 0");
   Reg(r, "Add", 2, 2, 1, 1, InferBinaryArithmetic, "a + b with broadcasting");
   Reg(r, "Sub", 2, 2, 1, 1, InferBinaryArithmetic, "a - b with broadcasting");
   Reg(r, "Mul", 2, 2, 1, 1, InferBinaryArithmetic, "a * b with broadcasting");

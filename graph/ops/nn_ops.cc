@@ -242,6 +242,20 @@ InferResult InferGlobalPool(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
 }
 
+// LRN: x [N, C, ...] in, the same out; `size` (required) is the odd or even window over channels.
+InferResult InferLrn(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  if (x.rank() < 3) {
+    return absl::InvalidArgumentError(absl::StrCat("input X has type ", x.ToString(), "; expected [N, C, D1, ...]"));
+  }
+  if (!ctx.node.HasAttr("size") || ctx.node.GetInt("size", 0) < 1) {
+    return absl::InvalidArgumentError("LRN: attribute size (the channel window, >= 1) is required");
+  }
+  return std::vector<TensorType>{x};
+}
+
 absl::Status RequireMatMulType(const InferenceContext& ctx, int i, const char* role) {
   const DType t = ctx.type(i).dtype;
   if (IsFloat(t) || t == DType::kI32 || t == DType::kI64) return absl::OkStatus();
@@ -693,6 +707,8 @@ void RegisterNnOps(OpRegistry& r) {
               "mean over all spatial dimensions"});
   r.Register({"GlobalMaxPool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),
               "maximum over all spatial dimensions"});
+  r.Register({"LRN", "", 1, 1, 1, 1, WithRequiredInputs(1, InferLrn),
+              "local response normalization across channels: x / (bias + alpha / size * sum x^2)^beta"});
   r.Register({"MatMul", "", 2, 2, 1, 1, WithRequiredInputs(2, InferMatMul),
               "numpy matmul: 1-D operands and broadcast batch dimensions"});
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),

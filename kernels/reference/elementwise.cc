@@ -142,6 +142,11 @@ struct LeakyReluOp {
   double operator()(double x) const { return x < 0 ? alpha * x : x; }
   double alpha;
 };
+struct ShrinkOp {
+  explicit ShrinkOp(const Node& n) : lambd(n.GetFloat("lambd", 0.5f)), bias(n.GetFloat("bias", 0.0f)) {}
+  double operator()(double x) const { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; }
+  double lambd, bias;
+};
 struct ThresholdedReluOp {
   explicit ThresholdedReluOp(const Node& n) : alpha(n.GetFloat("alpha", 1.0f)) {}
   double operator()(double x) const { return x > alpha ? x : 0.0; }
@@ -608,6 +613,7 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "LeakyRelu", UnaryFloat<LeakyReluOp>);
   r.Register("", "ThresholdedRelu", UnaryFloat<ThresholdedReluOp>);
   r.Register("", "PRelu", PRelu);
+  r.Register("", "Shrink", UnaryFloat<ShrinkOp>);
   r.Register("", "Add", Binary<BinOp::kAdd>);
   r.Register("", "Sub", Binary<BinOp::kSub>);
   r.Register("", "Mul", Binary<BinOp::kMul>);

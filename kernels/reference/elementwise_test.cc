@@ -225,6 +225,12 @@ TEST(ElementwiseTest, EightBitIntegers) {
   }
 }
 
+TEST(ElementwiseTest, Shrink) {
+  EXPECT_THAT(RunUnary("Shrink", {-2, -1, 0, 1, 2}, {{"lambd", Attribute::Float(1.5f)}, {"bias", Attribute::Float(0.5f)}}),
+              ElementsAre(-1.5f, 0, 0, 0, 1.5f));
+  EXPECT_THAT(RunUnary("Shrink", {-0.75f, 0.25f, 0.5f, 0.75f}), ElementsAre(-0.75f, 0, 0, 0.75f));  // lambd 0.5
+}
+
 TEST(ElementwiseTest, PReluBroadcastsTheSlopeToX) {
   // x [2, 3]: a slope per column (shape [3]); negative entries scaled, the rest kept.
   OneNode n("PRelu", {F32({2, 3}, {-2, 4, -6, 1, -1, 0}), F32({3}, {0.5f, 2, -1})});

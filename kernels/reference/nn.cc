@@ -281,6 +281,36 @@ absl::Status GlobalPoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor
   return absl::OkStatus();
 }
 
+// LRN across channels: channel c's window is [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] clipped
+// to the channels, square sums in double.
+absl::Status LrnKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const double alpha = node.GetFloat("alpha", 1e-4f), beta = node.GetFloat("beta", 0.75f);
+  const double bias = node.GetFloat("bias", 1.0f);
+  const int64_t size = node.GetInt("size", 1);
+  const int64_t n = x.dim(0), c = x.dim(1), plane = Product(x.shape(), 2, x.shape().size());
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min<int64_t>(c - 1, ch + after);
+      for (int64_t i = 0; i < plane; ++i) {
+        double sq = 0;
+        for (int64_t k = lo; k <= hi; ++k) {
+          const double v = xd[(b * c + k) * plane + i];
+          sq += v * v;
+        }
+        const int64_t at = (b * c + ch) * plane + i;
+        yd[at] = static_cast<float>(xd[at] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Each input element scatters x * w into the outputs o = i * stride - pad_begin + k * dilation that land
 // inside the (cropped) output.
 absl::Status ConvTransposeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
@@ -1030,6 +1060,7 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "AveragePool", PoolKernel);
   r.Register("", "GlobalAveragePool", GlobalPoolKernel);
   r.Register("", "GlobalMaxPool", GlobalPoolKernel);
+  r.Register("", "LRN", LrnKernel);
   r.Register("", "MatMul", MatMulKernel);
   r.Register("", "Gemm", GemmKernel);
   r.Register("", "Softmax", SoftmaxKernel);

@@ -533,6 +533,18 @@ TEST(NnKernelTest, GlobalMaxPool) {
   EXPECT_THAT(Values(RunOp("GlobalMaxPool", {F32({1, 3, 1}, {-4, 0, 2})})), ElementsAre(-4, 0, 2));
 }
 
+TEST(NnKernelTest, LrnAcrossChannels) {
+  // x = [1, 2, 3] over channels, size 2 (window [c, c + 1]), alpha / size = 0.5, beta 1, bias 1:
+  // 1 / (1 + 0.5 * 5), 2 / (1 + 0.5 * 13), 3 / (1 + 0.5 * 9).
+  const std::vector<float> y =
+      Values(RunOp("LRN", {F32({1, 3, 1, 1}, {1, 2, 3})}, {{"size", Attribute::Int(2)}, {"alpha", Attribute::Float(1)},
+                                                          {"beta", Attribute::Float(1)}}));
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_NEAR(y[0], 1 / 3.5, 1e-6);
+  EXPECT_NEAR(y[1], 2 / 7.5, 1e-6);
+  EXPECT_NEAR(y[2], 3 / 5.5, 1e-6);
+}
+
 TEST(NnKernelTest, ResizeCubic) {
   // Keys' cubic convolution with a = -0.5 reproduces quadratics: x = i^2, asymmetric x2 (source o / 2),
   // so every output whose four taps lie inside the input is (o / 2)^2.
