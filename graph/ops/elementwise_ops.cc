@@ -194,6 +194,22 @@ Types InferCast(const InferenceContext& ctx) {
   return std::vector<TensorType>{out};
 }
 
+// EyeLike: a 2-D tensor of input 0's shape with ones on diagonal k, of attribute dtype's type (default the
+// input's).
+Types InferEyeLike(const InferenceContext& ctx) {
+  TensorType out = ctx.type(0);
+  if (out.rank() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("EyeLike: input has type ", out.ToString(), "; expected 2-D"));
+  }
+  if (const Attribute* a = ctx.node.FindAttr("dtype"); a != nullptr && a->kind == Attribute::Kind::kInt) {
+    absl::StatusOr<DType> dtype = DTypeFromOnnxDataType(a->i);
+    if (!dtype.ok()) return absl::Status(dtype.status().code(), absl::StrCat("EyeLike: 'dtype': ", dtype.status().message()));
+    out.dtype = *dtype;
+  }
+  if (out.dtype == DType::kI4) return absl::UnimplementedError("EyeLike: packed i4 output");
+  return std::vector<TensorType>{out};
+}
+
 // CastLike: Cast to the element type of input 1 (target_type), whose values are not read.
 Types InferCastLike(const InferenceContext& ctx) {
   const DType to = ctx.type(1).dtype;
@@ -300,6 +316,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "Cast", 1, 1, 1, 1, InferCast, "element type conversion");
   Reg(r, "CastLike", 2, 2, 1, 1, InferCastLike, "element type conversion to the type of the second input");
   Reg(r, "Identity", 1, 1, 1, 1, InferIdentity, "copy");
+  Reg(r, "EyeLike", 1, 1, 1, 1, InferEyeLike, "ones on diagonal k of a 2-D tensor shaped like the input");
   Reg(r, "Dropout", 1, 3, 1, 2, InferDropout, "identity at inference; the optional mask is all true");
 }
 

@@ -562,6 +562,23 @@ absl::Status Cast(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// Ones on diagonal k (row i, column i + k), zeros elsewhere, in the output's type (a 1 converted as Cast
+// converts it).
+absl::Status EyeLike(const Node& node, Inputs in, Outputs out) {
+  Tensor& y = out[0];
+  if (y.byte_size() > 0) std::memset(y.raw_data(), 0, y.byte_size());
+  const Tensor one = Tensor::FromVector<float>({}, {1.0f});
+  Tensor one_y(y.dtype(), {});
+  CastElement(one, one_y, 0);
+  const size_t bytes = DTypeBits(y.dtype()) / 8;
+  const int64_t rows = y.dim(0), cols = y.dim(1), k = node.GetInt("k", 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t c = r + k;
+    if (c >= 0 && c < cols) std::memcpy(static_cast<char*>(y.raw_data()) + (r * cols + c) * bytes, one_y.raw_data(), bytes);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Identity(const Node& node, Inputs in, Outputs out) {
   if (in[0]->byte_size() > 0) std::memcpy(out[0].raw_data(), in[0]->raw_data(), in[0]->byte_size());
   return absl::OkStatus();
@@ -639,6 +656,7 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Cast", Cast);
   r.Register("", "CastLike", Cast);  // the output type, from inference, is the target
   r.Register("", "Identity", Identity);
+  r.Register("", "EyeLike", EyeLike);
   r.Register("", "Dropout", Dropout);
 }
 

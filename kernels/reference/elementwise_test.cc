@@ -231,6 +231,23 @@ TEST(ElementwiseTest, Shrink) {
   EXPECT_THAT(RunUnary("Shrink", {-0.75f, 0.25f, 0.5f, 0.75f}), ElementsAre(-0.75f, 0, 0, 0.75f));  // lambd 0.5
 }
 
+TEST(ElementwiseTest, EyeLike) {
+  // 3 x 4, diagonal k = 1: (0, 1), (1, 2), (2, 3); as int32 (ONNX INT32 = 6) from an f32 input.
+  OneNode n("EyeLike", {F32({3, 4}, std::vector<float>(12, 7.0f))});
+  n.node().SetAttr("k", Attribute::Int(1));
+  n.node().SetAttr("dtype", Attribute::Int(6));
+  absl::StatusOr<std::vector<Tensor>> out = n.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), DType::kI32);
+  EXPECT_THAT((*out)[0].ToInt64Vector(), ElementsAre(0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1));
+  // k = -2 on a 3 x 3 f32 input keeps its type: only (2, 0).
+  OneNode m("EyeLike", {F32({3, 3}, std::vector<float>(9, 0.0f))});
+  m.node().SetAttr("k", Attribute::Int(-2));
+  out = m.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(0, 0, 0, 0, 0, 0, 1, 0, 0));
+}
+
 TEST(ElementwiseTest, PReluBroadcastsTheSlopeToX) {
   // x [2, 3]: a slope per column (shape [3]); negative entries scaled, the rest kept.
   OneNode n("PRelu", {F32({2, 3}, {-2, 4, -6, 1, -1, 0}), F32({3}, {0.5f, 2, -1})});
