@@ -807,6 +807,37 @@ Types InferRange(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(dtype, {static_cast<int64_t>(std::max(count, 0.0))})};
 }
 
+// OneHot: indices, depth (a scalar), values [off, on]: the indices' shape with depth inserted at `axis`
+// (default -1, last), of the values' type. The depth's extent is known when depth is a constant.
+Types InferOneHot(const InferenceContext& ctx) {
+  const TensorType& indices = ctx.type(0);
+  if (ctx.type(1).NumElements() != 1 && ctx.type(1).rank() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("OneHot: depth has type ", ctx.type(1).ToString(), "; expected a scalar"));
+  }
+  if (ctx.type(2).rank() != 1 || (ctx.type(2).dims[0].is_static() && ctx.type(2).dims[0].value() != 2)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("OneHot: values has type ", ctx.type(2).ToString(), "; expected [off_value, on_value]"));
+  }
+  const int64_t rank = indices.rank() + 1;
+  int64_t axis = ctx.node.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) {
+    return absl::InvalidArgumentError(absl::StrCat("OneHot: axis = ", ctx.node.GetInt("axis", -1),
+                                                   " is outside the output's rank ", rank));
+  }
+  Dim depth = UnknownDim();
+  if (const Tensor* d = ctx.value(1); d != nullptr && d->num_elements() == 1) {
+    const double v = d->GetAsDouble(0);
+    if (!(v >= 1) || v > 1e9) {
+      return absl::InvalidArgumentError(absl::StrCat("OneHot: depth is ", v, "; expected at least 1"));
+    }
+    depth = Dim(static_cast<int64_t>(v));
+  }
+  std::vector<Dim> dims = indices.dims;
+  dims.insert(dims.begin() + axis, depth);
+  return std::vector<TensorType>{TensorType(ctx.type(2).dtype, dims)};
+}
+
 // DepthToSpace and SpaceToDepth on [N, C, H, W]: blocksize b moves b x b blocks of channels into space
 // (C / b^2, H * b, W * b) or back (C * b^2, H / b, W / b). Symbolic extents stay unknown.
 Types InferSpaceDepth(const InferenceContext& ctx) {
@@ -866,6 +897,7 @@ void RegisterTensorOps(OpRegistry& r) {
   Reg(r, "Flatten", 1, 1, 1, 1, InferFlatten, "to 2-D [prod(dims[:axis]), prod(dims[axis:])]");
   Reg(r, "Reshape", 2, 2, 1, 1, InferReshape, "new shape (0 copies a dimension, -1 is inferred)");
   Reg(r, "DepthToSpace", 1, 1, 1, 1, InferSpaceDepth, "channel blocks into b x b spatial blocks (DCR or CRD order)");
+  Reg(r, "OneHot", 3, 3, 1, 1, InferOneHot, "on_value where the index along a new axis of size depth matches, else off_value");
   Reg(r, "SpaceToDepth", 1, 1, 1, 1, InferSpaceDepth, "b x b spatial blocks into channels");
   Reg(r, "Transpose", 1, 1, 1, 1, InferTranspose, "permute dimensions (default: reverse)");
   Reg(r, "Concat", 1, kVariadic, 1, 1, InferConcat, "join along an axis");

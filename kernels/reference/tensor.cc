@@ -2,6 +2,7 @@
 // kernels only move bytes, so they work for every dtype of whole bytes (packed i4 is rejected where
 // elements are addressed one by one).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -554,6 +555,40 @@ absl::Status SpaceDepth(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// OneHot: output element (outer, d, inner) is on where indices[outer, inner] (negative ones + depth)
+// equals d, else off; an index outside [-depth, depth) gives a row of off. Values of any type.
+absl::Status OneHot(const Node& node, Inputs in, Outputs out) {
+  const Tensor& indices = *in[0];
+  const Tensor& values = *in[2];
+  Tensor& y = out[0];
+  if (values.dtype() == DType::kI4) return absl::UnimplementedError("OneHot: packed i4 values");
+  int64_t axis = node.GetInt("axis", -1);
+  if (axis < 0) axis += y.rank();
+  const int64_t depth = y.dim(axis);
+  const double given = in[1]->GetAsDouble(0);
+  if (static_cast<double>(depth) != std::floor(given)) {
+    return absl::InvalidArgumentError(absl::StrCat("OneHot: depth ", given, " differs from the output's extent ", depth));
+  }
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < y.rank(); ++d) inner *= y.dim(d);
+  const int64_t outer = indices.num_elements() / std::max<int64_t>(inner, 1);
+  const size_t bytes = DTypeBits(values.dtype()) / 8;
+  const char* off = static_cast<const char*>(values.raw_data());
+  const char* on = off + bytes;
+  char* dst = static_cast<char*>(y.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const double v = indices.GetAsDouble(o * inner + i);
+      int64_t hot = static_cast<int64_t>(std::trunc(v));
+      if (hot < 0) hot += depth;
+      for (int64_t d = 0; d < depth; ++d) {
+        std::memcpy(dst + ((o * depth + d) * inner + i) * bytes, d == hot ? on : off, bytes);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
@@ -563,6 +598,7 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Unsqueeze", CopyData);
   r.Register("", "Transpose", Transpose);
   r.Register("", "DepthToSpace", SpaceDepth);
+  r.Register("", "OneHot", OneHot);
   r.Register("", "SpaceToDepth", SpaceDepth);
   r.Register("", "Concat", Concat);
   r.Register("", "Split", Split);

@@ -94,6 +94,18 @@ TEST(TensorTest, ReshapeMismatchNamesBothShapes) {
   EXPECT_THAT(two.Run().status().message(), HasSubstr("more than one -1"));
 }
 
+TEST(TensorTest, OneHot) {
+  // indices {1, -1, 3} with depth 3: -1 is 2, 3 is out of range (a row of off); values {off 0, on 5}.
+  const Tensor idx = I64({3}, {1, -1, 3});
+  const Tensor depth = I64({}, {3});
+  const Tensor values = Tensor::FromVector<float>({2}, {0, 5});
+  OneNode last("OneHot", {idx, depth, values});
+  EXPECT_THAT(RunTo(last, {3, 3}), ElementsAre(0, 5, 0, 0, 0, 5, 0, 0, 0));
+  OneNode first("OneHot", {idx, depth, values});
+  first.node().SetAttr("axis", Attribute::Int(0));
+  EXPECT_THAT(RunTo(first, {3, 3}), ElementsAre(0, 0, 0, 5, 0, 0, 0, 5, 0));
+}
+
 TEST(TensorTest, DepthToSpaceAndBack) {
   // x = 0..7 as [1, 8, 1, 1], blocksize 2, two output channels. DCR: y[c][i][j] = x[(2i + j) * 2 + c];
   // CRD (PyTorch's PixelShuffle): y[c][i][j] = x[4c + 2i + j].
