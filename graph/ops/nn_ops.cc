@@ -263,15 +263,10 @@ absl::Status RequireMatMulType(const InferenceContext& ctx, int i, const char* r
       absl::StrCat(Label(ctx, i, role), " has dtype ", DTypeName(t), "; expected f32, f16, bf16, i32 or i64"));
 }
 
-InferResult InferMatMul(const InferenceContext& ctx) {
-  absl::Status s = RequireMatMulType(ctx, 0, "A");
-  if (!s.ok()) return s;
-  s = RequireDType(ctx, 1, "B", ctx.type(0).dtype);
-  if (!s.ok()) return s;
-  const TensorType& a = ctx.type(0);
-  const TensorType& b = ctx.type(1);
+// numpy matmul's output dims for A and B (a 1-D A is a row vector, a 1-D B a column vector, the added
+// dimension dropped again; batch dimensions broadcast).
+absl::StatusOr<std::vector<Dim>> MatMulDims(const TensorType& a, const TensorType& b) {
   if (a.rank() < 1 || b.rank() < 1) return absl::InvalidArgumentError("MatMul operands must have rank at least 1");
-  // Numpy: a 1-D A is a row vector and a 1-D B a column vector; the added dimension is dropped again.
   std::vector<Dim> ad = a.dims;
   std::vector<Dim> bd = b.dims;
   if (a.rank() == 1) ad.insert(ad.begin(), Dim(1));
@@ -299,7 +294,41 @@ InferResult InferMatMul(const InferenceContext& ctx) {
   }
   if (a.rank() > 1) dims.push_back(ad[ad.size() - 2]);
   if (b.rank() > 1) dims.push_back(bd[bd.size() - 1]);
-  return std::vector<TensorType>{TensorType(a.dtype, std::move(dims))};
+  return dims;
+}
+
+InferResult InferMatMul(const InferenceContext& ctx) {
+  absl::Status s = RequireMatMulType(ctx, 0, "A");
+  if (!s.ok()) return s;
+  s = RequireDType(ctx, 1, "B", ctx.type(0).dtype);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> dims = MatMulDims(ctx.type(0), ctx.type(1));
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *std::move(dims))};
+}
+
+// MatMulInteger: u8 / i8 A and B with optional zero points (A's per tensor or per row, B's per tensor or
+// per column), i32 out.
+InferResult InferMatMulInteger(const InferenceContext& ctx) {
+  for (int i = 0; i < 2; ++i) {
+    const DType t = ctx.type(i).dtype;
+    if (t != DType::kU8 && t != DType::kI8) {
+      return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, i == 0 ? "A" : "B"), " has dtype ", DTypeName(t),
+                                                     "; expected u8 or i8"));
+    }
+    if (ctx.has_input(2 + i)) {
+      absl::Status s = RequireDType(ctx, 2 + i, i == 0 ? "a_zero_point" : "b_zero_point", t);
+      if (!s.ok()) return s;
+      if (ctx.type(2 + i).rank() > 1) {
+        return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 2 + i, i == 0 ? "a_zero_point" : "b_zero_point"),
+                                                       " has type ", ctx.type(2 + i).ToString(),
+                                                       "; expected a scalar or a vector"));
+      }
+    }
+  }
+  absl::StatusOr<std::vector<Dim>> dims = MatMulDims(ctx.type(0), ctx.type(1));
+  if (!dims.ok()) return dims.status();
+  return std::vector<TensorType>{TensorType(DType::kI32, *std::move(dims))};
 }
 
 InferResult InferGemm(const InferenceContext& ctx) {
@@ -711,6 +740,8 @@ void RegisterNnOps(OpRegistry& r) {
               "local response normalization across channels: x / (bias + alpha / size * sum x^2)^beta"});
   r.Register({"MatMul", "", 2, 2, 1, 1, WithRequiredInputs(2, InferMatMul),
               "numpy matmul: 1-D operands and broadcast batch dimensions"});
+  r.Register({"MatMulInteger", "", 2, 4, 1, 1, WithRequiredInputs(2, InferMatMulInteger),
+              "(A - a_zero_point) x (B - b_zero_point) of u8 / i8 matrices in i32, numpy batching"});
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),
               "alpha * op(A) * op(B) + beta * C with optional transposes"});
   r.Register({"Einsum", "", 1, std::numeric_limits<int>::max(), 1, 1, WithRequiredInputs(1, InferEinsum),

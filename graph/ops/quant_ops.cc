@@ -228,6 +228,15 @@ InferResult InferDequantizeLinear(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(DType::kF32, ctx.type(0).dims, ctx.type(0).layout)};
 }
 
+// DynamicQuantizeLinear: f32 x to u8 y with the scale and zero point it computes from x's range (both
+// scalars).
+InferResult InferDynamicQuantizeLinear(const InferenceContext& ctx) {
+  absl::Status s = RequireDType(ctx, 0, "x", DType::kF32);
+  if (!s.ok()) return s;
+  return std::vector<TensorType>{TensorType(DType::kU8, ctx.type(0).dims), TensorType(DType::kF32, std::vector<Dim>{}),
+                                 TensorType(DType::kU8, std::vector<Dim>{})};
+}
+
 InferResult InferQConv(const InferenceContext& ctx) {
   absl::StatusOr<bool> cl = ChannelsLast(ctx.node);
   if (!cl.ok()) return cl.status();
@@ -340,6 +349,8 @@ void Reg(OpRegistry& r, const char* domain, const char* op, int min_in, int max_
 void RegisterQuantOps(OpRegistry& r) {
   Reg(r, "", "QuantizeLinear", 2, 3, 2, InferQuantizeLinear,
       "saturate(round_half_even(x / y_scale) + y_zero_point), per tensor or per axis, to u8 (default) or i8");
+  r.Register(OpSchema{"DynamicQuantizeLinear", "", 1, 1, 3, 3, RequireInputs(1, InferDynamicQuantizeLinear),
+                      "u8 quantization with the scale and zero point of x's range (including 0), round half to even"});
   Reg(r, "", "DequantizeLinear", 2, 3, 2, InferDequantizeLinear, "(x - x_zero_point) * x_scale, per tensor or per axis");
   Reg(r, kTesselDomain, "QConv", 2, 4, 2, InferQConv,
       "int8 convolution: i32 accumulate, bias, fixed-point requantize per channel, residual, clamp");

@@ -541,6 +541,30 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
   EXPECT_EQ(ran, vector_quantize ? 18 : 12);
 }
 
+// DynamicQuantizeLinear on ONNX's own documented example, and MatMulInteger against a hand computation
+// (A's zero point per tensor, B's per column).
+TEST(QuantizeOpKernelTest, DynamicQuantizeLinearAndMatMulInteger) {
+  const Tensor x = Tensor::FromVector<float>({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f});
+  Graph g;
+  Node* dq = g.AddNode("DynamicQuantizeLinear", {g.AddInput("x", x.type())}, 3);
+  std::vector<Tensor> q;
+  ASSERT_TRUE(RunReferenceNode(*dq, {&x}, &q).ok());
+  EXPECT_THAT(q[0].ToInt64Vector(), ::testing::ElementsAre(153, 255, 0, 26, 221, 179));
+  EXPECT_FLOAT_EQ(q[1].data<float>()[0], 5.0f / 255.0f);
+  EXPECT_EQ(q[2].data<uint8_t>()[0], 153);
+
+  const Tensor a = Tensor::FromVector<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = Tensor::FromVector<uint8_t>({3, 2}, {1, 0, 0, 1, 2, 2});
+  const Tensor azp = Tensor::FromVector<uint8_t>({}, {1});
+  const Tensor bzp = Tensor::FromVector<uint8_t>({2}, {0, 1});
+  Node* mm = g.AddNode("MatMulInteger", {g.AddInput("a", a.type()), g.AddInput("b", b.type()),
+                                         g.AddConstant("azp", azp), g.AddConstant("bzp", bzp)}, 1);
+  std::vector<Tensor> y;
+  ASSERT_TRUE(RunReferenceNode(*mm, {&a, &b, &azp, &bzp}, &y).ok());
+  EXPECT_EQ(y[0].dtype(), DType::kI32);
+  EXPECT_THAT(y[0].ToInt64Vector(), ::testing::ElementsAre(4, 2, 13, 2));
+}
+
 // Per-axis QuantizeLinear / DequantizeLinear (opset 13) on the reference kernels, against hand-computed
 // values: x [2, 3, 2], axis 1, scales {0.5, 1, 2}, u8 zero points {0, 10, 128}; round half to even, then
 // saturate. The per-tensor kernels decline the node (one-element parameters only).

@@ -404,25 +404,23 @@ void MatMulRows(int64_t m, int64_t k, int64_t n, const float* a, int64_t a_row_s
   }
 }
 
-absl::Status MatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
-  absl::Status s = RequireF32(node, inputs, {0, 1});
-  if (!s.ok()) return s;
-  const Tensor& a = *inputs[0];
-  const Tensor& b = *inputs[1];
-  std::vector<int64_t> as = a.shape();
-  std::vector<int64_t> bs = b.shape();
+// numpy matmul's batch walk over A and B of the given shapes (1-D operands already given their unit
+// dimension): fn(batch index, A's element offset, B's) for every output batch, a broadcast batch dimension
+// read with stride 0. Sets m, k, n.
+template <typename Fn>
+void ForEachMatMulBatch(std::vector<int64_t> as, std::vector<int64_t> bs, int64_t* m, int64_t* k, int64_t* n,
+                        Fn&& fn) {
   if (as.size() == 1) as.insert(as.begin(), 1);
   if (bs.size() == 1) bs.push_back(1);
-  const int64_t m = as[as.size() - 2];
-  const int64_t k = as.back();
-  const int64_t n = bs.back();
-  // Batch dimensions, right-aligned and broadcast; a stride of 0 repeats a broadcast operand.
+  *m = as[as.size() - 2];
+  *k = as.back();
+  *n = bs.back();
   const size_t abatch = as.size() - 2;
   const size_t bbatch = bs.size() - 2;
   const size_t batch_rank = std::max(abatch, bbatch);
   std::vector<int64_t> batch(batch_rank), astride(batch_rank, 0), bstride(batch_rank, 0);
-  int64_t astep = m * k;
-  int64_t bstep = k * n;
+  int64_t astep = *m * *k;
+  int64_t bstep = *k * *n;
   for (size_t r = batch_rank; r-- > 0;) {
     const int64_t ad = r + abatch >= batch_rank ? as[r + abatch - batch_rank] : 1;
     const int64_t bd = r + bbatch >= batch_rank ? bs[r + bbatch - batch_rank] : 1;
@@ -433,8 +431,6 @@ absl::Status MatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
     bstep *= bd;
   }
   const int64_t batches = Product(batch, 0, batch.size());
-  std::vector<double> acc;
-  float* y = outputs[0].data<float>();
   for (int64_t bi = 0; bi < batches; ++bi) {
     int64_t aoff = 0, boff = 0, rem = bi;
     for (size_t r = batch_rank; r-- > 0;) {
@@ -443,10 +439,57 @@ absl::Status MatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
       aoff += idx * astride[r];
       boff += idx * bstride[r];
     }
+    fn(bi, aoff, boff);
+  }
+}
+
+absl::Status MatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0, 1});
+  if (!s.ok()) return s;
+  const Tensor& a = *inputs[0];
+  const Tensor& b = *inputs[1];
+  std::vector<double> acc;
+  float* y = outputs[0].data<float>();
+  int64_t m, k, n;
+  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [&](int64_t bi, int64_t aoff, int64_t boff) {
     MatMulRows(m, k, n, a.data<float>() + aoff, k, 1, b.data<float>() + boff, &acc);
     float* yp = y + bi * m * n;
     for (int64_t i = 0; i < m * n; ++i) yp[i] = static_cast<float>(acc[i]);
+  });
+  return absl::OkStatus();
+}
+
+// MatMulInteger in int64, wrapped to i32 as ONNX's int32 accumulation would.
+absl::Status MatMulIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& a = *inputs[0];
+  const Tensor& b = *inputs[1];
+  const Tensor* azp = In(inputs, 2);
+  const Tensor* bzp = In(inputs, 3);
+  int64_t m, k, n;
+  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
+  if (azp != nullptr && azp->num_elements() != 1 && azp->num_elements() != m) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": a_zero_point has ", azp->num_elements(),
+                                                   " entries; expected 1 or ", m, " (one per row of A)"));
   }
+  if (bzp != nullptr && bzp->num_elements() != 1 && bzp->num_elements() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": b_zero_point has ", bzp->num_elements(),
+                                                   " entries; expected 1 or ", n, " (one per column of B)"));
+  }
+  auto zp = [](const Tensor* t, int64_t i) -> int64_t {
+    return t == nullptr ? 0 : t->GetAsInt64(t->num_elements() == 1 ? 0 : i);
+  };
+  int32_t* y = outputs[0].data<int32_t>();
+  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [&](int64_t bi, int64_t aoff, int64_t boff) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          acc += (a.GetAsInt64(aoff + i * k + kk) - zp(azp, i)) * (b.GetAsInt64(boff + kk * n + j) - zp(bzp, j));
+        }
+        y[(bi * m + i) * n + j] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+      }
+    }
+  });
   return absl::OkStatus();
 }
 
@@ -1062,6 +1105,7 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "GlobalMaxPool", GlobalPoolKernel);
   r.Register("", "LRN", LrnKernel);
   r.Register("", "MatMul", MatMulKernel);
+  r.Register("", "MatMulInteger", MatMulIntegerKernel);
   r.Register("", "Gemm", GemmKernel);
   r.Register("", "Softmax", SoftmaxKernel);
   r.Register("", "LayerNormalization", LayerNormKernel);

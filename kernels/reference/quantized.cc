@@ -1,6 +1,7 @@
 // Reference kernels for the quantized operators (graph/ops/quant_ops.cc): plain integer loops whose
 // output stage is the shared fixed-point requantization (kernels/int8/requantize.h). The optimized int8
 // kernels must match these bit for bit.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -328,6 +329,31 @@ absl::Status QuantizeLinearKernel(const Node& node, Inputs in, Outputs out) {
                                       : QuantizeTyped<int8_t>(in, *axis, out[0]);
 }
 
+// ONNX's DynamicQuantizeLinear in f32 as its definition computes it: the range [min(0, min x), max(0,
+// max x)] over 255 steps, the zero point round(-min / scale) clamped to [0, 255], then x / scale rounded
+// half to even plus the zero point, saturated. An all-zero x (scale 0) gives scale 0, zero point 0, y 0.
+absl::Status DynamicQuantizeLinearKernel(const Node& node, Inputs in, Outputs out) {
+  const Tensor& x = *in[0];
+  const float* xd = x.data<float>();
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    if (!std::isfinite(xd[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x[", i, "] is ", xd[i], "; expected finite"));
+    }
+    lo = std::min(lo, xd[i]);
+    hi = std::max(hi, xd[i]);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  const float zp = scale == 0.0f ? 0.0f : std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
+  uint8_t* y = out[0].data<uint8_t>();
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    y[i] = scale == 0.0f ? 0 : static_cast<uint8_t>(std::clamp(std::nearbyint(xd[i] / scale) + zp, 0.0f, 255.0f));
+  }
+  out[1].data<float>()[0] = scale;
+  out[2].data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+  return absl::OkStatus();
+}
+
 absl::Status DequantizeLinearKernel(const Node& node, Inputs in, Outputs out) {
   absl::Status s = CheckScale(node, *in[1]);
   if (!s.ok()) return s;
@@ -353,6 +379,7 @@ absl::Status ByDType(const Node& node, Inputs in, Outputs out) {
 void RegisterQuantizedReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "QuantizeLinear", QuantizeLinearKernel);
   r.Register("", "DequantizeLinear", DequantizeLinearKernel);
+  r.Register("", "DynamicQuantizeLinear", DynamicQuantizeLinearKernel);
   r.Register(kTesselDomain, "QConv", ByDType<QConvTyped<uint8_t>, QConvTyped<int8_t>>);
   r.Register(kTesselDomain, "QGemm", ByDType<QGemmTyped<uint8_t>, QGemmTyped<int8_t>>);
   r.Register(kTesselDomain, "QAdd", ByDType<QAddTyped<uint8_t>, QAddTyped<int8_t>>);

@@ -677,6 +677,28 @@ def range_cases(g):
     add("range_i64_runtime", 0, 7, 2, np.int64, const=False)
 
 
+def more_cases(g):
+    """Shrink, EyeLike and OneHot (added later: generated last, so that the cases above keep their data)."""
+    x = g.f32(3, 5)
+    g.unary("shrink_hard", "Shrink", x, torch_f32(F.hardshrink, x, lambd=0.7), attrs={"lambd": 0.7}, opset=13)
+    g.unary("shrink_soft", "Shrink", x, torch_f32(F.softshrink, x, lambd=0.4), attrs={"lambd": 0.4, "bias": 0.4},
+            opset=13)
+    g.unary("eyelike_k1", "EyeLike", np.zeros((3, 5), np.float32), np.eye(3, 5, k=1, dtype=np.float32),
+            attrs={"k": 1})
+    g.unary("eyelike_int32", "EyeLike", np.zeros((4, 4), np.float32), np.eye(4, 4, k=-1, dtype=np.int32),
+            attrs={"k": -1, "dtype": int(TensorProto.INT32)})
+    idx = np.array([[0, 3, -1], [2, 5, -4]], np.int64)
+    depth = np.array(4, np.int64)
+    values = np.array([-1.0, 2.0], np.float32)
+    hot = (idx % 4)[..., None] == np.arange(4)
+    hot &= ((idx >= -4) & (idx < 4))[..., None]
+    g.add("onehot_last", "OneHot", [("indices", idx, False), ("depth", depth, True), ("values", values, True)],
+          [("y", np.where(hot, values[1], values[0]).astype(np.float32))], opset=11)
+    g.add("onehot_axis0", "OneHot", [("indices", idx, False), ("depth", depth, True), ("values", values, True)],
+          [("y", np.moveaxis(np.where(hot, values[1], values[0]).astype(np.float32), -1, 0))], attrs={"axis": 0},
+          opset=11)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -687,7 +709,7 @@ def main():
                     compare_cases, logical_cases, cast_cases, cast_like_cases, identity_dropout, flatten_reshape,
                     transpose_concat, split_cases, slice_cases, gather_cases, scatter_cases, tile_cases,
                     gather_nd_cases, nonzero_cases, trilu_size_cases, squeeze_unsqueeze, expand_cases, shape_cases,
-                    constant_of_shape_cases, range_cases):
+                    constant_of_shape_cases, range_cases, more_cases):
         section(g)
     g.w.finish()
     print("wrote %d cases to %s" % (len(g.w.lines), args.out))

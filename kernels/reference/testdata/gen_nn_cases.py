@@ -937,6 +937,39 @@ def einsum_cases(cw):
            [("y", np.einsum("ij,j->i", a, v))], {"equation": "ij,j->i"}, opset=12, atol=0, rtol=0)
 
 
+def more_cnn_cases(cw):
+    """PRelu, GlobalMaxPool, LRN, DepthToSpace / SpaceToDepth and MatMulInteger (added later: generated
+    last, so that the cases above keep their random data)."""
+    x = rand(2, 4, 3, 5)
+    w = rand(4, scale=0.5)
+    cw.add("prelu_per_channel", "PRelu", [("x", x, False), ("slope", w.reshape(4, 1, 1), True)],
+           [("y", n(F.prelu(t(x), t(w))))], opset=16)
+    cw.add("prelu_scalar", "PRelu", [("x", x, False), ("slope", np.array([0.25], np.float32), True)],
+           [("y", n(F.prelu(t(x), t(np.array([0.25], np.float32)))))], opset=16)
+    cw.add("globalmaxpool_2d", "GlobalMaxPool", [("x", x, False)], [("y", n(t(x).amax(dim=(2, 3), keepdim=True)))])
+    # PyTorch's window for an odd size is ONNX's: [c - size // 2, c + size // 2].
+    y = n(F.local_response_norm(t(x).double(), 3, alpha=0.3, beta=0.6, k=1.5))
+    cw.add("lrn_size3", "LRN", [("x", x, False)], [("y", y)], attrs={"size": 3, "alpha": 0.3, "beta": 0.6, "bias": 1.5})
+    d = rand(1, 8, 2, 3)
+    cw.add("depthtospace_crd", "DepthToSpace", [("x", d, False)], [("y", n(F.pixel_shuffle(t(d), 2)))],
+           attrs={"blocksize": 2, "mode": "CRD"})
+    # DCR as the ONNX definition writes it: reshape, transpose, reshape.
+    b, c, h, w_ = d.shape
+    dcr = d.reshape(b, 2, 2, c // 4, h, w_).transpose(0, 3, 4, 1, 5, 2).reshape(b, c // 4, h * 2, w_ * 2)
+    cw.add("depthtospace_dcr", "DepthToSpace", [("x", d, False)], [("y", dcr)], attrs={"blocksize": 2})
+    s = rand(1, 3, 4, 6)
+    b, c, h, w_ = s.shape
+    s2d = s.reshape(b, c, h // 2, 2, w_ // 2, 2).transpose(0, 3, 5, 1, 2, 4).reshape(b, c * 4, h // 2, w_ // 2)
+    cw.add("spacetodepth", "SpaceToDepth", [("x", s, False)], [("y", s2d)], attrs={"blocksize": 2})
+    a = _rng.integers(0, 256, size=(2, 3, 5), dtype=np.uint8)
+    bm = _rng.integers(-128, 128, size=(5, 4), dtype=np.int8)
+    azp = np.array(7, np.uint8)
+    bzp = _rng.integers(-5, 5, size=(4,), dtype=np.int8)
+    y = np.matmul(a.astype(np.int64) - 7, bm.astype(np.int64) - bzp.astype(np.int64)).astype(np.int32)
+    cw.add("matmulinteger_zero_points", "MatMulInteger",
+           [("a", a, False), ("b", bm, True), ("azp", azp, True), ("bzp", bzp, True)], [("y", y)], atol=0, rtol=0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -961,6 +994,7 @@ def main():
     cumsum_cases(cw)
     norm_cases(cw)
     einsum_cases(cw)
+    more_cnn_cases(cw)
     cw.finish()
 
 
