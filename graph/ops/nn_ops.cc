@@ -307,6 +307,59 @@ InferResult InferMatMul(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *std::move(dims))};
 }
 
+// The u8 / i8 operand i of an integer operator (QLinearConv, QLinearMatMul, ConvInteger).
+absl::Status RequireInt8Operand(const InferenceContext& ctx, int i, const char* role) {
+  const DType t = ctx.type(i).dtype;
+  if (t == DType::kU8 || t == DType::kI8) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, role), " has dtype ", DTypeName(t), "; expected u8 or i8"));
+}
+
+// QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point[, B]) and
+// QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point): u8 / i8
+// operands, the output of y_zero_point's type, shaped as Conv / MatMul.
+InferResult InferQLinear(const InferenceContext& ctx) {
+  const bool conv = ctx.node.op_type() == "QLinearConv";
+  for (int i : {0, 3, 7}) {
+    absl::Status s = RequireInt8Operand(ctx, i, i == 0 ? "x" : i == 3 ? "w" : "y_zero_point");
+    if (!s.ok()) return s;
+  }
+  for (int i : {1, 4, 6}) {
+    absl::Status s = RequireDType(ctx, i, "scale", DType::kF32);
+    if (!s.ok()) return s;
+  }
+  const TensorType& x = ctx.type(0);
+  const TensorType& w = ctx.type(3);
+  std::vector<Dim> dims;
+  if (conv) {
+    absl::StatusOr<ConvParams> p = ResolveConvParams(ctx.node, x.dims, w.dims);
+    if (!p.ok()) return p.status();
+    if (ctx.has_input(8)) {
+      absl::Status s = RequireVector(ctx, 8, "B", w.dims[0], DType::kI32);
+      if (!s.ok()) return s;
+    }
+    dims = {x.dims[0], w.dims[0]};
+    dims.insert(dims.end(), p->output.begin(), p->output.end());
+  } else {
+    absl::StatusOr<std::vector<Dim>> d = MatMulDims(x, w);
+    if (!d.ok()) return d.status();
+    dims = *std::move(d);
+  }
+  return std::vector<TensorType>{TensorType(ctx.type(7).dtype, std::move(dims))};
+}
+
+// ConvInteger (x, w, x_zero_point, w_zero_point): shaped as Conv, i32 out.
+InferResult InferConvInteger(const InferenceContext& ctx) {
+  for (int i : {0, 1}) {
+    absl::Status s = RequireInt8Operand(ctx, i, i == 0 ? "x" : "w");
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<ConvParams> p = ResolveConvParams(ctx.node, ctx.type(0).dims, ctx.type(1).dims);
+  if (!p.ok()) return p.status();
+  std::vector<Dim> dims = {ctx.type(0).dims[0], ctx.type(1).dims[0]};
+  dims.insert(dims.end(), p->output.begin(), p->output.end());
+  return std::vector<TensorType>{TensorType(DType::kI32, std::move(dims))};
+}
+
 // MatMulInteger: u8 / i8 A and B with optional zero points (A's per tensor or per row, B's per tensor or
 // per column), i32 out.
 InferResult InferMatMulInteger(const InferenceContext& ctx) {
@@ -740,6 +793,12 @@ void RegisterNnOps(OpRegistry& r) {
               "local response normalization across channels: x / (bias + alpha / size * sum x^2)^beta"});
   r.Register({"MatMul", "", 2, 2, 1, 1, WithRequiredInputs(2, InferMatMul),
               "numpy matmul: 1-D operands and broadcast batch dimensions"});
+  r.Register({"QLinearConv", "", 8, 9, 1, 1, WithRequiredInputs(8, InferQLinear),
+              "u8 / i8 convolution with zero points and scales, requantized to y_scale, y_zero_point"});
+  r.Register({"ConvInteger", "", 2, 4, 1, 1, WithRequiredInputs(2, InferConvInteger),
+              "(x - x_zero_point) conv (w - w_zero_point) of u8 / i8 tensors in i32"});
+  r.Register({"QLinearMatMul", "", 8, 8, 1, 1, WithRequiredInputs(8, InferQLinear),
+              "u8 / i8 matmul with zero points and scales, requantized to y_scale, y_zero_point"});
   r.Register({"MatMulInteger", "", 2, 4, 1, 1, WithRequiredInputs(2, InferMatMulInteger),
               "(A - a_zero_point) x (B - b_zero_point) of u8 / i8 matrices in i32, numpy batching"});
   r.Register({"Gemm", "", 2, 3, 1, 1, WithRequiredInputs(2, InferGemm),

@@ -459,6 +459,134 @@ absl::Status MatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   return absl::OkStatus();
 }
 
+// The requantization of QLinearConv / QLinearMatMul: for output channel (or column) c, the exact integer
+// sum `acc` times (x_scale * w_scale[c]) / y_scale (in f32, as ONNX's definition computes the factor) in
+// double, rounded half to even, plus y_zero_point, saturated to u8 / i8.
+struct QLinearOutput {
+  const Tensor* x_scale;
+  const Tensor* w_scale;
+  const Tensor* y_scale;
+  const Tensor* y_zero_point;
+  absl::Status Check(const Node& node, int64_t channels) const {
+    for (const Tensor* s : {x_scale, w_scale, y_scale}) {
+      for (int64_t i = 0; i < s->num_elements(); ++i) {
+        const float v = s->data<float>()[i];
+        if (!(std::isfinite(v) && v > 0)) {
+          return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": a scale is ", v, "; expected finite, > 0"));
+        }
+      }
+    }
+    if (x_scale->num_elements() != 1 || y_scale->num_elements() != 1 || y_zero_point->num_elements() != 1 ||
+        (w_scale->num_elements() != 1 && w_scale->num_elements() != channels)) {
+      return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x / y scales and y_zero_point take one value, "
+                                                     "w_scale 1 or ", channels));
+    }
+    return absl::OkStatus();
+  }
+  void Store(int64_t acc, int64_t c, Tensor& y, int64_t i) const {
+    const float wscale = w_scale->data<float>()[w_scale->num_elements() == 1 ? 0 : c];
+    const float factor = x_scale->data<float>()[0] * wscale / y_scale->data<float>()[0];
+    const double v = std::nearbyint(static_cast<double>(acc) * factor) + static_cast<double>(y_zero_point->GetAsInt64(0));
+    const bool u8 = y.dtype() == DType::kU8;
+    const double q = std::clamp(v, u8 ? 0.0 : -128.0, u8 ? 255.0 : 127.0);
+    if (u8) {
+      y.data<uint8_t>()[i] = static_cast<uint8_t>(q);
+    } else {
+      y.data<int8_t>()[i] = static_cast<int8_t>(q);
+    }
+  }
+};
+
+// A u8 / i8 tensor minus its zero point (one value, or one per index of axis 0 when `per_row`), as f32:
+// exact, so that the float reference kernels compute integer sums (exactly while below 2^24 in magnitude,
+// where f32 output rounding would start).
+Tensor MinusZeroPoint(const Tensor& t, const Tensor* zp) {
+  Tensor out(DType::kF32, t.shape());
+  const int64_t per = t.rank() > 0 && t.dim(0) > 0 ? t.num_elements() / t.dim(0) : 1;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    const int64_t z = zp == nullptr ? 0 : zp->GetAsInt64(zp->num_elements() == 1 ? 0 : i / per);
+    out.data<float>()[i] = static_cast<float>(t.GetAsInt64(i) - z);
+  }
+  return out;
+}
+
+absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs);
+
+// QLinearConv through the float reference convolution on the zero-point-free operands (padding reads the
+// input's zero point, i.e. 0 after the subtraction), then the integer bias and the requantization.
+absl::Status QLinearConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[3];
+  const Tensor* bias = In(inputs, 8);
+  Tensor& y = outputs[0];
+  const int64_t m = w.dim(0);
+  const QLinearOutput out{inputs[1], inputs[4], inputs[6], inputs[7]};
+  if (absl::Status s = out.Check(node, m); !s.ok()) return s;
+  const Tensor* wzp = In(inputs, 5);
+  if (wzp != nullptr && wzp->num_elements() != 1 && wzp->num_elements() != m) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
+                                                   " entries; expected 1 or ", m));
+  }
+  const Tensor xf = MinusZeroPoint(x, In(inputs, 2));
+  const Tensor wf = MinusZeroPoint(w, wzp);
+  Tensor acc(DType::kF32, y.shape());
+  const Tensor* conv_in[] = {&xf, &wf};
+  if (absl::Status s = ConvKernel(node, conv_in, absl::MakeSpan(&acc, 1)); !s.ok()) return s;
+  const int64_t plane = y.num_elements() / std::max<int64_t>(y.dim(0) * m, 1);
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    const int64_t c = (i / plane) % m;
+    const int64_t b = bias == nullptr ? 0 : bias->data<int32_t>()[c];
+    out.Store(static_cast<int64_t>(acc.data<float>()[i]) + b, c, y, i);
+  }
+  return absl::OkStatus();
+}
+
+// ConvInteger: the same zero-point-free convolution, i32 out.
+absl::Status ConvIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& w = *inputs[1];
+  const Tensor* wzp = In(inputs, 3);
+  if (wzp != nullptr && wzp->num_elements() != 1 && wzp->num_elements() != w.dim(0)) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
+                                                   " entries; expected 1 or ", w.dim(0)));
+  }
+  const Tensor xf = MinusZeroPoint(*inputs[0], In(inputs, 2));
+  const Tensor wf = MinusZeroPoint(w, wzp);
+  Tensor acc(DType::kF32, outputs[0].shape());
+  const Tensor* conv_in[] = {&xf, &wf};
+  if (absl::Status s = ConvKernel(node, conv_in, absl::MakeSpan(&acc, 1)); !s.ok()) return s;
+  for (int64_t i = 0; i < acc.num_elements(); ++i) outputs[0].data<int32_t>()[i] = static_cast<int32_t>(acc.data<float>()[i]);
+  return absl::OkStatus();
+}
+
+// QLinearMatMul: numpy matmul of the zero-point-free operands in int64 (a's zero point per tensor or per
+// row, b's per tensor or per column), requantized per column of b.
+absl::Status QLinearMatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& a = *inputs[0];
+  const Tensor& b = *inputs[3];
+  const Tensor* azp = In(inputs, 2);
+  const Tensor* bzp = In(inputs, 5);
+  int64_t m, k, n;
+  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
+  const QLinearOutput out{inputs[1], inputs[4], inputs[6], inputs[7]};
+  if (absl::Status s = out.Check(node, n); !s.ok()) return s;
+  auto zp = [](const Tensor* t, int64_t i) -> int64_t {
+    return t == nullptr ? 0 : t->GetAsInt64(t->num_elements() == 1 ? 0 : i);
+  };
+  Tensor& y = outputs[0];
+  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [&](int64_t bi, int64_t aoff, int64_t boff) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          acc += (a.GetAsInt64(aoff + i * k + kk) - zp(azp, i)) * (b.GetAsInt64(boff + kk * n + j) - zp(bzp, j));
+        }
+        out.Store(acc, j, y, (bi * m + i) * n + j);
+      }
+    }
+  });
+  return absl::OkStatus();
+}
+
 // MatMulInteger in int64, wrapped to i32 as ONNX's int32 accumulation would.
 absl::Status MatMulIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   const Tensor& a = *inputs[0];
@@ -1106,6 +1234,9 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "LRN", LrnKernel);
   r.Register("", "MatMul", MatMulKernel);
   r.Register("", "MatMulInteger", MatMulIntegerKernel);
+  r.Register("", "QLinearConv", QLinearConvKernel);
+  r.Register("", "QLinearMatMul", QLinearMatMulKernel);
+  r.Register("", "ConvInteger", ConvIntegerKernel);
   r.Register("", "Gemm", GemmKernel);
   r.Register("", "Softmax", SoftmaxKernel);
   r.Register("", "LayerNormalization", LayerNormKernel);

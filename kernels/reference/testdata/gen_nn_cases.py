@@ -969,6 +969,37 @@ def more_cnn_cases(cw):
     cw.add("matmulinteger_zero_points", "MatMulInteger",
            [("a", a, False), ("b", bm, True), ("azp", azp, True), ("bzp", bzp, True)], [("y", y)], atol=0, rtol=0)
 
+    # ConvInteger / QLinearConv: PyTorch's conv2d in float64 on the zero-point-free integers (exact), then,
+    # for QLinearConv, ONNX's requantization: the f32 factor x_scale * w_scale / y_scale, round half to even.
+    x8 = _rng.integers(0, 256, size=(1, 4, 5, 6), dtype=np.uint8)
+    w8 = _rng.integers(-128, 128, size=(6, 2, 3, 3), dtype=np.int8)
+    xzp = np.array(128, np.uint8)
+    wzp = np.array(0, np.int8)
+    acc = F.conv2d(t(x8.astype(np.float64) - 128), t(w8.astype(np.float64)), stride=1, padding=1, groups=2).numpy()
+    cw.add("convinteger_grouped", "ConvInteger", [("x", x8, False), ("w", w8, True), ("xzp", xzp, True),
+                                                  ("wzp", wzp, True)],
+           [("y", acc.astype(np.int32))], attrs={"group": 2, "pads": [1, 1, 1, 1]}, opset=10, atol=0, rtol=0)
+    bias = _rng.integers(-2000, 2000, size=(6,), dtype=np.int32)
+    xs, ys = np.float32(0.02), np.float32(0.5)
+    ws = (_rng.uniform(0.001, 0.01, size=(6,))).astype(np.float32)
+    factor = (xs * ws / ys).astype(np.float32).astype(np.float64)
+    yzp = np.array(10, np.uint8)
+    q = np.clip(np.rint((acc + bias.reshape(1, 6, 1, 1)) * factor.reshape(1, 6, 1, 1)) + 10, 0, 255).astype(np.uint8)
+    cw.add("qlinearconv_per_channel", "QLinearConv",
+           [("x", x8, False), ("xs", np.array(xs), True), ("xzp", xzp, True), ("w", w8, True), ("ws", ws, True),
+            ("wzp", np.zeros(6, np.int8), True), ("ys", np.array(ys), True), ("yzp", yzp, True), ("b", bias, True)],
+           [("y", q)], attrs={"group": 2, "pads": [1, 1, 1, 1]}, opset=10, atol=0, rtol=0)
+    a8 = _rng.integers(0, 256, size=(3, 7), dtype=np.uint8)
+    b8 = _rng.integers(0, 256, size=(7, 4), dtype=np.uint8)
+    accm = (a8.astype(np.int64) - 100) @ (b8.astype(np.int64) - 120)
+    fm = np.float64(np.float32(np.float32(0.05) * np.float32(0.03)) / np.float32(0.4))
+    ym = np.clip(np.rint(accm * fm) + 5, -128, 127).astype(np.int8)
+    cw.add("qlinearmatmul_i8_out", "QLinearMatMul",
+           [("a", a8, False), ("as", np.array(0.05, np.float32), True), ("azp", np.array(100, np.uint8), True),
+            ("b", b8, True), ("bs", np.array(0.03, np.float32), True), ("bzp", np.array(120, np.uint8), True),
+            ("ys", np.array(0.4, np.float32), True), ("yzp", np.array(5, np.int8), True)],
+           [("y", ym)], opset=10, atol=0, rtol=0)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
