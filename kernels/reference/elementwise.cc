@@ -36,6 +36,39 @@ absl::Status ForArithmeticType(const Node& node, DType t, F&& f) {
   }
 }
 
+// Runs kernel `k` with every f16 input widened to f32 and its f16 outputs narrowed back (round to nearest
+// even), so that the arithmetic kernels take float16 as numpy does (float32 arithmetic, one rounding to
+// half per result).
+template <absl::Status (*k)(const Node&, Inputs, Outputs)>
+absl::Status WithF16AsF32(const Node& node, Inputs in, Outputs out) {
+  bool any = false;
+  for (const Tensor* t : in) any = any || (t != nullptr && t->dtype() == DType::kF16);
+  if (!any) return k(node, in, out);
+  std::vector<Tensor> wide(in.size());
+  std::vector<const Tensor*> wide_in(in.size(), nullptr);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == nullptr) continue;
+    if (in[i]->dtype() != DType::kF16) {
+      wide_in[i] = in[i];
+      continue;
+    }
+    wide[i] = Tensor(DType::kF32, in[i]->shape());
+    for (int64_t e = 0; e < in[i]->num_elements(); ++e) wide[i].data<float>()[e] = HalfToFloat(in[i]->data<uint16_t>()[e]);
+    wide_in[i] = &wide[i];
+  }
+  std::vector<Tensor> wide_out;
+  for (const Tensor& o : out) wide_out.emplace_back(o.dtype() == DType::kF16 ? DType::kF32 : o.dtype(), o.shape());
+  if (absl::Status s = k(node, wide_in, absl::MakeSpan(wide_out)); !s.ok()) return s;
+  for (size_t j = 0; j < out.size(); ++j) {
+    if (out[j].dtype() != DType::kF16) {
+      if (out[j].byte_size() > 0) std::memcpy(out[j].raw_data(), wide_out[j].raw_data(), out[j].byte_size());
+      continue;
+    }
+    for (int64_t e = 0; e < out[j].num_elements(); ++e) out[j].data<uint16_t>()[e] = FloatToHalf(wide_out[j].data<float>()[e]);
+  }
+  return absl::OkStatus();
+}
+
 // x < 0, without a comparison that is always false for unsigned T.
 template <typename T>
 bool IsNegative(T x) {
@@ -593,9 +626,9 @@ absl::Status Dropout(const Node& node, Inputs in, Outputs out) {
 }  // namespace
 
 void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
-  r.Register("", "Relu", Relu);
-  r.Register("", "Neg", Neg);
-  r.Register("", "Clip", Clip);
+  r.Register("", "Relu", WithF16AsF32<Relu>);
+  r.Register("", "Neg", WithF16AsF32<Neg>);
+  r.Register("", "Clip", WithF16AsF32<Clip>);
   r.Register("", "Sigmoid", UnaryFloat<SigmoidOp>);
   r.Register("", "HardSigmoid", UnaryFloat<HardSigmoidOp>);
   r.Register("", "HardSwish", UnaryFloat<HardSwishOp>);
@@ -629,17 +662,17 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Selu", UnaryFloat<SeluOp>);
   r.Register("", "LeakyRelu", UnaryFloat<LeakyReluOp>);
   r.Register("", "ThresholdedRelu", UnaryFloat<ThresholdedReluOp>);
-  r.Register("", "PRelu", PRelu);
+  r.Register("", "PRelu", WithF16AsF32<PRelu>);
   r.Register("", "Shrink", UnaryFloat<ShrinkOp>);
-  r.Register("", "Add", Binary<BinOp::kAdd>);
-  r.Register("", "Sub", Binary<BinOp::kSub>);
-  r.Register("", "Mul", Binary<BinOp::kMul>);
-  r.Register("", "Div", Binary<BinOp::kDiv>);
+  r.Register("", "Add", WithF16AsF32<Binary<BinOp::kAdd>>);
+  r.Register("", "Sub", WithF16AsF32<Binary<BinOp::kSub>>);
+  r.Register("", "Mul", WithF16AsF32<Binary<BinOp::kMul>>);
+  r.Register("", "Div", WithF16AsF32<Binary<BinOp::kDiv>>);
   r.Register("", "Pow", Pow);
-  r.Register("", "Max", Variadic<VarOp::kMax>);
-  r.Register("", "Min", Variadic<VarOp::kMin>);
-  r.Register("", "Sum", Variadic<VarOp::kSum>);
-  r.Register("", "Mean", Variadic<VarOp::kMean>);
+  r.Register("", "Max", WithF16AsF32<Variadic<VarOp::kMax>>);
+  r.Register("", "Min", WithF16AsF32<Variadic<VarOp::kMin>>);
+  r.Register("", "Sum", WithF16AsF32<Variadic<VarOp::kSum>>);
+  r.Register("", "Mean", WithF16AsF32<Variadic<VarOp::kMean>>);
   r.Register("", "Equal", Compare<CmpOp::kEqual>);
   r.Register("", "Less", Compare<CmpOp::kLess>);
   r.Register("", "Greater", Compare<CmpOp::kGreater>);
@@ -651,7 +684,7 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Not", Not);
   r.Register("", "IsNaN", IsNaNOrInf);
   r.Register("", "IsInf", IsNaNOrInf);
-  r.Register("", "Mod", Mod);
+  r.Register("", "Mod", WithF16AsF32<Mod>);
   r.Register("", "Where", Where);
   r.Register("", "Cast", Cast);
   r.Register("", "CastLike", Cast);  // the output type, from inference, is the target

@@ -225,6 +225,24 @@ TEST(ElementwiseTest, EightBitIntegers) {
   }
 }
 
+TEST(ElementwiseTest, HalfFloatArithmetic) {
+  // f16 in f32 arithmetic, one rounding back to half: 2048 + 1 = 2049 is a tie between halves 2048 and
+  // 2050 and goes to the even 2048.
+  auto half = [](std::vector<float> v) {
+    Tensor t(DType::kF16, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.data<uint16_t>()[i] = FloatToHalf(v[i]);
+    return t;
+  };
+  for (const auto& [op, want] : std::vector<std::pair<std::string, std::vector<float>>>{
+           {"Add", {1.5f, 2048, -1}}, {"Max", {1, 2048, 3}}, {"Min", {0.5f, 1, -4}}, {"Mul", {0.5f, 2048, -12}}}) {
+    OneNode n(op, {half({1, 2048, 3}), half({0.5f, 1, -4})});
+    absl::StatusOr<std::vector<Tensor>> out = n.Run();
+    ASSERT_TRUE(out.ok()) << op << ": " << out.status();
+    ASSERT_EQ((*out)[0].dtype(), DType::kF16) << op;
+    EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAreArray(want)) << op;
+  }
+}
+
 TEST(ElementwiseTest, Shrink) {
   EXPECT_THAT(RunUnary("Shrink", {-2, -1, 0, 1, 2}, {{"lambd", Attribute::Float(1.5f)}, {"bias", Attribute::Float(0.5f)}}),
               ElementsAre(-1.5f, 0, 0, 0, 1.5f));
