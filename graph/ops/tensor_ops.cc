@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/onnx_data_type.h"
 #include "graph/op_registry.h"
 #include "graph/ops/shape_util.h"
 
@@ -761,6 +762,28 @@ Types InferConstantOfShape(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType::Static(dtype, **shape)};
 }
 
+// HannWindow, HammingWindow, BlackmanWindow: size (an integer scalar) -> a 1-D window of that length in
+// output_datatype (default f32); the length is known when size is a constant.
+Types InferWindow(const InferenceContext& ctx) {
+  const TensorType& size = ctx.type(0);
+  if ((size.dtype != DType::kI32 && size.dtype != DType::kI64) || (size.rank() != 0 && size.NumElements() != 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": size has type ", size.ToString(),
+                                                   "; expected an i32 or i64 scalar"));
+  }
+  absl::StatusOr<DType> dtype = DTypeFromOnnxDataType(ctx.node.GetInt("output_datatype", 1));
+  if (!dtype.ok()) return dtype.status();
+  if (*dtype == DType::kI4 || *dtype == DType::kBool) {
+    return absl::UnimplementedError(absl::StrCat(ctx.node.op_type(), ": output_datatype ", DTypeName(*dtype)));
+  }
+  Dim n = UnknownDim();
+  if (const Tensor* v = ctx.value(0); v != nullptr) {
+    const int64_t len = v->GetAsInt64(0);
+    if (len < 0) return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": size is ", len));
+    n = Dim(len);
+  }
+  return std::vector<TensorType>{TensorType(*dtype, {n})};
+}
+
 Types InferRange(const InferenceContext& ctx) {
   const DType dtype = ctx.type(0).dtype;
   const char* names[] = {"start", "limit", "delta"};
@@ -897,6 +920,9 @@ void RegisterTensorOps(OpRegistry& r) {
   Reg(r, "Flatten", 1, 1, 1, 1, InferFlatten, "to 2-D [prod(dims[:axis]), prod(dims[axis:])]");
   Reg(r, "Reshape", 2, 2, 1, 1, InferReshape, "new shape (0 copies a dimension, -1 is inferred)");
   Reg(r, "DepthToSpace", 1, 1, 1, 1, InferSpaceDepth, "channel blocks into b x b spatial blocks (DCR or CRD order)");
+  for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
+    Reg(r, w, 1, 1, 1, 1, InferWindow, "a 1-D window function of length size (periodic or symmetric)");
+  }
   Reg(r, "OneHot", 3, 3, 1, 1, InferOneHot, "on_value where the index along a new axis of size depth matches, else off_value");
   Reg(r, "SpaceToDepth", 1, 1, 1, 1, InferSpaceDepth, "b x b spatial blocks into channels");
   Reg(r, "Transpose", 1, 1, 1, 1, InferTranspose, "permute dimensions (default: reverse)");

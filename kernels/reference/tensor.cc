@@ -589,6 +589,41 @@ absl::Status OneHot(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// The window functions as ONNX defines them: w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size
+// (periodic, the default) or size - 1 (symmetric), in double, rounded to f32, then converted to the output
+// type (integers truncate toward zero, as Cast does).
+absl::Status WindowFunction(const Node& node, Inputs in, Outputs out) {
+  const std::string& op = node.op_type();
+  const double a0 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 25.0 / 46.0 : 0.42;
+  const double a1 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 1.0 - 25.0 / 46.0 : 0.5;
+  const double a2 = op == "BlackmanWindow" ? 0.08 : 0.0;
+  Tensor& y = out[0];
+  const int64_t size = y.dim(0);
+  const double n_den = node.GetInt("periodic", 1) != 0 ? static_cast<double>(size) : static_cast<double>(size - 1);
+  Tensor f(DType::kF32, {size});
+  for (int64_t i = 0; i < size; ++i) {
+    const double x = n_den == 0 ? 0.0 : 2.0 * M_PI * static_cast<double>(i) / n_den;
+    f.data<float>()[i] = static_cast<float>(a0 - a1 * std::cos(x) + a2 * std::cos(2.0 * x));
+  }
+  if (y.dtype() == DType::kF32) {
+    std::memcpy(y.raw_data(), f.raw_data(), f.byte_size());
+    return absl::OkStatus();
+  }
+  for (int64_t i = 0; i < size; ++i) {
+    const double v = f.data<float>()[i];
+    switch (y.dtype()) {
+      case DType::kF16: y.data<uint16_t>()[i] = FloatToHalf(static_cast<float>(v)); break;
+      case DType::kBF16: y.data<uint16_t>()[i] = FloatToBF16(static_cast<float>(v)); break;
+      case DType::kI8: y.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+      case DType::kU8: y.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+      case DType::kI32: y.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+      case DType::kI64: y.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+      default: return absl::UnimplementedError(absl::StrCat(op, ": output type ", DTypeName(y.dtype())));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
@@ -599,6 +634,7 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Transpose", Transpose);
   r.Register("", "DepthToSpace", SpaceDepth);
   r.Register("", "OneHot", OneHot);
+  for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r.Register("", w, WindowFunction);
   r.Register("", "SpaceToDepth", SpaceDepth);
   r.Register("", "Concat", Concat);
   r.Register("", "Split", Split);

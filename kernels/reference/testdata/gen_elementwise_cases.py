@@ -697,6 +697,16 @@ def more_cases(g):
     g.add("onehot_axis0", "OneHot", [("indices", idx, False), ("depth", depth, True), ("values", values, True)],
           [("y", np.moveaxis(np.where(hot, values[1], values[0]).astype(np.float32), -1, 0))], attrs={"axis": 0},
           opset=11)
+    # Window functions from PyTorch (ONNX's Hamming is alpha 25/46, beta 21/46).
+    size = np.array(10, np.int64)
+    for name, op, periodic, ref in [
+            ("hannwindow_periodic", "HannWindow", 1, torch.hann_window(10, periodic=True, dtype=torch.float64)),
+            ("hammingwindow_symmetric", "HammingWindow", 0,
+             torch.hamming_window(10, periodic=False, alpha=25 / 46, beta=21 / 46, dtype=torch.float64)),
+            ("blackmanwindow_periodic", "BlackmanWindow", 1, torch.blackman_window(10, periodic=True,
+                                                                                 dtype=torch.float64))]:
+        g.add(name, op, [("size", size, True)], [("y", ref.numpy().astype(np.float32))], attrs={"periodic": periodic},
+              opset=17)
 
 
 def main():
