@@ -98,6 +98,19 @@ Types InferBinaryArithmetic(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *dims, MergedLayout(ctx.type(0), ctx.type(1)))};
 }
 
+// BitShift: unsigned integers (u8 in Tessel's types), broadcast like arithmetic.
+Types InferBitShift(const InferenceContext& ctx) {
+  if (ctx.type(0).dtype != DType::kU8) {
+    return absl::InvalidArgumentError(absl::StrCat("BitShift: input X is ", ctx.type(0).ToString(),
+                                                   "; expected an unsigned integer tensor (u8)"));
+  }
+  const std::string dir = ctx.node.GetString("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT") {
+    return absl::InvalidArgumentError(absl::StrCat("BitShift: direction is '", dir, "'; expected LEFT or RIGHT"));
+  }
+  return InferBinaryArithmetic(ctx);
+}
+
 // PRelu: the slope broadcasts to X (unidirectionally: the output has X's shape).
 Types InferPRelu(const InferenceContext& ctx) {
   if (absl::Status s = RequireNumeric(ctx, 0, "input X"); !s.ok()) return s;
@@ -290,6 +303,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
   Reg(r, "LeakyRelu", 1, 1, 1, 1, InferUnaryFloat, "x < 0 ? alpha * x : x");
   Reg(r, "ThresholdedRelu", 1, 1, 1, 1, InferUnaryFloat, "x > alpha ? x : 0");
   Reg(r, "PRelu", 2, 2, 1, 1, InferPRelu, "x < 0 ? slope * x : x, the slope broadcast to x");
+  Reg(r, "BitShift", 2, 2, 1, 1, InferBitShift, "x << y or x >> y (direction) on unsigned integers, broadcast");
   Reg(r, "Shrink", 1, 1, 1, 1, InferUnaryFloat, "x < -lambd ? x + bias : x > lambd ? x - bias : 0");
   Reg(r, "Add", 2, 2, 1, 1, InferBinaryArithmetic, "a + b with broadcasting");
   Reg(r, "Sub", 2, 2, 1, 1, InferBinaryArithmetic, "a - b with broadcasting");

@@ -242,6 +242,23 @@ InferResult InferGlobalPool(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
 }
 
+// MeanVarianceNormalization: float x, the same out; axes (default [0, 2, 3]) within x's rank.
+InferResult InferMvn(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  for (int64_t a : ctx.node.GetInts("axes")) {
+    if (a < -x.rank() || a >= x.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("MeanVarianceNormalization: axis ", a, " is outside ", x.ToString()));
+    }
+  }
+  if (!ctx.node.HasAttr("axes") && x.rank() < 4) {
+    return absl::InvalidArgumentError(absl::StrCat("MeanVarianceNormalization: the default axes [0, 2, 3] need rank >= 4; X is ",
+                                                   x.ToString()));
+  }
+  return std::vector<TensorType>{x};
+}
+
 // LRN: x [N, C, ...] in, the same out; `size` (required) is the odd or even window over channels.
 InferResult InferLrn(const InferenceContext& ctx) {
   absl::Status s = RequireFloat(ctx, 0, "X");
@@ -789,6 +806,8 @@ void RegisterNnOps(OpRegistry& r) {
               "mean over all spatial dimensions"});
   r.Register({"GlobalMaxPool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),
               "maximum over all spatial dimensions"});
+  r.Register({"MeanVarianceNormalization", "", 1, 1, 1, 1, WithRequiredInputs(1, InferMvn),
+              "(x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over axes (default 0, 2, 3)"});
   r.Register({"LRN", "", 1, 1, 1, 1, WithRequiredInputs(1, InferLrn),
               "local response normalization across channels: x / (bias + alpha / size * sum x^2)^beta"});
   r.Register({"MatMul", "", 2, 2, 1, 1, WithRequiredInputs(2, InferMatMul),

@@ -380,6 +380,21 @@ absl::Status PRelu(const Node& node, Inputs in, Outputs out) {
   });
 }
 
+// BitShift on u8: shifts of 8 or more give 0, as numpy's (the C shift would be undefined past the width
+// of int).
+absl::Status BitShift(const Node& node, Inputs in, Outputs out) {
+  const bool left = node.GetString("direction", "") == "LEFT";
+  const uint8_t* a = in[0]->data<uint8_t>();
+  const uint8_t* b = in[1]->data<uint8_t>();
+  uint8_t* y = out[0].data<uint8_t>();
+  BroadcastIndexer it(out[0].shape(), {in[0]->shape(), in[1]->shape()});
+  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i, it.Next()) {
+    const unsigned x = a[it.offset(0)], s = b[it.offset(1)];
+    y[i] = s >= 8 ? 0 : static_cast<uint8_t>(left ? x << s : x >> s);
+  }
+  return absl::OkStatus();
+}
+
 // ---- Max, Min, Sum, Mean: any number of inputs, folded into the output one at a time ---------
 
 enum class VarOp { kMax, kMin, kSum, kMean };
@@ -664,6 +679,7 @@ void RegisterElementwiseReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "ThresholdedRelu", UnaryFloat<ThresholdedReluOp>);
   r.Register("", "PRelu", WithF16AsF32<PRelu>);
   r.Register("", "Shrink", UnaryFloat<ShrinkOp>);
+  r.Register("", "BitShift", BitShift);
   r.Register("", "Add", WithF16AsF32<Binary<BinOp::kAdd>>);
   r.Register("", "Sub", WithF16AsF32<Binary<BinOp::kSub>>);
   r.Register("", "Mul", WithF16AsF32<Binary<BinOp::kMul>>);

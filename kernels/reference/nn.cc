@@ -281,6 +281,49 @@ absl::Status GlobalPoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor
   return absl::OkStatus();
 }
 
+// MeanVarianceNormalization as ONNX's function body computes it, in double: over the reduced axes,
+// (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
+absl::Status MvnKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const int rank = x.rank();
+  std::vector<int64_t> axes = node.HasAttr("axes") ? node.GetInts("axes") : std::vector<int64_t>{0, 2, 3};
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axes) reduced[a < 0 ? a + rank : a] = true;
+  // Each element's group: its index with the reduced axes dropped.
+  std::vector<int64_t> group(x.num_elements());
+  int64_t groups = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d]) groups *= x.dim(d);
+  }
+  std::vector<double> sum(groups, 0.0), sq(groups, 0.0);
+  std::vector<int64_t> count(groups, 0);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    int64_t rem = i, g = 0, stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t idx = rem % x.dim(d);
+      rem /= x.dim(d);
+      if (!reduced[d]) {
+        g += idx * stride;
+        stride *= x.dim(d);
+      }
+    }
+    group[i] = g;
+    const double v = x.data<float>()[i];
+    sum[g] += v;
+    sq[g] += v * v;
+    ++count[g];
+  }
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const int64_t g = group[i];
+    const double mean = sum[g] / count[g];
+    const double sd = std::sqrt(std::max(sq[g] / count[g] - mean * mean, 0.0));
+    outputs[0].data<float>()[i] = static_cast<float>((x.data<float>()[i] - mean) / (sd + 1e-9));
+  }
+  return absl::OkStatus();
+}
+
 // LRN across channels: channel c's window is [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] clipped
 // to the channels, square sums in double.
 absl::Status LrnKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
@@ -1232,6 +1275,7 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "GlobalAveragePool", GlobalPoolKernel);
   r.Register("", "GlobalMaxPool", GlobalPoolKernel);
   r.Register("", "LRN", LrnKernel);
+  r.Register("", "MeanVarianceNormalization", MvnKernel);
   r.Register("", "MatMul", MatMulKernel);
   r.Register("", "MatMulInteger", MatMulIntegerKernel);
   r.Register("", "QLinearConv", QLinearConvKernel);

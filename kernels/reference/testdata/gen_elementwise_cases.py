@@ -697,6 +697,12 @@ def more_cases(g):
     g.add("onehot_axis0", "OneHot", [("indices", idx, False), ("depth", depth, True), ("values", values, True)],
           [("y", np.moveaxis(np.where(hot, values[1], values[0]).astype(np.float32), -1, 0))], attrs={"axis": 0},
           opset=11)
+    xb = g.rng.integers(0, 256, size=(6,), dtype=np.uint8)
+    sb = np.array([0, 1, 3, 7, 2, 5], np.uint8)
+    g.add("bitshift_left_u8", "BitShift", [("x", xb, False), ("s", sb, False)],
+          [("y", np.left_shift(xb, sb).astype(np.uint8))], attrs={"direction": "LEFT"}, opset=11)
+    g.add("bitshift_right_u8", "BitShift", [("x", xb, False), ("s", sb, False)],
+          [("y", np.right_shift(xb, sb))], attrs={"direction": "RIGHT"}, opset=11)
     # Window functions from PyTorch (ONNX's Hamming is alpha 25/46, beta 21/46).
     size = np.array(10, np.int64)
     for name, op, periodic, ref in [

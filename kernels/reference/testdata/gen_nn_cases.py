@@ -969,6 +969,17 @@ def more_cnn_cases(cw):
     cw.add("matmulinteger_zero_points", "MatMulInteger",
            [("a", a, False), ("b", bm, True), ("azp", azp, True), ("bzp", bzp, True)], [("y", y)], atol=0, rtol=0)
 
+    # MeanVarianceNormalization per ONNX's function body (epsilon 1e-9 added to the standard deviation),
+    # from PyTorch's mean and biased variance in float64.
+    mv = rand(2, 3, 4, 5)
+    xt = t(mv).double()
+    mean = xt.mean(dim=(0, 2, 3), keepdim=True)
+    sd = xt.var(dim=(0, 2, 3), keepdim=True, unbiased=False).sqrt()
+    cw.add("mvn_default_axes", "MeanVarianceNormalization", [("x", mv, False)], [("y", n((xt - mean) / (sd + 1e-9)))])
+    mean = xt.mean(dim=(1,), keepdim=True)
+    sd = xt.var(dim=(1,), keepdim=True, unbiased=False).sqrt()
+    cw.add("mvn_axis1", "MeanVarianceNormalization", [("x", mv, False)], [("y", n((xt - mean) / (sd + 1e-9)))],
+           attrs={"axes": [1]})
     # ConvInteger / QLinearConv: PyTorch's conv2d in float64 on the zero-point-free integers (exact), then,
     # for QLinearConv, ONNX's requantization: the f32 factor x_scale * w_scale / y_scale, round half to even.
     x8 = _rng.integers(0, 256, size=(1, 4, 5, 6), dtype=np.uint8)
