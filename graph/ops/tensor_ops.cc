@@ -602,6 +602,54 @@ Types InferNonZero(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(DType::kI64, {rank, v ? Dim(CountNonZero(*v)) : UnknownDim()})};
 }
 
+// Compress: the slices along `axis` (or the elements of the flattened input, without axis) whose condition
+// is true; the condition may be shorter than that extent (the rest dropped). The kept count is known when
+// the condition is.
+Types InferCompress(const InferenceContext& ctx) {
+  const TensorType& in = ctx.type(0);
+  const TensorType& cond = ctx.type(1);
+  if (in.dtype == DType::kI4) return absl::UnimplementedError("Compress: packed i4 input is not supported");
+  if (cond.dtype != DType::kBool || cond.rank() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("Compress: condition is ", cond.ToString(), "; expected a 1-D bool tensor"));
+  }
+  Dim kept = UnknownDim();
+  if (const Tensor* c = ctx.value(1); c != nullptr) kept = Dim(CountNonZero(*c));
+  if (!ctx.node.HasAttr("axis")) return std::vector<TensorType>{TensorType(in.dtype, {kept})};
+  int64_t axis = ctx.node.GetInt("axis", 0);
+  if (axis < 0) axis += in.rank();
+  if (axis < 0 || axis >= in.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("Compress: axis ", ctx.node.GetInt("axis", 0), " is outside ", in.ToString()));
+  }
+  if (cond.dims[0].is_static() && in.dims[axis].is_static() && cond.dims[0].value() > in.dims[axis].value()) {
+    return absl::InvalidArgumentError(absl::StrCat("Compress: condition ", cond.ToString(), " is longer than axis ", axis,
+                                                   " of ", in.ToString()));
+  }
+  std::vector<Dim> dims = in.dims;
+  dims[axis] = kept;
+  return std::vector<TensorType>{TensorType(in.dtype, dims)};
+}
+
+// ReverseSequence: x of rank >= 2 with time_axis and batch_axis (0 and 1, either way round) and
+// sequence_lens, one per batch entry; the output has x's type.
+Types InferReverseSequence(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  const int64_t t = ctx.node.GetInt("time_axis", 0), b = ctx.node.GetInt("batch_axis", 1);
+  if (x.rank() < 2 || !((t == 0 && b == 1) || (t == 1 && b == 0))) {
+    return absl::InvalidArgumentError(absl::StrCat("ReverseSequence: input ", x.ToString(), " with time_axis ", t,
+                                                   " and batch_axis ", b, "; expected rank >= 2 and axes 0 and 1"));
+  }
+  const TensorType& lens = ctx.type(1);
+  if ((lens.dtype != DType::kI64 && lens.dtype != DType::kI32) || lens.rank() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("ReverseSequence: sequence_lens is ", lens.ToString(),
+                                                   "; expected a 1-D integer tensor"));
+  }
+  if (lens.dims[0].is_static() && x.dims[b].is_static() && lens.dims[0].value() != x.dims[b].value()) {
+    return absl::InvalidArgumentError(absl::StrCat("ReverseSequence: sequence_lens ", lens.ToString(),
+                                                   " does not match the batch axis of ", x.ToString()));
+  }
+  return std::vector<TensorType>{x};
+}
+
 // Trilu: a batch of matrices (rank >= 2), an optional scalar k.
 Types InferTrilu(const InferenceContext& ctx) {
   if (ctx.type(0).rank() < 2) {
@@ -923,6 +971,9 @@ void RegisterTensorOps(OpRegistry& r) {
   for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
     Reg(r, w, 1, 1, 1, 1, InferWindow, "a 1-D window function of length size (periodic or symmetric)");
   }
+  Reg(r, "ReverseSequence", 2, 2, 1, 1, InferReverseSequence,
+      "reverses the first sequence_lens[b] steps along time_axis of every batch entry b");
+  Reg(r, "Compress", 2, 2, 1, 1, InferCompress, "the slices along axis (or flattened elements) where condition is true");
   Reg(r, "OneHot", 3, 3, 1, 1, InferOneHot, "on_value where the index along a new axis of size depth matches, else off_value");
   Reg(r, "SpaceToDepth", 1, 1, 1, 1, InferSpaceDepth, "b x b spatial blocks into channels");
   Reg(r, "Transpose", 1, 1, 1, 1, InferTranspose, "permute dimensions (default: reverse)");

@@ -624,6 +624,60 @@ absl::Status WindowFunction(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// Compress: copies the kept slices (axis) or elements (no axis) in order, any element type.
+absl::Status Compress(const Node& node, Inputs in, Outputs out) {
+  const Tensor& x = *in[0];
+  const Tensor& cond = *in[1];
+  if (x.dtype() == DType::kI4) return absl::UnimplementedError("Compress: packed i4 input");
+  const uint8_t* c = cond.data<uint8_t>();
+  const size_t bytes = DTypeBits(x.dtype()) / 8;
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  int64_t outer = 1, extent = x.num_elements(), inner = 1;
+  if (node.HasAttr("axis")) {
+    int64_t axis = node.GetInt("axis", 0);
+    if (axis < 0) axis += x.rank();
+    extent = x.dim(axis);
+    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+    for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  }
+  const int64_t n = std::min(extent, cond.num_elements());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (c[i] == 0) continue;
+      std::memcpy(dst, src + ((o * extent + i) * inner) * bytes, inner * bytes);
+      dst += inner * bytes;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ReverseSequence: batch entry b's steps t < len[b] read step len[b] - 1 - t; the rest are copied.
+absl::Status ReverseSequence(const Node& node, Inputs in, Outputs out) {
+  const Tensor& x = *in[0];
+  const Tensor& lens = *in[1];
+  if (x.dtype() == DType::kI4) return absl::UnimplementedError("ReverseSequence: packed i4 input");
+  const bool time_first = node.GetInt("time_axis", 0) == 0;
+  const int64_t steps = x.dim(time_first ? 0 : 1), batch = x.dim(time_first ? 1 : 0);
+  const int64_t inner = x.num_elements() / std::max<int64_t>(steps * batch, 1);
+  const size_t bytes = DTypeBits(x.dtype()) / 8;
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(out[0].raw_data());
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t len = lens.GetAsInt64(b);
+    if (len < 0 || len > steps) {
+      return absl::InvalidArgumentError(absl::StrCat("ReverseSequence: sequence_lens[", b, "] = ", len,
+                                                     " is outside [0, ", steps, "]"));
+    }
+    for (int64_t t = 0; t < steps; ++t) {
+      const int64_t from = t < len ? len - 1 - t : t;
+      auto at = [&](int64_t step) { return (time_first ? step * batch + b : b * steps + step) * inner; };
+      std::memcpy(dst + at(t) * bytes, src + at(from) * bytes, inner * bytes);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
@@ -634,6 +688,8 @@ void RegisterTensorReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "Transpose", Transpose);
   r.Register("", "DepthToSpace", SpaceDepth);
   r.Register("", "OneHot", OneHot);
+  r.Register("", "Compress", Compress);
+  r.Register("", "ReverseSequence", ReverseSequence);
   for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r.Register("", w, WindowFunction);
   r.Register("", "SpaceToDepth", SpaceDepth);
   r.Register("", "Concat", Concat);

@@ -703,6 +703,22 @@ def more_cases(g):
           [("y", np.left_shift(xb, sb).astype(np.uint8))], attrs={"direction": "LEFT"}, opset=11)
     g.add("bitshift_right_u8", "BitShift", [("x", xb, False), ("s", sb, False)],
           [("y", np.right_shift(xb, sb))], attrs={"direction": "RIGHT"}, opset=11)
+    xc = g.f32(3, 4)
+    cond = np.array([True, False, True], bool)
+    g.add("compress_axis1", "Compress", [("x", xc, False), ("c", cond, False)],
+          [("y", np.compress(cond, xc, axis=1))], attrs={"axis": 1}, opset=11)
+    g.add("compress_flat", "Compress", [("x", xc, False), ("c", np.array([0, 1, 1, 0, 1], bool), False)],
+          [("y", np.compress(np.array([0, 1, 1, 0, 1], bool), xc))], opset=11)
+    xr = g.f32(4, 3, 2)
+    lens = np.array([4, 0, 2], np.int64)
+    yr = xr.copy()
+    for b, ln in enumerate(lens):
+        yr[:ln, b] = xr[:ln, b][::-1]
+    g.add("reversesequence_time_major", "ReverseSequence", [("x", xr, False), ("lens", lens, False)], [("y", yr)],
+          opset=10)
+    xr2 = np.ascontiguousarray(xr.transpose(1, 0, 2))
+    g.add("reversesequence_batch_major", "ReverseSequence", [("x", xr2, False), ("lens", lens, False)],
+          [("y", np.ascontiguousarray(yr.transpose(1, 0, 2)))], attrs={"time_axis": 1, "batch_axis": 0}, opset=10)
     # Window functions from PyTorch (ONNX's Hamming is alpha 25/46, beta 21/46).
     size = np.array(10, np.int64)
     for name, op, periodic, ref in [
