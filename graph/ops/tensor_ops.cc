@@ -826,7 +826,9 @@ Types InferWindow(const InferenceContext& ctx) {
   Dim n = UnknownDim();
   if (const Tensor* v = ctx.value(0); v != nullptr) {
     const int64_t len = v->GetAsInt64(0);
-    if (len < 0) return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": size is ", len));
+    if (len < 0 || len > kMaxElements) {
+      return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": size is ", len, "; expected 0 to 2^40"));
+    }
     n = Dim(len);
   }
   return std::vector<TensorType>{TensorType(*dtype, {n})};
@@ -906,6 +908,13 @@ Types InferOneHot(const InferenceContext& ctx) {
   }
   std::vector<Dim> dims = indices.dims;
   dims.insert(dims.begin() + axis, depth);
+  int64_t elements = 1;
+  for (const Dim& d : dims) {
+    if (d.is_static()) elements = CappedProduct(elements, d.value());
+  }
+  if (elements > kMaxElements) {
+    return absl::ResourceExhaustedError(absl::StrCat("OneHot: result ", DimsToString(dims), " has too many elements"));
+  }
   return std::vector<TensorType>{TensorType(ctx.type(2).dtype, dims)};
 }
 
@@ -919,7 +928,9 @@ Types InferSpaceDepth(const InferenceContext& ctx) {
     return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": input has type ", x.ToString(),
                                                    "; expected [N, C, H, W]"));
   }
-  if (b < 1) return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": blocksize = ", b, "; expected >= 1"));
+  if (b < 1 || b > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), ": blocksize = ", b, "; expected 1 to 2^20"));
+  }
   if (to_space) {
     const std::string mode = ctx.node.GetString("mode", "DCR");
     if (mode != "DCR" && mode != "CRD") {
@@ -942,7 +953,7 @@ Types InferSpaceDepth(const InferenceContext& ctx) {
     return absl::OkStatus();
   };
   auto multiply = [&](int axis, int64_t by) {
-    dims[axis] = x.dims[axis].is_static() ? Dim(x.dims[axis].value() * by) : UnknownDim();
+    dims[axis] = x.dims[axis].is_static() ? Dim(CappedProduct(x.dims[axis].value(), by)) : UnknownDim();
   };
   if (to_space) {
     if (absl::Status s = divide(1, b * b); !s.ok()) return s;
@@ -952,6 +963,14 @@ Types InferSpaceDepth(const InferenceContext& ctx) {
     multiply(1, b * b);
     if (absl::Status s = divide(2, b); !s.ok()) return s;
     if (absl::Status s = divide(3, b); !s.ok()) return s;
+  }
+  int64_t elements = 1;
+  for (const Dim& d : dims) {
+    if (d.is_static()) elements = CappedProduct(elements, d.value());
+  }
+  if (elements > kMaxElements) {
+    return absl::ResourceExhaustedError(absl::StrCat(ctx.node.op_type(), ": result ", DimsToString(dims),
+                                                     " has too many elements"));
   }
   return std::vector<TensorType>{TensorType(x.dtype, dims)};
 }

@@ -570,6 +570,10 @@ absl::Status QLinearConvKernel(const Node& node, Inputs inputs, absl::Span<Tenso
     return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
                                                    " entries; expected 1 or ", m));
   }
+  if (const Tensor* xzp = In(inputs, 2); xzp != nullptr && xzp->num_elements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x_zero_point has ", xzp->num_elements(),
+                                                   " entries; expected one"));
+  }
   const Tensor xf = MinusZeroPoint(x, In(inputs, 2));
   const Tensor wf = MinusZeroPoint(w, wzp);
   Tensor acc(DType::kF32, y.shape());
@@ -591,6 +595,10 @@ absl::Status ConvIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tenso
   if (wzp != nullptr && wzp->num_elements() != 1 && wzp->num_elements() != w.dim(0)) {
     return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
                                                    " entries; expected 1 or ", w.dim(0)));
+  }
+  if (const Tensor* xzp = In(inputs, 2); xzp != nullptr && xzp->num_elements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x_zero_point has ", xzp->num_elements(),
+                                                   " entries; expected one"));
   }
   const Tensor xf = MinusZeroPoint(*inputs[0], In(inputs, 2));
   const Tensor wf = MinusZeroPoint(w, wzp);
