@@ -555,30 +555,35 @@ Tensor MinusZeroPoint(const Tensor& t, const Tensor* zp) {
 
 absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs);
 
-// QLinearConv through the float reference convolution on the zero-point-free operands (padding reads the
-// input's zero point, i.e. 0 after the subtraction), then the integer bias and the requantization.
+// The integer sums of ConvInteger / QLinearConv into `acc` (f32, shaped as the output): the float reference
+// convolution on the zero-point-free operands (padding reads the input's zero point, 0 after the
+// subtraction); x's zero point one value, w's one or one per output channel.
+absl::Status IntegerConv(const Node& node, const Tensor& x, const Tensor* xzp, const Tensor& w, const Tensor* wzp,
+                         Tensor* acc) {
+  if (xzp != nullptr && xzp->num_elements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x_zero_point has ", xzp->num_elements(),
+                                                   " entries; expected one"));
+  }
+  if (wzp != nullptr && wzp->num_elements() != 1 && wzp->num_elements() != w.dim(0)) {
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
+                                                   " entries; expected 1 or ", w.dim(0)));
+  }
+  const Tensor xf = MinusZeroPoint(x, xzp);
+  const Tensor wf = MinusZeroPoint(w, wzp);
+  const Tensor* conv_in[] = {&xf, &wf};
+  return ConvKernel(node, conv_in, absl::MakeSpan(acc, 1));
+}
+
+// QLinearConv: the integer sums plus the i32 bias, requantized per output channel.
 absl::Status QLinearConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
-  const Tensor& x = *inputs[0];
   const Tensor& w = *inputs[3];
   const Tensor* bias = In(inputs, 8);
   Tensor& y = outputs[0];
   const int64_t m = w.dim(0);
   const QLinearOutput out{inputs[1], inputs[4], inputs[6], inputs[7]};
   if (absl::Status s = out.Check(node, m); !s.ok()) return s;
-  const Tensor* wzp = In(inputs, 5);
-  if (wzp != nullptr && wzp->num_elements() != 1 && wzp->num_elements() != m) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
-                                                   " entries; expected 1 or ", m));
-  }
-  if (const Tensor* xzp = In(inputs, 2); xzp != nullptr && xzp->num_elements() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x_zero_point has ", xzp->num_elements(),
-                                                   " entries; expected one"));
-  }
-  const Tensor xf = MinusZeroPoint(x, In(inputs, 2));
-  const Tensor wf = MinusZeroPoint(w, wzp);
   Tensor acc(DType::kF32, y.shape());
-  const Tensor* conv_in[] = {&xf, &wf};
-  if (absl::Status s = ConvKernel(node, conv_in, absl::MakeSpan(&acc, 1)); !s.ok()) return s;
+  if (absl::Status s = IntegerConv(node, *inputs[0], In(inputs, 2), w, In(inputs, 5), &acc); !s.ok()) return s;
   const int64_t plane = y.num_elements() / std::max<int64_t>(y.dim(0) * m, 1);
   for (int64_t i = 0; i < y.num_elements(); ++i) {
     const int64_t c = (i / plane) % m;
@@ -588,76 +593,33 @@ absl::Status QLinearConvKernel(const Node& node, Inputs inputs, absl::Span<Tenso
   return absl::OkStatus();
 }
 
-// ConvInteger: the same zero-point-free convolution, i32 out.
+// ConvInteger: the integer sums as i32.
 absl::Status ConvIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
-  const Tensor& w = *inputs[1];
-  const Tensor* wzp = In(inputs, 3);
-  if (wzp != nullptr && wzp->num_elements() != 1 && wzp->num_elements() != w.dim(0)) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": w_zero_point has ", wzp->num_elements(),
-                                                   " entries; expected 1 or ", w.dim(0)));
-  }
-  if (const Tensor* xzp = In(inputs, 2); xzp != nullptr && xzp->num_elements() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": x_zero_point has ", xzp->num_elements(),
-                                                   " entries; expected one"));
-  }
-  const Tensor xf = MinusZeroPoint(*inputs[0], In(inputs, 2));
-  const Tensor wf = MinusZeroPoint(w, wzp);
   Tensor acc(DType::kF32, outputs[0].shape());
-  const Tensor* conv_in[] = {&xf, &wf};
-  if (absl::Status s = ConvKernel(node, conv_in, absl::MakeSpan(&acc, 1)); !s.ok()) return s;
+  if (absl::Status s = IntegerConv(node, *inputs[0], In(inputs, 2), *inputs[1], In(inputs, 3), &acc); !s.ok()) return s;
   for (int64_t i = 0; i < acc.num_elements(); ++i) outputs[0].data<int32_t>()[i] = static_cast<int32_t>(acc.data<float>()[i]);
   return absl::OkStatus();
 }
 
-// QLinearMatMul: numpy matmul of the zero-point-free operands in int64 (a's zero point per tensor or per
-// row, b's per tensor or per column), requantized per column of b.
-absl::Status QLinearMatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
-  const Tensor& a = *inputs[0];
-  const Tensor& b = *inputs[3];
-  const Tensor* azp = In(inputs, 2);
-  const Tensor* bzp = In(inputs, 5);
+// numpy matmul of u8 / i8 A and B less their zero points (A's per tensor or per row, B's per tensor or per
+// column), in int64: store(batch, row, column, sum) for every output element.
+template <typename Store>
+absl::Status IntegerMatMul(const Node& node, const Tensor& a, const Tensor* azp, const Tensor& b, const Tensor* bzp,
+                           int64_t* n_out, Store&& store) {
   int64_t m, k, n;
   ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
-  const QLinearOutput out{inputs[1], inputs[4], inputs[6], inputs[7]};
-  if (absl::Status s = out.Check(node, n); !s.ok()) return s;
-  auto zp = [](const Tensor* t, int64_t i) -> int64_t {
-    return t == nullptr ? 0 : t->GetAsInt64(t->num_elements() == 1 ? 0 : i);
-  };
-  Tensor& y = outputs[0];
-  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [&](int64_t bi, int64_t aoff, int64_t boff) {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t acc = 0;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          acc += (a.GetAsInt64(aoff + i * k + kk) - zp(azp, i)) * (b.GetAsInt64(boff + kk * n + j) - zp(bzp, j));
-        }
-        out.Store(acc, j, y, (bi * m + i) * n + j);
-      }
-    }
-  });
-  return absl::OkStatus();
-}
-
-// MatMulInteger in int64, wrapped to i32 as ONNX's int32 accumulation would.
-absl::Status MatMulIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
-  const Tensor& a = *inputs[0];
-  const Tensor& b = *inputs[1];
-  const Tensor* azp = In(inputs, 2);
-  const Tensor* bzp = In(inputs, 3);
-  int64_t m, k, n;
-  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
+  *n_out = n;
   if (azp != nullptr && azp->num_elements() != 1 && azp->num_elements() != m) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": a_zero_point has ", azp->num_elements(),
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": A's zero point has ", azp->num_elements(),
                                                    " entries; expected 1 or ", m, " (one per row of A)"));
   }
   if (bzp != nullptr && bzp->num_elements() != 1 && bzp->num_elements() != n) {
-    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": b_zero_point has ", bzp->num_elements(),
+    return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": B's zero point has ", bzp->num_elements(),
                                                    " entries; expected 1 or ", n, " (one per column of B)"));
   }
   auto zp = [](const Tensor* t, int64_t i) -> int64_t {
     return t == nullptr ? 0 : t->GetAsInt64(t->num_elements() == 1 ? 0 : i);
   };
-  int32_t* y = outputs[0].data<int32_t>();
   ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [&](int64_t bi, int64_t aoff, int64_t boff) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
@@ -665,11 +627,33 @@ absl::Status MatMulIntegerKernel(const Node& node, Inputs inputs, absl::Span<Ten
         for (int64_t kk = 0; kk < k; ++kk) {
           acc += (a.GetAsInt64(aoff + i * k + kk) - zp(azp, i)) * (b.GetAsInt64(boff + kk * n + j) - zp(bzp, j));
         }
-        y[(bi * m + i) * n + j] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+        store(bi * m + i, j, acc);
       }
     }
   });
   return absl::OkStatus();
+}
+
+// QLinearMatMul: the integer matmul requantized per column of B.
+absl::Status QLinearMatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const QLinearOutput out{inputs[1], inputs[4], inputs[6], inputs[7]};
+  int64_t m, k, n;
+  ForEachMatMulBatch(inputs[0]->shape(), inputs[3]->shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
+  if (absl::Status s = out.Check(node, n); !s.ok()) return s;
+  Tensor& y = outputs[0];
+  int64_t cols;
+  return IntegerMatMul(node, *inputs[0], In(inputs, 2), *inputs[3], In(inputs, 5), &cols,
+                       [&](int64_t row, int64_t j, int64_t acc) { out.Store(acc, j, y, row * cols + j); });
+}
+
+// MatMulInteger: the integer matmul wrapped to i32, as ONNX's int32 accumulation would.
+absl::Status MatMulIntegerKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  int32_t* y = outputs[0].data<int32_t>();
+  int64_t cols;
+  return IntegerMatMul(node, *inputs[0], In(inputs, 2), *inputs[1], In(inputs, 3), &cols,
+                       [&](int64_t row, int64_t j, int64_t acc) {
+                         y[row * cols + j] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+                       });
 }
 
 absl::Status GemmKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
