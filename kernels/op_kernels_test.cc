@@ -364,6 +364,28 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 // Relu, Sigmoid, HardSwish and Clip. Inputs are scaled to [-8, 8] so that HardSwish's and Sigmoid's
 // saturated regions are reached; Clip takes constant bounds (either may be omitted), sometimes a
 // non-constant or reversed bound, which the XNNPACK kernel must refuse.
+// PRelu on [a, h, w]: a constant slope per innermost channel ([w], [1, w], [1, 1, w]) or one ([1]), which the
+// fast kernel serves, or a slope along another axis ([h, 1]) or a non-constant one, which it must refuse.
+bool MakePRelu(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t a = Pick(rng, {1, 2, 3}), h = Pick(rng, {1, 5, 9}), w = Pick(rng, {1, 7, 16, 33});
+  const int64_t form = Pick(rng, {0, 1, 2, 3, 4, 5});
+  const std::vector<int64_t> slope = form == 0   ? std::vector<int64_t>{w}
+                                     : form == 1 ? std::vector<int64_t>{1, w}
+                                     : form == 2 ? std::vector<int64_t>{1, 1, w}
+                                     : form == 3 ? std::vector<int64_t>{1}
+                                                 : std::vector<int64_t>{h, 1};
+  b.Activation({a, h, w});
+  if (form == 5) {
+    b.Activation({w});
+  } else {
+    b.WeightTensor(b.Random(slope));
+  }
+  b.Finish("PRelu", "");
+  c->label = absl::StrCat("PRelu [", a, ",", h, ",", w, "] form ", form);
+  return true;
+}
+
 bool MakeUnary(std::mt19937& rng, Case* c, const std::string& op) {
   CaseBuilder b(&rng, c);
   const std::vector<int64_t> shape = RandomShape(rng);
@@ -386,6 +408,10 @@ bool MakeUnary(std::mt19937& rng, Case* c, const std::string& op) {
   if (op == "Gelu" && Pick(rng, {0, 1})) {
     node->SetAttr("approximate", Attribute::String("tanh"));
     absl::StrAppend(&c->label, " approximate tanh");
+  }
+  if (op == "LeakyRelu" && Pick(rng, {0, 1})) {  // the default 0.01, or YOLO's 0.1
+    node->SetAttr("alpha", Attribute::Float(0.1f));
+    absl::StrAppend(&c->label, " alpha 0.1");
   }
   if (op == "HardSigmoid" && Pick(rng, {0, 1})) {  // the default 0.2, 0.5, or MobileNetV3's 1/6, 0.5
     node->SetAttr("alpha", Attribute::Float(1.0f / 6));
@@ -861,9 +887,10 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Add") return MakeAdd(rng, c);
   if (e.op == "Mul" || e.op == "Sub" || e.op == "Div") return MakeBinary(rng, c, e.op);
   if (e.op == "Relu" || e.op == "Clip" || e.op == "Sigmoid" || e.op == "HardSwish" || e.op == "Tanh" ||
-      e.op == "Erf" || e.op == "Gelu" || e.op == "HardSigmoid") {
+      e.op == "Erf" || e.op == "Gelu" || e.op == "HardSigmoid" || e.op == "LeakyRelu") {
     return MakeUnary(rng, c, e.op);
   }
+  if (e.op == "PRelu") return MakePRelu(rng, c);
   if (e.op == "Softmax" || e.op == "LogSoftmax") return MakeSoftmax(rng, c, e.op);
   if (e.op == "tessel.RMSNorm") return MakeRmsNorm(rng, c);
   if (e.op == "tessel.Attention") return MakeAttention(rng, c);

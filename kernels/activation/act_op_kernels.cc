@@ -136,38 +136,104 @@ class LogSoftmaxKernel : public OpKernel {
 
 bool Legal(const OpQuery& q) { return ResolveElements(q) >= 0; }
 
-// HardSigmoid: y = clamp(alpha * x + beta, 0, 1), a plain loop for the vectorizer (MobileNetV3's
-// squeeze-and-excitation gates).
-class HardSigmoidKernel : public OpKernel {
+// Activations with float attributes as plain loops for the vectorizer: HardSigmoid, y = clamp(alpha * x +
+// beta, 0, 1) (MobileNetV3's squeeze-and-excitation gates), and LeakyRelu, y = x < 0 ? alpha * x : x
+// (YOLO-style detectors; a compare and a blend per vector).
+struct HardSigmoidOp {
+  static constexpr const char* kName = "HardSigmoid";
+  explicit HardSigmoidOp(const Node& n) : alpha(n.GetFloat("alpha", 0.2f)), beta(n.GetFloat("beta", 0.5f)) {}
+  float operator()(float x) const { return std::min(1.0f, std::max(0.0f, alpha * x + beta)); }
+  float alpha, beta;
+};
+struct LeakyReluOp {
+  static constexpr const char* kName = "LeakyRelu";
+  explicit LeakyReluOp(const Node& n) : alpha(n.GetFloat("alpha", 0.01f)) {}
+  float operator()(float x) const { return x < 0.0f ? alpha * x : x; }
+  float alpha;
+};
+
+template <typename Op>
+class ParamActKernel : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
     const int64_t n = ResolveElements(BoundOperands(args).query());
     if (n < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
-                                                     "': the fast HardSigmoid kernel needs f32 static shapes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", args.node.name(), "': the fast ", Op::kName, " kernel needs f32 static shapes"));
     }
-    auto k = std::make_unique<HardSigmoidKernel>();
-    k->n_ = n;
-    k->alpha_ = args.node.GetFloat("alpha", 0.2f);
-    k->beta_ = args.node.GetFloat("beta", 0.5f);
-    k->x_ = args.inputs[0]->data<float>();
-    k->y_ = args.outputs[0].data<float>();
-    return std::unique_ptr<OpKernel>(std::move(k));
+    return std::unique_ptr<OpKernel>(new ParamActKernel(n, Op(args.node), args));
   }
 
   absl::Status Run() override {
-    const float a = alpha_, b = beta_;
+    const Op op = op_;
     const float* x = x_;
     float* y = y_;
-    for (int64_t i = 0; i < n_; ++i) y[i] = std::min(1.0f, std::max(0.0f, a * x[i] + b));
+    for (int64_t i = 0; i < n_; ++i) y[i] = op(x[i]);
     return absl::OkStatus();
   }
 
  private:
-  int64_t n_ = 0;
-  float alpha_ = 0.2f, beta_ = 0.5f;
-  const float* x_ = nullptr;
-  float* y_ = nullptr;
+  ParamActKernel(int64_t n, Op op, const OpKernelArgs& args)
+      : n_(n), op_(op), x_(args.inputs[0]->data<float>()), y_(args.outputs[0].data<float>()) {}
+  const int64_t n_;
+  const Op op_;
+  const float* x_;
+  float* y_;
+};
+
+// PRelu with a slope per innermost channel (or one slope): NHWC CNNs after the layout pass, where the
+// slope [C, 1, 1] became [1, 1, 1, C]. y = x < 0 ? slope[i % C] * x : x. Channels of the slope: 0 when it
+// does not have that form.
+int64_t PReluChannels(const TensorType& x, const TensorType& s) {
+  if (s.dtype != DType::kF32 || !s.is_static() || !x.is_static() || x.rank() == 0 || s.rank() > x.rank()) return 0;
+  const int64_t n = s.NumElements();
+  if (n == 1) return 1;
+  for (int d = 0; d + 1 < s.rank(); ++d) {
+    if (s.dims[d].value() != 1) return 0;
+  }
+  return s.rank() >= 1 && s.dims[s.rank() - 1].value() == x.dims[x.rank() - 1].value() ? n : 0;
+}
+
+bool PReluLegal(const OpQuery& q) {
+  return ResolveElements(q) >= 0 && q.has_input(1) && q.inputs[1].constant && PReluChannels(q.input(0), q.input(1)) > 0;
+}
+
+class PReluKernel : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelArgs& args) {
+    const Tensor& x = *args.inputs[0];
+    const Tensor* slope = args.inputs.size() > 1 ? args.inputs[1] : nullptr;
+    const Tensor& y = args.outputs[0];
+    const int64_t c = slope == nullptr || x.dtype() != DType::kF32 || y.dtype() != DType::kF32 ||
+                              x.num_elements() != y.num_elements()
+                          ? 0
+                          : PReluChannels(x.type(), slope->type());
+    if (c == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
+                                                     "': the fast PRelu kernel needs f32 static shapes and a constant "
+                                                     "slope of one value or one per innermost channel"));
+    }
+    return std::unique_ptr<OpKernel>(new PReluKernel(x.num_elements(), c, args));
+  }
+
+  absl::Status Run() override {
+    const float* x = x_;
+    const float* s = slope_;
+    float* y = y_;
+    for (int64_t p = 0; p < n_; p += c_) {
+      for (int64_t j = 0; j < c_; ++j) y[p + j] = x[p + j] < 0.0f ? s[j] * x[p + j] : x[p + j];
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  PReluKernel(int64_t n, int64_t c, const OpKernelArgs& args)
+      : n_(n), c_(c), x_(args.inputs[0]->data<float>()), slope_(args.inputs[1]->data<float>()),
+        y_(args.outputs[0].data<float>()) {}
+  const int64_t n_, c_;
+  const float* x_;
+  const float* slope_;
+  float* y_;
 };
 
 bool LogSoftmaxLegal(const OpQuery& q) {
@@ -231,7 +297,11 @@ void RegisterIsa(OpKernelRegistry& r, const char* isa_name, Isa isa, const char*
 void RegisterActivationOpKernels(OpKernelRegistry& r) {
   RegisterIsa<ActRowsAutovec, 1>(r, "autovec", Isa::kPortable, "portable");
   r.Register(MakeOpKernelEntry("tessel_f32_hardsigmoid__portable", "HardSigmoid", "f32", "any", Isa::kPortable,
-                               "portable", Legal, Cost<2>, HardSigmoidKernel::Create));
+                               "portable", Legal, Cost<2>, ParamActKernel<HardSigmoidOp>::Create));
+  r.Register(MakeOpKernelEntry("tessel_f32_leakyrelu__portable", "LeakyRelu", "f32", "any", Isa::kPortable,
+                               "portable", Legal, Cost<2>, ParamActKernel<LeakyReluOp>::Create));
+  r.Register(MakeOpKernelEntry("tessel_f32_prelu__portable", "PRelu", "f32", "any", Isa::kPortable, "portable",
+                               PReluLegal, Cost<2>, PReluKernel::Create));
 #if defined(__x86_64__)
   RegisterIsa<ActRowsAvx2, 2>(r, "avx2", Isa::kAvx2, "x86");
   RegisterIsa<ActRowsAvx512, 4>(r, "avx512", Isa::kAvx512, "x86");

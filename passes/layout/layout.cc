@@ -40,9 +40,10 @@ bool IsChannelsLastOp(const Node* n) {
 // Elementwise operators: they compute the same thing on NHWC data once their constant operands are
 // permuted alike.
 bool IsElementwise(const Node* n) {
-  static const char* const kOps[] = {"Relu", "Clip",       "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf",
-                                     "Gelu", "Sqrt",       "Exp",     "Neg",         "Reciprocal", "Add", "Sub",
-                                     "Mul",  "Div",        "Pow"};
+  static const char* const kOps[] = {"Relu", "Clip",      "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf",
+                                     "Gelu", "Sqrt",      "Exp",     "Neg",         "Reciprocal", "Add", "Sub",
+                                     "Mul",  "Div",       "Pow",     "LeakyRelu",   "PRelu",     "Elu",  "Selu",
+                                     "Celu", "Softplus",  "Softsign"};
   if (!n->domain().empty() || n->num_outputs() != 1) return false;
   for (const char* op : kOps) {
     if (n->op_type() == op) return true;
