@@ -447,17 +447,23 @@ void MatMulRows(int64_t m, int64_t k, int64_t n, const float* a, int64_t a_row_s
   }
 }
 
+// numpy matmul's m, k and n for A and B of the given shapes (a 1-D A is a row, a 1-D B a column).
+void MatMulExtents(const std::vector<int64_t>& as, const std::vector<int64_t>& bs, int64_t* m, int64_t* k,
+                   int64_t* n) {
+  *m = as.size() == 1 ? 1 : as[as.size() - 2];
+  *k = as.back();
+  *n = bs.size() == 1 ? 1 : bs.back();
+}
+
 // numpy matmul's batch walk over A and B of the given shapes (1-D operands already given their unit
 // dimension): fn(batch index, A's element offset, B's) for every output batch, a broadcast batch dimension
 // read with stride 0. Sets m, k, n.
 template <typename Fn>
 void ForEachMatMulBatch(std::vector<int64_t> as, std::vector<int64_t> bs, int64_t* m, int64_t* k, int64_t* n,
                         Fn&& fn) {
+  MatMulExtents(as, bs, m, k, n);
   if (as.size() == 1) as.insert(as.begin(), 1);
   if (bs.size() == 1) bs.push_back(1);
-  *m = as[as.size() - 2];
-  *k = as.back();
-  *n = bs.back();
   const size_t abatch = as.size() - 2;
   const size_t bbatch = bs.size() - 2;
   const size_t batch_rank = std::max(abatch, bbatch);
@@ -553,8 +559,6 @@ Tensor MinusZeroPoint(const Tensor& t, const Tensor* zp) {
   return out;
 }
 
-absl::Status ConvKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs);
-
 // The integer sums of ConvInteger / QLinearConv into `acc` (f32, shaped as the output): the float reference
 // convolution on the zero-point-free operands (padding reads the input's zero point, 0 after the
 // subtraction); x's zero point one value, w's one or one per output channel.
@@ -607,7 +611,7 @@ template <typename Store>
 absl::Status IntegerMatMul(const Node& node, const Tensor& a, const Tensor* azp, const Tensor& b, const Tensor* bzp,
                            int64_t* n_out, Store&& store) {
   int64_t m, k, n;
-  ForEachMatMulBatch(a.shape(), b.shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
+  MatMulExtents(a.shape(), b.shape(), &m, &k, &n);
   *n_out = n;
   if (azp != nullptr && azp->num_elements() != 1 && azp->num_elements() != m) {
     return absl::InvalidArgumentError(absl::StrCat(node.DebugName(), ": A's zero point has ", azp->num_elements(),
@@ -638,7 +642,7 @@ absl::Status IntegerMatMul(const Node& node, const Tensor& a, const Tensor* azp,
 absl::Status QLinearMatMulKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   const QLinearOutput out{inputs[1], inputs[4], inputs[6], inputs[7]};
   int64_t m, k, n;
-  ForEachMatMulBatch(inputs[0]->shape(), inputs[3]->shape(), &m, &k, &n, [](int64_t, int64_t, int64_t) {});
+  MatMulExtents(inputs[0]->shape(), inputs[3]->shape(), &m, &k, &n);
   if (absl::Status s = out.Check(node, n); !s.ok()) return s;
   Tensor& y = outputs[0];
   int64_t cols;
