@@ -387,8 +387,8 @@ def main():
     ap.add_argument("--what", default="cnn,llm", help="workload families to run: cnn, llm or both (default)")
     ap.add_argument("--precisions", help="CNN precisions: fp32, int8 or both (default; --quick fp32)")
     ap.add_argument("--llm-types", help="GGUF types of the LLM rows (make_bench_gguf.py: q4_0, q8_0, q4_k_m, "
-                    "iq4_xs, q2_k, q3_k; i4g128: Tessel's group-wise INT4 from `tessel quantize`, against "
-                    "Tessel's Q4_0; default q4_0,q8_0, --quick q4_0)")
+                    "q5_k_m, q6_k, iq4_xs, q2_k, q3_k; i4g128: Tessel's group-wise INT4 from `tessel quantize`, "
+                    "against Tessel's Q4_0; default q4_0,q8_0, --quick q4_0)")
     args = ap.parse_args()
     what = set(args.what.split(","))
     if not what or not what <= {"cnn", "llm"}:

@@ -6,12 +6,12 @@ Run with /usr/bin/python3 (needs numpy only):
 Weights are random quantized blocks written directly (uniform nibbles or bytes, fp16 scales giving
 a standard deviation of about 0.02), so that 1.1B parameters take seconds, not minutes. q4_k_m is
 llama.cpp's Q4_K_M mix (Q4_K, with Q6_K for the head and some attn_v / ffn_down matrices), the type
-most published GGUF files use; iq4_xs is ggml's non-linear 4.25-bit type with a Q6_K head; q2_k and q3_k
-are every layer matrix in Q2_K or Q3_K with a Q6_K head (llama-quantize's Q2_K and Q3_K_S files keep a few
-matrices in wider types; these do not). The
-vocabulary is a valid SentencePiece (llama) one that llama.cpp loads: control tokens, 256 byte
-tokens, the printable ASCII characters with and without the word-start mark, then filler pieces up
-to 32000. A prompt of N single-letter words ("a b c ...") is N + 1 tokens with BOS in both runtimes.
+most published GGUF files use, and q5_k_m the same mix around Q5_K; q6_k is every matrix in Q6_K;
+iq4_xs is ggml's non-linear 4.25-bit type with a Q6_K head; q2_k and q3_k are every layer matrix in Q2_K
+or Q3_K with a Q6_K head (llama-quantize's Q2_K and Q3_K_S files keep a few matrices in wider types;
+these do not). The vocabulary is a valid SentencePiece (llama) one that llama.cpp loads: control
+tokens, 256 byte tokens, the printable ASCII characters with and without the word-start mark, then
+filler pieces up to 32000. A prompt of N single-letter words ("a b c ...") is N + 1 tokens with BOS in both runtimes.
 Files are skipped when they exist with the expected size. --layers N writes a TinyLlama of N layers
 (tinyllama-1.1b-random-L<N>-<type>.gguf) with the real widths, vocabulary and head: the Arm lab
 (benchmarks/arm/run.sh) runs 1 and 2 layers under qemu and scales the difference to 22.
@@ -25,14 +25,15 @@ import numpy as np
 
 SPACE = "\u2581"
 GGUF_U32, GGUF_I32, GGUF_F32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY = 4, 5, 6, 7, 8, 9
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q6_K, GGML_IQ4_XS = (
-    0, 1, 2, 8, 10, 11, 12, 14, 23)
-FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q2_k": 10, "q3_k": 11, "q4_k_m": 15, "iq4_xs": 30}
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_IQ4_XS = (
+    0, 1, 2, 8, 10, 11, 12, 13, 14, 23)
+FILE_TYPE = {"f16": 1, "q4_0": 2, "q8_0": 7, "q2_k": 10, "q3_k": 11, "q4_k_m": 15, "q5_k_m": 17, "q6_k": 18,
+             "iq4_xs": 30}
 TENSOR_TYPE = {"f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q2_k": GGML_Q2_K, "q3_k": GGML_Q3_K,
-               "q4_k_m": GGML_Q4_K, "iq4_xs": GGML_IQ4_XS}
+               "q4_k_m": GGML_Q4_K, "q5_k_m": GGML_Q5_K, "q6_k": GGML_Q6_K, "iq4_xs": GGML_IQ4_XS}
 # Bytes per element block and elements per block, by ggml type.
 BLOCK = {GGML_F16: (2, 1), GGML_Q4_0: (18, 32), GGML_Q8_0: (34, 32), GGML_Q2_K: (84, 256), GGML_Q3_K: (110, 256),
-         GGML_Q4_K: (144, 256), GGML_Q6_K: (210, 256), GGML_IQ4_XS: (136, 256)}
+         GGML_Q4_K: (144, 256), GGML_Q5_K: (176, 256), GGML_Q6_K: (210, 256), GGML_IQ4_XS: (136, 256)}
 TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_BYTE = 1, 2, 3, 6
 ALIGN = 32
 
@@ -132,10 +133,11 @@ def tensor_list(layers=LAYERS):
 
 def tensor_type(kind, name):
     """The ggml type of a matrix. q4_k_m follows llama.cpp's Q4_K_M mix: Q6_K for the output head and
-    for attn_v / ffn_down in the layers its use_more_bits picks, Q4_K elsewhere; iq4_xs has a Q6_K head."""
+    for attn_v / ffn_down in the layers its use_more_bits picks, Q4_K elsewhere (q5_k_m: Q5_K); iq4_xs has
+    a Q6_K head."""
     if kind in ("iq4_xs", "q2_k", "q3_k"):
         return GGML_Q6_K if name == "output.weight" else TENSOR_TYPE[kind]
-    if kind != "q4_k_m":
+    if kind not in ("q4_k_m", "q5_k_m"):
         return TENSOR_TYPE[kind]
     if name == "output.weight":
         return GGML_Q6_K
@@ -144,7 +146,7 @@ def tensor_type(kind, name):
         i, n = int(part[1]), LAYERS
         if i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2:
             return GGML_Q6_K
-    return GGML_Q4_K
+    return TENSOR_TYPE[kind]
 
 
 def tensor_bytes(gtype, ne):
@@ -181,13 +183,14 @@ def random_tensor(gtype, ne, rng):
         out[:, 80:82] = half_bytes(0.02 / 10.0)
         out[:, 82:84] = half_bytes(0.002 / 7.5)
         return out.tobytes()
-    if gtype in (GGML_Q4_K, GGML_Q6_K):
-        # Random super-blocks with fp16 scales for a weight std of about 0.02: Q4_K's 6-bit scales
-        # average 31.5 and its nibbles have std 4.6; Q6_K's int8 scales have std 74, its codes 18.5.
+    if gtype in (GGML_Q4_K, GGML_Q5_K, GGML_Q6_K):
+        # Random super-blocks with fp16 scales for a weight std of about 0.02: Q4_K's and Q5_K's 6-bit
+        # scales average 31.5 and their codes have std 4.6 and 9.2; Q6_K's int8 scales have std 74, its
+        # codes 18.5.
         blocks = n // 256
         out = rng.integers(0, 256, size=(blocks, BLOCK[gtype][0]), dtype=np.uint8)
-        if gtype == GGML_Q4_K:
-            out[:, 0:2] = half_bytes(0.02 / (31.5 * 4.6))
+        if gtype != GGML_Q6_K:
+            out[:, 0:2] = half_bytes(0.02 / (31.5 * (4.6 if gtype == GGML_Q4_K else 9.2)))
             out[:, 2:4] = half_bytes(0.002 / 31.5)
         else:
             out[:, 208:210] = half_bytes(0.02 / (74.0 * 18.5))
@@ -236,14 +239,14 @@ def write(path, kind, seed, layers=LAYERS):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.expanduser("~/.cache/tessel/bench"))
-    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m, iq4_xs, q2_k, q3_k")
+    ap.add_argument("--types", default="q4_0,q8_0", help="comma-separated: q4_0, q8_0, f16, q4_k_m, q5_k_m, q6_k, iq4_xs, q2_k, q3_k")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--layers", type=int, default=LAYERS, help="transformer blocks (TinyLlama has %d)" % LAYERS)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for kind in args.types.split(","):
         if kind not in FILE_TYPE:
-            raise SystemExit("unknown type %r: use q4_0, q8_0, f16, q4_k_m, iq4_xs, q2_k or q3_k" % kind)
+            raise SystemExit("unknown type %r: use q4_0, q8_0, f16, q4_k_m, q5_k_m, q6_k, iq4_xs, q2_k or q3_k" % kind)
         if args.layers < 1:
             raise SystemExit("--layers must be at least 1")
         name = kind if args.layers == LAYERS else "L%d-%s" % (args.layers, kind)

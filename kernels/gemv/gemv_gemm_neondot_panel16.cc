@@ -18,9 +18,8 @@
 // Each block's 16 int32 row sums become f32 and meet d_w x dx in fused multiply-adds. Q4_0 and Q8_0 run
 // the hand-scheduled assembly tiles of internal/panel16_neondot_tiles.inc (RunTiles): decode 16 rows x 1
 // token, prefill 4 rows x 8 tokens (then 8 rows x 4, then one token at a time). IQ4_NL runs the
-// intrinsics below, tokens four (then two, then one) at a time over a panel; group types two at a time
-// (the decode of symmetric 4-bit groups, Tessel's INT4, through the tiles' Int4GroupDecodeTile);
-// k-quants one. Each weight vector is loaded and split once for a tile's tokens, and the weights stay in
+// intrinsics below, tokens four (then two, then one) at a time over a panel; group types and k-quants two
+// at a time (the decode of symmetric 4-bit groups, Tessel's INT4, through the tiles' Int4GroupDecodeTile). Each weight vector is loaded and split once for a tile's tokens, and the weights stay in
 // the caches between token groups.
 #include <arm_neon.h>
 
@@ -355,48 +354,50 @@ __attribute__((always_inline)) inline void BytesToFloat(const uint8_t* p, float3
   }
 }
 
-// Q6_K vector step k of a block (Panel16KQuantGeometry, gemv.h): element 4k + j's code is bits 0-5 of
-// byte j of vector 2 + k; element 16 + 4k + j's low nibble is in vector k / 2 (low nibble for even k,
-// high for odd) and its high 2 bits in bits 6-7 of vector 2 + k. Codes 0..63 meet x; the half biases
-// (-32 x the halves' sums of x) the sums start from make them code - 32.
-template <int kStep>
-__attribute__((always_inline)) inline void Q6Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
-                                                  int32x4_t lo_sum[4], int32x4_t hi_sum[4]) {
+// Q6_K vector step k of a block (Panel16KQuantGeometry, gemv.h) into the rows' half sums of kT tokens:
+// element 4k + j's code is bits 0-5 of byte j of vector 2 + k; element 16 + 4k + j's low nibble is in
+// vector k / 2 (low nibble for even k, high for odd) and its high 2 bits in bits 6-7 of vector 2 + k.
+// Codes 0..63 meet x; the half biases (-32 x the halves' sums of x) the sums start from make them
+// code - 32.
+template <int kStep, int kT>
+__attribute__((always_inline)) inline void Q6Step(const uint8_t* vec, const int8x16_t (&xlo)[kT],
+                                                  const int8x16_t (&xhi)[kT], int32x4_t (&lo_sum)[kT][4],
+                                                  int32x4_t (&hi_sum)[kT][4]) {
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
     const uint8x16_t v = vld1q_u8(vec + (2 + kStep) * 64 + 16 * m);
     const uint8x16_t n = vld1q_u8(vec + (kStep / 2) * 64 + 16 * m);
     const uint8x16_t nib = kStep % 2 == 0 ? vandq_u8(n, vdupq_n_u8(0x0F)) : vshrq_n_u8(n, 4);
-    const uint8x16_t code_lo = vandq_u8(v, vdupq_n_u8(0x3F));
-    const uint8x16_t code_hi = vorrq_u8(nib, vandq_u8(vshrq_n_u8(v, 2), vdupq_n_u8(0x30)));
-    lo_sum[m] = vdotq_laneq_s32(lo_sum[m], vreinterpretq_s8_u8(code_lo), xlo, kStep);
-    hi_sum[m] = vdotq_laneq_s32(hi_sum[m], vreinterpretq_s8_u8(code_hi), xhi, kStep);
-  }
-}
-
-// Q5_K vector step k of a block (Codes<5>): codes 0..31.
-template <int kStep>
-__attribute__((always_inline)) inline void Q5Step(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
-                                                  int32x4_t isum[4]) {
+    const int8x16_t code_lo = vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x3F)));
+    const int8x16_t code_hi = vreinterpretq_s8_u8(vorrq_u8(nib, vandq_u8(vshrq_n_u8(v, 2), vdupq_n_u8(0x30))));
 #pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) {
-    int8x16_t lo, hi;
-    Codes<5, kStep>(vec, m, &lo, &hi);
-    isum[m] = vdotq_laneq_s32(isum[m], lo, xlo, kStep);
-    isum[m] = vdotq_laneq_s32(isum[m], hi, xhi, kStep);
+    for (int t = 0; t < kT; ++t) {
+      lo_sum[t][m] = vdotq_laneq_s32(lo_sum[t][m], code_lo, xlo[t], kStep);
+      hi_sum[t][m] = vdotq_laneq_s32(hi_sum[t][m], code_hi, xhi[t], kStep);
+    }
   }
 }
 
-// Q2_K / Q3_K vector step k of a block (Codes<2> / Codes<3>): the halves' dots apart, for their scales.
-template <int kBits, int kStep>
-__attribute__((always_inline)) inline void LowBitStep(const uint8_t* vec, int8x16_t xlo, int8x16_t xhi,
-                                                      int32x4_t lo_sum[4], int32x4_t hi_sum[4]) {
+// Vector step k of a block of kBits-bit codes (Codes<kBits>) into the rows' sums of kT tokens: both
+// halves into one sum (kHalves false: 4 and 5 bits, the group layout's types) or apart, for their
+// scales (Q2_K, Q3_K).
+template <int kBits, int kStep, int kT, bool kHalves = false>
+__attribute__((always_inline)) inline void CodeStep(const uint8_t* vec, const int8x16_t (&xlo)[kT],
+                                                    const int8x16_t (&xhi)[kT], int32x4_t (&lo_sum)[kT][4],
+                                                    int32x4_t (&hi_sum)[kT][4]) {
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
     int8x16_t lo, hi;
     Codes<kBits, kStep>(vec, m, &lo, &hi);
-    lo_sum[m] = vdotq_laneq_s32(lo_sum[m], lo, xlo, kStep);
-    hi_sum[m] = vdotq_laneq_s32(hi_sum[m], hi, xhi, kStep);
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      lo_sum[t][m] = vdotq_laneq_s32(lo_sum[t][m], lo, xlo[t], kStep);
+      if constexpr (kHalves) {
+        hi_sum[t][m] = vdotq_laneq_s32(hi_sum[t][m], hi, xhi[t], kStep);
+      } else {
+        lo_sum[t][m] = vdotq_laneq_s32(lo_sum[t][m], hi, xhi[t], kStep);
+      }
+    }
   }
 }
 
@@ -419,75 +420,123 @@ __attribute__((always_inline)) inline void BytesToInt(uint8x16_t v, int32x4_t ou
   }
 }
 
-// Q2_K (kKind 2) ... Q6_K (6) and IQ4_XS (kKQuantIQ4_XS) rows [r, r + rows) of token t over one panel,
-// unit by unit (256 columns): per 32-block the codes' dots with x, scaled by the rows' sub-block scales
-// and dx into uacc (the mins times the block's or halves' sums of x into macc), then x d (and - x dmin)
-// once per unit. Q2_K and Q3_K scale their halves' dots in int32 (|dot x scale| < 2^19).
-template <int kKind>
-void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int64_t r, int rows) {
+// Q2_K (kKind 2) ... Q6_K (6) and IQ4_XS (kKQuantIQ4_XS) rows [r, r + rows) of tokens [t0, t0 + kT)
+// over one panel, unit by unit (256 columns): per 32-block the codes' dots with each token's x (every
+// weight vector split once for the kT tokens), scaled by the rows' sub-block scales and dx; the mins
+// times the block's or halves' sums of x. Decode (kT = 1) gathers a unit's blocks in uacc / macc and
+// meets d (and - dmin) once per unit; prefill (kT > 1) folds d and dmin into the blocks' scales and adds
+// every block to the tokens' sums, so that more tokens' sums fit in registers. Q2_K and Q3_K scale their
+// halves' dots in int32 (|dot x scale| < 2^19).
+template <int kKind, int kT>
+void KQuantPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int64_t r, int rows) {
   using G = Panel16KQuantGeometry;
   constexpr G kGeo(0, kKind);
+  constexpr bool kUnitScale = kT == 1;
+  constexpr bool kMins = kKind == 2 || kKind == 4 || kKind == 5;
+  constexpr bool kHalfBias = kKind == 2 || kKind == 3 || kKind == 6;
   const int64_t units = a.cols / G::kUnitCols;
-  const int8_t* xq = a.xq + t * a.xq_stride;
-  const float* bscale = a.block_scale + t * a.block_stride;
-  const int32_t* bbias = a.block_bias + t * a.block_stride;
-  const int32_t* hbias = kKind == 2 || kKind == 3 || kKind == 6 ? a.half_bias + t * a.half_stride : nullptr;
   const int8x16_t levels = vld1q_s8(kIQ4NLValues);  // IQ4_XS's levels
-  float32x4_t acc[4];
+  float32x4_t acc[kT][4];
 #pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) acc[m] = vdupq_n_f32(0);
+  for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) acc[t][m] = vdupq_n_f32(0);
+  }
   for (int64_t u = 0; u < units; ++u) {
     const uint8_t* unit = panel + u * kGeo.unit_bytes;
-    float32x4_t uacc[4], macc[4];
+    // The blocks' sums land in uacc (and the mins' in macc, to be subtracted) or, in prefill, in acc.
+    float32x4_t unit_sum[kT][4], unit_min[kT][4], d[4], dmin[4];
+    float32x4_t(&uacc)[kT][4] = kUnitScale ? unit_sum : acc;
+    float32x4_t(&macc)[kT][4] = kUnitScale ? unit_min : acc;
+    const float msign = kUnitScale ? 1.0f : -1.0f;
+    if constexpr (kUnitScale) {
 #pragma GCC unroll 4
-    for (int m = 0; m < 4; ++m) uacc[m] = macc[m] = vdupq_n_f32(0);
+      for (int m = 0; m < 4; ++m) unit_sum[0][m] = unit_min[0][m] = vdupq_n_f32(0);
+    } else {
+      LoadHalves(unit + G::D(), d);
+      if constexpr (kMins) LoadHalves(unit + G::Dmin(), dmin);
+    }
+    // Rows' factors s times f (d or dmin) in prefill.
+    auto fold = [&](float32x4_t s[4], const float32x4_t f[4]) {
+      if constexpr (!kUnitScale) {
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) s[m] = vmulq_f32(s[m], f[m]);
+      }
+    };
     for (int i = 0; i < 8; ++i) {
       const int64_t b = u * 8 + i;
       const uint8_t* vec = unit + kGeo.Vector(i, 0);
-      // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
-      const int8_t* xb = xq + (b / 4) * 128 + 16 * (b % 4);
-      const int8x16_t xlo = vld1q_s8(xb), xhi = vld1q_s8(xb + 64);
-      const float dx = bscale[b];
-      if constexpr (kKind == 4 || kKind == 5 || kKind == kKQuantIQ4_XS) {
-        int32x4_t isum[1][4];
+      int8x16_t xlo[kT], xhi[kT];
+      float dx[kT];
+      int32_t bias[kT], hb_lo[kT], hb_hi[kT];
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) isum[0][m] = vdupq_n_s32(0);
+      for (int t = 0; t < kT; ++t) {
+        // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
+        const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + (b / 4) * 128 + 16 * (b % 4);
+        xlo[t] = vld1q_s8(xb);
+        xhi[t] = vld1q_s8(xb + 64);
+        dx[t] = a.block_scale[(t0 + t) * a.block_stride + b];
+        bias[t] = a.block_bias[(t0 + t) * a.block_stride + b];
+        if constexpr (kHalfBias) {
+          hb_lo[t] = a.half_bias[(t0 + t) * a.half_stride + 2 * b];
+          hb_hi[t] = a.half_bias[(t0 + t) * a.half_stride + 2 * b + 1];
+        }
+      }
+      if constexpr (kKind == 4 || kKind == 5 || kKind == kKQuantIQ4_XS) {
+        int32x4_t isum[kT][4];
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) isum[t][m] = vdupq_n_s32(0);
+        }
         if constexpr (kKind == 5) {
-          Q5Step<0>(vec, xlo, xhi, isum[0]);
-          Q5Step<1>(vec, xlo, xhi, isum[0]);
-          Q5Step<2>(vec, xlo, xhi, isum[0]);
-          Q5Step<3>(vec, xlo, xhi, isum[0]);
+          CodeStep<5, 0, kT>(vec, xlo, xhi, isum, isum);
+          CodeStep<5, 1, kT>(vec, xlo, xhi, isum, isum);
+          CodeStep<5, 2, kT>(vec, xlo, xhi, isum, isum);
+          CodeStep<5, 3, kT>(vec, xlo, xhi, isum, isum);
         } else {
           constexpr bool kNL = kKind == kKQuantIQ4_XS;
-          const int8x16_t xl[1] = {xlo}, xh[1] = {xhi};
-          Q4Step<0, kNL, 1>(vec, xl, xh, levels, isum);
-          Q4Step<1, kNL, 1>(vec, xl, xh, levels, isum);
-          Q4Step<2, kNL, 1>(vec, xl, xh, levels, isum);
-          Q4Step<3, kNL, 1>(vec, xl, xh, levels, isum);
+          Q4Step<0, kNL, kT>(vec, xlo, xhi, levels, isum);
+          Q4Step<1, kNL, kT>(vec, xlo, xhi, levels, isum);
+          Q4Step<2, kNL, kT>(vec, xlo, xhi, levels, isum);
+          Q4Step<3, kNL, kT>(vec, xlo, xhi, levels, isum);
         }
         float32x4_t sc[4];
         BytesToFloat<kKind == kKQuantIQ4_XS>(unit + kGeo.Scales(i), sc);
+        fold(sc, d);
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) uacc[m] = vfmaq_f32(uacc[m], vcvtq_f32_s32(isum[0][m]), vmulq_n_f32(sc[m], dx));
-        if constexpr (kKind != kKQuantIQ4_XS) {
+        for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) {
+            uacc[t][m] = vfmaq_f32(uacc[t][m], vcvtq_f32_s32(isum[t][m]), vmulq_n_f32(sc[m], dx[t]));
+          }
+        }
+        if constexpr (kMins) {
           float32x4_t mn[4];
           BytesToFloat<false>(unit + kGeo.Mins(i), mn);
-          const float sx = dx * static_cast<float>(-bbias[b] / 8);  // dx x the block's sum of x
+          fold(mn, dmin);
 #pragma GCC unroll 4
-          for (int m = 0; m < 4; ++m) macc[m] = vfmaq_n_f32(macc[m], mn[m], sx);
+          for (int t = 0; t < kT; ++t) {
+            const float sx = msign * dx[t] * static_cast<float>(-bias[t] / 8);  // dx x the block's sum of x
+#pragma GCC unroll 4
+            for (int m = 0; m < 4; ++m) macc[t][m] = vfmaq_n_f32(macc[t][m], mn[m], sx);
+          }
         }
       } else if constexpr (kKind == 2 || kKind == 3) {
         // Q3_K: codes 0..7 from the halves' biases / 8 (-4 x their sums of x), so code - 4.
-        int32x4_t lo_sum[4], hi_sum[4];
+        int32x4_t lo_sum[kT][4], hi_sum[kT][4];
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          lo_sum[m] = vdupq_n_s32(kKind == 3 ? hbias[2 * b] / 8 : 0);
-          hi_sum[m] = vdupq_n_s32(kKind == 3 ? hbias[2 * b + 1] / 8 : 0);
+        for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) {
+            lo_sum[t][m] = vdupq_n_s32(kKind == 3 ? hb_lo[t] / 8 : 0);
+            hi_sum[t][m] = vdupq_n_s32(kKind == 3 ? hb_hi[t] / 8 : 0);
+          }
         }
-        LowBitStep<kKind, 0>(vec, xlo, xhi, lo_sum, hi_sum);
-        LowBitStep<kKind, 1>(vec, xlo, xhi, lo_sum, hi_sum);
-        LowBitStep<kKind, 2>(vec, xlo, xhi, lo_sum, hi_sum);
-        LowBitStep<kKind, 3>(vec, xlo, xhi, lo_sum, hi_sum);
+        CodeStep<kKind, 0, kT, true>(vec, xlo, xhi, lo_sum, hi_sum);
+        CodeStep<kKind, 1, kT, true>(vec, xlo, xhi, lo_sum, hi_sum);
+        CodeStep<kKind, 2, kT, true>(vec, xlo, xhi, lo_sum, hi_sum);
+        CodeStep<kKind, 3, kT, true>(vec, xlo, xhi, lo_sum, hi_sum);
         // Row r's two scale bytes at ScalePair(i) + 2r and + 2r + 1: de-interleaved into the halves'.
         const uint8x16x2_t pair = vld2q_u8(unit + kGeo.ScalePair(i));
         int32x4_t sc_lo[4], sc_hi[4];
@@ -502,64 +551,96 @@ void KQuantPanelToken(const GemmQ8Args& a, const uint8_t* panel, int64_t t, int6
           int32x4_t mn_lo[4], mn_hi[4];
           BytesToInt<false>(vshrq_n_u8(pair.val[0], 4), mn_lo);
           BytesToInt<false>(vshrq_n_u8(pair.val[1], 4), mn_hi);
-          const int32_t s_lo = -hbias[2 * b] / 32, s_hi = -hbias[2 * b + 1] / 32;
 #pragma GCC unroll 4
-          for (int m = 0; m < 4; ++m) {
-            const int32x4_t msum = vmlaq_n_s32(vmulq_n_s32(mn_lo[m], s_lo), mn_hi[m], s_hi);
-            macc[m] = vfmaq_n_f32(macc[m], vcvtq_f32_s32(msum), dx);
+          for (int t = 0; t < kT; ++t) {
+            const int32_t s_lo = -hb_lo[t] / 32, s_hi = -hb_hi[t] / 32;
+#pragma GCC unroll 4
+            for (int m = 0; m < 4; ++m) {
+              const int32x4_t msum = vmlaq_n_s32(vmulq_n_s32(mn_lo[m], s_lo), mn_hi[m], s_hi);
+              const float32x4_t f = kUnitScale ? vdupq_n_f32(dx[t]) : vmulq_n_f32(dmin[m], -dx[t]);
+              macc[t][m] = vfmaq_f32(macc[t][m], vcvtq_f32_s32(msum), f);
+            }
           }
         }
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          const int32x4_t sdot = vmlaq_s32(vmulq_s32(lo_sum[m], sc_lo[m]), hi_sum[m], sc_hi[m]);
-          uacc[m] = vfmaq_n_f32(uacc[m], vcvtq_f32_s32(sdot), dx);
+        for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) {
+            const int32x4_t sdot = vmlaq_s32(vmulq_s32(lo_sum[t][m], sc_lo[m]), hi_sum[t][m], sc_hi[m]);
+            const float32x4_t f = kUnitScale ? vdupq_n_f32(dx[t]) : vmulq_n_f32(d[m], dx[t]);
+            uacc[t][m] = vfmaq_f32(uacc[t][m], vcvtq_f32_s32(sdot), f);
+          }
         }
       } else {
-        int32x4_t lo_sum[4], hi_sum[4];
+        int32x4_t lo_sum[kT][4], hi_sum[kT][4];
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          lo_sum[m] = vdupq_n_s32(hbias[2 * b]);
-          hi_sum[m] = vdupq_n_s32(hbias[2 * b + 1]);
+        for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) {
+            lo_sum[t][m] = vdupq_n_s32(hb_lo[t]);
+            hi_sum[t][m] = vdupq_n_s32(hb_hi[t]);
+          }
         }
-        Q6Step<0>(vec, xlo, xhi, lo_sum, hi_sum);
-        Q6Step<1>(vec, xlo, xhi, lo_sum, hi_sum);
-        Q6Step<2>(vec, xlo, xhi, lo_sum, hi_sum);
-        Q6Step<3>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<0, kT>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<1, kT>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<2, kT>(vec, xlo, xhi, lo_sum, hi_sum);
+        Q6Step<3, kT>(vec, xlo, xhi, lo_sum, hi_sum);
         float32x4_t sc_lo[4], sc_hi[4];
         BytesToFloat<true>(unit + kGeo.Scales(2 * i), sc_lo);
         BytesToFloat<true>(unit + kGeo.Scales(2 * i + 1), sc_hi);
+        fold(sc_lo, d);
+        fold(sc_hi, d);
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          const float32x4_t f =
-              vfmaq_f32(vmulq_f32(vcvtq_f32_s32(lo_sum[m]), sc_lo[m]), vcvtq_f32_s32(hi_sum[m]), sc_hi[m]);
-          uacc[m] = vfmaq_n_f32(uacc[m], f, dx);
+        for (int t = 0; t < kT; ++t) {
+#pragma GCC unroll 4
+          for (int m = 0; m < 4; ++m) {
+            const float32x4_t f =
+                vfmaq_f32(vmulq_f32(vcvtq_f32_s32(lo_sum[t][m]), sc_lo[m]), vcvtq_f32_s32(hi_sum[t][m]), sc_hi[m]);
+            uacc[t][m] = vfmaq_n_f32(uacc[t][m], f, dx[t]);
+          }
         }
       }
     }
-    const auto* d16 = reinterpret_cast<const float16_t*>(unit + G::D());
-    const auto* dmin16 = reinterpret_cast<const float16_t*>(unit + G::Dmin());
+    if constexpr (kUnitScale) {
+      LoadHalves(unit + G::D(), d);
+      if constexpr (kMins) LoadHalves(unit + G::Dmin(), dmin);
 #pragma GCC unroll 4
-    for (int m = 0; m < 4; ++m) {
-      acc[m] = vfmaq_f32(acc[m], uacc[m], vcvt_f32_f16(vld1_f16(d16 + 4 * m)));
-      if constexpr (kKind == 2 || kKind == 4 || kKind == 5) {
-        acc[m] = vfmsq_f32(acc[m], macc[m], vcvt_f32_f16(vld1_f16(dmin16 + 4 * m)));
+      for (int m = 0; m < 4; ++m) {
+        acc[0][m] = vfmaq_f32(acc[0][m], unit_sum[0][m], d[m]);
+        if constexpr (kMins) acc[0][m] = vfmsq_f32(acc[0][m], unit_min[0][m], dmin[m]);
       }
     }
   }
-  float out[kPanel];
 #pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[m]);
-  std::memcpy(a.y + t * a.ldy + r, out, sizeof(float) * rows);
+  for (int t = 0; t < kT; ++t) {
+    float out[kPanel];
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) vst1q_f32(out + 4 * m, acc[t][m]);
+    std::memcpy(a.y + (t0 + t) * a.ldy + r, out, sizeof(float) * rows);
+  }
 }
+
+// Tokens per prefill tile of each k-quant (KQuantPanelTokens): four where a block's dots fill one sum per
+// row and token, two where its halves keep theirs apart (Q2_K, Q3_K, Q6_K). By the Arm lab on the A76
+// (A57 model), Q4_K_M's 64-token prefill per token, 1.49e8 cycles with one token at a time: Q4_K at 2 /
+// 3 / 4 tokens 1.23e8 / 1.19e8 / 1.14e8 (GCC spills some of four tokens' sums, and it still wins); Q6_K
+// at 3 dearer than at 2 (3.97e7 vs 3.75e7 of its cycles), at 1 dearer still (5.0e7).
+template <int kKind>
+constexpr int kKQuantPrefillTokens = kKind == 2 || kKind == 3 || kKind == 6 ? 2 : 4;
 
 template <int kKind>
 void RunKQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
+  constexpr int kT = kKQuantPrefillTokens<kKind>;
   const Panel16KQuantGeometry geo(a.cols, kKind);
   const auto* w = static_cast<const uint8_t*>(a.w);
   for (int64_t r = row_begin; r < row_end; r += kPanel) {
     const uint8_t* panel = w + (r / kPanel) * geo.panel_bytes();
     const int rows = static_cast<int>(row_end - r < kPanel ? row_end - r : kPanel);
-    for (int64_t t = 0; t < a.n; ++t) KQuantPanelToken<kKind>(a, panel, t, r, rows);
+    int64_t t = 0;
+    if constexpr (kT > 1) {
+      for (; t + kT <= a.n; t += kT) KQuantPanelTokens<kKind, kT>(a, panel, t, r, rows);
+    }
+    for (; t < a.n; ++t) KQuantPanelTokens<kKind, 1>(a, panel, t, r, rows);
   }
 }
 
@@ -575,22 +656,6 @@ void RunKQuantLayout(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
   }
 }
 
-// Group layout vector step k of a block (Codes<kBits>) into the rows' sums of kT tokens.
-template <int kBits, int kStep, int kT>
-__attribute__((always_inline)) inline void GroupStep(const uint8_t* vec, const int8x16_t (&xlo)[kT],
-                                                     const int8x16_t (&xhi)[kT], int32x4_t (&isum)[kT][4]) {
-#pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) {
-    int8x16_t lo, hi;
-    Codes<kBits, kStep>(vec, m, &lo, &hi);
-#pragma GCC unroll 2
-    for (int t = 0; t < kT; ++t) {
-      isum[t][m] = vdotq_laneq_s32(isum[t][m], lo, xlo[t], kStep);
-      isum[t][m] = vdotq_laneq_s32(isum[t][m], hi, xhi[t], kStep);
-    }
-  }
-}
-
 // Group-layout rows [r, r + rows) of tokens [t0, t0 + kT) over one panel (gemv.h, Panel16GroupGeometry),
 // group by group: per 32-block the codes' dot with x (symmetric types from the block bias scaled to the
 // zero point: 8 for 4 bits, 4 for 3, 16 for Q5_0), times the group's scale and dx; per group, the zero
@@ -603,7 +668,7 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
   constexpr bool kOffset = kAsym || kMins;  // a per-group term in float instead of a block bias
   const int64_t groups = a.cols / kG;
   float32x4_t acc[kT][4];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int t = 0; t < kT; ++t) {
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) acc[t][m] = vdupq_n_f32(0);
@@ -636,7 +701,7 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
       const uint8_t* vec = unit + kGeo.Vector(b % 8, 0);
       int8x16_t xlo[kT], xhi[kT];
       int32x4_t isum[kT][4];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int t = 0; t < kT; ++t) {
         // Block b's x: elements 0..15 at 16 (b % 4) of its 128-element group, 16..31 64 bytes on.
         const int8_t* xb = a.xq + (t0 + t) * a.xq_stride + (b / 4) * 128 + 16 * (b % 4);
@@ -647,11 +712,11 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
 #pragma GCC unroll 4
         for (int m = 0; m < 4; ++m) isum[t][m] = vdupq_n_s32(start);
       }
-      GroupStep<kBits, 0, kT>(vec, xlo, xhi, isum);
-      GroupStep<kBits, 1, kT>(vec, xlo, xhi, isum);
-      GroupStep<kBits, 2, kT>(vec, xlo, xhi, isum);
-      GroupStep<kBits, 3, kT>(vec, xlo, xhi, isum);
-#pragma GCC unroll 2
+      CodeStep<kBits, 0, kT>(vec, xlo, xhi, isum, isum);
+      CodeStep<kBits, 1, kT>(vec, xlo, xhi, isum, isum);
+      CodeStep<kBits, 2, kT>(vec, xlo, xhi, isum, isum);
+      CodeStep<kBits, 3, kT>(vec, xlo, xhi, isum, isum);
+#pragma GCC unroll 4
       for (int t = 0; t < kT; ++t) {
         const float dx = a.block_scale[(t0 + t) * a.block_stride + b];
         if constexpr (kOffset) xsum[t] += dx * static_cast<float>(-a.block_bias[(t0 + t) * a.block_stride + b] / 8);
@@ -663,7 +728,7 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
       // value = code x scale + min.
       float32x4_t mn[4];
       LoadHalves(unit + kGeo.Mins(gi), mn);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int t = 0; t < kT; ++t) {
 #pragma GCC unroll 4
         for (int m = 0; m < 4; ++m) acc[t][m] = vfmaq_n_f32(acc[t][m], mn[m], xsum[t]);
@@ -672,14 +737,14 @@ void GroupPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, int
       // value = (code - zero) x scale.
       float32x4_t z[4];
       BytesToFloat<false>(unit + kGeo.Zeros(gi), z);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int t = 0; t < kT; ++t) {
 #pragma GCC unroll 4
         for (int m = 0; m < 4; ++m) acc[t][m] = vfmsq_f32(acc[t][m], vmulq_f32(d[m], z[m]), vdupq_n_f32(xsum[t]));
       }
     }
   }
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int t = 0; t < kT; ++t) {
     float out[kPanel];
 #pragma GCC unroll 4
