@@ -621,12 +621,14 @@ void KQuantPanelTokens(const GemmQ8Args& a, const uint8_t* panel, int64_t t0, in
 }
 
 // Tokens per prefill tile of each k-quant (KQuantPanelTokens): four where a block's dots fill one sum per
-// row and token, two where its halves keep theirs apart (Q2_K, Q3_K, Q6_K). By the Arm lab on the A76
-// (A57 model), Q4_K_M's 64-token prefill per token, 1.49e8 cycles with one token at a time: Q4_K at 2 /
-// 3 / 4 tokens 1.23e8 / 1.19e8 / 1.14e8 (GCC spills some of four tokens' sums, and it still wins); Q6_K
-// at 3 dearer than at 2 (3.97e7 vs 3.75e7 of its cycles), at 1 dearer still (5.0e7).
+// row and token (Q4_K, IQ4_XS), three for Q5_K (its codes take more registers to assemble), two where
+// the halves keep their sums apart (Q2_K, Q3_K, Q6_K). By the Arm lab, Q4_K_M's 64-token prefill per
+// token on the A76 (A57 model), 1.49e8 cycles one token at a time: Q4_K at 2 / 3 / 4 tokens 1.23e8 /
+// 1.19e8 / 1.14e8 (GCC spills some of four tokens' sums, and it still wins); Q6_K at 3 dearer than at 2
+// (3.97e7 vs 3.75e7 of its cycles), at 1 dearer still (5.0e7). Q5_K_M on the A55 model: Q5_K at 4
+// tokens 1.01x llama.cpp's cycles, at 3 0.95x.
 template <int kKind>
-constexpr int kKQuantPrefillTokens = kKind == 2 || kKind == 3 || kKind == 6 ? 2 : 4;
+constexpr int kKQuantPrefillTokens = kKind == 2 || kKind == 3 || kKind == 6 ? 2 : kKind == 5 ? 3 : 4;
 
 template <int kKind>
 void RunKQuant(const GemmQ8Args& a, int64_t row_begin, int64_t row_end) {
