@@ -345,9 +345,14 @@ double GemmConvCost(const OpQuery& q) {
   const double mg = g->group_out();
   // The AVX-512 tile is 14 rows x 32 channels: a partial tile computes in full. Short K spends its time
   // packing A (transposed into the tile's order) rather than multiplying: kg / (kg + 96) fits the
-  // measured rates (gemm_benchmark prepacked rows: K = 147 ~95 GFLOP/s, K >= 1152 ~175).
-  const double tile_use = (rows / (std::ceil(rows / 14.0) * 14.0)) * (mg / (std::ceil(mg / 32.0) * 32.0));
-  const double k_use = kg / (kg + 96.0);
+  // measured rates (gemm_benchmark prepacked rows: K = 147 ~95 GFLOP/s, K >= 1152 ~175). The AVX2 tile
+  // (6 x 16) loses less to short K: MobileNetV2's 1x1 convolutions at K = 24, 32, 64, 96, 160, 320 ran
+  // at 46, 53, 69, 79, 73, 79 GFLOP/s (Zen 4 capped at AVX2), about 80 x kg / (kg + 12).
+  const bool avx2_tile = CpuSupports(Isa::kAvx2) && !CpuSupports(Isa::kAvx512);
+  const double tile_rows = avx2_tile ? 6.0 : 14.0, tile_cols = avx2_tile ? 16.0 : 32.0;
+  const double tile_use =
+      (rows / (std::ceil(rows / tile_rows) * tile_rows)) * (mg / (std::ceil(mg / tile_cols) * tile_cols));
+  const double k_use = kg / (kg + (avx2_tile ? 12.0 : 96.0));
   const double im2col_bytes = g->is_1x1_direct() ? 0.0 : 8.0 * rows * kg * g->groups;
   // The packed weights stream once per block of 168 rows: from memory when they are large. A 32-channel
   // panel past L2 (K beyond ~8000: FCN-ResNet50's 2048-channel 3x3 head, K = 18432) streams again for
@@ -357,9 +362,10 @@ double GemmConvCost(const OpQuery& q) {
   const double panel_bytes = 4.0 * kg * 32;
   const double weight_passes = panel_bytes > (1 << 20) ? std::ceil(rows / 14.0) : std::ceil(rows / 168.0);
   const double weight_rate = weight_bytes > (2 << 20) ? 25e9 : 100e9;
-  // The rates above are the AVX-512 kernels'; elsewhere the prepacked GEMM is slower than XNNPACK's
-  // (AVX2 6x16: ~60 GFLOP/s here), which should then win unless weight streaming decides.
-  const double gflops = CpuSupports(Isa::kAvx512) ? 180e9 : CpuSupports(Isa::kAvx2) ? 60e9 : 100e9;
+  // The rates above are the AVX-512 kernels'. The AVX2 6x16 runs MobileNetV2's 1x1 and ResNet-18's
+  // stride-2 3x3 convolutions at 75-86 GFLOP/s (Zen 4 capped at AVX2), about twice what XNNPACK's f32
+  // GEMM gives on such a CPU (XnnpackF32GemmIsSlow).
+  const double gflops = CpuSupports(Isa::kAvx512) ? 180e9 : CpuSupports(Isa::kAvx2) ? 80e9 : 100e9;
   return g->flops() / (gflops * tile_use * k_use) + im2col_bytes / 20e9 + weight_bytes * weight_passes / weight_rate;
 }
 

@@ -1,7 +1,8 @@
 // Winograd F(2x2, 3x3) and F(4x4, 3x3), channels last. Transforms run over channel vectors (unit
 // stride, no calls: the compiler vectorizes them) and are split across the session's threads by tiles.
-// Both variants share one kernel (blocks of tiles, one XNNPACK fully connected GEMM per transform
-// point) and differ only in their transforms, which a traits struct supplies.
+// Both variants share one kernel (blocks of tiles, one GEMM per transform point: XNNPACK's fully
+// connected operator, or Tessel's PackedGemmF32 where XNNPACK's f32 GEMM is slow, XnnpackF32GemmIsSlow)
+// and differ only in their transforms, which a traits struct supplies.
 #include "kernels/conv/winograd.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/registry/conv_geometry.h"
 #include "kernels/xnnpack/xnn_init.h"
 #include "pthreadpool.h"
@@ -228,6 +230,8 @@ double WinogradCost(const OpQuery& q) {
   // Each point's GEMM is an XNNPACK fully connected layer, which sweeps its weights for every 7 rows
   // (tiles): per-point weights past L2's share stream again and again (ResNet-18's 7x7x512 layers).
   const double point_bytes = 4.0 * g->c * g->m;
+  // Where XNNPACK's GEMM is slow the points run on Tessel's AVX2 GEMM (~80 GFLOP/s, conv_kernels.cc).
+  if (XnnpackF32GemmIsSlow()) return gemm_flops / 80e9 + weight_bytes / 20e9 + transform_bytes / 60e9;
   const double restream = point_bytes >= (512 << 10) ? weight_bytes * (std::ceil(tiles / 7.0) - 1) / 50e9 : 0.0;
   return gemm_flops / 150e9 + weight_bytes / 20e9 + transform_bytes / 60e9 + restream;
 }
@@ -312,6 +316,21 @@ class WinogradKernel : public OpKernel {
       t.m.resize(kPoints * k->block_ * std::max<int64_t>(t.mc, 1));
       t.discard.resize(g->m);
       if (t.mc == 0) continue;  // more tasks than channel runs: nothing to compute
+      if (XnnpackF32GemmIsSlow()) {
+        // Per point, B = U^T ([C, mc]) packed once.
+        std::vector<float> b(g->c * t.mc);
+        for (int p = 0; p < kPoints; ++p) {
+          const float* up = u.data() + (p * g->m + t.m0) * g->c;
+          for (int64_t o = 0; o < t.mc; ++o) {
+            for (int64_t c = 0; c < g->c; ++c) b[c * t.mc + o] = up[o * g->c + c];
+          }
+          absl::StatusOr<PackedGemmF32> packed = PackedGemmF32::Create(t.mc, g->c, b.data(), t.mc, k->block_);
+          if (!packed.ok()) return packed.status();
+          t.packed.push_back(*std::move(packed));
+        }
+        t.workspace.resize(t.packed[0].workspace_bytes() / sizeof(float) + 1);
+        continue;
+      }
       for (int p = 0; p < kPoints; ++p) {
         xnn_operator_t op = nullptr;
         xnn_status s = xnn_create_fully_connected_nc_f32(g->c, t.mc, g->c, t.mc, u.data() + (p * g->m + t.m0) * g->c,
@@ -341,6 +360,8 @@ class WinogradKernel : public OpKernel {
   struct Task {
     std::vector<float> v, m, discard;
     std::vector<xnn_operator_t> gemm;
+    std::vector<PackedGemmF32> packed;  // instead of `gemm` where XNNPACK's f32 GEMM is slow
+    std::vector<float> workspace;       // packed's
     int64_t m0 = 0, mc = 0;  // the output channels [m0, m0 + mc) this task computes
   };
 
@@ -351,19 +372,26 @@ class WinogradKernel : public OpKernel {
     if (k->split_channels_) {
       if (task.mc == 0) return;
       for (int64_t i = 0; i < k->tiles_; ++i) k->TransformInput(task, 0, i);
-      for (xnn_operator_t op : task.gemm) {
-        if (xnn_run_operator(op, nullptr) != xnn_status_success) k->failed_ = true;
-      }
+      k->Multiply(task);
       for (int64_t i = 0; i < k->tiles_; ++i) k->TransformOutput(task, 0, i);
       return;
     }
     for (int64_t blk = t; blk < k->blocks_; blk += k->tasks_.size()) {
       const int64_t start = blk * k->block_;
       for (int64_t i = 0; i < k->block_; ++i) k->TransformInput(task, start, i);
-      for (xnn_operator_t op : task.gemm) {
-        if (xnn_run_operator(op, nullptr) != xnn_status_success) k->failed_ = true;
-      }
+      k->Multiply(task);
       for (int64_t i = 0; i < k->block_ && start + i < k->tiles_; ++i) k->TransformOutput(task, start, i);
+    }
+  }
+
+  // M = V U^T at every point for the task's block of tiles.
+  void Multiply(Task& task) {
+    for (xnn_operator_t op : task.gemm) {
+      if (xnn_run_operator(op, nullptr) != xnn_status_success) failed_ = true;
+    }
+    for (size_t p = 0; p < task.packed.size(); ++p) {
+      task.packed[p].Run(block_, task.v.data() + p * block_ * g_.c, g_.c, task.m.data() + p * block_ * task.mc,
+                         task.mc, GemmEpilogue{}, 0, task.mc, task.workspace.data());
     }
   }
 

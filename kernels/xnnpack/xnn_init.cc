@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/registry/registry.h"
 #include "support/memory.h"
 #include "xnnpack.h"
 
@@ -30,6 +31,14 @@ absl::Status InitXnnpack() {
   if (status == xnn_status_success) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat("XNNPACK cannot initialize on this CPU (status ", static_cast<int>(status),
                                              "); set TESSEL_FORCE_BACKEND=reference"));
+}
+
+bool XnnpackF32GemmIsSlow() {
+#if defined(__x86_64__)
+  return CpuSupports(Isa::kAvx2) && !CpuSupports(Isa::kAvx512);
+#else
+  return false;
+#endif
 }
 
 }  // namespace tessel

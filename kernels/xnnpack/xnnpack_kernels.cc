@@ -71,16 +71,19 @@ bool FusedConvLegal(const OpQuery& q) {
   return ResolveConv2dNhwc(q.node, q.input(0), q.input(1)).ok();
 }
 
+// XNNPACK's f32 GEMM rate: ~150 GFLOP/s measured for its AVX-512 GEMM; ~45 where it runs its slow
+// FMA3 kernel (XnnpackF32GemmIsSlow: 41 GFLOP/s on MobileNetV2's 320 -> 1280 1x1 convolution).
+double GemmRate() { return XnnpackF32GemmIsSlow() ? 45e9 : 150e9; }
+
 double ConvCost(const Conv2dGeometry& g) {
   const double bytes = 4.0 * (g.n * g.h * g.w * g.c + g.n * g.oh * g.ow * g.m);
-  // Depthwise layers are bound by memory; dense ones by FMA throughput (~150 GFLOP/s measured for
-  // XNNPACK's AVX-512 GEMM on this host).
+  // Depthwise layers are bound by memory; dense ones by FMA throughput.
   if (g.group_in() == 1 && g.groups > 1) return g.flops() / 30e9 + bytes / 20e9;
   // XNNPACK's single-thread loop sweeps all the weights for every 7 output pixels: weights beyond L2
   // stream from L3 or memory ceil(pixels / 7) times (ResNet-18's 7x7x512 layers: 7 passes over 9.4 MB).
   const double weight_bytes = 4.0 * g.m * g.kh * g.kw * g.group_in();
   const double restream = weight_bytes > (1 << 20) ? weight_bytes * std::ceil(g.n * g.oh * g.ow / 7.0) / 50e9 : 0.0;
-  return g.flops() / 150e9 + bytes / 40e9 + restream;
+  return g.flops() / GemmRate() + bytes / 40e9 + restream;
 }
 
 double FusedConvCost(const OpQuery& q) {
@@ -178,7 +181,7 @@ double DwPwConvCost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));
   if (!g.ok()) return 1e9;
   const double pw_flops = 2.0 * g->n * g->oh * g->ow * g->m * q.input(3).dims[0].value();
-  return ConvCost(*g) + pw_flops / 150e9;
+  return ConvCost(*g) + pw_flops / GemmRate();
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateDwPwConv(const OpKernelArgs& args) {
@@ -337,7 +340,7 @@ double FcCost(const OpQuery& q) {
   FcShape fc;
   if (!ResolveFc(q, &fc)) return 1e9;
   // Batch-1 layers stream the weights once.
-  return 2.0 * fc.batch * fc.n * fc.k / 150e9 + 4.0 * fc.n * fc.k / 20e9;
+  return 2.0 * fc.batch * fc.n * fc.k / GemmRate() + 4.0 * fc.n * fc.k / 20e9;
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateFc(const OpKernelArgs& args) {
