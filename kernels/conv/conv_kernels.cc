@@ -354,6 +354,10 @@ double GemmConvCost(const OpQuery& q) {
       (rows / (std::ceil(rows / tile_rows) * tile_rows)) * (mg / (std::ceil(mg / tile_cols) * tile_cols));
   const double k_use = kg / (kg + (avx2_tile ? 12.0 : 96.0));
   const double im2col_bytes = g->is_1x1_direct() ? 0.0 : 8.0 * rows * kg * g->groups;
+  // im2col copies each tap's run of group_in channels: a stem's 3 channels are a short copy per tap,
+  // ~3.4 ns each (MobileNetV2's 3x3 stride-2 stem: 0.91 ms measured, 0.53 ms from the terms below;
+  // ResNet-18's 7x7 stem 5.9 ms against 3.9), which XNNPACK's stem convolution does not pay.
+  const double short_taps = !g->is_1x1_direct() && g->group_in() < 16 ? rows * g->kh * g->kw * g->groups : 0.0;
   // The packed weights stream once per block of 168 rows: from memory when they are large. A 32-channel
   // panel past L2 (K beyond ~8000: FCN-ResNet50's 2048-channel 3x3 head, K = 18432) streams again for
   // every 14-row tile instead (that head: 13.7 ms measured against 9.3 estimated with one pass, 15 with
@@ -366,7 +370,8 @@ double GemmConvCost(const OpQuery& q) {
   // stride-2 3x3 convolutions at 75-86 GFLOP/s (Zen 4 capped at AVX2), about twice what XNNPACK's f32
   // GEMM gives on such a CPU (XnnpackF32GemmIsSlow).
   const double gflops = CpuSupports(Isa::kAvx512) ? 180e9 : CpuSupports(Isa::kAvx2) ? 80e9 : 100e9;
-  return g->flops() / (gflops * tile_use * k_use) + im2col_bytes / 20e9 + weight_bytes * weight_passes / weight_rate;
+  return g->flops() / (gflops * tile_use * k_use) + im2col_bytes / 20e9 + short_taps * 3.4e-9 +
+         weight_bytes * weight_passes / weight_rate;
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateGemmConv(const OpKernelArgs& args) {
