@@ -1036,12 +1036,15 @@ std::vector<std::string> EntryNames() {
 INSTANTIATE_TEST_SUITE_P(AllKernels, OpKernelTest, ::testing::ValuesIn(EntryNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-// The direct stem kernel on network stems: RGB at stride 2 (its constant-offset taps), MobileNetV2's
+// The direct stem kernels on network stems: RGB at stride 2 (their constant-offset taps), MobileNetV2's
 // 3x3 (pad 1, 32 channels) and ResNet-18's 7x7 (pad 3, 64 channels), plus 24 and 48 output channels
-// (a masked last vector), over rows with full chunks and a remainder.
-TEST(DirectStemTest, RgbStride2MatchesReference) {
-  const OpKernelEntry* e = OpKernels().FindByName("tessel_f32_conv2d_nhwc__direct_avx512");
-  if (e == nullptr) GTEST_SKIP() << "the direct stem kernel is x86-64 only";
+// (a masked last vector; with AVX2, channel groups of 16 and a partial last one), over rows with full
+// chunks and a remainder.
+class DirectStemTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DirectStemTest, RgbStride2MatchesReference) {
+  const OpKernelEntry* e = OpKernels().FindByName(GetParam());
+  if (e == nullptr) GTEST_SKIP() << "the direct stem kernels are x86-64 only";
   if (!CpuSupports(e->isa)) GTEST_SKIP() << e->name << " needs " << IsaName(e->isa) << ", which this CPU lacks";
   std::mt19937 rng(11);
   struct Stem {
@@ -1078,8 +1081,13 @@ TEST(DirectStemTest, RgbStride2MatchesReference) {
     }
   }
   ASSERT_GT(checked, 0) << "the kernel refused every stem case";
-  std::printf("direct stem kernel, %d RGB stride-2 cases: worst normalized error %.2e\n", checked, worst);
+  std::printf("%s, %d RGB stride-2 cases: worst normalized error %.2e\n", e->name.c_str(), checked, worst);
 }
+
+INSTANTIATE_TEST_SUITE_P(Isas, DirectStemTest,
+                         ::testing::Values("tessel_f32_conv2d_nhwc__direct_avx512",
+                                           "tessel_f32_conv2d_nhwc__direct_avx2"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The fused kernel with an expansion on images wide enough that it works in several bands of rows
 // (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands stay in a ring of

@@ -1,6 +1,7 @@
-// Direct convolution for network stems (few input channels: RGB images), channels last: AVX-512
-// microkernel over each output row's zero-padded input rows, bias, residual and clamp fused. Backend "direct",
-// kernel tessel_f32_conv2d_nhwc__direct_avx512 (x86 builds only).
+// Direct convolution for network stems (few input channels: RGB images), channels last: AVX-512 and
+// AVX2 microkernels (one template, internal/direct_conv_rows.h) over each output row's zero-padded input
+// rows, bias, residual and clamp fused. Backend "direct", kernels tessel_f32_conv2d_nhwc__direct_avx512
+// and __direct_avx2 (x86 builds only).
 #ifndef TESSEL_KERNELS_CONV_DIRECT_CONV_H_
 #define TESSEL_KERNELS_CONV_DIRECT_CONV_H_
 
@@ -30,7 +31,7 @@ struct DirectConvParams {
 // Floats one chunk of output pixels (at most 16) reads from an input row: its taps' columns.
 inline int64_t DirectConvZeroFloats(const DirectConvParams& p) { return (15 * p.sw + p.kw) * p.c; }
 
-// Floats of DirectConvRows__avx512's strip: a border chunk's kh rows of tap columns, zero-padded.
+// Floats of the rows functions' strip: a border chunk's kh rows of tap columns, zero-padded.
 inline int64_t DirectConvStripFloats(const DirectConvParams& p) { return p.kh * DirectConvZeroFloats(p); }
 
 #if defined(__x86_64__)
@@ -38,6 +39,9 @@ inline int64_t DirectConvStripFloats(const DirectConvParams& p) { return p.kh * 
 // is scratch for a border chunk's zero-padded taps: DirectConvStripFloats(p) floats. Needs AVX-512F.
 void DirectConvRows__avx512(const DirectConvParams& p, const float* x, int64_t row_begin, int64_t row_end,
                             float* strip, float* y);
+// The same with AVX2 and FMA.
+void DirectConvRows__avx2(const DirectConvParams& p, const float* x, int64_t row_begin, int64_t row_end, float* strip,
+                          float* y);
 #endif
 
 // Registers the direct stem convolution (x86 builds; nothing elsewhere).
