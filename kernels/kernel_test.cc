@@ -149,7 +149,7 @@ void ExpectEpilogueGemm(const std::string& name, int64_t m, int64_t n, int64_t k
 // Prepacked weights with the fused epilogue (PackedGemmF32 over every prepacked microkernel): column
 // ranges starting on a panel, bias, residual and clamp, against double precision. Full tiles of an
 // epilogue without a residual take the tiles' in-register output stage where a microkernel has one
-// (NEON, SVE), after one K block or several.
+// (AVX2, NEON, SVE), after one K block or several.
 class GemmPrepackedKernelTest : public testing::TestWithParam<const GemmPrepackedKernel*> {};
 
 // Sets TESSEL_FORCE_BACKEND for a scope (also when an assertion returns early).
