@@ -1485,9 +1485,9 @@ TEST(OpKernelSelectionTest, ForceAndFallback) {
 #endif
   const OpKernelEntry* gemm = OpKernels().Select(q, "f32", "gemm");
   ASSERT_NE(gemm, nullptr);
-  // The cheaper of the two GEMM convolutions: the direct-A one where AVX-512 runs it.
-  EXPECT_EQ(gemm->name, CpuSupports(Isa::kAvx512) ? "tessel_f32_conv2d_nhwc__direct_gemm"
-                                                  : "tessel_f32_conv2d_nhwc__im2col_gemm");
+  // The cheaper of the two GEMM convolutions: the direct-A one where it runs (AVX2 and AVX-512).
+  EXPECT_EQ(gemm->name, CpuSupports(Isa::kAvx2) ? "tessel_f32_conv2d_nhwc__direct_gemm"
+                                                : "tessel_f32_conv2d_nhwc__im2col_gemm");
   const OpKernelEntry* named = OpKernels().Select(q, "f32", "tessel_f32_conv2d_nhwc__im2col_gemm");
   ASSERT_NE(named, nullptr);
   EXPECT_EQ(named->name, "tessel_f32_conv2d_nhwc__im2col_gemm");

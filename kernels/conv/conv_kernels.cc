@@ -245,7 +245,7 @@ class DirectGemmConvKernel : public OpKernel {
   }
 
  private:
-  // Rows per im2col block: a multiple of both AVX-512 tiles' rows (8 and 12).
+  // Rows per im2col block: a multiple of the AVX-512 tiles' rows (8 and 12) and the AVX2 tile's (6).
   static constexpr int64_t kBlockRows = 48;
 
 
@@ -727,7 +727,7 @@ void RegisterGemmOpKernels(OpKernelRegistry& r) {
                    CreateGemmConv));
   r.Register(Entry("tessel_f32_conv2d_1x1_nhwc__gemm", "tessel.FusedConv", "nhwc", "gemm", DirectLegal, GemmConvCost,
                    CreateGemmConv));
-  r.Register(MakeOpKernelEntry("tessel_f32_conv2d_nhwc__direct_gemm", "tessel.FusedConv", "f32", "nhwc", Isa::kAvx512,
+  r.Register(MakeOpKernelEntry("tessel_f32_conv2d_nhwc__direct_gemm", "tessel.FusedConv", "f32", "nhwc", Isa::kAvx2,
                                "gemm", DirectGemmLegal, DirectGemmConvCost, DirectGemmConvKernel::Create));
   r.Register(Entry("tessel_f32_fully_connected_gemm__gemm", "Gemm", "row_major", "gemm", FcLegal, FcCost,
                    GemmFcKernel::Create));

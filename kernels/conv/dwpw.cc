@@ -1,7 +1,8 @@
 // Depthwise 3x3 + pointwise 1x1 fused for real (tessel.DwPwConv, MobileNet's inverted-residual tail):
 // a block of output pixels goes through the depthwise convolution into a small per-task buffer, which
-// the pointwise GEMM consumes at once (Tessel's direct-A GEMM on AVX-512, its AVX2 PackedGemmF32 where
-// XNNPACK's f32 GEMM is slow, XnnpackF32GemmIsSlow, else XNNPACK's fully connected microkernels); the residual is added to the block while it is in cache. The
+// the pointwise GEMM consumes at once (Tessel's direct-A GEMM on AVX-512 and AVX2, PackedGemmF32 where
+// that does not run and XNNPACK's f32 GEMM is slow, XnnpackF32GemmIsSlow, else XNNPACK's fully
+// connected microkernels); the residual is added to the block while it is in cache. The
 // depthwise output never travels to memory and the residual add is not a separate pass (XNNPACK's pair
 // of convolution operators writes and rereads the whole expanded tensor, then adds).
 #include "kernels/conv/dwpw.h"

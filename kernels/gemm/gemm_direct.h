@@ -8,6 +8,7 @@
 //   tessel_f32_gemm_direct_ukernel_1x16__scalar   portable twin, any CPU
 //   tessel_f32_gemm_direct_ukernel_8x32__avx512   16 zmm accumulators, columns masked at the edge
 //   tessel_f32_gemm_direct_ukernel_12x16__avx512  12 zmm accumulators, for n <= 16
+//   tessel_f32_gemm_direct_ukernel_6x16__avx2     12 ymm accumulators, columns masked at the edge
 // Against XNNPACK's f32 fully connected (7x16 broadcast tile) on MobileNetV2's 1x1 shapes, 1 thread
 // (gemm_benchmark "direct" rows, 2026-11-24): 1.1-1.45x faster with warm caches; with every cache flushed
 // before each run, 0.9-1.2x (the 112x112 expansion, 12544 x 96 x 16, is the 0.9x).

@@ -11,12 +11,10 @@
 namespace tessel {
 namespace {
 
-// Rows per pass over all the panels: the A block (rows x k floats) stays in L2 while every panel
-// streams past it.
-int64_t RowBlock(int64_t k, int64_t mr) {
-  const int64_t rows = (192 << 10) / (4 * std::max<int64_t>(k, 1));
-  return std::max<int64_t>(mr, std::min<int64_t>(rows / mr * mr, 32 * mr));
-}
+using gemm_direct_internal::ForRows;
+using gemm_direct_internal::NextTileRows;
+using gemm_direct_internal::RowBlock;
+
 
 inline __mmask16 Mask(int64_t cols) { return cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1); }
 
@@ -109,14 +107,6 @@ inline void Tile12x16(int64_t k, const float* a, int64_t lda, const float* b, co
   }
 }
 
-// One row count's tile, dispatched at run time for the remainder rows.
-template <int kMax, template <int> class Fn, typename... Args>
-inline void ForRows(int64_t rows, Args... args) {
-  if constexpr (kMax > 0) {
-    if (rows == kMax) return Fn<kMax>::Run(args...);
-    ForRows<kMax - 1, Fn>(rows, args...);
-  }
-}
 
 template <int kCols>
 struct Run8xN {
@@ -129,14 +119,6 @@ struct Run8xN {
   };
 };
 
-// Rows of the next tile when `left` rows remain and tiles hold up to kMr: kMr, except that the last
-// kMr + 1 or kMr + 2 rows go as two near-halves, so no tile is left with 1-2 rows: such a tile has
-// 2-4 FMA chains (12x16: 1-2), too few to cover the FMA latency, and costs about as much as a full
-// one. 7x7 maps (49 pixels) end in 4 + 5 rather than 8 + 1: MobileNetV2's last 1x1 layers ~2% faster.
-inline int64_t NextTileRows(int64_t left, int64_t kMr) {
-  if (left > kMr && left <= kMr + 2) return left / 2;
-  return std::min(left, kMr);
-}
 
 // One panel (kCols of its 32 columns computed), rows [i0, i1) in 8-row tiles (NextTileRows).
 template <int kCols>
