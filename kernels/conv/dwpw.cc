@@ -1,7 +1,6 @@
 // Depthwise 3x3 + pointwise 1x1 fused for real (tessel.DwPwConv, MobileNet's inverted-residual tail):
 // a block of output pixels goes through the depthwise convolution into a small per-task buffer, which
-// the pointwise GEMM consumes at once (Tessel's direct-A GEMM on AVX-512 and AVX2, PackedGemmF32 where
-// that does not run and XNNPACK's f32 GEMM is slow, XnnpackF32GemmIsSlow, else XNNPACK's fully
+// the pointwise GEMM consumes at once (Tessel's direct-A GEMM on AVX-512 and AVX2, else XNNPACK's fully
 // connected microkernels); the residual is added to the block while it is in cache. The
 // depthwise output never travels to memory and the residual add is not a separate pass (XNNPACK's pair
 // of convolution operators writes and rereads the whole expanded tensor, then adds).
@@ -19,7 +18,6 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/conv/internal/dwconv3x3_ukernels.h"
 #include "kernels/registry/conv_geometry.h"
-#include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_direct.h"
 #include "kernels/xnnpack/xnn_init.h"
 #include "pthreadpool.h"
@@ -293,15 +291,6 @@ TensorType DepthwiseInputType(const TensorType& x, const TensorType* w_exp) {
 // The shortest expansion (K = input channels) that runs on the direct-A GEMM.
 constexpr int64_t kMinDirectExpansionK = 24;
 
-// W [n, k] (XNNPACK's fully connected layout) packed for PackedGemmF32, which takes B = W^T [k, n].
-absl::StatusOr<PackedGemmF32> PackTransposed(int64_t n, int64_t k, const float* w, int64_t m_hint) {
-  std::vector<float> b(k * n);
-  for (int64_t o = 0; o < n; ++o) {
-    for (int64_t i = 0; i < k; ++i) b[i * n + o] = w[o * k + i];
-  }
-  return PackedGemmF32::Create(n, k, b.data(), n, m_hint);
-}
-
 class DwPwKernel : public OpKernel {
  public:
   ~DwPwKernel() override {
@@ -369,7 +358,7 @@ class DwPwKernel : public OpKernel {
     const float lo = k->residual_ ? -std::numeric_limits<float>::infinity() : k->pw_lo_;
     const float hi = k->residual_ ? std::numeric_limits<float>::infinity() : k->pw_hi_;
     // Tessel's direct-A GEMM where it runs (AVX-512: 1.1-1.3x XNNPACK's fully connected on these
-    // shapes); it adds the residual in its store, also in place, so no copy of the residual is needed.
+    // shapes; AVX2: about twice XNNPACK's, XnnpackF32GemmIsSlow); it adds the residual in its store, also in place, so no copy of the residual is needed.
     if (std::isfinite(DirectGemmF32::Cost(k->block_, k->m_, c))) {
       absl::StatusOr<DirectGemmF32> direct = DirectGemmF32::CreateFromTransposed(k->m_, c, wp, k->pw_b_, k->block_);
       if (!direct.ok()) return direct.status();
@@ -377,17 +366,6 @@ class DwPwKernel : public OpKernel {
       k->use_direct_ = true;
       k->residual_in_place_ = false;
       k->mid_floats_ = k->block_ * c;
-      k->SetUpScratch(args);
-      return std::unique_ptr<OpKernel>(std::move(k));
-    }
-    if (XnnpackF32GemmIsSlow()) {
-      absl::StatusOr<PackedGemmF32> packed = PackTransposed(k->m_, c, wp, k->block_);
-      if (!packed.ok()) return packed.status();
-      k->pw_packed_ = *std::move(packed);
-      k->use_packed_ = true;
-      k->work_floats_ = std::max<int64_t>(k->work_floats_, k->pw_packed_.workspace_bytes() / sizeof(float) + 1);
-      k->mid_floats_ = k->block_ * c;
-      k->copy_floats_ = k->residual_in_place_ ? k->block_ * k->m_ : 0;
       k->SetUpScratch(args);
       return std::unique_ptr<OpKernel>(std::move(k));
     }
@@ -416,16 +394,13 @@ class DwPwKernel : public OpKernel {
  private:
 
   static int64_t Round16(int64_t floats) { return (floats + 15) / 16 * 16; }
-  int64_t TaskFloats() const {
-    return Round16(band_floats_) + Round16(mid_floats_) + Round16(copy_floats_) + Round16(work_floats_);
-  }
+  int64_t TaskFloats() const { return Round16(band_floats_) + Round16(mid_floats_) + Round16(copy_floats_); }
 
   // The per-task buffers in the session's shared scratch (where there is one), else owned.
   void SetUpScratch(const OpKernelArgs& args) { scratch_.Bind(args, tasks_, TaskFloats() * sizeof(float)); }
   float* Band(int t) { return static_cast<float*>(scratch_.Get(t)); }
   float* Mid(int t) { return Band(t) + Round16(band_floats_); }
   float* ResidualCopy(int t) { return Mid(t) + Round16(mid_floats_); }
-  float* GemmWork(int t) { return ResidualCopy(t) + Round16(copy_floats_); }
 
   // The expansion's weights, band size and per-task band buffers.
   absl::Status CreateExpansion(const OpKernelArgs& args) {
@@ -446,20 +421,16 @@ class DwPwKernel : public OpKernel {
     // Tessel's direct-A GEMM from K = 24 up; below, XNNPACK's fully connected (7x16 tiles), whose
     // fixed cost per tile weighs less when each tile has only K = 16 steps: MobileNetV2's 112x112
     // block 0.65-0.67 -> 0.61-0.63 ms on Zen 4 (per-op medians, interleaved), and gemm_benchmark's
-    // mbv2_112_exp (K = 16) 0.41 vs 0.36 ms there, 0.9x on Zen 5 (gemm_direct.h).
-    if (c_in_ >= kMinDirectExpansionK && std::isfinite(DirectGemmF32::Cost(max_pixels, g.c, c_in_))) {
+    // mbv2_112_exp (K = 16) 0.41 vs 0.36 ms there, 0.9x on Zen 5 (gemm_direct.h). Where XNNPACK's
+    // GEMM is slow (XnnpackF32GemmIsSlow) the direct GEMM takes K = 16 too: that block 0.77 -> 0.63 ms
+    // (Zen 4 capped at AVX2, against Tessel's blocked GEMM; XNNPACK's was slower still).
+    const bool direct_expansion = c_in_ >= kMinDirectExpansionK || XnnpackF32GemmIsSlow();
+    if (direct_expansion && std::isfinite(DirectGemmF32::Cost(max_pixels, g.c, c_in_))) {
       absl::StatusOr<DirectGemmF32> direct =
           DirectGemmF32::CreateFromTransposed(g.c, c_in_, w_exp.data<float>(), b_exp, max_pixels);
       if (!direct.ok()) return direct.status();
       exp_direct_ = *std::move(direct);
       exp_use_direct_ = true;
-    } else if (XnnpackF32GemmIsSlow()) {
-      absl::StatusOr<PackedGemmF32> packed = PackTransposed(g.c, c_in_, w_exp.data<float>(), max_pixels);
-      if (!packed.ok()) return packed.status();
-      exp_packed_ = *std::move(packed);
-      exp_use_packed_ = true;
-      exp_b_ = b_exp;
-      work_floats_ = std::max<int64_t>(work_floats_, exp_packed_.workspace_bytes() / sizeof(float) + 1);
     } else {
       for (int t = 0; t < tasks_; ++t) {
         xnn_operator_t op = nullptr;
@@ -483,11 +454,6 @@ class DwPwKernel : public OpKernel {
     const float* a = x_ + ((b * g.h + lo) * g.w) * c_in_;
     if (exp_use_direct_) {
       exp_direct_.Run(pixels, a, c_in_, out, g.c, nullptr, 0, exp_lo_, exp_hi_);
-      return true;
-    }
-    if (exp_use_packed_) {
-      exp_packed_.Run(pixels, a, c_in_, out, g.c, GemmEpilogue{exp_b_, nullptr, 0, exp_lo_, exp_hi_}, 0, g.c,
-                      GemmWork(t));
       return true;
     }
     return xnn_setup_fully_connected_nc_f32(exp_fc_[t], pixels, a, out, nullptr) == xnn_status_success &&
@@ -522,10 +488,6 @@ class DwPwKernel : public OpKernel {
       if (residual_in_place_) {
         std::memcpy(ResidualCopy(t), r, np * m_ * sizeof(float));
         r = ResidualCopy(t);
-      }
-      if (use_packed_) {
-        pw_packed_.Run(np, mid, g.c, y, m_, GemmEpilogue{pw_b_, r, m_, pw_lo_, pw_hi_}, 0, m_, GemmWork(t));
-        continue;
       }
       if (xnn_setup_fully_connected_nc_f32(fc_[t], np, mid, y, nullptr) != xnn_status_success ||
           xnn_run_operator(fc_[t], nullptr) != xnn_status_success) {
@@ -669,8 +631,6 @@ class DwPwKernel : public OpKernel {
   DirectGemmF32 direct_;
   bool use_direct_ = false;
   std::vector<xnn_operator_t> fc_;  // one per task (an XNNPACK operator is set up per block)
-  PackedGemmF32 pw_packed_;         // instead of fc_ where XNNPACK's f32 GEMM is slow
-  bool use_packed_ = false;
   // The expansion (inputs 6, 7), when present.
   bool has_exp_ = false;
   int64_t c_in_ = 0, band_rows_ = 1, ring_rows_ = 1;
@@ -678,16 +638,13 @@ class DwPwKernel : public OpKernel {
   DirectGemmF32 exp_direct_;
   bool exp_use_direct_ = false;
   std::vector<xnn_operator_t> exp_fc_;  // the expansion's, one per task, where the direct GEMM does not run
-  PackedGemmF32 exp_packed_;             // instead of exp_fc_ where XNNPACK's f32 GEMM is slow
-  bool exp_use_packed_ = false;
-  const float* exp_b_ = nullptr;
 
   int64_t block_ = 1;
   int tasks_ = 1;
-  // Per task: the expansion's band, the depthwise output (mid), the residual's copy and PackedGemmF32's
-  // workspace, each a multiple of 16 floats, cache-line aligned (the depthwise kernel's zmm loads of the
-  // band and stores to mid stay within a line), in the session's shared scratch or else the kernel's own.
-  int64_t band_floats_ = 0, mid_floats_ = 0, copy_floats_ = 0, work_floats_ = 0;
+  // Per task: the expansion's band, the depthwise output (mid) and the residual's copy, each a
+  // multiple of 16 floats, cache-line aligned (the depthwise kernel's zmm loads of the band and stores
+  // to mid stay within a line), in the session's shared scratch or else the kernel's own.
+  int64_t band_floats_ = 0, mid_floats_ = 0, copy_floats_ = 0;
   KernelScratch scratch_;
   std::atomic<bool> failed_{false};
 };
