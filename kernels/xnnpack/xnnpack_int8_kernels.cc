@@ -139,12 +139,15 @@ bool QGemmQc8Legal(const OpQuery& q) {
 // 700 GOP/s, NEON dotprod 150, i8mm 250; VNNI depthwise 50) so that these serve only nodes those do not
 // (XNNPACK's Arm speed is not measured: qemu timings mean nothing). On x86-64 without AVX-512 XNNPACK runs
 // its AVX2 kernels, which widen to 16 bits and multiply with vpmaddwd like Tessel's AVX2 kernel (92 GOP/s
-// plus its output stage) at half the AVX-512 width: taken as 60 GOP/s, an estimate (no AVX2-only machine
-// measured), which keeps the policy above. On aarch64 the Arm lab's cost table (lab_costs.h) ranks QConv
-// and QGemm kernels per core model instead of these rates.
+// plus its output stage) at half the AVX-512 width: 45 GOP/s, and its depthwise ones 20. Measured with
+// XNNPACK held to AVX2 (lab/cpuinfo_avx2_only.c) on Zen 4, MobileNetV2's layers: the 3x3 stem 33 GOP/s,
+// 1x1 at K = 16-24 52-64 (Tessel's AVX2 kernel 1.1-1.5x faster on each), the 3x3 stride-1 depthwise
+// 20-23 (Tessel's AVX2 depthwise kernel 24-34), 2026-11-29. On aarch64 the Arm lab's cost table
+// (lab_costs.h) ranks QConv and QGemm kernels per core model instead of these rates.
 constexpr double kDenseOps = 100e9;
-constexpr double kDenseOpsAvx2 = 60e9;
+constexpr double kDenseOpsAvx2 = 45e9;
 constexpr double kDepthwiseOps = 40e9;
+constexpr double kDepthwiseOpsAvx2 = 20e9;
 // The qc8 sign flips: read + write of the input, then of the output.
 constexpr double kFlipBytesPerSecond = 40e9;
 
@@ -153,7 +156,8 @@ double Int8Cost(const Conv2dGeometry& g, bool flips) {
   const double bytes = static_cast<double>(g.n * g.h * g.w * g.c + g.n * g.oh * g.ow * g.m);
   static const bool x86_without_avx512 = CpuSupports(Isa::kAvx2) && !CpuSupports(Isa::kAvx512);
   const double dense = x86_without_avx512 ? kDenseOpsAvx2 : kDenseOps;
-  return g.flops() / (depthwise ? kDepthwiseOps : dense) + (flips ? 2.0 * bytes / kFlipBytesPerSecond : 0.0);
+  const double dw = x86_without_avx512 ? kDepthwiseOpsAvx2 : kDepthwiseOps;
+  return g.flops() / (depthwise ? dw : dense) + (flips ? 2.0 * bytes / kFlipBytesPerSecond : 0.0);
 }
 
 template <bool (*kResolve)(const OpQuery&, Conv2dGeometry*, Int8Params*), bool kFlips>
