@@ -1,6 +1,7 @@
-// Elementwise transcendental activations over one row of f32 (GELU exact and tanh form, Tanh, Erf) and
-// LogSoftmax over rows: the row kernels of the Gelu / Tanh / Erf / LogSoftmax operator kernels
-// (act_op_kernels.h) and the GELU stage of the GEMM fully connected kernel (kernels/conv). One set per
+// Elementwise transcendental activations over one row of f32 (GELU exact and tanh form, Tanh, Erf,
+// Sigmoid, SiLU, HardSwish) and LogSoftmax over rows: the row kernels of the Gelu / Tanh / Erf /
+// LogSoftmax operator kernels (act_op_kernels.h), the GELU stage of the GEMM fully connected kernel and
+// the non-clamp activations of the GEMM convolution (kernels/conv). One set per
 // ISA, all compiled from the same portable C++ (internal/act_rows_impl.h) with that ISA's flags; they
 // never allocate and never fail. Their reference twins are the double-precision Gelu, Tanh and Erf of
 // kernels/reference/elementwise.cc and LogSoftmax of kernels/reference/nn.cc.
@@ -25,6 +26,9 @@ struct ActRowKernels {
   ActRowFn tanh;
   ActRowFn erf;
   LogSoftmaxFn log_softmax;
+  ActRowFn sigmoid;    // 1 / (1 + exp(-x)) (tsl_sigmoidf)
+  ActRowFn silu;       // x sigmoid(x)
+  ActRowFn hardswish;  // x clamp(x + 3, 0, 6) / 6
 };
 
 // GCC's auto-vectorizer at the baseline ISA (SSE2, NEON), and with AVX2 or AVX-512 enabled (those two

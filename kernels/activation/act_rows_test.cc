@@ -1,4 +1,5 @@
-// The activation row kernels of every ISA against double-precision std::erf / std::tanh over [-12, 12]
+// The activation row kernels of every ISA against double-precision std::erf / std::tanh / std::exp over
+// [-12, 12]
 // (a fine grid, the ends of the exponential's range, zeros and huge values), in place and not, and
 // with lengths that leave vector remainders. Tolerance: |got - want| <= 2e-6 max(1, |want|), A&S
 // 7.1.26's 1.5e-7 on erf plus float rounding with room. A variant whose ISA the CPU lacks is skipped.
@@ -74,6 +75,9 @@ TEST_P(ActRowsTest, MatchesDoublePrecision) {
   Check(v.name + " gelu_tanh", k.gelu_tanh, GeluTanh);
   Check(v.name + " tanh", k.tanh, [](double x) { return std::tanh(x); });
   Check(v.name + " erf", k.erf, [](double x) { return std::erf(x); });
+  Check(v.name + " sigmoid", k.sigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+  Check(v.name + " silu", k.silu, [](double x) { return x / (1.0 + std::exp(-x)); });
+  Check(v.name + " hardswish", k.hardswish, [](double x) { return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0; });
 }
 
 // Rows of 1 to 300 elements (values spread over [-40, 40], and one row of equal values), in place and

@@ -90,7 +90,33 @@ void LogSoftmax(int64_t rows, int64_t n, const float* x, float* y) {
   }
 }
 
-constexpr ActRowKernels kActRows = {GeluErf, GeluTanh, Tanh, Erf, LogSoftmax};
+void Sigmoid(int64_t n, const float* x, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = tsl_sigmoidf(x[i]);
+}
+
+void SiLU(int64_t n, const float* x, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    // Below the exponential's range sigmoid(v) stays at its clamped floor, and v times it would not
+    // vanish for huge |v| (-3e38 x 1.2e-38): 0 there, as v e^v is.
+    const float v = x[i];
+    y[i] = v < TSL_EXPF_LO ? 0.0f : v * tsl_sigmoidf(v);
+  }
+}
+
+void HardSwish(int64_t n, const float* x, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    float t = v + 3.0f;
+    t = t < 0.0f ? 0.0f : t;
+    t = t > 6.0f ? 6.0f : t;
+    y[i] = v * (t * (1.0f / 6.0f));
+  }
+}
+
+constexpr ActRowKernels kActRows = {GeluErf, GeluTanh, Tanh, Erf, LogSoftmax, Sigmoid, SiLU, HardSwish};
 
 }  // namespace
 }  // namespace act_internal
