@@ -137,5 +137,34 @@ graph @main {
   ExpectEquivalent(*r);
 }
 
+// A dense block's channel Concat (DenseNet) of two NHWC convolutions runs channels-last on axis 3, with
+// the batch norm's broadcast Mul / Add and the ReLU after it: one Transpose in, one out, none between.
+TEST(LayoutTest, ChannelConcatOfConvolutionsStaysChannelsLast) {
+  auto r = RunPipelineOnIr(R"(
+graph @main {
+  input %x : f32[1,2,3,3]
+  const %w1 : f32[1,2,1,1] = [1.0, -2.0]
+  const %w2 : f32[2,2,1,1] = [0.5, 3.0, 0.25, -1.0]
+  const %s : f32[3,1,1] = [2.0, -1.0, 0.5]
+  const %t : f32[3,1,1] = [0.25, 0.5, -0.75]
+  %a = Conv "conv_a" (%x, %w1) : f32[1,1,3,3]
+  %b = Conv "conv_b" (%x, %w2) : f32[1,2,3,3]
+  %c = Concat "concat" (%x, %a, %b) {axis = 1} : f32[1,5,3,3]
+  %d = Concat "concat2" (%a, %b) {axis = -3} : f32[1,3,3,3]
+  %m = Mul "bn_mul" (%d, %s) : f32[1,3,3,3]
+  %n = Add "bn_add" (%m, %t) : f32[1,3,3,3]
+  %y = Relu "relu" (%n) : f32[1,3,3,3]
+  output %c, %y
+}
+)", "layout");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->after_text, ::testing::HasSubstr("Concat \"concat2\" (%a, %b) {axis = 3}"));
+  EXPECT_THAT(r->after_text, ::testing::HasSubstr("{axis = 3} : f32[1,3,3,5]@nhwc"));
+  // x in; c and y back out (c's reader is the graph output).
+  EXPECT_EQ(r->stats["transposes-inserted"], 3);
+  EXPECT_EQ(r->stats["nodes-converted"], 7);
+  ExpectEquivalent(*r);
+}
+
 }  // namespace
 }  // namespace tessel
