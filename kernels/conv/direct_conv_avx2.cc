@@ -8,6 +8,7 @@
 
 #include "kernels/conv/direct_conv.h"
 #include "kernels/conv/internal/direct_conv_rows.h"
+#include "kernels/vector/avx2_tail.h"
 
 namespace tessel {
 namespace {
@@ -23,18 +24,8 @@ struct Ymm {
   static Vec Fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
   static Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
   static Vec Clamp(Vec v, Vec lo, Vec hi) { return _mm256_min_ps(_mm256_max_ps(v, lo), hi); }
-  // The first n lanes (masked moves only for a partial vector: they are slow on AMD cores).
-  static __m256i Mask(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static Vec LoadN(const float* p, int64_t n) { return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, Mask(n)); }
-  static void StoreN(float* p, Vec v, int64_t n) {
-    if (n >= 8) {
-      _mm256_storeu_ps(p, v);
-    } else {
-      _mm256_maskstore_ps(p, Mask(n), v);
-    }
-  }
+  static Vec LoadN(const float* p, int64_t n) { return avx2_tail::LoadN(p, n); }
+  static void StoreN(float* p, Vec v, int64_t n) { avx2_tail::StoreN(p, v, n); }
 };
 
 }  // namespace

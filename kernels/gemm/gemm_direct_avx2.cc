@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/gemm/internal/gemm_direct_kernels.h"
+#include "kernels/vector/avx2_tail.h"
 
 namespace tessel {
 namespace {
@@ -15,18 +16,8 @@ using gemm_direct_internal::ForRows;
 using gemm_direct_internal::NextTileRows;
 using gemm_direct_internal::RowBlock;
 
-// The first n lanes (masked moves only for a partial vector: they are slow on AMD cores).
-inline __m256i Mask(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-inline __m256 LoadN(const float* p, int64_t n) { return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, Mask(n)); }
-inline void StoreN(float* p, __m256 v, int64_t n) {
-  if (n >= 8) {
-    _mm256_storeu_ps(p, v);
-  } else {
-    _mm256_maskstore_ps(p, Mask(n), v);
-  }
-}
+using avx2_tail::LoadN;
+using avx2_tail::StoreN;
 
 // kRows x kCols (8 or 16) of a panel; the output's first w (<= kCols) columns are stored.
 template <int kRows, int kCols>

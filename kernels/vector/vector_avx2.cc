@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/vector/avx2_tail.h"
 #include "kernels/vector/internal/vector_kernels.h"
 
 namespace tessel {
@@ -40,11 +41,7 @@ inline __m256 Sigmoid(__m256 x) {
 
 inline __m256 Clamp(__m256 v, __m256 lo, __m256 hi) { return _mm256_min_ps(_mm256_max_ps(v, lo), hi); }
 
-// The first `count` (< 8) lanes, as the sign bits vmaskmovps reads; masked-off lanes load as 0 and
-// are never touched in memory.
-inline __m256i TailMask(int64_t count) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
+using avx2_tail::TailMask;
 
 inline float ReduceAdd(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
