@@ -1089,6 +1089,36 @@ INSTANTIATE_TEST_SUITE_P(Isas, DirectStemTest,
                                            "tessel_f32_conv2d_nhwc__direct_avx2"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// The transpose kernel's tiled path (the output's innermost axis strided in X against a unit-stride
+// axis, both at least 8 long): NCHW -> NHWC and back with many channels and extents that leave partial
+// tiles, a 3-D swap and a 5-D permutation, each exactly equal to the reference.
+TEST(TransposeTest, TiledPermutationsMatchReference) {
+  const OpKernelEntry* e = OpKernels().FindByName("tessel_x32_transpose__portable");
+  ASSERT_NE(e, nullptr);
+  std::mt19937 rng(13);
+  struct Perm {
+    std::vector<int64_t> shape, perm;
+  };
+  const Perm perms[] = {{{2, 20, 9, 11}, {0, 2, 3, 1}}, {{2, 9, 11, 20}, {0, 3, 1, 2}},
+                        {{3, 40, 33}, {0, 2, 1}},       {{17, 12}, {1, 0}},
+                        {{2, 3, 10, 9, 12}, {0, 4, 2, 3, 1}}};
+  for (const Perm& pm : perms) {
+    Case cs;
+    CaseBuilder b(&rng, &cs);
+    b.Activation(pm.shape);
+    Node* node = b.Finish("Transpose", "");
+    node->SetAttr("perm", Attribute::Ints(pm.perm));
+    const std::string label = absl::StrCat("transpose of ", pm.shape.size(), "-D [", absl::StrJoin(pm.shape, ","),
+                                           "] by [", absl::StrJoin(pm.perm, ","), "]");
+    const std::vector<const Tensor*> inputs = cs.Inputs();
+    std::vector<Tensor> want;
+    ASSERT_TRUE(RunReferenceNode(*node, inputs, &want).ok()) << label;
+    std::vector<OperandInfo> out_info = {{true, false, want[0].type()}};
+    ASSERT_TRUE(e->legal(OpQuery{*node, cs.Infos(), out_info})) << label;
+    EXPECT_EQ(RunKernelError(*e, *node, inputs, want[0], nullptr, 1, label), 0.0) << label;
+  }
+}
+
 // The fused kernel with an expansion on images wide enough that it works in several bands of rows
 // (each band's expanded input rows fit ~384 KiB; rows shared by consecutive bands stay in a ring of
 // row slots, not expanded again, and the expansion wraps around the ring): MobileNetV2's 112x112
