@@ -103,7 +103,7 @@ bool DirectGeometry(const Conv2dGeometry& g) {
 
 bool DirectLegal(const OpQuery& q) { return conv_internal::LegalF32FusedConvNhwc(q, DirectGeometry); }
 
-// FMA-bound at kRate on full tiles: 6 pixels x kLanes-channel vectors, partial ones computed whole.
+// FMA-bound on full tiles: 6 pixels x kLanes-channel vectors, partial ones computed whole.
 template <int kLanes>
 double DirectCost(const OpQuery& q) {
   absl::StatusOr<Conv2dGeometry> g = ResolveConv2dNhwc(q.node, q.input(0), q.input(1));

@@ -358,7 +358,8 @@ class DwPwKernel : public OpKernel {
     const float lo = k->residual_ ? -std::numeric_limits<float>::infinity() : k->pw_lo_;
     const float hi = k->residual_ ? std::numeric_limits<float>::infinity() : k->pw_hi_;
     // Tessel's direct-A GEMM where it runs (AVX-512: 1.1-1.3x XNNPACK's fully connected on these
-    // shapes; AVX2: about twice XNNPACK's, XnnpackF32GemmIsSlow); it adds the residual in its store, also in place, so no copy of the residual is needed.
+    // shapes; AVX2: about twice XNNPACK's, XnnpackF32GemmIsSlow); it adds the residual in its store,
+    // also in place, so no copy of the residual is needed.
     if (std::isfinite(DirectGemmF32::Cost(k->block_, k->m_, c))) {
       absl::StatusOr<DirectGemmF32> direct = DirectGemmF32::CreateFromTransposed(k->m_, c, wp, k->pw_b_, k->block_);
       if (!direct.ok()) return direct.status();
