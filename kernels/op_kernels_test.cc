@@ -492,6 +492,28 @@ bool MakeAttention(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// tessel.InstanceNorm channels-last: [N, spatial..., C] of rank 3 to 5, one to 40 channels (vector
+// remainders), inputs around 3 so that a one-pass variance would cancel.
+bool MakeInstanceNormNhwc(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  std::vector<int64_t> shape = {Pick(rng, {1, 2})};
+  const int64_t spatial = Pick(rng, {1, 2, 3});
+  for (int64_t d = 0; d < spatial; ++d) shape.push_back(Pick(rng, {1, 2, 5, 17}));
+  const int64_t channels = Pick(rng, {1, 3, 8, 12, 40});
+  shape.push_back(channels);
+  Tensor x = b.Random(shape);
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = 3.0f + 2.0f * x.data<float>()[i];
+  c->values.push_back(c->graph->AddInput("v0", x.type()));
+  c->data.push_back(std::move(x));
+  b.Weight({channels});
+  b.Weight({channels});
+  Node* node = b.Finish("InstanceNorm", "tessel");
+  node->SetAttr("layout", Attribute::String("nhwc"));
+  if (Pick(rng, {0, 1})) node->SetAttr("epsilon", Attribute::Float(1e-3f));
+  c->label = absl::StrCat("tessel.InstanceNorm nhwc ", ShapeString(shape));
+  return true;
+}
+
 // LayerNormalization over the trailing axes from a random axis, with a scale (and sometimes a bias) of
 // the normalized shape or, broadcasting within a row, of the last axis only (the fast kernels refuse
 // that); InstanceNormalization and GroupNormalization on [N, C, spatial...] of rank 3 to 5, a group's
@@ -898,6 +920,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "LayerNormalization" || e.op == "InstanceNormalization" || e.op == "GroupNormalization") {
     return MakeNorm(rng, c, e.op);
   }
+  if (e.op == "tessel.InstanceNorm") return MakeInstanceNormNhwc(rng, c);
   if (e.op == "Slice") return MakeSlice(rng, c);
   if (e.op == "Concat") return MakeConcat(rng, c);
   if (e.op == "Pad") return MakePad(rng, c);

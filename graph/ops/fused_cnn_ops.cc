@@ -268,6 +268,21 @@ InferResult InferPool(const InferenceContext& ctx) {
   return std::vector<TensorType>{OutputType(ctx.type(0).dtype, std::move(dims), *cl)};
 }
 
+// tessel.InstanceNorm: ONNX InstanceNormalization with a layout attribute; scale and B per channel.
+InferResult InferInstanceNorm(const InferenceContext& ctx) {
+  absl::StatusOr<bool> cl = ChannelsLast(ctx.node);
+  if (!cl.ok()) return cl.status();
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<Dim>> x = SpatialDims(ctx, 0, "X", *cl);
+  if (!x.ok()) return x.status();
+  for (int i = 1; i <= 2; ++i) {
+    s = RequireVector(ctx, i, i == 1 ? "scale" : "B", (*x)[1], ctx.type(0).dtype);
+    if (!s.ok()) return s;
+  }
+  return std::vector<TensorType>{OutputType(ctx.type(0).dtype, *std::move(x), *cl)};
+}
+
 InferResult InferMatMulBias(const InferenceContext& ctx) {
   if (ctx.node.op_type() == "MatMulBiasGelu") {
     const std::string approximate = ctx.node.GetString("approximate", "none");
@@ -315,6 +330,8 @@ void RegisterFusedCnnOps(OpRegistry& r) {
   Reg(r, "MaxPool", 1, 1, 1, InferPool, "ONNX MaxPool with a layout attribute (nchw or nhwc)");
   Reg(r, "AveragePool", 1, 1, 1, InferPool, "ONNX AveragePool with a layout attribute (nchw or nhwc)");
   Reg(r, "GlobalAveragePool", 1, 1, 1, InferPool, "ONNX GlobalAveragePool with a layout attribute (nchw or nhwc)");
+  Reg(r, "InstanceNorm", 3, 3, 3, InferInstanceNorm,
+      "ONNX InstanceNormalization with a layout attribute (nchw or nhwc)");
   Reg(r, "MatMulBias", 3, 3, 3, InferMatMulBias, "A @ W + B for a 2-D weight W and a bias over its columns");
   Reg(r, "MatMulBiasGelu", 3, 3, 3, InferMatMulBias, "gelu(A @ W + B), exact or tanh approximation");
 }

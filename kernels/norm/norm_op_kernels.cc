@@ -176,11 +176,99 @@ OpKernelEntry Entry(const char* isa_name, Isa isa, const char* backend) {
                            Legal<kKind>, Cost<kKind, kElementsPerNs>, Create<kKind, kRows>);
 }
 
+// tessel.InstanceNorm in channels-last layout ([N, spatial..., C], the layout pass's form of an
+// InstanceNormalization between channels-last convolutions): per image, every channel's moments side by
+// side over the pixels, then the affine stage; images split over the threads.
+class InstanceNormNhwcKernel : public OpKernel {
+ public:
+  InstanceNormNhwcKernel(NormRowKernels k, const OpKernelArgs& args)
+      : k_(k),
+        x_(args.inputs[0]->data<float>()),
+        scale_(args.inputs[1]->data<float>()),
+        bias_(args.inputs[2]->data<float>()),
+        eps_(args.node.GetFloat("epsilon", 1e-5f)),
+        y_(args.outputs[0].data<float>()) {
+    const Tensor& x = *args.inputs[0];
+    images_ = x.dim(0);
+    channels_ = x.dim(x.rank() - 1);
+    pixels_ = x.num_elements() / (images_ * channels_);
+    pool_ = PoolForWork(args.threadpool, static_cast<double>(x.num_elements()));
+    flags_ = ParallelFlags(args);
+    scratch_.resize(static_cast<size_t>(images_ * 3 * channels_));
+  }
+
+  static bool Resolve(const OpQuery& q) {
+    if (q.node.GetString("layout", "nchw") != "nhwc" || !q.has_input(2) || q.outputs.size() != 1) return false;
+    for (int i = 0; i < 3; ++i) {
+      if (!IsF32Static(q.input(i))) return false;
+    }
+    const TensorType& x = q.input(0);
+    if (x.rank() < 3 || x.NumElements() < 1) return false;
+    const int64_t c = x.dims.back().value();
+    return q.input(1).NumElements() == c && q.input(2).NumElements() == c;
+  }
+
+  absl::Status Run() override {
+    if (pool_ == nullptr || images_ == 1) {
+      for (int64_t n = 0; n < images_; ++n) Image(n);
+    } else {
+      pthreadpool_parallelize_1d(pool_, &InstanceNormNhwcKernel::Task, this, static_cast<size_t>(images_),
+                                 flags_.get());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static void Task(void* self, size_t n) { static_cast<InstanceNormNhwcKernel*>(self)->Image(static_cast<int64_t>(n)); }
+
+  void Image(int64_t n) {
+    float* mean = scratch_.data() + n * 3 * channels_;
+    float* rstd = mean + channels_;
+    float* a = rstd + channels_;
+    const int64_t offset = n * pixels_ * channels_;
+    k_.channel_moments(pixels_, channels_, x_ + offset, eps_, mean, rstd);
+    for (int64_t c = 0; c < channels_; ++c) a[c] = rstd[c] * scale_[c];
+    k_.channel_affine(pixels_, channels_, x_ + offset, mean, a, bias_, y_ + offset);
+  }
+
+  const NormRowKernels k_;
+  const float* x_;
+  const float* scale_;
+  const float* bias_;
+  float eps_;
+  float* y_;
+  int64_t images_ = 0, channels_ = 0, pixels_ = 0;
+  pthreadpool_t pool_ = nullptr;
+  PoolFlags flags_;
+  std::vector<float> scratch_;  // per image: mean, rstd, rstd x scale
+};
+
+bool InstanceNormNhwcLegal(const OpQuery& q) { return InstanceNormNhwcKernel::Resolve(q); }
+
+template <int kElementsPerNs>
+double InstanceNormNhwcCost(const OpQuery& q) {
+  if (!InstanceNormNhwcKernel::Resolve(q)) return 1e9;
+  return 3.0 * static_cast<double>(q.input(0).NumElements()) / (kElementsPerNs * 1e9) + 1e-7;
+}
+
+template <NormRowKernels (*kRows)()>
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateInstanceNormNhwc(const OpKernelArgs& args) {
+  if (!InstanceNormNhwcKernel::Resolve(BoundOperands(args).query())) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(),
+                                                   "': the channels-last instance norm kernel needs f32, static "
+                                                   "shapes, layout nhwc and a scale and bias per channel"));
+  }
+  return std::unique_ptr<OpKernel>(std::make_unique<InstanceNormNhwcKernel>(kRows(), args));
+}
+
 template <NormRowKernels (*kRows)(), int kElementsPerNs>
 void RegisterIsa(OpKernelRegistry& r, const char* isa_name, Isa isa, const char* backend) {
   r.Register(Entry<NormKind::kLayer, kRows, kElementsPerNs>(isa_name, isa, backend));
   r.Register(Entry<NormKind::kInstance, kRows, kElementsPerNs>(isa_name, isa, backend));
   r.Register(Entry<NormKind::kGroup, kRows, kElementsPerNs>(isa_name, isa, backend));
+  r.Register(MakeOpKernelEntry(absl::StrCat("tessel_f32_instancenorm_nhwc__", isa_name), "tessel.InstanceNorm", "f32",
+                               "nhwc", isa, backend, InstanceNormNhwcLegal, InstanceNormNhwcCost<kElementsPerNs>,
+                               CreateInstanceNormNhwc<kRows>));
 }
 
 }  // namespace

@@ -239,6 +239,20 @@ absl::Status PoolKernel(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
+// tessel.InstanceNorm: ONNX InstanceNormalization, around which channels-last data is transposed.
+absl::Status InstanceNormKernel(const Node& node, Inputs in, Outputs out) {
+  absl::Status s = RequireF32(node, in);
+  if (!s.ok()) return s;
+  if (!IsChannelsLast(node)) return RunStandard("InstanceNormalization", node, {in[0], in[1], in[2]}, out[0]);
+  const Tensor x = MoveChannels(*in[0], false);
+  Tensor y(DType::kF32, ChannelsFirstShape(out[0].shape()));
+  s = RunStandard("InstanceNormalization", node, {&x, in[1], in[2]}, y);
+  if (!s.ok()) return s;
+  const Tensor y_last = MoveChannels(y, true);
+  std::memcpy(out[0].raw_data(), y_last.raw_data(), y_last.byte_size());
+  return absl::OkStatus();
+}
+
 // MatMulBias / MatMulBiasGelu: the reference MatMul, then the bias over the last dimension, then GELU
 // as the Gelu reference kernel computes it.
 absl::Status MatMulBiasKernel(const Node& node, Inputs in, Outputs out) {
@@ -275,6 +289,7 @@ void RegisterFusedCnnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register(kTesselDomain, "MaxPool", PoolKernel);
   r.Register(kTesselDomain, "AveragePool", PoolKernel);
   r.Register(kTesselDomain, "GlobalAveragePool", PoolKernel);
+  r.Register(kTesselDomain, "InstanceNorm", InstanceNormKernel);
   r.Register(kTesselDomain, "MatMulBias", MatMulBiasKernel);
   r.Register(kTesselDomain, "MatMulBiasGelu", MatMulBiasKernel);
 }

@@ -94,6 +94,8 @@ class LayoutPass : public Pass {
         s = ConvertElementwise(graph, n, ctx);
       } else if (IsOp(n, "Concat")) {
         s = ConvertConcat(graph, n, ctx);
+      } else if (IsOp(n, "InstanceNormalization")) {
+        s = ConvertInstanceNorm(graph, n, ctx);
       }
       if (!s.ok()) return s;
     }
@@ -221,6 +223,21 @@ class LayoutPass : public Pass {
     Node* twin = graph.AddNode("Concat", inputs, 1, n->name(), {n->output(0)->name() + "_nhwc"});
     for (const auto& [k, v] : n->attributes()) twin->SetAttr(k, v);
     twin->SetAttr("axis", Attribute::Int(kNhwcAxis[axis]));
+    return Record(n, twin, ctx);
+  }
+
+  // InstanceNormalization of a rank-4 NHWC value: tessel.InstanceNorm with layout nhwc (scale and B stay
+  // per channel). Left NCHW, RAFT's encoders ran each instance norm between two Transposes.
+  absl::Status ConvertInstanceNorm(Graph& graph, Node* n, PassContext& ctx) {
+    Value* x = n->input(0);
+    if (n->num_inputs() != 3 || x == nullptr || x->type().rank() != 4 || !nhwc_.count(x) || n->num_outputs() != 1) {
+      return absl::OkStatus();
+    }
+    Node* twin = graph.AddNode("InstanceNorm", {nhwc_[x], n->input(1), n->input(2)}, 1, n->name(),
+                               {n->output(0)->name() + "_nhwc"});
+    twin->set_domain(kTesselDomain);
+    for (const auto& [k, v] : n->attributes()) twin->SetAttr(k, v);
+    twin->SetAttr("layout", Attribute::String("nhwc"));
     return Record(n, twin, ctx);
   }
 

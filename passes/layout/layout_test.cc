@@ -166,5 +166,30 @@ graph @main {
   ExpectEquivalent(*r);
 }
 
+// An InstanceNormalization between channels-last convolutions (RAFT's encoders) becomes
+// tessel.InstanceNorm with layout nhwc: no Transposes between the convolutions.
+TEST(LayoutTest, InstanceNormBetweenConvolutionsStaysChannelsLast) {
+  auto r = RunPipelineOnIr(R"(
+graph @main {
+  input %x : f32[1,2,3,3]
+  const %w1 : f32[3,2,1,1] = [1.0, -2.0, 0.5, 3.0, 0.25, -1.0]
+  const %w2 : f32[2,3,1,1] = [0.5, 3.0, 0.25, -1.0, 2.0, 1.5]
+  const %s : f32[3] = [2.0, -1.0, 0.5]
+  const %b : f32[3] = [0.25, 0.5, -0.75]
+  %a = Conv "conv_a" (%x, %w1) : f32[1,3,3,3]
+  %n = InstanceNormalization "norm" (%a, %s, %b) {epsilon = 0.001} : f32[1,3,3,3]
+  %r = Relu "relu" (%n) : f32[1,3,3,3]
+  %y = Conv "conv_b" (%r, %w2) : f32[1,2,3,3]
+  output %y
+}
+)", "layout");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->after_text, ::testing::HasSubstr("tessel.InstanceNorm \"norm\""));
+  EXPECT_THAT(r->after_text, ::testing::HasSubstr("layout = \"nhwc\""));
+  EXPECT_EQ(r->stats["nodes-converted"], 4);
+  EXPECT_EQ(r->stats["transposes-inserted"], 2);  // x in, y out
+  ExpectEquivalent(*r);
+}
+
 }  // namespace
 }  // namespace tessel

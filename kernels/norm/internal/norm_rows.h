@@ -21,10 +21,20 @@ using AffineRowFn = void (*)(int64_t n, const float* x, float mean, float rstd, 
 // x * a + (b - mean * a): with a small variance, a is large and that form cancels.
 using AffinePlaneFn = void (*)(int64_t n, const float* x, float mean, float a, float b, float* y);
 
+// Channels-last instance norm of one image ([pixels, channels]): each channel's mean and rstd as
+// Moments computes them (two passes over the pixels, every channel's sums side by side), then
+// y[p, c] = (x[p, c] - mean[c]) * a[c] + b[c].
+using ChannelMomentsFn = void (*)(int64_t pixels, int64_t channels, const float* x, float eps, float* mean,
+                                  float* rstd);
+using ChannelAffineFn = void (*)(int64_t pixels, int64_t channels, const float* x, const float* mean, const float* a,
+                                 const float* b, float* y);
+
 struct NormRowKernels {
   MomentsFn moments;
   AffineRowFn affine_row;
   AffinePlaneFn affine_plane;
+  ChannelMomentsFn channel_moments;
+  ChannelAffineFn channel_affine;
 };
 
 // GCC's auto-vectorizer at the baseline ISA (SSE2, NEON), and with AVX2 or AVX-512 enabled on x86-64

@@ -37,7 +37,36 @@ void AffinePlane(int64_t n, const float* __restrict__ x, float mean, float a, fl
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * a + b;
 }
 
-constexpr NormRowKernels kRowKernels = {Moments, AffineRow, AffinePlane};
+void ChannelMoments(int64_t pixels, int64_t channels, const float* __restrict__ x, float eps, float* __restrict__ mean,
+                    float* __restrict__ rstd) {
+  for (int64_t c = 0; c < channels; ++c) mean[c] = rstd[c] = 0.0f;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float* __restrict__ xp = x + p * channels;
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) mean[c] += xp[c];
+  }
+  const float inv = 1.0f / static_cast<float>(pixels);
+#pragma omp simd
+  for (int64_t c = 0; c < channels; ++c) mean[c] = mean[c] * inv;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float* __restrict__ xp = x + p * channels;
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) rstd[c] += (xp[c] - mean[c]) * (xp[c] - mean[c]);
+  }
+  for (int64_t c = 0; c < channels; ++c) rstd[c] = 1.0f / std::sqrt(rstd[c] * inv + eps);
+}
+
+void ChannelAffine(int64_t pixels, int64_t channels, const float* __restrict__ x, const float* __restrict__ mean,
+                   const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y) {
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float* __restrict__ xp = x + p * channels;
+    float* __restrict__ yp = y + p * channels;
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) yp[c] = (xp[c] - mean[c]) * a[c] + b[c];
+  }
+}
+
+constexpr NormRowKernels kRowKernels = {Moments, AffineRow, AffinePlane, ChannelMoments, ChannelAffine};
 
 }  // namespace
 }  // namespace norm_internal
