@@ -250,12 +250,19 @@ InferResult InferDwPwConv(const InferenceContext& ctx) {
   return std::vector<TensorType>{y};
 }
 
-InferResult InferPool(const InferenceContext& ctx) {
+// A pool's or norm's float X in channels-first order, with the node's layout in *channels_last.
+absl::StatusOr<std::vector<Dim>> LayoutInput(const InferenceContext& ctx, bool* channels_last) {
   absl::StatusOr<bool> cl = ChannelsLast(ctx.node);
   if (!cl.ok()) return cl.status();
+  *channels_last = *cl;
   absl::Status s = RequireFloat(ctx, 0, "X");
   if (!s.ok()) return s;
-  absl::StatusOr<std::vector<Dim>> x = SpatialDims(ctx, 0, "X", *cl);
+  return SpatialDims(ctx, 0, "X", *cl);
+}
+
+InferResult InferPool(const InferenceContext& ctx) {
+  bool cl = false;
+  absl::StatusOr<std::vector<Dim>> x = LayoutInput(ctx, &cl);
   if (!x.ok()) return x.status();
   std::vector<Dim> dims = {(*x)[0], (*x)[1]};
   if (ctx.node.op_type() == "GlobalAveragePool") {
@@ -265,22 +272,19 @@ InferResult InferPool(const InferenceContext& ctx) {
     if (!p.ok()) return p.status();
     dims.insert(dims.end(), p->output.begin(), p->output.end());
   }
-  return std::vector<TensorType>{OutputType(ctx.type(0).dtype, std::move(dims), *cl)};
+  return std::vector<TensorType>{OutputType(ctx.type(0).dtype, std::move(dims), cl)};
 }
 
 // tessel.InstanceNorm: ONNX InstanceNormalization with a layout attribute; scale and B per channel.
 InferResult InferInstanceNorm(const InferenceContext& ctx) {
-  absl::StatusOr<bool> cl = ChannelsLast(ctx.node);
-  if (!cl.ok()) return cl.status();
-  absl::Status s = RequireFloat(ctx, 0, "X");
-  if (!s.ok()) return s;
-  absl::StatusOr<std::vector<Dim>> x = SpatialDims(ctx, 0, "X", *cl);
+  bool cl = false;
+  absl::StatusOr<std::vector<Dim>> x = LayoutInput(ctx, &cl);
   if (!x.ok()) return x.status();
   for (int i = 1; i <= 2; ++i) {
-    s = RequireVector(ctx, i, i == 1 ? "scale" : "B", (*x)[1], ctx.type(0).dtype);
+    absl::Status s = RequireVector(ctx, i, i == 1 ? "scale" : "B", (*x)[1], ctx.type(0).dtype);
     if (!s.ok()) return s;
   }
-  return std::vector<TensorType>{OutputType(ctx.type(0).dtype, *std::move(x), *cl)};
+  return std::vector<TensorType>{OutputType(ctx.type(0).dtype, *std::move(x), cl)};
 }
 
 InferResult InferMatMulBias(const InferenceContext& ctx) {

@@ -222,35 +222,33 @@ absl::Status DwPwConvKernel(const Node& node, Inputs in, Outputs out) {
   return absl::OkStatus();
 }
 
-// tessel.MaxPool / AveragePool / GlobalAveragePool: the ONNX kernel of the same name, around which
-// channels-last data is transposed.
-absl::Status PoolKernel(const Node& node, Inputs in, Outputs out) {
+// The ONNX kernel `op` on inputs `in` (X first, the others per channel), with X and Y transposed around
+// it when the node is channels-last.
+absl::Status RunStandardOnLayout(const char* op, const Node& node, Inputs in, Outputs out) {
   absl::Status s = RequireF32(node, in);
   if (!s.ok()) return s;
-  const char* op = node.op_type() == "MaxPool" ? "MaxPool" : node.op_type() == "AveragePool" ? "AveragePool"
-                                                                                              : "GlobalAveragePool";
-  if (!IsChannelsLast(node)) return RunStandard(op, node, {in[0]}, out[0]);
+  std::vector<const Tensor*> inputs(in.begin(), in.end());
+  if (!IsChannelsLast(node)) return RunStandard(op, node, inputs, out[0]);
   const Tensor x = MoveChannels(*in[0], false);
+  inputs[0] = &x;
   Tensor y(DType::kF32, ChannelsFirstShape(out[0].shape()));
-  s = RunStandard(op, node, {&x}, y);
+  s = RunStandard(op, node, inputs, y);
   if (!s.ok()) return s;
   const Tensor y_last = MoveChannels(y, true);
   std::memcpy(out[0].raw_data(), y_last.raw_data(), y_last.byte_size());
   return absl::OkStatus();
 }
 
-// tessel.InstanceNorm: ONNX InstanceNormalization, around which channels-last data is transposed.
+// tessel.MaxPool / AveragePool / GlobalAveragePool: the ONNX kernel of the same name.
+absl::Status PoolKernel(const Node& node, Inputs in, Outputs out) {
+  const char* op = node.op_type() == "MaxPool" ? "MaxPool" : node.op_type() == "AveragePool" ? "AveragePool"
+                                                                                              : "GlobalAveragePool";
+  return RunStandardOnLayout(op, node, in.subspan(0, 1), out);
+}
+
+// tessel.InstanceNorm: ONNX InstanceNormalization.
 absl::Status InstanceNormKernel(const Node& node, Inputs in, Outputs out) {
-  absl::Status s = RequireF32(node, in);
-  if (!s.ok()) return s;
-  if (!IsChannelsLast(node)) return RunStandard("InstanceNormalization", node, {in[0], in[1], in[2]}, out[0]);
-  const Tensor x = MoveChannels(*in[0], false);
-  Tensor y(DType::kF32, ChannelsFirstShape(out[0].shape()));
-  s = RunStandard("InstanceNormalization", node, {&x, in[1], in[2]}, y);
-  if (!s.ok()) return s;
-  const Tensor y_last = MoveChannels(y, true);
-  std::memcpy(out[0].raw_data(), y_last.raw_data(), y_last.byte_size());
-  return absl::OkStatus();
+  return RunStandardOnLayout("InstanceNormalization", node, in.subspan(0, 3), out);
 }
 
 // MatMulBias / MatMulBiasGelu: the reference MatMul, then the bias over the last dimension, then GELU
