@@ -11,26 +11,37 @@
 namespace tessel {
 namespace {
 
-// Small integer tensors only: shape arithmetic, never weights.
+// Small tensors only: shape arithmetic, never weights.
 constexpr int64_t kMaxShapeElements = 1024;
 
 class FoldShapeOpsPass : public Pass {
  public:
   absl::Status Run(Graph& graph, PassContext& ctx) override {
-    absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
-    if (!order.ok()) return order.status();
-    for (Node* n : *order) {
-      const bool shape = n->domain().empty() && n->op_type() == "Shape";
-      absl::StatusOr<bool> folded = FoldShapeNode(graph, n);
-      if (!folded.ok()) return folded.status();
-      if (*folded) ++ctx.stat(shape ? "shapes-folded" : "nodes-folded");
+    // Folding makes types downstream static (a Resize whose scales became constant), which can make
+    // further Shapes foldable (a detection model's anchors hang on the backbone's extents, which hang
+    // on the preprocessing's scale factor): repeat until nothing folds.
+    for (int round = 0; round < kMaxRounds; ++round) {
+      absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
+      if (!order.ok()) return order.status();
+      int folds = 0;
+      for (Node* n : *order) {
+        const bool shape = n->domain().empty() && n->op_type() == "Shape";
+        absl::StatusOr<bool> folded = FoldShapeNode(graph, n);
+        if (!folded.ok()) return folded.status();
+        if (!*folded) continue;
+        ++folds;
+        ++ctx.stat(shape ? "shapes-folded" : "nodes-folded");
+      }
+      absl::Status s = InferShapes(graph);
+      if (!s.ok()) return s;
+      if (folds == 0) break;
     }
-    // Types downstream may now be static (e.g. a Reshape whose target became constant).
-    absl::Status s = InferShapes(graph);
-    if (!s.ok()) return s;
     graph.RemoveUnusedConstants();
     return absl::OkStatus();
   }
+
+ private:
+  static constexpr int kMaxRounds = 16;
 };
 
 // The dims of Shape(x) [start, end) as far as they are known: a static extent, or -1.
@@ -87,11 +98,13 @@ absl::StatusOr<bool> FoldShapeNode(Graph& graph, Node* n) {
     if (!s.ok()) return s;
     return true;
   }
-  // Anything else with all-constant, small, non-float outputs is shape arithmetic.
+  // Anything else with all-constant inputs and small outputs is shape arithmetic (an extent not known
+  // yet, such as Range's length, is inferred from the constant inputs and bounded by TryFoldNode),
+  // including the float scalars of a preprocessing's resize factor. Quantization's own nodes stay for
+  // the int8 passes to read.
+  if (n->domain().empty() && (n->op_type() == "QuantizeLinear" || n->op_type() == "DequantizeLinear")) return false;
   for (Value* o : n->outputs()) {
-    if (IsFloat(o->type().dtype) || o->type().NumElements() < 0 || o->type().NumElements() > kMaxShapeElements) {
-      return false;
-    }
+    if (o->type().NumElements() > kMaxShapeElements) return false;
   }
   return TryFoldNode(graph, n, kMaxShapeElements);
 }

@@ -1,4 +1,4 @@
-// fold-shape-ops: Shape of a statically shaped tensor becomes a constant, and the integer
+// fold-shape-ops: Shape of a statically shaped tensor becomes a constant, and the small
 // shape-arithmetic chains fed by it (Gather, Concat, Unsqueeze, Slice, Cast, ...) fold too.
 #ifndef TESSEL_PASSES_FOLD_SHAPE_OPS_FOLD_SHAPE_OPS_H_
 #define TESSEL_PASSES_FOLD_SHAPE_OPS_FOLD_SHAPE_OPS_H_
@@ -12,7 +12,7 @@ namespace tessel {
 PassInfo FoldShapeOpsPassInfo();
 
 // Folds one node if it is Shape of a statically shaped tensor, or has all-constant inputs and small
-// integer outputs: replaces its outputs by constants of the same names and erases it. The pass runs
+// outputs (Quantize/DequantizeLinear excepted): replaces its outputs by constants of the same names and erases it. The pass runs
 // it over a graph; the ONNX importer of the command-line tools runs it on each node as it is built
 // (OnnxImportOptions::fold_node), so that later nodes see those shapes as constants.
 absl::StatusOr<bool> FoldShapeNode(Graph& graph, Node* n);

@@ -76,5 +76,46 @@ graph @main {
   EXPECT_EQ(r->stats["nodes-folded"], 1);
 }
 
+// Shape arithmetic through float scalars (a preprocessing's resize factor) folds, and folding repeats
+// until types stop changing: the Reshape's extents become static only after the first round, and then
+// the Shape of its result and the Range it bounds fold too (a detection model's anchor grid).
+TEST(FoldShapeOpsTest, FoldsFloatShapeArithmeticUntilNothingChanges) {
+  auto r = RunPipelineOnIr(R"(
+graph @main {
+  input %x : f32[2,8]
+  const %one : i64[] = [1]
+  const %half : f32[] = [0.5]
+  const %axes : i64[1] = [0]
+  const %minus1 : i64[1] = [-1]
+  const %zero : i64[] = [0]
+  const %step : i64[] = [1]
+  %s = Shape "s" (%x) : i64[2]
+  %w = Gather "g" (%s, %one) {axis = 0} : i64[]
+  %wf = Cast "c1" (%w) {to = 1} : f32[]
+  %hf = Mul "m" (%wf, %half) : f32[]
+  %h = Cast "c2" (%hf) {to = 7} : i64[]
+  %h1 = Unsqueeze "u" (%h, %axes) : i64[1]
+  %shape = Concat "cat" (%minus1, %h1) {axis = 0} : i64[2]
+  %y = Reshape "r" (%x, %shape) : f32[?0,?1]
+  %s2 = Shape "s2" (%y) : i64[2]
+  %n = Gather "g2" (%s2, %zero) {axis = 0} : i64[]
+  %grid = Range "range" (%zero, %n, %step) : i64[?2]
+  %gridf = Cast "c3" (%grid) {to = 1} : f32[?2]
+  output %y, %gridf
+}
+)", "fold-shape-ops,dce");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(NormalizeIr(r->after_text), NormalizeIr(R"(
+graph @main {
+  input %x : f32[2,8]
+  const %shape : i64[2] = [-1, 4]
+  const %gridf : f32[4] = [0.0, 1.0, 2.0, 3.0]
+  %y = Reshape "r" (%x, %shape) : f32[4,4]
+  output %y, %gridf
+}
+)"));
+  EXPECT_TRUE(testing::CheckNumericallyEquivalent(*r->before, *r->after, 0, 0).ok());
+}
+
 }  // namespace
 }  // namespace tessel

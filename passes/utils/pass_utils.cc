@@ -14,6 +14,14 @@ absl::StatusOr<bool> TryFoldNode(Graph& graph, Node* n, int64_t max_elements) {
     inputs.push_back(in ? in->constant().get() : nullptr);
   }
   if (!RunsOnReference(n->domain(), n->op_type())) return false;
+  // An output's extent may hang on an input that only became constant during this walk (Range's limit,
+  // a Reshape's target): infer it again from the constant values.
+  for (Value* o : n->outputs()) {
+    if (o->type().NumElements() < 0) {
+      if (!InferNodeTypes(n).ok()) return false;
+      break;
+    }
+  }
   int64_t total = 0;
   for (Value* o : n->outputs()) {
     const int64_t count = o->type().NumElements();
