@@ -12,9 +12,10 @@ namespace tessel {
 PassInfo FoldShapeOpsPassInfo();
 
 // Folds one node if it is Shape of a statically shaped tensor, or has all-constant inputs and small
-// outputs (Quantize/DequantizeLinear excepted): replaces its outputs by constants of the same names and erases it. The pass runs
-// it over a graph; the ONNX importer of the command-line tools runs it on each node as it is built
-// (OnnxImportOptions::fold_node), so that later nodes see those shapes as constants.
+// outputs (Quantize/DequantizeLinear excepted): replaces its outputs by constants of the same names
+// and erases it. The pass runs it over a graph until nothing folds; the ONNX importer of the
+// command-line tools runs it on each node as it is built (OnnxImportOptions::fold_node), so that
+// later nodes see those shapes as constants.
 absl::StatusOr<bool> FoldShapeNode(Graph& graph, Node* n);
 
 }  // namespace tessel
