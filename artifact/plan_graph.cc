@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "graph/text.h"
 
 namespace tessel {
 
@@ -52,6 +53,12 @@ void DecodePlanGraph(const artifact::Plan& plan, const PlanTensorResolver& resol
           attr.kind = Attribute::Kind::kTensor;
           attr.t = resolve(a.tensor());
           n->SetAttr(a.name(), std::move(attr));
+          break;
+        }
+        case artifact::Attribute::kGraph: {
+          // A branch that does not parse stays unset: If then reports the missing branch when it runs.
+          absl::StatusOr<std::unique_ptr<Graph>> g = ParseGraph(a.graph());
+          if (g.ok()) n->SetAttr(a.name(), Attribute::GraphValue(std::shared_ptr<const Graph>(std::move(*g))));
           break;
         }
         case artifact::Attribute::VALUE_NOT_SET: break;

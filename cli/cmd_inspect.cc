@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -21,9 +22,16 @@
 namespace tessel {
 namespace {
 
+// "f32[1,3,224,224]"; a data-dependent extent as its upper bound, "f32[<=300,4]".
 std::string ShapeOf(const artifact::Tensor& t) {
   const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
-  return TensorType::Static(static_cast<DType>(t.dtype()), shape).ToString();
+  if (!t.dynamic()) return TensorType::Static(static_cast<DType>(t.dtype()), shape).ToString();
+  std::string dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool varies = absl::c_linear_search(t.dynamic_axes(), static_cast<int>(d));
+    absl::StrAppend(&dims, d == 0 ? "" : ",", varies ? "<=" : "", shape[d]);
+  }
+  return absl::StrCat(DTypeName(static_cast<DType>(t.dtype())), "[", dims, "]");
 }
 
 int InspectArtifact(const std::string& path, bool profile, int iterations, int threads,

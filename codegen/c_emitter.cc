@@ -877,6 +877,12 @@ absl::Status EmitC(const artifact::Plan& plan, absl::string_view weights, const 
     return absl::InvalidArgumentError(
         absl::StrCat("model name '", name, "' is not a C identifier (letters, digits and _, not starting with a digit)"));
   }
+  for (const artifact::Tensor& t : plan.tensors()) {
+    if (!t.dynamic()) continue;
+    return absl::UnimplementedError(absl::StrCat(
+        "tensor '", t.name(), "' has a data-dependent extent (planned at its upper bound); the C output has fixed ",
+        "shapes: use the .tsl artifact for this model"));
+  }
   Emitter e(plan, weights, name);
   absl::Status s = e.Build();
   if (!s.ok()) return s;

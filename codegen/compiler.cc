@@ -19,7 +19,9 @@
 #include "absl/strings/strip.h"
 #include "artifact/artifact.h"
 #include "codegen/memory_planner.h"
+#include "codegen/shape_bounds.h"
 #include "graph/op_registry.h"
+#include "graph/text.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/op_kernels.h"
 #include "passes/pass_manager.h"
@@ -53,28 +55,53 @@ absl::Status BindShapes(Graph& graph, const std::map<std::string, int64_t>& dim_
 }
 
 // With every input shape bound and shape arithmetic folded, a type still symbolic comes from an operator
-// whose output extent depends on input values (NonZero): the first such node, whose inputs are static.
-absl::Status CheckNoDataDependentShapes(const Graph& graph, const std::vector<Node*>& order) {
+// whose output extent depends on input values (NonZero, NonMaxSuppression) or from what it feeds. Those
+// values get upper-bound types (codegen/shape_bounds.h), set on the graph for memory planning; the
+// returned map names them, each with its axes of data-dependent extent. An If whose condition is known only at run time is one of those ops: the
+// runtime runs its taken branch on the reference interpreter.
+absl::StatusOr<absl::flat_hash_map<const Value*, std::vector<int>>> BoundDataDependentValues(
+    Graph& graph, const std::vector<Node*>& order) {
   for (const Node* n : order) {
-    if (n->domain().empty() && n->op_type() == "If") {
+    if (!n->domain().empty() || n->op_type() != "If") continue;
+    // The artifact stores the branches in the text IR, which has no syntax for a nested subgraph.
+    for (const auto& [name, attr] : n->attributes()) {
+      if (attr.kind != Attribute::Kind::kGraph || attr.g == nullptr) continue;
+      if (ParseGraph(PrintGraph(*attr.g)).ok()) continue;
       return absl::UnimplementedError(absl::StrCat(
-          "node ", n->DebugName(), ": an If whose condition is known only at run time; compiled artifacts have no "
-          "control flow, so this model cannot be compiled: run the ONNX file with `tessel run` (reference "
-          "interpreter) instead"));
-    }
-    bool inputs_static = true;
-    for (const Value* in : n->inputs()) inputs_static = inputs_static && (in == nullptr || in->type().is_static());
-    if (!inputs_static) continue;
-    for (const Value* out : n->outputs()) {
-      if (out->type().is_static()) continue;
-      return absl::UnimplementedError(absl::StrCat(
-          "node ", n->DebugName(), ": output '", out->name(), "' has the data-dependent shape ",
-          out->type().ToString(), " (it depends on input values, not shapes); compiled artifacts plan memory from ",
-          "static shapes, so this model cannot be compiled: run the ONNX file with `tessel run` (reference "
-          "interpreter) instead"));
+          "node ", n->DebugName(), ": its ", name, " holds control flow of its own, which compiled artifacts do not ",
+          "store; run the ONNX file with `tessel run` (reference interpreter) instead"));
     }
   }
-  return absl::OkStatus();
+  absl::StatusOr<absl::flat_hash_map<const Value*, TensorType>> bounds = BoundDataDependentShapes(graph, order);
+  if (!bounds.ok()) {
+    return absl::Status(bounds.status().code(),
+                        absl::StrCat(bounds.status().message(), "; compiled artifacts plan memory from static shapes or ",
+                                     "their upper bounds, so this model cannot be compiled: run the ONNX file with ",
+                                     "`tessel run` (reference interpreter) instead"));
+  }
+  absl::flat_hash_map<const Value*, std::vector<int>> dynamic;
+  for (const std::unique_ptr<Value>& v : graph.values()) {
+    auto it = bounds->find(v.get());
+    if (it == bounds->end()) continue;
+    std::vector<int>& axes = dynamic[v.get()];
+    for (int d = 0; d < v->type().rank(); ++d) {
+      if (!v->type().dims[d].is_static()) axes.push_back(d);
+    }
+    v->set_type(it->second);
+  }
+  return dynamic;
+}
+
+// An op that reads or writes a value of data-dependent extent runs its reference kernel, which takes the
+// extents of each run.
+bool TouchesDynamic(const Node& n, const absl::flat_hash_map<const Value*, std::vector<int>>& dynamic) {
+  for (const Value* v : n.inputs()) {
+    if (v != nullptr && dynamic.contains(v)) return true;
+  }
+  for (const Value* v : n.outputs()) {
+    if (dynamic.contains(v)) return true;
+  }
+  return false;
 }
 
 void ToProtoAttribute(const std::string& name, const Attribute& a, artifact::Attribute* p, std::string* weights) {
@@ -104,7 +131,9 @@ void ToProtoAttribute(const std::string& name, const Attribute& a, artifact::Att
       break;
     }
     case Attribute::Kind::kGraph:
-      break;  // not reached: CompileGraph refuses control flow first
+      // If's branches, run by the reference interpreter (CompileGraph checks they print and parse back).
+      if (a.g) p->set_graph(PrintGraph(*a.g));
+      break;
   }
 }
 
@@ -441,11 +470,20 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   result.pass_report = pm->Report();
   absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
   if (!order.ok()) return order.status();
-  s = CheckNoDataDependentShapes(graph, *order);
-  if (!s.ok()) return s;
+  absl::StatusOr<absl::flat_hash_map<const Value*, std::vector<int>>> dynamic = BoundDataDependentValues(graph, *order);
+  if (!dynamic.ok()) return dynamic.status();
+  if (!dynamic->empty()) {
+    Progress(options, absl::StrCat(dynamic->size(), " values have data-dependent extents: planned at their upper ",
+                                   "bounds, their ops on reference kernels"));
+  }
+  absl::flat_hash_set<const Value*> no_in_place;
+  for (const Node* n : *order) {
+    if (!TouchesDynamic(*n, *dynamic)) continue;
+    for (const Value* o : n->outputs()) no_in_place.insert(o);
+  }
 
   Progress(options, "planning memory");
-  absl::StatusOr<GraphLifetimes> lifetimes = ComputeLifetimes(graph, *order, /*allow_in_place=*/true);
+  absl::StatusOr<GraphLifetimes> lifetimes = ComputeLifetimes(graph, *order, /*allow_in_place=*/true, &no_in_place);
   if (!lifetimes.ok()) return lifetimes.status();
   // Shapes come from the model file and --dim: an activation, or the arena that holds them, larger than
   // this machine's memory is an error here rather than a failed allocation when the artifact runs.
@@ -484,6 +522,10 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     t->set_storage(artifact::Tensor::ARENA);
     t->set_offset(mem->offsets[i]);
     t->set_bytes(lifetimes->tensors[i].bytes);
+    if (auto it = dynamic->find(v); it != dynamic->end()) {
+      t->set_dynamic(true);
+      for (int d : it->second) t->add_dynamic_axes(d);
+    }
     index[v] = static_cast<int>(i);
   }
   // Constants read by the scheduled ops, each 64-byte aligned in the weights section, which is sized
@@ -546,7 +588,10 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     std::string backend;
     double seconds = 0;
     std::string why_reference;
-    op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds, &why_reference));
+    const bool data_dependent = TouchesDynamic(*n, *dynamic);
+    op->set_kernel(SelectKernel(*n, data_dependent ? "reference" : options.force_backend, &backend, &seconds,
+                                &why_reference));
+    if (data_dependent) why_reference = "an operand's extent depends on input values";
     if (options.tune && backend != "reference") {
       absl::StatusOr<const OpKernelEntry*> tuned =
           TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, evictor, result);

@@ -233,7 +233,8 @@ bool IsInPlaceCandidate(const Node& n) {
 
 }  // namespace
 
-absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::vector<Node*>& order, bool allow_in_place) {
+absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::vector<Node*>& order, bool allow_in_place,
+                                                const absl::flat_hash_set<const Value*>* no_in_place) {
   GraphLifetimes out;
   absl::flat_hash_map<const Value*, int> index;
   const int last_step = std::max<int>(0, static_cast<int>(order.size()) - 1);
@@ -286,6 +287,7 @@ absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::v
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {
       const Node* n = order[step];
       if (!IsInPlaceCandidate(*n) || n->num_outputs() != 1) continue;
+      if (no_in_place != nullptr && no_in_place->contains(n->output(0))) continue;
       const int o = index[n->output(0)];
       for (const Value* in : n->inputs()) {
         if (in == nullptr || in->is_constant() || in->is_graph_input() || graph.IsGraphOutput(in)) continue;

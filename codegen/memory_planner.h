@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
@@ -55,7 +56,10 @@ struct GraphLifetimes {
   std::vector<TensorLifetime> tensors;
   std::vector<const Value*> values;
 };
-absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::vector<Node*>& order, bool allow_in_place);
+// `no_in_place`: outputs that must not share their input's memory (a data-dependent extent, set at run
+// time, may differ from the input's although their bounds agree).
+absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::vector<Node*>& order, bool allow_in_place,
+                                                const absl::flat_hash_set<const Value*>* no_in_place = nullptr);
 
 // "arena 12.3 MB (greedy-by-size), lower bound 12.0 MB (+2.5%), 17 tensors in place".
 std::string DescribePlan(const MemoryPlan& plan);

@@ -162,6 +162,19 @@ absl::StatusOr<Tensor> Tensor::Reshaped(std::vector<int64_t> shape) const {
   return Tensor(dtype_, std::move(shape), buffer_, offset_);
 }
 
+absl::Status Tensor::SetShapeWithin(absl::Span<const int64_t> shape, size_t capacity) {
+  for (int64_t d : shape) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeToString(shape), " has a negative extent"));
+  }
+  const size_t bytes = DTypeStorageBytes(dtype_, tessel::NumElements(shape));
+  if (bytes > capacity || buffer_ == nullptr || offset_ + bytes > buffer_->size()) {
+    return absl::OutOfRangeError(absl::StrCat("shape ", ShapeToString(shape), " needs ", bytes, " bytes, above the ",
+                                              capacity, " bytes reserved"));
+  }
+  shape_.assign(shape.begin(), shape.end());
+  return absl::OkStatus();
+}
+
 std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];

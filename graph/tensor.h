@@ -145,6 +145,9 @@ class Tensor {
   Tensor Clone() const;
   // Same buffer, new shape with the same element count.
   absl::StatusOr<Tensor> Reshaped(std::vector<int64_t> shape) const;
+  // Same buffer and offset, another shape whose bytes fit in `capacity` bytes from the offset (a
+  // data-dependent extent within its planned bound); reuses the shape's storage.
+  absl::Status SetShapeWithin(absl::Span<const int64_t> shape, size_t capacity);
 
  private:
   DType dtype_ = DType::kF32;

@@ -107,6 +107,14 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
                     FormatBytes(t.bytes()), ")");
   }
   if (absl::Status s = CheckFitsInMemory(plan.arena_bytes(), what); !s.ok()) return s;
+  for (int i = 0; i < plan.tensors_size(); ++i) {
+    const artifact::Tensor& t = plan.tensors(i);
+    const bool input = std::find(plan.inputs().begin(), plan.inputs().end(), i) != plan.inputs().end();
+    if (t.dynamic() && (input || t.storage() != artifact::Tensor::ARENA)) {
+      return absl::DataLossError(absl::StrCat("tensor '", t.name(), "': a ", input ? "model input" : "weight",
+                                              " of data-dependent extent; the plan is corrupt"));
+    }
+  }
   std::shared_ptr<CompiledModel> m(new CompiledModel());
   m->artifact_ = artifact;
   m->weights_.resize(plan.tensors_size());
@@ -128,12 +136,21 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
   for (int op_index = 0; op_index < plan.ops_size(); ++op_index) {
     const artifact::Op& op = plan.ops(op_index);
     Node* n = nodes[op_index];
+    // An op with an operand of data-dependent extent runs its reference kernel on the extents of each
+    // run, inferred then and checked against the planned bounds.
+    bool dynamic = false;
+    for (int idx : op.inputs()) dynamic = dynamic || (idx >= 0 && plan.tensors(idx).dynamic());
+    for (int idx : op.outputs()) dynamic = dynamic || plan.tensors(idx).dynamic();
+    if (dynamic && !absl::StartsWith(op.kernel(), "reference/")) {
+      return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): kernel '", op.kernel(),
+                                              "' on an operand of data-dependent extent; the plan is corrupt"));
+    }
     // The op's attributes and operand shapes must give its planned outputs, by the shape inference
     // the compiler ran: a corrupt or crafted plan (a renamed attribute, other pads) stops here, before
     // any kernel reads it.
     std::vector<const TensorType*> planned;
     for (int idx : op.outputs()) planned.push_back(&values[idx]->type());
-    if (absl::Status s = CheckPlannedTypes(*n, planned); !s.ok()) {
+    if (absl::Status s = dynamic ? absl::OkStatus() : CheckPlannedTypes(*n, planned); !s.ok()) {
       return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): ", s.message(),
                                               "; the plan is corrupt, or was written by another version"));
     }
@@ -171,13 +188,15 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
     // A kernel this runtime lacks is an error rather than a quiet switch to the (much slower)
     // reference kernel, unless the reference kernels were asked for.
     const bool reference_forced = ForcedBackendFromEnv() == "reference";
-    if (entry == nullptr && (reference == nullptr || (!absl::StartsWith(op.kernel(), "reference/") &&
-                                                      !reference_forced))) {
+    // If has no registered kernel: RunDynamic runs its taken branch on the reference interpreter.
+    const bool runs_if = dynamic && op.domain().empty() && op.op_type() == "If";
+    if (entry == nullptr && !runs_if &&
+        (reference == nullptr || (!absl::StartsWith(op.kernel(), "reference/") && !reference_forced))) {
       return absl::UnimplementedError(absl::StrCat("op '", op.name(), "': this runtime has no kernel '", op.kernel(),
                                                    "' (", op.op_type(), "); recompile the model with this version of ",
                                                    "tessel, or run it with TESSEL_FORCE_BACKEND=reference"));
     }
-    m->ops_.push_back({n, reference, entry});
+    m->ops_.push_back({n, reference, entry, dynamic});
   }
   return std::shared_ptr<const CompiledModel>(std::move(m));
 }
@@ -273,6 +292,65 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
   return Run();
 }
 
+absl::Status Session::RunDynamic(int i) {
+  const CompiledModel::Op& op = model_->ops_[i];
+  const artifact::Op& planned = model_->plan().ops(i);
+  if (op.reference == nullptr) {
+    // If: the taken branch runs on the reference interpreter (its own tensors); the results are copied
+    // into the arena within their bounds.
+    absl::Status s = RunReferenceNode(*op.node, op_inputs_[i], &branch_outputs_);
+    if (!s.ok()) return s;
+    if (static_cast<int>(branch_outputs_.size()) != planned.outputs_size()) {
+      return absl::InternalError(absl::StrCat("the taken branch gave ", branch_outputs_.size(), " outputs, not ",
+                                              planned.outputs_size()));
+    }
+    for (int k = 0; k < planned.outputs_size(); ++k) {
+      const int idx = planned.outputs(k);
+      const artifact::Tensor& t = model_->plan().tensors(idx);
+      const Tensor& r = branch_outputs_[k];
+      if (static_cast<int>(r.dtype()) != t.dtype()) {
+        return absl::InternalError(absl::StrCat("output '", t.name(), "' came out as ", r.type().ToString()));
+      }
+      s = views_[idx].SetShapeWithin(r.shape(), t.bytes());
+      if (!s.ok()) {
+        return absl::OutOfRangeError(absl::StrCat("output '", t.name(), "': ", s.message(), " at compile time (its ",
+                                                  "upper bound ", ShapeToString(Shape(t)), ")"));
+      }
+      if (r.byte_size() > 0) std::memcpy(views_[idx].raw_data(), r.raw_data(), r.byte_size());
+      s = op_outputs_[i][k].SetShapeWithin(r.shape(), t.bytes());
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  // This run's output extents, from the inputs' extents and values (NonZero counts, NMS selects).
+  dynamic_types_.resize(op_inputs_[i].size());
+  dynamic_type_ptrs_.assign(op_inputs_[i].size(), nullptr);
+  for (size_t k = 0; k < op_inputs_[i].size(); ++k) {
+    if (op_inputs_[i][k] == nullptr) continue;
+    dynamic_types_[k] = op_inputs_[i][k]->type();
+    dynamic_type_ptrs_[k] = &dynamic_types_[k];
+  }
+  absl::StatusOr<std::vector<TensorType>> types = InferOutputTypes(*op.node, dynamic_type_ptrs_, op_inputs_[i]);
+  if (!types.ok()) return types.status();
+  for (int k = 0; k < planned.outputs_size(); ++k) {
+    const int idx = planned.outputs(k);
+    const artifact::Tensor& t = model_->plan().tensors(idx);
+    const TensorType& type = (*types)[k];
+    if (!type.is_static() || static_cast<int>(type.dtype) != t.dtype()) {
+      return absl::InternalError(absl::StrCat("output '", t.name(), "' inferred as ", type.ToString()));
+    }
+    const std::vector<int64_t> shape = type.StaticShape();
+    absl::Status s = views_[idx].SetShapeWithin(shape, t.bytes());
+    if (!s.ok()) {
+      return absl::OutOfRangeError(absl::StrCat("output '", t.name(), "': ", s.message(), " at compile time (its ",
+                                                "upper bound ", ShapeToString(Shape(t)), ")"));
+    }
+    s = op_outputs_[i][k].SetShapeWithin(shape, t.bytes());
+    if (!s.ok()) return s;
+  }
+  return op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
+}
+
 absl::Status Session::Run() {
   if (!init_status_.ok()) return init_status_;
   const artifact::Plan& plan = model_->plan();
@@ -287,8 +365,9 @@ absl::Status Session::Run() {
     if (lab_marks_) LabMark(static_cast<int64_t>(i));
     const bool timed = profile_ || handoff_->times_ops();
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status s =
-        kernels_[i] ? kernels_[i]->Run() : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
+    absl::Status s = kernels_[i]  ? kernels_[i]->Run()
+                     : op.dynamic ? RunDynamic(static_cast<int>(i))
+                                  : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
     const auto end = timed ? std::chrono::steady_clock::now() : start;
     handoff_->AfterOp(static_cast<int>(i), std::chrono::duration<double, std::micro>(end - start).count(),
                       fixed_flags_[i]);

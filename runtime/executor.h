@@ -42,6 +42,7 @@ class CompiledModel {
     const Node* node;
     ReferenceKernel reference;   // nullptr when this runtime has none for the op
     const OpKernelEntry* entry;  // the recorded optimized kernel; nullptr for "reference/..."
+    bool dynamic = false;        // an operand's extent depends on input values (reference kernel, RunDynamic)
   };
   CompiledModel() = default;
   std::shared_ptr<Artifact> artifact_;
@@ -111,6 +112,9 @@ class Session {
   struct PoolDeleter {
     void operator()(pthreadpool_t pool) const;
   };
+  // Runs op i, whose operands have data-dependent extents: infers this run's output shapes, sets them on
+  // the arena views within their planned bounds (an error past a bound), then runs the reference kernel.
+  absl::Status RunDynamic(int i);
   absl::Status init_status_;
   std::shared_ptr<const CompiledModel> model_;
   int num_threads_ = 1;
@@ -124,6 +128,9 @@ class Session {
   std::vector<std::unique_ptr<OpKernel>> kernels_;     // per op; nullptr: the reference kernel
   std::unique_ptr<SharedScratch> scratch_;             // the kernels' shared scratch (stable address)
   std::vector<std::string> kernel_names_;              // per op
+  std::vector<TensorType> dynamic_types_;              // RunDynamic's input types (reused)
+  std::vector<const TensorType*> dynamic_type_ptrs_;
+  std::vector<Tensor> branch_outputs_;                 // RunDynamic's If results before the copy
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
   bool check_finite_ = false;

@@ -1,0 +1,142 @@
+// Artifacts with data-dependent shapes: NonZero, Gather by its indices, TopK with a computed k and an If
+// on the count, compiled at upper bounds; each run gives the extents of its own inputs, the same values
+// as the reference interpreter on the graph, and the hand-computed ones below.
+#include <memory>
+#include <vector>
+
+#include "codegen/compiler.h"
+#include "graph/op_registry.h"
+#include "graph/text.h"
+#include "gtest/gtest.h"
+#include "kernels/reference/interpreter.h"
+#include "runtime/executor.h"
+#include "runtime/testing/write_and_load.h"
+
+namespace tessel {
+namespace {
+
+// The positive elements of x, the largest three of them (fewer when fewer pass) and, through an If on
+// "none passed", either [-1] or the passing elements doubled.
+std::unique_ptr<Graph> MakeGraph() {
+  auto graph = ParseGraph(R"(
+graph @main {
+  input %x : f32[2,5]
+  const %zero : f32[] = [0.0]
+  const %flat : i64[1] = [-1]
+  const %three : i64[1] = [3]
+  const %axis0 : i64[] = [0]
+  const %izero : i64[] = [0]
+  %mask = Greater "gt" (%x, %zero) : bool[2,5]
+  %nz = NonZero "nz" (%mask) : i64[2,?a]
+  %xf = Reshape "xf" (%x, %flat) : f32[10]
+  %m = Reshape "mf" (%mask, %flat) : bool[10]
+  %where = NonZero "nzf" (%m) : i64[1,?b]
+  %rows = Reshape "rows" (%where, %flat) : i64[?b]
+  %sel = Gather "sel" (%xf, %rows) {axis = 0} : f32[?b]
+  %n = Shape "n" (%sel) : i64[1]
+  %k = Min "k" (%n, %three) : i64[1]
+  %top, %idx = TopK "top" (%sel, %k) : f32[?c], i64[?c]
+  %count = Gather "count" (%n, %izero) {axis = 0} : i64[]
+  %none = Equal "none" (%count, %izero) : bool[]
+  output %nz, %top, %idx
+}
+)");
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  Graph& g = **graph;
+  auto then_branch = ParseGraph(R"(
+graph @then {
+  input %v : f32[?n]
+  const %minus1 : f32[1] = [-1.0]
+  %out = Identity "then_id" (%minus1) : f32[1]
+  output %out
+}
+)");
+  auto else_branch = ParseGraph(R"(
+graph @else {
+  input %v : f32[?n]
+  %out = Add "twice" (%v, %v) : f32[?n]
+  output %out
+}
+)");
+  EXPECT_TRUE(then_branch.ok() && else_branch.ok());
+  Node* n = g.AddNode("If", {g.FindValue("none"), g.FindValue("sel")}, 1, "if_none");
+  n->SetAttr("then_branch", Attribute::GraphValue(std::shared_ptr<const Graph>(std::move(*then_branch))));
+  n->SetAttr("else_branch", Attribute::GraphValue(std::shared_ptr<const Graph>(std::move(*else_branch))));
+  g.AddOutput(n->output(0));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return std::move(*graph);
+}
+
+TEST(DynamicShapesTest, CompiledRunsMatchReferenceAndHand) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  auto result = CompileGraph(*graph, CompileOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  auto model = WriteAndLoadArtifact(*result, "dynamic_shapes");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session = Session::Create(*model);
+  ASSERT_TRUE(session.ok()) << session.status();
+
+  std::unique_ptr<Graph> reference_graph = MakeGraph();
+  auto interpreter = ReferenceInterpreter::Create(reference_graph.get());
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+
+  struct Case {
+    std::vector<float> x;
+    std::vector<int64_t> nz_shape;
+    std::vector<float> top;
+    std::vector<float> if_out;
+  };
+  const std::vector<Case> cases = {
+      // Two positives: both kept by TopK (k = 2); doubled in the else branch.
+      {{-1, 2, -3, 0, 0, 0, 0, 0, 5, -6}, {2, 2}, {5, 2}, {4, 10}},
+      // None: empty NonZero and TopK; the then branch's [-1].
+      {{-1, -2, -3, 0, 0, 0, 0, 0, -5, -6}, {2, 0}, {}, {-1}},
+      // All ten: TopK keeps three.
+      {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 10}, {10, 9, 8}, {2, 4, 6, 8, 10, 12, 14, 16, 18, 20}},
+      // Two again after larger runs: the extents shrink back.
+      {{0, 0, 0, 0, 0, 0, 0, 3, 0, 1}, {2, 2}, {3, 1}, {6, 2}},
+  };
+  for (const Case& c : cases) {
+    const Tensor x = Tensor::FromVector<float>({2, 5}, c.x);
+    ASSERT_TRUE((*session)->Run({x}).ok());
+    auto expected = interpreter->Run(std::vector<Tensor>{x});
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    ASSERT_EQ(expected->size(), 4u);
+    for (int o = 0; o < 4; ++o) {
+      const Tensor& got = (*session)->output(o);
+      const Tensor& want = (*expected)[o];
+      ASSERT_EQ(got.shape(), want.shape()) << "output " << o;
+      ASSERT_EQ(got.dtype(), want.dtype());
+      for (int64_t i = 0; i < want.num_elements(); ++i) {
+        EXPECT_EQ(got.GetAsDouble(i), want.GetAsDouble(i)) << "output " << o << " element " << i;
+      }
+    }
+    EXPECT_EQ((*session)->output(0).shape(), c.nz_shape);
+    EXPECT_EQ((*session)->output(1).ToFloatVector(), c.top);
+    EXPECT_EQ((*session)->output(3).ToFloatVector(), c.if_out);
+  }
+}
+
+// The plan records which tensors have data-dependent extents, their bounds, and runs their ops on the
+// reference kernels.
+TEST(DynamicShapesTest, PlanMarksBoundedTensors) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  auto result = CompileGraph(*graph, CompileOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  int dynamic = 0;
+  for (const auto& t : result->plan.tensors()) {
+    if (!t.dynamic()) continue;
+    ++dynamic;
+    if (t.name() == "top") EXPECT_EQ(std::vector<int64_t>(t.shape().begin(), t.shape().end()), std::vector<int64_t>{3});
+    if (t.name() == "nz") EXPECT_EQ(std::vector<int64_t>(t.shape().begin(), t.shape().end()), (std::vector<int64_t>{2, 10}));
+  }
+  EXPECT_GE(dynamic, 5);
+  for (const auto& op : result->plan.ops()) {
+    if (op.name() == "top" || op.name() == "if_none" || op.name() == "nz") {
+      EXPECT_EQ(op.kernel().rfind("reference/", 0), 0u) << op.name() << " runs " << op.kernel();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel
