@@ -189,7 +189,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
     // reference kernel, unless the reference kernels were asked for.
     const bool reference_forced = ForcedBackendFromEnv() == "reference";
     // If has no registered kernel: RunDynamic runs its taken branch on the reference interpreter.
-    const bool runs_if = dynamic && op.domain().empty() && op.op_type() == "If";
+    const bool runs_if = dynamic && ComputesItsOwnShape(op.domain(), op.op_type());
     if (entry == nullptr && !runs_if &&
         (reference == nullptr || (!absl::StartsWith(op.kernel(), "reference/") && !reference_forced))) {
       return absl::UnimplementedError(absl::StrCat("op '", op.name(), "': this runtime has no kernel '", op.kernel(),
@@ -295,19 +295,20 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
 absl::Status Session::RunDynamic(int i) {
   const CompiledModel::Op& op = model_->ops_[i];
   const artifact::Op& planned = model_->plan().ops(i);
-  if (op.reference == nullptr) {
-    // If: the taken branch runs on the reference interpreter (its own tensors); the results are copied
-    // into the arena within their bounds.
-    absl::Status s = RunReferenceNode(*op.node, op_inputs_[i], &branch_outputs_);
+  if (ComputesItsOwnShape(op.node->domain(), op.node->op_type())) {
+    // If (its taken branch on the reference interpreter) and NonMaxSuppression compute into tensors of
+    // their own, computing once what inference would compute too; the results are copied into the arena
+    // within their bounds.
+    absl::Status s = RunReferenceNode(*op.node, op_inputs_[i], &own_outputs_);
     if (!s.ok()) return s;
-    if (static_cast<int>(branch_outputs_.size()) != planned.outputs_size()) {
-      return absl::InternalError(absl::StrCat("the taken branch gave ", branch_outputs_.size(), " outputs, not ",
+    if (static_cast<int>(own_outputs_.size()) != planned.outputs_size()) {
+      return absl::InternalError(absl::StrCat("the taken branch gave ", own_outputs_.size(), " outputs, not ",
                                               planned.outputs_size()));
     }
     for (int k = 0; k < planned.outputs_size(); ++k) {
       const int idx = planned.outputs(k);
       const artifact::Tensor& t = model_->plan().tensors(idx);
-      const Tensor& r = branch_outputs_[k];
+      const Tensor& r = own_outputs_[k];
       if (static_cast<int>(r.dtype()) != t.dtype()) {
         return absl::InternalError(absl::StrCat("output '", t.name(), "' came out as ", r.type().ToString()));
       }

@@ -130,7 +130,7 @@ class Session {
   std::vector<std::string> kernel_names_;              // per op
   std::vector<TensorType> dynamic_types_;              // RunDynamic's input types (reused)
   std::vector<const TensorType*> dynamic_type_ptrs_;
-  std::vector<Tensor> branch_outputs_;                 // RunDynamic's If results before the copy
+  std::vector<Tensor> own_outputs_;                    // RunDynamic: If / NMS results before the copy
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
   bool check_finite_ = false;

@@ -2,14 +2,15 @@
 // NonMaxSuppression. GridSample and RoiAlign follow PyTorch's grid_sample and torchvision's roi_align
 // (and ONNX Runtime's max mode), which the ONNX definitions transcribe.
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
 #include "graph/ops/nms.h"
 #include "kernels/reference/reference.h"
 
@@ -209,6 +210,33 @@ absl::Status NonMaxSuppression(const Node& node, Inputs in, Outputs out) {
 }
 
 }  // namespace
+
+absl::Status RunNonMaxSuppression(const Node& node, absl::Span<const Tensor* const> in, std::vector<Tensor>* outputs) {
+  if (in.size() < 2 || in[0] == nullptr || in[1] == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("node ", node.DebugName(), ": boxes and scores are required"));
+  }
+  // The inputs' types as inference checks them (ranks, box count, the scalar parameters).
+  std::vector<TensorType> types(in.size());
+  std::vector<const TensorType*> type_ptrs(in.size(), nullptr);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == nullptr) continue;
+    types[i] = in[i]->type();
+    type_ptrs[i] = &types[i];
+  }
+  absl::StatusOr<std::vector<TensorType>> checked = InferOutputTypes(node, type_ptrs, {});
+  if (!checked.ok()) return checked.status();
+  const Tensor* p[3];
+  for (int i = 2; i < 5; ++i) p[i - 2] = i < static_cast<int>(in.size()) ? in[i] : nullptr;
+  absl::StatusOr<NmsParams> params = ResolveNmsParams(node, p[0], p[1], p[2]);
+  if (!params.ok()) return absl::Status(params.status().code(), absl::StrCat("node ", node.DebugName(), ": ",
+                                                                           params.status().message()));
+  const std::vector<std::array<int64_t, 3>> selected = SelectNmsBoxes(*in[0], *in[1], *params);
+  outputs->clear();
+  outputs->emplace_back(DType::kI64, std::vector<int64_t>{static_cast<int64_t>(selected.size()), 3});
+  int64_t* dst = outputs->back().data<int64_t>();
+  for (const auto& s : selected) dst = std::copy(s.begin(), s.end(), dst);
+  return absl::OkStatus();
+}
 
 void RegisterDetectionReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "GridSample", GridSample);

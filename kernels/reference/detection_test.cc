@@ -2,7 +2,11 @@
 // values), attribute errors that name the attribute, and the reference kernels on inputs small enough
 // to compute by hand (exact, or 1e-6). Random-input coverage against PyTorch and torchvision is in
 // op_test (testdata/gen_detection_cases.py).
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -212,6 +216,73 @@ TEST(NonMaxSuppressionTest, Errors) {
   in[3] = F32({2}, {0.5f, 0.5f});
   y = OneNode("NonMaxSuppression", in, {}).Run();
   EXPECT_THAT(y.status().message(), HasSubstr("input 'iou_threshold' must hold one value"));
+}
+
+// The selection tests a candidate only against kept boxes that share a grid cell with it; the plain
+// quadratic loop of the ONNX definition, written here, must select the same boxes: random boxes in
+// clusters (as torchvision's batched NMS offsets each class), large boxes, degenerate and non-finite ones.
+std::vector<int64_t> QuadraticNms(const Tensor& boxes, const Tensor& scores, int64_t max_per_class, float iou) {
+  std::vector<int64_t> out;
+  const int64_t classes = scores.dim(1), n = scores.dim(2);
+  for (int64_t c = 0; c < classes; ++c) {
+    const float* sc = scores.data<float>() + c * n;
+    std::vector<int64_t> order(n);
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return sc[i] > sc[j]; });
+    std::vector<std::array<float, 4>> kept;
+    for (int64_t i : order) {
+      if (static_cast<int64_t>(kept.size()) >= max_per_class) break;
+      const float* b = boxes.data<float>() + i * 4;
+      const std::array<float, 4> box = {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]),
+                                        std::max(b[1], b[3])};
+      bool suppressed = false;
+      for (const auto& k : kept) {
+        const float ih = std::min(k[2], box[2]) - std::max(k[0], box[0]);
+        const float iw = std::min(k[3], box[3]) - std::max(k[1], box[1]);
+        if (ih <= 0 || iw <= 0) continue;
+        const float inter = ih * iw, area_a = (k[2] - k[0]) * (k[3] - k[1]), area_b = (box[2] - box[0]) * (box[3] - box[1]);
+        const float uni = area_a + area_b - inter;
+        if (area_a <= 0 || area_b <= 0 || uni <= 0) continue;
+        suppressed = suppressed || inter / uni > iou;
+      }
+      if (suppressed) continue;
+      kept.push_back(box);
+      out.insert(out.end(), {0, c, i});
+    }
+  }
+  return out;
+}
+
+TEST(NonMaxSuppressionTest, GridSelectionMatchesQuadraticLoop) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int64_t n = 300 + 250 * trial, classes = trial % 2 ? 3 : 1;
+    std::vector<float> b(n * 4), sc(classes * n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float offset = 1000.0f * static_cast<float>(i % 20);  // 20 clusters far apart
+      const float y = offset + 100 * u(rng), x = offset + 100 * u(rng);
+      const bool large = i % 50 < 2;  // spans many cells; each such pair overlaps with IoU ~0.99
+      const float h = large ? 5000 : 40 * u(rng), w = large ? 5000 : i % 37 == 0 ? 0 : 40 * u(rng);
+      b[i * 4 + 0] = i % 50 == 1 ? b[(i - 1) * 4 + 0] + 10 : y;
+      b[i * 4 + 1] = i % 50 == 1 ? b[(i - 1) * 4 + 1] : x;
+      b[i * 4 + 2] = b[i * 4 + 0] + (i % 3 ? h : -h);  // some corners flipped
+      b[i * 4 + 3] = b[i * 4 + 1] + w;
+      if (i == 11) b[i * 4 + 2] = INFINITY;
+      if (i == 23) b[i * 4 + 1] = NAN;
+    }
+    for (float& v : sc) v = u(rng);
+    const Tensor boxes = F32({1, n, 4}, b), scores = F32({1, classes, n}, sc);
+    for (float iou : {0.3f, 0.55f}) {
+      const int64_t max_per_class = trial == 5 ? 40 : n;
+      absl::StatusOr<Tensor> y =
+          OneNode("NonMaxSuppression", {boxes, scores, I64({1}, {max_per_class}), F32({1}, {iou})}, {}).Run();
+      ASSERT_TRUE(y.ok()) << y.status();
+      const std::vector<int64_t> want = QuadraticNms(boxes, scores, max_per_class, iou);
+      EXPECT_EQ(y->ToInt64Vector(), want) << "trial " << trial << ", iou " << iou;
+      EXPECT_GT(want.size(), 30u);
+    }
+  }
 }
 
 }  // namespace

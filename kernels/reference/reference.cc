@@ -99,8 +99,13 @@ bool RunsOnReference(const std::string& domain, const std::string& op_type) {
   return (domain.empty() && op_type == "If") || ReferenceKernelRegistry::Global().Find(domain, op_type) != nullptr;
 }
 
+bool ComputesItsOwnShape(const std::string& domain, const std::string& op_type) {
+  return domain.empty() && (op_type == "If" || op_type == "NonMaxSuppression");
+}
+
 absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) {
   if (node.domain().empty() && node.op_type() == "If") return RunIf(node, inputs, outputs);
+  if (node.domain().empty() && node.op_type() == "NonMaxSuppression") return RunNonMaxSuppression(node, inputs, outputs);
   ReferenceKernel kernel = ReferenceKernelRegistry::Global().Find(node.domain(), node.op_type());
   if (kernel == nullptr) {
     return absl::UnimplementedError(absl::StrCat("node ", node.DebugName(), ": no reference kernel for ",
