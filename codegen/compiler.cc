@@ -92,8 +92,31 @@ absl::StatusOr<absl::flat_hash_map<const Value*, std::vector<int>>> BoundDataDep
   return dynamic;
 }
 
+// Whether op n, which touches values of data-dependent extent, computes each row of its outputs from the
+// same row of input 0 alone (its other inputs fixed): then, in a run where only input 0's leading extent
+// differs from its bound, its optimized kernel can run over the bound of rows (artifact::Op::row_wise).
+// The rows past the run's count hold what the arena held.
+bool RowWise(const Node& n, const absl::flat_hash_map<const Value*, std::vector<int>>& dynamic) {
+  if (!n.domain().empty()) return false;
+  const std::string& op = n.op_type();
+  const bool unary = op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "LeakyRelu" ||
+                     op == "HardSwish" || op == "HardSigmoid" || op == "Elu" || op == "Softplus";
+  const bool matrix = (op == "Gemm" && n.GetInt("transA", 0) == 0) || op == "MatMul";
+  const bool flatten = op == "Flatten" && n.GetInt("axis", 1) >= 1;
+  if (!unary && !matrix && !flatten) return false;
+  if (n.num_inputs() < 1 || n.input(0) == nullptr || !dynamic.contains(n.input(0))) return false;
+  if (n.input(0)->type().rank() < 1 || (matrix && n.input(0)->type().rank() != 2)) return false;
+  for (int i = 1; i < n.num_inputs(); ++i) {
+    if (n.input(i) != nullptr && dynamic.contains(n.input(i))) return false;
+  }
+  for (const Value* o : n.outputs()) {
+    if (!dynamic.contains(o) || o->type().rank() < 1) return false;
+  }
+  return true;
+}
+
 // An op that reads or writes a value of data-dependent extent runs its reference kernel, which takes the
-// extents of each run.
+// extents of each run, unless it is row-wise (above).
 bool TouchesDynamic(const Node& n, const absl::flat_hash_map<const Value*, std::vector<int>>& dynamic) {
   for (const Value* v : n.inputs()) {
     if (v != nullptr && dynamic.contains(v)) return true;
@@ -589,10 +612,12 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     double seconds = 0;
     std::string why_reference;
     const bool data_dependent = TouchesDynamic(*n, *dynamic);
-    op->set_kernel(SelectKernel(*n, data_dependent ? "reference" : options.force_backend, &backend, &seconds,
-                                &why_reference));
-    if (data_dependent) why_reference = "an operand's extent depends on input values";
-    if (options.tune && backend != "reference") {
+    const bool row_wise = data_dependent && RowWise(*n, *dynamic);
+    op->set_kernel(SelectKernel(*n, data_dependent && !row_wise ? "reference" : options.force_backend, &backend,
+                                &seconds, &why_reference));
+    if (data_dependent && !row_wise) why_reference = "an operand's extent depends on input values";
+    op->set_row_wise(row_wise && backend != "reference");
+    if (options.tune && backend != "reference" && !data_dependent) {
       absl::StatusOr<const OpKernelEntry*> tuned =
           TuneKernel(*n, options, absl::StrCat("op ", op_index, "/", order->size()), cache, evictor, result);
       if (!tuned.ok()) return tuned.status();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "kernels/reference/reference.h"
@@ -94,7 +95,8 @@ std::optional<Tensor> ShapeValue(const Node& n, const Bound& x) {
   return Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v);
 }
 
-using BoundMap = absl::flat_hash_map<const Value*, Bound>;
+// Node-based: BoundOf hands out pointers that later insertions must not move.
+using BoundMap = absl::node_hash_map<const Value*, Bound>;
 
 absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds);
 

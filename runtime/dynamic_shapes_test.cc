@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/compiler.h"
 #include "graph/op_registry.h"
 #include "graph/text.h"
@@ -134,6 +135,71 @@ TEST(DynamicShapesTest, PlanMarksBoundedTensors) {
   for (const auto& op : result->plan.ops()) {
     if (op.name() == "top" || op.name() == "if_none" || op.name() == "nz") {
       EXPECT_EQ(op.kernel().rfind("reference/", 0), 0u) << op.name() << " runs " << op.kernel();
+    }
+  }
+}
+
+// Rows picked by a data-dependent NonZero through a fully connected layer, an activation and a Gemm: the
+// layers run their optimized kernels over the bound of rows (row-wise ops) and the outputs take each
+// run's row count, within 1e-5 of the reference interpreter.
+TEST(DynamicShapesTest, RowWiseOpsRunOptimizedKernelsOverTheBound) {
+  std::string w, b;
+  for (int i = 0; i < 8 * 16; ++i) absl::StrAppend(&w, i ? ", " : "", ((i * 7) % 11 - 5) * 0.125);
+  for (int i = 0; i < 8; ++i) absl::StrAppend(&b, i ? ", " : "", (i % 3 - 1) * 0.5);
+  const std::string text = absl::StrCat(R"(
+graph @main {
+  input %x : f32[12,8]
+  const %zero : f32[] = [0.0]
+  const %flat : i64[1] = [-1]
+  const %first : i64[1] = [0]
+  const %one : i64[1] = [1]
+  const %axis1 : i64[1] = [1]
+  const %w : f32[8,16] = [)", w, R"(]
+  const %wt : f32[8,16] = [)", w, R"(]
+  const %c : f32[8] = [)", b, R"(]
+  %col = Slice "col" (%x, %first, %one, %axis1) : f32[12,1]
+  %pos = Greater "pos" (%col, %zero) : bool[12,1]
+  %nz = NonZero "nz" (%pos) : i64[2,?a]
+  %rows2 = Slice "rows2" (%nz, %first, %one) : i64[1,?a]
+  %rows = Reshape "rows" (%rows2, %flat) : i64[?a]
+  %picked = Gather "picked" (%x, %rows) {axis = 0} : f32[?a,8]
+  %h = MatMul "fc" (%picked, %w) : f32[?a,16]
+  %r = Relu "relu" (%h) : f32[?a,16]
+  %y = Gemm "gemm" (%r, %wt, %c) {transB = 1} : f32[?a,8]
+  output %y
+}
+)");
+  auto graph = ParseGraph(text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto result = CompileGraph(**graph, CompileOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  for (const auto& op : result->plan.ops()) {
+    if (op.name() == "fc" || op.name() == "relu" || op.name() == "gemm") {
+      EXPECT_TRUE(op.row_wise()) << op.name();
+      EXPECT_NE(op.kernel().rfind("reference/", 0), 0u) << op.name() << " runs " << op.kernel();
+    }
+  }
+  auto model = WriteAndLoadArtifact(*result, "dynamic_rows");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session = Session::Create(*model);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto reference_graph = ParseGraph(text);
+  ASSERT_TRUE(reference_graph.ok());
+  auto interpreter = ReferenceInterpreter::Create(reference_graph->get());
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  for (int positives : {5, 12, 0, 1, 7}) {
+    std::vector<float> x(12 * 8);
+    for (int i = 0; i < 12 * 8; ++i) x[i] = ((i * 5) % 13 - 6) * 0.25f;
+    for (int r = 0; r < 12; ++r) x[r * 8] = (r * 5) % 12 < positives ? 1.0f + r : -1.0f - r;
+    const Tensor input = Tensor::FromVector<float>({12, 8}, x);
+    ASSERT_TRUE((*session)->Run({input}).ok());
+    auto expected = interpreter->Run(std::vector<Tensor>{input});
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    const Tensor& got = (*session)->output(0);
+    ASSERT_EQ(got.shape(), (std::vector<int64_t>{positives, 8}));
+    ASSERT_EQ(got.shape(), (*expected)[0].shape());
+    for (int64_t i = 0; i < got.num_elements(); ++i) {
+      EXPECT_NEAR(got.GetAsDouble(i), (*expected)[0].GetAsDouble(i), 1e-5) << "element " << i;
     }
   }
 }

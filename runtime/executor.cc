@@ -141,7 +141,17 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
     bool dynamic = false;
     for (int idx : op.inputs()) dynamic = dynamic || (idx >= 0 && plan.tensors(idx).dynamic());
     for (int idx : op.outputs()) dynamic = dynamic || plan.tensors(idx).dynamic();
-    if (dynamic && !absl::StartsWith(op.kernel(), "reference/")) {
+    // A row-wise op runs its optimized kernel over the bound of rows when only the leading extent of input
+    // 0 differs from the bound in a run, and its reference kernel otherwise: only input 0 may vary.
+    auto varies = [&plan](int idx) { return plan.tensors(idx).dynamic() && plan.tensors(idx).shape_size() >= 1; };
+    bool row_wise = op.row_wise() && op.inputs_size() >= 1 && op.inputs(0) >= 0 && varies(op.inputs(0));
+    for (int k = 1; k < op.inputs_size(); ++k) row_wise = row_wise && (op.inputs(k) < 0 || !plan.tensors(op.inputs(k)).dynamic());
+    for (int idx : op.outputs()) row_wise = row_wise && varies(idx);
+    if (op.row_wise() && !row_wise) {
+      return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): marked row-wise, but ",
+                                              "operands other than input 0 vary; the plan is corrupt"));
+    }
+    if (dynamic && !row_wise && !absl::StartsWith(op.kernel(), "reference/")) {
       return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): kernel '", op.kernel(),
                                               "' on an operand of data-dependent extent; the plan is corrupt"));
     }
@@ -196,7 +206,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
                                                    "' (", op.op_type(), "); recompile the model with this version of ",
                                                    "tessel, or run it with TESSEL_FORCE_BACKEND=reference"));
     }
-    m->ops_.push_back({n, reference, entry, dynamic});
+    m->ops_.push_back({n, reference, entry, dynamic, row_wise});
   }
   return std::shared_ptr<const CompiledModel>(std::move(m));
 }
@@ -292,6 +302,31 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
   return Run();
 }
 
+bool Session::OnlyRowsVary(int i) const {
+  const Tensor& x = *op_inputs_[i][0];
+  const artifact::Tensor& t = model_->plan().tensors(model_->plan().ops(i).inputs(0));
+  if (x.rank() != t.shape_size()) return false;
+  for (int d = 1; d < x.rank(); ++d) {
+    if (x.dim(d) != t.shape(d)) return false;
+  }
+  return true;
+}
+
+absl::Status Session::SetRunRows(int i) {
+  const artifact::Op& planned = model_->plan().ops(i);
+  const int64_t rows = op_inputs_[i][0]->dim(0);
+  for (int k = 0; k < planned.outputs_size(); ++k) {
+    const int idx = planned.outputs(k);
+    const artifact::Tensor& t = model_->plan().tensors(idx);
+    row_shape_.assign(t.shape().begin(), t.shape().end());
+    row_shape_[0] = rows;
+    absl::Status s = views_[idx].SetShapeWithin(row_shape_, t.bytes());
+    if (s.ok()) s = op_outputs_[i][k].SetShapeWithin(row_shape_, t.bytes());
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("output '", t.name(), "': ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Session::RunDynamic(int i) {
   const CompiledModel::Op& op = model_->ops_[i];
   const artifact::Op& planned = model_->plan().ops(i);
@@ -366,9 +401,15 @@ absl::Status Session::Run() {
     if (lab_marks_) LabMark(static_cast<int64_t>(i));
     const bool timed = profile_ || handoff_->times_ops();
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status s = kernels_[i]  ? kernels_[i]->Run()
-                     : op.dynamic ? RunDynamic(static_cast<int>(i))
-                                  : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
+    absl::Status s;
+    if (op.row_wise && kernels_[i] && OnlyRowsVary(static_cast<int>(i))) {
+      s = kernels_[i]->Run();
+      if (s.ok()) s = SetRunRows(static_cast<int>(i));
+    } else if (op.dynamic) {
+      s = RunDynamic(static_cast<int>(i));
+    } else {
+      s = kernels_[i] ? kernels_[i]->Run() : op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
+    }
     const auto end = timed ? std::chrono::steady_clock::now() : start;
     handoff_->AfterOp(static_cast<int>(i), std::chrono::duration<double, std::micro>(end - start).count(),
                       fixed_flags_[i]);

@@ -43,6 +43,7 @@ class CompiledModel {
     ReferenceKernel reference;   // nullptr when this runtime has none for the op
     const OpKernelEntry* entry;  // the recorded optimized kernel; nullptr for "reference/..."
     bool dynamic = false;        // an operand's extent depends on input values (reference kernel, RunDynamic)
+    bool row_wise = false;       // dynamic, but when only input 0's rows vary the kernel runs over the bound
   };
   CompiledModel() = default;
   std::shared_ptr<Artifact> artifact_;
@@ -115,6 +116,10 @@ class Session {
   // Runs op i, whose operands have data-dependent extents: infers this run's output shapes, sets them on
   // the arena views within their planned bounds (an error past a bound), then runs the reference kernel.
   absl::Status RunDynamic(int i);
+  // Whether row-wise op i's input 0 differs from its bound in this run in the leading extent only.
+  bool OnlyRowsVary(int i) const;
+  // After row-wise op i ran its kernel over the bound: its outputs take input 0's row count of this run.
+  absl::Status SetRunRows(int i);
   absl::Status init_status_;
   std::shared_ptr<const CompiledModel> model_;
   int num_threads_ = 1;
@@ -130,6 +135,7 @@ class Session {
   std::vector<std::string> kernel_names_;              // per op
   std::vector<TensorType> dynamic_types_;              // RunDynamic's input types (reused)
   std::vector<const TensorType*> dynamic_type_ptrs_;
+  std::vector<int64_t> row_shape_;                     // SetRunRows' shape (reused)
   std::vector<Tensor> own_outputs_;                    // RunDynamic: If / NMS results before the copy
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
