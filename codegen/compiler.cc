@@ -613,9 +613,15 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     std::string why_reference;
     const bool data_dependent = TouchesDynamic(*n, *dynamic);
     const bool row_wise = data_dependent && RowWise(*n, *dynamic);
-    op->set_kernel(SelectKernel(*n, data_dependent && !row_wise ? "reference" : options.force_backend, &backend,
-                                &seconds, &why_reference));
-    if (data_dependent && !row_wise) why_reference = "an operand's extent depends on input values";
+    op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds, &why_reference));
+    if (data_dependent && !row_wise && backend != "reference") {
+      // Only a kernel that reads each run's extents serves the other ops of data-dependent extent.
+      const OpKernelEntry* e = OpKernels().FindByName(op->kernel());
+      if (e == nullptr || !e->any_extent) {
+        op->set_kernel(SelectKernel(*n, "reference", &backend, &seconds, &why_reference));
+        why_reference = "an operand's extent depends on input values";
+      }
+    }
     op->set_row_wise(row_wise && backend != "reference");
     if (options.tune && backend != "reference" && !data_dependent) {
       absl::StatusOr<const OpKernelEntry*> tuned =

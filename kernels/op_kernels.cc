@@ -14,6 +14,7 @@
 #include "kernels/matmul/batched_matmul_op_kernels.h"
 #include "kernels/norm/norm_op_kernels.h"
 #include "kernels/resize/grid_sample_op_kernels.h"
+#include "kernels/resize/roi_align_op_kernels.h"
 #include "kernels/resize/resize_op_kernels.h"
 #include "kernels/rnn/rnn_op_kernels.h"
 #include "kernels/slice/concat_pad_op_kernels.h"
@@ -45,6 +46,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterConcatPadOpKernels(*r);
     RegisterResizeOpKernels(*r);
     RegisterGridSampleOpKernels(*r);
+    RegisterRoiAlignOpKernels(*r);
     RegisterActivationOpKernels(*r);
     RegisterAttentionOpKernels(*r);
     return r;

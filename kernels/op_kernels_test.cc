@@ -689,6 +689,41 @@ bool MakeGridSample(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// RoiAlign, avg: regions inside, across and beyond the edges of 1-2 images (spatial_scale 1 or 0.5),
+// sampling_ratio 2 or adaptive, both coordinate modes; the regions and batch indices as inputs, as a
+// detection head's come out of NonMaxSuppression.
+bool MakeRoiAlign(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), ch = Pick(rng, {1, 3, 8}), h = Pick(rng, {5, 12}), w = Pick(rng, {7, 16});
+  const int64_t regions = Pick(rng, {1, 4, 9});
+  const float scale = Pick(rng, {0, 1}) ? 0.5f : 1.0f;
+  b.Activation({n, ch, h, w});
+  std::uniform_real_distribution<float> u(-3.0f, 1.2f * static_cast<float>(std::max(h, w)) / scale);
+  std::vector<float> boxes;
+  std::vector<int64_t> batch;
+  for (int64_t r = 0; r < regions; ++r) {
+    const float x1 = u(rng), y1 = u(rng), x2 = u(rng), y2 = u(rng);
+    boxes.insert(boxes.end(), {std::min(x1, x2), std::min(y1, y2), std::max(x1, x2), std::max(y1, y2)});
+    batch.push_back(Pick(rng, {0, n - 1}));
+  }
+  for (Tensor t : {Tensor::FromVector<float>({regions, 4}, boxes), Tensor::FromVector<int64_t>({regions}, batch)}) {
+    const std::string name = absl::StrCat("v", c->values.size());
+    c->values.push_back(c->graph->AddInput(name, t.type()));
+    c->data.push_back(std::move(t));
+  }
+  Node* node = b.Finish("RoiAlign", "");
+  const int64_t oh = Pick(rng, {1, 3, 7}), ow = Pick(rng, {2, 7}), ratio = Pick(rng, {0, 2});
+  const bool half = Pick(rng, {0, 1});
+  node->SetAttr("output_height", Attribute::Int(oh));
+  node->SetAttr("output_width", Attribute::Int(ow));
+  node->SetAttr("sampling_ratio", Attribute::Int(ratio));
+  node->SetAttr("spatial_scale", Attribute::Float(scale));
+  node->SetAttr("coordinate_transformation_mode", Attribute::String(half ? "half_pixel" : "output_half_pixel"));
+  c->label = absl::StrCat("RoiAlign x [", n, ",", ch, ",", h, ",", w, "] ", regions, " regions out ", oh, "x", ow,
+                          " ratio ", ratio, " scale ", scale, half ? " half_pixel" : " output_half_pixel");
+  return true;
+}
+
 bool MakeSlice(std::mt19937& rng, Case* c) {
   CaseBuilder b(&rng, c);
   const std::vector<int64_t> shape = RandomShape(rng);
@@ -925,6 +960,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Concat") return MakeConcat(rng, c);
   if (e.op == "Pad") return MakePad(rng, c);
   if (e.op == "GridSample") return MakeGridSample(rng, c);
+  if (e.op == "RoiAlign") return MakeRoiAlign(rng, c);
   if (e.op == "Resize") return MakeResize(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   if (e.op == "Flatten" || e.op == "Reshape" || e.op == "Squeeze" || e.op == "Unsqueeze" || e.op == "Identity") {

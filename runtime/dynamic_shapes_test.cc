@@ -204,5 +204,52 @@ graph @main {
   }
 }
 
+// An If whose branches give the same fixed shape still decides at run time: it runs as the other
+// data-dependent ops do, through the reference interpreter.
+TEST(DynamicShapesTest, IfWithFixedShapesRunsItsTakenBranch) {
+  auto graph = ParseGraph(R"(
+graph @main {
+  input %x : f32[3]
+  const %zero : f32[] = [0.0]
+  const %axes : i64[1] = [0]
+  %s = ReduceSum "sum" (%x, %axes) {keepdims = 0} : f32[]
+  %c = Greater "positive" (%s, %zero) : bool[]
+  output %c
+}
+)");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  Graph& g = **graph;
+  auto then_branch = ParseGraph(R"(
+graph @then {
+  input %v : f32[3]
+  %out = Add "twice" (%v, %v) : f32[3]
+  output %out
+}
+)");
+  auto else_branch = ParseGraph(R"(
+graph @else {
+  input %v : f32[3]
+  %out = Neg "negate" (%v) : f32[3]
+  output %out
+}
+)");
+  ASSERT_TRUE(then_branch.ok() && else_branch.ok());
+  Node* n = g.AddNode("If", {g.FindValue("c"), g.inputs()[0]}, 1, "if_positive");
+  n->SetAttr("then_branch", Attribute::GraphValue(std::shared_ptr<const Graph>(std::move(*then_branch))));
+  n->SetAttr("else_branch", Attribute::GraphValue(std::shared_ptr<const Graph>(std::move(*else_branch))));
+  g.SetOutput(0, n->output(0));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto result = CompileGraph(g, CompileOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  auto model = WriteAndLoadArtifact(*result, "if_fixed");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session = Session::Create(*model);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Run({Tensor::FromVector<float>({3}, {1, 2, -0.5f})}).ok());
+  EXPECT_EQ((*session)->output(0).ToFloatVector(), (std::vector<float>{2, 4, -1}));
+  ASSERT_TRUE((*session)->Run({Tensor::FromVector<float>({3}, {1, -2, -0.5f})}).ok());
+  EXPECT_EQ((*session)->output(0).ToFloatVector(), (std::vector<float>{-1, 2, 0.5f}));
+}
+
 }  // namespace
 }  // namespace tessel

@@ -141,6 +141,8 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
     bool dynamic = false;
     for (int idx : op.inputs()) dynamic = dynamic || (idx >= 0 && plan.tensors(idx).dynamic());
     for (int idx : op.outputs()) dynamic = dynamic || plan.tensors(idx).dynamic();
+    // If and NonMaxSuppression compute their outputs' extents as they run, fixed or not.
+    dynamic = dynamic || ComputesItsOwnShape(op.domain(), op.op_type());
     // A row-wise op runs its optimized kernel over the bound of rows when only the leading extent of input
     // 0 differs from the bound in a run, and its reference kernel otherwise: only input 0 may vary.
     auto varies = [&plan](int idx) { return plan.tensors(idx).dynamic() && plan.tensors(idx).shape_size() >= 1; };
@@ -151,7 +153,10 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
       return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): marked row-wise, but ",
                                               "operands other than input 0 vary; the plan is corrupt"));
     }
-    if (dynamic && !row_wise && !absl::StartsWith(op.kernel(), "reference/")) {
+    const OpKernelEntry* planned_entry =
+        absl::StartsWith(op.kernel(), "reference/") ? nullptr : OpKernels().FindByName(op.kernel());
+    if (dynamic && !row_wise && !absl::StartsWith(op.kernel(), "reference/") &&
+        (planned_entry == nullptr || !planned_entry->any_extent)) {
       return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): kernel '", op.kernel(),
                                               "' on an operand of data-dependent extent; the plan is corrupt"));
     }
@@ -384,6 +389,8 @@ absl::Status Session::RunDynamic(int i) {
     s = op_outputs_[i][k].SetShapeWithin(shape, t.bytes());
     if (!s.ok()) return s;
   }
+  // An any-extent kernel reads the extents just set; otherwise the reference kernel.
+  if (kernels_[i] && !op.row_wise) return kernels_[i]->Run();
   return op.reference(*op.node, op_inputs_[i], absl::MakeSpan(op_outputs_[i]));
 }
 

@@ -34,11 +34,34 @@ void StridedCopy(const char* src, int64_t base, const std::vector<int64_t>& stri
                  const std::vector<int64_t>& shape, size_t elem, char* dst) {
   const int64_t n = NumElements(shape);
   const int rank = static_cast<int>(shape.size());
-  std::vector<int64_t> index(rank, 0);
+  if (n == 0) return;
+  if (rank == 0) {
+    std::memcpy(dst, src + base * elem, elem);
+    return;
+  }
+  // Row by row along the last axis: a contiguous row is one copy, a broadcast one (stride 0) one
+  // element repeated; otherwise element by element.
+  const int64_t row = shape[rank - 1], step = strides[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
   int64_t offset = base;
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(dst + i * elem, src + offset * elem, elem);
-    for (int d = rank - 1; d >= 0; --d) {
+  for (int64_t r = 0; r < n / row; ++r, dst += row * elem) {
+    const char* from = src + offset * elem;
+    if (step == 1) {
+      std::memcpy(dst, from, row * elem);
+    } else if (step == 0 && (elem == 4 || elem == 8)) {
+      uint64_t v = 0;
+      std::memcpy(&v, from, elem);
+      if (elem == 4) {
+        std::fill_n(reinterpret_cast<uint32_t*>(dst), row, static_cast<uint32_t>(v));
+      } else {
+        std::fill_n(reinterpret_cast<uint64_t*>(dst), row, v);
+      }
+    } else if (step == 0) {
+      for (int64_t i = 0; i < row; ++i) std::memcpy(dst + i * elem, from, elem);
+    } else {
+      for (int64_t i = 0; i < row; ++i) std::memcpy(dst + i * elem, from + i * step * elem, elem);
+    }
+    for (int d = rank - 2; d >= 0; --d) {
       ++index[d];
       offset += strides[d];
       if (index[d] < shape[d]) break;
@@ -198,27 +221,30 @@ absl::Status ForEachAxisElement(const Node& node, const Tensor& data, const Tens
   const int rank = data.rank();
   const int axis = AxisAttr(node, rank);
   const std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  if (indices.num_elements() == 0) return absl::OkStatus();
+  for (int d = 0; d < rank; ++d) {
+    if (d != axis && indices.dim(d) > data.dim(d)) {
+      return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": indices ", ShapeToString(indices.shape()),
+                                                " reach past data ", ShapeToString(data.shape()), " on axis ", d));
+    }
+  }
   std::vector<int64_t> index(rank, 0);  // the coordinate in indices
+  int64_t base = 0;                     // its offset in data, the axis left out
+  const int64_t* idx64 = indices.dtype() == DType::kI64 ? indices.data<int64_t>() : nullptr;
+  const int64_t extent = data.dim(axis);
   for (int64_t o = 0, n = indices.num_elements(); o < n; ++o) {
-    int64_t idx = indices.GetAsInt64(o);
-    const int64_t extent = data.dim(axis);
+    int64_t idx = idx64 != nullptr ? idx64[o] : indices.GetAsInt64(o);
     if (idx < -extent || idx >= extent) {
       return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": index ", idx, " (element ", o,
                                                 ") is out of range for axis ", axis, " of size ", extent));
     }
     if (idx < 0) idx += extent;
-    int64_t off = 0;
-    for (int d = 0; d < rank; ++d) {
-      const int64_t c = d == axis ? idx : index[d];
-      if (c >= data.dim(d)) {
-        return absl::OutOfRangeError(absl::StrCat(node.op_type(), ": indices ", ShapeToString(indices.shape()),
-                                                  " reach past data ", ShapeToString(data.shape()), " on axis ", d));
-      }
-      off += c * strides[d];
-    }
-    visit(o, off);
+    visit(o, base + idx * strides[axis]);
     for (int d = rank - 1; d >= 0; --d) {
+      const int64_t step = d == axis ? 0 : strides[d];
+      base += step;
       if (++index[d] < indices.dim(d)) break;
+      base -= step * indices.dim(d);
       index[d] = 0;
     }
   }
@@ -332,6 +358,11 @@ absl::Status ScatterElements(const Node& node, Inputs in, Outputs out) {
   char* dst = static_cast<char*>(out[0].raw_data());
   const char* src = static_cast<const char*>(updates.raw_data());
   if (data.byte_size() > 0) std::memcpy(dst, data.raw_data(), data.byte_size());
+  if (r == ScatterReduction::kNone && *elem == 4) {  // plain stores of the common widths
+    return ForEachAxisElement(node, data, indices, [&](int64_t o, int64_t off) {
+      reinterpret_cast<uint32_t*>(dst)[off] = reinterpret_cast<const uint32_t*>(src)[o];
+    });
+  }
   return ForEachAxisElement(node, data, indices, [&](int64_t o, int64_t off) {
     Combine(r, data.dtype(), src + o * *elem, dst + off * *elem, 1, *elem);
   });
@@ -484,7 +515,18 @@ absl::Status ConstantOfShape(const Node& node, Inputs in, Outputs out) {
   absl::StatusOr<size_t> elem = ElementBytes(node, out[0].dtype());
   if (!elem.ok()) return elem.status();
   char* dst = static_cast<char*>(out[0].raw_data());
-  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i) std::memcpy(dst + i * *elem, value->t->raw_data(), *elem);
+  const int64_t n = out[0].num_elements();
+  if (*elem == 4 || *elem == 8) {  // the common widths as one typed fill
+    uint64_t v = 0;
+    std::memcpy(&v, value->t->raw_data(), *elem);
+    if (*elem == 4) {
+      std::fill_n(reinterpret_cast<uint32_t*>(dst), n, static_cast<uint32_t>(v));
+    } else {
+      std::fill_n(reinterpret_cast<uint64_t*>(dst), n, v);
+    }
+    return absl::OkStatus();
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * *elem, value->t->raw_data(), *elem);
   return absl::OkStatus();
 }
 

@@ -172,6 +172,9 @@ struct OpKernelEntry {
   bool (*legal)(const OpQuery&) = nullptr;   // nullptr: every node of the op
   double (*cost)(const OpQuery&) = nullptr;  // estimated seconds for one run on one thread
   absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&) = nullptr;
+  // Run reads its operands' extents then, not at creation: it serves an op whose extents depend on input
+  // values (created over their planned bounds, run on each run's smaller ones; codegen/shape_bounds.h).
+  bool any_extent = false;
 };
 
 // An entry from all its fields, for the backends' registration functions.
