@@ -90,7 +90,8 @@ class Session {
   ~Session();
 
   // Inputs in plan order; checked against the compiled shapes. Outputs are views into the arena,
-  // valid until the next Run. No heap allocation happens here after the first call.
+  // valid until the next Run. No heap allocation happens here after the first call, except in ops of
+  // data-dependent extent (their shape inference and reference kernels allocate).
   absl::Status Run(absl::Span<const Tensor> inputs);
   // Runs on what the input slots hold (see input()): no copy of the inputs.
   absl::Status Run();
