@@ -37,6 +37,18 @@ absl::Status ValidatePlan(const artifact::Plan& plan, uint64_t weights_bytes, ab
     const artifact::Tensor& t = plan.tensors(i);
     const std::string where = absl::StrCat(what, ": tensor ", i, " ('", t.name(), "')");
     if (t.dtype() < 0 || t.dtype() > kMaxDType) return absl::DataLossError(absl::StrCat(where, " has unknown dtype ", t.dtype()));
+    if (t.storage() == artifact::Tensor::HEAP) {  // allocated as its op runs: open extents (-1), no bytes
+      for (int64_t d : t.shape()) {
+        if (d < -1 || d > (int64_t{1} << 40)) return absl::DataLossError(absl::StrCat(where, " has an invalid shape"));
+      }
+      if (t.bytes() != 0 || t.offset() != 0 || !t.dynamic()) {
+        return absl::DataLossError(absl::StrCat(where, " is allocated as it runs but has bytes, an offset or a fixed extent"));
+      }
+      continue;
+    }
+    if (t.storage() != artifact::Tensor::ARENA && t.storage() != artifact::Tensor::WEIGHTS) {
+      return absl::DataLossError(absl::StrCat(where, " has unknown storage ", static_cast<int>(t.storage())));
+    }
     int64_t count = 1;
     for (int64_t d : t.shape()) {
       if (d < 0 || (d > 0 && count > (int64_t{1} << 40) / d)) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
 #include "graph/text.h"
 
 namespace tessel {
@@ -26,7 +27,10 @@ void DecodePlanGraph(const artifact::Plan& plan, const PlanTensorResolver& resol
       values->push_back(graph.AddConstant(absl::StrCat("t", i), resolve(ref)));
       continue;
     }
-    values->push_back(graph.AddInput(absl::StrCat("t", i), TensorType::Static(static_cast<DType>(t.dtype()), shape)));
+    // An extent known only at run time (a HEAP tensor's -1) stays open.
+    std::vector<Dim> dims;
+    for (int64_t d : shape) dims.push_back(d >= 0 ? Dim(d) : UnknownDim());
+    values->push_back(graph.AddInput(absl::StrCat("t", i), TensorType(static_cast<DType>(t.dtype()), std::move(dims))));
   }
   for (const artifact::Op& op : plan.ops()) {
     std::vector<Value*> inputs;

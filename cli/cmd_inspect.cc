@@ -22,14 +22,18 @@
 namespace tessel {
 namespace {
 
-// "f32[1,3,224,224]"; a data-dependent extent as its upper bound, "f32[<=300,4]".
+// "f32[1,3,224,224]"; a data-dependent extent as its upper bound, "f32[<=300,4]", or "?" without one.
 std::string ShapeOf(const artifact::Tensor& t) {
   const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
   if (!t.dynamic()) return TensorType::Static(static_cast<DType>(t.dtype()), shape).ToString();
   std::string dims;
   for (size_t d = 0; d < shape.size(); ++d) {
     const bool varies = absl::c_linear_search(t.dynamic_axes(), static_cast<int>(d));
-    absl::StrAppend(&dims, d == 0 ? "" : ",", varies ? "<=" : "", shape[d]);
+    if (shape[d] < 0) {
+      absl::StrAppend(&dims, d == 0 ? "" : ",", "?");
+    } else {
+      absl::StrAppend(&dims, d == 0 ? "" : ",", varies ? "<=" : "", shape[d]);
+    }
   }
   return absl::StrCat(DTypeName(static_cast<DType>(t.dtype())), "[", dims, "]");
 }
@@ -100,7 +104,7 @@ int InspectArtifact(const std::string& path, bool profile, int iterations, int t
     std::string outs;
     for (int idx : op.outputs()) {
       const auto& t = plan.tensors(idx);
-      absl::StrAppend(&outs, outs.empty() ? "" : ", ", ShapeOf(t), " @", t.storage() == artifact::Tensor::ARENA ? "arena+" : "weights+",
+      absl::StrAppend(&outs, outs.empty() ? "" : ", ", ShapeOf(t), " @", t.storage() == artifact::Tensor::ARENA ? "arena+" : t.storage() == artifact::Tensor::HEAP ? "heap+" : "weights+",
                       t.offset());
     }
     if (profile) {

@@ -54,16 +54,23 @@ absl::Status BindShapes(Graph& graph, const std::map<std::string, int64_t>& dim_
   return InferShapes(graph);
 }
 
+// The values whose extent depends on input values, each with its axes of data-dependent extent, and
+// those of them that have no upper bound.
+struct DynamicValues {
+  absl::flat_hash_map<const Value*, std::vector<int>> axes;
+  absl::flat_hash_set<const Value*> heap;
+};
+
 // With every input shape bound and shape arithmetic folded, a type still symbolic comes from an operator
-// whose output extent depends on input values (NonZero, NonMaxSuppression) or from what it feeds. Those
-// values get upper-bound types (codegen/shape_bounds.h), set on the graph for memory planning; the
-// returned map names them, each with its axes of data-dependent extent. An If whose condition is known only at run time is one of those ops: the
-// runtime runs its taken branch on the reference interpreter.
-absl::StatusOr<absl::flat_hash_map<const Value*, std::vector<int>>> BoundDataDependentValues(
-    Graph& graph, const std::vector<Node*>& order) {
+// whose output extent depends on input values (NonZero, NonMaxSuppression, an If or Loop decided at run
+// time) or from what it feeds. Those values get upper-bound types (codegen/shape_bounds.h), set on the
+// graph for memory planning; a value without a bound keeps its symbolic type and lives outside the
+// arena (the runtime allocates it when its op runs).
+absl::StatusOr<DynamicValues> BoundDataDependentValues(Graph& graph, const std::vector<Node*>& order,
+                                                       const CompileOptions& options) {
   for (const Node* n : order) {
-    if (!n->domain().empty() || n->op_type() != "If") continue;
-    // The artifact stores the branches in the text IR, which has no syntax for a nested subgraph.
+    // The artifact stores If's branches and Loop's body in the text IR, which has no syntax for a nested
+    // subgraph.
     for (const auto& [name, attr] : n->attributes()) {
       if (attr.kind != Attribute::Kind::kGraph || attr.g == nullptr) continue;
       if (ParseGraph(PrintGraph(*attr.g)).ok()) continue;
@@ -72,22 +79,29 @@ absl::StatusOr<absl::flat_hash_map<const Value*, std::vector<int>>> BoundDataDep
           "store; run the ONNX file with `tessel run` (reference interpreter) instead"));
     }
   }
-  absl::StatusOr<absl::flat_hash_map<const Value*, TensorType>> bounds = BoundDataDependentShapes(graph, order);
-  if (!bounds.ok()) {
-    return absl::Status(bounds.status().code(),
-                        absl::StrCat(bounds.status().message(), "; compiled artifacts plan memory from static shapes or ",
-                                     "their upper bounds, so this model cannot be compiled: run the ONNX file with ",
-                                     "`tessel run` (reference interpreter) instead"));
-  }
-  absl::flat_hash_map<const Value*, std::vector<int>> dynamic;
+  absl::StatusOr<DataDependentBounds> bounds = BoundDataDependentShapes(graph, order);
+  if (!bounds.ok()) return bounds.status();
+  DynamicValues dynamic;
   for (const std::unique_ptr<Value>& v : graph.values()) {
-    auto it = bounds->find(v.get());
-    if (it == bounds->end()) continue;
-    std::vector<int>& axes = dynamic[v.get()];
+    auto it = bounds->bounds.find(v.get());
+    const bool heap = bounds->unbounded.contains(v.get());
+    if (it == bounds->bounds.end() && !heap) continue;
+    std::vector<int>& axes = dynamic.axes[v.get()];
     for (int d = 0; d < v->type().rank(); ++d) {
       if (!v->type().dims[d].is_static()) axes.push_back(d);
     }
-    v->set_type(it->second);
+    if (heap) {
+      dynamic.heap.insert(v.get());
+    } else {
+      v->set_type(it->second);
+    }
+  }
+  if (!dynamic.axes.empty()) {
+    Progress(options, absl::StrCat(dynamic.axes.size(), " values have data-dependent extents: ",
+                                   dynamic.axes.size() - dynamic.heap.size(), " planned at their upper bounds",
+                                   dynamic.heap.empty() ? "" : absl::StrCat(", ", dynamic.heap.size(),
+                                                                            " without one allocated as they run (",
+                                                                            bounds->first_unbounded, ")")));
   }
   return dynamic;
 }
@@ -493,20 +507,17 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
   result.pass_report = pm->Report();
   absl::StatusOr<std::vector<Node*>> order = graph.TopologicalOrder();
   if (!order.ok()) return order.status();
-  absl::StatusOr<absl::flat_hash_map<const Value*, std::vector<int>>> dynamic = BoundDataDependentValues(graph, *order);
+  absl::StatusOr<DynamicValues> dynamic = BoundDataDependentValues(graph, *order, options);
   if (!dynamic.ok()) return dynamic.status();
-  if (!dynamic->empty()) {
-    Progress(options, absl::StrCat(dynamic->size(), " values have data-dependent extents: planned at their upper ",
-                                   "bounds, their ops on reference kernels"));
-  }
   absl::flat_hash_set<const Value*> no_in_place;
   for (const Node* n : *order) {
-    if (!TouchesDynamic(*n, *dynamic)) continue;
+    if (!TouchesDynamic(*n, dynamic->axes)) continue;
     for (const Value* o : n->outputs()) no_in_place.insert(o);
   }
 
   Progress(options, "planning memory");
-  absl::StatusOr<GraphLifetimes> lifetimes = ComputeLifetimes(graph, *order, /*allow_in_place=*/true, &no_in_place);
+  absl::StatusOr<GraphLifetimes> lifetimes =
+      ComputeLifetimes(graph, *order, /*allow_in_place=*/true, &no_in_place, &dynamic->heap);
   if (!lifetimes.ok()) return lifetimes.status();
   // Shapes come from the model file and --dim: an activation, or the arena that holds them, larger than
   // this machine's memory is an error here rather than a failed allocation when the artifact runs.
@@ -541,11 +552,12 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     auto* t = plan.add_tensors();
     t->set_name(v->name());
     t->set_dtype(static_cast<int>(v->type().dtype));
-    for (const Dim& d : v->type().dims) t->add_shape(d.value());
-    t->set_storage(artifact::Tensor::ARENA);
-    t->set_offset(mem->offsets[i]);
-    t->set_bytes(lifetimes->tensors[i].bytes);
-    if (auto it = dynamic->find(v); it != dynamic->end()) {
+    const bool heap = dynamic->heap.contains(v);
+    for (const Dim& d : v->type().dims) t->add_shape(d.is_static() ? d.value() : -1);
+    t->set_storage(heap ? artifact::Tensor::HEAP : artifact::Tensor::ARENA);
+    t->set_offset(heap ? 0 : mem->offsets[i]);
+    t->set_bytes(heap ? 0 : lifetimes->tensors[i].bytes);
+    if (auto it = dynamic->axes.find(v); it != dynamic->axes.end()) {
       t->set_dynamic(true);
       for (int d : it->second) t->add_dynamic_axes(d);
     }
@@ -611,9 +623,12 @@ absl::StatusOr<CompileResult> CompileGraph(Graph& graph, const CompileOptions& o
     std::string backend;
     double seconds = 0;
     std::string why_reference;
-    const bool data_dependent = TouchesDynamic(*n, *dynamic);
-    const bool row_wise = data_dependent && RowWise(*n, *dynamic);
-    op->set_kernel(SelectKernel(*n, options.force_backend, &backend, &seconds, &why_reference));
+    const bool data_dependent = TouchesDynamic(*n, dynamic->axes);
+    auto in_heap = [&](const Value* v) { return v != nullptr && dynamic->heap.contains(v); };
+    const bool heap = absl::c_any_of(n->inputs(), in_heap) || absl::c_any_of(n->outputs(), in_heap);
+    const bool row_wise = data_dependent && !heap && RowWise(*n, dynamic->axes);
+    op->set_kernel(SelectKernel(*n, heap ? "reference" : options.force_backend, &backend, &seconds, &why_reference));
+    if (heap) why_reference = "an operand's extent is known only as it runs";
     if (data_dependent && !row_wise && backend != "reference") {
       // Only a kernel that reads each run's extents serves the other ops of data-dependent extent.
       const OpKernelEntry* e = OpKernels().FindByName(op->kernel());

@@ -234,11 +234,21 @@ bool IsInPlaceCandidate(const Node& n) {
 }  // namespace
 
 absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::vector<Node*>& order, bool allow_in_place,
-                                                const absl::flat_hash_set<const Value*>* no_in_place) {
+                                                const absl::flat_hash_set<const Value*>* no_in_place,
+                                                const absl::flat_hash_set<const Value*>* unplanned) {
   GraphLifetimes out;
   absl::flat_hash_map<const Value*, int> index;
   const int last_step = std::max<int>(0, static_cast<int>(order.size()) - 1);
   auto add = [&](const Value* v, int step) -> absl::Status {
+    if (unplanned != nullptr && unplanned->contains(v)) {
+      index[v] = static_cast<int>(out.tensors.size());
+      TensorLifetime t;
+      t.name = v->name();
+      t.first_step = t.last_step = step;
+      out.tensors.push_back(t);
+      out.values.push_back(v);
+      return absl::OkStatus();
+    }
     for (const Dim& d : v->type().dims) {
       if (!d.is_static()) {
         return absl::FailedPreconditionError(absl::StrCat("value '", v->name(), "' has a symbolic shape ",

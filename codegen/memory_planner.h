@@ -57,9 +57,11 @@ struct GraphLifetimes {
   std::vector<const Value*> values;
 };
 // `no_in_place`: outputs that must not share their input's memory (a data-dependent extent, set at run
-// time, may differ from the input's although their bounds agree).
+// time, may differ from the input's although their bounds agree). `unplanned`: values that live outside
+// the arena (no bound on their extent): 0 bytes here.
 absl::StatusOr<GraphLifetimes> ComputeLifetimes(const Graph& graph, const std::vector<Node*>& order, bool allow_in_place,
-                                                const absl::flat_hash_set<const Value*>* no_in_place = nullptr);
+                                                const absl::flat_hash_set<const Value*>* no_in_place = nullptr,
+                                                const absl::flat_hash_set<const Value*>* unplanned = nullptr);
 
 // "arena 12.3 MB (greedy-by-size), lower bound 12.0 MB (+2.5%), 17 tensors in place".
 std::string DescribePlan(const MemoryPlan& plan);

@@ -19,8 +19,9 @@ namespace {
 constexpr int64_t kMaxTrackedElements = 1024;
 
 struct Bound {
-  TensorType type;              // static
+  TensorType type;              // static (unless unbounded)
   std::optional<Tensor> value;  // elementwise largest value, for small integer tensors
+  bool unbounded = false;       // no bound: the extent is known only when the op runs
 };
 
 bool IsIntegerLike(DType t) {
@@ -98,7 +99,7 @@ std::optional<Tensor> ShapeValue(const Node& n, const Bound& x) {
 // Node-based: BoundOf hands out pointers that later insertions must not move.
 using BoundMap = absl::node_hash_map<const Value*, Bound>;
 
-absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds);
+absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds, std::string* first_unbounded);
 
 // The bound of v: computed already, or its static type (and value, for a small integer constant).
 const Bound* BoundOf(const Value* v, BoundMap& bounds) {
@@ -135,11 +136,15 @@ absl::StatusOr<std::vector<TensorType>> IfCeiling(const Node& n, const std::vect
       if (in[k + 1] == nullptr) return absl::InvalidArgumentError(absl::StrCat("node ", n.DebugName(), ": input ", k + 1, " is missing"));
       sub[g.inputs()[k]] = *in[k + 1];
     }
-    absl::Status s = BoundNodes(*order, sub);
+    std::string inner;
+    absl::Status s = BoundNodes(*order, sub, &inner);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node ", n.DebugName(), ", ", branch, ": ", s.message()));
     for (size_t k = 0; k < g.outputs().size(); ++k) {
       const Bound* b = BoundOf(g.outputs()[k], sub);
-      if (b == nullptr) return absl::InternalError(absl::StrCat("node ", n.DebugName(), ": ", branch, " output ", k, " has no bound"));
+      if (b == nullptr || b->unbounded) {
+        return absl::UnimplementedError(absl::StrCat("node ", n.DebugName(), ", ", branch, ": ",
+                                                     inner.empty() ? "an output has no bound" : inner));
+      }
       if (types.size() <= k) {
         types.push_back(b->type);
         continue;
@@ -155,30 +160,32 @@ absl::StatusOr<std::vector<TensorType>> IfCeiling(const Node& n, const std::vect
   return types;
 }
 
-absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds) {
+absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds, std::string* first_unbounded) {
   for (const Node* n : order) {
     std::vector<const Bound*> in;
-    bool inputs_known = true;
+    bool inputs_known = true, inputs_unbounded = false;
     for (const Value* v : n->inputs()) {
       const Bound* b = BoundOf(v, bounds);
       if (v != nullptr && b == nullptr) {
-        return absl::UnimplementedError(absl::StrCat("node ", n->DebugName(), ": input '", v->name(), "' (",
-                                                     v->type().ToString(), ") has no bound"));
+        return absl::InternalError(absl::StrCat("node ", n->DebugName(), ": input '", v->name(), "' (",
+                                                v->type().ToString(), ") was not bounded before its use"));
       }
       in.push_back(b);
       inputs_known = inputs_known && (b == nullptr || b->value.has_value());
+      inputs_unbounded = inputs_unbounded || (b != nullptr && b->unbounded);
     }
     bool outputs_static = true;
     for (const Value* o : n->outputs()) outputs_static = outputs_static && o->type().is_static();
-    const bool is_if = n->domain().empty() && n->op_type() == "If";
+    const bool is_control_flow = n->domain().empty() && (n->op_type() == "If" || n->op_type() == "Loop");
 
-    std::vector<TensorType> types;
+    // The outputs' largest types; an error where an extent has no bound.
+    absl::StatusOr<std::vector<TensorType>> types = std::vector<TensorType>();
     if (outputs_static) {
-      for (const Value* o : n->outputs()) types.push_back(o->type());
-    } else if (is_if) {
-      absl::StatusOr<std::vector<TensorType>> ceiling = IfCeiling(*n, in);
-      if (!ceiling.ok()) return ceiling.status();
-      types = std::move(*ceiling);
+      for (const Value* o : n->outputs()) types->push_back(o->type());
+    } else if (inputs_unbounded) {
+      types = absl::UnimplementedError(absl::StrCat("node ", n->DebugName(), " reads a value without a bound"));
+    } else if (n->domain().empty() && n->op_type() == "If") {
+      types = IfCeiling(*n, in);
     } else if (std::optional<std::vector<TensorType>> ceiling = DataDependentCeiling(*n, in)) {
       types = std::move(*ceiling);
     } else {
@@ -191,26 +198,34 @@ absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds) {
         type_ptrs[i] = &in_types[i];
         if (in[i]->value) values[i] = &*in[i]->value;
       }
-      absl::StatusOr<std::vector<TensorType>> inferred = InferOutputTypes(*n, type_ptrs, values);
-      if (!inferred.ok()) return inferred.status();
-      types = std::move(*inferred);
-    }
-    for (size_t i = 0; i < types.size() && i < n->outputs().size(); ++i) {
-      if (!types[i].is_static()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "node ", n->DebugName(), ": cannot bound the data-dependent shape ", n->output(i)->type().ToString(),
-            " of output '", n->output(i)->name(), "' (its extent hangs on values that are not shape arithmetic)"));
+      types = InferOutputTypes(*n, type_ptrs, values);
+      for (size_t i = 0; types.ok() && i < types->size() && i < n->outputs().size(); ++i) {
+        if (!(*types)[i].is_static()) {
+          types = absl::UnimplementedError(absl::StrCat(
+              "node ", n->DebugName(), ": the data-dependent shape ", n->output(i)->type().ToString(), " of output '",
+              n->output(i)->name(), "' hangs on values that are not shape arithmetic"));
+        }
       }
+    }
+    if (!types.ok()) {
+      // No bound: the non-static outputs are known only when the op runs (static ones keep their type).
+      if (!inputs_unbounded && first_unbounded->empty()) *first_unbounded = std::string(types.status().message());
+      for (const Value* o : n->outputs()) {
+        bounds[o] = o->type().is_static() ? Bound{o->type(), std::nullopt, false} : Bound{o->type(), std::nullopt, true};
+      }
+      continue;
     }
 
     // Largest values of small integer outputs: Shape / Size from the bounded type, the rest by running
     // the reference kernel on the inputs' largest values.
-    std::vector<std::optional<Tensor>> values(types.size());
-    const bool small_ints = absl::c_all_of(types, [](const TensorType& t) {
+    std::vector<std::optional<Tensor>> values(types->size());
+    const bool small_ints = absl::c_all_of(*types, [](const TensorType& t) {
       return IsIntegerLike(t.dtype) && t.NumElements() <= kMaxTrackedElements;
     });
-    if (small_ints && !in.empty() && in[0] != nullptr && types.size() == 1) values[0] = ShapeValue(*n, *in[0]);
-    if (small_ints && !values.empty() && !values[0] && inputs_known && !is_if &&
+    if (small_ints && !inputs_unbounded && !in.empty() && in[0] != nullptr && types->size() == 1) {
+      values[0] = ShapeValue(*n, *in[0]);
+    }
+    if (small_ints && !values.empty() && !values[0] && inputs_known && !is_control_flow &&
         RunsOnReference(n->domain(), n->op_type()) && !DataDependentCeiling(*n, in)) {
       std::vector<const Tensor*> inputs;
       for (const Bound* b : in) inputs.push_back(b ? &*b->value : nullptr);
@@ -219,8 +234,8 @@ absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds) {
         for (size_t i = 0; i < outputs.size() && i < values.size(); ++i) values[i] = std::move(outputs[i]);
       }
     }
-    for (size_t i = 0; i < types.size() && i < n->outputs().size(); ++i) {
-      bounds[n->output(i)] = Bound{types[i], std::move(values[i])};
+    for (size_t i = 0; i < types->size() && i < n->outputs().size(); ++i) {
+      bounds[n->output(i)] = Bound{(*types)[i], std::move(values[i])};
     }
   }
   return absl::OkStatus();
@@ -228,23 +243,27 @@ absl::Status BoundNodes(const std::vector<Node*>& order, BoundMap& bounds) {
 
 }  // namespace
 
-absl::StatusOr<absl::flat_hash_map<const Value*, TensorType>> BoundDataDependentShapes(
-    const Graph& graph, const std::vector<Node*>& order) {
-  absl::flat_hash_map<const Value*, TensorType> result;
+absl::StatusOr<DataDependentBounds> BoundDataDependentShapes(const Graph& graph, const std::vector<Node*>& order) {
+  DataDependentBounds result;
   bool any = false;
   for (const Node* n : order) {
     for (const Value* o : n->outputs()) any = any || !o->type().is_static();
   }
   if (!any) return result;
   BoundMap bounds;
-  absl::Status s = BoundNodes(order, bounds);
+  absl::Status s = BoundNodes(order, bounds, &result.first_unbounded);
   if (!s.ok()) return s;
   for (const Node* n : order) {
     for (const Value* o : n->outputs()) {
       if (o->type().is_static()) continue;
-      TensorType t = bounds.at(o).type;
+      const Bound& b = bounds.at(o);
+      if (b.unbounded) {
+        result.unbounded.insert(o);
+        continue;
+      }
+      TensorType t = b.type;
       t.layout = o->type().layout;
-      result[o] = std::move(t);
+      result.bounds[o] = std::move(t);
     }
   }
   return result;

@@ -10,22 +10,33 @@
 // TopK: k or the axis' extent; Compress: the condition's length). Other operators infer their output
 // types from their inputs' largest types and values: extents only grow with their inputs' (shape
 // arithmetic here is min, max, +, x, Gather, Concat, Slice of counts), which the runtime's check backs.
+// A value with no bound (its extent read from activations) and what it feeds are left to the runtime,
+// which allocates them when their ops run.
 #ifndef TESSEL_CODEGEN_SHAPE_BOUNDS_H_
 #define TESSEL_CODEGEN_SHAPE_BOUNDS_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 
 namespace tessel {
 
-// For every value of `graph` whose type is not static (inputs bound, shape arithmetic folded): its
-// upper-bound static type. Empty when every shape is static. An error names the first node whose output
-// cannot be bounded (an extent that hangs on a float value, or on an operator without a ceiling).
-absl::StatusOr<absl::flat_hash_map<const Value*, TensorType>> BoundDataDependentShapes(
-    const Graph& graph, const std::vector<Node*>& order);
+struct DataDependentBounds {
+  // Values whose type is not static (inputs bound, shape arithmetic folded), each with its upper-bound
+  // static type.
+  absl::flat_hash_map<const Value*, TensorType> bounds;
+  // Those without a bound (an extent read from activations, a Loop's growing carried value, or fed by
+  // such a value): known only when their op runs.
+  absl::flat_hash_set<const Value*> unbounded;
+  std::string first_unbounded;  // why the first of those has no bound, naming its node
+};
+
+// Both sets empty when every shape is static.
+absl::StatusOr<DataDependentBounds> BoundDataDependentShapes(const Graph& graph, const std::vector<Node*>& order);
 
 }  // namespace tessel
 

@@ -1,6 +1,7 @@
 // Artifacts with data-dependent shapes: NonZero, Gather by its indices, TopK with a computed k and an If
 // on the count, compiled at upper bounds; each run gives the extents of its own inputs, the same values
 // as the reference interpreter on the graph, and the hand-computed ones below.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -249,6 +250,45 @@ graph @else {
   EXPECT_EQ((*session)->output(0).ToFloatVector(), (std::vector<float>{2, 4, -1}));
   ASSERT_TRUE((*session)->Run({Tensor::FromVector<float>({3}, {1, -2, -0.5f})}).ok());
   EXPECT_EQ((*session)->output(0).ToFloatVector(), (std::vector<float>{-1, 2, 0.5f}));
+}
+
+// An extent with no bound (a Reshape to extents read from an input) is allocated as its op runs: the
+// tensor lives outside the arena (HEAP in the plan) and each run gives its own shape.
+TEST(DynamicShapesTest, UnboundedExtentsAreAllocatedAsTheyRun) {
+  const char* text = R"(
+graph @main {
+  input %x : f32[2,6]
+  input %shape : i64[2]
+  %y = Reshape "r" (%x, %shape) : f32[?a,?b]
+  %z = Relu "relu" (%y) : f32[?a,?b]
+  %n = Shape "n" (%z) : i64[2]
+  output %z, %n
+}
+)";
+  auto graph = ParseGraph(text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto result = CompileGraph(**graph, CompileOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  int heap = 0;
+  for (const auto& t : result->plan.tensors()) heap += t.storage() == artifact::Tensor::HEAP;
+  EXPECT_EQ(heap, 2);  // y and z; n has a fixed shape
+  auto model = WriteAndLoadArtifact(*result, "heap_extents");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session = Session::Create(*model);
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = i % 3 == 0 ? -1.0f - i : 0.5f * i;
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{3, 4}, {12, -1}, {1, 12}, {6, 2}}) {
+    const Tensor input = Tensor::FromVector<float>({2, 6}, x);
+    ASSERT_TRUE((*session)->Run({input, Tensor::FromVector<int64_t>({2}, shape)}).ok());
+    const Tensor& z = (*session)->output(0);
+    const std::vector<int64_t> want = {shape[0], shape[1] < 0 ? 12 / shape[0] : shape[1]};
+    EXPECT_EQ(z.shape(), want);
+    EXPECT_EQ((*session)->output(1).ToInt64Vector(), want);
+    for (int i = 0; i < 12; ++i) EXPECT_EQ(z.data<float>()[i], std::max(x[i], 0.0f)) << i;
+  }
+  // A shape that does not fit the elements is the reshape's clean error.
+  EXPECT_FALSE((*session)->Run({Tensor::FromVector<float>({2, 6}, x), Tensor::FromVector<int64_t>({2}, {5, 5})}).ok());
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
   for (int i = 0; i < plan.tensors_size(); ++i) {
     const artifact::Tensor& t = plan.tensors(i);
     const bool input = std::find(plan.inputs().begin(), plan.inputs().end(), i) != plan.inputs().end();
-    if (t.dynamic() && (input || t.storage() != artifact::Tensor::ARENA)) {
+    if (t.dynamic() && (input || t.storage() == artifact::Tensor::WEIGHTS)) {
       return absl::DataLossError(absl::StrCat("tensor '", t.name(), "': a ", input ? "model input" : "weight",
                                               " of data-dependent extent; the plan is corrupt"));
     }
@@ -141,8 +141,16 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
     bool dynamic = false;
     for (int idx : op.inputs()) dynamic = dynamic || (idx >= 0 && plan.tensors(idx).dynamic());
     for (int idx : op.outputs()) dynamic = dynamic || plan.tensors(idx).dynamic();
-    // If and NonMaxSuppression compute their outputs' extents as they run, fixed or not.
+    // If, Loop and NonMaxSuppression compute their outputs' extents as they run, fixed or not.
     dynamic = dynamic || ComputesItsOwnShape(op.domain(), op.op_type());
+    // An operand without a bound (HEAP) is allocated by the op's reference kernel as it runs.
+    bool heap = false;
+    for (int idx : op.inputs()) heap = heap || (idx >= 0 && plan.tensors(idx).storage() == artifact::Tensor::HEAP);
+    for (int idx : op.outputs()) heap = heap || plan.tensors(idx).storage() == artifact::Tensor::HEAP;
+    if (heap && (op.row_wise() || !absl::StartsWith(op.kernel(), "reference/"))) {
+      return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): kernel '", op.kernel(),
+                                              "' on an operand allocated as it runs; the plan is corrupt"));
+    }
     // A row-wise op runs its optimized kernel over the bound of rows when only the leading extent of input
     // 0 differs from the bound in a run, and its reference kernel otherwise: only input 0 may vary.
     auto varies = [&plan](int idx) { return plan.tensors(idx).dynamic() && plan.tensors(idx).shape_size() >= 1; };
@@ -211,7 +219,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
                                                    "' (", op.op_type(), "); recompile the model with this version of ",
                                                    "tessel, or run it with TESSEL_FORCE_BACKEND=reference"));
     }
-    m->ops_.push_back({n, reference, entry, dynamic, row_wise});
+    m->ops_.push_back({n, reference, entry, dynamic, row_wise, heap});
   }
   return std::shared_ptr<const CompiledModel>(std::move(m));
 }
@@ -248,6 +256,8 @@ Session::Session(std::shared_ptr<const CompiledModel> model, const SessionOption
     const artifact::Tensor& t = plan.tensors(i);
     if (t.storage() == artifact::Tensor::WEIGHTS) {
       views_[i] = model_->weights_[i];
+    } else if (t.storage() == artifact::Tensor::HEAP) {
+      views_[i] = Tensor();  // set by its op's run
     } else {
       views_[i] = Tensor(static_cast<DType>(t.dtype()), Shape(t), arena_, t.offset());
     }
@@ -335,7 +345,7 @@ absl::Status Session::SetRunRows(int i) {
 absl::Status Session::RunDynamic(int i) {
   const CompiledModel::Op& op = model_->ops_[i];
   const artifact::Op& planned = model_->plan().ops(i);
-  if (ComputesItsOwnShape(op.node->domain(), op.node->op_type())) {
+  if (op.heap || ComputesItsOwnShape(op.node->domain(), op.node->op_type())) {
     // If (its taken branch on the reference interpreter) and NonMaxSuppression compute into tensors of
     // their own, computing once what inference would compute too; the results are copied into the arena
     // within their bounds.
@@ -348,9 +358,14 @@ absl::Status Session::RunDynamic(int i) {
     for (int k = 0; k < planned.outputs_size(); ++k) {
       const int idx = planned.outputs(k);
       const artifact::Tensor& t = model_->plan().tensors(idx);
-      const Tensor& r = own_outputs_[k];
+      Tensor& r = own_outputs_[k];
       if (static_cast<int>(r.dtype()) != t.dtype()) {
         return absl::InternalError(absl::StrCat("output '", t.name(), "' came out as ", r.type().ToString()));
+      }
+      if (t.storage() == artifact::Tensor::HEAP) {  // no bound: the session keeps the op's own tensor
+        views_[idx] = std::move(r);
+        op_outputs_[i][k] = views_[idx];
+        continue;
       }
       s = views_[idx].SetShapeWithin(r.shape(), t.bytes());
       if (!s.ok()) {

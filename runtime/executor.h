@@ -44,6 +44,7 @@ class CompiledModel {
     const OpKernelEntry* entry;  // the recorded optimized kernel; nullptr for "reference/..."
     bool dynamic = false;        // an operand's extent depends on input values (reference kernel, RunDynamic)
     bool row_wise = false;       // dynamic, but when only input 0's rows vary the kernel runs over the bound
+    bool heap = false;           // an operand has no bound: allocated by the reference kernel as it runs
   };
   CompiledModel() = default;
   std::shared_ptr<Artifact> artifact_;

@@ -345,28 +345,6 @@ graph @main {
       << result.status();
 }
 
-// A data-dependent extent compiles at its upper bound (runtime/dynamic_shapes_test.cc); one without a
-// bound (a Reshape to extents computed from activations) names the node and points to `tessel run`,
-// where the reference interpreter computes the shapes per run.
-TEST(ExecutorTest, CompileNamesTheOpWithAnUnboundedShape) {
-  auto graph = ParseGraph(R"(
-graph @main {
-  input %x : f32[4]
-  %r = Relu "relu" (%x) : f32[4]
-  %dims = Cast "dims" (%r) {to = 7} : i64[4]
-  %y = Reshape "reshape" (%x, %dims) : f32[?a,?b,?c,?d]
-  output %y
-}
-)");
-  ASSERT_TRUE(graph.ok()) << graph.status();
-  absl::StatusOr<CompileResult> result = CompileGraph(**graph, CompileOptions());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StartsWith(result.status().message(), "node Reshape 'reshape': cannot bound the data-dependent "
-                                                          "shape f32[?"))
-      << result.status();
-  EXPECT_TRUE(absl::StrContains(result.status().message(), "run the ONNX file with `tessel run`")) << result.status();
-}
-
 // A plan whose op attributes no longer fit its planned shapes (a renamed or changed attribute, the
 // checksum made right again) is refused at load with an error naming the op, for every kernel family:
 // MaxPool, convolution, Gemm and elementwise, on their optimized and reference kernels. Once such a

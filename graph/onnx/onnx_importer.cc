@@ -106,6 +106,25 @@ class Importer {
     return std::shared_ptr<const Graph>(std::move(graph_));
   }
 
+  // A Loop body: its own inputs (names and types given), then the enclosing values it reads.
+  absl::StatusOr<std::shared_ptr<const Graph>> ImportBody(const std::vector<std::pair<std::string, TensorType>>& formals,
+                                                          const std::vector<const Value*>& captures) {
+    NameNodes();
+    TESSEL_RETURN_IF_ERROR(CheckSupportedOps());
+    TESSEL_RETURN_IF_ERROR(CollectDefinitions());
+    graph_ = std::make_unique<Graph>();
+    graph_->set_name(graph_proto_.name());
+    for (const auto& [name, type] : formals) values_[name] = graph_->AddInput(name, type);
+    for (const Value* v : captures) values_[v->name()] = graph_->AddInput(v->name(), v->type());
+    TESSEL_RETURN_IF_ERROR(AddInitializers());
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      TESSEL_RETURN_IF_ERROR(AddNode(graph_proto_.node(i), node_names_[i]));
+    }
+    TESSEL_RETURN_IF_ERROR(AddOutputs());
+    TESSEL_RETURN_IF_ERROR(graph_->Verify());
+    return std::shared_ptr<const Graph>(std::move(graph_));
+  }
+
   absl::StatusOr<std::unique_ptr<Graph>> Run() {
     if (!model_.has_graph()) {
       return absl::InvalidArgumentError("not a valid ONNX model (it has no graph)");
@@ -185,6 +204,7 @@ class Importer {
       const bool standard = IsStandardDomain(node.domain());
       if (standard && node.op_type() == "Constant") continue;  // becomes constant data, not a node
       if (standard && node.op_type() == "If") continue;        // inlined when its condition is known
+      if (standard && node.op_type() == "Loop") continue;      // control flow (AddLoopNode)
       if (standard && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
       if (node.domain() == kTesselDomain && OpRegistry::Global().Find(kTesselDomain, node.op_type()) != nullptr) continue;
       std::string type = standard ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
@@ -376,8 +396,8 @@ class Importer {
       case onnx::AttributeProto::GRAPH:
       case onnx::AttributeProto::GRAPHS:
         return absl::UnimplementedError(
-            absl::StrCat(what, ": subgraph attributes are not supported (Loop and Scan bodies; an If imports when its "
-                               "condition is a constant)"));
+            absl::StrCat(what, ": subgraph attributes are not supported here (If and Loop import theirs; Scan's "
+                               "body does not)"));
       case onnx::AttributeProto::UNDEFINED:
         return absl::InvalidArgumentError(absl::StrCat(what, " has no type"));
       default:
@@ -424,6 +444,7 @@ class Importer {
   absl::Status AddNode(const onnx::NodeProto& node, const std::string& name) {
     if (IsStandardDomain(node.domain()) && node.op_type() == "Constant") return AddConstantNode(node, name);
     if (IsStandardDomain(node.domain()) && node.op_type() == "If") return AddIfNode(node, name);
+    if (IsStandardDomain(node.domain()) && node.op_type() == "Loop") return AddLoopNode(node, name);
     return AddOpNode(node, name);
   }
 
@@ -541,6 +562,76 @@ class Importer {
     Node* n = AddStandardNode("If", inputs, static_cast<int>(outputs.size()), name, outputs);
     n->SetAttr("then_branch", Attribute::GraphValue(branches[0]));
     n->SetAttr("else_branch", Attribute::GraphValue(branches[1]));
+    TESSEL_RETURN_IF_ERROR(Infer(n));
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      if (!outputs[i].empty()) values_[outputs[i]] = n->output(i);
+    }
+    return absl::OkStatus();
+  }
+
+  // Loop: a node holding its body as a subgraph. Its inputs are M and cond (nullptr where omitted), the
+  // initial carried values, then the enclosing values the body reads (captures), which also follow the
+  // body's own inputs (iteration, cond, carried...) as its graph inputs; attribute `carried` counts the
+  // carried values.
+  absl::Status AddLoopNode(const onnx::NodeProto& node, const std::string& name) {
+    const std::string desc = NodeDesc("Loop", name);
+    if (node.input_size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, " needs inputs M and cond (either may be empty)"));
+    }
+    const onnx::GraphProto* body = nullptr;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.name() != "body" || a.type() != onnx::AttributeProto::GRAPH) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", desc, ": unexpected attribute '", a.name(), "' (Loop takes the graph body)"));
+      }
+      body = &a.g();
+    }
+    if (body == nullptr) return absl::InvalidArgumentError(absl::StrCat("node ", desc, " needs the graph body"));
+    const int carried = node.input_size() - 2;
+    if (body->input_size() != 2 + carried || body->output_size() < 1 + carried) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": its body has ", body->input_size(), " inputs and ",
+                                                     body->output_size(), " outputs for ", carried,
+                                                     " carried values (expected ", 2 + carried, " inputs and at least ",
+                                                     1 + carried, " outputs)"));
+    }
+    std::vector<Value*> inputs;
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i).empty()) {
+        if (i >= 2) return absl::InvalidArgumentError(absl::StrCat("node ", desc, ": carried value ", i - 2, " is empty"));
+        inputs.push_back(nullptr);
+        continue;
+      }
+      absl::StatusOr<Value*> v = LookupInput(node.input(i), desc);
+      if (!v.ok()) return v.status();
+      inputs.push_back(*v);
+    }
+    // The body's own inputs: the iteration count, the condition, and each carried value's element type
+    // and rank with extents left open (an iteration may change them).
+    std::vector<std::pair<std::string, TensorType>> formals = {{body->input(0).name(), TensorType(DType::kI64, {})},
+                                                               {body->input(1).name(), TensorType(DType::kBool, {})}};
+    for (int k = 0; k < carried; ++k) {
+      const TensorType& init = inputs[2 + k]->type();
+      formals.push_back({body->input(2 + k).name(), TensorType(init.dtype, std::vector<Dim>(init.rank(), UnknownDim()))});
+    }
+    std::set<std::string> defined;
+    std::vector<std::string> used;
+    CollectNames(*body, &defined, &used);
+    std::vector<const Value*> captures;
+    std::set<std::string> seen;
+    for (const std::string& u : used) {
+      if (defined.count(u) || !seen.insert(u).second) continue;
+      absl::StatusOr<Value*> v = LookupInput(u, desc);
+      if (!v.ok()) return v.status();
+      captures.push_back(*v);
+      inputs.push_back(*v);
+    }
+    Importer sub(model_, *body, base_dir_, options_, opset_);
+    absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportBody(formals, captures);
+    if (!g.ok()) return Prefixed(absl::StrCat("node ", desc, ", body"), g.status());
+    std::vector<std::string> outputs(node.output().begin(), node.output().end());
+    Node* n = AddStandardNode("Loop", inputs, static_cast<int>(outputs.size()), name, outputs);
+    n->SetAttr("body", Attribute::GraphValue(*g));
+    n->SetAttr("carried", Attribute::Int(carried));
     TESSEL_RETURN_IF_ERROR(Infer(n));
     for (int i = 0; i < n->num_outputs(); ++i) {
       if (!outputs[i].empty()) values_[outputs[i]] = n->output(i);

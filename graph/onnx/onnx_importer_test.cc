@@ -646,8 +646,8 @@ TEST_F(OnnxImporterTest, GraphAttributesAreUnsupported) {
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(g.status().message()),
-              HasSubstr("attribute 'body' of node Relu 'relu': subgraph attributes are not supported (Loop and Scan "
-                        "bodies; an If imports when its condition is a constant)"));
+              HasSubstr("attribute 'body' of node Relu 'relu': subgraph attributes are not supported here (If and "
+                        "Loop import theirs; Scan's body does not)"));
 }
 
 // ---------------------------------------------------------------------------------------------

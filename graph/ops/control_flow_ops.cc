@@ -1,6 +1,6 @@
-// Control flow: If, with its branches as subgraphs (Attribute::kGraph). The branches read the values
-// they use from the enclosing graph through the node's inputs after the condition, which are their
-// graph inputs in the same order; only the taken branch runs.
+// Control flow: If and Loop, with their branches and body as subgraphs (Attribute::kGraph). A subgraph
+// reads the values it uses from the enclosing graph through the node's inputs (after the condition, or
+// after Loop's own inputs), which are its graph inputs in the same order.
 #include <string>
 #include <vector>
 
@@ -73,9 +73,65 @@ InferResult InferIf(const InferenceContext& ctx) {
   return out;
 }
 
+// Loop: inputs M (trip count) and cond, either omitted, then `carried` initial values, then the enclosing
+// values its body reads; the body's inputs are (iteration i64, cond bool, carried..., enclosing...) and its
+// outputs (cond, carried..., scan...). Outputs: the carried values' final types (an extent that the body
+// changes is unknown), then each scan output with an unknown leading extent, the iteration count.
+InferResult InferLoop(const InferenceContext& ctx) {
+  const Attribute* a = ctx.node.FindAttr("body");
+  if (a == nullptr || a->kind != Attribute::Kind::kGraph || a->g == nullptr) {
+    return absl::InvalidArgumentError("attribute body must be a subgraph");
+  }
+  const Graph& body = *a->g;
+  const int64_t carried = ctx.node.GetInt("carried", 0);
+  const int n_in = ctx.num_inputs();
+  const int64_t scans = static_cast<int64_t>(body.outputs().size()) - 1 - carried;
+  if (carried < 0 || 2 + carried > n_in || static_cast<int>(body.inputs().size()) != n_in || scans < 0 ||
+      ctx.node.num_outputs() != carried + scans) {
+    return absl::InvalidArgumentError(absl::StrCat("the body reads ", body.inputs().size(), " values and writes ",
+                                                   body.outputs().size(), "; the node passes ", n_in, " with ", carried,
+                                                   " carried and has ", ctx.node.num_outputs(), " outputs"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (ctx.has_input(i) && ctx.type(i).NumElements() != 1 && ctx.type(i).is_static()) {
+      return absl::InvalidArgumentError(absl::StrCat(i == 0 ? "M" : "cond", " has type ", ctx.type(i).ToString(),
+                                                     "; expected one element"));
+    }
+  }
+  for (int i = 2; i < n_in; ++i) {
+    if (!ctx.has_input(i)) return absl::InvalidArgumentError(absl::StrCat("input ", i, " is missing"));
+    const TensorType& want = body.inputs()[i]->type();
+    if (ctx.type(i).dtype != want.dtype || ctx.type(i).rank() != want.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("body input '", body.inputs()[i]->name(), "' is ", want.ToString(),
+                                                     " but the node passes ", ctx.type(i).ToString()));
+    }
+  }
+  std::vector<TensorType> out;
+  for (int64_t k = 0; k < carried; ++k) {
+    const TensorType& init = ctx.type(2 + static_cast<int>(k));
+    const TensorType& next = body.outputs()[1 + k]->type();
+    if (next.dtype != init.dtype || next.rank() != init.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("carried value ", k, " is ", init.ToString(),
+                                                     " initially but ", next.ToString(), " after an iteration"));
+    }
+    std::vector<Dim> dims;
+    for (int d = 0; d < init.rank(); ++d) dims.push_back(init.dims[d] == next.dims[d] ? init.dims[d] : UnknownDim());
+    out.emplace_back(init.dtype, std::move(dims));
+  }
+  for (int64_t k = 0; k < scans; ++k) {
+    const TensorType& t = body.outputs()[1 + carried + k]->type();
+    std::vector<Dim> dims = {UnknownDim()};
+    dims.insert(dims.end(), t.dims.begin(), t.dims.end());
+    out.emplace_back(t.dtype, std::move(dims));
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterControlFlowOps(OpRegistry& r) {
+  r.Register({"Loop", "", 2, 1 << 20, 1, 1 << 20, InferLoop,
+              "runs body (a subgraph) up to M times while cond holds, carrying values and stacking scan outputs"});
   r.Register({"If", "", 1, 1 << 20, 1, 1 << 20, RequireInputs(1, InferIf),
               "runs then_branch or else_branch (subgraphs) by a one-element condition known at run time"});
 }

@@ -637,6 +637,11 @@ absl::Status Identity(const Node& node, Inputs in, Outputs out) {
 }
 
 absl::Status Dropout(const Node& node, Inputs in, Outputs out) {
+  // Inference checks a known training_mode; one read at run time is checked here.
+  if (in.size() > 2 && in[2] != nullptr && in[2]->num_elements() == 1 && in[2]->GetAsInt64(0) != 0) {
+    return absl::UnimplementedError(
+        "Dropout: training_mode is true; Tessel runs inference only (export the model in eval mode)");
+  }
   if (in[0]->byte_size() > 0) std::memcpy(out[0].raw_data(), in[0]->raw_data(), in[0]->byte_size());
   if (out.size() > 1 && out[1].byte_size() > 0) std::memset(out[1].raw_data(), 1, out[1].byte_size());
   return absl::OkStatus();

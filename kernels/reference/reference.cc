@@ -1,6 +1,7 @@
 // Reference kernel registry and single-node execution.
 #include "kernels/reference/reference.h"
 
+#include <cstring>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,46 @@ ReferenceKernel ReferenceKernelRegistry::Find(const std::string& domain, const s
 
 namespace {
 
+// Runs subgraph g node by node on `inputs` (one per graph input) and returns its outputs. `what` names
+// the node and the subgraph in errors.
+absl::Status RunSubgraph(const Graph& g, const std::string& what, absl::Span<const Tensor* const> inputs,
+                         std::vector<Tensor>* outputs) {
+  absl::StatusOr<std::vector<Node*>> order = g.TopologicalOrder();
+  if (!order.ok()) return order.status();
+  std::map<const Value*, Tensor> env;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    if (inputs[i] == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, ": input ", i, " is missing"));
+    env[g.inputs()[i]] = *inputs[i];
+  }
+  auto lookup = [&env](const Value* v) -> const Tensor* {
+    if (v->is_constant()) return v->constant().get();
+    auto it = env.find(v);
+    return it == env.end() ? nullptr : &it->second;
+  };
+  std::vector<const Tensor*> in;
+  std::vector<Tensor> out;
+  for (const Node* n : *order) {
+    in.clear();
+    for (const Value* v : n->inputs()) {
+      in.push_back(v == nullptr ? nullptr : lookup(v));
+      if (v != nullptr && in.back() == nullptr) {
+        return absl::InternalError(absl::StrCat("node ", n->DebugName(), ": value '", v->name(), "' not computed"));
+      }
+    }
+    if (absl::Status s = RunReferenceNode(*n, in, &out); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+    }
+    for (int o = 0; o < n->num_outputs(); ++o) env[n->output(o)] = std::move(out[o]);
+  }
+  outputs->clear();
+  for (const Value* v : g.outputs()) {
+    const Tensor* t = lookup(v);
+    if (t == nullptr) return absl::InternalError(absl::StrCat(what, ": output '", v->name(), "' not computed"));
+    outputs->push_back(*t);
+  }
+  return absl::OkStatus();
+}
+
 // If: the taken branch, node by node, on the node's inputs after the condition (the branch's graph
 // inputs). Its outputs' shapes are known only once it has run, so this is not a registered kernel.
 absl::Status RunIf(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) {
@@ -54,41 +95,101 @@ absl::Status RunIf(const Node& node, absl::Span<const Tensor* const> inputs, std
     return absl::InvalidArgumentError(absl::StrCat("node ", node.DebugName(), ": its branch reads ", g.inputs().size(),
                                                    " values, the node passes ", inputs.size() - 1));
   }
-  absl::StatusOr<std::vector<Node*>> order = g.TopologicalOrder();
-  if (!order.ok()) return order.status();
-  std::map<const Value*, Tensor> env;
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    if (inputs[i + 1] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("node ", node.DebugName(), ": input ", i + 1, " is missing"));
-    }
-    env[g.inputs()[i]] = *inputs[i + 1];
+  return RunSubgraph(g, absl::StrCat("node ", node.DebugName(), ", ", taken ? "then" : "else", " branch"),
+                     inputs.subspan(1), outputs);
+}
+
+// A Loop that has not stopped after this many iterations is an error rather than a hang.
+constexpr int64_t kMaxLoopIterations = int64_t{1} << 24;
+
+// Loop: inputs M (trip count, or omitted), cond (or omitted), the `carried` initial values, then the
+// enclosing values the body reads; body inputs (iteration, cond, carried..., enclosing...), outputs
+// (cond, carried..., scan...). Outputs: the final carried values, then each scan output's per-iteration
+// values stacked on a new leading axis.
+absl::Status RunLoop(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) {
+  const std::string what = absl::StrCat("node ", node.DebugName());
+  const Attribute* a = node.FindAttr("body");
+  if (a == nullptr || a->kind != Attribute::Kind::kGraph || a->g == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": no body subgraph"));
   }
-  auto lookup = [&env](const Value* v) -> const Tensor* {
-    if (v->is_constant()) return v->constant().get();
-    auto it = env.find(v);
-    return it == env.end() ? nullptr : &it->second;
-  };
-  std::vector<const Tensor*> in;
-  std::vector<Tensor> out;
-  for (const Node* n : *order) {
-    in.clear();
-    for (const Value* v : n->inputs()) {
-      in.push_back(v == nullptr ? nullptr : lookup(v));
-      if (v != nullptr && in.back() == nullptr) {
-        return absl::InternalError(absl::StrCat("node ", n->DebugName(), ": value '", v->name(), "' not computed"));
+  const Graph& body = *a->g;
+  const int64_t carried = node.GetInt("carried", 0);
+  const int64_t n_in = static_cast<int64_t>(inputs.size());
+  const int64_t scans = static_cast<int64_t>(body.outputs().size()) - 1 - carried;
+  if (carried < 0 || 2 + carried > n_in || static_cast<int64_t>(body.inputs().size()) != n_in || scans < 0 ||
+      static_cast<int64_t>(node.num_outputs()) != carried + scans) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": its body reads ", body.inputs().size(), " values and writes ",
+                                                   body.outputs().size(), "; the node passes ", n_in, " with ",
+                                                   carried, " carried and has ", node.num_outputs(), " outputs"));
+  }
+  auto scalar = [](const Tensor* t) { return IsFloat(t->dtype()) ? static_cast<int64_t>(t->GetAsDouble(0) != 0) : t->GetAsInt64(0); };
+  for (int i = 0; i < 2; ++i) {
+    if (inputs[i] != nullptr && inputs[i]->num_elements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", i == 0 ? "M" : "cond", " must have one element"));
+    }
+  }
+  const int64_t trips = inputs[0] != nullptr ? scalar(inputs[0]) : kMaxLoopIterations + 1;
+  bool cond = inputs[1] != nullptr ? scalar(inputs[1]) != 0 : true;
+  std::vector<Tensor> state;
+  for (int64_t k = 0; k < carried; ++k) {
+    if (inputs[2 + k] == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, ": carried value ", k, " is missing"));
+    state.push_back(*inputs[2 + k]);
+  }
+  std::vector<std::vector<Tensor>> scanned(static_cast<size_t>(scans));
+  Tensor iteration(DType::kI64, {});
+  Tensor cond_in(DType::kBool, {});
+  std::vector<const Tensor*> body_in(static_cast<size_t>(n_in));
+  std::vector<Tensor> body_out;
+  int64_t i = 0;
+  for (; i < trips && cond; ++i) {
+    if (i >= kMaxLoopIterations) {
+      return absl::ResourceExhaustedError(absl::StrCat(what, ": still running after ", kMaxLoopIterations,
+                                                       " iterations (no trip count, and the condition stays true)"));
+    }
+    iteration.data<int64_t>()[0] = i;
+    cond_in.data<bool>()[0] = true;
+    body_in[0] = &iteration;
+    body_in[1] = &cond_in;
+    for (int64_t k = 0; k < carried; ++k) body_in[2 + k] = &state[k];
+    for (int64_t k = 2 + carried; k < n_in; ++k) body_in[k] = inputs[k];
+    absl::Status s = RunSubgraph(body, absl::StrCat(what, ", iteration ", i), body_in, &body_out);
+    if (!s.ok()) return s;
+    if (body_out[0].num_elements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the body's condition must have one element"));
+    }
+    cond = scalar(&body_out[0]) != 0;
+    for (int64_t k = 0; k < carried; ++k) state[k] = std::move(body_out[1 + k]);
+    for (int64_t k = 0; k < scans; ++k) {
+      std::vector<Tensor>& list = scanned[k];
+      const Tensor& v = body_out[1 + carried + k];
+      if (!list.empty() && (v.shape() != list[0].shape() || v.dtype() != list[0].dtype())) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": scan output ", k, " is ", v.type().ToString(),
+                                                       " in iteration ", i, " but ", list[0].type().ToString(),
+                                                       " in iteration 0"));
       }
+      list.push_back(std::move(body_out[1 + carried + k]));
     }
-    if (absl::Status s = RunReferenceNode(*n, in, &out); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("node ", node.DebugName(), ", ", taken ? "then" : "else", " branch: ",
-                                                 s.message()));
-    }
-    for (int o = 0; o < n->num_outputs(); ++o) env[n->output(o)] = std::move(out[o]);
   }
   outputs->clear();
-  for (const Value* v : g.outputs()) {
-    const Tensor* t = lookup(v);
-    if (t == nullptr) return absl::InternalError(absl::StrCat("node ", node.DebugName(), ": branch output '", v->name(), "' not computed"));
-    outputs->push_back(*t);
+  for (int64_t k = 0; k < carried; ++k) outputs->push_back(std::move(state[k]));
+  for (int64_t k = 0; k < scans; ++k) {
+    const std::vector<Tensor>& list = scanned[k];
+    // No iteration: the body's declared element shape where static, else a [0] tensor.
+    const TensorType& declared = body.outputs()[1 + carried + k]->type();
+    std::vector<int64_t> shape = {static_cast<int64_t>(list.size())};
+    if (!list.empty()) {
+      shape.insert(shape.end(), list[0].shape().begin(), list[0].shape().end());
+    } else if (declared.is_static()) {
+      const std::vector<int64_t> d = declared.StaticShape();
+      shape.insert(shape.end(), d.begin(), d.end());
+    }
+    Tensor stacked(list.empty() ? declared.dtype : list[0].dtype(), shape);
+    char* dst = static_cast<char*>(stacked.raw_data());
+    for (const Tensor& t : list) {
+      if (t.byte_size() > 0) std::memcpy(dst, t.raw_data(), t.byte_size());
+      dst += t.byte_size();
+    }
+    outputs->push_back(std::move(stacked));
   }
   return absl::OkStatus();
 }
@@ -96,15 +197,17 @@ absl::Status RunIf(const Node& node, absl::Span<const Tensor* const> inputs, std
 }  // namespace
 
 bool RunsOnReference(const std::string& domain, const std::string& op_type) {
-  return (domain.empty() && op_type == "If") || ReferenceKernelRegistry::Global().Find(domain, op_type) != nullptr;
+  return (domain.empty() && (op_type == "If" || op_type == "Loop")) ||
+         ReferenceKernelRegistry::Global().Find(domain, op_type) != nullptr;
 }
 
 bool ComputesItsOwnShape(const std::string& domain, const std::string& op_type) {
-  return domain.empty() && (op_type == "If" || op_type == "NonMaxSuppression");
+  return domain.empty() && (op_type == "If" || op_type == "Loop" || op_type == "NonMaxSuppression");
 }
 
 absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) {
   if (node.domain().empty() && node.op_type() == "If") return RunIf(node, inputs, outputs);
+  if (node.domain().empty() && node.op_type() == "Loop") return RunLoop(node, inputs, outputs);
   if (node.domain().empty() && node.op_type() == "NonMaxSuppression") return RunNonMaxSuppression(node, inputs, outputs);
   ReferenceKernel kernel = ReferenceKernelRegistry::Global().Find(node.domain(), node.op_type());
   if (kernel == nullptr) {

@@ -31,14 +31,15 @@ class ReferenceKernelRegistry {
   std::map<std::pair<std::string, std::string>, ReferenceKernel> kernels_;
 };
 
-// Whether RunReferenceNode runs the operator: a registered kernel, or If (which runs its taken branch).
+// Whether RunReferenceNode runs the operator: a registered kernel, If (which runs its taken branch) or
+// Loop (which runs its body).
 bool RunsOnReference(const std::string& domain, const std::string& op_type);
 
 // Runs one node with the reference kernels: infers output types from the concrete inputs,
 // allocates the outputs and computes them (If: runs the taken branch, whose outputs become the node's).
 absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs);
 
-// Operators whose output extent is known only by computing them (If, NonMaxSuppression): RunReferenceNode
+// Operators whose output extent is known only by computing them (If, Loop, NonMaxSuppression): RunReferenceNode
 // computes them once and allocates their outputs, rather than inferring the types (which would compute
 // them too) and then running the kernel.
 bool ComputesItsOwnShape(const std::string& domain, const std::string& op_type);

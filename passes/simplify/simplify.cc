@@ -99,7 +99,13 @@ class SimplifyPass : public Pass {
   absl::StatusOr<bool> Simplify(Graph& graph, Node* n, PassContext& ctx) {
     if (!n->domain().empty()) return false;
     const std::string& op = n->op_type();
-    if (op == "Identity" || (op == "Dropout" && (n->num_outputs() == 1 || n->output(1)->uses().empty()) &&
+    // A Dropout goes only where it is known to be inference's identity: a training_mode that is true or
+    // read at run time stays, so that a true one is the kernel's error rather than a skipped dropout.
+    const bool inference_dropout =
+        op == "Dropout" && (n->num_inputs() < 3 || n->input(2) == nullptr ||
+                            (n->input(2)->is_constant() && n->input(2)->constant()->num_elements() == 1 &&
+                             n->input(2)->constant()->GetAsInt64(0) == 0));
+    if (op == "Identity" || (inference_dropout && (n->num_outputs() == 1 || n->output(1)->uses().empty()) &&
                              !(n->num_outputs() > 1 && graph.IsGraphOutput(n->output(1))))) {
       return Bypass(graph, n, n->input(0), ctx, op == "Identity" ? "identities-removed" : "dropouts-removed");
     }

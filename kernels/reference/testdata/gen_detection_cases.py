@@ -8,6 +8,9 @@ the format). Expected outputs come from PyTorch and torchvision, never from Tess
                      max_output_boxes_per_class
   If                 the pattern of torchvision's batched NMS (no boxes: an empty result, else NMS) with
                      the condition a graph input, both ways; and elementwise branches (numpy)
+  Loop               a trip count from a graph input with a carried sum and a scan output, a condition
+                     that stops early, and a carried value that grows by one row per iteration (Mask
+                     R-CNN's mask pasting), computed by the same loops in numpy
 
 Tolerances: atol = rtol = 1e-4 for the float cases (PyTorch samples in float32, the reference kernels in
 double); NonMaxSuppression's indices are exact.
@@ -240,6 +243,60 @@ def if_cases(cw):
                scope=[("boxes", boxes), ("scores", scores)])
 
 
+def loop_cases(cw):
+    """Loop: body inputs (iteration, cond, carried...), outputs (cond, carried..., scans...); the body reads
+    the enclosing x."""
+    from onnx import helper, numpy_helper
+    T = onnx.TensorProto
+
+    def body(nodes, inputs, outputs, initializers=()):
+        return helper.make_graph(nodes, "body", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                                 [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+                                 initializer=list(initializers))
+
+    x = rand(2, 3)
+    # acc <- acc + x * i, scanned each iteration; M from a graph input.
+    g = body([helper.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+              helper.make_node("Mul", ["x", "fi"], ["xi"]),
+              helper.make_node("Add", ["acc", "xi"], ["acc_next"]),
+              helper.make_node("Identity", ["cond"], ["cond_out"]),
+              helper.make_node("Identity", ["acc_next"], ["scanned"])],
+             [("i", T.INT64, []), ("cond", T.BOOL, []), ("acc", T.FLOAT, [2, 3])],
+             [("cond_out", T.BOOL), ("acc_next", T.FLOAT), ("scanned", T.FLOAT)])
+    for trips in (0, 1, 4):
+        acc, scans = np.zeros((2, 3), np.float32), []
+        for i in range(trips):
+            acc = (acc + x * np.float32(i)).astype(np.float32)
+            scans.append(acc)
+        stacked = np.stack(scans) if scans else np.zeros((0, 2, 3), np.float32)
+        cw.add("loop_sum_%d_trips" % trips, "Loop",
+               [("M", np.array(trips, np.int64), False), None, ("acc0", np.zeros((2, 3), np.float32), False)],
+               [("acc", acc), ("scans", stacked)], attrs={"body": g}, opset=13, scope=[("x", x)])
+    # The body's condition stops the loop: i < 2 holds for iterations 0 and 1, so three run of at most 10.
+    g = body([helper.make_node("Less", ["i", "two"], ["cond_out"]),
+              helper.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+              helper.make_node("Add", ["acc", "fi"], ["acc_next"])],
+             [("i", T.INT64, []), ("cond", T.BOOL, []), ("acc", T.FLOAT, [])],
+             [("cond_out", T.BOOL), ("acc_next", T.FLOAT)], [numpy_helper.from_array(np.array(2, np.int64), "two")])
+    cw.add("loop_condition_stops", "Loop",
+           [("M", np.array(10, np.int64), False), ("cond", np.array(True), False), ("acc0", np.array(0.5, np.float32), False)],
+           [("acc", np.array(0.5 + 0 + 1 + 2, np.float32))], attrs={"body": g}, opset=13)
+    # A carried value that grows: rows <- Concat(rows, x[0] * i) from an empty [0, 3].
+    g = body([helper.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+              helper.make_node("Gather", ["x", "zero"], ["row"], axis=0),
+              helper.make_node("Mul", ["row", "fi"], ["scaled"]),
+              helper.make_node("Unsqueeze", ["scaled", "axes"], ["row2"]),
+              helper.make_node("Concat", ["rows", "row2"], ["rows_next"], axis=0),
+              helper.make_node("Identity", ["cond"], ["cond_out"])],
+             [("i", T.INT64, []), ("cond", T.BOOL, []), ("rows", T.FLOAT, ["n", 3])],
+             [("cond_out", T.BOOL), ("rows_next", T.FLOAT)],
+             [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.array([0], np.int64), "axes")])
+    rows = np.stack([x[0] * np.float32(i) for i in range(5)]).astype(np.float32)
+    cw.add("loop_growing_carried", "Loop",
+           [("M", np.array(5, np.int64), False), None, ("rows0", np.zeros((0, 3), np.float32), False)],
+           [("rows", rows)], attrs={"body": g}, opset=13, scope=[("x", x)])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -249,6 +306,7 @@ def main():
     roi_align_cases(cw)
     nms_cases(cw)
     if_cases(cw)
+    loop_cases(cw)
     cw.w.finish()
 
 
