@@ -111,13 +111,21 @@ absl::StatusOr<DynamicValues> BoundDataDependentValues(Graph& graph, const std::
 // differs from its bound, its optimized kernel can run over the bound of rows (artifact::Op::row_wise).
 // The rows past the run's count hold what the arena held.
 bool RowWise(const Node& n, const absl::flat_hash_map<const Value*, std::vector<int>>& dynamic) {
-  if (!n.domain().empty()) return false;
   const std::string& op = n.op_type();
-  const bool unary = op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "LeakyRelu" ||
-                     op == "HardSwish" || op == "HardSigmoid" || op == "Elu" || op == "Softplus";
-  const bool matrix = (op == "Gemm" && n.GetInt("transA", 0) == 0) || op == "MatMul";
-  const bool flatten = op == "Flatten" && n.GetInt("axis", 1) >= 1;
-  if (!unary && !matrix && !flatten) return false;
+  bool unary = false, matrix = false, batched = false, flatten = false;
+  if (n.domain().empty()) {
+    unary = op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "LeakyRelu" ||
+            op == "HardSwish" || op == "HardSigmoid" || op == "Elu" || op == "Softplus";
+    matrix = (op == "Gemm" && n.GetInt("transA", 0) == 0) || op == "MatMul";
+    flatten = op == "Flatten" && n.GetInt("axis", 1) == 1;  // axis 2+ multiplies the rows
+    // Images of a batch are independent: a detection head's convolutions over its regions.
+    batched = op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" ||
+              (op == "Transpose" && !n.GetInts("perm").empty() && n.GetInts("perm")[0] == 0);
+  } else if (n.domain() == kTesselDomain) {
+    batched = op == "FusedConv" || op == "DwPwConv" || op == "MaxPool" || op == "AveragePool" ||
+              op == "GlobalAveragePool";
+  }
+  if (!unary && !matrix && !flatten && !batched) return false;
   if (n.num_inputs() < 1 || n.input(0) == nullptr || !dynamic.contains(n.input(0))) return false;
   if (n.input(0)->type().rank() < 1 || (matrix && n.input(0)->type().rank() != 2)) return false;
   for (int i = 1; i < n.num_inputs(); ++i) {

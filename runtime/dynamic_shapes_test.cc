@@ -147,6 +147,8 @@ TEST(DynamicShapesTest, RowWiseOpsRunOptimizedKernelsOverTheBound) {
   std::string w, b;
   for (int i = 0; i < 8 * 16; ++i) absl::StrAppend(&w, i ? ", " : "", ((i * 7) % 11 - 5) * 0.125);
   for (int i = 0; i < 8; ++i) absl::StrAppend(&b, i ? ", " : "", (i % 3 - 1) * 0.5);
+  std::string k;
+  for (int i = 0; i < 3 * 2 * 3 * 3; ++i) absl::StrAppend(&k, i ? ", " : "", ((i * 5) % 7 - 3) * 0.25);
   const std::string text = absl::StrCat(R"(
 graph @main {
   input %x : f32[12,8]
@@ -158,6 +160,9 @@ graph @main {
   const %w : f32[8,16] = [)", w, R"(]
   const %wt : f32[8,16] = [)", w, R"(]
   const %c : f32[8] = [)", b, R"(]
+  const %nchw : i64[4] = [-1, 2, 2, 2]
+  const %k : f32[3,2,3,3] = [)", k, R"(]
+  const %kb : f32[3] = [0.25, -0.5, 1.0]
   %col = Slice "col" (%x, %first, %one, %axis1) : f32[12,1]
   %pos = Greater "pos" (%col, %zero) : bool[12,1]
   %nz = NonZero "nz" (%pos) : i64[2,?a]
@@ -167,7 +172,10 @@ graph @main {
   %h = MatMul "fc" (%picked, %w) : f32[?a,16]
   %r = Relu "relu" (%h) : f32[?a,16]
   %y = Gemm "gemm" (%r, %wt, %c) {transB = 1} : f32[?a,8]
-  output %y
+  %img = Reshape "img" (%y, %nchw) : f32[?a,2,2,2]
+  %conv = Conv "conv" (%img, %k, %kb) {pads = [1, 1, 1, 1]} : f32[?a,3,2,2]
+  %cflat = Flatten "flat" (%conv) {axis = 2} : f32[?b,4]
+  output %y, %conv, %cflat
 }
 )");
   auto graph = ParseGraph(text);
@@ -175,7 +183,8 @@ graph @main {
   auto result = CompileGraph(**graph, CompileOptions());
   ASSERT_TRUE(result.ok()) << result.status();
   for (const auto& op : result->plan.ops()) {
-    if (op.name() == "fc" || op.name() == "relu" || op.name() == "gemm") {
+    if (op.name() == "flat") EXPECT_FALSE(op.row_wise()) << "Flatten at axis 2 multiplies the rows";
+    if (op.name() == "fc" || op.name() == "relu" || op.name() == "gemm" || op.name() == "conv") {
       EXPECT_TRUE(op.row_wise()) << op.name();
       EXPECT_NE(op.kernel().rfind("reference/", 0), 0u) << op.name() << " runs " << op.kernel();
     }
@@ -196,11 +205,14 @@ graph @main {
     ASSERT_TRUE((*session)->Run({input}).ok());
     auto expected = interpreter->Run(std::vector<Tensor>{input});
     ASSERT_TRUE(expected.ok()) << expected.status();
-    const Tensor& got = (*session)->output(0);
-    ASSERT_EQ(got.shape(), (std::vector<int64_t>{positives, 8}));
-    ASSERT_EQ(got.shape(), (*expected)[0].shape());
-    for (int64_t i = 0; i < got.num_elements(); ++i) {
-      EXPECT_NEAR(got.GetAsDouble(i), (*expected)[0].GetAsDouble(i), 1e-5) << "element " << i;
+    ASSERT_EQ((*session)->output(0).shape(), (std::vector<int64_t>{positives, 8}));
+    ASSERT_EQ((*session)->output(2).shape(), (std::vector<int64_t>{positives * 3, 4}));
+    for (int o = 0; o < 3; ++o) {
+      const Tensor& got = (*session)->output(o);
+      ASSERT_EQ(got.shape(), (*expected)[o].shape()) << "output " << o;
+      for (int64_t i = 0; i < got.num_elements(); ++i) {
+        EXPECT_NEAR(got.GetAsDouble(i), (*expected)[o].GetAsDouble(i), 1e-4) << "output " << o << " element " << i;
+      }
     }
   }
 }
