@@ -4,6 +4,7 @@
 #include "kernels/activation/act_op_kernels.h"
 #include "kernels/attention/attention_op_kernels.h"
 #include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/conv_transpose.h"
 #include "kernels/conv/conv_nd.h"
 #include "kernels/conv/direct_conv.h"
 #include "kernels/conv/dwconv3x3.h"
@@ -47,6 +48,7 @@ const OpKernelRegistry& OpKernels() {
     RegisterResizeOpKernels(*r);
     RegisterGridSampleOpKernels(*r);
     RegisterRoiAlignOpKernels(*r);
+    RegisterConvTransposeOpKernels(*r);
     RegisterActivationOpKernels(*r);
     RegisterAttentionOpKernels(*r);
     return r;

@@ -689,6 +689,30 @@ bool MakeGridSample(std::mt19937& rng, Case* c) {
   return true;
 }
 
+// ConvTranspose 2-D, group 1: kernels 1-3, strides 1-2 (Mask R-CNN's 2x2 stride-2 upsampling among
+// them), dilation 1-2, pads 0-1, output_padding where the stride allows it, with and without bias.
+bool MakeConvTranspose(std::mt19937& rng, Case* c) {
+  CaseBuilder b(&rng, c);
+  const int64_t n = Pick(rng, {1, 2}), ch = Pick(rng, {1, 3, 8}), m = Pick(rng, {1, 4, 5});
+  const int64_t h = Pick(rng, {1, 4, 7}), w = Pick(rng, {2, 5});
+  const int64_t k = Pick(rng, {1, 2, 3}), stride = Pick(rng, {1, 2}), dilation = Pick(rng, {1, 2});
+  const int64_t pad = k > 1 ? Pick(rng, {0, 1}) : 0;
+  const int64_t out_pad = stride > 1 ? Pick(rng, {0, 1}) : 0;
+  b.Activation({n, ch, h, w});
+  b.Weight({ch, m, k, k});
+  const bool bias = Pick(rng, {0, 1});
+  if (bias) b.Weight({m});
+  Node* node = b.Finish("ConvTranspose", "");
+  node->SetAttr("kernel_shape", Attribute::Ints({k, k}));
+  node->SetAttr("strides", Attribute::Ints({stride, stride}));
+  node->SetAttr("dilations", Attribute::Ints({dilation, dilation}));
+  node->SetAttr("pads", Attribute::Ints({pad, pad, pad, pad}));
+  if (out_pad) node->SetAttr("output_padding", Attribute::Ints({out_pad, out_pad}));
+  c->label = absl::StrCat("ConvTranspose x [", n, ",", ch, ",", h, ",", w, "] M ", m, " k ", k, " s ", stride, " d ",
+                          dilation, " pad ", pad, " out_pad ", out_pad, bias ? " bias" : "");
+  return true;
+}
+
 // RoiAlign, avg: regions inside, across and beyond the edges of 1-2 images (spatial_scale 1 or 0.5),
 // sampling_ratio 2 or adaptive, both coordinate modes; the regions and batch indices as inputs, as a
 // detection head's come out of NonMaxSuppression.
@@ -961,6 +985,7 @@ bool MakeCase(const OpKernelEntry& e, std::mt19937& rng, Case* c) {
   if (e.op == "Pad") return MakePad(rng, c);
   if (e.op == "GridSample") return MakeGridSample(rng, c);
   if (e.op == "RoiAlign") return MakeRoiAlign(rng, c);
+  if (e.op == "ConvTranspose") return MakeConvTranspose(rng, c);
   if (e.op == "Resize") return MakeResize(rng, c);
   if (e.op == "Transpose") return MakeTranspose(rng, c);
   if (e.op == "Flatten" || e.op == "Reshape" || e.op == "Squeeze" || e.op == "Unsqueeze" || e.op == "Identity") {

@@ -345,6 +345,37 @@ double FcCost(const OpQuery& q) {
   return 2.0 * fc.batch * fc.n * fc.k / rate + 4.0 * fc.n * fc.k / 20e9;
 }
 
+// A fully connected operator whose row count is the run's: set up again when it changes (a detection
+// head's regions, planned at their bound, come out fewer), so only the rows that exist are computed.
+class XnnFcKernel : public OpKernel {
+ public:
+  XnnFcKernel(pthreadpool_t pool, int64_t k, const Tensor* x, Tensor* y) : pool_(pool), k_(k), x_(x), y_(y) {}
+  ~XnnFcKernel() override {
+    if (op_ != nullptr) xnn_delete_operator(op_);
+  }
+  xnn_status Setup() {
+    rows_ = k_ > 0 ? x_->num_elements() / k_ : 0;
+    return xnn_setup_fully_connected_nc_f32(op_, rows_, x_->data<float>(), y_->data<float>(), pool_);
+  }
+  absl::Status Run() override {
+    if ((k_ > 0 ? x_->num_elements() / k_ : 0) != rows_) {
+      const xnn_status s = Setup();
+      if (s != xnn_status_success) return absl::InternalError(absl::StrCat("xnn_setup_fully_connected failed (", s, ")"));
+    }
+    if (rows_ == 0) return absl::OkStatus();
+    const xnn_status s = xnn_run_operator(op_, pool_);
+    if (s != xnn_status_success) return absl::InternalError(absl::StrCat("xnn_run_operator failed (", s, ")"));
+    return absl::OkStatus();
+  }
+  xnn_operator_t op_ = nullptr;
+
+ private:
+  pthreadpool_t pool_;
+  int64_t k_ = 0, rows_ = -1;
+  const Tensor* x_;
+  Tensor* y_;
+};
+
 absl::StatusOr<std::unique_ptr<OpKernel>> CreateFc(const OpKernelArgs& args) {
   absl::Status st = InitXnnpack();
   if (!st.ok()) return st;
@@ -358,16 +389,13 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateFc(const OpKernelArgs& args) {
   if (!ResolveFc(OpQuery{args.node, info, out_info}, &fc)) {
     return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "' is not a fully connected layer"));
   }
-  auto k = std::make_unique<XnnKernel>(args.threadpool);
-  xnn_operator_t op = nullptr;
+  auto k = std::make_unique<XnnFcKernel>(args.threadpool, fc.k, args.inputs[0], &args.outputs[0]);
   const float* bias = fc.bias >= 0 ? DataOrNull(args.inputs[fc.bias]) : nullptr;
   xnn_status s =
       xnn_create_fully_connected_nc_f32(fc.k, fc.n, fc.k, fc.n, args.inputs[1]->data<float>(), bias, -kInf, kInf,
-                                        XnnFlags(args) | (fc.weights_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS), &op);
+                                        XnnFlags(args) | (fc.weights_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS), &k->op_);
   if (s != xnn_status_success) return XnnError(args, "create fully connected", s);
-  k->Add(op);
-  s = xnn_setup_fully_connected_nc_f32(op, fc.batch, args.inputs[0]->data<float>(), args.outputs[0].data<float>(),
-                                       args.threadpool);
+  s = k->Setup();
   if (s != xnn_status_success) return XnnError(args, "setup fully connected", s);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
