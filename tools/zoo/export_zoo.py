@@ -294,6 +294,11 @@ def models():
         # comparison sees detections, not two empty lists.
         "fasterrcnn_mobilenet_v3_large_320_fpn": (
             detection(det.fasterrcnn_mobilenet_v3_large_320_fpn, 96, box_score_thresh=0.0), [17], None, None),
+        # ResNet-50 FPN one-stage detectors at 96x96 (their transform resizes to min_size otherwise).
+        "retinanet_resnet50_fpn": (
+            detection(det.retinanet_resnet50_fpn, 96, min_size=96, max_size=96, score_thresh=0.0), [17], None, None),
+        "fcos_resnet50_fpn": (
+            detection(det.fcos_resnet50_fpn, 96, min_size=96, max_size=96, score_thresh=0.0), [17], None, None),
         "raft_small": (raft_small, [17], None, None),
     }
 
@@ -352,7 +357,7 @@ def export(name, spec, out_root, seed):
     calibrate_batchnorm(model, inputs, seed + 5)
     with torch.no_grad():
         outputs = as_tuple(model(*inputs.values()))
-    detect = name.startswith(("ssdlite", "fasterrcnn"))
+    detect = name.startswith(("ssdlite", "fasterrcnn", "retinanet", "fcos"))
     if not detect:
         check_depends_on_input(name, model, inputs, outputs, seed)
     output_names = ["output"] if len(outputs) == 1 else ["boxes", "scores", "labels"] if detect else [

@@ -42,7 +42,8 @@ TOLERANCE = 1e-4
 COST = {
     "fcn_resnet50": 11.5, "r3d_18": 10.1, "resnet50": 8.3, "convnext_tiny": 7.7,
     "deeplabv3_mobilenet_v3_large": 6.4, "efficientnet_b0": 5.0, "densenet121": 4.1, "mobilenet_v3_small": 2.5,
-    "fasterrcnn_mobilenet_v3_large_320_fpn": 1.6, "raft_small": 1.0,
+    "fasterrcnn_mobilenet_v3_large_320_fpn": 1.6, "raft_small": 1.0, "retinanet_resnet50_fpn": 2.5,
+    "fcos_resnet50_fpn": 2.0,
 }
 
 
