@@ -107,6 +107,17 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
                     FormatBytes(t.bytes()), ")");
   }
   if (absl::Status s = CheckFitsInMemory(plan.arena_bytes(), what); !s.ok()) return s;
+  for (int idx : plan.outputs()) {
+    // An output allocated as it runs needs an op that computes it.
+    if (plan.tensors(idx).storage() != artifact::Tensor::HEAP) continue;
+    const bool produced = std::any_of(plan.ops().begin(), plan.ops().end(), [idx](const artifact::Op& op) {
+      return std::find(op.outputs().begin(), op.outputs().end(), idx) != op.outputs().end();
+    });
+    if (!produced) {
+      return absl::DataLossError(absl::StrCat("output '", plan.tensors(idx).name(), "' is computed by no op; the plan ",
+                                              "is corrupt"));
+    }
+  }
   for (int i = 0; i < plan.tensors_size(); ++i) {
     const artifact::Tensor& t = plan.tensors(i);
     const bool input = std::find(plan.inputs().begin(), plan.inputs().end(), i) != plan.inputs().end();
@@ -345,6 +356,16 @@ absl::Status Session::SetRunRows(int i) {
 absl::Status Session::RunDynamic(int i) {
   const CompiledModel::Op& op = model_->ops_[i];
   const artifact::Op& planned = model_->plan().ops(i);
+  if (op.heap) {
+    // A tensor allocated as it runs exists once its op ran: a plan that reads one first is refused here.
+    for (int k = 0; k < planned.inputs_size(); ++k) {
+      const int idx = planned.inputs(k);
+      if (idx >= 0 && model_->plan().tensors(idx).storage() == artifact::Tensor::HEAP && !views_[idx].defined()) {
+        return absl::DataLossError(absl::StrCat("input '", model_->plan().tensors(idx).name(),
+                                                "' is read before any op computes it; the plan is corrupt"));
+      }
+    }
+  }
   if (op.heap || ComputesItsOwnShape(op.node->domain(), op.node->op_type())) {
     // If (its taken branch on the reference interpreter) and NonMaxSuppression compute into tensors of
     // their own, computing once what inference would compute too; the results are copied into the arena
