@@ -217,8 +217,12 @@ InferResult InferBatchNorm(const InferenceContext& ctx) {
 }
 
 InferResult InferPool(const InferenceContext& ctx) {
-  if (ctx.node.num_outputs() > 1) {
-    return absl::UnimplementedError("the MaxPool Indices output is not supported (only Y)");
+  if (ctx.node.num_outputs() > 1 && ctx.node.op_type() != "MaxPool") {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.node.op_type(), " has one output"));
+  }
+  const int64_t storage_order = ctx.node.GetInt("storage_order", 0);
+  if (storage_order != 0 && storage_order != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'storage_order' is ", storage_order, "; expected 0 or 1"));
   }
   absl::Status s = RequireFloat(ctx, 0, "X");
   if (!s.ok()) return s;
@@ -227,7 +231,10 @@ InferResult InferPool(const InferenceContext& ctx) {
   if (!p.ok()) return p.status();
   std::vector<Dim> dims = {x.dims[0], x.dims[1]};
   dims.insert(dims.end(), p->output.begin(), p->output.end());
-  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+  std::vector<TensorType> out = {TensorType(x.dtype, dims)};
+  // MaxPool's Indices: each maximum's flat index into X (int64).
+  if (ctx.node.num_outputs() > 1) out.emplace_back(DType::kI64, std::move(dims));
+  return out;
 }
 
 InferResult InferGlobalPool(const InferenceContext& ctx) {
@@ -798,8 +805,9 @@ void RegisterNnOps(OpRegistry& r) {
               "LSTM over a sequence (forward, reverse or bidirectional; peepholes; layout 0 or 1)"});
   r.Register({"BatchNormalization", "", 5, 5, 1, 3, WithRequiredInputs(5, InferBatchNorm),
               "inference-mode batch normalization with running statistics"});
-  r.Register(
-      {"MaxPool", "", 1, 1, 1, 2, WithRequiredInputs(1, InferPool), "N-d max pooling (without the Indices output)"});
+  r.Register({"MaxPool", "", 1, 1, 1, 2, WithRequiredInputs(1, InferPool),
+              "N-d max pooling; optional Indices: each maximum's flat index into X (storage_order 1: spatial axes "
+              "column-major)"});
   r.Register({"AveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferPool),
               "N-d average pooling with count_include_pad and ceil_mode"});
   r.Register({"GlobalAveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),

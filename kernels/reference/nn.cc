@@ -203,6 +203,11 @@ absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
   absl::StatusOr<Window3> g = ToWindow3(node, *p, x, y);
   if (!g.ok()) return g.status();
   const bool is_max = node.op_type() == "MaxPool";
+  // MaxPool's Indices output: the maximum's flat index into X, row-major or (storage_order 1) with the
+  // spatial axes column-major.
+  int64_t* indices = is_max && outputs.size() > 1 ? outputs[1].data<int64_t>() : nullptr;
+  const bool column_major = node.GetInt("storage_order", 0) == 1;
+  const int spatial = x.rank() - 2;
   PoolTaps taps[3];
   for (int j = 0; j < 3; ++j) taps[j] = ComputeTaps(g->in[j], g->out[j], g->k[j], g->s[j], g->d[j], g->pb[j], g->pe[j]);
   const int64_t planes = x.dim(0) * x.dim(1);
@@ -221,16 +226,28 @@ absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
           if (is_max) {
             // A window entirely in padding yields the lowest float, as ONNX Runtime does.
             float m = std::numeric_limits<float>::lowest();
+            int64_t at[3] = {0, 0, 0};
             for (int64_t i0 : t0) {
               for (int64_t i1 : t1) {
                 const float* row = xp + (i0 * g->in[1] + i1) * g->in[2];
                 for (int64_t i2 : t2) {
                   const float v = row[i2];
-                  if (v > m || std::isnan(v)) m = v;
+                  if (v > m || (std::isnan(v) && !std::isnan(m))) {
+                    m = v;
+                    at[0] = i0, at[1] = i1, at[2] = i2;
+                  }
                 }
               }
             }
             result = m;
+            if (indices != nullptr) {
+              // Window3 puts a 2-D pooling's axes in positions 1 and 2 (position 0 has extent 1).
+              const int64_t flat = column_major
+                                       ? (spatial == 3 ? at[0] + at[1] * g->in[0] + at[2] * g->in[0] * g->in[1]
+                                                       : at[1] + at[2] * g->in[1])
+                                       : (at[0] * g->in[1] + at[1]) * g->in[2] + at[2];
+              indices[pl * out_plane + (o0 * g->out[1] + o1) * g->out[2] + o2] = pl * in_plane + flat;
+            }
           } else {
             double sum = 0;
             for (int64_t i0 : t0) {

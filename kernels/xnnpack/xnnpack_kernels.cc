@@ -233,7 +233,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateDwPwConv(const OpKernelArgs& arg
 // ---- tessel.MaxPool / tessel.AveragePool / tessel.GlobalAveragePool (nhwc) ----------------------------
 
 bool PoolLegal(const OpQuery& q) {
-  if (!AllF32(q)) return false;
+  if (!AllF32(q) || q.outputs.size() != 1) return false;
   absl::StatusOr<Conv2dGeometry> g = ResolvePool2dNhwc(q.node, q.input(0));
   if (!g.ok() || g->kh * g->kw < 2) return false;  // XNNPACK refuses 1x1 windows
   if (q.node.op_type() == "MaxPool") return true;

@@ -21,6 +21,7 @@ const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 // The channels-last tessel operator `n` becomes, or "" when it has none.
 std::string SpatialTarget(const Node* n) {
   const std::string& op = n->op_type();
+  if (n->num_outputs() != 1) return "";  // MaxPool's Indices are NCHW flat indices
   if (n->domain().empty()) {
     if (op == "Conv") return "FusedConv";
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return op;

@@ -25,6 +25,7 @@ bool Is(const Node* n, const std::string& domain, const char* op) {
 }
 
 bool IsPool(const Node* n) {
+  if (n->num_outputs() != 1) return false;  // MaxPool with Indices stays f32
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool"}) {
     if (Is(n, kTesselDomain, op) || Is(n, "", op)) return true;
   }

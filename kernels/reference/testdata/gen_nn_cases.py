@@ -396,6 +396,21 @@ def pool_cases(cw):
     add_pool(cw, "avgpool1d_pad_exclude", "avg", [2, 3, 10], [4], [3], [2, 2], count_include_pad=False,
              torch_direct=True)
 
+    # MaxPool's Indices (PyTorch's return_indices counts within each plane; ONNX's flat index into X adds
+    # the plane's offset), row-major, and with storage_order 1 (spatial axes column-major: h + w * H).
+    x = np.random.default_rng(7).standard_normal((2, 3, 7, 6)).astype(np.float32)
+    y, idx = F.max_pool2d(torch.from_numpy(x), 3, 2, 1, return_indices=True)
+    plane = 7 * 6
+    flat = idx.numpy() + (np.arange(2 * 3).reshape(2, 3, 1, 1) * plane)
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    cw.add("maxpool2d_indices", "MaxPool", [("x", x, False)], [("y", y.numpy()), ("indices", flat.astype(np.int64))],
+           attrs, opset=12, atol=0, rtol=0)
+    h, w = idx.numpy() // 6, idx.numpy() % 6
+    column = h + w * 7 + (np.arange(2 * 3).reshape(2, 3, 1, 1) * plane)
+    cw.add("maxpool2d_indices_column_major", "MaxPool", [("x", x, False)],
+           [("y", y.numpy()), ("indices", column.astype(np.int64))], dict(attrs, storage_order=1), opset=12,
+           atol=0, rtol=0)
+
     for name, shape in [("globalavgpool_2d", [2, 3, 5, 6]), ("globalavgpool_1d", [2, 3, 7]),
                         ("globalavgpool_3d", [1, 2, 3, 4, 5])]:
         x = rand(*shape)
