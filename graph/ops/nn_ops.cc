@@ -237,6 +237,65 @@ InferResult InferPool(const InferenceContext& ctx) {
   return out;
 }
 
+// MaxUnpool: X [N, C, spatial...] and its MaxPool Indices; the output's spatial extents are (in - 1) x
+// stride + kernel - pads, or the optional output_shape input's (known when it is a constant).
+InferResult InferMaxUnpool(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  const TensorType& indices = ctx.type(1);
+  if (x.rank() < 3 || indices.dtype != DType::kI64 || indices.rank() != x.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("X ", x.ToString(), " and I ", indices.ToString(),
+                                                   " must be [N, C, spatial...] and int64 of the same rank"));
+  }
+  const int ns = x.rank() - 2;
+  if (ctx.has_input(2)) {
+    const TensorType& shape = ctx.type(2);
+    if (shape.dtype != DType::kI64 || shape.rank() != 1 || (shape.dims[0].is_static() && shape.dims[0].value() != x.rank())) {
+      return absl::InvalidArgumentError(absl::StrCat("output_shape has type ", shape.ToString(), "; expected i64[",
+                                                     x.rank(), "]"));
+    }
+    std::vector<Dim> dims;
+    const Tensor* v = ctx.value(2);
+    for (int d = 0; d < x.rank(); ++d) dims.push_back(v ? Dim(v->GetAsInt64(d)) : UnknownDim());
+    return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+  }
+  const std::vector<int64_t> kernel = ctx.node.GetInts("kernel_shape");
+  if (static_cast<int>(kernel.size()) != ns) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel_shape has ", kernel.size(), " values; expected ", ns));
+  }
+  std::vector<int64_t> strides = ctx.node.GetInts("strides"), pads = ctx.node.GetInts("pads");
+  if (strides.empty()) strides.assign(ns, 1);
+  if (pads.empty()) pads.assign(2 * ns, 0);
+  if (static_cast<int>(strides.size()) != ns || static_cast<int>(pads.size()) != 2 * ns) {
+    return absl::InvalidArgumentError("strides and pads must have one and two values per spatial axis");
+  }
+  std::vector<Dim> dims = {x.dims[0], x.dims[1]};
+  for (int d = 0; d < ns; ++d) {
+    const Dim& in = x.dims[2 + d];
+    if (!in.is_static()) {
+      dims.push_back(UnknownDim());
+      continue;
+    }
+    const int64_t out = (in.value() - 1) * strides[d] + kernel[d] - pads[d] - pads[ns + d];
+    if (out < 0) return absl::InvalidArgumentError(absl::StrCat("spatial axis ", d, " would have extent ", out));
+    dims.push_back(Dim(out));
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, std::move(dims))};
+}
+
+// Det: the determinant of each square matrix in the last two axes.
+InferResult InferDet(const InferenceContext& ctx) {
+  absl::Status s = RequireFloat(ctx, 0, "X");
+  if (!s.ok()) return s;
+  const TensorType& x = ctx.type(0);
+  if (x.rank() < 2 || (x.dims[x.rank() - 1].is_static() && x.dims[x.rank() - 2].is_static() &&
+                       x.dims[x.rank() - 1].value() != x.dims[x.rank() - 2].value())) {
+    return absl::InvalidArgumentError(absl::StrCat("X has type ", x.ToString(), "; expected [..., M, M]"));
+  }
+  return std::vector<TensorType>{TensorType(x.dtype, std::vector<Dim>(x.dims.begin(), x.dims.end() - 2))};
+}
+
 InferResult InferGlobalPool(const InferenceContext& ctx) {
   absl::Status s = RequireFloat(ctx, 0, "X");
   if (!s.ok()) return s;
@@ -810,6 +869,10 @@ void RegisterNnOps(OpRegistry& r) {
               "column-major)"});
   r.Register({"AveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferPool),
               "N-d average pooling with count_include_pad and ceil_mode"});
+  r.Register({"Det", "", 1, 1, 1, 1, WithRequiredInputs(1, InferDet),
+              "determinant of each square matrix in the last two axes (LU with partial pivoting)"});
+  r.Register({"MaxUnpool", "", 2, 3, 1, 1, WithRequiredInputs(2, InferMaxUnpool),
+              "scatters X to the flat positions its MaxPool Indices give, zeros elsewhere"});
   r.Register({"GlobalAveragePool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),
               "mean over all spatial dimensions"});
   r.Register({"GlobalMaxPool", "", 1, 1, 1, 1, WithRequiredInputs(1, InferGlobalPool),

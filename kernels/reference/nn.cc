@@ -271,6 +271,89 @@ absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outp
 
 // GlobalAveragePool and GlobalMaxPool: one value per (n, c) plane (NaN for an empty plane; a NaN in
 // the plane wins the maximum, as numpy's max).
+// Det: Gaussian elimination with partial pivoting in double, per matrix.
+absl::Status DetKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const int64_t m = x.dim(x.rank() - 1);
+  const int64_t count = outputs[0].num_elements();
+  std::vector<double> a(static_cast<size_t>(m * m));
+  for (int64_t b = 0; b < count; ++b) {
+    const float* src = x.data<float>() + b * m * m;
+    for (int64_t i = 0; i < m * m; ++i) a[i] = src[i];
+    double det = 1;
+    for (int64_t c = 0; c < m && det != 0; ++c) {
+      int64_t pivot = c;
+      for (int64_t r = c + 1; r < m; ++r) {
+        if (std::abs(a[r * m + c]) > std::abs(a[pivot * m + c])) pivot = r;
+      }
+      if (a[pivot * m + c] == 0) {
+        det = 0;
+        break;
+      }
+      if (pivot != c) {
+        for (int64_t k = 0; k < m; ++k) std::swap(a[c * m + k], a[pivot * m + k]);
+        det = -det;
+      }
+      det *= a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        const double f = a[r * m + c] / a[c * m + c];
+        for (int64_t k = c; k < m; ++k) a[r * m + k] -= f * a[c * m + k];
+      }
+    }
+    outputs[0].data<float>()[b] = static_cast<float>(det);
+  }
+  return absl::OkStatus();
+}
+
+// MaxUnpool: zeros, then each X element at its index's coordinates (a later duplicate overwrites).
+absl::Status MaxUnpoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  absl::Status s = RequireF32(node, inputs, {0});
+  if (!s.ok()) return s;
+  const Tensor& x = *inputs[0];
+  const Tensor& indices = *inputs[1];
+  Tensor& y = outputs[0];
+  if (indices.shape() != x.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat("MaxUnpool: I ", ShapeToString(indices.shape()),
+                                                   " must have X's shape ", ShapeToString(x.shape())));
+  }
+  // The indices address the pooled tensor's original extents, (in - 1) x stride + kernel - pads; an
+  // output_shape places those coordinates in a tensor of other extents (ONNX's definition).
+  const int rank = x.rank(), ns = rank - 2;
+  std::vector<int64_t> original = {x.dim(0), x.dim(1)};
+  {
+    const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+    std::vector<int64_t> strides = node.GetInts("strides"), pads = node.GetInts("pads");
+    if (strides.empty()) strides.assign(ns, 1);
+    if (pads.empty()) pads.assign(2 * ns, 0);
+    for (int d = 0; d < ns; ++d) original.push_back((x.dim(2 + d) - 1) * strides[d] + kernel[d] - pads[d] - pads[ns + d]);
+  }
+  const std::vector<int64_t> from = RowMajorStrides(original), to = RowMajorStrides(y.shape());
+  float* yd = y.data<float>();
+  std::fill_n(yd, y.num_elements(), 0.0f);
+  const int64_t total = NumElements(original);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    int64_t at = indices.data<int64_t>()[i];
+    if (at < 0 || at >= total) {
+      return absl::OutOfRangeError(absl::StrCat("MaxUnpool: index ", at, " (element ", i, ") is outside the pooled ",
+                                                "input's ", total, " elements"));
+    }
+    int64_t out = 0;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t c = at / from[d];
+      at %= from[d];
+      if (c >= y.dim(d)) {
+        return absl::OutOfRangeError(absl::StrCat("MaxUnpool: element ", i, " falls outside output_shape ",
+                                                  ShapeToString(y.shape())));
+      }
+      out += c * to[d];
+    }
+    yd[out] = x.data<float>()[i];
+  }
+  return absl::OkStatus();
+}
+
 absl::Status GlobalPoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
   absl::Status s = RequireF32(node, inputs, {0});
   if (!s.ok()) return s;
@@ -1284,6 +1367,8 @@ void RegisterNnReferenceKernels(ReferenceKernelRegistry& r) {
   r.Register("", "ConvTranspose", ConvTransposeKernel);
   r.Register("", "BatchNormalization", BatchNormKernel);
   r.Register("", "MaxPool", PoolKernel);
+  r.Register("", "MaxUnpool", MaxUnpoolKernel);
+  r.Register("", "Det", DetKernel);
   r.Register("", "AveragePool", PoolKernel);
   r.Register("", "GlobalAveragePool", GlobalPoolKernel);
   r.Register("", "GlobalMaxPool", GlobalPoolKernel);

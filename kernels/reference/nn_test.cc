@@ -71,6 +71,7 @@ class OneNode {
     if (!s.ok()) return s;
     return outs[0];
   }
+  const Node* node() const { return node_; }
 
  private:
   Graph graph_;
@@ -152,10 +153,16 @@ TEST(NnInferTest, BatchNormTrainingOutputsRejected) {
   EXPECT_THAT(t.status().message(), HasSubstr("training mode not supported"));
 }
 
-TEST(NnInferTest, MaxPoolIndicesUnimplemented) {
+// MaxPool's Indices output has Y's extents (values: op_test's maxpool2d_indices cases); AveragePool has one
+// output.
+TEST(NnInferTest, MaxPoolIndicesAreInt64OfYsShape) {
   OneNode n("MaxPool", {In::Type(Static({1, 1, 4, 4}))}, 2);
   n.Attr("kernel_shape", Attribute::Ints({2, 2}));
-  EXPECT_EQ(n.Infer().status().code(), absl::StatusCode::kUnimplemented);
+  ASSERT_TRUE(n.Infer().ok()) << n.Infer().status();
+  EXPECT_EQ(n.node()->output(1)->type(), TensorType::Static(DType::kI64, {1, 1, 3, 3}));
+  OneNode avg("AveragePool", {In::Type(Static({1, 1, 4, 4}))}, 2);
+  avg.Attr("kernel_shape", Attribute::Ints({2, 2}));
+  EXPECT_EQ(avg.Infer().status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(NnInferTest, PoolCeilModeDropsWindowStartingInPadding) {

@@ -411,6 +411,31 @@ def pool_cases(cw):
            [("y", y.numpy()), ("indices", column.astype(np.int64))], dict(attrs, storage_order=1), opset=12,
            atol=0, rtol=0)
 
+    # MaxUnpool of a 7x7 pooling (PyTorch's max_unpool2d), with the extents from kernel, strides and pads,
+    # and with an output_shape one row larger (PyTorch's output_size).
+    x7 = np.random.default_rng(8).standard_normal((2, 3, 7, 7)).astype(np.float32)
+    y7, idx7 = F.max_pool2d(torch.from_numpy(x7), 3, 2, 1, return_indices=True)
+    planes = np.arange(6).reshape(2, 3, 1, 1)
+    up = F.max_unpool2d(y7, idx7, 3, 2, 1)
+    cw.add("maxunpool2d", "MaxUnpool", [("y", y7.numpy(), False), ("i", (idx7.numpy() + planes * 49).astype(np.int64), False)],
+           [("x", up.numpy())], attrs, opset=11, atol=0, rtol=0)
+    # ONNX reads the indices in the original 7x7 extents and places those coordinates in output_shape:
+    # with the width kept, that is PyTorch's output_size.
+    up = F.max_unpool2d(y7, idx7, 3, 2, 1, output_size=[8, 7])
+    cw.add("maxunpool2d_output_shape", "MaxUnpool",
+           [("y", y7.numpy(), False), ("i", (idx7.numpy() + planes * 49).astype(np.int64), False),
+            ("shape", np.array([2, 3, 8, 7], np.int64), True)],
+           [("x", up.numpy())], attrs, opset=11, atol=0, rtol=0)
+
+    # Det (numpy.linalg.det in float64): one matrix, a batch of them, a singular one.
+    a = np.random.default_rng(9).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    a[1, 2, 3] = a[1, 2, 0]  # two equal rows
+    cw.add("det_batched", "Det", [("a", a, False)], [("d", np.linalg.det(a.astype(np.float64)).astype(np.float32))],
+           opset=11, atol=1e-5, rtol=1e-5)
+    m = np.random.default_rng(10).standard_normal((5, 5)).astype(np.float32)
+    cw.add("det_single", "Det", [("a", m, False)], [("d", np.array(np.linalg.det(m.astype(np.float64)), np.float32))],
+           opset=11, atol=1e-5, rtol=1e-5)
+
     for name, shape in [("globalavgpool_2d", [2, 3, 5, 6]), ("globalavgpool_1d", [2, 3, 7]),
                         ("globalavgpool_3d", [1, 2, 3, 4, 5])]:
         x = rand(*shape)
