@@ -666,9 +666,16 @@ InferResult InferReduce(const InferenceContext& ctx) {
     if (!s.ok()) return s;
     axes = ctx.value(1);
     if (axes == nullptr) {
-      // Which axes shrink is unknown until run time; so is the output rank unless keepdims is set.
+      // Which axes shrink is unknown until run time; without keepdims the output loses as many axes as
+      // axes lists (its length must be known then).
       if (ctx.node.GetInt("keepdims", 1) == 0) {
-        return absl::UnimplementedError("axes must be a constant when keepdims=0 (the output rank depends on it)");
+        const Dim& count = ctx.type(1).dims[0];
+        if (!count.is_static() || count.value() > x.rank()) {
+          return absl::UnimplementedError(
+              "axes must be a constant, or of a known length, when keepdims=0 (the output rank depends on it)");
+        }
+        return std::vector<TensorType>{
+            TensorType(x.dtype, std::vector<Dim>(static_cast<size_t>(x.rank() - count.value()), UnknownDim()))};
       }
       std::vector<Dim> dims;
       for (int i = 0; i < x.rank(); ++i)
