@@ -226,9 +226,20 @@ TEST(NnInferTest, ReduceWithRuntimeAxes) {
   EXPECT_TRUE(IsUnknown(t->dims[0]));
   EXPECT_EQ(t->dims[1], Dim(1));
   EXPECT_TRUE(IsUnknown(t->dims[2]));
+  // keepdims=0: one axis listed, so rank 1, its extent known only with the values.
   OneNode drop("ReduceMean", {In::Type(Static({2, 3})), In::Type(TensorType::Static(DType::kI64, {1}))});
   drop.Attr("keepdims", Attribute::Int(0));
-  EXPECT_EQ(drop.Infer().status().code(), absl::StatusCode::kUnimplemented);
+  t = drop.Infer();
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->rank(), 1);
+  EXPECT_TRUE(IsUnknown(t->dims[0]));
+  absl::StatusOr<Tensor> y = drop.Run({F32({2, 3}, {1, 2, 3, 4, 5, 6}), I64({1}, {0})});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->ToFloatVector(), (std::vector<float>{2.5f, 3.5f, 4.5f}));
+  // An axes list of unknown length leaves the rank unknown: an error.
+  OneNode unknown("ReduceMean", {In::Type(Static({2, 3})), In::Type(TensorType(DType::kI64, {Dim::Symbol("K")}))});
+  unknown.Attr("keepdims", Attribute::Int(0));
+  EXPECT_EQ(unknown.Infer().status().code(), absl::StatusCode::kUnimplemented);
 }
 
 TEST(NnInferTest, ReduceConstantAxes) {
