@@ -42,7 +42,8 @@ absl::Status ValidatePlan(const artifact::Plan& plan, uint64_t weights_bytes, ab
         if (d < -1 || d > (int64_t{1} << 40)) return absl::DataLossError(absl::StrCat(where, " has an invalid shape"));
       }
       if (t.bytes() != 0 || t.offset() != 0 || !t.dynamic()) {
-        return absl::DataLossError(absl::StrCat(where, " is allocated as it runs but has bytes, an offset or a fixed extent"));
+        return absl::DataLossError(
+            absl::StrCat(where, " is allocated as it runs but has bytes, an offset or no dynamic flag"));
       }
       continue;
     }

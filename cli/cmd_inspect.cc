@@ -104,7 +104,10 @@ int InspectArtifact(const std::string& path, bool profile, int iterations, int t
     std::string outs;
     for (int idx : op.outputs()) {
       const auto& t = plan.tensors(idx);
-      absl::StrAppend(&outs, outs.empty() ? "" : ", ", ShapeOf(t), " @", t.storage() == artifact::Tensor::ARENA ? "arena+" : t.storage() == artifact::Tensor::HEAP ? "heap+" : "weights+",
+      const char* where = t.storage() == artifact::Tensor::ARENA  ? "arena+"
+                          : t.storage() == artifact::Tensor::HEAP ? "heap+"
+                                                                  : "weights+";
+      absl::StrAppend(&outs, outs.empty() ? "" : ", ", ShapeOf(t), " @", where,
                       t.offset());
     }
     if (profile) {

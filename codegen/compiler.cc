@@ -176,7 +176,8 @@ void ToProtoAttribute(const std::string& name, const Attribute& a, artifact::Att
       break;
     }
     case Attribute::Kind::kGraph:
-      // If's branches, run by the reference interpreter (CompileGraph checks they print and parse back).
+      // If's branches and Loop's body, run by the reference interpreter (CompileGraph checks that they
+      // print and parse back).
       if (a.g) p->set_graph(PrintGraph(*a.g));
       break;
   }

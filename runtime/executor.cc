@@ -166,7 +166,9 @@ absl::StatusOr<std::shared_ptr<const CompiledModel>> CompiledModel::FromArtifact
     // 0 differs from the bound in a run, and its reference kernel otherwise: only input 0 may vary.
     auto varies = [&plan](int idx) { return plan.tensors(idx).dynamic() && plan.tensors(idx).shape_size() >= 1; };
     bool row_wise = op.row_wise() && op.inputs_size() >= 1 && op.inputs(0) >= 0 && varies(op.inputs(0));
-    for (int k = 1; k < op.inputs_size(); ++k) row_wise = row_wise && (op.inputs(k) < 0 || !plan.tensors(op.inputs(k)).dynamic());
+    for (int k = 1; k < op.inputs_size(); ++k) {
+      row_wise = row_wise && (op.inputs(k) < 0 || !plan.tensors(op.inputs(k)).dynamic());
+    }
     for (int idx : op.outputs()) row_wise = row_wise && varies(idx);
     if (op.row_wise() && !row_wise) {
       return absl::DataLossError(absl::StrCat("op '", op.name(), "' (", op.op_type(), "): marked row-wise, but ",

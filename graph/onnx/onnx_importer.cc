@@ -88,27 +88,11 @@ class Importer {
            const OnnxImportOptions& options, int opset)
       : model_(model), graph_proto_(branch), base_dir_(std::move(base_dir)), options_(options), opset_(opset) {}
 
-  // The branch as a graph whose inputs are `captures` (the enclosing values it reads, by name and type)
-  // and whose outputs are the branch's.
-  absl::StatusOr<std::shared_ptr<const Graph>> ImportBranch(const std::vector<const Value*>& captures) {
-    NameNodes();
-    TESSEL_RETURN_IF_ERROR(CheckSupportedOps());
-    TESSEL_RETURN_IF_ERROR(CollectDefinitions());
-    graph_ = std::make_unique<Graph>();
-    graph_->set_name(graph_proto_.name());
-    for (const Value* v : captures) values_[v->name()] = graph_->AddInput(v->name(), v->type());
-    TESSEL_RETURN_IF_ERROR(AddInitializers());
-    for (int i = 0; i < graph_proto_.node_size(); ++i) {
-      TESSEL_RETURN_IF_ERROR(AddNode(graph_proto_.node(i), node_names_[i]));
-    }
-    TESSEL_RETURN_IF_ERROR(AddOutputs());
-    TESSEL_RETURN_IF_ERROR(graph_->Verify());
-    return std::shared_ptr<const Graph>(std::move(graph_));
-  }
-
-  // A Loop body: its own inputs (names and types given), then the enclosing values it reads.
-  absl::StatusOr<std::shared_ptr<const Graph>> ImportBody(const std::vector<std::pair<std::string, TensorType>>& formals,
-                                                          const std::vector<const Value*>& captures) {
+  // A subgraph (an If branch, a Loop body) as a graph whose inputs are its own (names and types given: a
+  // Loop body's; none for an If branch), then `captures` (the enclosing values it reads, by name and
+  // type), and whose outputs are its own.
+  absl::StatusOr<std::shared_ptr<const Graph>> ImportSubgraph(
+      const std::vector<std::pair<std::string, TensorType>>& formals, const std::vector<const Value*>& captures) {
     NameNodes();
     TESSEL_RETURN_IF_ERROR(CheckSupportedOps());
     TESSEL_RETURN_IF_ERROR(CollectDefinitions());
@@ -552,7 +536,7 @@ class Importer {
     const onnx::GraphProto* protos[2] = {&then_branch, &else_branch};
     for (int b = 0; b < 2; ++b) {
       Importer sub(model_, *protos[b], base_dir_, options_, opset_);
-      absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportBranch(captures);
+      absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportSubgraph({}, captures);
       if (!g.ok()) {
         return Prefixed(absl::StrCat("node ", desc, ", ", b == 0 ? "then" : "else", "_branch"), g.status());
       }
@@ -626,7 +610,7 @@ class Importer {
       inputs.push_back(*v);
     }
     Importer sub(model_, *body, base_dir_, options_, opset_);
-    absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportBody(formals, captures);
+    absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportSubgraph(formals, captures);
     if (!g.ok()) return Prefixed(absl::StrCat("node ", desc, ", body"), g.status());
     std::vector<std::string> outputs(node.output().begin(), node.output().end());
     Node* n = AddStandardNode("Loop", inputs, static_cast<int>(outputs.size()), name, outputs);
