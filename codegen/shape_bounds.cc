@@ -68,6 +68,22 @@ std::optional<std::vector<TensorType>> DataDependentCeiling(const Node& n, const
     indices.dtype = DType::kI64;
     return std::vector<TensorType>{y, indices};
   }
+  if (op == "Unique" && !in.empty() && in[0] != nullptr) {
+    // At most every element (every slice along axis) distinct.
+    const TensorType& x = in[0]->type;
+    int64_t slices = x.NumElements();
+    TensorType y = TensorType::Static(x.dtype, {slices});
+    if (n.HasAttr("axis")) {
+      const int64_t axis = AxisOf(n, x.rank(), 0);
+      if (axis < 0 || axis >= x.rank()) return std::nullopt;
+      slices = x.dims[axis].value();
+      y = x;
+    }
+    std::vector<TensorType> out = {y, TensorType::Static(DType::kI64, {slices}),
+                                   TensorType::Static(DType::kI64, {slices}), TensorType::Static(DType::kI64, {slices})};
+    out.resize(static_cast<size_t>(n.num_outputs()));
+    return out;
+  }
   if (op == "Compress" && in.size() == 2 && in[0] != nullptr && in[1] != nullptr) {
     TensorType y = in[0]->type;
     const int64_t kept = in[1]->type.NumElements();

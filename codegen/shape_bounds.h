@@ -7,9 +7,10 @@
 // How: every value is walked in topological order with its largest type and, for small integer tensors
 // (shape arithmetic), its largest value. Operators whose count depends on data take their ceilings
 // (NonZero: every element; NonMaxSuppression: every box of every class, or max_output_boxes_per_class;
-// TopK: k or the axis' extent; Compress: the condition's length). Other operators infer their output
-// types from their inputs' largest types and values: extents only grow with their inputs' (shape
-// arithmetic here is min, max, +, x, Gather, Concat, Slice of counts), which the runtime's check backs.
+// TopK: k or the axis' extent; Compress: the condition's length; Unique: every element or slice). Other
+// operators infer their output types from their inputs' largest types and values: extents only grow with
+// their inputs' (shape arithmetic here is min, max, +, x, Gather, Concat, Slice of counts), which the
+// runtime's check backs.
 // A value with no bound (its extent read from activations) and what it feeds are left to the runtime,
 // which allocates them when their ops run.
 #ifndef TESSEL_CODEGEN_SHAPE_BOUNDS_H_

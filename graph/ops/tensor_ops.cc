@@ -602,6 +602,36 @@ Types InferNonZero(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(DType::kI64, {rank, v ? Dim(CountNonZero(*v)) : UnknownDim()})};
 }
 
+// Unique: Y holds the distinct elements (or slices along `axis`), sorted or in order of first occurrence;
+// indices (their first occurrences), inverse_indices (each element's or slice's place in Y) and counts.
+// How many there are depends on the values: the reference interpreter computes them as it runs.
+Types InferUnique(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype == DType::kI4) return absl::UnimplementedError("Unique: packed i4 input is not supported");
+  std::vector<TensorType> out;
+  int64_t axis = -1;
+  if (ctx.node.HasAttr("axis")) {
+    axis = ctx.node.GetInt("axis", 0);
+    if (axis < -x.rank() || axis >= x.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("Unique: axis ", axis, " is out of range for ", x.ToString()));
+    }
+    if (axis < 0) axis += x.rank();
+    std::vector<Dim> dims = x.dims;
+    dims[axis] = UnknownDim();
+    out.emplace_back(x.dtype, std::move(dims));
+  } else {
+    out.emplace_back(x.dtype, std::vector<Dim>{UnknownDim()});
+  }
+  const int64_t n = ctx.node.num_outputs();
+  if (n > 1) out.emplace_back(DType::kI64, std::vector<Dim>{UnknownDim()});
+  if (n > 2) {
+    const int64_t count = axis >= 0 ? (x.dims[axis].is_static() ? x.dims[axis].value() : -1) : x.NumElements();
+    out.emplace_back(DType::kI64, std::vector<Dim>{count >= 0 ? Dim(count) : UnknownDim()});
+  }
+  if (n > 3) out.emplace_back(DType::kI64, std::vector<Dim>{UnknownDim()});
+  return out;
+}
+
 // Compress: the slices along `axis` (or the elements of the flattened input, without axis) whose condition
 // is true; the condition may be shorter than that extent (the rest dropped). The kept count is known when
 // the condition is.
@@ -1008,6 +1038,8 @@ void RegisterTensorOps(OpRegistry& r) {
   Reg(r, "GatherND", 2, 2, 1, 1, InferGatherND,
       "slices of data addressed by index tuples (indices' last axis), after batch_dims shared axes");
   Reg(r, "Tile", 2, 2, 1, 1, InferTile, "repeat the input repeats[d] times along each dimension d");
+  Reg(r, "Unique", 1, 1, 1, 4, InferUnique,
+      "distinct elements or slices (sorted or by first occurrence), with first indices, inverse indices and counts");
   Reg(r, "NonZero", 1, 1, 1, 1, InferNonZero,
       "int64 coordinates [rank, count] of the non-zero elements, row-major (a data-dependent shape)");
   Reg(r, "Trilu", 1, 2, 1, 1, InferTrilu, "upper (default) or lower triangle of each matrix, from diagonal k");

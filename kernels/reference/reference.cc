@@ -1,6 +1,7 @@
 // Reference kernel registry and single-node execution.
 #include "kernels/reference/reference.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -97,6 +98,92 @@ absl::Status RunIf(const Node& node, absl::Span<const Tensor* const> inputs, std
   }
   return RunSubgraph(g, absl::StrCat("node ", node.DebugName(), ", ", taken ? "then" : "else", " branch"),
                      inputs.subspan(1), outputs);
+}
+
+// Unique: slices along `axis` (every element without one) compared element by element, as integers for
+// integer types; Y sorted ascending (lexicographically for slices) or in order of first occurrence.
+absl::Status RunUnique(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) {
+  if (inputs.empty() || inputs[0] == nullptr) return absl::InvalidArgumentError("Unique: X is required");
+  const Tensor& x = *inputs[0];
+  std::vector<TensorType> types(1, x.type());
+  absl::StatusOr<std::vector<TensorType>> checked = InferOutputTypes(node, {&types[0]}, {});
+  if (!checked.ok()) return checked.status();
+  const bool has_axis = node.HasAttr("axis");
+  int64_t axis = has_axis ? node.GetInt("axis", 0) : 0;
+  if (axis < 0) axis += x.rank();
+  // Slices: `outer` blocks of `slices` slices of `inner` elements (without an axis: every element a slice).
+  const int64_t slices = has_axis ? x.dim(static_cast<int>(axis)) : x.num_elements();
+  int64_t outer = 1, inner = 1;
+  if (has_axis) {
+    for (int d = 0; d < axis; ++d) outer *= x.dim(d);
+    for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  }
+  const bool integer = !IsFloat(x.dtype());
+  auto at = [&](int64_t slice, int64_t k) {  // element k of a slice
+    const int64_t o = k / inner, i = k % inner;
+    return (o * slices + slice) * inner + i;
+  };
+  const int64_t len = outer * inner;
+  auto compare = [&](int64_t a, int64_t b) {  // -1, 0, 1
+    for (int64_t k = 0; k < len; ++k) {
+      if (integer) {
+        const int64_t u = x.GetAsInt64(at(a, k)), v = x.GetAsInt64(at(b, k));
+        if (u != v) return u < v ? -1 : 1;
+      } else {
+        const double u = x.GetAsDouble(at(a, k)), v = x.GetAsDouble(at(b, k));
+        if (u != v) return u < v ? -1 : 1;
+      }
+    }
+    return 0;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(slices));
+  for (int64_t i = 0; i < slices; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return compare(a, b) < 0; });
+  // Groups of equal slices in sorted order; each group's first occurrence is its smallest index.
+  std::vector<int64_t> first, count, group_of(static_cast<size_t>(slices));
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || compare(order[i - 1], order[i]) != 0) {
+      first.push_back(order[i]);
+      count.push_back(0);
+    }
+    first.back() = std::min(first.back(), order[i]);
+    ++count.back();
+    group_of[order[i]] = static_cast<int64_t>(first.size()) - 1;
+  }
+  std::vector<int64_t> rank(first.size());  // group -> position in Y
+  for (size_t g = 0; g < first.size(); ++g) rank[g] = static_cast<int64_t>(g);
+  if (node.GetInt("sorted", 1) == 0) {
+    std::vector<int64_t> by_first(first.size());
+    for (size_t g = 0; g < first.size(); ++g) by_first[g] = static_cast<int64_t>(g);
+    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return first[a] < first[b]; });
+    for (size_t p = 0; p < by_first.size(); ++p) rank[by_first[p]] = static_cast<int64_t>(p);
+  }
+  const int64_t unique = static_cast<int64_t>(first.size());
+  std::vector<int64_t> y_shape = has_axis ? x.shape() : std::vector<int64_t>{unique};
+  if (has_axis) y_shape[axis] = unique;
+  outputs->clear();
+  outputs->emplace_back(x.dtype(), y_shape);
+  const size_t elem = DTypeBits(x.dtype()) / 8;
+  std::vector<int64_t> ys(static_cast<size_t>(unique)), idx(static_cast<size_t>(unique)), cnt(static_cast<size_t>(unique));
+  for (int64_t g = 0; g < unique; ++g) {
+    const int64_t p = rank[g];
+    idx[p] = first[g];
+    cnt[p] = count[g];
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t o = k / inner, i = k % inner;
+      std::memcpy(static_cast<char*>(outputs->back().raw_data()) + ((o * unique + p) * inner + i) * elem,
+                  static_cast<const char*>(x.raw_data()) + at(first[g], k) * elem, elem);
+    }
+  }
+  const int n = node.num_outputs();
+  if (n > 1) outputs->push_back(Tensor::FromVector<int64_t>({unique}, idx));
+  if (n > 2) {
+    std::vector<int64_t> inverse(static_cast<size_t>(slices));
+    for (int64_t i = 0; i < slices; ++i) inverse[i] = rank[group_of[i]];
+    outputs->push_back(Tensor::FromVector<int64_t>({slices}, inverse));
+  }
+  if (n > 3) outputs->push_back(Tensor::FromVector<int64_t>({unique}, cnt));
+  return absl::OkStatus();
 }
 
 // A Loop that has not stopped after this many iterations is an error rather than a hang.
@@ -197,17 +284,19 @@ absl::Status RunLoop(const Node& node, absl::Span<const Tensor* const> inputs, s
 }  // namespace
 
 bool RunsOnReference(const std::string& domain, const std::string& op_type) {
-  return (domain.empty() && (op_type == "If" || op_type == "Loop")) ||
+  return (domain.empty() && (op_type == "If" || op_type == "Loop" || op_type == "Unique")) ||
          ReferenceKernelRegistry::Global().Find(domain, op_type) != nullptr;
 }
 
 bool ComputesItsOwnShape(const std::string& domain, const std::string& op_type) {
-  return domain.empty() && (op_type == "If" || op_type == "Loop" || op_type == "NonMaxSuppression");
+  return domain.empty() &&
+         (op_type == "If" || op_type == "Loop" || op_type == "NonMaxSuppression" || op_type == "Unique");
 }
 
 absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) {
   if (node.domain().empty() && node.op_type() == "If") return RunIf(node, inputs, outputs);
   if (node.domain().empty() && node.op_type() == "Loop") return RunLoop(node, inputs, outputs);
+  if (node.domain().empty() && node.op_type() == "Unique") return RunUnique(node, inputs, outputs);
   if (node.domain().empty() && node.op_type() == "NonMaxSuppression") return RunNonMaxSuppression(node, inputs, outputs);
   ReferenceKernel kernel = ReferenceKernelRegistry::Global().Find(node.domain(), node.op_type());
   if (kernel == nullptr) {

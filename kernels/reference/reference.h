@@ -39,9 +39,9 @@ bool RunsOnReference(const std::string& domain, const std::string& op_type);
 // allocates the outputs and computes them (If: runs the taken branch, whose outputs become the node's).
 absl::Status RunReferenceNode(const Node& node, absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs);
 
-// Operators whose output extent is known only by computing them (If, Loop, NonMaxSuppression): RunReferenceNode
-// computes them once and allocates their outputs, rather than inferring the types (which would compute
-// them too) and then running the kernel.
+// Operators whose output extent is known only by computing them (If, Loop, NonMaxSuppression, Unique):
+// RunReferenceNode computes them once and allocates their outputs, rather than inferring the types
+// (which would compute them too) and then running the kernel.
 bool ComputesItsOwnShape(const std::string& domain, const std::string& op_type);
 
 // NonMaxSuppression computed once into a freshly allocated [count, 3] output (RunReferenceNode's path).

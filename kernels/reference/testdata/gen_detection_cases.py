@@ -8,6 +8,8 @@ the format). Expected outputs come from PyTorch and torchvision, never from Tess
                      max_output_boxes_per_class
   If                 the pattern of torchvision's batched NMS (no boxes: an empty result, else NMS) with
                      the condition a graph input, both ways; and elementwise branches (numpy)
+  Unique             numpy.unique (indices, inverse, counts) on floats and int64, flattened and along an
+                     axis, sorted and in order of first occurrence
   Loop               a trip count from a graph input with a carried sum and a scan output, a condition
                      that stops early, and a carried value that grows by one row per iteration (Mask
                      R-CNN's mask pasting), computed by the same loops in numpy
@@ -297,6 +299,34 @@ def loop_cases(cw):
            [("rows", rows)], attrs={"body": g}, opset=13, scope=[("x", x)])
 
 
+def unique_cases(cw):
+    """Unique against numpy.unique; sorted=0 reorders numpy's sorted groups by first occurrence."""
+    def expected(x, axis, sort):
+        y, idx, inv, cnt = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+        inv = inv.reshape(-1)
+        if not sort:
+            order = np.argsort(idx, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            y = np.take(y, order, axis=0 if axis is None else axis)
+            idx, cnt, inv = idx[order], cnt[order], rank[inv]
+        return np.ascontiguousarray(y), idx.astype(np.int64), inv.astype(np.int64), cnt.astype(np.int64)
+
+    r = np.random.default_rng(11)
+    floats = r.integers(0, 5, size=(3, 4)).astype(np.float32) * 0.5
+    ints = r.integers(-3, 3, size=(4, 3)).astype(np.int64)
+    ints[2] = ints[0]  # a repeated row
+    for name, x, axis in [("float_flat", floats, None), ("int_axis0", ints, 0), ("float_axis1", floats, 1)]:
+        for sort in (1, 0):
+            y, idx, inv, cnt = expected(x, axis, sort)
+            attrs = {"sorted": sort}
+            if axis is not None:
+                attrs["axis"] = axis
+            cw.add("unique_%s_%s" % (name, "sorted" if sort else "first"), "Unique", [("x", x, False)],
+                   [("y", y), ("indices", idx), ("inverse_indices", inv), ("counts", cnt)], attrs=attrs, opset=11,
+                   atol=0, rtol=0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -307,6 +337,7 @@ def main():
     nms_cases(cw)
     if_cases(cw)
     loop_cases(cw)
+    unique_cases(cw)
     cw.w.finish()
 
 
