@@ -186,8 +186,10 @@ absl::Status RunUnique(const Node& node, absl::Span<const Tensor* const> inputs,
   return absl::OkStatus();
 }
 
-// A Loop that has not stopped after this many iterations is an error rather than a hang.
-constexpr int64_t kMaxLoopIterations = int64_t{1} << 24;
+// A Loop that has not stopped after this many iterations, or whose scan outputs pass this many bytes, is
+// an error rather than a hang or an exhausted memory.
+constexpr int64_t kMaxLoopIterations = int64_t{1} << 20;
+constexpr int64_t kMaxLoopScanBytes = int64_t{1} << 32;
 
 // Loop: inputs M (trip count, or omitted), cond (or omitted), the `carried` initial values, then the
 // enclosing values the body reads; body inputs (iteration, cond, carried..., enclosing...), outputs
@@ -227,7 +229,7 @@ absl::Status RunLoop(const Node& node, absl::Span<const Tensor* const> inputs, s
   Tensor cond_in(DType::kBool, {});
   std::vector<const Tensor*> body_in(static_cast<size_t>(n_in));
   std::vector<Tensor> body_out;
-  int64_t i = 0;
+  int64_t i = 0, scan_bytes = 0;
   for (; i < trips && cond; ++i) {
     if (i >= kMaxLoopIterations) {
       return absl::ResourceExhaustedError(absl::StrCat(what, ": still running after ", kMaxLoopIterations,
@@ -254,6 +256,11 @@ absl::Status RunLoop(const Node& node, absl::Span<const Tensor* const> inputs, s
                                                        " in iteration ", i, " but ", list[0].type().ToString(),
                                                        " in iteration 0"));
       }
+      scan_bytes += static_cast<int64_t>(v.byte_size());
+      if (scan_bytes > kMaxLoopScanBytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(what, ": its scan outputs pass ", kMaxLoopScanBytes,
+                                                         " bytes after ", i + 1, " iterations"));
+      }
       list.push_back(std::move(body_out[1 + carried + k]));
     }
   }
@@ -271,6 +278,10 @@ absl::Status RunLoop(const Node& node, absl::Span<const Tensor* const> inputs, s
       shape.insert(shape.end(), d.begin(), d.end());
     }
     Tensor stacked(list.empty() ? declared.dtype : list[0].dtype(), shape);
+    if (stacked.byte_size() > 0 && stacked.buffer() == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(what, ": cannot allocate scan output ", k, " (",
+                                                       stacked.byte_size(), " bytes)"));
+    }
     char* dst = static_cast<char*>(stacked.raw_data());
     for (const Tensor& t : list) {
       if (t.byte_size() > 0) std::memcpy(dst, t.raw_data(), t.byte_size());
