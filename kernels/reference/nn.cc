@@ -864,13 +864,16 @@ void TopKLoop(const Tensor& x, int axis, int64_t k, bool largest, Tensor& values
     for (int64_t j = 0; j < inner; ++j) {
       const T* row = xp + o * len * inner + j;
       std::iota(order.begin(), order.end(), 0);
-      // Equal values keep index order (ONNX: the lower index first), which makes the order total.
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+      // Equal values keep index order (ONNX: the lower index first), which makes the order total: the k
+      // first are selected, then sorted (a detection head's TopK keeps 300 of thousands).
+      auto before = [&](int64_t a, int64_t b) {
         const T va = row[a * inner], vb = row[b * inner];
         if (largest ? Above(va, vb) : Above(vb, va)) return true;
         if (largest ? Above(vb, va) : Above(va, vb)) return false;
         return a < b;
-      });
+      };
+      if (k < len) std::nth_element(order.begin(), order.begin() + k, order.end(), before);
+      std::sort(order.begin(), order.begin() + k, before);
       for (int64_t i = 0; i < k; ++i) {
         vp[(o * k + i) * inner + j] = row[order[i] * inner];
         ip[(o * k + i) * inner + j] = order[i];
