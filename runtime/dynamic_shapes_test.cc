@@ -301,6 +301,35 @@ graph @main {
   }
   // A shape that does not fit the elements is the reshape's clean error.
   EXPECT_FALSE((*session)->Run({Tensor::FromVector<float>({2, 6}, x), Tensor::FromVector<int64_t>({2}, {5, 5})}).ok());
+
+  // Plans that misuse run-time allocated tensors are refused at load, naming what is wrong.
+  auto refused = [&](const CompileResult& bad, const std::string& label, const std::string& says) {
+    auto m = WriteAndLoadArtifact(bad, label);
+    ASSERT_FALSE(m.ok()) << label;
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kDataLoss) << m.status();
+    EXPECT_NE(std::string(m.status().message()).find(says), std::string::npos) << m.status();
+  };
+  int y_index = -1;
+  for (int i = 0; i < result->plan.tensors_size(); ++i) {
+    if (result->plan.tensors(i).name() == "y") y_index = i;
+  }
+  ASSERT_GE(y_index, 0);
+  CompileResult with_bytes = *result;
+  with_bytes.plan.mutable_tensors(y_index)->set_bytes(64);
+  refused(with_bytes, "heap_with_bytes", "is allocated as it runs but has bytes");
+  CompileResult fast_kernel = *result;
+  for (auto& op : *fast_kernel.plan.mutable_ops()) {
+    if (op.name() == "relu") op.set_kernel("tessel_f32_relu__autovec");
+  }
+  refused(fast_kernel, "heap_fast_kernel", "on an operand allocated as it runs");
+  CompileResult read_first = *result;
+  std::swap(*read_first.plan.mutable_ops(0), *read_first.plan.mutable_ops(1));  // relu before the reshape
+  auto m = WriteAndLoadArtifact(read_first, "heap_read_first");
+  ASSERT_TRUE(m.ok()) << m.status();  // well-formed, but its order reads y before any op computes it
+  auto bad_session = Session::Create(*m);
+  ASSERT_TRUE(bad_session.ok());
+  absl::Status run = (*bad_session)->Run({Tensor::FromVector<float>({2, 6}, x), Tensor::FromVector<int64_t>({2}, {3, 4})});
+  EXPECT_EQ(run.code(), absl::StatusCode::kDataLoss) << run;
 }
 
 }  // namespace
