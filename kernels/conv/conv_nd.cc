@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/ops/nn_params.h"
+#include "kernels/activation/act_rows.h"
 #include "kernels/conv/internal/activation.h"
 #include "kernels/conv/internal/select_gemm.h"
 #include "kernels/gemm/gemm.h"
@@ -196,7 +197,15 @@ class ConvNdKernel : public OpKernel {
     k->residual_ = args.inputs.size() > 3 && args.inputs[3] ? args.inputs[3]->data<float>() : nullptr;
     k->y_ = args.outputs[0].data<float>();
     conv_internal::Act act;
-    k->epilogue_ = conv_internal::ReadActivation(args.node, &act, &k->lo_, &k->hi_);
+    conv_internal::ReadActivation(args.node, &act, &k->lo_, &k->hi_);
+    // Bias, residual and clamp in one pass; hardswish / sigmoid / SiLU after it on the widest activation
+    // rows this CPU has, as the 2-D GEMM convolution does.
+    k->epilogue_ = conv_internal::ActivateRow<conv_internal::Act::kClamp>;
+    const ActRowKernels rows_for_cpu = ActRowsForCpu();
+    k->activate_ = act == conv_internal::Act::kHardSwish ? rows_for_cpu.hardswish
+                   : act == conv_internal::Act::kSigmoid ? rows_for_cpu.sigmoid
+                   : act == conv_internal::Act::kSiLU    ? rows_for_cpu.silu
+                                                         : nullptr;
     // A plain Conv (no bias, no residual, no clamp) needs no pass over its output.
     k->epilogue_needed_ = k->bias_ || k->residual_ || k->lo_ > -std::numeric_limits<float>::infinity() ||
                           k->hi_ < std::numeric_limits<float>::infinity() ||
@@ -303,6 +312,7 @@ class ConvNdKernel : public OpKernel {
       for (int64_t m = 0; m < g.mg; ++m) {
         epilogue_(cols, bias_ ? bias_[grp * g.mg + m] : 0.0f, residual_ ? residual_ + offset + m * g.out_plane : nullptr,
                   lo_, hi_, y + m * g.out_plane);
+        if (activate_ != nullptr) activate_(cols, y + m * g.out_plane, y + m * g.out_plane);
       }
     }
   }
@@ -343,6 +353,7 @@ class ConvNdKernel : public OpKernel {
         if (epilogue_needed_) {
           const float* r = residual_ ? residual_ + offset + m * g.out_plane : nullptr;
           epilogue_(cols, bias_ ? bias_[grp * g.mg + m] : 0.0f, r, lo_, hi_, y);
+          if (activate_ != nullptr) activate_(cols, y, y);
         }
       }
     }
@@ -356,7 +367,8 @@ class ConvNdKernel : public OpKernel {
   const float* residual_ = nullptr;
   float* y_ = nullptr;
   float lo_ = 0, hi_ = 0;
-  conv_internal::ActivateRowFn epilogue_ = nullptr;
+  conv_internal::ActivateRowFn epilogue_ = nullptr;  // bias, residual, clamp
+  ActRowFn activate_ = nullptr;                      // a non-clamp activation, after the epilogue
   bool epilogue_needed_ = false;
   pthreadpool_t pool_ = nullptr;
   PoolFlags flags_;
