@@ -457,6 +457,7 @@ class GemmFcKernel : public OpKernel {
     k->fc_ = fc;
     k->pool_ = PoolForWork(args.threadpool, static_cast<double>(fc.batch) * fc.k * fc.n);
     k->flags_ = ParallelFlags(args);
+    k->x_ = args.inputs[0];
     k->a_ = args.inputs[0]->data<float>();
     k->y_ = args.outputs[0].data<float>();
     k->epilogue_.bias = fc.bias >= 0 ? args.inputs[fc.bias]->data<float>() : nullptr;
@@ -482,8 +483,10 @@ class GemmFcKernel : public OpKernel {
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
+  // The rows are the run's (a detection head's regions, planned at their bound, come out fewer).
   absl::Status Run() override {
-    RunTasks(pool_, this, tasks_, flags_);
+    rows_ = fc_.k > 0 ? x_->num_elements() / fc_.k : 0;
+    if (rows_ > 0) RunTasks(pool_, this, tasks_, flags_);
     return absl::OkStatus();
   }
 
@@ -496,13 +499,15 @@ class GemmFcKernel : public OpKernel {
     const TaskRange r = SplitForTask(fc.n, tasks_, t, gemm_.panel_width());
     const int64_t cols = r.end - r.begin;
     if (cols <= 0) return;
-    gemm_.Run(fc.batch, a_, fc.k, y_, fc.n, epilogue_, r.begin, r.end, scratch_.Get(t));
+    gemm_.Run(rows_, a_, fc.k, y_, fc.n, epilogue_, r.begin, r.end, scratch_.Get(t));
     if (gelu_ != nullptr) {
-      for (int64_t row = 0; row < fc.batch; ++row) gelu_(cols, y_ + row * fc.n + r.begin, y_ + row * fc.n + r.begin);
+      for (int64_t row = 0; row < rows_; ++row) gelu_(cols, y_ + row * fc.n + r.begin, y_ + row * fc.n + r.begin);
     }
   }
 
   FcShape fc_;
+  const Tensor* x_ = nullptr;
+  int64_t rows_ = 0;
   pthreadpool_t pool_ = nullptr;
   PoolFlags flags_;
   const float* a_ = nullptr;
