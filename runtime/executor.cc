@@ -330,6 +330,20 @@ absl::Status Session::Run(absl::Span<const Tensor> inputs) {
   return Run();
 }
 
+namespace {
+
+// Only a tensor of data-dependent extent changes shape as the model runs: an op of data-dependent
+// extent whose output is planned with a fixed shape must give that shape (a corrupt plan otherwise).
+absl::Status CheckFixedShape(const artifact::Tensor& t, absl::Span<const int64_t> shape) {
+  if (t.dynamic() || std::equal(shape.begin(), shape.end(), t.shape().begin(), t.shape().end())) {
+    return absl::OkStatus();
+  }
+  return absl::DataLossError(absl::StrCat("output '", t.name(), "' comes out ", ShapeToString(shape), " but is planned ",
+                                          ShapeToString(Shape(t)), " with a fixed extent; the plan is corrupt"));
+}
+
+}  // namespace
+
 bool Session::OnlyRowsVary(int i) const {
   const Tensor& x = *op_inputs_[i][0];
   const artifact::Tensor& t = model_->plan().tensors(model_->plan().ops(i).inputs(0));
@@ -348,7 +362,8 @@ absl::Status Session::SetRunRows(int i) {
     const artifact::Tensor& t = model_->plan().tensors(idx);
     row_shape_.assign(t.shape().begin(), t.shape().end());
     row_shape_[0] = rows;
-    absl::Status s = views_[idx].SetShapeWithin(row_shape_, t.bytes());
+    absl::Status s = CheckFixedShape(t, row_shape_);
+    if (s.ok()) s = views_[idx].SetShapeWithin(row_shape_, t.bytes());
     if (s.ok()) s = op_outputs_[i][k].SetShapeWithin(row_shape_, t.bytes());
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("output '", t.name(), "': ", s.message()));
   }
@@ -390,6 +405,8 @@ absl::Status Session::RunDynamic(int i) {
         op_outputs_[i][k] = views_[idx];
         continue;
       }
+      s = CheckFixedShape(t, r.shape());
+      if (!s.ok()) return s;
       s = views_[idx].SetShapeWithin(r.shape(), t.bytes());
       if (!s.ok()) {
         return absl::OutOfRangeError(absl::StrCat("output '", t.name(), "': ", s.message(), " at compile time (its ",
@@ -419,7 +436,9 @@ absl::Status Session::RunDynamic(int i) {
       return absl::InternalError(absl::StrCat("output '", t.name(), "' inferred as ", type.ToString()));
     }
     const std::vector<int64_t> shape = type.StaticShape();
-    absl::Status s = views_[idx].SetShapeWithin(shape, t.bytes());
+    absl::Status s = CheckFixedShape(t, shape);
+    if (!s.ok()) return s;
+    s = views_[idx].SetShapeWithin(shape, t.bytes());
     if (!s.ok()) {
       return absl::OutOfRangeError(absl::StrCat("output '", t.name(), "': ", s.message(), " at compile time (its ",
                                                 "upper bound ", ShapeToString(Shape(t)), ")"));

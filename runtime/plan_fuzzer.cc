@@ -1,7 +1,8 @@
 // Structure-aware fuzz target for artifact loading: the input bytes steer mutations of a real compiled
 // plan (attribute values and names, operand indices, tensor shapes and sizes, op types, kernel
 // names), the plan is re-encoded with a correct checksum, and the result must be refused at load with
-// a status or load, run on zeros and finish. Byte-level fuzzing (artifact_fuzzer) rarely gets past
+// a status or load, run on zeros and finish. Three base plans: a small CNN on fused kernels, the same at
+// -O0, and a graph with data-dependent extents (bounded and allocated as they run). Byte-level fuzzing (artifact_fuzzer) rarely gets past
 // the checksum; this reaches the checks behind it, where a renamed MaxPool attribute once corrupted
 // the heap.
 #include <cstddef>
@@ -90,6 +91,48 @@ graph @main {
   return {result->plan, result->weights};
 }
 
+// A graph with data-dependent extents: NonZero's count bounded at compile time, a TopK whose k is
+// computed from it, a row-wise MatMul over the selected rows, and a Reshape to a shape read from an input
+// (no bound: allocated as it runs).
+Base CompileDynamic() {
+  auto graph = tessel::ParseGraph(R"(
+graph @main {
+  input %x : f32[6,4]
+  input %shape : i64[2]
+  const %zero : f32[] = [0.0]
+  const %flat : i64[1] = [-1]
+  const %first : i64[1] = [0]
+  const %one : i64[1] = [1]
+  const %three : i64[1] = [3]
+  const %w : f32[4,4] = [0.5, -1.0, 0.25, 2.0, 1.0, 0.0, -0.5, 0.75, 0.125, 1.5, -2.0, 0.5, 1.0, 1.0, -1.0, 0.0]
+  %col = Slice "col" (%x, %first, %one, %one) : f32[6,1]
+  %pos = Greater "pos" (%col, %zero) : bool[6,1]
+  %nz = NonZero "nz" (%pos) : i64[2,?a]
+  %rows2 = Slice "rows2" (%nz, %first, %one) : i64[1,?a]
+  %rows = Reshape "rows" (%rows2, %flat) : i64[?a]
+  %picked = Gather "picked" (%x, %rows) {axis = 0} : f32[?a,4]
+  %fc = MatMul "fc" (%picked, %w) : f32[?a,4]
+  %n = Shape "n" (%fc) : i64[2]
+  %count = Slice "count" (%n, %first, %one) : i64[1]
+  %k = Min "k" (%count, %three) : i64[1]
+  %flatfc = Reshape "flatfc" (%fc, %flat) : f32[?b]
+  %top, %idx = TopK "top" (%flatfc, %k) : f32[?c], i64[?c]
+  %r = Reshape "r" (%x, %shape) : f32[?d,?e]
+  output %top, %idx, %r
+}
+)");
+  if (!graph.ok()) {
+    std::fprintf(stderr, "plan_fuzzer: %s\n", std::string(graph.status().message()).c_str());
+    std::abort();
+  }
+  auto result = tessel::CompileGraph(**graph, tessel::CompileOptions());
+  if (!result.ok()) {
+    std::fprintf(stderr, "plan_fuzzer: %s\n", std::string(result.status().message()).c_str());
+    std::abort();
+  }
+  return {result->plan, result->weights};
+}
+
 void MutateAttribute(Choices& c, Attribute* a) {
   switch (c.Next(6)) {
     case 0: a->set_name(absl::StrCat(a->name(), "x")); break;
@@ -113,7 +156,7 @@ void Mutate(Choices& c, const Plan& other, Plan* plan) {
   const int ops = plan->ops_size(), tensors = plan->tensors_size();
   tessel::artifact::Op* op = plan->mutable_ops(static_cast<int>(c.Next(ops)));
   tessel::artifact::Tensor* t = plan->mutable_tensors(static_cast<int>(c.Next(tensors)));
-  switch (c.Next(9)) {
+  switch (c.Next(10)) {
     case 0:
     case 1:
       if (op->attributes_size() > 0) MutateAttribute(c, op->mutable_attributes(static_cast<int>(c.Next(op->attributes_size()))));
@@ -151,6 +194,16 @@ void Mutate(Choices& c, const Plan& other, Plan* plan) {
     case 7:
       t->set_dtype(static_cast<int>(c.Next(14)));
       break;
+    case 8:  // data-dependent extents: the flag, the storage (arena or allocated as it runs), row-wise
+      switch (c.Next(3)) {
+        case 0: t->set_dynamic(!t->dynamic()); break;
+        case 1:
+          t->set_storage(t->storage() == tessel::artifact::Tensor::HEAP ? tessel::artifact::Tensor::ARENA
+                                                                          : tessel::artifact::Tensor::HEAP);
+          break;
+        default: op->set_row_wise(!op->row_wise()); break;
+      }
+      break;
     default:
       plan->set_arena_bytes(plan->arena_bytes() / (1 + c.Next(4)));
       break;
@@ -162,12 +215,14 @@ void Mutate(Choices& c, const Plan& other, Plan* plan) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const Base* fused = new Base(Compile("cnn"));
   static const Base* plain = new Base(Compile("O0"));
+  static const Base* dynamic = new Base(CompileDynamic());
   Choices c(data, size);
-  const bool use_fused = c.Next(2) == 0;
-  const Base& base = use_fused ? *fused : *plain;
+  const uint32_t which = c.Next(3);
+  const Base& base = which == 0 ? *fused : which == 1 ? *plain : *dynamic;
+  const Base& other = which == 0 ? *plain : *fused;
   Plan plan = base.plan;
   const int mutations = 1 + static_cast<int>(c.Next(4));
-  for (int i = 0; i < mutations && !c.Empty(); ++i) Mutate(c, use_fused ? plain->plan : fused->plan, &plan);
+  for (int i = 0; i < mutations && !c.Empty(); ++i) Mutate(c, other.plan, &plan);
   auto bytes = tessel::SerializeArtifact(plan, base.weights);
   if (!bytes.ok()) return 0;
   auto artifact = tessel::Artifact::FromBytes(*bytes);
