@@ -631,7 +631,13 @@ class TransposeKernel : public OpKernel {
     if (perm.empty()) {
       for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
     }
-    if (static_cast<int>(perm.size()) != rank || rank > kMaxRank) {
+    std::vector<bool> seen(static_cast<size_t>(std::max(rank, 0)), false);
+    bool permutation = static_cast<int>(perm.size()) == rank && rank <= kMaxRank;
+    for (int64_t p : perm) {
+      permutation = permutation && p >= 0 && p < rank && !seen[p];
+      if (permutation) seen[p] = true;
+    }
+    if (!permutation) {
       return absl::InvalidArgumentError(absl::StrCat("node '", args.node.name(), "': bad perm for rank ", rank));
     }
     std::vector<int64_t> in_strides(rank, 1);

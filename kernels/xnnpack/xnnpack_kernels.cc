@@ -320,6 +320,7 @@ bool ResolveFc(const OpQuery& q, FcShape* fc) {
     return false;
   }
   fc->k = a.dims.back().value();
+  if (fc->k <= 0) return false;  // an empty contraction (a corrupt plan; never compiled so)
   fc->batch = a.NumElements() / fc->k;
   fc->n = fc->weights_nk ? w.dims[0].value() : w.dims[1].value();
   if ((fc->weights_nk ? w.dims[1].value() : w.dims[0].value()) != fc->k) return false;
