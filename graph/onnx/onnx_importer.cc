@@ -512,26 +512,35 @@ class Importer {
     for (const onnx::ValueInfoProto& v : g.output()) used->push_back(v.name());
   }
 
+  // The enclosing values that `graphs` read (names used there but defined in none of them), in order of
+  // first use: the captures a subgraph node passes as inputs.
+  absl::StatusOr<std::vector<Value*>> Captures(const std::vector<const onnx::GraphProto*>& graphs,
+                                               const std::string& desc) {
+    std::set<std::string> defined;
+    std::vector<std::string> used;
+    for (const onnx::GraphProto* g : graphs) CollectNames(*g, &defined, &used);
+    std::vector<Value*> captures;
+    std::set<std::string> seen;
+    for (const std::string& u : used) {
+      if (defined.count(u) || !seen.insert(u).second) continue;
+      absl::StatusOr<Value*> v = LookupInput(u, desc);
+      if (!v.ok()) return v.status();
+      captures.push_back(*v);
+    }
+    return captures;
+  }
+
   // An If whose condition is known only at run time: a node holding both branches as subgraphs. The
   // enclosing values the branches read (captures) become its inputs after the condition, and the
   // inputs of both subgraphs, in the same order.
   absl::Status AddControlFlowIf(const onnx::NodeProto& node, const std::string& name, Value* cond,
                                 const onnx::GraphProto& then_branch, const onnx::GraphProto& else_branch) {
     const std::string desc = NodeDesc("If", name);
-    std::set<std::string> defined;
-    std::vector<std::string> used;
-    CollectNames(then_branch, &defined, &used);
-    CollectNames(else_branch, &defined, &used);
-    std::vector<const Value*> captures;
-    std::set<std::string> seen;
+    absl::StatusOr<std::vector<Value*>> captured = Captures({&then_branch, &else_branch}, desc);
+    if (!captured.ok()) return captured.status();
+    const std::vector<const Value*> captures(captured->begin(), captured->end());
     std::vector<Value*> inputs = {cond};
-    for (const std::string& u : used) {
-      if (defined.count(u) || !seen.insert(u).second) continue;
-      absl::StatusOr<Value*> v = LookupInput(u, desc);
-      if (!v.ok()) return v.status();
-      captures.push_back(*v);
-      inputs.push_back(*v);
-    }
+    inputs.insert(inputs.end(), captured->begin(), captured->end());
     std::shared_ptr<const Graph> branches[2];
     const onnx::GraphProto* protos[2] = {&then_branch, &else_branch};
     for (int b = 0; b < 2; ++b) {
@@ -597,18 +606,10 @@ class Importer {
       const TensorType& init = inputs[2 + k]->type();
       formals.push_back({body->input(2 + k).name(), TensorType(init.dtype, std::vector<Dim>(init.rank(), UnknownDim()))});
     }
-    std::set<std::string> defined;
-    std::vector<std::string> used;
-    CollectNames(*body, &defined, &used);
-    std::vector<const Value*> captures;
-    std::set<std::string> seen;
-    for (const std::string& u : used) {
-      if (defined.count(u) || !seen.insert(u).second) continue;
-      absl::StatusOr<Value*> v = LookupInput(u, desc);
-      if (!v.ok()) return v.status();
-      captures.push_back(*v);
-      inputs.push_back(*v);
-    }
+    absl::StatusOr<std::vector<Value*>> captured = Captures({body}, desc);
+    if (!captured.ok()) return captured.status();
+    const std::vector<const Value*> captures(captured->begin(), captured->end());
+    inputs.insert(inputs.end(), captured->begin(), captured->end());
     Importer sub(model_, *body, base_dir_, options_, opset_);
     absl::StatusOr<std::shared_ptr<const Graph>> g = sub.ImportSubgraph(formals, captures);
     if (!g.ok()) return Prefixed(absl::StrCat("node ", desc, ", body"), g.status());
