@@ -16,6 +16,7 @@ _ISA_COPTS = {
     "dotprod": ["-march=armv8.2-a+dotprod"],
     "i8mm": ["-march=armv8.2-a+dotprod+i8mm"],
     "sve": ["-march=armv8.2-a+sve"],
+    "sve_i8mm": ["-march=armv8.2-a+sve+i8mm"],
     "sve2": ["-march=armv8.5-a+sve2"],
     "avx2": ["-mavx2", "-mfma", "-mf16c"],
     "avxvnni": ["-mavx2", "-mfma", "-mf16c", "-mavxvnni"],
@@ -23,7 +24,7 @@ _ISA_COPTS = {
     "avx512vnni": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],
 }
 
-_ARM_ISAS = ["neon", "dotprod", "i8mm", "sve", "sve2"]
+_ARM_ISAS = ["neon", "dotprod", "i8mm", "sve", "sve_i8mm", "sve2"]
 
 def tessel_cc_library(name, copts = [], **kwargs):
     native.cc_library(name = name, copts = TESSEL_COPTS + copts, **kwargs)

@@ -76,6 +76,7 @@ constexpr unsigned long kHwcapAsimd = 1ul << 1;
 constexpr unsigned long kHwcapAsimddp = 1ul << 20;
 constexpr unsigned long kHwcapSve = 1ul << 22;
 constexpr unsigned long kHwcap2Sve2 = 1ul << 1;
+constexpr unsigned long kHwcap2SveI8mm = 1ul << 9;
 constexpr unsigned long kHwcap2I8mm = 1ul << 13;
 constexpr int kPrSveGetVl = 51;
 constexpr int kPrSveVlLenMask = 0xffff;
@@ -89,6 +90,7 @@ CpuFeatures Detect() {
   f.sve = hw & kHwcapSve;
   f.sve2 = f.sve && (hw2 & kHwcap2Sve2);
   f.i8mm = hw2 & kHwcap2I8mm;
+  f.sve_i8mm = f.sve && (hw2 & kHwcap2SveI8mm);
   if (f.sve) {
     const int vl = prctl(kPrSveGetVl);
     if (vl > 0) f.sve_vector_bits = (vl & kPrSveVlLenMask) * 8;
@@ -156,6 +158,7 @@ bool CapCpuFeatures(const char* level, CpuFeatures* f) {
   allow.dotprod = rank >= 2;
   allow.i8mm = rank >= 3;
   allow.sve = rank >= 4;
+  allow.sve_i8mm = rank >= 4;
   allow.sve2 = rank >= 5;
 #else
   allow.avx2 = allow.fma = allow.f16c = rank >= 1;
@@ -183,8 +186,10 @@ bool CapCpuFeatures(const char* level, CpuFeatures* f) {
   cap(allow.dotprod, &f->dotprod);
   cap(allow.i8mm, &f->i8mm);
   cap(allow.sve, &f->sve);
+  cap(allow.sve_i8mm, &f->sve_i8mm);
   cap(allow.sve2, &f->sve2);
   if (!f->sve) f->sve_vector_bits = 0;
+  f->sve_i8mm = f->sve_i8mm && f->sve;
   f->isa_cap = kLevels[rank];
   f->isa_cap_unmet = unmet;
   return true;
@@ -216,6 +221,7 @@ std::string CpuFeatures::ToString() const {
   add(i8mm, "i8mm");
   add(sve, "sve");
   add(sve2, "sve2");
+  add(sve_i8mm, "sve_i8mm");
   if (sve) s += " sve_vl=" + std::to_string(sve_vector_bits);
   if (isa_cap != nullptr) {
     s += std::string(" (TESSEL_MAX_ISA=") + isa_cap + (isa_cap_unmet ? ", a level this CPU lacks in part)" : ")");

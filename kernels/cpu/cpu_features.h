@@ -29,6 +29,8 @@ struct CpuFeatures {
   bool i8mm = false;
   bool sve = false;
   bool sve2 = false;
+  // SVE's int8 matrix multiply (USMMLA on SVE vectors; HWCAP2_SVEI8MM): Neoverse V1 and later.
+  bool sve_i8mm = false;
   int sve_vector_bits = 0;  // 0 without SVE
   // How the decode GEMVs stream weights: how many linear streams one call reads in lockstep, and
   // whether they prefetch ahead in software.

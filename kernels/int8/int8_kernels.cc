@@ -142,6 +142,8 @@ KernelRegistry<QGemmUkernel>* BuildQGemmRegistry() {
                     {QGemmKernel::kAvx2, QGemmU8S8__avx2, QGemmU8S8Indirect__avx2}));
 #endif
 #if defined(__aarch64__)
+  r->Register(Entry("tessel_qu8_gemm__svei8mm", Isa::kSveI8mm, "sve", Rank<0>,
+                    {QGemmKernel::kSveI8mm, QGemmU8S8__svei8mm, QGemmU8S8Indirect__svei8mm}));
   r->Register(Entry("tessel_qu8_gemm__neoni8mm", Isa::kI8mm, "neon", Rank<1>,
                     {QGemmKernel::kNeonI8mm, QGemmU8S8__neoni8mm, QGemmU8S8Indirect__neoni8mm}));
   r->Register(Entry("tessel_qu8_gemm__sve", Isa::kSve, "sve", Rank<2>,
@@ -241,7 +243,8 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
                                           p->pad_[0] == 0 && p->pad_[1] == 0));
   p->indirect_ = !p->direct_ && p->conv_ && p->c_ % 4 == 0;
   // The i8mm layout pads each row run (a tap's C channels, or the whole row) to a multiple of 8.
-  const int64_t mmla_segment_len = kernel != QGemmKernel::kNeonI8mm ? 0 : p->indirect_ ? p->c_ : kp;
+  const bool mmla = kernel == QGemmKernel::kNeonI8mm || kernel == QGemmKernel::kSveI8mm;
+  const int64_t mmla_segment_len = !mmla ? 0 : p->indirect_ ? p->c_ : kp;
   p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, kernel == QGemmKernel::kAvx2);
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);

@@ -22,7 +22,7 @@
 namespace tessel {
 
 // The GEMM microkernel family a PreparedInt8Node runs.
-enum class QGemmKernel { kAvx512Vnni, kNeonDot, kNeonI8mm, kSve, kAvx2, kAvxVnni };
+enum class QGemmKernel { kAvx512Vnni, kNeonDot, kNeonI8mm, kSve, kAvx2, kAvxVnni, kSveI8mm };
 
 // What a QGemmKernels() entry holds: which family member, and its plain and indirect (per-tap row
 // pointers) GEMMs (qgemm.h).
@@ -42,7 +42,7 @@ const KernelRegistry<QGemmUkernel>& QGemmKernels();
 // Whether this build and CPU can run `kernel`.
 bool QGemmKernelAvailable(QGemmKernel kernel);
 // The fastest available kernel, chosen once through QGemmKernels() (x86-64: AVX-512 VNNI, then AVX-VNNI,
-// then AVX2; aarch64: i8mm, then SVE, then dotprod); only meaningful when one is available.
+// then AVX2; aarch64: SVE i8mm, then i8mm, then SVE, then dotprod); only meaningful when one is available.
 QGemmKernel BestQGemmKernel();
 
 // Whether this path serves `node` with a first input of `input_dtype` and `input_rank` on this CPU (with

@@ -50,7 +50,8 @@ void SetRequant(Node* n, const std::string& prefix, int64_t channels, std::mt199
 }
 
 constexpr QGemmKernel kKernels[] = {QGemmKernel::kAvx512Vnni, QGemmKernel::kAvxVnni, QGemmKernel::kAvx2,
-                                    QGemmKernel::kNeonDot,    QGemmKernel::kNeonI8mm, QGemmKernel::kSve};
+                                    QGemmKernel::kNeonDot,    QGemmKernel::kNeonI8mm, QGemmKernel::kSve,
+                                    QGemmKernel::kSveI8mm};
 
 std::string KernelName(QGemmKernel k) {
   switch (k) {
@@ -58,6 +59,7 @@ std::string KernelName(QGemmKernel k) {
     case QGemmKernel::kNeonDot: return "neondot";
     case QGemmKernel::kNeonI8mm: return "neoni8mm";
     case QGemmKernel::kSve: return "sve";
+    case QGemmKernel::kSveI8mm: return "svei8mm";
     case QGemmKernel::kAvx2: return "avx2";
     case QGemmKernel::kAvxVnni: return "avxvnni";
   }

@@ -128,8 +128,9 @@ double Cost(const OpQuery& q) {
 // instruction. SVE runs the same SDOT by lane in every 128-bit segment: wider vectors do more MACs per
 // instruction but issue fewer per cycle (Neoverse V1: two 256-bit SVE pipes, four 128-bit NEON ones), so
 // about dotprod's rate, with less waste on channel tails (predicated, 2 vectors per tile); ranked between
-// the two NEON kernels, behind i8mm's doubled MACs per instruction. The order is what selection uses: i8mm,
-// then SVE, then dotprod, except on aarch64, where the Arm lab's cost table (lab_costs.h) prices these
+// the two NEON kernels, behind i8mm's doubled MACs per instruction. SVE's USMMLA doubles the SVE kernel's
+// MACs per instruction again. The order is what selection uses: SVE i8mm, i8mm, then SVE, then dotprod,
+// except on aarch64, where the Arm lab's cost table (lab_costs.h) prices these
 // kernels and XNNPACK's against this dotprod entry's estimate.
 constexpr int64_t kVnniOps = 700'000'000'000;
 constexpr int64_t kAvxVnniOps = 190'000'000'000;
@@ -137,6 +138,7 @@ constexpr int64_t kAvx2Ops = 92'000'000'000;
 constexpr int64_t kNeonDotOps = 150'000'000'000;
 constexpr int64_t kSveOps = 200'000'000'000;
 constexpr int64_t kNeonI8mmOps = 250'000'000'000;
+constexpr int64_t kSveI8mmOps = 400'000'000'000;
 
 template <QDwConvKernel kKernel>
 bool DepthwiseLegal(const OpQuery& q) {
@@ -416,6 +418,9 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
       GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_fully_connected__neoni8mm", "tessel.QGemm", Isa::kI8mm));
   r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_conv2d_nhwc__sve", "tessel.QConv", Isa::kSve));
   r.Register(GemmEntry<K::kSve, kSveOps>("tessel_qu8_fully_connected__sve", "tessel.QGemm", Isa::kSve));
+  r.Register(GemmEntry<K::kSveI8mm, kSveI8mmOps>("tessel_qu8_conv2d_nhwc__svei8mm", "tessel.QConv", Isa::kSveI8mm));
+  r.Register(
+      GemmEntry<K::kSveI8mm, kSveI8mmOps>("tessel_qu8_fully_connected__svei8mm", "tessel.QGemm", Isa::kSveI8mm));
   using D = QDwConvKernel;
   r.Register(DepthwiseEntry("tessel_qu8_dwconv2d_nhwc__avx512vnni", Isa::kAvx512Vnni, DepthwiseCost<kDepthwiseVnniOps>,
                             Int8OpKernel<PreparedDepthwiseWith<D::kAvx512Vnni>>::Create,

@@ -125,14 +125,23 @@ void QGemmU8S8__sve(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w,
 void QGemmU8S8Indirect__sve(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
                             const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy);
 
+// The same two on SVE with i8mm at any vector length: USMMLA in every 128-bit segment on the mmla_panels
+// layout (packed as for QGemmU8S8__neoni8mm); a register tile of up to 8 rows x 2 vectors of channels.
+void QGemmU8S8__svei8mm(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                        uint8_t* y, int64_t ldy);
+void QGemmU8S8Indirect__svei8mm(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
+                                int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
+                                int64_t ldy);
+
 // Whether this build and CPU can run the AVX-512 VNNI, the AVX2, the AVX-VNNI, the NEON dotprod, the NEON
-// i8mm and the SVE kernels.
+// i8mm, the SVE and the SVE i8mm kernels.
 bool HasQGemmVnni();
 bool HasQGemmAvx2();
 bool HasQGemmAvxVnni();
 bool HasQGemmNeonDot();
 bool HasQGemmNeonI8mm();
 bool HasQGemmSve();
+bool HasQGemmSveI8mm();
 
 }  // namespace tessel
 

@@ -113,4 +113,13 @@ bool HasQGemmSve() {
 #endif
 }
 
+bool HasQGemmSveI8mm() {
+#if defined(__aarch64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.sve && f.sve_i8mm;
+#else
+  return false;
+#endif
+}
+
 }  // namespace tessel

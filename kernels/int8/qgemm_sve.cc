@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/int8/internal/qgemm_sve.h"
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
-#include "kernels/int8/requantize_sve.h"
 
 namespace tessel {
 namespace {
@@ -31,38 +31,9 @@ struct TileArgs {
   int64_t row, col, channels;
 };
 
-// The residual's requantization, split once per call (see requantize_sve::SplitShift).
-struct ResidualStage {
-  int32_t zero_point, multiplier, left, right, mask, half;
-};
-
-ResidualStage SplitResidual(const QGemmOutputStage& out) {
-  const int32_t right = std::max(-out.r_shift, 0);
-  const int32_t mask = static_cast<int32_t>((int64_t{1} << right) - 1);
-  return {out.r_zero_point, out.r_multiplier, std::max(out.r_shift, 0), right, mask, mask >> 1};
-}
+using qgemm_sve::ResidualStage;
 
 inline svint8_t Flip(svuint8_t a) { return svreinterpret_s8_u8(sveor_n_u8_x(svptrue_b8(), a, 0x80)); }
-
-// Requantizes one row's accumulators for one vector of channels (dot_bias not yet added), adds the residual
-// term when `residual` is non-null, clamps and stores the active channels as u8.
-inline void StoreRow(svbool_t pc, svint32_t acc, svint32_t bias, svint32_t multiplier, svuint32_t left,
-                     svuint32_t right, svint32_t mask, svint32_t half, const QGemmOutputStage& out,
-                     const ResidualStage& rs, const uint8_t* residual, uint8_t* y) {
-  svint32_t v = requantize_sve::MultiplyByQuantizedMultiplier(pc, svadd_s32_x(pc, acc, bias), multiplier, left, right,
-                                                              mask, half);
-  v = svadd_n_s32_x(pc, v, out.y_zero_point);
-  if (residual != nullptr) {
-    const svint32_t r = svsub_n_s32_x(pc, svreinterpret_s32_u32(svld1ub_u32(pc, residual)), rs.zero_point);
-    v = svadd_s32_x(pc, v,
-                    requantize_sve::MultiplyByQuantizedMultiplier(
-                        pc, r, svdup_n_s32(rs.multiplier), svdup_n_u32(static_cast<uint32_t>(rs.left)),
-                        svdup_n_u32(static_cast<uint32_t>(rs.right)), svdup_n_s32(rs.mask), svdup_n_s32(rs.half)));
-  }
-  v = svmin_n_s32_x(pc, svmax_n_s32_x(pc, v, out.act_min), out.act_max);
-  // The low 8 bits, as the other kernels store them (the clamp keeps a u8 range in range).
-  svst1b_s32(pc, reinterpret_cast<int8_t*>(y), v);
-}
 
 // Expands X(r) for the 8 rows of a tile; rows r >= MR compile to nothing (if constexpr).
 #define TESSEL_QSVE_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -95,15 +66,15 @@ inline void StoreRow(svbool_t pc, svint32_t acc, svint32_t bias, svint32_t multi
     TESSEL_QSVE_ROWS(TESSEL_QSVE_DOT##lane)                          \
     b += t.b_stride;                                                 \
   }
-#define TESSEL_QSVE_STORE(r)                                                                                    \
-  if constexpr (MR > r) {                                                                                       \
-    const int64_t off = (t.row + r) * ldy + t.col;                                                             \
-    StoreRow(pc0, c##r##0, bias0, mult0, left0, right0, mask0, half0, out, rs,                                 \
-             out.residual != nullptr ? out.residual + off : nullptr, y + off);                                  \
-    if constexpr (NV == 2) {                                                                                    \
-      StoreRow(pc1, c##r##1, bias1, mult1, left1, right1, mask1, half1, out, rs,                               \
-               out.residual != nullptr ? out.residual + off + vl : nullptr, y + off + vl);                     \
-    }                                                                                                           \
+#define TESSEL_QSVE_STORE(r)                                                                            \
+  if constexpr (MR > r) {                                                                               \
+    const int64_t off = (t.row + r) * ldy + t.col;                                                     \
+    qgemm_sve::StoreRow(pc0, c##r##0, TESSEL_QSVE_STAGE_ARGS(0), out, rs, out.residual != nullptr ? out.residual + off : nullptr, \
+                        y + off);                                                                       \
+    if constexpr (NV == 2) {                                                                            \
+      qgemm_sve::StoreRow(pc1, c##r##1, TESSEL_QSVE_STAGE_ARGS(1), out, rs, out.residual != nullptr ? out.residual + off + vl : nullptr, \
+                          y + off + vl);                                                                \
+    }                                                                                                   \
   }
 
 // MR rows x NV vectors of channels.
@@ -137,18 +108,8 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
   }
   const svbool_t pc0 = svwhilelt_b32_s64(int64_t{0}, t.channels);
   [[maybe_unused]] const svbool_t pc1 = svwhilelt_b32_s64(vl, t.channels);
-  const svint32_t bias0 = svld1_s32(pc0, w.dot_bias.data() + t.col);
-  const svint32_t mult0 = svld1_s32(pc0, w.multiplier.data() + t.col);
-  svuint32_t left0, right0;
-  svint32_t mask0, half0;
-  requantize_sve::SplitShift(pc0, svld1_s32(pc0, w.shift.data() + t.col), left0, right0, mask0, half0);
-  [[maybe_unused]] svint32_t bias1 = bias0, mult1 = mult0, mask1 = mask0, half1 = half0;
-  [[maybe_unused]] svuint32_t left1 = left0, right1 = right0;
-  if constexpr (NV == 2) {
-    bias1 = svld1_s32(pc1, w.dot_bias.data() + t.col + vl);
-    mult1 = svld1_s32(pc1, w.multiplier.data() + t.col + vl);
-    requantize_sve::SplitShift(pc1, svld1_s32(pc1, w.shift.data() + t.col + vl), left1, right1, mask1, half1);
-  }
+  TESSEL_QSVE_CHANNEL_STAGE(0, w.dot_bias.data(), t.col)
+  TESSEL_QSVE_CHANNEL_STAGE(1, w.dot_bias.data(), t.col + (NV == 2 ? vl : 0))
   TESSEL_QSVE_ROWS(TESSEL_QSVE_STORE)
 }
 
@@ -182,7 +143,7 @@ template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
   const int64_t vl = static_cast<int64_t>(svcntw());
-  const ResidualStage rs = SplitResidual(stage);
+  const ResidualStage rs = qgemm_sve::SplitResidual(stage);
   const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
   for (int64_t col = 0; col < padded; col += kQGemmNr) {
     const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);

@@ -24,6 +24,7 @@ absl::string_view IsaName(Isa isa) {
     case Isa::kSve: return "sve";
     case Isa::kSve2: return "sve2";
     case Isa::kAvxVnni: return "avxvnni";
+    case Isa::kSveI8mm: return "sve_i8mm";
   }
   return "unknown";
 }
@@ -41,6 +42,7 @@ bool CpuSupports(Isa isa) {
     case Isa::kI8mm: return f.neon && f.i8mm;
     case Isa::kSve: return f.sve;
     case Isa::kSve2: return f.sve2;
+    case Isa::kSveI8mm: return f.sve && f.sve_i8mm;
     case Isa::kAvxVnni: return f.avx2 && f.fma && f.f16c && f.avx_vnni;
   }
   return false;

@@ -35,7 +35,8 @@ enum class Isa : uint8_t {
   kI8mm,
   kSve,
   kSve2,
-  kAvxVnni,  // kAvx2 and AVX-VNNI (vpdpbusd on ymm); last, so that the earlier values keep their numbers
+  kAvxVnni,  // kAvx2 and AVX-VNNI (vpdpbusd on ymm)
+  kSveI8mm,  // kSve and its int8 matrix multiply (USMMLA); new values go last, so that the earlier keep their numbers
 };
 absl::string_view IsaName(Isa isa);
 // Whether the running CPU (kernels/cpu) supports `isa`.

@@ -1,0 +1,205 @@
+// The u8 x s8 GEMM on SVE with i8mm (Neoverse V1 and later), vector-length agnostic. USMMLA multiplies,
+// in every 128-bit segment, a 2x8 u8 block of A (two rows) by a 2x8 s8 block of W (two channels) into a
+// 2x2 i32 tile: at 256 bits 64 multiply-adds an instruction, twice an SDOT by lane's. It reads the NEON
+// i8mm kernel's packed layout ([kp8/8][nb/2][2][8] per 64-channel block): one vector load takes the next
+// svcntb() / 16 channel pairs of an 8-byte step of K, whatever the vector length. Each row pair's 16 bytes
+// of K are two LD1RQB (a quadword replicated into every segment) and TRN1 / TRN2 on 64-bit elements, which
+// give both 8-byte halves as [row 0 | row 1] in every segment. u8 x s8 needs no flip of A. Register tile:
+// up to 4 row pairs x 4 weight vectors (16 accumulators; 2 x svcntw() channels); UZP1 / UZP2 on 64-bit
+// elements turn an accumulator pair into the two rows' channels for the output stage (internal/qgemm_sve.h).
+// An odd last row is paired with itself and not stored.
+#include <arm_sve.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/int8/internal/qgemm_sve.h"
+#include "kernels/int8/internal/row_tiles.h"
+#include "kernels/int8/qgemm.h"
+
+namespace tessel {
+namespace {
+
+constexpr int kMr = 8;  // rows per register tile (4 pairs)
+
+using qgemm_sve::ResidualStage;
+
+// Where a tile reads and writes: rows [row, row + mr), row r's segment s at ind[r * ind_stride + s]; the
+// packed weights of its first channel at b, b_stride bytes per 8-byte step of K, of which block_bytes are
+// the block's (its channels from the tile's first on); `channels` channels stored from col.
+struct TileArgs {
+  const uint8_t* const* ind;
+  int64_t ind_stride, segments, segment_len;
+  const int8_t* b;
+  int64_t b_stride, block_bytes;
+  int64_t row, col, channels;
+  int mr;
+};
+
+// Expands X(p) for the 4 row pairs of a tile; pairs p >= MP compile to nothing (if constexpr).
+#define TESSEL_QMM_PAIRS(X) X(0) X(1) X(2) X(3)
+
+#define TESSEL_QMM_ACC(p)                                                                       \
+  [[maybe_unused]] svint32_t c##p##0 = svdup_n_s32(0), c##p##1 = c##p##0, c##p##2 = c##p##0, \
+                             c##p##3 = c##p##0;
+#define TESSEL_QMM_PTR(p)                                                                        \
+  [[maybe_unused]] const uint8_t* r##p##0 =                                                     \
+      MP > p ? t.ind[std::min(2 * p, mr - 1) * t.ind_stride + s] : nullptr;                     \
+  [[maybe_unused]] const uint8_t* r##p##1 =                                                     \
+      MP > p ? t.ind[std::min(2 * p + 1, mr - 1) * t.ind_stride + s] : nullptr;
+#define TESSEL_QMM_DECLARE_A(p) [[maybe_unused]] svuint8_t lo##p, hi##p;
+// Row pair p's next bytes of K (pred: all 16, or the first 8 or 4 with zeros after) as two operands.
+#define TESSEL_QMM_LOAD(p)                                                           \
+  if constexpr (MP > p) {                                                            \
+    const svuint64_t x0 = svreinterpret_u64_u8(svld1rq_u8(pa, r##p##0 + kk));        \
+    const svuint64_t x1 = svreinterpret_u64_u8(svld1rq_u8(pa, r##p##1 + kk));        \
+    lo##p = svreinterpret_u8_u64(svtrn1_u64(x0, x1));                                \
+    hi##p = svreinterpret_u8_u64(svtrn2_u64(x0, x1));                                \
+  }
+#define TESSEL_QMM_MMLA(p, a)                                  \
+  if constexpr (MP > p) {                                      \
+    c##p##0 = svusmmla_s32(c##p##0, a##p, w0);                 \
+    c##p##1 = svusmmla_s32(c##p##1, a##p, w1);                 \
+    if constexpr (NV == 4) {                                   \
+      c##p##2 = svusmmla_s32(c##p##2, a##p, w2);               \
+      c##p##3 = svusmmla_s32(c##p##3, a##p, w3);               \
+    }                                                          \
+  }
+#define TESSEL_QMM_MMLA_LO(p) TESSEL_QMM_MMLA(p, lo)
+#define TESSEL_QMM_MMLA_HI(p) TESSEL_QMM_MMLA(p, hi)
+// One 8-byte step of K at bp: the tile's weight vectors, then USMMLA for every row pair.
+#define TESSEL_QMM_STEP(bp, PAIR_MMLA)                                                        \
+  {                                                                                           \
+    const svint8_t w0 = svld1_s8(pb0, bp), w1 = svld1_s8(pb1, bp + vb);                       \
+    [[maybe_unused]] const svint8_t w2 = NV == 4 ? svld1_s8(pb2, bp + 2 * vb) : w0;           \
+    [[maybe_unused]] const svint8_t w3 = NV == 4 ? svld1_s8(pb3, bp + 3 * vb) : w0;           \
+    TESSEL_QMM_PAIRS(PAIR_MMLA)                                                               \
+  }
+// Row 2p + half: UZP1 (half 0) or UZP2 (half 1) of an accumulator pair is that row's svcntw() channels.
+#define TESSEL_QMM_STORE_ROW(p, half, uzp)                                                                      \
+  if (MP > p && 2 * p + half < mr) {                                                                            \
+    const int64_t off = (t.row + 2 * p + half) * ldy + t.col;                                                  \
+    const uint8_t* res = out.residual != nullptr ? out.residual + off : nullptr;                               \
+    qgemm_sve::StoreRow(pc0, Rows(uzp, c##p##0, c##p##1), TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, y + off);                         \
+    if constexpr (NV == 4) {                                                                                    \
+      qgemm_sve::StoreRow(pc1, Rows(uzp, c##p##2, c##p##3), TESSEL_QSVE_STAGE_ARGS(1), out, rs, res != nullptr ? res + vl : nullptr, \
+                          y + off + vl);                                                                        \
+    }                                                                                                           \
+  }
+#define TESSEL_QMM_STORE(p) TESSEL_QMM_STORE_ROW(p, 0, svuzp1_s64) TESSEL_QMM_STORE_ROW(p, 1, svuzp2_s64)
+
+// uzp(a, b) on the accumulators' 64-bit elements ([row 0 channel pair | row 1 channel pair] per segment).
+template <typename Uzp>
+inline svint32_t Rows(Uzp uzp, svint32_t a, svint32_t b) {
+  return svreinterpret_s32_s64(uzp(svreinterpret_s64_s32(a), svreinterpret_s64_s32(b)));
+}
+
+// MP row pairs x NV weight vectors (NV / 2 vectors of output channels).
+template <int MP, int NV>
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, const ResidualStage& rs,
+          uint8_t* y, int64_t ldy) {
+  const int64_t vb = static_cast<int64_t>(svcntb()), vl = static_cast<int64_t>(svcntw());
+  const int mr = t.mr;
+  // Weight bytes within the block (its channels past the tile's first: zeros for the padding channels).
+  const svbool_t pb0 = svwhilelt_b8_s64(int64_t{0}, t.block_bytes);
+  const svbool_t pb1 = svwhilelt_b8_s64(vb, t.block_bytes);
+  [[maybe_unused]] const svbool_t pb2 = svwhilelt_b8_s64(2 * vb, t.block_bytes);
+  [[maybe_unused]] const svbool_t pb3 = svwhilelt_b8_s64(3 * vb, t.block_bytes);
+  TESSEL_QMM_PAIRS(TESSEL_QMM_ACC)
+  const int64_t len = t.segment_len;
+  const int8_t* b = t.b;
+  for (int64_t s = 0; s < t.segments; ++s) {
+    TESSEL_QMM_PAIRS(TESSEL_QMM_PTR)
+    int64_t kk = 0;
+    for (; kk + 16 <= len; kk += 16) {
+      const svbool_t pa = svptrue_b8();
+      TESSEL_QMM_PAIRS(TESSEL_QMM_DECLARE_A)
+      TESSEL_QMM_PAIRS(TESSEL_QMM_LOAD)
+      TESSEL_QMM_STEP(b, TESSEL_QMM_MMLA_LO)
+      TESSEL_QMM_STEP(b + t.b_stride, TESSEL_QMM_MMLA_HI)
+      b += 2 * t.b_stride;
+    }
+    // 8 or 4 bytes left (the packed run is padded to 8 with zero weights): loaded with zeros after.
+    for (; kk < len; kk += 8) {
+      const svbool_t pa = svwhilelt_b8_s64(int64_t{0}, std::min<int64_t>(len - kk, 8));
+      TESSEL_QMM_PAIRS(TESSEL_QMM_DECLARE_A)
+      TESSEL_QMM_PAIRS(TESSEL_QMM_LOAD)
+      TESSEL_QMM_STEP(b, TESSEL_QMM_MMLA_LO)
+      b += t.b_stride;
+    }
+  }
+  const svbool_t pc0 = svwhilelt_b32_s64(int64_t{0}, t.channels);
+  [[maybe_unused]] const svbool_t pc1 = svwhilelt_b32_s64(vl, t.channels);
+  TESSEL_QSVE_CHANNEL_STAGE(0, w.bias.data(), t.col)
+  TESSEL_QSVE_CHANNEL_STAGE(1, w.bias.data(), t.col + (NV == 4 ? vl : 0))
+  TESSEL_QMM_PAIRS(TESSEL_QMM_STORE)
+}
+
+#undef TESSEL_QMM_PAIRS
+#undef TESSEL_QMM_ACC
+#undef TESSEL_QMM_PTR
+#undef TESSEL_QMM_DECLARE_A
+#undef TESSEL_QMM_LOAD
+#undef TESSEL_QMM_MMLA
+#undef TESSEL_QMM_MMLA_LO
+#undef TESSEL_QMM_MMLA_HI
+#undef TESSEL_QMM_STEP
+#undef TESSEL_QMM_STORE_ROW
+#undef TESSEL_QMM_STORE
+
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, const ResidualStage&,
+                        uint8_t*, int64_t);
+
+TileFn GetTile(int mr, int nv) {
+  static constexpr TileFn kTiles[2][kMr / 2] = {{Tile<1, 2>, Tile<2, 2>, Tile<3, 2>, Tile<4, 2>},
+                                                {Tile<1, 4>, Tile<2, 4>, Tile<3, 4>, Tile<4, 4>}};
+  return kTiles[nv == 4 ? 1 : 0][(mr + 1) / 2 - 1];
+}
+
+// The loop over 64-channel blocks, row tiles and tiles of 2 x svcntw() channels. row_pointers(row, mr,
+// &stride) gives the tile's rows' segment pointers.
+template <typename RowPointers>
+void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
+         const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+  const int64_t vl = static_cast<int64_t>(svcntw());
+  const ResidualStage rs = qgemm_sve::SplitResidual(stage);
+  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
+  for (int64_t col = 0; col < padded; col += kQGemmNr) {
+    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
+    const int8_t* block = w.mmla_panels.data() + col * w.kp8;
+    int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
+      int64_t stride = 0;
+      const uint8_t* const* ind = row_pointers(row, mr, &stride);
+      for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += 2 * vl) {
+        // Channels past n (zero padding) are neither stored nor, beyond the block, read.
+        const int64_t channels = std::min(nb - sub, w.n - col - sub);
+        const TileArgs t{ind, stride, segments, segment_len, block + sub * 8, nb * 8, (nb - sub) * 8,
+                         row, col + sub, channels, mr};
+        GetTile(mr, channels > vl ? 4 : 2)(t, w, stage, rs, y, ldy);
+      }
+    });
+  }
+}
+
+}  // namespace
+
+void QGemmU8S8__svei8mm(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
+                        uint8_t* y, int64_t ldy) {
+  const uint8_t* ptrs[kMr];
+  Run(rows, 1, w.kp, w, stage, y, ldy, [&](int64_t row, int mr, int64_t* stride) {
+    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
+    *stride = 1;
+    return ptrs;
+  });
+}
+
+void QGemmU8S8Indirect__svei8mm(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
+                                int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
+                                int64_t ldy) {
+  Run(rows, segments, segment_len, w, stage, y, ldy, [&](int64_t row, int, int64_t* stride) {
+    *stride = segments;
+    return indirection + row * segments;
+  });
+}
+
+}  // namespace tessel
