@@ -343,10 +343,61 @@ def block_cycles(asm, core):
     return out, dropped_all
 
 
+def _a64_ends_in_jump(b):
+    """Whether an aarch64 block's last instruction always leaves the straight line: B, BL, BR, BLR, RET
+    and the other unconditional branches, or an exception (SVC, BRK). Conditional branches do not."""
+    insn = int.from_bytes(bytes.fromhex(b.hexbytes[-8:]), "little")
+    return ((insn & 0x7C000000) == 0x14000000 or (insn & 0xFE000000) == 0xD6000000 or
+            (insn & 0xFF000000) == 0xD4000000)
+
+
+def merge_fallthrough(blocks, executions, phases):
+    """qemu ends a translation block where the code does not branch: at a 4 KiB page boundary and after
+    a bounded number of instructions (a long SVE sequence splits every ~140). Priced one by one, the
+    pieces of one straight-line run each pay their own pipeline fill, and where the cut falls moves with
+    unrelated code (the layout). Here a block B is joined to the blocks that run straight on into it
+    (they end at B's address without an unconditional jump) when their executions add up to B's, so
+    that B is entered nowhere else: each of them gets its own copy of B (a loop whose first pass is a
+    translation block of its own has two), chains included; llvm-mca then prices each run as one.
+    aarch64 profiles only (fixed-size instructions). Returns the number of blocks joined away."""
+    at_end = collections.defaultdict(list)
+    for k, b in blocks.items():
+        if b.file != "-" and executions.get(k, 0) > 0 and not _a64_ends_in_jump(b):
+            at_end[(b.file, b.vaddr + len(b.hexbytes) // 2)].append(k)
+    nxt = {}
+    for k, b in blocks.items():
+        e = executions.get(k, 0)
+        preds = [p for p in at_end.get((b.file, b.vaddr), []) if p != k] if b.file != "-" and e > 0 else []
+        if preds and abs(sum(executions[p] for p in preds) - e) <= 1e-9 * max(1.0, e):
+            for p in preds:
+                nxt[p] = k
+    successors = set(nxt.values())
+    joined = set()
+    for head in [k for k in nxt if k not in successors]:
+        chain, seen = [head], {head}
+        while chain[-1] in nxt and nxt[chain[-1]] not in seen:
+            chain.append(nxt[chain[-1]])
+            seen.add(chain[-1])
+        parts = [blocks[k] for k in chain]
+        h = parts[0]
+        key = (h.file, h.offset, "".join(b.hexbytes for b in parts))
+        blocks[key] = Block(key, h.vaddr, sum(b.instructions for b in parts), h.offset, h.file, key[2])
+        for counts in [executions] + list(phases.values()):
+            if head in counts:
+                counts[key] = counts.get(key, 0) + counts[head]
+        joined.update(chain)
+    for counts in [executions] + list(phases.values()):
+        for k in joined:
+            counts.pop(k, None)
+    return len(joined) - len([k for k in nxt if k not in successors])
+
+
 def estimate(terms, core, coverage=0.9995, max_blocks=20000, phase_filter=None):
     """The estimate as a dict (see print_report for the fields). phase_filter(label) -> bool restricts
     the totals and symbols to the matching phases (e.g. the ops of an inference, not the loading)."""
     target, blocks, executions, phases = combine(terms)
+    if target == "aarch64":
+        merge_fallthrough(blocks, executions, phases)
     if phase_filter is not None:
         executions = collections.defaultdict(float)
         for label, counts in phases.items():

@@ -391,6 +391,43 @@ std::shared_ptr<OpLayer> MakeInt8Layer(const char* name, const char* layer, int6
   return l;
 }
 
+// QuantizeLinear (f32 -> u8) or DequantizeLinear (u8 -> f32) of an h x w x c activation, per-tensor
+// scale and zero point: what an int8 graph pays at each boundary with an f32 layer.
+std::shared_ptr<OpLayer> MakeConvertLayer(const char* name, bool quantize, int64_t h, int64_t w, int64_t c) {
+  auto l = std::make_shared<OpLayer>();
+  l->name = name;
+  l->layer = quantize ? "quantize" : "dequantize";
+  Tensor x(quantize ? DType::kF32 : DType::kU8, {1, h, w, c});
+  if (quantize) {
+    std::vector<float> v = Fill(x.num_elements(), 4.0f);
+    std::copy(v.begin(), v.end(), x.data<float>());
+  } else {
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>((i * 7919) % 251);
+  }
+  Tensor scale(DType::kF32, {});
+  scale.data<float>()[0] = 0.03125f;
+  Tensor zp(DType::kU8, {});
+  zp.data<uint8_t>()[0] = 128;
+  l->data.reserve(3);
+  std::vector<Value*> values = {AddOperand(*l, std::move(x), 0), AddOperand(*l, std::move(scale), 1),
+                                AddOperand(*l, std::move(zp), 2)};
+  l->node = l->graph.AddNode(quantize ? "QuantizeLinear" : "DequantizeLinear", values, 1, name);
+  l->output = Tensor(quantize ? DType::kU8 : DType::kF32, {1, h, w, c});
+  l->out_info.push_back({true, false, l->output.type()});
+  l->flops = static_cast<double>(h * w * c);
+  l->bytes = 5.0 * h * w * c;
+  return l;
+}
+
+void AddConvertCases(std::vector<Case>& cases) {
+  AddOpCases(cases, {MakeConvertLayer("mbv2_quantize_56x56x144", true, 56, 56, 144),
+                     MakeConvertLayer("mbv2_quantize_14x14x576", true, 14, 14, 576)},
+             "QuantizeLinear", "f32", "quantize");
+  AddOpCases(cases, {MakeConvertLayer("mbv2_dequantize_56x56x144", false, 56, 56, 144),
+                     MakeConvertLayer("mbv2_dequantize_14x14x576", false, 14, 14, 576)},
+             "DequantizeLinear", "u8", "dequantize");
+}
+
 void AddDwPwCases(std::vector<Case>& cases) {
   const std::vector<std::shared_ptr<OpLayer>> layers = {
       MakeDwPwLayer("mbv2_dwpw_112x112x96_s2_24", 112, 112, 96, 24, 2),
@@ -460,6 +497,7 @@ int Main(int argc, char** argv) {
   AddConvCases(cases);
   AddDwPwCases(cases);
   AddInt8Cases(cases);
+  AddConvertCases(cases);
   const bool marks = LabMarksRequested();
   int index = -1;
   for (const Case& c : cases) {

@@ -78,4 +78,42 @@ check(again["cycles"] == r["cycles"], "cached estimate equals the first (%.0f vs
 combined = estimate.estimate([(2.0, profile), (-1.0, profile)], core)
 check(abs(combined["cycles"] - r["cycles"]) <= 1e-6 * r["cycles"], "2P - P == P")
 
+# Straight-line runs that qemu cut (a page boundary, its block size limit) are joined before pricing:
+# hand-built blocks, little-endian A64 words. ADD x0, x0, #1 = 0x91000400; B . + 8 = 0x14000002;
+# CBNZ x0, . - 8 = 0xb5ffffc0.
+def word(w):
+    return w.to_bytes(4, "little").hex()
+
+
+ADD, B, CBNZ = word(0x91000400), word(0x14000002), word(0xb5ffffc0)
+
+
+def blocks_of(specs):
+    """specs: (vaddr, hexbytes, executions) -> (blocks, executions, phases) as read_profile gives."""
+    bl, ex = {}, {}
+    for vaddr, hexbytes, n in specs:
+        key = ("f", vaddr, hexbytes)
+        bl[key] = estimate.Block(key, vaddr, len(hexbytes) // 8, vaddr, "f", hexbytes)
+        ex[key] = n
+    return bl, ex, {"0": dict(ex)}
+
+
+# a (2 adds) runs on into b (add, cbnz), which runs on into c (2 adds), all 100 times: one block of 6.
+bl, ex, ph = blocks_of([(0x1000, ADD * 2, 100), (0x1008, ADD + CBNZ, 100), (0x1010, ADD * 2, 100)])
+check(estimate.merge_fallthrough(bl, ex, ph) == 2, "a chain of three pieces joins into one")
+check(sorted(bl[k].instructions for k in ex) == [6] and list(ph["0"].values()) == [100],
+      "the joined block holds all 6 instructions and keeps its count in the phase")
+# A loop whose first pass is a block of its own: entry (1 time) and body (99 times) both run on into
+# the tail (100 times); each gets its own copy of the tail.
+bl, ex, ph = blocks_of([(0x0ffc, ADD * 3, 1), (0x1000, ADD * 2, 99), (0x1008, ADD + CBNZ, 100)])
+estimate.merge_fallthrough(bl, ex, ph)
+check(sorted((bl[k].instructions, ex[k]) for k in ex) == [(4, 99), (5, 1)],
+      "a tail entered from two blocks is copied into each (%s)" % sorted((bl[k].instructions, ex[k]) for k in ex))
+# Not joined: a different count (b is also entered from elsewhere), a block ending in B, a gap.
+for specs, what in (([(0x1000, ADD * 2, 100), (0x1008, ADD * 2, 150)], "different counts"),
+                    ([(0x1000, ADD + B, 100), (0x1008, ADD * 2, 100)], "an unconditional branch"),
+                    ([(0x1000, ADD * 2, 100), (0x100c, ADD * 2, 100)], "a gap")):
+    bl, ex, ph = blocks_of(specs)
+    check(estimate.merge_fallthrough(bl, ex, ph) == 0 and len(ex) == 2, "not joined across %s" % what)
+
 sys.exit(1 if failures else 0)

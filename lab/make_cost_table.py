@@ -77,6 +77,8 @@ def group_of(case):
         return "qconv/" + case["layer"], "tessel_qu8_conv2d_nhwc__neondot"
     if case["op"] == "qgemm":
         return "qgemm", "tessel_qu8_fully_connected__neondot"
+    if case["op"] in ("quantize", "dequantize"):
+        return "convert/" + case["op"], k.rsplit("__", 1)[0] + "__portable"
     if case["op"] == "gemm":
         return "gemm", "tessel_f32_gemm__reference"
     if case["op"] == "gemv":

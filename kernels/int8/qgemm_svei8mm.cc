@@ -24,7 +24,7 @@ constexpr int kMr = 8;  // rows per register tile (4 pairs)
 
 using qgemm_sve::ResidualStage;
 
-// Where a tile reads and writes: rows [row, row + mr), row r's segment s at ind[r * ind_stride + s]; the
+// Where a tile reads and writes: rows from `row` (as many as the tile's MR), row r's segment s at ind[r * ind_stride + s]; the
 // packed weights of its first channel at b, b_stride bytes per 8-byte step of K, of which block_bytes are
 // the block's (its channels from the tile's first on); `channels` channels stored from col.
 struct TileArgs {
@@ -33,7 +33,6 @@ struct TileArgs {
   const int8_t* b;
   int64_t b_stride, block_bytes;
   int64_t row, col, channels;
-  int mr;
 };
 
 // Expands X(p) for the 4 row pairs of a tile; pairs p >= MP compile to nothing (if constexpr).
@@ -77,9 +76,9 @@ struct TileArgs {
   }
 // Row 2p + half: UZP1 (half 0) or UZP2 (half 1) of an accumulator pair is that row's svcntw() channels.
 #define TESSEL_QMM_STORE_ROW(p, half, uzp)                                                                      \
-  if (MP > p && 2 * p + half < mr) {                                                                            \
+  if constexpr (MR > 2 * p + half) {                                                                            \
     const int64_t off = (t.row + 2 * p + half) * ldy + t.col;                                                  \
-    const uint8_t* res = out.residual != nullptr ? out.residual + off : nullptr;                               \
+    const uint8_t* res = kResidual ? out.residual + off : nullptr;                                             \
     qgemm_sve::StoreRow(pc0, Rows(uzp, c##p##0, c##p##1), TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, y + off);                         \
     if constexpr (NV == 4) {                                                                                    \
       qgemm_sve::StoreRow(pc1, Rows(uzp, c##p##2, c##p##3), TESSEL_QSVE_STAGE_ARGS(1), out, rs, res != nullptr ? res + vl : nullptr, \
@@ -94,12 +93,15 @@ inline svint32_t Rows(Uzp uzp, svint32_t a, svint32_t b) {
   return svreinterpret_s32_s64(uzp(svreinterpret_s64_s32(a), svreinterpret_s64_s32(b)));
 }
 
-// MP row pairs x NV weight vectors (NV / 2 vectors of output channels).
-template <int MP, int NV>
+// MR rows (MP = ceil(MR / 2) row pairs) x NV weight vectors (NV / 2 vectors of output channels); the
+// residual term with kResidual. Both are template arguments so that the output stage is one branch-free
+// block.
+template <int MR, int NV, bool kResidual>
 void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, const ResidualStage& rs,
           uint8_t* y, int64_t ldy) {
+  constexpr int MP = (MR + 1) / 2;
   const int64_t vb = static_cast<int64_t>(svcntb()), vl = static_cast<int64_t>(svcntw());
-  const int mr = t.mr;
+  const int mr = MR;
   // Weight bytes within the block (its channels past the tile's first: zeros for the padding channels).
   const svbool_t pb0 = svwhilelt_b8_s64(int64_t{0}, t.block_bytes);
   const svbool_t pb1 = svwhilelt_b8_s64(vb, t.block_bytes);
@@ -150,10 +152,14 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
 using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, const ResidualStage&,
                         uint8_t*, int64_t);
 
-TileFn GetTile(int mr, int nv) {
-  static constexpr TileFn kTiles[2][kMr / 2] = {{Tile<1, 2>, Tile<2, 2>, Tile<3, 2>, Tile<4, 2>},
-                                                {Tile<1, 4>, Tile<2, 4>, Tile<3, 4>, Tile<4, 4>}};
-  return kTiles[nv == 4 ? 1 : 0][(mr + 1) / 2 - 1];
+template <int NV, bool kResidual>
+constexpr TileFn kTileRow[kMr] = {Tile<1, NV, kResidual>, Tile<2, NV, kResidual>, Tile<3, NV, kResidual>,
+                                  Tile<4, NV, kResidual>, Tile<5, NV, kResidual>, Tile<6, NV, kResidual>,
+                                  Tile<7, NV, kResidual>, Tile<8, NV, kResidual>};
+
+TileFn GetTile(int mr, int nv, bool residual) {
+  if (residual) return nv == 4 ? kTileRow<4, true>[mr - 1] : kTileRow<2, true>[mr - 1];
+  return nv == 4 ? kTileRow<4, false>[mr - 1] : kTileRow<2, false>[mr - 1];
 }
 
 // The loop over 64-channel blocks, row tiles and tiles of 2 x svcntw() channels. row_pointers(row, mr,
@@ -174,8 +180,8 @@ void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmW
         // Channels past n (zero padding) are neither stored nor, beyond the block, read.
         const int64_t channels = std::min(nb - sub, w.n - col - sub);
         const TileArgs t{ind, stride, segments, segment_len, block + sub * 8, nb * 8, (nb - sub) * 8,
-                         row, col + sub, channels, mr};
-        GetTile(mr, channels > vl ? 4 : 2)(t, w, stage, rs, y, ldy);
+                         row, col + sub, channels};
+        GetTile(mr, channels > vl ? 4 : 2, stage.residual != nullptr)(t, w, stage, rs, y, ldy);
       }
     });
   }

@@ -97,6 +97,8 @@ std::string LabOpGroup(const OpQuery& q, absl::string_view dtypes) {
   if (op == "tessel.DwPwConv" && dtypes == "f32") return "dwpw";
   if (op == "tessel.QConv" && dtypes == "u8" && q.input(0).rank() == 4) return absl::StrCat("qconv/", ConvClass(q));
   if (op == "tessel.QGemm" && dtypes == "u8") return "qgemm";
+  if (op == "QuantizeLinear" && dtypes == "f32") return "convert/quantize";
+  if (op == "DequantizeLinear" && dtypes == "u8") return "convert/dequantize";
   return "";
 }
 
