@@ -1,20 +1,21 @@
 #!/usr/bin/python3
 """Writes kernels/registry/lab_costs_aarch64.inc, the aarch64 kernel cost table, from the Arm lab.
 
-The aarch64 build of lab/kernel_cases runs every GEMM, GEMV, vector, f32 convolution, fused
-depthwise + pointwise and u8 QConv / QGemm kernel this CPU has on fixed cases under qemu-aarch64 (per
-core model's ISA) with the block-counting plugin; llvm-mca prices each case on the core. Within each
-group of interchangeable kernels (the same registry op and dtypes, for convolutions also the layer
-class: depthwise, dense, pointwise) the table holds each kernel's estimated cycles relative to the
-group's anchor on the same cases (the geometric mean of the per-case ratios): XNNPACK's convolution
-for f32 convolutions, Tessel's fused kernel for the fused depthwise + pointwise op, Tessel's NEON
-dotprod kernel for int8 QConv / QGemm (the kernels legal wherever their rivals are, fused residuals
-and expansions included, and present on every modeled core), the reference kernel otherwise. On
-aarch64 the registries' Select then costs a listed kernel as anchor cost x ratio (op_kernel.cc,
-registry.cc), so the choice between kernels follows the lab instead of guessed rates. Each operator
-group (conv/*, dwpw, qconv/*, qgemm) also gets a row for kernel "*": the anchor's estimated seconds at
-the modeled core's clock over its own cost model, which scales every cost of the group, so that groups
-compare in the core's seconds (the int8 compiler's choice between an int8 layer and its f32 form).
+The aarch64 build of lab/kernel_cases runs every GEMM, GEMV, vector, f32 convolution, fused depthwise +
+pointwise, u8 QConv / QGemm and QuantizeLinear / DequantizeLinear kernel this CPU has on fixed cases
+under qemu-aarch64 (per core model's ISA) with the block-counting plugin; llvm-mca prices each case on
+the core. Within each group of interchangeable kernels (the same registry op and dtypes, for
+convolutions also the layer class: depthwise, dense, pointwise) the table holds each kernel's estimated
+cycles relative to the group's anchor on the same cases (the geometric mean of the per-case ratios):
+XNNPACK's convolution for f32 convolutions, Tessel's fused kernel for the fused depthwise + pointwise
+op, Tessel's NEON dotprod kernel for int8 QConv / QGemm (the kernels legal wherever their rivals are,
+fused residuals and expansions included, and present on every modeled core), the portable kernel for the
+int8 boundary ops (convert/*), the reference kernel otherwise. On aarch64 the registries' Select then
+costs a listed kernel as anchor cost x ratio (op_kernel.cc, registry.cc), so the choice between kernels
+follows the lab instead of guessed rates. Each operator group (conv/*, dwpw, qconv/*, qgemm, convert/*)
+also gets a row for kernel "*": the anchor's estimated seconds at the modeled core's clock over its own
+cost model, which scales every cost of the group, so that groups compare in the core's seconds (the int8
+compiler's choice between an int8 layer and its f32 form).
 
   bazel build --config=aarch64 --build_tag_filters= //lab:kernel_cases
   bazel build //lab:all
@@ -162,9 +163,10 @@ def main():
         f.write("//   lab/make_cost_table.py\n")
         f.write("// {core model, group, anchor, kernel, estimated cycles relative to the anchor on the same cases\n")
         f.write("//  (geometric mean), cases}. Anchors: XNNPACK's convolution (conv/*), Tessel's fused kernel\n")
-        f.write("//  (dwpw), Tessel's NEON dotprod kernel (qconv/*, qgemm), the reference kernel (gemm, gemv/*,\n")
-        f.write("//  vector/*). cortex-a76 is llvm-16's Cortex-A57 model. Kernel \"*\": the operator group's\n")
-        f.write("//  seconds scale, the anchor's estimated seconds at the core's clock over its own cost model.\n")
+        f.write("//  (dwpw), Tessel's NEON dotprod kernel (qconv/*, qgemm), the portable kernel (convert/*),\n")
+        f.write("//  the reference kernel (gemm, gemv/*, vector/*). cortex-a76 is llvm-16's Cortex-A57 model.\n")
+        f.write("//  Kernel \"*\": the operator group's seconds scale, the anchor's estimated seconds at the\n")
+        f.write("//  core's clock over its own cost model.\n")
         for core, group, anchor, kernel, ratio, n in rows:
             f.write('{"%s", "%s", "%s", "%s", %.4f, %d},\n' % (core, group, anchor, kernel, ratio, n))
     print("wrote %s: %d rows" % (os.path.relpath(args.out, ROOT), len(rows)))

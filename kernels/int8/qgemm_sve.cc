@@ -66,15 +66,15 @@ inline svint8_t Flip(svuint8_t a) { return svreinterpret_s8_u8(sveor_n_u8_x(svpt
     TESSEL_QSVE_ROWS(TESSEL_QSVE_DOT##lane)                          \
     b += t.b_stride;                                                 \
   }
-#define TESSEL_QSVE_STORE(r)                                                                            \
-  if constexpr (MR > r) {                                                                               \
-    const int64_t off = (t.row + r) * ldy + t.col;                                                     \
-    qgemm_sve::StoreRow(pc0, c##r##0, TESSEL_QSVE_STAGE_ARGS(0), out, rs, out.residual != nullptr ? out.residual + off : nullptr, \
-                        y + off);                                                                       \
-    if constexpr (NV == 2) {                                                                            \
-      qgemm_sve::StoreRow(pc1, c##r##1, TESSEL_QSVE_STAGE_ARGS(1), out, rs, out.residual != nullptr ? out.residual + off + vl : nullptr, \
-                          y + off + vl);                                                                \
-    }                                                                                                   \
+#define TESSEL_QSVE_STORE(r)                                                                  \
+  if constexpr (MR > r) {                                                                     \
+    const int64_t off = (t.row + r) * ldy + t.col;                                           \
+    const uint8_t* res = out.residual != nullptr ? out.residual + off : nullptr;             \
+    qgemm_sve::StoreRow(pc0, c##r##0, TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, y + off);     \
+    if constexpr (NV == 2) {                                                                  \
+      qgemm_sve::StoreRow(pc1, c##r##1, TESSEL_QSVE_STAGE_ARGS(1), out, rs,                  \
+                          res != nullptr ? res + vl : nullptr, y + off + vl);                \
+    }                                                                                         \
   }
 
 // MR rows x NV vectors of channels.

@@ -24,9 +24,10 @@ constexpr int kMr = 8;  // rows per register tile (4 pairs)
 
 using qgemm_sve::ResidualStage;
 
-// Where a tile reads and writes: rows from `row` (as many as the tile's MR), row r's segment s at ind[r * ind_stride + s]; the
-// packed weights of its first channel at b, b_stride bytes per 8-byte step of K, of which block_bytes are
-// the block's (its channels from the tile's first on); `channels` channels stored from col.
+// Where a tile reads and writes: rows from `row` (as many as the tile's MR), row r's segment s at
+// ind[r * ind_stride + s]; the packed weights of its first channel at b, b_stride bytes per 8-byte step of
+// K, of which block_bytes are the block's (its channels from the tile's first on); `channels` channels
+// stored from col.
 struct TileArgs {
   const uint8_t* const* ind;
   int64_t ind_stride, segments, segment_len;
@@ -43,9 +44,9 @@ struct TileArgs {
                              c##p##3 = c##p##0;
 #define TESSEL_QMM_PTR(p)                                                                        \
   [[maybe_unused]] const uint8_t* r##p##0 =                                                     \
-      MP > p ? t.ind[std::min(2 * p, mr - 1) * t.ind_stride + s] : nullptr;                     \
+      MP > p ? t.ind[std::min(2 * p, MR - 1) * t.ind_stride + s] : nullptr;                     \
   [[maybe_unused]] const uint8_t* r##p##1 =                                                     \
-      MP > p ? t.ind[std::min(2 * p + 1, mr - 1) * t.ind_stride + s] : nullptr;
+      MP > p ? t.ind[std::min(2 * p + 1, MR - 1) * t.ind_stride + s] : nullptr;
 #define TESSEL_QMM_DECLARE_A(p) [[maybe_unused]] svuint8_t lo##p, hi##p;
 // Row pair p's next bytes of K (pred: all 16, or the first 8 or 4 with zeros after) as two operands.
 #define TESSEL_QMM_LOAD(p)                                                           \
@@ -75,15 +76,16 @@ struct TileArgs {
     TESSEL_QMM_PAIRS(PAIR_MMLA)                                                               \
   }
 // Row 2p + half: UZP1 (half 0) or UZP2 (half 1) of an accumulator pair is that row's svcntw() channels.
-#define TESSEL_QMM_STORE_ROW(p, half, uzp)                                                                      \
-  if constexpr (MR > 2 * p + half) {                                                                            \
-    const int64_t off = (t.row + 2 * p + half) * ldy + t.col;                                                  \
-    const uint8_t* res = kResidual ? out.residual + off : nullptr;                                             \
-    qgemm_sve::StoreRow(pc0, Rows(uzp, c##p##0, c##p##1), TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, y + off);                         \
-    if constexpr (NV == 4) {                                                                                    \
-      qgemm_sve::StoreRow(pc1, Rows(uzp, c##p##2, c##p##3), TESSEL_QSVE_STAGE_ARGS(1), out, rs, res != nullptr ? res + vl : nullptr, \
-                          y + off + vl);                                                                        \
-    }                                                                                                           \
+#define TESSEL_QMM_STORE_ROW(p, half, uzp)                                                          \
+  if constexpr (MR > 2 * p + half) {                                                                \
+    const int64_t off = (t.row + 2 * p + half) * ldy + t.col;                                      \
+    const uint8_t* res = kResidual ? out.residual + off : nullptr;                                 \
+    qgemm_sve::StoreRow(pc0, Rows(uzp, c##p##0, c##p##1), TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, \
+                        y + off);                                                                   \
+    if constexpr (NV == 4) {                                                                        \
+      qgemm_sve::StoreRow(pc1, Rows(uzp, c##p##2, c##p##3), TESSEL_QSVE_STAGE_ARGS(1), out, rs,    \
+                          res != nullptr ? res + vl : nullptr, y + off + vl);                      \
+    }                                                                                               \
   }
 #define TESSEL_QMM_STORE(p) TESSEL_QMM_STORE_ROW(p, 0, svuzp1_s64) TESSEL_QMM_STORE_ROW(p, 1, svuzp2_s64)
 
@@ -101,7 +103,6 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
           uint8_t* y, int64_t ldy) {
   constexpr int MP = (MR + 1) / 2;
   const int64_t vb = static_cast<int64_t>(svcntb()), vl = static_cast<int64_t>(svcntw());
-  const int mr = MR;
   // Weight bytes within the block (its channels past the tile's first: zeros for the padding channels).
   const svbool_t pb0 = svwhilelt_b8_s64(int64_t{0}, t.block_bytes);
   const svbool_t pb1 = svwhilelt_b8_s64(vb, t.block_bytes);
