@@ -12,25 +12,13 @@
 #include <cstring>
 
 #include "kernels/int8/internal/qgemm_sve.h"
-#include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
 
 namespace tessel {
 namespace {
 
-constexpr int kMr = 8;  // rows per register tile
-
-// Where a tile reads and writes: rows [row, row + mr) x `channels` channels from col (at most 2 vectors),
-// row r's segment s at ind[r * ind_stride + s], the packed weights of its first channel at b, b_stride bytes
-// per 4-byte step of K.
-struct TileArgs {
-  const uint8_t* const* ind;
-  int64_t ind_stride, segments, segment_len;
-  const int8_t* b;
-  int64_t b_stride;
-  int64_t row, col, channels;
-};
-
+using qgemm_sve::kMr;
+using qgemm_sve::TileArgs;
 using qgemm_sve::ResidualStage;
 
 inline svint8_t Flip(svuint8_t a) { return svreinterpret_s8_u8(sveor_n_u8_x(svptrue_b8(), a, 0x80)); }
@@ -137,48 +125,28 @@ TileFn GetTile(int mr, int nv) {
   return kTiles[nv - 1][mr - 1];
 }
 
-// The loop over 64-channel blocks, row tiles and tiles of 2 vectors of channels. row_pointers(row, mr,
-// &stride) gives the tile's rows' segment pointers.
+// QGemmU8S8__sve's and its indirect form's loop, on the dotprod layout (4 bytes of K per channel a step).
 template <typename RowPointers>
-void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
-         const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+void Run(int64_t rows, int64_t segments, int64_t segment_len, RowPointers&& row_pointers, const PackedQGemmWeights& w,
+         const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
   const int64_t vl = static_cast<int64_t>(svcntw());
   const ResidualStage rs = qgemm_sve::SplitResidual(stage);
-  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
-  for (int64_t col = 0; col < padded; col += kQGemmNr) {
-    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
-    const int8_t* block = w.panels.data() + col * w.kp;
-    int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
-      int64_t stride = 0;
-      const uint8_t* const* ind = row_pointers(row, mr, &stride);
-      for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += 2 * vl) {
-        // Channels past n (zero padding) are neither computed nor stored.
-        const int64_t channels = std::min(nb - sub, w.n - col - sub);
-        const TileArgs t{ind, stride, segments, segment_len, block + sub * 4, nb * 4, row, col + sub, channels};
-        GetTile(mr, channels > vl ? 2 : 1)(t, w, stage, rs, y, ldy);
-      }
-    });
-  }
+  qgemm_sve::Run(rows, segments, segment_len, w, w.panels.data(), w.kp, 4, row_pointers, [&](const TileArgs& t) {
+    GetTile(t.mr, t.channels > vl ? 2 : 1)(t, w, stage, rs, y, ldy);
+  });
 }
 
 }  // namespace
 
 void QGemmU8S8__sve(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                     uint8_t* y, int64_t ldy) {
-  const uint8_t* ptrs[kMr];
-  Run(rows, 1, w.kp, w, stage, y, ldy, [&](int64_t row, int mr, int64_t* stride) {
-    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
-    *stride = 1;
-    return ptrs;
-  });
+  qgemm_sve::RunPlain(a, rows, w, [&](auto&&... args) { Run(args..., w, stage, y, ldy); });
 }
 
 void QGemmU8S8Indirect__sve(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
                             const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
-  Run(rows, segments, segment_len, w, stage, y, ldy, [&](int64_t row, int, int64_t* stride) {
-    *stride = segments;
-    return indirection + row * segments;
-  });
+  qgemm_sve::RunIndirect(indirection, segments, segment_len, rows,
+                         [&](auto&&... args) { Run(args..., w, stage, y, ldy); });
 }
 
 }  // namespace tessel

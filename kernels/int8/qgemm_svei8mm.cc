@@ -14,27 +14,14 @@
 #include <cstdint>
 
 #include "kernels/int8/internal/qgemm_sve.h"
-#include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
 
 namespace tessel {
 namespace {
 
-constexpr int kMr = 8;  // rows per register tile (4 pairs)
-
+using qgemm_sve::kMr;  // 4 row pairs
 using qgemm_sve::ResidualStage;
-
-// Where a tile reads and writes: rows from `row` (as many as the tile's MR), row r's segment s at
-// ind[r * ind_stride + s]; the packed weights of its first channel at b, b_stride bytes per 8-byte step of
-// K, of which block_bytes are the block's (its channels from the tile's first on); `channels` channels
-// stored from col.
-struct TileArgs {
-  const uint8_t* const* ind;
-  int64_t ind_stride, segments, segment_len;
-  const int8_t* b;
-  int64_t b_stride, block_bytes;
-  int64_t row, col, channels;
-};
+using qgemm_sve::TileArgs;
 
 // Expands X(p) for the 4 row pairs of a tile; pairs p >= MP compile to nothing (if constexpr).
 #define TESSEL_QMM_PAIRS(X) X(0) X(1) X(2) X(3)
@@ -163,50 +150,30 @@ TileFn GetTile(int mr, int nv, bool residual) {
   return nv == 4 ? kTileRow<4, false>[mr - 1] : kTileRow<2, false>[mr - 1];
 }
 
-// The loop over 64-channel blocks, row tiles and tiles of 2 x svcntw() channels. row_pointers(row, mr,
-// &stride) gives the tile's rows' segment pointers.
+// QGemmU8S8__svei8mm's and its indirect form's loop, on the i8mm layout (8 bytes of K per channel a step).
 template <typename RowPointers>
-void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
-         const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
+void Run(int64_t rows, int64_t segments, int64_t segment_len, RowPointers&& row_pointers, const PackedQGemmWeights& w,
+         const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
   const int64_t vl = static_cast<int64_t>(svcntw());
   const ResidualStage rs = qgemm_sve::SplitResidual(stage);
-  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
-  for (int64_t col = 0; col < padded; col += kQGemmNr) {
-    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
-    const int8_t* block = w.mmla_panels.data() + col * w.kp8;
-    int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
-      int64_t stride = 0;
-      const uint8_t* const* ind = row_pointers(row, mr, &stride);
-      for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += 2 * vl) {
-        // Channels past n (zero padding) are neither stored nor, beyond the block, read.
-        const int64_t channels = std::min(nb - sub, w.n - col - sub);
-        const TileArgs t{ind, stride, segments, segment_len, block + sub * 8, nb * 8, (nb - sub) * 8,
-                         row, col + sub, channels};
-        GetTile(mr, channels > vl ? 4 : 2, stage.residual != nullptr)(t, w, stage, rs, y, ldy);
-      }
-    });
-  }
+  qgemm_sve::Run(rows, segments, segment_len, w, w.mmla_panels.data(), w.kp8, 8, row_pointers,
+                 [&](const TileArgs& t) {
+                   GetTile(t.mr, t.channels > vl ? 4 : 2, stage.residual != nullptr)(t, w, stage, rs, y, ldy);
+                 });
 }
 
 }  // namespace
 
 void QGemmU8S8__svei8mm(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                         uint8_t* y, int64_t ldy) {
-  const uint8_t* ptrs[kMr];
-  Run(rows, 1, w.kp, w, stage, y, ldy, [&](int64_t row, int mr, int64_t* stride) {
-    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
-    *stride = 1;
-    return ptrs;
-  });
+  qgemm_sve::RunPlain(a, rows, w, [&](auto&&... args) { Run(args..., w, stage, y, ldy); });
 }
 
 void QGemmU8S8Indirect__svei8mm(const uint8_t* const* indirection, int64_t segments, int64_t segment_len,
                                 int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage, uint8_t* y,
                                 int64_t ldy) {
-  Run(rows, segments, segment_len, w, stage, y, ldy, [&](int64_t row, int, int64_t* stride) {
-    *stride = segments;
-    return indirection + row * segments;
-  });
+  qgemm_sve::RunIndirect(indirection, segments, segment_len, rows,
+                         [&](auto&&... args) { Run(args..., w, stage, y, ldy); });
 }
 
 }  // namespace tessel

@@ -9,12 +9,70 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
 #include "kernels/int8/requantize_sve.h"
 
 namespace tessel {
 namespace qgemm_sve {
 namespace {
+
+inline constexpr int kMr = 8;  // rows per register tile
+
+// Where a tile reads and writes: rows from `row` (mr of them), row r's segment s at
+// ind[r * ind_stride + s]; the packed weights of its first channel at b, b_stride bytes per step of K, of
+// which block_bytes are the 64-channel block's (its channels from the tile's first on); `channels`
+// channels (at most 2 x svcntw()) from col.
+struct TileArgs {
+  const uint8_t* const* ind;
+  int64_t ind_stride, segments, segment_len;
+  const int8_t* b;
+  int64_t b_stride, block_bytes;
+  int64_t row, col, channels;
+  int mr;
+};
+
+// The loop over 64-channel blocks (`panels`, kpb bytes of packed K per channel, step_bytes per channel and
+// step of K), row tiles and tiles of 2 x svcntw() channels; row_pointers(row, mr, &stride) gives a tile's
+// rows' segment pointers, tile(t) runs it. Channels past n (zero padding) are neither stored nor, past
+// the block, read.
+template <typename RowPointers, typename Tile>
+void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w, const int8_t* panels,
+         int64_t kpb, int64_t step_bytes, RowPointers&& row_pointers, Tile&& tile) {
+  const int64_t vl = static_cast<int64_t>(svcntw());
+  const int64_t padded = (w.n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
+  for (int64_t col = 0; col < padded; col += kQGemmNr) {
+    const int64_t nb = std::min<int64_t>(kQGemmNr, padded - col);
+    const int8_t* block = panels + col * kpb;
+    int8_internal::ForEachRowTile<kMr>(rows, [&](int64_t row, int mr) {
+      int64_t stride = 0;
+      const uint8_t* const* ind = row_pointers(row, mr, &stride);
+      for (int64_t sub = 0; sub < nb && col + sub < w.n; sub += 2 * vl) {
+        tile(TileArgs{ind, stride, segments, segment_len, block + sub * step_bytes, nb * step_bytes,
+                      (nb - sub) * step_bytes, row, col + sub, std::min(nb - sub, w.n - col - sub), mr});
+      }
+    });
+  }
+}
+
+// The plain and indirect entry points' row pointers over `run(rows, segments, segment_len, row_pointers)`.
+template <typename RunFn>
+void RunPlain(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, RunFn&& run) {
+  const uint8_t* ptrs[kMr];
+  run(rows, 1, w.kp, [&](int64_t row, int mr, int64_t* stride) {
+    for (int r = 0; r < mr; ++r) ptrs[r] = a + (row + r) * w.kp;
+    *stride = 1;
+    return ptrs;
+  });
+}
+template <typename RunFn>
+void RunIndirect(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,
+                 RunFn&& run) {
+  run(rows, segments, segment_len, [&](int64_t row, int, int64_t* stride) {
+    *stride = segments;
+    return indirection + row * segments;
+  });
+}
 
 // The residual's requantization, split once per call (see requantize_sve::SplitShift).
 struct ResidualStage {
