@@ -191,6 +191,7 @@ absl::StatusOr<tessel_dtype> ToCDType(DType t) {
     case DType::kI32: return TESSEL_DTYPE_I32;
     case DType::kI64: return TESSEL_DTYPE_I64;
     case DType::kBool: return TESSEL_DTYPE_BOOL;
+    case DType::kF64: return TESSEL_DTYPE_F64;
     default: break;
   }
   return absl::UnimplementedError(absl::StrCat("dtype ", tessel::DTypeName(t), " has no C API equivalent"));
@@ -354,6 +355,7 @@ const char* tessel_dtype_name(tessel_dtype dtype) {
     case TESSEL_DTYPE_I32: return "i32";
     case TESSEL_DTYPE_I64: return "i64";
     case TESSEL_DTYPE_BOOL: return "bool";
+    case TESSEL_DTYPE_F64: return "f64";
   }
   return "?";
 }

@@ -19,17 +19,18 @@ absl::string_view DTypeName(DType t) {
     case DType::kI64: return "i64";
     case DType::kBool: return "bool";
     case DType::kI4: return "i4";
+    case DType::kF64: return "f64";
   }
   return "?";
 }
 
 absl::StatusOr<DType> ParseDType(absl::string_view name) {
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32, DType::kI64,
-                  DType::kBool, DType::kI4}) {
+                  DType::kBool, DType::kI4, DType::kF64}) {
     if (DTypeName(t) == name) return t;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype '", name, "' (expected f32, f16, bf16, i8, u8, i32, i64, bool or i4)"));
+      absl::StrCat("unknown dtype '", name, "' (expected f32, f16, bf16, f64, i8, u8, i32, i64, bool or i4)"));
 }
 
 int DTypeBits(DType t) {
@@ -41,7 +42,8 @@ int DTypeBits(DType t) {
     case DType::kI8:
     case DType::kU8:
     case DType::kBool: return 8;
-    case DType::kI64: return 64;
+    case DType::kI64:
+    case DType::kF64: return 64;
     case DType::kI4: return 4;
   }
   return 8;
@@ -52,7 +54,7 @@ size_t DTypeStorageBytes(DType t, int64_t count) {
   return (static_cast<size_t>(count) * DTypeBits(t) + 7) / 8;
 }
 
-bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64; }
 
 bool IsInteger(DType t) {
   return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64 || t == DType::kI4;

@@ -21,6 +21,7 @@ enum class DType : uint8_t {
   kI64,
   kBool,
   kI4,  // packed two per byte, low nibble first
+  kF64,  // new values go last: artifacts store the numbers
 };
 
 // Short name used by the text IR ("f32", "i64", ...).
@@ -41,6 +42,10 @@ struct DTypeOf;
 template <>
 struct DTypeOf<float> {
   static constexpr DType value = DType::kF32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kF64;
 };
 template <>
 struct DTypeOf<int8_t> {

@@ -21,19 +21,21 @@ constexpr char kMagic[] = "\x93NUMPY";
 absl::StatusOr<DType> DTypeFromDescr(absl::string_view d, absl::string_view what) {
   if (d == "<f4") return DType::kF32;
   if (d == "<f2") return DType::kF16;
+  if (d == "<f8") return DType::kF64;
   if (d == "|i1" || d == "<i1") return DType::kI8;
   if (d == "|u1" || d == "<u1") return DType::kU8;
   if (d == "<i4") return DType::kI32;
   if (d == "<i8") return DType::kI64;
   if (d == "|b1") return DType::kBool;
   return absl::UnimplementedError(absl::StrCat(
-      what, ": unsupported dtype '", d, "' (supported: float32, float16, int8, uint8, int32, int64, bool, little-endian)"));
+      what, ": unsupported dtype '", d, "' (supported: float32, float64, float16, int8, uint8, int32, int64, bool, little-endian)"));
 }
 
 absl::string_view DescrFromDType(DType t) {
   switch (t) {
     case DType::kF32: return "<f4";
     case DType::kF16: return "<f2";
+    case DType::kF64: return "<f8";
     case DType::kI8: return "|i1";
     case DType::kU8: return "|u1";
     case DType::kI32: return "<i4";

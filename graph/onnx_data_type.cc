@@ -28,12 +28,13 @@ absl::StatusOr<DType> DTypeFromOnnxDataType(int64_t onnx_type) {
     case 7: return DType::kI64;
     case 9: return DType::kBool;
     case 10: return DType::kF16;
+    case 11: return DType::kF64;
     case 16: return DType::kBF16;
     case 0: return absl::InvalidArgumentError("element type is not set (UNDEFINED)");
   }
   return absl::UnimplementedError(absl::StrCat(
       "element type ", OnnxDataTypeName(onnx_type),
-      " is not supported (Tessel handles FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL)"));
+      " is not supported (Tessel handles FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL)"));
 }
 
 }  // namespace tessel

@@ -112,6 +112,7 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape, std::shared_ptr<Buffer> 
 double Tensor::GetAsDouble(int64_t i) const {
   switch (dtype_) {
     case DType::kF32: return data<float>()[i];
+    case DType::kF64: return data<double>()[i];
     case DType::kF16: return HalfToFloat(data<uint16_t>()[i]);
     case DType::kBF16: return BF16ToFloat(data<uint16_t>()[i]);
     case DType::kI8: return data<int8_t>()[i];

@@ -250,6 +250,24 @@ std::string FormatElement(const Tensor& t, int64_t i) {
       std::memcpy(&v, raw + 8 * i, 8);
       return absl::StrCat(v);
     }
+    case DType::kF64: {
+      double v;
+      uint64_t bits;
+      std::memcpy(&v, raw + 8 * i, 8);
+      std::memcpy(&bits, raw + 8 * i, 8);
+      if (std::isnan(v)) {
+        const uint64_t quiet = (uint64_t{0xfff} << 51);
+        if ((bits & ~(uint64_t{1} << 63)) == quiet) return bits >> 63 ? "-nan" : "nan";
+        return absl::StrFormat("nan(0x%016x)", bits);
+      }
+      if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+      // Shortest text that reads back to the same double.
+      char buf[64];
+      const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), v);
+      std::string text(buf, r.ptr);
+      if (!HasFloatMarker(text)) text += ".0";
+      return text;
+    }
     case DType::kBool:
       // Bytes other than 0 and 1 print as numbers so that they survive the round trip.
       return raw[i] == 0 ? "false" : raw[i] == 1 ? "true" : absl::StrCat(raw[i]);
@@ -611,9 +629,9 @@ class Parser {
         p += 2;
         const size_t hex_start = p;
         while (absl::ascii_isxdigit(static_cast<unsigned char>(PeekAt(p)))) ++p;
-        if (p == hex_start || p - hex_start > 8 ||
+        if (p == hex_start || p - hex_start > 16 ||
             !absl::SimpleHexAtoi(text_.substr(hex_start, p - hex_start), &n.bits)) {
-          return ErrorAt(hex_start, "expected 1 to 8 hex digits of NaN bits");
+          return ErrorAt(hex_start, "expected 1 to 16 hex digits of NaN bits (8 for f32, f16 and bf16)");
         }
         if (PeekAt(p) != ')') return ErrorAt(p, "expected ')' after the NaN bits");
         ++p;
@@ -679,6 +697,36 @@ class Parser {
         absl::StatusOr<uint32_t> bits = DecimalToBits(n.text, t);
         if (!bits.ok()) return ErrorAt(n.pos, bits.status().message());
         return *bits;
+      }
+    }
+    return ErrorAt(n.pos, "unreachable number kind");
+  }
+
+  // An f64 element's 64 bits: decimals read as the nearest double, inf, nan and nan(0x...) as for f32.
+  absl::StatusOr<uint64_t> ToDoubleBits(const Number& n) const {
+    constexpr uint64_t kSign = uint64_t{1} << 63, kInf = uint64_t{0x7ff} << 52, kNaN = kInf | (uint64_t{1} << 51);
+    switch (n.kind) {
+      case Number::Kind::kInf: return kInf | (n.negative ? kSign : 0);
+      case Number::Kind::kNaN:
+        if (!n.has_bits) return kNaN | (n.negative ? kSign : 0);
+        if ((n.bits & ~kSign & kInf) != kInf || (n.bits & ~kSign) == kInf) {
+          return ErrorAt(n.pos, absl::StrCat("'", n.text, "' is not the bit pattern of an f64 NaN"));
+        }
+        return n.bits;
+      case Number::Kind::kInt:
+      case Number::Kind::kFloat: {
+        const char* first = n.text.data();
+        const char* last = first + n.text.size();
+        if (first != last && *first == '+') ++first;
+        double d = 0;
+        const std::from_chars_result r = std::from_chars(first, last, d);
+        if (r.ec == std::errc::result_out_of_range) {
+          return ErrorAt(n.pos, absl::StrCat("'", n.text, "' is out of range for f64"));
+        }
+        if (r.ec != std::errc() || r.ptr != last) return ErrorAt(n.pos, absl::StrCat("malformed number '", n.text, "'"));
+        uint64_t bits;
+        std::memcpy(&bits, &d, 8);
+        return bits;
       }
     }
     return ErrorAt(n.pos, "unreachable number kind");
@@ -752,6 +800,7 @@ class Parser {
     }
     Number n;
     TEXT_ASSIGN_OR_RETURN(n, LexNumber(what));
+    if (t == DType::kF64) return ToDoubleBits(n);
     if (IsFloat(t)) return ToFloatBits(n, t);
     int64_t v;
     TEXT_ASSIGN_OR_RETURN(v, ToInt64(n, int_what));
@@ -840,7 +889,8 @@ class Parser {
         case DType::kI8:
         case DType::kU8:
         case DType::kBool: raw[i] = static_cast<unsigned char>(e); break;
-        case DType::kI64: std::memcpy(raw + 8 * i, &e, 8); break;
+        case DType::kI64:
+        case DType::kF64: std::memcpy(raw + 8 * i, &e, 8); break;
         case DType::kI4: raw[i / 2] |= static_cast<unsigned char>((e & 0xf) << (4 * (i % 2))); break;
       }
     }

@@ -330,7 +330,18 @@ TEST(TextTest, EveryDTypeRoundTripsBitExact) {
   g.AddConstant("i4", i4);
   g.AddConstant("scalar", Tensor::FromVector<int64_t>({}, {-7}));
   g.AddConstant("empty", Tensor(DType::kF32, {0, 3}));
+  // f64: shortest round-trip decimals (0.1 needs all 17 digits' worth only as a double), extremes, NaNs.
+  const std::vector<uint64_t> f64_bits = {0x0000000000000000ull, 0x8000000000000000ull, 0x3fb999999999999aull,
+                                          0x3fd5555555555555ull, 0x7fefffffffffffffull, 0x0000000000000001ull,
+                                          0x7ff0000000000000ull, 0xfff0000000000000ull, 0x7ff8000000000000ull,
+                                          0x7ff0000000000001ull, 0x4340000000000001ull};
+  Tensor f64(DType::kF64, {static_cast<int64_t>(f64_bits.size())});
+  std::memcpy(f64.raw_data(), f64_bits.data(), 8 * f64_bits.size());
+  g.AddConstant("f64", f64);
   const std::string text = PrintGraph(g);
+  EXPECT_EQ(LineWith(text, "const %f64 "),
+            "  const %f64 : f64[11] = [0.0, -0.0, 0.1, 0.3333333333333333, 1.7976931348623157e+308, 5e-324, inf, "
+            "-inf, nan, nan(0x7ff0000000000001), 9007199254740994.0]");
   EXPECT_EQ(LineWith(text, "const %f32 "),
             "  const %f32 : f32[19] = [0.0, -0.0, 1.0, -1.5, 0.1, 0.33333334, 1.1754944e-38, 1e-45, 3.4028235e+38, "
             "-3.4028235e+38, inf, -inf, nan, -nan, nan(0x7fc00001), nan(0x7f800001), nan(0xffc12345), 123456792.0, "
@@ -350,6 +361,10 @@ TEST(TextTest, EveryDTypeRoundTripsBitExact) {
   // The i4 data read back by nibble, against the values written above.
   const Tensor& back = *parsed->FindValue("i4")->constant();
   for (int i = 0; i < 17; ++i) EXPECT_EQ(back.GetAsInt64(i), i < 16 ? i - 8 : 5) << i;
+  // f64 bits survive the text exactly, NaN payloads included.
+  const Tensor& back64 = *parsed->FindValue("f64")->constant();
+  ASSERT_EQ(back64.dtype(), DType::kF64);
+  EXPECT_EQ(0, std::memcmp(back64.raw_data(), f64_bits.data(), 8 * f64_bits.size()));
 }
 
 TEST(TextTest, HalfPrecisionPrintsShortestText) {
@@ -504,7 +519,7 @@ TEST(TextTest, ParseErrorsSayWhereAndWhat) {
       {x + "  %x = Relu \"r\" (%x) : f32[1]\n}",
        "line 3, column 3: redefinition of value %x (first defined on line 2)"},
       {"graph @g {\n  input %x : f31[1]\n}",
-       "line 2, column 14: unknown dtype 'f31' (expected f32, f16, bf16, i8, u8, i32, i64, bool or i4)"},
+       "line 2, column 14: unknown dtype 'f31' (expected f32, f16, bf16, f64, i8, u8, i32, i64, bool or i4)"},
       {"graph @g {\n  input %x : f32[1]@nwhc\n}",
        "line 2, column 21: unknown layout 'nwhc' (expected nchw, nhwc or nchw8c)"},
       {"graph @g {\n  const %c : f32[2] = [1.5, 2.5e]\n}", "line 2, column 29: malformed number '2.5e'"},

@@ -14,6 +14,7 @@ int32_t OnnxDType(DType t) {
   switch (t) {
     case DType::kF32: return onnx::TensorProto::FLOAT;
     case DType::kF16: return onnx::TensorProto::FLOAT16;
+    case DType::kF64: return onnx::TensorProto::DOUBLE;
     case DType::kBF16: return onnx::TensorProto::BFLOAT16;
     case DType::kI8: return onnx::TensorProto::INT8;
     case DType::kU8: return onnx::TensorProto::UINT8;

@@ -553,9 +553,9 @@ InferResult InferEinsum(const InferenceContext& ctx) {
     }
     ranks.push_back(ctx.type(i).rank());
   }
-  if (dtype != DType::kF32 && dtype != DType::kI32 && dtype != DType::kI64) {
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI32 && dtype != DType::kI64) {
     return absl::UnimplementedError(absl::StrCat("Einsum equation '", eq->s, "': dtype ", DTypeName(dtype),
-                                                 " is not supported (f32, i32 or i64)"));
+                                                 " is not supported (f32, f64, i32 or i64)"));
   }
   absl::StatusOr<EinsumSpec> spec = ParseEinsum(eq->s, ranks);
   if (!spec.ok()) return spec.status();
@@ -751,9 +751,9 @@ InferResult InferTopK(const InferenceContext& ctx) {
 // CumSum: running sums along the axis given as a scalar integer input (exclusive and reverse attributes).
 InferResult InferCumSum(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
-  if (x.dtype != DType::kF32 && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF64 && x.dtype != DType::kI32 && x.dtype != DType::kI64) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Label(ctx, 0, "x"), " has dtype ", DTypeName(x.dtype), "; expected f32, i32 or i64"));
+        absl::StrCat(Label(ctx, 0, "x"), " has dtype ", DTypeName(x.dtype), "; expected f32, f64, i32 or i64"));
   }
   const TensorType& axis = ctx.type(1);
   if ((axis.dtype != DType::kI32 && axis.dtype != DType::kI64) || axis.rank() > 1 ||

@@ -65,7 +65,8 @@ typedef enum tessel_dtype {
   TESSEL_DTYPE_U8 = 4,
   TESSEL_DTYPE_I32 = 5,
   TESSEL_DTYPE_I64 = 6,
-  TESSEL_DTYPE_BOOL = 7
+  TESSEL_DTYPE_BOOL = 7,
+  TESSEL_DTYPE_F64 = 8
 } tessel_dtype;
 
 /* "f32", "i8", ... (static storage; "?" for an unknown value). */

@@ -73,6 +73,7 @@ absl::Status EinsumKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
   if (out_count == 0) return absl::OkStatus();
   switch (y.dtype()) {
     case DType::kF32: EinsumLoop<float, double>(in, extents, strides, out_count, sum_count, y.data<float>()); break;
+    case DType::kF64: EinsumLoop<double, double>(in, extents, strides, out_count, sum_count, y.data<double>()); break;
     // Integer products wrap as in numpy: computed unsigned so that overflow stays defined.
     case DType::kI32:
       EinsumLoop<int32_t, uint64_t>(in, extents, strides, out_count, sum_count, y.data<int32_t>());
@@ -82,7 +83,7 @@ absl::Status EinsumKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
       break;
     default:
       return absl::UnimplementedError(absl::StrCat("Einsum equation '", node.GetString("equation", ""), "': dtype ",
-                                                   DTypeName(y.dtype()), " is not supported (f32, i32 or i64)"));
+                                                   DTypeName(y.dtype()), " is not supported (f32, f64, i32 or i64)"));
   }
   return absl::OkStatus();
 }

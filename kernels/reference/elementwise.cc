@@ -21,13 +21,14 @@ absl::Status Unsupported(const Node& node, DType t) {
       absl::StrCat(node.op_type(), ": the reference kernel does not support ", DTypeName(t), " tensors"));
 }
 
-// f(T()) for the element type `t` of the arithmetic operators: f32 and the integer types i8, u8, i32,
-// i64 (ONNX's elementwise operators take every numeric type; these are the ones Tessel's tensors hold
-// besides the 16-bit floats).
+// f(T()) for the element type `t` of the arithmetic operators: f32, f64 and the integer types i8, u8,
+// i32, i64 (ONNX's elementwise operators take every numeric type; these are the ones Tessel's tensors
+// hold besides the 16-bit floats).
 template <typename F>
 absl::Status ForArithmeticType(const Node& node, DType t, F&& f) {
   switch (t) {
     case DType::kF32: return f(float{});
+    case DType::kF64: return f(double{});
     case DType::kI8: return f(int8_t{});
     case DType::kU8: return f(uint8_t{});
     case DType::kI32: return f(int32_t{});
@@ -570,6 +571,7 @@ void CastElement(const Tensor& in, Tensor& out, int64_t i) {
   const int64_t v = from_float ? 0 : in.GetAsInt64(i);
   switch (out.dtype()) {
     case DType::kF32: out.data<float>()[i] = from_float ? static_cast<float>(f) : static_cast<float>(v); break;
+    case DType::kF64: out.data<double>()[i] = from_float ? f : static_cast<double>(v); break;
     case DType::kF16:
       out.data<uint16_t>()[i] = FloatToHalf(from_float ? static_cast<float>(f) : static_cast<float>(v));
       break;

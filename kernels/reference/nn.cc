@@ -934,6 +934,7 @@ absl::Status CumSumKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   const bool exclusive = node.GetInt("exclusive", 0) != 0, reverse = node.GetInt("reverse", 0) != 0;
   switch (x.dtype()) {
     case DType::kF32: CumSumLoop<float, double>(x, *axis, exclusive, reverse, outputs[0]); break;
+    case DType::kF64: CumSumLoop<double, double>(x, *axis, exclusive, reverse, outputs[0]); break;
     case DType::kI32: CumSumLoop<int32_t, uint64_t>(x, *axis, exclusive, reverse, outputs[0]); break;
     case DType::kI64: CumSumLoop<int64_t, uint64_t>(x, *axis, exclusive, reverse, outputs[0]); break;
     default:
@@ -1107,11 +1108,13 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   // reduce exactly in int64 for the operators that stay integers.
   const bool integer = x.dtype() == DType::kI64 || x.dtype() == DType::kI32;
   if (integer && op != "ReduceMax" && op != "ReduceMin" && op != "ReduceSum" && op != "ReduceProd") {
-    return absl::UnimplementedError(absl::StrCat("the reference ", op, " kernel supports f32, and i32 / i64 for "
+    return absl::UnimplementedError(absl::StrCat("the reference ", op, " kernel supports f32, f64, and i32 / i64 for "
                                                  "ReduceMax, ReduceMin, ReduceSum and ReduceProd; input 0 is ",
                                                  DTypeName(x.dtype())));
   }
-  if (!integer) {
+  // f64 reduces in double throughout (f32 accumulates in double too, then rounds once).
+  const bool f64 = x.dtype() == DType::kF64;
+  if (!integer && !f64) {
     absl::Status s = RequireF32(node, inputs, {0});
     if (!s.ok()) return s;
   }
@@ -1175,9 +1178,10 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const double init = op == "ReduceMax" ? -kInf : op == "ReduceMin" ? kInf : op == "ReduceProd" ? 1.0 : 0.0;
   std::vector<double> acc(outputs_count, init);
-  const float* xd = x.data<float>();
+  const float* xd = f64 ? nullptr : x.data<float>();
+  const double* xd64 = f64 ? x.data<double>() : nullptr;
   walk([&](int64_t i, int64_t o) {
-    const double v = xd[i];
+    const double v = f64 ? xd64[i] : xd[i];
     double& a = acc[o];
     if (op == "ReduceMax") {
       if (v > a || v != v) a = v;  // NaN propagates
@@ -1195,13 +1199,16 @@ absl::Status ReduceKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
       a += v;  // ReduceSum, ReduceMean, ReduceLogSum
     }
   });
-  float* y = outputs[0].data<float>();
   for (size_t i = 0; i < acc.size(); ++i) {
     double v = acc[i];
     if (op == "ReduceMean") v /= count;
     if (op == "ReduceL2") v = std::sqrt(v);
     if (op == "ReduceLogSum" || op == "ReduceLogSumExp") v = std::log(v);
-    y[i] = static_cast<float>(v);
+    if (f64) {
+      outputs[0].data<double>()[i] = v;
+    } else {
+      outputs[0].data<float>()[i] = static_cast<float>(v);
+    }
   }
   return absl::OkStatus();
 }

@@ -69,7 +69,7 @@ int TypedValueCount(const onnx::TensorProto& p) {
          p.string_data_size();
 }
 
-// Values in the typed repeated fields: float_data, int64_data, or int32_data for every narrower type
+// Values in the typed repeated fields: float_data, double_data, int64_data, or int32_data for every narrower type
 // (float16 and bfloat16 as their bit patterns), as onnx.proto specifies.
 absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, std::vector<int64_t> shape,
                                    const std::string& what) {
@@ -82,6 +82,9 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
   } else if (dtype == DType::kI64) {
     field = "int64_data";
     have = proto.int64_data_size();
+  } else if (dtype == DType::kF64) {
+    field = "double_data";
+    have = proto.double_data_size();
   }
   const int total = TypedValueCount(proto);
   if (total == 0 && n > 0) {
@@ -104,6 +107,9 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
       break;
     case DType::kI64:
       if (n > 0) std::memcpy(t->raw_data(), proto.int64_data().data(), n * sizeof(int64_t));
+      break;
+    case DType::kF64:
+      if (n > 0) std::memcpy(t->raw_data(), proto.double_data().data(), n * sizeof(double));
       break;
     case DType::kI32:
       if (n > 0) std::memcpy(t->raw_data(), proto.int32_data().data(), n * sizeof(int32_t));

@@ -294,6 +294,14 @@ def cast_cases(g):
     g.unary("cast_u8_to_f32", "Cast", xu8, xu8.astype(np.float32), attrs={"to": TensorProto.FLOAT})
     xi8 = g.rng.integers(-128, 128, size=(8,), dtype=np.int8)
     g.unary("cast_i8_to_i32", "Cast", xi8, xi8.astype(np.int32), attrs={"to": TensorProto.INT32})
+    # Double: to and from f32 (rounded to nearest), f16 and int64 (truncated), and the same type.
+    xd = xf.astype(np.float64) * (1 + 1e-9)  # no new draws: later cases keep their random data
+    g.unary("cast_f64_to_f32", "Cast", xd, xd.astype(np.float32), attrs={"to": TensorProto.FLOAT})
+    g.unary("cast_f64_to_f16", "Cast", xd, xd.astype(np.float16), attrs={"to": TensorProto.FLOAT16})
+    g.unary("cast_f64_to_i64", "Cast", xd, xd.astype(np.int64), attrs={"to": TensorProto.INT64})
+    g.unary("cast_f64_to_f64", "Cast", xd, xd, attrs={"to": TensorProto.DOUBLE})
+    g.unary("cast_f32_to_f64", "Cast", x, x.astype(np.float64), attrs={"to": TensorProto.DOUBLE})
+    g.unary("cast_i64_to_f64", "Cast", xi, xi.astype(np.float64), attrs={"to": TensorProto.DOUBLE})
 
 
 def cast_like_cases(g):

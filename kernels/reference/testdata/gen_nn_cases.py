@@ -622,6 +622,11 @@ def reduce_cases(cw):
     for op, fn in [("ReduceMin", np.min), ("ReduceMax", np.max), ("ReduceSum", np.sum)]:
         cw.add("%s_i64_axes1" % op.lower(), op, [("x", big, False), ("axes", np.array([1], np.int64), True)],
                [("y", fn(big, axis=1, keepdims=True))], {"keepdims": 1}, opset=18, atol=0, rtol=0)
+    # Double in, double out, within 1e-13 (an f32 path would miss by ~1e-7).
+    xd = x3.astype(np.float64) / 3.0
+    for op, fn in [("ReduceLogSumExp", lambda v, **k: np.log(np.sum(np.exp(v), **k))), ("ReduceSum", np.sum)]:
+        cw.add("%s_f64_axes1" % op.lower(), op, [("x", xd, False), ("axes", np.array([1], np.int64), True)],
+               [("y", fn(xd, axis=1, keepdims=True))], {"keepdims": 1}, opset=18, atol=1e-13, rtol=1e-13)
     small = np.array([[3, -2, 4], [1, 5, -6]], np.int32)
     cw.add("reduceprod_i32_all", "ReduceProd", [("x", small, False)],
            [("y", np.prod(small, keepdims=False).astype(np.int32))], {"keepdims": 0}, opset=18, atol=0, rtol=0)
@@ -888,6 +893,7 @@ def cumsum_cases(cw):
     add("cumsum_runtime_axis", x, 1, axis_const=False)
     add("cumsum_i64", _rng.integers(-100, 100, size=(4, 6)).astype(np.int64), 1, exclusive=1)
     add("cumsum_i32_reverse", _rng.integers(-100, 100, size=(7,)).astype(np.int32), 0, reverse=1)
+    add("cumsum_f64_exclusive", x.astype(np.float64) / 3.0, 2, exclusive=1)
 
 
 def np_group_norm(x, groups, scale, bias, eps):
@@ -975,6 +981,10 @@ def einsum_cases(cw):
     v = _rng.integers(-20, 20, size=(4,)).astype(np.int64)
     cw.add("einsum_i64_matvec_const", "Einsum", [("a", a, False), ("v", v, True)],
            [("y", np.einsum("ij,j->i", a, v))], {"equation": "ij,j->i"}, opset=12, atol=0, rtol=0)
+    # Double, computed in double: a tolerance no f32 path would meet.
+    ad, vd = a.astype(np.float64) / 3.0, v.astype(np.float64) / 7.0
+    cw.add("einsum_f64_matvec", "Einsum", [("a", ad, False), ("v", vd, False)],
+           [("y", np.einsum("ij,j->i", ad, vd))], {"equation": "ij,j->i"}, opset=12, atol=1e-13, rtol=1e-13)
 
 
 def more_cnn_cases(cw):

@@ -15,6 +15,7 @@ from onnx import helper, numpy_helper
 
 _NP_TO_ONNX = {
     np.dtype(np.float32): onnx.TensorProto.FLOAT,
+    np.dtype(np.float64): onnx.TensorProto.DOUBLE,
     np.dtype(np.float16): onnx.TensorProto.FLOAT16,
     np.dtype(np.int8): onnx.TensorProto.INT8,
     np.dtype(np.uint8): onnx.TensorProto.UINT8,
