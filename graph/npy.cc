@@ -27,8 +27,11 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view d, absl::string_view what
   if (d == "<i4") return DType::kI32;
   if (d == "<i8") return DType::kI64;
   if (d == "|b1") return DType::kBool;
-  return absl::UnimplementedError(absl::StrCat(
-      what, ": unsupported dtype '", d, "' (supported: float32, float64, float16, int8, uint8, int32, int64, bool, little-endian)"));
+  // numpy has no bfloat16: uint16 arrays hold bfloat16 bit patterns, as SerializeNpy writes them.
+  if (d == "<u2") return DType::kBF16;
+  return absl::UnimplementedError(absl::StrCat(what, ": unsupported dtype '", d,
+                                               "' (supported: float32, float64, float16, uint16 as bfloat16 bits, "
+                                               "int8, uint8, int32, int64, bool, little-endian)"));
 }
 
 absl::string_view DescrFromDType(DType t) {

@@ -1,5 +1,6 @@
 // NumPy .npy files (format versions 1-3, little-endian, C order): how users hand tensors to Tessel and
-// get results back.
+// get results back. numpy has no bfloat16: bf16 tensors are written, and uint16 arrays read, as bfloat16
+// bit patterns.
 #ifndef TESSEL_GRAPH_NPY_H_
 #define TESSEL_GRAPH_NPY_H_
 

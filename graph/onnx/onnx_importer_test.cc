@@ -226,6 +226,9 @@ TEST_F(OnnxImporterTest, TypedFieldInitializersKeepTheirValues) {
   auto* i64 = AddInitializer(m, "i64", onnx::TensorProto::INT64, {2, 1});
   i64->add_int64_data(-5);
   i64->add_int64_data(int64_t{1} << 50);
+  auto* d = AddInitializer(m, "d", onnx::TensorProto::DOUBLE, {2});  // 0.1 needs all 53 bits
+  d->add_double_data(0.1);
+  d->add_double_data(-1e300);
 
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
   ASSERT_TRUE(g.ok()) << g.status();
@@ -241,6 +244,9 @@ TEST_F(OnnxImporterTest, TypedFieldInitializersKeepTheirValues) {
   EXPECT_THAT(ConstantOf(**g, "bf").ToFloatVector(), ElementsAre(1.0f, -3.0f));
   EXPECT_THAT(ConstantOf(**g, "i64").shape(), ElementsAre(2, 1));
   EXPECT_THAT(Int64s(ConstantOf(**g, "i64")), ElementsAre(-5, int64_t{1} << 50));
+  ASSERT_EQ(ConstantOf(**g, "d").dtype(), DType::kF64);
+  EXPECT_EQ(ConstantOf(**g, "d").data<double>()[0], 0.1);
+  EXPECT_EQ(ConstantOf(**g, "d").data<double>()[1], -1e300);
 }
 
 TEST_F(OnnxImporterTest, BadInitializersAreNamedInErrors) {
@@ -275,9 +281,12 @@ TEST_F(OnnxImporterTest, BadInitializersAreNamedInErrors) {
          AddInitializer(m, "w", onnx::TensorProto::FLOAT, {1 << 30, 1 << 30, 1 << 30})->set_raw_data("");
        },
        absl::StatusCode::kInvalidArgument, "initializer 'w': dims [1073741824,1073741824,1073741824] are too large"},
-      {"double",
-       [](onnx::ModelProto& m) { AddInitializer(m, "d", onnx::TensorProto::DOUBLE, {1})->add_double_data(1.0); },
-       absl::StatusCode::kUnimplemented, "initializer 'd': element type DOUBLE is not supported"},
+      {"uint64",
+       [](onnx::ModelProto& m) { AddInitializer(m, "d", onnx::TensorProto::UINT64, {1})->add_uint64_data(1); },
+       absl::StatusCode::kUnimplemented, "initializer 'd': element type UINT64 is not supported"},
+      {"double values in float_data",
+       [](onnx::ModelProto& m) { AddInitializer(m, "d", onnx::TensorProto::DOUBLE, {1})->add_float_data(1.0f); },
+       absl::StatusCode::kInvalidArgument, "initializer 'd': DOUBLE values belong in double_data"},
       {"duplicate",
        [](onnx::ModelProto& m) {
          AddInitializer(m, "w", onnx::TensorProto::FLOAT, {1})->add_float_data(1);
@@ -505,6 +514,7 @@ TEST_F(OnnxImporterTest, InputElementTypesMapToTesselDTypes) {
       {onnx::TensorProto::BFLOAT16, DType::kBF16}, {onnx::TensorProto::INT8, DType::kI8},
       {onnx::TensorProto::UINT8, DType::kU8},      {onnx::TensorProto::INT32, DType::kI32},
       {onnx::TensorProto::INT64, DType::kI64},     {onnx::TensorProto::BOOL, DType::kBool},
+      {onnx::TensorProto::DOUBLE, DType::kF64},
   };
   for (const auto& [onnx_type, dtype] : types) {
     onnx::ModelProto m = NewModel(13);
@@ -516,12 +526,12 @@ TEST_F(OnnxImporterTest, InputElementTypesMapToTesselDTypes) {
     EXPECT_EQ((*g)->inputs()[0]->type().dtype, dtype) << onnx_type;
   }
   onnx::ModelProto m = NewModel(13);
-  AddInput(m, "x", onnx::TensorProto::DOUBLE, {"2"});
+  AddInput(m, "x", onnx::TensorProto::UINT32, {"2"});
   AddNode(m, "Relu", {"x"}, {"y"}, "relu");
   AddOutput(m, "y");
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("graph input 'x': element type DOUBLE"));
+  EXPECT_THAT(std::string(g.status().message()), HasSubstr("graph input 'x': element type UINT32"));
 }
 
 TEST_F(OnnxImporterTest, NamesAreKeptAndMissingOrRepeatedNodeNamesGenerated) {

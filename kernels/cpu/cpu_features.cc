@@ -186,7 +186,8 @@ bool CapCpuFeatures(const char* level, CpuFeatures* f) {
   cap(allow.dotprod, &f->dotprod);
   cap(allow.i8mm, &f->i8mm);
   cap(allow.sve, &f->sve);
-  cap(allow.sve_i8mm, &f->sve_i8mm);
+  // SVE's i8mm is optional within the SVE levels (A64FX lacks it): capped, never "unmet".
+  f->sve_i8mm = f->sve_i8mm && allow.sve_i8mm;
   cap(allow.sve2, &f->sve2);
   if (!f->sve) f->sve_vector_bits = 0;
   f->sve_i8mm = f->sve_i8mm && f->sve;

@@ -94,13 +94,13 @@ TEST(CpuFeaturesTest, DecodeStreamsFollowCpuOrEnvironment) {
 // Every field CapCpuFeatures may touch, as a vector of flags, so that a test can compare them all.
 std::vector<bool> Flags(const CpuFeatures& f) {
   return {f.avx2, f.fma,  f.f16c, f.avx512f, f.avx512bw, f.avx512vl, f.avx512dq, f.avx512vnni,
-          f.avx_vnni, f.gfni, f.neon, f.dotprod, f.i8mm, f.sve, f.sve2};
+          f.avx_vnni, f.gfni, f.neon, f.dotprod, f.i8mm, f.sve, f.sve2, f.sve_i8mm};
 }
 
 CpuFeatures Everything() {
   CpuFeatures f;
   f.avx2 = f.fma = f.f16c = f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = f.avx_vnni = f.gfni = true;
-  f.neon = f.dotprod = f.i8mm = f.sve = f.sve2 = true;
+  f.neon = f.dotprod = f.i8mm = f.sve = f.sve2 = f.sve_i8mm = true;
   f.sve_vector_bits = 256;
   return f;
 }
@@ -126,13 +126,14 @@ TEST(CpuFeaturesTest, CapKeepsTheLevelsFeaturesAndOnlyRemoves) {
         level != "portable", level != "portable", level != "portable",
         level == "avx512" || level == "avx512vnni", level == "avx512" || level == "avx512vnni",
         level == "avx512" || level == "avx512vnni", level == "avx512" || level == "avx512vnni",
-        level == "avx512vnni", level == "avx2vnni", false, false, false, false, false, false};
+        level == "avx512vnni", level == "avx2vnni", false, false, false, false, false, false, false};
 #else
     const std::vector<bool> want = {false, false, false, false, false, false, false, false, false, false,
                                     level != "portable",
                                     level == "dotprod" || level == "i8mm" || level == "sve" || level == "sve2",
                                     level == "i8mm" || level == "sve" || level == "sve2",
-                                    level == "sve" || level == "sve2", level == "sve2"};
+                                    level == "sve" || level == "sve2", level == "sve2",
+                                    level == "sve" || level == "sve2"};
 #endif
     EXPECT_EQ(Flags(all), want) << level;
     // On this CPU: a subset of what it has, and unmet exactly when the level wanted more.
