@@ -847,7 +847,7 @@ InferResult InferResize(const InferenceContext& ctx) {
     if (!s.ok()) return s;
   }
   absl::StatusOr<ResizeParams> p =
-      ResolveResizeParams(ctx.node, x.dims, has_scales, ctx.value(2), has_sizes, ctx.value(3));
+      ResolveResizeParams(ctx.node, x.dims, has_scales, ctx.value(2), has_sizes, ctx.value(3), ctx.value(1));
   if (!p.ok()) return p.status();
   if (p->mode != ResizeParams::Mode::kNearest) {
     absl::Status s = RequireFloat(ctx, 0, "X");

@@ -486,7 +486,8 @@ absl::StatusOr<PadParams> ResolvePadParams(const Node& node, int rank, const Ten
 }
 
 absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<const Dim> x_dims, bool has_scales,
-                                                 const Tensor* scales, bool has_sizes, const Tensor* sizes) {
+                                                 const Tensor* scales, bool has_sizes, const Tensor* sizes,
+                                                 const Tensor* roi) {
   ResizeParams p;
   const std::string mode = node.GetString("mode", "nearest");
   if (mode == "nearest") {
@@ -510,10 +511,13 @@ absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<co
     p.coordinate_mode = ResizeParams::CoordinateMode::kAlignCorners;
   } else if (coord == "asymmetric") {
     p.coordinate_mode = ResizeParams::CoordinateMode::kAsymmetric;
-  } else if (coord == "tf_crop_and_resize" || coord == "half_pixel_symmetric" || coord == "tf_half_pixel_for_nn") {
+  } else if (coord == "tf_crop_and_resize") {
+    p.coordinate_mode = ResizeParams::CoordinateMode::kTfCropAndResize;
+    p.extrapolation_value = node.GetFloat("extrapolation_value", 0.0f);
+  } else if (coord == "half_pixel_symmetric" || coord == "tf_half_pixel_for_nn") {
     return absl::UnimplementedError(absl::StrCat("Resize coordinate_transformation_mode '", coord,
                                                  "' is not supported (use half_pixel, pytorch_half_pixel, "
-                                                 "align_corners or asymmetric)"));
+                                                 "align_corners, asymmetric or tf_crop_and_resize)"));
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown coordinate_transformation_mode '", coord, "'"));
   }
@@ -551,6 +555,19 @@ absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<co
   }
   p.output.assign(x_dims.begin(), x_dims.end());
   p.scales.assign(rank, 1.0);
+  p.roi_start.assign(rank, 0.0);
+  p.roi_end.assign(rank, 1.0);
+  const bool crop = p.coordinate_mode == ResizeParams::CoordinateMode::kTfCropAndResize;
+  if (crop && roi != nullptr) {
+    if (roi->num_elements() != 2 * static_cast<int64_t>(axes.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("roi has ", roi->num_elements(), " values, expected ",
+                                                     2 * axes.size(), " (a start and an end per resized axis)"));
+    }
+    for (size_t j = 0; j < axes.size(); ++j) {
+      p.roi_start[axes[j]] = roi->GetAsDouble(j);
+      p.roi_end[axes[j]] = roi->GetAsDouble(j + axes.size());
+    }
+  }
   const Tensor* given = has_scales ? scales : sizes;
   if (given == nullptr) {
     for (int a : axes) p.output[a] = UnknownDim();
@@ -566,10 +583,13 @@ absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<co
       const float s = static_cast<float>(given->GetAsDouble(j));
       if (!(s > 0)) return absl::InvalidArgumentError(absl::StrCat("scales[", j, "] = ", s, " must be positive"));
       p.scales[a] = s;
-      if (x_dims[a].is_static()) {
+      if (crop && roi == nullptr) {
+        p.output[a] = UnknownDim();  // the crop's extent scales the output
+      } else if (x_dims[a].is_static()) {
         // Single-precision product, as ONNX Runtime computes it: floor(7 * 0.7f) is 7 here but 6 in double.
-        p.output[a] = static_cast<int64_t>(std::floor(static_cast<float>(x_dims[a].value()) * s));
-      } else if (s != 1.0f) {
+        const float extent = crop ? static_cast<float>(p.roi_end[a] - p.roi_start[a]) : 1.0f;
+        p.output[a] = static_cast<int64_t>(std::floor(static_cast<float>(x_dims[a].value()) * extent * s));
+      } else if (s != 1.0f || crop) {
         p.output[a] = UnknownDim();
       }
     }

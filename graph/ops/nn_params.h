@@ -97,7 +97,7 @@ int64_t PadSourceIndex(PadMode mode, int64_t o, int64_t begin, int64_t in);
 
 struct ResizeParams {
   enum class Mode { kNearest, kLinear, kCubic };
-  enum class CoordinateMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
+  enum class CoordinateMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfCropAndResize };
   enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
   Mode mode = Mode::kNearest;
@@ -111,14 +111,20 @@ struct ResizeParams {
   std::vector<Dim> output;
   // Per axis, the output/input scale the coordinate transform divides by.
   std::vector<double> scales;
+  // tf_crop_and_resize: per axis the crop's normalized start and end (roi), and the value of outputs whose
+  // source lies outside the input.
+  std::vector<double> roi_start, roi_end;
+  double extrapolation_value = 0.0;
 };
 
 // Resize (opset-18 attributes: mode, coordinate_transformation_mode, nearest_mode, axes,
 // keep_aspect_ratio_policy, antialias). `has_scales` / `has_sizes` say which of the two inputs the node
 // provides (an empty scales tensor, as opset 11 writes it beside sizes, counts as absent); `scales` /
-// `sizes` are their values, nullptr when unknown.
+// `sizes` are their values, nullptr when unknown. `roi` ([starts, ends] over the resized axes) is read by
+// tf_crop_and_resize only; nullptr when absent or unknown.
 absl::StatusOr<ResizeParams> ResolveResizeParams(const Node& node, absl::Span<const Dim> x_dims, bool has_scales,
-                                                 const Tensor* scales, bool has_sizes, const Tensor* sizes);
+                                                 const Tensor* scales, bool has_sizes, const Tensor* sizes,
+                                                 const Tensor* roi = nullptr);
 
 // LSTM, GRU and RNN attributes (hidden_size, direction, activations, clip, layout, linear_before_reset,
 // input_forget), checked against X [seq, batch, input] (layout 0) or [batch, seq, input] (layout 1),

@@ -1276,21 +1276,41 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   const Tensor* sizes = In(inputs, 3);
   const bool has_scales = scales != nullptr && scales->num_elements() > 0;
   const bool has_sizes = sizes != nullptr && sizes->num_elements() > 0;
-  absl::StatusOr<ResizeParams> p = ResolveResizeParams(node, DimsOf(x.shape()), has_scales, scales, has_sizes, sizes);
+  absl::StatusOr<ResizeParams> p =
+      ResolveResizeParams(node, DimsOf(x.shape()), has_scales, scales, has_sizes, sizes, In(inputs, 1));
   if (!p.ok()) return p.status();
   const int rank = x.rank();
+  const bool crop = p->coordinate_mode == ResizeParams::CoordinateMode::kTfCropAndResize;
+  if (crop && (In(inputs, 1) == nullptr || In(inputs, 1)->num_elements() == 0)) {
+    return absl::InvalidArgumentError("coordinate_transformation_mode tf_crop_and_resize needs the roi input");
+  }
+  if (crop && x.dtype() != DType::kF32) {
+    return absl::UnimplementedError(
+        absl::StrCat("tf_crop_and_resize on ", DTypeName(x.dtype()), " is not supported (f32 only)"));
+  }
+  // tf_crop_and_resize: per axis, the output indices whose source lies outside the input.
+  std::vector<std::vector<bool>> outside(rank);
+  bool any_outside = false;
+  for (int r = 0; r < rank; ++r) {
+    for (int64_t o = 0; o < y.dim(r); ++o) {
+      const bool out = ResizeOutside(*p, ResizeSourceCoordinate(*p, r, o, x.dim(r), y.dim(r)), x.dim(r));
+      outside[r].push_back(out);
+      any_outside = any_outside || out;
+    }
+  }
   if (p->mode == ResizeParams::Mode::kNearest) {
     std::vector<std::vector<int64_t>> maps(rank);
     for (int r = 0; r < rank; ++r) {
       for (int64_t o = 0; o < y.dim(r); ++o) {
-        const double src = ResizeSourceCoordinate(*p, o, x.dim(r), y.dim(r), p->scales[r]);
-        maps[r].push_back(ResizeNearestIndex(p->nearest_mode, src, x.dim(r)));
+        const double src = ResizeSourceCoordinate(*p, r, o, x.dim(r), y.dim(r));
+        maps[r].push_back(outside[r][o] ? -1 : ResizeNearestIndex(p->nearest_mode, src, x.dim(r)));
       }
     }
     if (x.num_elements() == 0 && y.num_elements() > 0) {
       return absl::InvalidArgumentError("cannot resize an empty input to a non-empty output");
     }
-    GatherByAxisMaps(x, maps, nullptr, &y);
+    const float fill = static_cast<float>(p->extrapolation_value);
+    GatherByAxisMaps(x, maps, crop ? &fill : nullptr, &y);
     return absl::OkStatus();
   }
   absl::Status s = RequireF32(node, inputs, {0});
@@ -1314,7 +1334,7 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
     for (int64_t o = 0; o < out; ++o) {
       int64_t* i = &idx[o * taps];
       double* w = &wt[o * taps];
-      const double coord = ResizeSourceCoordinate(*p, o, in, out, p->scales[r]);
+      const double coord = ResizeSourceCoordinate(*p, r, o, in, out);
       if (!cubic) {
         // Clamping the coordinate into the input equals ONNX's edge replication of out-of-range neighbors.
         const double src = std::clamp(coord, 0.0, static_cast<double>(in - 1));
@@ -1367,6 +1387,19 @@ absl::Status ResizeKernel(const Node& node, Inputs inputs, absl::Span<Tensor> ou
   }
   float* yd = y.data<float>();
   for (size_t i = 0; i < cur.size(); ++i) yd[i] = static_cast<float>(cur[i]);
+  if (any_outside) {
+    // An output whose source is outside the input along any axis takes the extrapolation value.
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < y.num_elements(); ++i) {
+      bool out = false;
+      for (int r = 0; r < rank; ++r) out = out || outside[r][index[r]];
+      if (out) yd[i] = static_cast<float>(p->extrapolation_value);
+      for (int r = rank - 1; r >= 0; --r) {
+        if (++index[r] < y.dim(r)) break;
+        index[r] = 0;
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -6,7 +6,8 @@
 
 namespace tessel {
 
-double ResizeSourceCoordinate(const ResizeParams& p, int64_t o, int64_t in, int64_t out, double scale) {
+double ResizeSourceCoordinate(const ResizeParams& p, int axis, int64_t o, int64_t in, int64_t out) {
+  const double scale = p.scales[axis];
   switch (p.coordinate_mode) {
     case ResizeParams::CoordinateMode::kHalfPixel:
       return (o + 0.5) / scale - 0.5;
@@ -16,8 +17,17 @@ double ResizeSourceCoordinate(const ResizeParams& p, int64_t o, int64_t in, int6
       return out == 1 ? 0.0 : static_cast<double>(o * (in - 1)) / (out - 1);
     case ResizeParams::CoordinateMode::kAsymmetric:
       return o / scale;
+    case ResizeParams::CoordinateMode::kTfCropAndResize: {
+      const double start = p.roi_start[axis], end = p.roi_end[axis];
+      const double x = out > 1 ? o * (end - start) * (in - 1) / (out - 1) : (end - start) * (in - 1) / 2;
+      return x + start * (in - 1);
+    }
   }
   return 0.0;
+}
+
+bool ResizeOutside(const ResizeParams& p, double x, int64_t in) {
+  return p.coordinate_mode == ResizeParams::CoordinateMode::kTfCropAndResize && (x < 0 || x > in - 1);
 }
 
 int64_t ResizeNearestIndex(ResizeParams::NearestMode mode, double x, int64_t in) {

@@ -27,6 +27,9 @@ bool HasValues(const OpQuery& q, int i) { return q.has_input(i) && q.input(i).Nu
 const char* Unsupported(const ResizeParams& p, const TensorType& x, const TensorType& y) {
   const int rank = x.rank();
   if (p.mode == ResizeParams::Mode::kCubic) return "cubic mode (the reference kernel's)";
+  if (p.coordinate_mode == ResizeParams::CoordinateMode::kTfCropAndResize) {
+    return "tf_crop_and_resize (the reference kernel's)";
+  }
   if (rank < 2 || y.rank() != rank || !x.is_static() || !y.is_static()) return "not a static tensor of rank >= 2";
   for (int a = 0; a < rank; ++a) {
     if (!p.output[a].is_static() || p.output[a].value() != y.dims[a].value()) return "output shape differs";
@@ -95,7 +98,7 @@ class ResizeKernel : public OpKernel {
     auto map = [&](int axis, int64_t n_in, int64_t n_out, std::vector<int32_t>* i0, std::vector<int32_t>* i1,
                    std::vector<float>* w1) {
       for (int64_t o = 0; o < n_out; ++o) {
-        const double src = ResizeSourceCoordinate(*p, o, n_in, n_out, p->scales[axis]);
+        const double src = ResizeSourceCoordinate(*p, axis, o, n_in, n_out);
         if (!k->linear_) {
           i0->push_back(static_cast<int32_t>(ResizeNearestIndex(p->nearest_mode, src, n_in)));
           continue;

@@ -833,6 +833,19 @@ def resize_cases(cw):
            [("x", x, False), None, None, ("sizes", np.array([8, 8], dtype=np.int64), True)], [("y", y)],
            {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor",
             "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, opset=18)
+    # tf_crop_and_resize against ONNX's own reference (onnx.backend.test.case.node.resize): a crop whose
+    # end passes the input (those outputs take extrapolation_value), linear and nearest.
+    from onnx.backend.test.case.node import resize as onnx_resize
+    roi = np.array([0, 0, 0.2, 0.1, 1, 1, 0.9, 1.3], dtype=np.float32)
+    sizes = [1, 2, 4, 5]
+    for mode, coeffs in [("linear", onnx_resize.linear_coeffs), ("nearest", onnx_resize.nearest_coeffs)]:
+        y = onnx_resize.interpolate_nd(x, coeffs, output_size=sizes, roi=roi,
+                                       coordinate_transformation_mode="tf_crop_and_resize",
+                                       extrapolation_value=7.0).astype(np.float32)
+        cw.add("resize_tf_crop_and_resize_%s" % mode, "Resize",
+               [("x", x, False), ("roi", roi, True), None, ("sizes", np.array(sizes, dtype=np.int64), True)],
+               [("y", y)], {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
+                            "extrapolation_value": 7.0}, opset=13)
 
 
 def topk_cases(cw):
