@@ -345,13 +345,14 @@ bool QDwConvKernelAvailable(QDwConvKernel kernel) {
 #else
       return false;
 #endif
+    case QDwConvKernel::kSveI8mm: return HasQGemmSveI8mm();
   }
   return false;
 }
 
 QDwConvKernel BestQDwConvKernel() {
 #if defined(__aarch64__)
-  return QDwConvKernel::kNeon;
+  return HasQGemmSveI8mm() ? QDwConvKernel::kSveI8mm : QDwConvKernel::kNeon;
 #else
   return HasQGemmVnni() ? QDwConvKernel::kAvx512Vnni : QDwConvKernel::kAvx2;
 #endif
@@ -427,6 +428,10 @@ absl::StatusOr<std::unique_ptr<PreparedQDwConv>> PreparedQDwConv::Create(const N
       p->avx2_weights_ = PackQDwConvAvx2Weights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, bias, x_zp, mult, shift);
       p->taps_ = p->avx2_weights_.pairs * 2;
       break;
+    case QDwConvKernel::kSveI8mm:
+      p->sve_weights_ = PackQDwConvSveWeights(wt.data<int8_t>(), p->c_, p->kh_ * p->kw_, bias, x_zp, mult, shift);
+      p->taps_ = p->sve_weights_.quads * 4;
+      break;
   }
   p->y_zero_point_ = static_cast<int32_t>(node.GetInt("y_zero_point", 0));
   p->act_min_ = static_cast<int32_t>(node.GetInt("act_min", 0));
@@ -465,6 +470,10 @@ void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
     case QDwConvKernel::kNeon:
       QDwConvU8S8__neon(indirection_.data(), pixels, neon_weights_, y_zero_point_, act_min_, act_max_,
                         y.data<uint8_t>());
+      break;
+    case QDwConvKernel::kSveI8mm:
+      QDwConvU8S8__svei8mm(indirection_.data(), pixels, sve_weights_, y_zero_point_, act_min_, act_max_,
+                           y.data<uint8_t>());
       break;
 #endif
     default:

@@ -101,12 +101,12 @@ class PreparedInt8Node {
 };
 
 // The depthwise microkernel family a PreparedQDwConv runs.
-enum class QDwConvKernel { kAvx512Vnni, kAvx2, kNeon };
+enum class QDwConvKernel { kAvx512Vnni, kAvx2, kNeon, kSveI8mm };
 
 // Whether this build and CPU can run `kernel`.
 bool QDwConvKernelAvailable(QDwConvKernel kernel);
-// The fastest available one: AVX-512 VNNI, then AVX2 on x86-64; NEON on aarch64. Only meaningful when
-// HasQDwConvKernel().
+// The fastest available one: AVX-512 VNNI, then AVX2 on x86-64; SVE with i8mm, then NEON on aarch64.
+// Only meaningful when HasQDwConvKernel().
 QDwConvKernel BestQDwConvKernel();
 
 // Whether this CPU has a depthwise int8 kernel: AVX-512 VNNI or AVX2 on x86-64, NEON (every aarch64 CPU).
@@ -144,7 +144,8 @@ class PreparedQDwConv {
   PackedQDwConvWeights weights_;           // AVX-512 VNNI
   PackedQDwConvAvx2Weights avx2_weights_;  // AVX2
   PackedQDwConvNeonWeights neon_weights_;  // aarch64
-  // Pointers per pixel: quads * 4 (VNNI), pairs * 2 (AVX2) or kh * kw (NEON).
+  PackedQDwConvSveWeights sve_weights_;    // SVE with i8mm
+  // Pointers per pixel: quads * 4 (VNNI, SVE), pairs * 2 (AVX2) or kh * kw (NEON).
   int64_t taps_ = 0;
   // [pixels][taps_] pointers into the input (or into zero_row_ for padding and the taps past kh * kw),
   // built for the input buffer at indirection_base_.

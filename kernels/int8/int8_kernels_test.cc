@@ -177,13 +177,15 @@ struct DwCase {
   int extreme = 0;
 };
 
-constexpr QDwConvKernel kDwKernels[] = {QDwConvKernel::kAvx512Vnni, QDwConvKernel::kAvx2, QDwConvKernel::kNeon};
+constexpr QDwConvKernel kDwKernels[] = {QDwConvKernel::kAvx512Vnni, QDwConvKernel::kAvx2, QDwConvKernel::kNeon,
+                                        QDwConvKernel::kSveI8mm};
 
 std::string DwKernelName(QDwConvKernel k) {
   switch (k) {
     case QDwConvKernel::kAvx512Vnni: return "avx512vnni";
     case QDwConvKernel::kAvx2: return "avx2";
     case QDwConvKernel::kNeon: return "neon";
+    case QDwConvKernel::kSveI8mm: return "svei8mm";
   }
   return "?";
 }
@@ -333,7 +335,9 @@ TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
   // The best kernel unforced, and the AVX2 one when forced on a CPU that has it (an AVX-512 one too).
   std::vector<std::pair<std::string, std::string>> cases;  // force, expected entry
 #if defined(__aarch64__)
-  cases.push_back({"", "tessel_qu8_dwconv2d_nhwc__neon"});
+  // SVE's i8mm kernel where the CPU has it (the lab's neoverse-v1 row ranks it ahead of NEON).
+  cases.push_back(
+      {"", HasQGemmSveI8mm() ? "tessel_qu8_dwconv2d_nhwc__svei8mm" : "tessel_qu8_dwconv2d_nhwc__neon"});
 #else
   cases.push_back({"", HasQGemmVnni() ? "tessel_qu8_dwconv2d_nhwc__avx512vnni" : "tessel_qu8_dwconv2d_nhwc__avx2"});
   if (QDwConvKernelAvailable(QDwConvKernel::kAvx2)) {

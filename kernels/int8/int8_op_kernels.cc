@@ -164,6 +164,9 @@ double DepthwiseCost(const OpQuery& q) {
 }
 constexpr int64_t kDepthwiseVnniOps = 50'000'000'000;
 constexpr int64_t kDepthwiseAvx2Ops = 30'000'000'000;
+// SVE with i8mm: one USDOT per 4 taps x svcntw() channels after four ZIPs; ranked ahead of NEON until the
+// Arm lab's table prices it (lab_costs.h).
+constexpr int64_t kDepthwiseSveI8mmOps = 80'000'000'000;
 
 OpKernelEntry DepthwiseEntry(const char* name, Isa isa, double (*cost)(const OpQuery&),
                              absl::StatusOr<std::unique_ptr<OpKernel>> (*create)(const OpKernelArgs&),
@@ -429,6 +432,9 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
                             Int8OpKernel<PreparedDepthwiseWith<D::kAvx2>>::Create, DepthwiseLegal<D::kAvx2>));
   r.Register(DepthwiseEntry("tessel_qu8_dwconv2d_nhwc__neon", Isa::kNeon, DepthwiseCost<kDepthwiseVnniOps>,
                             Int8OpKernel<PreparedDepthwiseWith<D::kNeon>>::Create, DepthwiseLegal<D::kNeon>));
+  r.Register(DepthwiseEntry("tessel_qu8_dwconv2d_nhwc__svei8mm", Isa::kSveI8mm,
+                            DepthwiseCost<kDepthwiseSveI8mmOps>, Int8OpKernel<PreparedDepthwiseWith<D::kSveI8mm>>::Create,
+                            DepthwiseLegal<D::kSveI8mm>));
   r.Register(MakeOpKernelEntry("tessel_f32_quantize__portable", "QuantizeLinear", "f32", "any", Isa::kPortable,
                                "int8", QuantizeLinearLegal, ConvertCost,
                                QuantizeKernel<QuantizeVector::kPortable>::Create));

@@ -96,6 +96,29 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
 void QDwConvU8S8__avx2(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvAvx2Weights& w,
                        int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
 
+// The SVE form with i8mm (USDOT: u8 inputs times s8 weights, four taps a 32-bit lane), any vector length:
+// per output pixel and svcntb() channels, each quad of taps' input vectors is interleaved by ZIP1 / ZIP2
+// on bytes then halfwords into four vectors of svcntw() channels x 4 taps, in channel order. Weights `w`
+// [quads][cp][4] (taps padded to quads with zero weights, cp = c rounded up to 16); bias (input zero
+// point folded in), multiplier, left = max(shift, 0) and neg_right = min(shift, 0) in channel order, cp
+// entries each (the output stage runs on NEON, as PackedQDwConvNeonWeights'; right_only as there).
+struct PackedQDwConvSveWeights {
+  int64_t c = 0, taps = 0, quads = 0, cp = 0;
+  bool any_left = false, right_only = true;
+  std::vector<int8_t> w;
+  std::vector<int32_t> bias, multiplier, left, right, mask, half_mask, neg_right;
+};
+
+PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                              int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                              const std::vector<int64_t>& shift);
+
+// As QDwConvU8S8__avx512vnni: pixel p's tap t (t < quads * 4; the padding taps point at any c readable
+// bytes) at indirection[p * quads * 4 + t], each pointer addressing at least c bytes (loads are
+// predicated to c). Needs SVE with i8mm (HWCAP2_SVEI8MM).
+void QDwConvU8S8__svei8mm(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvSveWeights& w,
+                          int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y);
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_INT8_QDWCONV_H_

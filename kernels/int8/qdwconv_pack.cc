@@ -92,6 +92,36 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
   return p;
 }
 
+PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
+                                              int32_t x_zero_point, const std::vector<int64_t>& multiplier,
+                                              const std::vector<int64_t>& shift) {
+  PackedQDwConvSveWeights p;
+  p.c = c;
+  p.taps = taps;
+  p.quads = (taps + 3) / 4;
+  p.cp = (c + 15) / 16 * 16;
+  p.w.assign(p.quads * p.cp * 4, 0);
+  p.bias.assign(p.cp, 0);
+  p.multiplier.assign(p.cp, 0);
+  p.left.assign(p.cp, 0);
+  p.right.assign(p.cp, 0);
+  p.mask.assign(p.cp, 0);
+  p.half_mask.assign(p.cp, 0);
+  p.neg_right.assign(p.cp, 0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int8_t v = w[ch * taps + t];
+      sum += v;
+      p.w[((t / 4) * p.cp + ch) * 4 + t % 4] = v;
+    }
+    SetOutputStage(p, static_cast<size_t>(ch), ch, sum, bias, x_zero_point, multiplier, shift);
+    p.neg_right[ch] = -p.right[ch];
+    p.right_only = p.right_only && p.right[ch] > 0;
+  }
+  return p;
+}
+
 PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
                                                 int32_t x_zero_point, const std::vector<int64_t>& multiplier,
                                                 const std::vector<int64_t>& shift) {
