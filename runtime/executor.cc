@@ -423,9 +423,15 @@ absl::Status Session::RunDynamic(int i) {
   dynamic_types_.resize(op_inputs_[i].size());
   dynamic_type_ptrs_.assign(op_inputs_[i].size(), nullptr);
   for (size_t k = 0; k < op_inputs_[i].size(); ++k) {
-    if (op_inputs_[i][k] == nullptr) continue;
-    dynamic_types_[k] = op_inputs_[i][k]->type();
-    dynamic_type_ptrs_[k] = &dynamic_types_[k];
+    const Tensor* x = op_inputs_[i][k];
+    if (x == nullptr) continue;
+    // In place, so that the dims' storage is reused from run to run.
+    TensorType& t = dynamic_types_[k];
+    t.dtype = x->dtype();
+    t.layout = Layout::kAny;
+    t.dims.resize(x->rank());
+    for (int d = 0; d < x->rank(); ++d) t.dims[d] = Dim(x->dim(d));
+    dynamic_type_ptrs_[k] = &t;
   }
   absl::StatusOr<std::vector<TensorType>> types = InferOutputTypes(*op.node, dynamic_type_ptrs_, op_inputs_[i]);
   if (!types.ok()) return types.status();
@@ -436,7 +442,9 @@ absl::Status Session::RunDynamic(int i) {
     if (!type.is_static() || static_cast<int>(type.dtype) != t.dtype()) {
       return absl::InternalError(absl::StrCat("output '", t.name(), "' inferred as ", type.ToString()));
     }
-    const std::vector<int64_t> shape = type.StaticShape();
+    std::vector<int64_t>& shape = row_shape_;
+    shape.resize(type.dims.size());
+    for (size_t d = 0; d < shape.size(); ++d) shape[d] = type.dims[d].value();
     absl::Status s = CheckFixedShape(t, shape);
     if (!s.ok()) return s;
     s = views_[idx].SetShapeWithin(shape, t.bytes());

@@ -137,7 +137,7 @@ class Session {
   std::vector<std::string> kernel_names_;              // per op
   std::vector<TensorType> dynamic_types_;              // RunDynamic's input types (reused)
   std::vector<const TensorType*> dynamic_type_ptrs_;
-  std::vector<int64_t> row_shape_;                     // SetRunRows' shape (reused)
+  std::vector<int64_t> row_shape_;                     // SetRunRows' and RunDynamic's shape (reused)
   std::vector<Tensor> own_outputs_;                    // RunDynamic: If / NMS results before the copy
   bool profile_ = false;
   std::vector<OpProfile> profile_data_;
