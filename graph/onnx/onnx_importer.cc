@@ -189,7 +189,9 @@ class Importer {
       if (standard && node.op_type() == "Constant") continue;  // becomes constant data, not a node
       if (standard && node.op_type() == "If") continue;        // inlined when its condition is known
       if (standard && node.op_type() == "Loop") continue;      // control flow (AddLoopNode)
-      if (standard && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
+      // DFT's opset-20 form (axis an input, default -2) is not the opset-17 form Tessel implements.
+      const bool newer_form = standard && node.op_type() == "DFT" && opset_ >= 20;
+      if (standard && !newer_form && OpRegistry::Global().Find("", node.op_type()) != nullptr) continue;
       if (node.domain() == kTesselDomain && OpRegistry::Global().Find(kTesselDomain, node.op_type()) != nullptr) continue;
       std::string type = standard ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
       if (seen.insert(type).second) missing.emplace_back(std::move(type), node_names_[i]);

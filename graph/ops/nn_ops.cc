@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -748,6 +749,98 @@ InferResult InferTopK(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, dims), TensorType(DType::kI64, dims)};
 }
 
+// A scalar integer input's value when known (DFT's dft_length, STFT's frame_step and frame_length).
+absl::StatusOr<std::optional<int64_t>> ScalarInt(const InferenceContext& ctx, int i, const char* role) {
+  if (!ctx.has_input(i)) return std::optional<int64_t>();
+  const TensorType& t = ctx.type(i);
+  if ((t.dtype != DType::kI32 && t.dtype != DType::kI64) || (t.is_static() && t.NumElements() != 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Label(ctx, i, role), " has type ", t.ToString(), "; expected an i32 or i64 scalar"));
+  }
+  const Tensor* v = ctx.value(i);
+  if (v == nullptr) return std::optional<int64_t>();
+  const int64_t n = v->GetAsInt64(0);
+  if (n < 1) return absl::InvalidArgumentError(absl::StrCat(Label(ctx, i, role), " is ", n, "; expected >= 1"));
+  return std::optional<int64_t>(n);
+}
+
+// DFT (opset 17): input [batch, ..., 1 or 2] (real, or real and imaginary last), the transform along `axis`
+// (not the batch or the last axis) of dft_length points (zero-padded or truncated; default the axis's
+// extent), onesided keeping n / 2 + 1 bins; output [..., 2].
+InferResult InferDft(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF64) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 0, "input"), " has dtype ", DTypeName(x.dtype),
+                                                   "; expected f32 or f64"));
+  }
+  const int rank = x.rank();
+  if (rank < 3 || (x.dims[rank - 1].is_static() && x.dims[rank - 1].value() != 1 && x.dims[rank - 1].value() != 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 0, "input"), " has type ", x.ToString(),
+                                                   "; expected [batch, ..., 1 or 2] of rank >= 3"));
+  }
+  int64_t axis = ctx.node.GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 1 || axis > rank - 2) {
+    return absl::InvalidArgumentError(absl::StrCat("axis ", ctx.node.GetInt("axis", 1), " must name a signal axis (1..",
+                                                   rank - 2, ") of ", x.ToString()));
+  }
+  const bool inverse = ctx.node.GetInt("inverse", 0) != 0, onesided = ctx.node.GetInt("onesided", 0) != 0;
+  if (inverse && onesided) return absl::UnimplementedError("DFT with both inverse and onesided is not supported");
+  absl::StatusOr<std::optional<int64_t>> len = ScalarInt(ctx, 1, "dft_length");
+  if (!len.ok()) return len.status();
+  Dim n = x.dims[axis];
+  if (ctx.has_input(1)) n = len->has_value() ? Dim(**len) : UnknownDim();
+  std::vector<Dim> dims = x.dims;
+  dims[axis] = onesided ? (n.is_static() ? Dim(n.value() / 2 + 1) : UnknownDim()) : n;
+  dims[rank - 1] = 2;
+  return std::vector<TensorType>{TensorType(x.dtype, dims)};
+}
+
+// STFT (opset 17): signal [batch, length, 1 or 2], frame_step, optional window [frame_length] and
+// frame_length; output [batch, frames, bins, 2], frames = (length - frame_length) / step + 1, bins
+// frame_length / 2 + 1 when onesided (the default) else frame_length.
+InferResult InferStft(const InferenceContext& ctx) {
+  const TensorType& x = ctx.type(0);
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF64) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 0, "signal"), " has dtype ", DTypeName(x.dtype),
+                                                   "; expected f32 or f64"));
+  }
+  if (x.rank() != 3 || (x.dims[2].is_static() && x.dims[2].value() != 1 && x.dims[2].value() != 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 0, "signal"), " has type ", x.ToString(),
+                                                   "; expected [batch, length, 1 or 2]"));
+  }
+  absl::StatusOr<std::optional<int64_t>> step = ScalarInt(ctx, 1, "frame_step");
+  if (!step.ok()) return step.status();
+  absl::StatusOr<std::optional<int64_t>> length = ScalarInt(ctx, 3, "frame_length");
+  if (!length.ok()) return length.status();
+  Dim frame = UnknownDim();
+  if (length->has_value()) {
+    frame = **length;
+  } else if (ctx.has_input(3)) {
+    // frame_length known only at run time.
+  } else if (ctx.has_input(2)) {
+    const TensorType& w = ctx.type(2);
+    if (w.rank() != 1 || w.dtype != x.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(Label(ctx, 2, "window"), " has type ", w.ToString(),
+                                                     "; expected a 1-D ", DTypeName(x.dtype), " tensor"));
+    }
+    frame = w.dims[0];
+  } else {
+    return absl::InvalidArgumentError("STFT needs a window or a frame_length");
+  }
+  const bool onesided = ctx.node.GetInt("onesided", 1) != 0;
+  Dim frames = UnknownDim();
+  if (frame.is_static() && step->has_value() && x.dims[1].is_static()) {
+    if (frame.value() > x.dims[1].value()) {
+      return absl::InvalidArgumentError(absl::StrCat("STFT frame_length ", frame.value(), " exceeds the signal's ",
+                                                     x.dims[1].value(), " samples"));
+    }
+    frames = (x.dims[1].value() - frame.value()) / **step + 1;
+  }
+  const Dim bins = !frame.is_static() ? UnknownDim() : onesided ? Dim(frame.value() / 2 + 1) : frame;
+  return std::vector<TensorType>{TensorType(x.dtype, {x.dims[0], frames, bins, Dim(2)})};
+}
+
 // CumSum: running sums along the axis given as a scalar integer input (exclusive and reverse attributes).
 InferResult InferCumSum(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
@@ -936,6 +1029,10 @@ void RegisterNnOps(OpRegistry& r) {
               "the k largest or smallest entries along an axis and their indices (ties: lower index first)"});
   r.Register({"CumSum", "", 2, 2, 1, 1, WithRequiredInputs(2, InferCumSum),
               "running sum along an axis (exclusive, reverse)"});
+  r.Register({"DFT", "", 1, 2, 1, 1, WithRequiredInputs(1, InferDft),
+              "discrete Fourier transform along an axis (inverse, onesided; real or complex as [..., 2])"});
+  r.Register({"STFT", "", 2, 4, 1, 1, WithRequiredInputs(2, InferStft),
+              "short-time Fourier transform of [batch, length, 1 or 2] frames (window, onesided)"});
   r.Register({"Pad", "", 2, 4, 1, 1, WithRequiredInputs(2, InferPad),
               "constant, reflect or edge padding (negative pads crop)"});
   r.Register({"Resize", "", 1, 4, 1, 1, WithRequiredInputs(1, InferResize),

@@ -21,6 +21,7 @@ ReferenceKernelRegistry& ReferenceKernelRegistry::Global() {
     RegisterTransformerReferenceKernels(*r);
     RegisterRnnReferenceKernels(*r);
     RegisterEinsumReferenceKernels(*r);
+    RegisterSpectralReferenceKernels(*r);
     RegisterDetectionReferenceKernels(*r);
     return r;
   }();

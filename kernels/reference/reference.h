@@ -56,6 +56,7 @@ void RegisterFusedCnnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterTransformerReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterRnnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterEinsumReferenceKernels(ReferenceKernelRegistry& r);
+void RegisterSpectralReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterDetectionReferenceKernels(ReferenceKernelRegistry& r);
 
 }  // namespace tessel

@@ -1075,6 +1075,40 @@ def more_cnn_cases(cw):
            [("y", ym)], opset=10, atol=0, rtol=0)
 
 
+def spectral_cases(cw):
+    """DFT and STFT (opset 17) against numpy's FFT; complex tensors as [..., 2] (real, imaginary)."""
+    def ri(z, dtype=np.float32):
+        return np.stack([z.real, z.imag], axis=-1).astype(dtype)
+
+    x = rand(2, 8, 3, 1)
+    cw.add("dft_axis1_real", "DFT", [("x", x, False)], [("y", ri(np.fft.fft(x[..., 0].astype(np.float64), axis=1)))],
+           {"axis": 1}, opset=17)
+    z = rand(2, 3, 6, 2)
+    zc = z[..., 0].astype(np.float64) + 1j * z[..., 1]
+    cw.add("dft_inverse_complex_axis2", "DFT", [("x", z, False)], [("y", ri(np.fft.ifft(zc, axis=2)))],
+           {"axis": 2, "inverse": 1}, opset=17)
+    r = rand(1, 10, 1)
+    cw.add("dft_onesided_padded_length", "DFT", [("x", r, False), ("dft_length", np.array(16, np.int64), True)],
+           [("y", ri(np.fft.rfft(r[..., 0].astype(np.float64), n=16, axis=1)))], {"axis": 1, "onesided": 1},
+           opset=17)
+    r64 = r.astype(np.float64) / 3.0
+    cw.add("dft_f64_negative_axis", "DFT", [("x", r64, False)],
+           [("y", ri(np.fft.fft(r64[..., 0], axis=1), np.float64))], {"axis": -2}, opset=17, atol=1e-12, rtol=1e-12)
+    signal = rand(2, 64, 1)
+    n, step = 16, 8
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n) / n)).astype(np.float32)
+    frames = (64 - n) // step + 1
+    seg = np.stack([signal[:, f * step:f * step + n, 0] for f in range(frames)], axis=1).astype(np.float64)
+    cw.add("stft_window_onesided", "STFT",
+           [("signal", signal, False), ("frame_step", np.array(step, np.int64), True), ("window", window, True)],
+           [("y", ri(np.fft.rfft(seg * window, axis=2)))], {}, opset=17,
+           shape_check=False)  # onnx 1.12's STFT inference gives frame_length bins even when onesided
+    cw.add("stft_frame_length_twosided", "STFT",
+           [("signal", signal, False), ("frame_step", np.array(step, np.int64), True), None,
+            ("frame_length", np.array(n, np.int64), True)],
+           [("y", ri(np.fft.fft(seg, axis=2)))], {"onesided": 0}, opset=17)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -1100,6 +1134,7 @@ def main():
     norm_cases(cw)
     einsum_cases(cw)
     more_cnn_cases(cw)
+    spectral_cases(cw)
     cw.finish()
 
 

@@ -1,0 +1,121 @@
+// Reference kernels for the spectral operators: DFT and STFT (opset 17). Direct O(n^2) transforms in
+// double: X[k] = sum_j x[j] e^(-+2 pi i j k / n), the inverse divided by n. Complex tensors are [..., 2]
+// (real, imaginary); real inputs [..., 1].
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "kernels/reference/reference.h"
+
+namespace tessel {
+namespace {
+
+using Inputs = absl::Span<const Tensor* const>;
+
+double Elem(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kF64 ? t.data<double>()[i] : static_cast<double>(t.data<float>()[i]);
+}
+void SetElem(Tensor& t, int64_t i, double v) {
+  if (t.dtype() == DType::kF64) {
+    t.data<double>()[i] = v;
+  } else {
+    t.data<float>()[i] = static_cast<float>(v);
+  }
+}
+
+// out[k] (k < bins) of the n-point transform of seq (complex, n entries).
+void Transform(const std::vector<double>& re, const std::vector<double>& im, int64_t n, int64_t bins, bool inverse,
+               std::vector<double>* out_re, std::vector<double>* out_im) {
+  const double sign = inverse ? 1.0 : -1.0;
+  out_re->assign(bins, 0.0);
+  out_im->assign(bins, 0.0);
+  for (int64_t k = 0; k < bins; ++k) {
+    double sr = 0, si = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      // j * k mod n keeps the angle small (exact integer reduction before the multiply).
+      const double angle = sign * 2.0 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
+      const double c = std::cos(angle), s = std::sin(angle);
+      sr += re[j] * c - im[j] * s;
+      si += re[j] * s + im[j] * c;
+    }
+    (*out_re)[k] = inverse ? sr / n : sr;
+    (*out_im)[k] = inverse ? si / n : si;
+  }
+}
+
+absl::Status DftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  const int rank = x.rank();
+  int64_t axis = node.GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  const bool inverse = node.GetInt("inverse", 0) != 0;
+  const int64_t comps = x.dim(rank - 1), len = x.dim(axis);
+  const int64_t n = in.size() > 1 && in[1] != nullptr ? in[1]->GetAsInt64(0) : len;
+  const int64_t bins = y.dim(axis);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int d = axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
+  std::vector<double> re(n), im(n), yr, yi;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const bool inside = j < len;
+        const int64_t at = ((o * len + j) * inner + i) * comps;
+        re[j] = inside ? Elem(x, at) : 0.0;
+        im[j] = inside && comps == 2 ? Elem(x, at + 1) : 0.0;
+      }
+      Transform(re, im, n, bins, inverse, &yr, &yi);
+      for (int64_t k = 0; k < bins; ++k) {
+        const int64_t at = ((o * bins + k) * inner + i) * 2;
+        SetElem(y, at, yr[k]);
+        SetElem(y, at + 1, yi[k]);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  const int64_t step = in[1]->GetAsInt64(0);
+  const Tensor* window = in.size() > 2 ? in[2] : nullptr;
+  const int64_t n = in.size() > 3 && in[3] != nullptr ? in[3]->GetAsInt64(0) : window->dim(0);
+  if (window != nullptr && window->dim(0) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("STFT window has ", window->dim(0), " entries but frame_length is ", n));
+  }
+  if (step < 1) return absl::InvalidArgumentError(absl::StrCat("STFT frame_step is ", step, "; expected >= 1"));
+  const int64_t batch = x.dim(0), length = x.dim(1), comps = x.dim(2), frames = y.dim(1), bins = y.dim(2);
+  std::vector<double> re(n), im(n), yr, yi;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t at = (b * length + f * step + j) * comps;
+        const double w = window != nullptr ? Elem(*window, j) : 1.0;
+        re[j] = Elem(x, at) * w;
+        im[j] = comps == 2 ? Elem(x, at + 1) * w : 0.0;
+      }
+      Transform(re, im, n, bins, false, &yr, &yi);
+      for (int64_t k = 0; k < bins; ++k) {
+        const int64_t at = ((b * frames + f) * bins + k) * 2;
+        SetElem(y, at, yr[k]);
+        SetElem(y, at + 1, yi[k]);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterSpectralReferenceKernels(ReferenceKernelRegistry& r) {
+  r.Register("", "DFT", DftKernel);
+  r.Register("", "STFT", StftKernel);
+}
+
+}  // namespace tessel
