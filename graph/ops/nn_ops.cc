@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/onnx_data_type.h"
 #include "graph/op_registry.h"
 #include "graph/ops/einsum_spec.h"
 #include "graph/ops/nn_params.h"
@@ -841,6 +842,26 @@ InferResult InferStft(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(x.dtype, {x.dims[0], frames, bins, Dim(2)})};
 }
 
+// MelWeightMatrix (opset 17): num_mel_bins, dft_length, sample_rate (integer scalars), lower and upper
+// edge hertz (float scalars) -> [dft_length / 2 + 1, num_mel_bins] of output_datatype (default f32).
+InferResult InferMelWeightMatrix(const InferenceContext& ctx) {
+  absl::StatusOr<std::optional<int64_t>> bins = ScalarInt(ctx, 0, "num_mel_bins");
+  if (!bins.ok()) return bins.status();
+  absl::StatusOr<std::optional<int64_t>> length = ScalarInt(ctx, 1, "dft_length");
+  if (!length.ok()) return length.status();
+  absl::StatusOr<std::optional<int64_t>> rate = ScalarInt(ctx, 2, "sample_rate");
+  if (!rate.ok()) return rate.status();
+  absl::StatusOr<DType> dtype = DTypeFromOnnxDataType(ctx.node.GetInt("output_datatype", 1));
+  if (!dtype.ok()) return dtype.status();
+  if (*dtype != DType::kF32 && *dtype != DType::kF64) {
+    return absl::UnimplementedError(
+        absl::StrCat("MelWeightMatrix output_datatype ", DTypeName(*dtype), " is not supported (f32 or f64)"));
+  }
+  const Dim rows = length->has_value() ? Dim(**length / 2 + 1) : UnknownDim();
+  const Dim cols = bins->has_value() ? Dim(**bins) : UnknownDim();
+  return std::vector<TensorType>{TensorType(*dtype, {rows, cols})};
+}
+
 // CumSum: running sums along the axis given as a scalar integer input (exclusive and reverse attributes).
 InferResult InferCumSum(const InferenceContext& ctx) {
   const TensorType& x = ctx.type(0);
@@ -1031,6 +1052,8 @@ void RegisterNnOps(OpRegistry& r) {
               "running sum along an axis (exclusive, reverse)"});
   r.Register({"DFT", "", 1, 2, 1, 1, WithRequiredInputs(1, InferDft),
               "discrete Fourier transform along an axis (inverse, onesided; real or complex as [..., 2])"});
+  r.Register({"MelWeightMatrix", "", 5, 5, 1, 1, WithRequiredInputs(5, InferMelWeightMatrix),
+              "triangular mel filter bank weights [dft_length / 2 + 1, num_mel_bins]"});
   r.Register({"STFT", "", 2, 4, 1, 1, WithRequiredInputs(2, InferStft),
               "short-time Fourier transform of [batch, length, 1 or 2] frames (window, onesided)"});
   r.Register({"Pad", "", 2, 4, 1, 1, WithRequiredInputs(2, InferPad),

@@ -1,4 +1,4 @@
-// Reference kernels for the spectral operators: DFT and STFT (opset 17). Direct O(n^2) transforms in
+// Reference kernels for the spectral operators: DFT, STFT and MelWeightMatrix (opset 17). Direct O(n^2) transforms in
 // double: X[k] = sum_j x[j] e^(-+2 pi i j k / n), the inverse divided by n. Complex tensors are [..., 2]
 // (real, imaginary); real inputs [..., 1].
 #include <cmath>
@@ -111,9 +111,51 @@ absl::Status StftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
   return absl::OkStatus();
 }
 
+// The mel filter bank as ONNX's reference computes it: num_mel_bins + 2 points evenly spaced in mel between
+// the edges, mapped to spectrogram bins floor((dft_length + 1) f / sample_rate), then triangles between
+// neighbouring points (a zero-width rising side puts 1 at its center).
+absl::Status MelWeightMatrixKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
+  const int64_t mels = in[0]->GetAsInt64(0), dft_length = in[1]->GetAsInt64(0), rate = in[2]->GetAsInt64(0);
+  const double lower = in[3]->GetAsDouble(0), upper = in[4]->GetAsDouble(0);
+  Tensor& y = out[0];
+  const int64_t rows = dft_length / 2 + 1;
+  if (y.dim(0) != rows || y.dim(1) != mels) return absl::InternalError("MelWeightMatrix output shape");
+  const double low_mel = 2595.0 * std::log10(1.0 + lower / 700.0), high_mel = 2595.0 * std::log10(1.0 + upper / 700.0);
+  const double step = (high_mel - low_mel) / static_cast<double>(mels + 2);
+  std::vector<int64_t> point(mels + 2);
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700.0 * (std::pow(10.0, (i * step + low_mel) / 2595.0) - 1.0);
+    point[i] = static_cast<int64_t>(std::floor((dft_length + 1) * hz / rate));
+  }
+  for (int64_t i = 0; i < y.num_elements(); ++i) SetElem(y, i, 0.0);
+  auto set = [&](int64_t row, int64_t col, double v) -> absl::Status {
+    if (row < 0 || row >= rows) {
+      return absl::InvalidArgumentError(absl::StrCat("MelWeightMatrix: mel bin ", col, " reaches spectrogram bin ",
+                                                     row, ", outside [0, ", rows, ") (check the edge frequencies)"));
+    }
+    SetElem(y, row * mels + col, v);
+    return absl::OkStatus();
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t lo = point[i], center = point[i + 1], hi = point[i + 2];
+    if (center == lo) {
+      if (absl::Status s = set(center, i, 1.0); !s.ok()) return s;
+    } else {
+      for (int64_t j = lo; j <= center; ++j) {
+        if (absl::Status s = set(j, i, static_cast<double>(j - lo) / (center - lo)); !s.ok()) return s;
+      }
+    }
+    for (int64_t j = center; j < hi; ++j) {
+      if (absl::Status s = set(j, i, static_cast<double>(hi - j) / (hi - center)); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterSpectralReferenceKernels(ReferenceKernelRegistry& r) {
+  r.Register("", "MelWeightMatrix", MelWeightMatrixKernel);
   r.Register("", "DFT", DftKernel);
   r.Register("", "STFT", StftKernel);
 }

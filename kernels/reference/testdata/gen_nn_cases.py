@@ -1109,6 +1109,36 @@ def spectral_cases(cw):
            [("y", ri(np.fft.fft(seg, axis=2)))], {"onesided": 0}, opset=17)
 
 
+def np_mel_weight_matrix(mels, dft_length, rate, lower, upper):
+    """ONNX's MelWeightMatrix reference (onnx/backend/test/case/node/melweightmatrix.py) in numpy."""
+    points = np.arange(0, mels + 2)
+    low_mel, high_mel = 2595 * np.log10(1 + lower / 700), 2595 * np.log10(1 + upper / 700)
+    hz = 700 * (np.power(10, (points * (high_mel - low_mel) / (mels + 2) + low_mel) / 2595) - 1)
+    points = (((dft_length + 1) * hz) // rate).astype(int)
+    out = np.zeros((dft_length // 2 + 1, mels))
+    for i in range(mels):
+        lo, center, hi = points[i], points[i + 1], points[i + 2]
+        if center == lo:
+            out[center, i] = 1
+        else:
+            for j in range(lo, center + 1):
+                out[j, i] = (j - lo) / (center - lo)
+        for j in range(center, hi):
+            out[j, i] = (hi - j) / (hi - center)
+    return out
+
+
+def mel_cases(cw):
+    for name, args in [("melweightmatrix_16k", (10, 64, 16000, 20.0, 8000.0)),
+                       ("melweightmatrix_narrow", (8, 16, 8192, 0.0, 4096.0))]:
+        mels, dft_length, rate, lower, upper = args
+        inputs = [("num_mel_bins", np.array(mels, np.int64), True), ("dft_length", np.array(dft_length, np.int64), True),
+                  ("sample_rate", np.array(rate, np.int64), True), ("lower_edge_hertz", np.array(lower, np.float32), True),
+                  ("upper_edge_hertz", np.array(upper, np.float32), True)]
+        cw.add(name, "MelWeightMatrix", inputs,
+               [("y", np_mel_weight_matrix(mels, dft_length, rate, lower, upper).astype(np.float32))], {}, opset=17)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -1135,6 +1165,7 @@ def main():
     einsum_cases(cw)
     more_cnn_cases(cw)
     spectral_cases(cw)
+    mel_cases(cw)
     cw.finish()
 
 
