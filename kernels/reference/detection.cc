@@ -13,6 +13,7 @@
 #include "graph/op_registry.h"
 #include "graph/ops/nms.h"
 #include "kernels/reference/reference.h"
+#include "kernels/reference/roi_sample.h"
 
 namespace tessel {
 namespace {
@@ -119,26 +120,11 @@ absl::Status GridSample(const Node& node, Inputs in, Outputs out) {
 // X's plane read bilinearly at (y, x) as torchvision's roi_align does: zero beyond one pixel outside,
 // clamped to the edge within it. With `max`, the largest weighted corner (ONNX Runtime's max mode).
 double RoiSample(const float* plane, int64_t h, int64_t w, double y, double x, bool max) {
-  if (y < -1.0 || y > h || x < -1.0 || x > w) return 0;
-  y = std::max(y, 0.0);
-  x = std::max(x, 0.0);
-  int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
-  if (y0 >= h - 1) {
-    y0 = y1 = h - 1;
-    y = static_cast<double>(y0);
-  } else {
-    y1 = y0 + 1;
-  }
-  if (x0 >= w - 1) {
-    x0 = x1 = w - 1;
-    x = static_cast<double>(x0);
-  } else {
-    x1 = x0 + 1;
-  }
-  const double ly = y - y0, lx = x - x0, hy = 1 - ly, hx = 1 - lx;
-  const double a = hy * hx * plane[y0 * w + x0], b = hy * lx * plane[y0 * w + x1];
-  const double c = ly * hx * plane[y1 * w + x0], d = ly * lx * plane[y1 * w + x1];
-  return max ? std::max(std::max(a, b), std::max(c, d)) : a + b + c + d;
+  RoiTap t;
+  if (!RoiBilinearTap(h, w, y, x, &t)) return 0;
+  double v[4];
+  for (int k = 0; k < 4; ++k) v[k] = t.weight[k] * plane[t.index[k]];
+  return max ? std::max(std::max(v[0], v[1]), std::max(v[2], v[3])) : v[0] + v[1] + v[2] + v[3];
 }
 
 absl::Status RoiAlign(const Node& node, Inputs in, Outputs out) {
@@ -158,17 +144,8 @@ absl::Status RoiAlign(const Node& node, Inputs in, Outputs out) {
       return absl::InvalidArgumentError(
           absl::StrCat("batch_indices[", r, "] = ", b, " is outside the batch of X (", n_batch, " images)"));
     }
-    const float* box = rois.data<float>() + r * 4;
-    const double x1 = box[0] * scale - offset, y1 = box[1] * scale - offset;
-    double rw = box[2] * scale - offset - x1, rh = box[3] * scale - offset - y1;
-    if (offset == 0) {  // output_half_pixel: regions at least one pixel wide
-      rw = std::max(rw, 1.0);
-      rh = std::max(rh, 1.0);
-    }
-    const double bin_h = rh / oh, bin_w = rw / ow;
-    const int64_t grid_h = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / oh));
-    const int64_t grid_w = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / ow));
-    const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
+    const RoiRegion region = ResolveRoiRegion(rois.data<float>() + r * 4, scale, offset, oh, ow, ratio);
+    const double count = static_cast<double>(region.count());
     for (int64_t c = 0; c < channels; ++c) {
       const float* plane = x.data<float>() + (b * channels + c) * h * w;
       float* dst = y.data<float>() + (r * channels + c) * oh * ow;
@@ -176,11 +153,10 @@ absl::Status RoiAlign(const Node& node, Inputs in, Outputs out) {
         for (int64_t pw = 0; pw < ow; ++pw) {
           double acc = 0;
           bool first = true;
-          for (int64_t iy = 0; iy < grid_h; ++iy) {
-            const double sy = y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h;
-            for (int64_t ix = 0; ix < grid_w; ++ix) {
-              const double sx = x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w;
-              const double v = RoiSample(plane, h, w, sy, sx, max);
+          for (int64_t iy = 0; iy < region.grid_h; ++iy) {
+            const double sy = region.SampleY(ph, iy);
+            for (int64_t ix = 0; ix < region.grid_w; ++ix) {
+              const double v = RoiSample(plane, h, w, sy, region.SampleX(pw, ix), max);
               acc = max ? (first ? v : std::max(acc, v)) : acc + v;
               first = false;
             }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/reference/roi_sample.h"
 
 namespace tessel {
 namespace {
@@ -113,46 +114,24 @@ class RoiAlignKernel : public OpKernel {
     float w[4];
   };
 
-  // Region r's samples, bin by bin, as the reference's RoiSample reads them: zero beyond one pixel
+  // Region r's samples, bin by bin, with the reference's taps (roi_sample.h): zero beyond one pixel
   // outside the image (no taps), clamped to the edge within it.
   void ResolveTaps(const float* box, int64_t r) {
-    const double x1 = box[0] * scale_ - offset_, y1 = box[1] * scale_ - offset_;
-    double rw = box[2] * scale_ - offset_ - x1, rh = box[3] * scale_ - offset_ - y1;
-    if (offset_ == 0) {  // output_half_pixel: regions at least one pixel wide
-      rw = std::max(rw, 1.0);
-      rh = std::max(rh, 1.0);
-    }
-    const double bin_h = rh / oh_, bin_w = rw / ow_;
-    const int64_t grid_h = ratio_ > 0 ? ratio_ : static_cast<int64_t>(std::ceil(rh / oh_));
-    const int64_t grid_w = ratio_ > 0 ? ratio_ : static_cast<int64_t>(std::ceil(rw / ow_));
-    counts_[r] = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
+    const RoiRegion region = ResolveRoiRegion(box, scale_, offset_, oh_, ow_, ratio_);
+    counts_[r] = static_cast<float>(region.count());
     for (int64_t ph = 0; ph < oh_; ++ph) {
       for (int64_t pw = 0; pw < ow_; ++pw) {
         bin_start_.push_back(static_cast<int64_t>(taps_.size()));
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          double y = y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h;
-          for (int64_t ix = 0; ix < grid_w; ++ix) {
-            double x = x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w;
-            if (!(y >= -1.0 && y <= h_ && x >= -1.0 && x <= w_)) continue;  // NaN too: no taps
-            double yy = std::max(y, 0.0), xx = std::max(x, 0.0);
-            int64_t y0 = static_cast<int64_t>(yy), x0 = static_cast<int64_t>(xx), ya, xa;
-            if (y0 >= h_ - 1) {
-              y0 = ya = h_ - 1;
-              yy = static_cast<double>(y0);
-            } else {
-              ya = y0 + 1;
+        for (int64_t iy = 0; iy < region.grid_h; ++iy) {
+          const double y = region.SampleY(ph, iy);
+          for (int64_t ix = 0; ix < region.grid_w; ++ix) {
+            RoiTap t;
+            if (!RoiBilinearTap(h_, w_, y, region.SampleX(pw, ix), &t)) continue;  // outside (or NaN): no taps
+            Taps& s = taps_.emplace_back();
+            for (int k = 0; k < 4; ++k) {
+              s.offset[k] = static_cast<int32_t>(t.index[k]);
+              s.w[k] = static_cast<float>(t.weight[k]);
             }
-            if (x0 >= w_ - 1) {
-              x0 = xa = w_ - 1;
-              xx = static_cast<double>(x0);
-            } else {
-              xa = x0 + 1;
-            }
-            const double ly = yy - y0, lx = xx - x0, hy = 1 - ly, hx = 1 - lx;
-            taps_.push_back({{static_cast<int32_t>(y0 * w_ + x0), static_cast<int32_t>(y0 * w_ + xa),
-                              static_cast<int32_t>(ya * w_ + x0), static_cast<int32_t>(ya * w_ + xa)},
-                             {static_cast<float>(hy * hx), static_cast<float>(hy * lx), static_cast<float>(ly * hx),
-                              static_cast<float>(ly * lx)}});
           }
         }
       }
