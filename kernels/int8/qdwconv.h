@@ -104,9 +104,9 @@ void QDwConvU8S8__avx2(const uint8_t* const* indirection, int64_t pixels, const 
 // entries each (the output stage runs on NEON, as PackedQDwConvNeonWeights'; right_only as there).
 struct PackedQDwConvSveWeights {
   int64_t c = 0, taps = 0, quads = 0, cp = 0;
-  bool any_left = false, right_only = true;
+  bool right_only = true;
   std::vector<int8_t> w;
-  std::vector<int32_t> bias, multiplier, left, right, mask, half_mask, neg_right;
+  std::vector<int32_t> bias, multiplier, left, neg_right;
 };
 
 PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,

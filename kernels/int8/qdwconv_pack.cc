@@ -24,6 +24,29 @@ void SetOutputStage(Packed& p, size_t i, int64_t ch, int32_t sum, const int32_t*
   p.any_left = p.any_left || p.left[i] > 0;
 }
 
+// The NEON-form output-stage constants (the aarch64 layouts share them) of channel `ch`, weights summing to
+// `sum`, at entry ch of `p`'s arrays; `flip_bias` adds 128 * sum for kernels that flip the inputs to s8.
+template <typename Packed>
+void SetNeonOutputStage(Packed& p, int64_t ch, int32_t sum, const int32_t* bias, int32_t x_zero_point,
+                        const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift, bool flip_bias) {
+  const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
+  p.bias[ch] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum + (flip_bias ? 128 * sum : 0);
+  p.multiplier[ch] = static_cast<int32_t>(multiplier[q]);
+  const int32_t s = static_cast<int32_t>(shift[q]);
+  p.left[ch] = s > 0 ? s : 0;
+  p.neg_right[ch] = s > 0 ? 0 : s;
+  p.right_only = p.right_only && s < 0;
+}
+
+template <typename Packed>
+void AssignNeonOutputStage(Packed& p) {
+  p.bias.assign(p.cp, 0);
+  p.multiplier.assign(p.cp, 0);
+  p.left.assign(p.cp, 0);
+  p.neg_right.assign(p.cp, 0);
+  p.right_only = true;
+}
+
 }  // namespace
 
 PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
@@ -101,13 +124,7 @@ PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_
   p.quads = (taps + 3) / 4;
   p.cp = (c + 15) / 16 * 16;
   p.w.assign(p.quads * p.cp * 4, 0);
-  p.bias.assign(p.cp, 0);
-  p.multiplier.assign(p.cp, 0);
-  p.left.assign(p.cp, 0);
-  p.right.assign(p.cp, 0);
-  p.mask.assign(p.cp, 0);
-  p.half_mask.assign(p.cp, 0);
-  p.neg_right.assign(p.cp, 0);
+  AssignNeonOutputStage(p);
   for (int64_t ch = 0; ch < c; ++ch) {
     int32_t sum = 0;
     for (int64_t t = 0; t < taps; ++t) {
@@ -115,9 +132,7 @@ PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_
       sum += v;
       p.w[((t / 4) * p.cp + ch) * 4 + t % 4] = v;
     }
-    SetOutputStage(p, static_cast<size_t>(ch), ch, sum, bias, x_zero_point, multiplier, shift);
-    p.neg_right[ch] = -p.right[ch];
-    p.right_only = p.right_only && p.right[ch] > 0;
+    SetNeonOutputStage(p, ch, sum, bias, x_zero_point, multiplier, shift, /*flip_bias=*/false);
   }
   return p;
 }
@@ -140,11 +155,7 @@ PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int6
   } else {
     p.w16.assign(taps * p.cp, 0);
   }
-  p.bias.assign(p.cp, 0);
-  p.multiplier.assign(p.cp, 0);
-  p.left.assign(p.cp, 0);
-  p.neg_right.assign(p.cp, 0);
-  p.right_only = true;
+  AssignNeonOutputStage(p);
   for (int64_t ch = 0; ch < c; ++ch) {
     int32_t sum = 0;
     for (int64_t t = 0; t < taps; ++t) {
@@ -156,13 +167,7 @@ PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int6
         p.w16[t * p.cp + ch] = v;
       }
     }
-    const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
-    p.bias[ch] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum + (p.pairs ? 128 * sum : 0);
-    p.multiplier[ch] = static_cast<int32_t>(multiplier[q]);
-    const int32_t s = static_cast<int32_t>(shift[q]);
-    p.left[ch] = s > 0 ? s : 0;
-    p.neg_right[ch] = s > 0 ? 0 : s;
-    p.right_only = p.right_only && s < 0;
+    SetNeonOutputStage(p, ch, sum, bias, x_zero_point, multiplier, shift, /*flip_bias=*/p.pairs);
   }
   return p;
 }
