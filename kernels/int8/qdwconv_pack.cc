@@ -38,6 +38,22 @@ void SetNeonOutputStage(Packed& p, int64_t ch, int32_t sum, const int32_t* bias,
   p.right_only = p.right_only && s < 0;
 }
 
+// W [c, taps] as [taps / G][cp][G] (G taps of a channel side by side, zero-padded to whole groups and cp
+// channels) in `out`; returns each channel's weight sum.
+template <int G, typename T>
+std::vector<int32_t> PackTapGroups(const int8_t* w, int64_t c, int64_t taps, int64_t cp, std::vector<T>* out) {
+  out->assign((taps + G - 1) / G * cp * G, 0);
+  std::vector<int32_t> sums(c, 0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t t = 0; t < taps; ++t) {
+      const int8_t v = w[ch * taps + t];
+      sums[ch] += v;
+      (*out)[((t / G) * cp + ch) * G + t % G] = v;
+    }
+  }
+  return sums;
+}
+
 template <typename Packed>
 void AssignNeonOutputStage(Packed& p) {
   p.bias.assign(p.cp, 0);
@@ -96,7 +112,7 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
   p.taps = taps;
   p.pairs = (taps + 1) / 2;
   p.cp = (c + 15) / 16 * 16;
-  p.w16.assign(p.pairs * p.cp * 2, 0);
+  const std::vector<int32_t> sums = PackTapGroups<2>(w, c, taps, p.cp, &p.w16);
   p.bias.assign(p.cp, 0);
   p.multiplier.assign(p.cp + 1, 0);
   p.left.assign(p.cp, 0);
@@ -104,13 +120,7 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
   p.mask.assign(p.cp, 0);
   p.half_mask.assign(p.cp, 0);
   for (int64_t ch = 0; ch < c; ++ch) {
-    int32_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) {
-      const int8_t v = w[ch * taps + t];
-      sum += v;
-      p.w16[((t / 2) * p.cp + ch) * 2 + t % 2] = v;
-    }
-    SetOutputStage(p, static_cast<size_t>(ch), ch, sum, bias, x_zero_point, multiplier, shift);
+    SetOutputStage(p, static_cast<size_t>(ch), ch, sums[ch], bias, x_zero_point, multiplier, shift);
   }
   return p;
 }
@@ -123,16 +133,10 @@ PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_
   p.taps = taps;
   p.quads = (taps + 3) / 4;
   p.cp = (c + 15) / 16 * 16;
-  p.w.assign(p.quads * p.cp * 4, 0);
+  const std::vector<int32_t> sums = PackTapGroups<4>(w, c, taps, p.cp, &p.w);
   AssignNeonOutputStage(p);
   for (int64_t ch = 0; ch < c; ++ch) {
-    int32_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) {
-      const int8_t v = w[ch * taps + t];
-      sum += v;
-      p.w[((t / 4) * p.cp + ch) * 4 + t % 4] = v;
-    }
-    SetNeonOutputStage(p, ch, sum, bias, x_zero_point, multiplier, shift, /*flip_bias=*/false);
+    SetNeonOutputStage(p, ch, sums[ch], bias, x_zero_point, multiplier, shift, /*flip_bias=*/false);
   }
   return p;
 }
