@@ -116,7 +116,8 @@ INSTANTIATE_TEST_SUITE_P(AllIsas, ActRowsTest, ::testing::ValuesIn(Variants()),
 TEST(ActRowsForCpuTest, IsOneOfTheVariants) {
   const ActRowKernels k = ActRowsForCpu();
   bool found = false;
-  for (const Variant& v : Variants()) found |= v.rows().gelu_erf == k.gelu_erf;
+  // A variant's table is built by code of its own ISA: only those this CPU runs are asked.
+  for (const Variant& v : Variants()) found |= CpuSupports(v.isa) && v.rows().gelu_erf == k.gelu_erf;
   EXPECT_TRUE(found);
 }
 

@@ -142,10 +142,14 @@ bool QGemmQc8Legal(const OpQuery& q) {
 // plus its output stage) at half the AVX-512 width: 45 GOP/s, and its depthwise ones 20. Measured with
 // XNNPACK held to AVX2 (lab/cpuinfo_avx2_only.c) on Zen 4, MobileNetV2's layers: the 3x3 stem 33 GOP/s,
 // 1x1 at K = 16-24 52-64 (Tessel's AVX2 kernel 1.1-1.5x faster on each), the 3x3 stride-1 depthwise
-// 20-23 (Tessel's AVX2 depthwise kernel 24-34), 2026-11-29. On aarch64 the Arm lab's cost table
-// (lab_costs.h) ranks QConv and QGemm kernels per core model instead of these rates.
+// 20-23 (Tessel's AVX2 depthwise kernel 24-34), 2026-11-29. Its AVX2 output stage costs about what
+// Tessel's AVX2 one does (0.4 ns an output, int8_op_kernels.cc): on a Zen 3 (EPYC 7B13-class, AVX2
+// only), 1x1 layers at K = 8 / 16 / 24 ran 13-16 / 26-28 / 36-38 GOP/s on XNNPACK, 1.0-1.3 ns an output
+// whatever K, against Tessel's AVX2 kernel's 16 / 31 / 46 GOP/s, 2026-11-29. On aarch64 the Arm lab's
+// cost table (lab_costs.h) ranks QConv and QGemm kernels per core model instead of these rates.
 constexpr double kDenseOps = 100e9;
 constexpr double kDenseOpsAvx2 = 45e9;
+constexpr double kStageSecondsAvx2 = 0.4e-9;  // per output element
 constexpr double kDepthwiseOps = 40e9;
 constexpr double kDepthwiseOpsAvx2 = 20e9;
 // The qc8 sign flips: read + write of the input, then of the output.
@@ -157,7 +161,8 @@ double Int8Cost(const Conv2dGeometry& g, bool flips) {
   static const bool x86_without_avx512 = CpuSupports(Isa::kAvx2) && !CpuSupports(Isa::kAvx512);
   const double dense = x86_without_avx512 ? kDenseOpsAvx2 : kDenseOps;
   const double dw = x86_without_avx512 ? kDepthwiseOpsAvx2 : kDepthwiseOps;
-  return g.flops() / (depthwise ? dw : dense) + (flips ? 2.0 * bytes / kFlipBytesPerSecond : 0.0);
+  const double stage = x86_without_avx512 && !depthwise ? kStageSecondsAvx2 * g.n * g.oh * g.ow * g.m : 0.0;
+  return g.flops() / (depthwise ? dw : dense) + stage + (flips ? 2.0 * bytes / kFlipBytesPerSecond : 0.0);
 }
 
 template <bool (*kResolve)(const OpQuery&, Conv2dGeometry*, Int8Params*), bool kFlips>
