@@ -1,7 +1,9 @@
-// MobileNetV2's non-GEMM layers one at a time through the operator kernels a compiled model runs: the
-// fused depthwise 3x3 + pointwise 1x1 blocks (tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused, with the
-// 112x112 block's expansion and the residual adds where the network has them) and the RGB stem
-// (tessel_f32_conv2d_nhwc__direct_avx512). Reports GFLOP/s and the fraction of the measured f32 FMA peak.
+// CNN layers one at a time through the operator kernels a compiled model runs: MobileNetV2's fused
+// depthwise 3x3 + pointwise 1x1 blocks (tessel_f32_dwconv2d_3x3_pwconv2d_nhwc__fused, with the 112x112
+// block's expansion and the residual adds where the network has them), its RGB stem
+// (tessel_f32_conv2d_nhwc__direct_avx512) and ResNet-18's 3x3 stride-1 layers on the two Winograd kernels.
+// Reports GFLOP/s (of the direct convolution's multiply-adds) and the fraction of the measured f32 FMA
+// peak.
 // warm: the layer runs again and again on the same buffers (what the kernel can do from cache); cold: a
 // 64 MB buffer is read between runs (not timed), so inputs and weights come from memory.
 //
@@ -113,6 +115,23 @@ std::unique_ptr<Layer> StemLayer(int64_t h, int64_t w, int64_t m) {
   return l;
 }
 
+// A ResNet basic block's 3x3 stride-1 convolution, h x w x c -> c, pad 1, bias and ReLU.
+std::unique_ptr<Layer> Conv3x3Layer(int64_t h, int64_t w, int64_t c) {
+  auto l = std::make_unique<Layer>();
+  l->Add({1, h, w, c}, false, 1.0f);
+  l->Add({c, 3, 3, c}, true, 0.05f);
+  l->Add({c}, true, 0.1f);
+  l->node = l->graph->AddNode("FusedConv", l->values, 1, "conv3x3");
+  l->node->set_domain("tessel");
+  l->node->SetAttr("layout", Attribute::String("nhwc"));
+  l->node->SetAttr("kernel_shape", Attribute::Ints({3, 3}));
+  l->node->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+  l->node->SetAttr("activation", Attribute::String("relu"));
+  l->output = Tensor(DType::kF32, {1, h, w, c});
+  l->flops = 2.0 * h * w * c * c * 9;
+  return l;
+}
+
 void BM_Layer(benchmark::State& state, const std::string& kernel, std::shared_ptr<Layer> l, bool cold) {
   const OpKernelEntry* e = OpKernels().FindByName(kernel);
   if (e == nullptr) {
@@ -173,6 +192,15 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(absl::StrCat("stem/224x224x3_s2_32/", heat).c_str(), BM_Layer,
                                  "tessel_f32_conv2d_nhwc__direct_avx512", stem, cold)
         ->Unit(benchmark::kMicrosecond);
+    for (int64_t hw_c : {56 * 1000 + 64, 28 * 1000 + 128, 14 * 1000 + 256, 7 * 1000 + 512}) {
+      const int64_t hw = hw_c / 1000, c = hw_c % 1000;
+      std::shared_ptr<Layer> l = Conv3x3Layer(hw, hw, c);
+      for (const char* f : {"f2x2", "f4x4"}) {
+        benchmark::RegisterBenchmark(absl::StrCat("winograd_", f, "/", hw, "x", hw, "x", c, "/", heat).c_str(),
+                                     BM_Layer, absl::StrCat("tessel_f32_conv2d_3x3s1_nhwc__winograd_", f), l, cold)
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
   }
   return 0;
 }

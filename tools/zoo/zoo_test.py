@@ -66,11 +66,13 @@ def shard(names):
             mine.add(name)
     return [n for n in names if n in mine]
 
-# model -> (bound, reason): compiled artifacts known to miss TOLERANCE but stay within `bound`; the
-# ONNX run must still meet TOLERANCE. A model that meets TOLERANCE again fails the test until it is
-# removed from here, so that this list stays true.
+# model -> (bound, reason): compiled artifacts known to come near or past TOLERANCE but stay within
+# `bound`; the ONNX run must still meet TOLERANCE. The rounding differs with the kernels an ISA runs, so
+# a listed model may meet TOLERANCE on one CPU and not on another; one that meets half of it fails the
+# test until it is removed from here, so that this list stays true.
 EXPECTED_ERROR = {
-    "fcn_resnet50": (3e-4, "Winograd F(4x4,3x3) rounding in the compiled artifact (1.5e-4; 6.4e-5 with "
+    "fcn_resnet50": (3e-4, "Winograd F(4x4,3x3) rounding in the compiled artifact (1.5e-4 with points "
+                           "0, +-1, +-2 on Zen 4; 9.8e-5 with 0, +-1, 1/2, -2 on Zen 3; 6.4e-5 with "
                            "TESSEL_FORCE_BACKEND=gemm)"),
 }
 
@@ -270,6 +272,8 @@ def main():
                 bound, reason = EXPECTED_ERROR[name]
                 if status.startswith("WRONG") and err_run <= TOLERANCE and err_tsl <= bound:
                     rows[-1] = rows[-1][:2] + ("expected: " + reason,) + rows[-1][3:]
+                elif status == "ok" and err_tsl > TOLERANCE / 2:
+                    rows[-1] = rows[-1][:2] + ("ok (listed: " + reason + ")",) + rows[-1][3:]
                 elif status == "ok":
                     failures.append("%s op%d now meets the tolerance: remove it from EXPECTED_ERROR" % (name, opset))
                 else:
