@@ -38,27 +38,53 @@ namespace {
 #define TESSEL_DWPW_INLINE __attribute__((always_inline)) inline
 
 #if !defined(__aarch64__)  // aarch64 runs the depthwise microkernels of dwconv3x3.cc instead
-// 16 channels as one GCC vector (one zmm in the AVX-512 clone, two ymm or four xmm in the others);
-// unaligned access through the aligned(4) variant.
+// The row kernels are templates over the channel vector V: 16 channels as one GCC vector (one zmm in the
+// AVX-512 builds, four xmm in the portable one), or 8 (one ymm in the AVX2 build: a 16-channel vector
+// there is two ymm, and a tile's 9 weights, 4 accumulators, bias and clamps took 34 of AVX2's 16
+// registers, spilling in every FMA chain). Unaligned access through the aligned(4) variants.
 typedef float V16 __attribute__((vector_size(64)));
-typedef float V16u __attribute__((vector_size(64), aligned(4)));
+typedef float V8 __attribute__((vector_size(32)));
+template <typename V>
+struct Unaligned;
+template <>
+struct Unaligned<V16> {
+  typedef float type __attribute__((vector_size(64), aligned(4)));
+};
+template <>
+struct Unaligned<V8> {
+  typedef float type __attribute__((vector_size(32), aligned(4)));
+};
+template <typename V>
+constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
+template <typename V>
+TESSEL_DWPW_INLINE V Load(const float* p) {
+  return *reinterpret_cast<const typename Unaligned<V>::type*>(p);
+}
+template <typename V>
+TESSEL_DWPW_INLINE void Store(float* p, V v) {
+  *reinterpret_cast<typename Unaligned<V>::type*>(p) = v;
+}
 
-inline V16 Splat(float v) { return V16{} + v; }
+template <typename V>
+TESSEL_DWPW_INLINE V Splat(float v) {
+  return V{} + v;
+}
 
-// A border pixel's 16 channels from two columns of taps, kx = t and t + 1 (t = 1: the left column is
+// A border pixel's kLanes<V> channels from two columns of taps, kx = t and t + 1 (t = 1: the left column is
 // outside the image, t = 0: the right one), with rows a, e, d at its column kx = t.
-inline void BorderPixel(const float* a, const float* e, const float* d, int64_t c, const V16 (&wt)[9], int t, V16 b,
-                        V16 vlo, V16 vhi, float* o) {
-  V16 acc = b;
-  acc += *reinterpret_cast<const V16u*>(a) * wt[t];
-  acc += *reinterpret_cast<const V16u*>(a + c) * wt[t + 1];
-  acc += *reinterpret_cast<const V16u*>(e) * wt[3 + t];
-  acc += *reinterpret_cast<const V16u*>(e + c) * wt[4 + t];
-  acc += *reinterpret_cast<const V16u*>(d) * wt[6 + t];
-  acc += *reinterpret_cast<const V16u*>(d + c) * wt[7 + t];
+template <typename V>
+TESSEL_DWPW_INLINE void BorderPixel(const float* a, const float* e, const float* d, int64_t c, const V (&wt)[9], int t,
+                                    V b, V vlo, V vhi, float* o) {
+  V acc = b;
+  acc += Load<V>(a) * wt[t];
+  acc += Load<V>(a + c) * wt[t + 1];
+  acc += Load<V>(e) * wt[3 + t];
+  acc += Load<V>(e + c) * wt[4 + t];
+  acc += Load<V>(d) * wt[6 + t];
+  acc += Load<V>(d + c) * wt[7 + t];
   acc = acc < vlo ? vlo : acc;
   acc = acc > vhi ? vhi : acc;
-  *reinterpret_cast<V16u*>(o) = acc;
+  Store<V>(o, acc);
 }
 
 // acc[j] += the taps of one input row for the P pixels of a tile at stride SW: pixel j's tap kx is
@@ -72,14 +98,14 @@ inline void BorderPixel(const float* a, const float* e, const float* d, int64_t 
 // of 18), and Zen 4's L1 serves one zmm load a cycle, as many as its FMAs: MobileNetV2's stride-1
 // blocks 1-5% faster pinned (cnn_layer_benchmark, e.g. 56x56x144 287 -> 274 us); its stride-2 blocks
 // (a column serves at most 2 pixels) ~1% slower, so they are left alone.
-template <int SW, int P, bool kPin>
-TESSEL_DWPW_INLINE void TileRowTaps(const float* row, int64_t c, int64_t off, bool skip_first, bool skip_last, V16 w0,
-                                    V16 w1, V16 w2, V16 (&acc)[P]) {
+template <typename V, int SW, int P, bool kPin>
+TESSEL_DWPW_INLINE void TileRowTaps(const float* row, int64_t c, int64_t off, bool skip_first, bool skip_last, V w0,
+                                    V w1, V w2, V (&acc)[P]) {
   constexpr int kCols = (P - 1) * SW + 3;
 #pragma GCC unroll 16
   for (int col = 0; col < kCols; ++col) {
     if ((col == 0 && skip_first) || (col == kCols - 1 && skip_last)) continue;
-    V16 x = *reinterpret_cast<const V16u*>(row + (off + col) * c);
+    V x = Load<V>(row + (off + col) * c);
     if constexpr (kPin && SW == 1) __asm__("" : "+v"(x));
 #pragma GCC unroll 8
     for (int j = 0; j < P; ++j) {
@@ -91,35 +117,35 @@ TESSEL_DWPW_INLINE void TileRowTaps(const float* row, int64_t c, int64_t off, bo
   }
 }
 
-// P output pixels (16 channels) from the rows in use; a zero row (outside the image) adds nothing.
-template <int SW, int P, bool kPin>
+// P output pixels (kLanes<V> channels) from the rows in use; a zero row (outside the image) adds nothing.
+template <typename V, int SW, int P, bool kPin>
 TESSEL_DWPW_INLINE void DepthwiseTile(const float* const (&rows)[3], const bool (&use)[3], int64_t c, int64_t off,
-                                      bool skip_first, bool skip_last, const V16 (&wt)[9], V16 b, V16 vlo, V16 vhi,
+                                      bool skip_first, bool skip_last, const V (&wt)[9], V b, V vlo, V vhi,
                                       float* o) {
-  V16 acc[P];
+  V acc[P];
 #pragma GCC unroll 8
   for (int j = 0; j < P; ++j) acc[j] = b;
 #pragma GCC unroll 3
   for (int r = 0; r < 3; ++r) {
     if (use[r]) {
-      TileRowTaps<SW, P, kPin>(rows[r], c, off, skip_first, skip_last, wt[3 * r], wt[3 * r + 1], wt[3 * r + 2], acc);
+      TileRowTaps<V, SW, P, kPin>(rows[r], c, off, skip_first, skip_last, wt[3 * r], wt[3 * r + 1], wt[3 * r + 2], acc);
     }
   }
 #pragma GCC unroll 8
   for (int j = 0; j < P; ++j) {
-    V16 v = acc[j] < vlo ? vlo : acc[j];
+    V v = acc[j] < vlo ? vlo : acc[j];
     v = v > vhi ? vhi : v;
-    *reinterpret_cast<V16u*>(o + j * c) = v;
+    Store<V>(o + j * c, v);
   }
 }
 
 // A whole row of `count` pixels at stride SW in tiles of 4, the last one 1-4 wide; the border pixels
 // are in the first and last tile, their outside column skipped. rows[r] points at pixel 0's first
 // tap inside the image (kx = 1 on a left border), so pixel i's tap kx is column i * SW + kx - left.
-template <int SW, bool kPin>
+template <typename V, int SW, bool kPin>
 TESSEL_DWPW_INLINE void DepthwiseRowTiles(const float* const (&rows)[3], const bool (&use)[3], int64_t c,
-                                          int64_t count, bool left, bool right, const V16 (&wt)[9], V16 b, V16 vlo,
-                                          V16 vhi, float* o) {
+                                          int64_t count, bool left, bool right, const V (&wt)[9], V b, V vlo,
+                                          V vhi, float* o) {
   for (int64_t i = 0; i < count; i += 4) {
     const int64_t n = std::min<int64_t>(4, count - i);
     const bool skip_first = left && i == 0, skip_last = right && i + n == count;
@@ -127,16 +153,16 @@ TESSEL_DWPW_INLINE void DepthwiseRowTiles(const float* const (&rows)[3], const b
     float* oi = o + i * c;
     switch (n) {
       case 4:
-        DepthwiseTile<SW, 4, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        DepthwiseTile<V, SW, 4, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
         break;
       case 3:
-        DepthwiseTile<SW, 3, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        DepthwiseTile<V, SW, 3, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
         break;
       case 2:
-        DepthwiseTile<SW, 2, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        DepthwiseTile<V, SW, 2, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
         break;
       default:
-        DepthwiseTile<SW, 1, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
+        DepthwiseTile<V, SW, 1, kPin>(rows, use, c, off, skip_first, skip_last, wt, b, vlo, vhi, oi);
         break;
     }
   }
@@ -147,34 +173,34 @@ TESSEL_DWPW_INLINE void DepthwiseRowTiles(const float* const (&rows)[3], const b
 // input rows start at the first pixel's left tap; a row outside the image points at a zero row (3
 // pixels of zeros) with step 0. `left`: the first pixel lies on the left border, its kx = 0 taps
 // outside the image, and the rows start at its kx = 1 tap (a zero row at its second pixel); `right`:
-// the last pixel's kx = 2 taps are outside. Channel tiles of 16 outermost, so a tile's 9 weights and
+// the last pixel's kx = 2 taps are outside. Channel tiles of kLanes<V> outermost, so a tile's 9 weights and
 // bias stay in registers across the row; the last partial tile goes through scalar code.
-template <bool kPin>
+template <typename V, bool kPin>
 TESSEL_DWPW_INLINE void DepthwiseRow3x3Body(int64_t channels, int64_t count, const float* __restrict r0,
                                             const float* __restrict r1, const float* __restrict r2, int64_t step0,
                                             int64_t step1, int64_t step2, bool left, bool right,
                                             const float* __restrict w, const float* __restrict bias, float lo,
                                             float hi, float* __restrict out) {
   const int64_t c = channels;
-  const V16 vlo = Splat(lo), vhi = Splat(hi);
+  const V vlo = Splat<V>(lo), vhi = Splat<V>(hi);
   // Where pixel 0's left tap would be, relative to the row pointers (reached only past the border).
   const int64_t shift = left ? -c : 0;
   const int64_t first = left ? 1 : 0, last = right ? count - 1 : count;  // the interior pixels
   const int64_t step = std::max({step0, step1, step2});                   // stride x c; 0 on zero rows
   const bool use[3] = {step0 != 0, step1 != 0, step2 != 0};
   int64_t ch = 0;
-  for (; ch + 16 <= c; ch += 16) {
-    V16 wt[9];
-    for (int t = 0; t < 9; ++t) wt[t] = *reinterpret_cast<const V16u*>(w + t * c + ch);
-    const V16 b = *reinterpret_cast<const V16u*>(bias + ch);
+  for (; ch + kLanes<V> <= c; ch += kLanes<V>) {
+    V wt[9];
+    for (int t = 0; t < 9; ++t) wt[t] = Load<V>(w + t * c + ch);
+    const V b = Load<V>(bias + ch);
     float* o = out + ch;
     // Strides 1 and 2 (MobileNet's): the whole row in tiles of pixels.
     if (step == c || step == 2 * c) {
       const float* const rows[3] = {r0 + ch, r1 + ch, r2 + ch};
       if (step == c) {
-        DepthwiseRowTiles<1, kPin>(rows, use, c, count, left, right, wt, b, vlo, vhi, o);
+        DepthwiseRowTiles<V, 1, kPin>(rows, use, c, count, left, right, wt, b, vlo, vhi, o);
       } else {
-        DepthwiseRowTiles<2, kPin>(rows, use, c, count, left, right, wt, b, vlo, vhi, o);
+        DepthwiseRowTiles<V, 2, kPin>(rows, use, c, count, left, right, wt, b, vlo, vhi, o);
       }
       continue;
     }
@@ -187,19 +213,19 @@ TESSEL_DWPW_INLINE void DepthwiseRow3x3Body(int64_t channels, int64_t count, con
     const float* d = r2 + first * step2 + shift + ch;
     int64_t i = first;
     for (; i < last; ++i) {
-      V16 acc = b;
-      acc += *reinterpret_cast<const V16u*>(a) * wt[0];
-      acc += *reinterpret_cast<const V16u*>(a + c) * wt[1];
-      acc += *reinterpret_cast<const V16u*>(a + 2 * c) * wt[2];
-      acc += *reinterpret_cast<const V16u*>(e) * wt[3];
-      acc += *reinterpret_cast<const V16u*>(e + c) * wt[4];
-      acc += *reinterpret_cast<const V16u*>(e + 2 * c) * wt[5];
-      acc += *reinterpret_cast<const V16u*>(d) * wt[6];
-      acc += *reinterpret_cast<const V16u*>(d + c) * wt[7];
-      acc += *reinterpret_cast<const V16u*>(d + 2 * c) * wt[8];
+      V acc = b;
+      acc += Load<V>(a) * wt[0];
+      acc += Load<V>(a + c) * wt[1];
+      acc += Load<V>(a + 2 * c) * wt[2];
+      acc += Load<V>(e) * wt[3];
+      acc += Load<V>(e + c) * wt[4];
+      acc += Load<V>(e + 2 * c) * wt[5];
+      acc += Load<V>(d) * wt[6];
+      acc += Load<V>(d + c) * wt[7];
+      acc += Load<V>(d + 2 * c) * wt[8];
       acc = acc < vlo ? vlo : acc;
       acc = acc > vhi ? vhi : acc;
-      *reinterpret_cast<V16u*>(o) = acc;
+      Store<V>(o, acc);
       a += step0, e += step1, d += step2, o += c;
     }
     if (right) BorderPixel(a, e, d, c, wt, 0, b, vlo, vhi, o);
@@ -228,12 +254,15 @@ TESSEL_DWPW_INLINE void DepthwiseRow3x3Body(int64_t channels, int64_t count, con
 #define TESSEL_DWPW_ROW_ARGS channels, count, r0, r1, r2, step0, step1, step2, left, right, w, bias, lo, hi, out
 
 // The row kernel per vector width (target_clones), and on GCC an AVX-512 build with the columns pinned
-// in registers, which DepthwiseRowFn picks where the CPU has AVX-512.
-TESSEL_DWPW_CLONES void DepthwiseRow3x3(TESSEL_DWPW_ROW_PARAMS) { DepthwiseRow3x3Body<false>(TESSEL_DWPW_ROW_ARGS); }
+// in registers and an AVX2 build on 8-channel vectors, which PickDepthwiseRow picks by the CPU.
+TESSEL_DWPW_CLONES void DepthwiseRow3x3(TESSEL_DWPW_ROW_PARAMS) { DepthwiseRow3x3Body<V16, false>(TESSEL_DWPW_ROW_ARGS); }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target("avx512f"))) void DepthwiseRow3x3Pinned(TESSEL_DWPW_ROW_PARAMS) {
-  DepthwiseRow3x3Body<true>(TESSEL_DWPW_ROW_ARGS);
+  DepthwiseRow3x3Body<V16, true>(TESSEL_DWPW_ROW_ARGS);
+}
+__attribute__((target("avx2,fma"))) void DepthwiseRow3x3Avx2(TESSEL_DWPW_ROW_PARAMS) {
+  DepthwiseRow3x3Body<V8, false>(TESSEL_DWPW_ROW_ARGS);
 }
 #endif
 
@@ -242,6 +271,7 @@ using DepthwiseRowFn = void (*)(TESSEL_DWPW_ROW_PARAMS);
 DepthwiseRowFn PickDepthwiseRow() {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   if (CpuSupports(Isa::kAvx512)) return DepthwiseRow3x3Pinned;
+  if (CpuSupports(Isa::kAvx2)) return DepthwiseRow3x3Avx2;
 #endif
   return DepthwiseRow3x3;
 }
@@ -250,17 +280,18 @@ DepthwiseRowFn PickDepthwiseRow() {
 // a zero row.
 TESSEL_DWPW_CLONES void DepthwisePixel3x3(int64_t channels, const float* const (&taps)[9], const float* __restrict w,
                                           const float* __restrict bias, float lo, float hi, float* __restrict out) {
+  using V = V16;  // one accumulator: two ymm in the AVX2 clone do not spill
   const int64_t c = channels;
-  const V16 vlo = Splat(lo), vhi = Splat(hi);
+  const V vlo = Splat<V>(lo), vhi = Splat<V>(hi);
   int64_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
-    V16 acc = *reinterpret_cast<const V16u*>(bias + ch);
+    V acc = Load<V>(bias + ch);
     for (int t = 0; t < 9; ++t) {
-      acc += *reinterpret_cast<const V16u*>(taps[t] + ch) * *reinterpret_cast<const V16u*>(w + t * c + ch);
+      acc += Load<V>(taps[t] + ch) * Load<V>(w + t * c + ch);
     }
     acc = acc < vlo ? vlo : acc;
     acc = acc > vhi ? vhi : acc;
-    *reinterpret_cast<V16u*>(out + ch) = acc;
+    Store<V>(out + ch, acc);
   }
   for (; ch < c; ++ch) {
     float acc = bias[ch];
