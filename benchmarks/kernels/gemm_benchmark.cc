@@ -43,6 +43,10 @@ const Shape kShapes[] = {
     {"mbv2_7_exp", 49, 960, 160},
     // MobileNetV2's classifier (batch 1, 5 MB of weights).
     {"mbv2_fc", 1, 1000, 1280},
+    // One Winograd point's GEMM in ResNet-18's 3x3 layers (m = tiles, k = n = channels): F(2x2) at 7x7,
+    // F(4x4) at 14x14 and 28x28.
+    {"r18_l4_f2_point", 16, 512, 512},  {"r18_l3_f4_point", 16, 256, 256},
+    {"r18_l2_f4_point", 49, 128, 128},
 };
 
 double PeakGflops() {

@@ -97,7 +97,69 @@ static inline void PackAx16Avx512(const float* const (&rows)[16], int64_t mr, fl
 }
 #endif
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// 8 floats from each of 8 rows (rows past mr only padding) -> out[j * mr + i] for j < 8, i < mr: an
+// in-register 8x8 transpose, each column stored as 8 floats, the floats past mr landing where the next
+// column goes (stored after it); with `last`, column 7 ends the panel and stores exactly mr floats.
+// (Masked stores, vmaskmovps, cost Zen 3 about as much as the whole transpose.)
+__attribute__((always_inline)) static inline void PackAx8Avx2(const float* const (&rows)[8], int64_t mr, bool last,
+                                                              float* out) {
+  const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[0]), _mm256_loadu_ps(rows[1]));
+  const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[0]), _mm256_loadu_ps(rows[1]));
+  const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[2]), _mm256_loadu_ps(rows[3]));
+  const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[2]), _mm256_loadu_ps(rows[3]));
+  const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[4]), _mm256_loadu_ps(rows[5]));
+  const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[4]), _mm256_loadu_ps(rows[5]));
+  const __m256 t6 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[6]), _mm256_loadu_ps(rows[7]));
+  const __m256 t7 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[6]), _mm256_loadu_ps(rows[7]));
+  // uS (rows 0-3) and vS (rows 4-7) hold column S in their low 128 bits and column 4 + S in the high.
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  const __m256 v0 = _mm256_shuffle_ps(t4, t6, 0x44), v1 = _mm256_shuffle_ps(t4, t6, 0xee);
+  const __m256 v2 = _mm256_shuffle_ps(t5, t7, 0x44), v3 = _mm256_shuffle_ps(t5, t7, 0xee);
+  _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, v0, 0x20));
+  _mm256_storeu_ps(out + mr, _mm256_permute2f128_ps(u1, v1, 0x20));
+  _mm256_storeu_ps(out + 2 * mr, _mm256_permute2f128_ps(u2, v2, 0x20));
+  _mm256_storeu_ps(out + 3 * mr, _mm256_permute2f128_ps(u3, v3, 0x20));
+  _mm256_storeu_ps(out + 4 * mr, _mm256_permute2f128_ps(u0, v0, 0x31));
+  _mm256_storeu_ps(out + 5 * mr, _mm256_permute2f128_ps(u1, v1, 0x31));
+  _mm256_storeu_ps(out + 6 * mr, _mm256_permute2f128_ps(u2, v2, 0x31));
+  const __m256 c7 = _mm256_permute2f128_ps(u3, v3, 0x31);
+  if (!last) {
+    _mm256_storeu_ps(out + 7 * mr, c7);
+  } else {
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, c7);
+    std::memcpy(out + 7 * mr, tmp, sizeof(float) * mr);
+  }
+}
+#endif
+
 static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr, float* out) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  // The AVX2 6x16 tile's A panels as 8x8 transposes (the element loop below, one strided load a float,
+  // was a quarter of a Winograd F(4x4) layer's time on a Zen 3: its per-point GEMMs have K = channels).
+  if (mr <= 8) {
+    alignas(32) static const float zeros[8] = {};
+    for (int64_t i0 = 0; i0 < rows; i0 += mr) {
+      const int64_t r = std::min(mr, rows - i0);
+      const float* rows8[8];
+      for (int i = 0; i < 8; ++i) rows8[i] = i < r ? a + (i0 + i) * lda : zeros;
+      const int64_t step[8] = {r > 0, r > 1, r > 2, r > 3, r > 4, r > 5, r > 6, r > 7};
+      int64_t p = 0;
+      for (; p + 8 <= kc; p += 8) {
+        PackAx8Avx2(rows8, mr, p + 8 == kc, out + p * mr);
+        for (int i = 0; i < 8; ++i) rows8[i] += 8 * step[i];
+      }
+      for (; p < kc; ++p) {
+        for (int64_t i = 0; i < r; ++i) out[p * mr + i] = a[(i0 + i) * lda + p];
+        for (int64_t i = r; i < mr; ++i) out[p * mr + i] = 0.0f;
+      }
+      out += mr * kc;
+    }
+    return;
+  }
+#endif
 #if defined(__AVX512F__)
   if (mr <= 16) {
     alignas(64) static const float zeros[16] = {};
