@@ -35,6 +35,8 @@ const Shape kShapes[] = {
     {"r18_conv1", 12544, 64, 147},     {"r18_l1_3x3", 3136, 64, 576},
     {"r18_l2_3x3", 784, 128, 1152},    {"r18_l3_3x3", 196, 256, 2304},
     {"r18_l4_3x3", 49, 512, 4608},     {"r18_fc", 1, 1000, 512},
+    // The stride-2 3x3 layers that open layers 3 and 4.
+    {"r18_l3_3x3s2", 196, 256, 1152},  {"r18_l4_3x3s2", 49, 512, 2304},
     // MobileNetV2 pointwise (projection) layers: m = pixels, k = expanded channels, n = outputs.
     {"mbv2_112_pw", 12544, 16, 32},    {"mbv2_56_pw", 3136, 24, 144},
     {"mbv2_14_pw", 196, 96, 576},      {"mbv2_7_pw", 49, 160, 960},
