@@ -1,7 +1,8 @@
 // The u8 x s8 GEMMs (AVX-512 VNNI, AVX-VNNI, AVX2; with the requantizing output stage) against our f32
 // GEMM on ResNet-18's 3x3 convolutions as im2col GEMMs and MobileNetV2's stem and pointwise convolutions
 // (M = output pixels, N = output channels, K = kernel area x input channels). Reports GMAC/s for every
-// one, side by side; TESSEL_MAX_ISA=avx2 caps both sides to what an AVX2 CPU runs.
+// one, side by side; TESSEL_MAX_ISA=avx2 caps both sides to what an AVX2 CPU runs. The AVX2 rows also run
+// with 7-bit weights ([-64, 64], kWeightMax 64), which that kernel multiplies as bytes (qgemm_avx2.cc).
 #include <random>
 #include <vector>
 
@@ -25,7 +26,7 @@ const QGemmUkernel* Ukernel(QGemmKernel kernel) {
 
 // The u8 x s8 GEMM family member `kKernel` (skipped where this CPU or TESSEL_MAX_ISA rules it out), on
 // M x N x K with K-padded rows, weights packed for every x86 layout.
-template <QGemmKernel kKernel>
+template <QGemmKernel kKernel, int kWeightMax = 127>
 void BM_QGemm(benchmark::State& state) {
   const QGemmUkernel* ukernel = Ukernel(kKernel);
   if (ukernel == nullptr) {
@@ -39,7 +40,7 @@ void BM_QGemm(benchmark::State& state) {
     for (int64_t j = 0; j < k; ++j) a[i * kp + j] = static_cast<uint8_t>(rng());
   }
   std::vector<int8_t> w(n * k);
-  for (auto& v : w) v = static_cast<int8_t>(rng() % 255 - 127);
+  for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % (2 * kWeightMax + 1)) - kWeightMax);
   const QuantizedMultiplier q = QuantizeMultiplier(1.0 / (127.0 * 64 * k));
   const PackedQGemmWeights packed =
       PackQGemmWeights(w.data(), n, k, nullptr, 3, {q.multiplier}, {q.shift}, 0, kKernel == QGemmKernel::kAvx2);
@@ -55,7 +56,7 @@ void BM_QGemm(benchmark::State& state) {
 
 // The same convolutions without im2col: 3x3, pad 1, channels-last, through per-tap row pointers
 // (args: H = W, C, M).
-template <QGemmKernel kKernel>
+template <QGemmKernel kKernel, int kWeightMax = 127>
 void BM_QConvIndirect(benchmark::State& state) {
   const QGemmUkernel* ukernel = Ukernel(kKernel);
   if (ukernel == nullptr) {
@@ -67,7 +68,7 @@ void BM_QConvIndirect(benchmark::State& state) {
   std::vector<uint8_t> x(hw * hw * c), zero(c, 3);
   std::vector<int8_t> w(n * k);
   for (auto& v : x) v = static_cast<uint8_t>(rng());
-  for (auto& v : w) v = static_cast<int8_t>(rng() % 255 - 127);
+  for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % (2 * kWeightMax + 1)) - kWeightMax);
   std::vector<const uint8_t*> ind;
   for (int64_t i = 0; i < hw; ++i) {
     for (int64_t j = 0; j < hw; ++j) {
@@ -97,6 +98,7 @@ void BM_QConvIndirect(benchmark::State& state) {
 BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx512Vnni>)->RESNET_CONV_SHAPES;
 BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvxVnni>)->RESNET_CONV_SHAPES;
 BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx2>)->RESNET_CONV_SHAPES;
+BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx2, 64>)->RESNET_CONV_SHAPES;
 
 void BM_GemmF32(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
@@ -136,6 +138,7 @@ BENCHMARK(BM_GemmF32)->RESNET_SHAPES;
 BENCHMARK(BM_QGemm<QGemmKernel::kAvx512Vnni>)->MOBILENET_SHAPES;
 BENCHMARK(BM_QGemm<QGemmKernel::kAvxVnni>)->MOBILENET_SHAPES;
 BENCHMARK(BM_QGemm<QGemmKernel::kAvx2>)->MOBILENET_SHAPES;
+BENCHMARK(BM_QGemm<QGemmKernel::kAvx2, 64>)->MOBILENET_SHAPES;
 BENCHMARK(BM_GemmF32)->MOBILENET_SHAPES;
 
 }  // namespace

@@ -402,6 +402,60 @@ TEST_P(QGemmTest, MatchesReferenceBitExactlyOverShapes) {
 INSTANTIATE_TEST_SUITE_P(Kernels, QGemmTest, ::testing::ValuesIn(kKernels),
                          [](const ::testing::TestParamInfo<QGemmKernel>& info) { return KernelName(info.param); });
 
+// Weights whose byte pairs fit int16 after x 255 (7-bit weights): the packing says so, and the AVX2 kernel
+// multiplies them as bytes (vpmaddubsw), bit-exact against the reference, the pairs at the bound (64 + 64,
+// -128 + 0) met by activations of 255, as a GEMM and as an implicit-GEMM convolution. One weight past the
+// bound and the packing says no (and the AVX2 kernel widens).
+TEST(QGemmBytePairsTest, SevenBitWeightsAreExactOnEveryKernel) {
+  std::mt19937 rng(23);
+  for (int64_t k : {5, 64, 131}) {
+    Tensor w = Random(DType::kI8, {40, k}, rng, -64, 64);
+    int8_t* wd = w.data<int8_t>();
+    for (int64_t c = 0; c < 40; ++c) {
+      if (c % 3 == 0) wd[c * k] = 64, wd[c * k + 1] = 64;
+      if (c % 3 == 1) wd[c * k] = -128, wd[c * k + 1] = 0;
+    }
+    const PackedQGemmWeights fit = PackQGemmWeights(wd, 40, k, nullptr, 0, {1 << 30}, {0}, 0, /*wide=*/true);
+    EXPECT_TRUE(fit.byte_pairs_fit_int16) << "k " << k;
+    EXPECT_TRUE(fit.wide_panels.empty()) << "k " << k;
+    std::vector<int8_t> past(wd, wd + 40 * k);
+    past[k] = 64, past[k + 1] = 65;  // channel 1's first pair: 129
+    const PackedQGemmWeights over = PackQGemmWeights(past.data(), 40, k, nullptr, 0, {1 << 30}, {0}, 0, /*wide=*/true);
+    EXPECT_FALSE(over.byte_pairs_fit_int16) << "k " << k;
+    EXPECT_FALSE(over.wide_panels.empty()) << "k " << k;
+    for (QGemmKernel kernel : kKernels) {
+      if (!QGemmKernelAvailable(kernel)) continue;
+      SCOPED_TRACE(testing::Message() << KernelName(kernel) << " k " << k);
+      for (int64_t rows : {1, 6, 13}) {
+        Graph g;
+        Tensor a = Random(DType::kU8, {rows, k}, rng, 0, 255);
+        for (int64_t i = 0; i < rows * k; i += 3) a.data<uint8_t>()[i] = 255;
+        Tensor b = Random(DType::kI32, {40}, rng, -5000, 5000);
+        Node* n = g.AddNode("QGemm", {g.AddInput("a", a.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1);
+        n->set_domain(kTesselDomain);
+        n->SetAttr("x_zero_point", Attribute::Int(3));
+        n->SetAttr("y_zero_point", Attribute::Int(100));
+        SetRequant(n, "", 40, rng, 0.5 / (64.0 * 255 * k), 2.0 / (64.0 * 32 * k) + 0.01);
+        ExpectGemmBitExact(*n, {&a, &w, &b}, kernel);
+      }
+      // A 3x3 convolution over 7-bit weights (the indirect path).
+      Graph g;
+      Tensor x = Random(DType::kU8, {1, 7, 6, 24}, rng, 0, 255);
+      Tensor cw = Random(DType::kI8, {20, 3, 3, 24}, rng, -64, 64);
+      Tensor cb = Random(DType::kI32, {20}, rng, -20000, 20000);
+      Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", cw), g.AddConstant("b", cb)}, 1);
+      n->set_domain(kTesselDomain);
+      n->SetAttr("layout", Attribute::String("nhwc"));
+      n->SetAttr("kernel_shape", Attribute::Ints({3, 3}));
+      n->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
+      n->SetAttr("x_zero_point", Attribute::Int(37));
+      n->SetAttr("y_zero_point", Attribute::Int(121));
+      SetRequant(n, "", 20, rng, 0.3 / (64.0 * 64 * 9 * 24 / 8 + 1), 1.5);
+      ExpectGemmBitExact(*n, {&x, &cw, &cb}, kernel);
+    }
+  }
+}
+
 // Through the operator-kernel registry: every QConv / QGemm GEMM entry this CPU runs, forced by name, is
 // created and runs bit-exactly, on one thread and split over a pool; unforced selection picks an int8
 // GEMM entry whenever one is available.

@@ -108,15 +108,27 @@ bool Legal(const OpQuery& q) {
          Int8NodeSupported(q.node, q.input(0).dtype, q.input(0).rank()) && QGemmKernelAvailable(kKernel);
 }
 
-// 2 ops per u8 x s8 MAC at `kOpsPerSecond`, plus the output stage (requantize, clamp, store) at
-// `kStagePicos` per output element, which dominates 1x1 convolutions with few input channels.
-template <int64_t kOpsPerSecond, int64_t kStagePicos>
+// Whether the node's constant s8 weights all lie in [-64, 64] (7-bit, --int8-weight-bits 7): then every
+// byte pair fits vpmaddubsw's int16 sums and the AVX2 kernel multiplies bytes (qgemm_avx2.cc).
+bool SevenBitWeights(const OpQuery& q) {
+  const Value* v = q.node.num_inputs() > 1 ? q.node.input(1) : nullptr;
+  if (v == nullptr || !v->is_constant() || v->constant()->dtype() != DType::kI8) return false;
+  const Tensor& w = *v->constant();
+  const int8_t* d = w.data<int8_t>();
+  return std::all_of(d, d + w.num_elements(), [](int8_t x) { return x >= -64 && x <= 64; });
+}
+
+// 2 ops per u8 x s8 MAC at `kOpsPerSecond` (kBytePairOps for 7-bit weights where nonzero), plus the
+// output stage (requantize, clamp, store) at `kStagePicos` per output element, which dominates 1x1
+// convolutions with few input channels.
+template <int64_t kOpsPerSecond, int64_t kStagePicos, int64_t kBytePairOps = 0>
 double Cost(const OpQuery& q) {
   const TensorType& w = q.input(1);
   int64_t k = 1;
   for (int i = 1; i < w.rank(); ++i) k *= w.dims[i].value();
   const int64_t out = q.output(0).NumElements();
-  return 2.0 * out * k / static_cast<double>(kOpsPerSecond) + out * (kStagePicos * 1e-12);
+  const int64_t ops = kBytePairOps > 0 && SevenBitWeights(q) ? kBytePairOps : kOpsPerSecond;
+  return 2.0 * out * k / static_cast<double>(ops) + out * (kStagePicos * 1e-12);
 }
 
 // VNNI: ~700 GOP/s (qgemm_benchmark on ResNet-18 shapes, 1 thread, Zen 5). AVX-VNNI (vpdpbusd on ymm):
@@ -135,6 +147,9 @@ double Cost(const OpQuery& q) {
 constexpr int64_t kVnniOps = 700'000'000'000;
 constexpr int64_t kAvxVnniOps = 190'000'000'000;
 constexpr int64_t kAvx2Ops = 92'000'000'000;
+// AVX2 on 7-bit weights (vpmaddubsw): 1.7-2.2x the 8-bit rate on ResNet-18's 3x3 shapes (qgemm_benchmark
+// BM_QConvIndirect, 64-67 against 34-39 GMAC/s, Zen 3, 2026-11-29).
+constexpr int64_t kAvx2BytePairOps = 160'000'000'000;
 constexpr int64_t kNeonDotOps = 150'000'000'000;
 constexpr int64_t kSveOps = 200'000'000'000;
 constexpr int64_t kNeonI8mmOps = 250'000'000'000;
@@ -395,9 +410,9 @@ class DequantizeKernel : public OpKernel {
   bool signed_ = false;
 };
 
-template <QGemmKernel kKernel, int64_t kOps, int64_t kStagePicos = 0>
+template <QGemmKernel kKernel, int64_t kOps, int64_t kStagePicos = 0, int64_t kBytePairOps = 0>
 OpKernelEntry GemmEntry(const char* name, const char* op, Isa isa) {
-  return MakeOpKernelEntry(name, op, "u8", "nhwc", isa, "int8", Legal<kKernel>, Cost<kOps, kStagePicos>,
+  return MakeOpKernelEntry(name, op, "u8", "nhwc", isa, "int8", Legal<kKernel>, Cost<kOps, kStagePicos, kBytePairOps>,
                            Int8OpKernel<PreparedWith<kKernel>>::Create);
 }
 
@@ -412,8 +427,10 @@ void RegisterInt8OpKernels(OpKernelRegistry& r) {
       GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_conv2d_nhwc__avxvnni", "tessel.QConv", Isa::kAvxVnni));
   r.Register(
       GemmEntry<K::kAvxVnni, kAvxVnniOps, 200>("tessel_qu8_fully_connected__avxvnni", "tessel.QGemm", Isa::kAvxVnni));
-  r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400>("tessel_qu8_conv2d_nhwc__avx2", "tessel.QConv", Isa::kAvx2));
-  r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400>("tessel_qu8_fully_connected__avx2", "tessel.QGemm", Isa::kAvx2));
+  r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400, kAvx2BytePairOps>("tessel_qu8_conv2d_nhwc__avx2", "tessel.QConv",
+                                                                  Isa::kAvx2));
+  r.Register(GemmEntry<K::kAvx2, kAvx2Ops, 400, kAvx2BytePairOps>("tessel_qu8_fully_connected__avx2", "tessel.QGemm",
+                                                                  Isa::kAvx2));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_conv2d_nhwc__neondot", "tessel.QConv", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonDot, kNeonDotOps>("tessel_qu8_fully_connected__neondot", "tessel.QGemm", Isa::kDotprod));
   r.Register(GemmEntry<K::kNeonI8mm, kNeonI8mmOps>("tessel_qu8_conv2d_nhwc__neoni8mm", "tessel.QConv", Isa::kI8mm));

@@ -61,6 +61,11 @@ struct PackedQGemmWeights {
   int64_t mmla_segment_len = 0, seg8 = 0, kp8 = 0;
   CacheLineVector<int8_t> mmla_panels;  // empty unless packed with mmla_segment_len > 0
   CacheLineVector<int16_t> wide_panels;  // empty unless packed with wide
+  // Every pair of weights that vpmaddubsw adds into one int16 (K 4q, 4q + 1 and 4q + 2, 4q + 3 of a
+  // channel) has |w0| + |w1| <= 128, so that 255 x the pair sum fits int16: the AVX2 kernel then
+  // multiplies the bytes as stored (`panels`, vpmaddubsw) instead of the widened `wide_panels`. 7-bit
+  // weights ([-64, 64], what ONNX Runtime's quantizer writes with reduce_range) always do.
+  bool byte_pairs_fit_int16 = false;
 };
 
 // `multiplier` / `shift` have 1 or n entries; `bias` may be null. mmla_segment_len (0, or a multiple of
@@ -89,8 +94,9 @@ void QGemmU8S8Indirect__avx512vnni(const uint8_t* const* indirection, int64_t se
                                    int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                                    uint8_t* y, int64_t ldy);
 
-// The same two on AVX2 (exact: byte pairs widened to 16 bits, vpmaddwd; `w` packed with `wide`) and on
-// AVX-VNNI (vpdpbusd on ymm, the VNNI layout).
+// The same two on AVX2 (exact: byte pairs widened to 16 bits, vpmaddwd, on `w` packed with `wide`; or,
+// where w.byte_pairs_fit_int16, vpmaddubsw on the VNNI layout) and on AVX-VNNI (vpdpbusd on ymm, the VNNI
+// layout).
 void QGemmU8S8__avx2(const uint8_t* a, int64_t rows, const PackedQGemmWeights& w, const QGemmOutputStage& stage,
                      uint8_t* y, int64_t ldy);
 void QGemmU8S8Indirect__avx2(const uint8_t* const* indirection, int64_t segments, int64_t segment_len, int64_t rows,

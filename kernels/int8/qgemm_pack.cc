@@ -1,5 +1,6 @@
 // Weight packing for the u8 x s8 GEMM, and the CPU checks.
 #include <algorithm>
+#include <cstdlib>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/int8/qgemm.h"
@@ -26,6 +27,15 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
     p.kp8 = p.kp / mmla_segment_len * p.seg8;
     p.mmla_panels.assign(padded * p.kp8, 0);
   }
+  p.byte_pairs_fit_int16 = true;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t kk = 0; kk < k; kk += 2) {
+      const int pair = std::abs(int{w[j * k + kk]}) + (kk + 1 < k ? std::abs(int{w[j * k + kk + 1]}) : 0);
+      p.byte_pairs_fit_int16 &= pair <= 128;
+    }
+  }
+  // The AVX2 kernel reads `panels` where the byte pairs fit (qgemm_avx2.cc): no widened copy then.
+  wide = wide && !p.byte_pairs_fit_int16;
   if (wide) p.wide_panels.assign(padded * p.kp, 0);
   for (int64_t j = 0; j < n; ++j) {
     const int64_t block = j / kQGemmNr, lane = j % kQGemmNr;

@@ -42,13 +42,13 @@ const Tensor* ConstantF32(const Value* v) {
   return v->constant().get();
 }
 
-// Symmetric per-output-channel i8 weights: channel = first dimension; scale = max|w| / 127.
+// Symmetric per-output-channel i8 weights: channel = first dimension; scale = max|w| / qmax.
 struct QuantizedWeights {
   Tensor q;
   std::vector<float> scales;
 };
 
-QuantizedWeights QuantizeWeights(const Tensor& w, bool transpose_2d) {
+QuantizedWeights QuantizeWeights(const Tensor& w, bool transpose_2d, int qmax) {
   const std::vector<int64_t>& s = w.shape();
   const bool t = transpose_2d && s.size() == 2;
   const int64_t channels = t ? s[1] : s[0];
@@ -61,11 +61,12 @@ QuantizedWeights QuantizeWeights(const Tensor& w, bool transpose_2d) {
   for (int64_t c = 0; c < channels; ++c) {
     float amax = 0;
     for (int64_t k = 0; k < per; ++k) amax = std::max(amax, std::fabs(at(c, k)));
-    const float scale = amax > 0 ? amax / 127.0f : 1.0f;
+    const float hi = static_cast<float>(qmax);
+    const float scale = amax > 0 ? amax / hi : 1.0f;
     out.scales.push_back(scale);
     for (int64_t k = 0; k < per; ++k) {
       const float q = std::nearbyint(at(c, k) / scale);
-      out.q.data<int8_t>()[c * per + k] = static_cast<int8_t>(std::min(127.0f, std::max(-127.0f, q)));
+      out.q.data<int8_t>()[c * per + k] = static_cast<int8_t>(std::min(hi, std::max(-hi, q)));
     }
   }
   return out;
@@ -264,7 +265,7 @@ class Rewriter {
     std::vector<const QValue*> ins = {Quantized(n->input(0))};
     if (n->input(3) != nullptr) ins.push_back(Quantized(n->input(3)));
     if (!Ready(n, ins, yp)) return absl::OkStatus();
-    const QuantizedWeights qw = QuantizeWeights(*w, false);
+    const QuantizedWeights qw = QuantizeWeights(*w, false, options_.weight_max);
     const float sx = ins[0]->params.scale;
     std::vector<Value*> inputs = {ins[0]->q, graph_.AddConstant(graph_.UniqueValueName(n->input(1)->name() + "_i8"), qw.q)};
     inputs.push_back(QuantizedBias(n->input(2), b, sx, qw.scales));
@@ -313,7 +314,7 @@ class Rewriter {
     std::vector<const QValue*> ins = {Quantized(n->input(0))};
     if (!Ready(n, ins, yp)) return absl::OkStatus();
     // QGemm takes W as [N, K]: ONNX Gemm with transB already is; MatMul-style [K, N] is transposed.
-    const QuantizedWeights qw = QuantizeWeights(*w, !trans_b);
+    const QuantizedWeights qw = QuantizeWeights(*w, !trans_b, options_.weight_max);
     const float sx = ins[0]->params.scale;
     Node* q = NewNode("QGemm",
                       {ins[0]->q, graph_.AddConstant(graph_.UniqueValueName(n->input(1)->name() + "_i8"), qw.q),
@@ -453,7 +454,8 @@ PassInfo QuantizeInt8PassInfo() {
   info.name = "quantize-int8";
   info.summary = "lower a calibrated f32 CNN to int8 operators (QConv, QGemm, QAdd, quantized pooling)";
   info.options = {{"table", "calibration table file ('TENSOR SCALE ZERO_POINT u8|i8' lines)", ""},
-                  {"keep-fp32", "compute nodes that stay f32", ""}};
+                  {"keep-fp32", "compute nodes that stay f32", ""},
+                  {"weight-bits", "8, or 7 for weights in [-64, 64] (x86 without VNNI multiplies them as bytes)", "8"}};
   info.create = [info](const PassOptions& options) -> absl::StatusOr<std::unique_ptr<Pass>> {
     absl::Status s = CheckOptionNames(info, options);
     if (!s.ok()) return s;
@@ -470,6 +472,12 @@ PassInfo QuantizeInt8PassInfo() {
     if (!table.ok()) return table.status();
     QuantizeInt8Options o;
     for (const std::string& name : options.GetList("keep-fp32", {})) o.keep_fp32.insert(name);
+    absl::StatusOr<int64_t> bits = options.GetInt("weight-bits", 8);
+    if (!bits.ok()) return bits.status();
+    if (*bits != 7 && *bits != 8) {
+      return absl::InvalidArgumentError(absl::StrCat("quantize-int8: weight-bits=", *bits, " (7 or 8)"));
+    }
+    o.weight_max = *bits == 7 ? 64 : 127;
     return std::unique_ptr<Pass>(new QuantizeInt8Pass(std::move(*table), std::move(o)));
   };
   return info;

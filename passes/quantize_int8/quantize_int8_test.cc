@@ -1,6 +1,7 @@
 // quantize-int8 on residual adds: a ReLU that alone reads the sum folds into QAdd's output clamp, a
 // symbolic batch does not keep the add f32, and the int8 graph stays within a few quantization steps of
 // the f32 one on the reference interpreter.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -94,6 +95,43 @@ graph @main {
   EXPECT_EQ(CountOps(*r->after, "QAdd"), 0) << r->after_text;
   ASSERT_EQ(r->explanations.size(), 1u);
   EXPECT_EQ(r->explanations[0], "add kept f32: QAdd needs two computed inputs of the same shape");
+}
+
+// weight-bits=7: each channel's weights scaled to [-64, 64] (its largest magnitude at 64), the product
+// still within a few steps of f32; the default scales to [-127, 127]; other values are refused.
+TEST(QuantizeInt8Test, SevenBitWeightsSpanMinus64To64) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/gemm_table.txt";
+  std::ofstream(path) << "x 0.00784313772 128 u8\n"
+                         "y 0.0235294122 128 u8\n";
+  const std::string ir = R"(
+graph @main {
+  input %x : f32[2,4]
+  const %w : f32[3,4] = [0.5, -0.25, 0.125, 1.0, -0.75, 0.3, 0.2, -0.1, 0.05, 0.6, -0.9, 0.45]
+  const %b : f32[3] = [0.1, -0.2, 0.05]
+  %y = Gemm "fc" (%x, %w, %b) {transB=1} : f32[2,3]
+  output %y
+}
+)";
+  for (int bits : {7, 8}) {
+    auto r = RunPipelineOnIr(ir, "quantize-int8{table=" + path + ",weight-bits=" + std::to_string(bits) + "}");
+    ASSERT_TRUE(r.ok()) << r.status();
+    const Node* q = r->after->FindNode("fc");
+    ASSERT_NE(q, nullptr) << r->after_text;
+    ASSERT_EQ(q->op_type(), "QGemm") << r->after_text;
+    const Tensor& w = *q->input(1)->constant();
+    ASSERT_EQ(w.dtype(), DType::kI8);
+    const int want_max = bits == 7 ? 64 : 127;
+    for (int64_t c = 0; c < 3; ++c) {
+      int most = 0;
+      for (int64_t k = 0; k < 4; ++k) most = std::max(most, std::abs(int{w.data<int8_t>()[c * 4 + k]}));
+      EXPECT_EQ(most, want_max) << "channel " << c << ", weight-bits=" << bits;
+    }
+    absl::Status eq = CheckNumericallyEquivalent(*r->before, *r->after, 0.08, 0);
+    EXPECT_TRUE(eq.ok()) << "weight-bits=" << bits << ": " << eq;
+  }
+  auto bad = RunPipelineOnIr(ir, "quantize-int8{table=" + path + ",weight-bits=6}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("weight-bits=6"), std::string::npos) << bad.status();
 }
 
 }  // namespace

@@ -90,6 +90,7 @@ absl::StatusOr<Evaluation> Evaluate(const Graph& f32, const QuantTable& table, c
   Graph& q = **clone;
   QuantizeInt8Options qo;
   qo.keep_fp32 = keep;
+  qo.weight_max = options.weight_max;
   absl::StatusOr<QuantizeInt8Summary> summary = QuantizeGraphInt8(q, table, qo, nullptr);
   if (!summary.ok()) return summary.status();
   std::map<std::string, std::string> f32_name;  // quantized value -> its f32 tensor
@@ -239,6 +240,7 @@ absl::StatusOr<QuantizeInt8Result> QuantizeInt8(Graph& graph, const CalibrationO
   }
   QuantizeInt8Options qo;
   qo.keep_fp32 = keep;
+  qo.weight_max = options.weight_max;
   absl::StatusOr<QuantizeInt8Summary> summary = QuantizeGraphInt8(graph, result.table, qo, nullptr);
   if (!summary.ok()) return summary.status();
   result.summary = std::move(*summary);

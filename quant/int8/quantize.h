@@ -31,6 +31,7 @@ struct CalibrationOptions {
   std::map<std::string, CalibrationMethod> tensor_methods;
   double percentile = 99.99;
   DType activation_dtype = DType::kU8;  // u8 asymmetric or i8 symmetric
+  int weight_max = 127;                 // QuantizeInt8Options::weight_max: 127 (8-bit) or 64 (7-bit)
   std::set<std::string> keep_fp32;      // compute nodes that stay f32 whatever the budget
   std::string pipeline = kInt8Pipeline;  // run on the graph first ("" when it already ran)
 
