@@ -113,6 +113,7 @@ def main():
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--calibration-images", type=int, default=300, help="the first N calibration crops")
     parser.add_argument("--extra", action="append", default=[], help="NAME:FLAGS, an int8 variant with extra flags")
+    parser.add_argument("--flags", default="", help="compile flags for every int8 variant (e.g. '--int8-weight-bits 7')")
     args = parser.parse_args()
     names = args.names.split(",")
     if args.work is None:
@@ -138,10 +139,10 @@ def main():
             sh([args.tessel, "compile", onnx, "-o", base + "_f32_b%d.tsl" % args.batch, "--dim", "batch=%d" % args.batch])
             np.save(ref_path, run_all(args.tessel, base + "_f32_b%d.tsl" % args.batch, files, args.work))
         f32 = np.load(ref_path)
-        variants = [(m, ["--calibration-method", m]) for m in args.methods.split(",") if m]
+        variants = [(m, ["--calibration-method", m] + shlex.split(args.flags)) for m in args.methods.split(",") if m]
         for e in args.extra:
             label, flags = e.split(":", 1)
-            variants.append((label, shlex.split(flags)))
+            variants.append((label, shlex.split(flags) + shlex.split(args.flags)))
         for label, flags in variants:
             # Calibration runs once per variant (at batch 1, also the benchmark artifact, ranges dumped);
             # the batch-B artifact is compiled from the dumped table (bit-identical lowering, no re-calibration).

@@ -5,6 +5,8 @@
 #
 #   benchmarks/cnn/int8_run.sh [--names resnet18,mobilenet_v2] [--rounds 7] [--iterations 10] [--threads 1]
 #   TESSEL=/path/to/tessel WORK=out/int8 CAL_IMAGES=32 benchmarks/cnn/int8_run.sh
+#   INT8_FLAGS='--int8-weight-bits 7' benchmarks/cnn/int8_run.sh   # more flags for the int8 compile
+#   (artifacts of other flags are compiled again: use another WORK to keep both)
 #
 # Makes what is missing under WORK: the photo sets and models (int8_agreement.py, which also measures
 # top-1 agreement), the QDQ models (make_qdq.py) and the batch-1 f32 artifacts.
@@ -19,7 +21,7 @@ args=("$@")
 for ((i = 0; i < ${#args[@]}; ++i)); do [ "${args[i]}" = --names ] && names="${args[i + 1]}"; done
 [ -x "$tessel" ] || { echo "int8_run.sh: no tessel at $tessel (bazel build //cli:tessel or set TESSEL=)" >&2; exit 1; }
 /usr/bin/python3 benchmarks/cnn/int8_agreement.py --tessel "$tessel" --work "$work" --names "$names" --methods mse \
-  --calibration-images "$cal"
+  --calibration-images "$cal" --flags "${INT8_FLAGS:-}"
 calfile="$work/calibration.npy"; [ "$cal" -lt 300 ] && calfile="$work/calibration_$cal.npy"
 for m in ${names//,/ }; do
   # Recompiled when tessel is newer: an artifact records the kernels its compiler chose.
