@@ -135,6 +135,15 @@ __attribute__((always_inline)) static inline void PackAx8Avx2(const float* const
 }
 #endif
 
+// Columns [p, kc) of one panel's r rows (a at its first row), zero-padded to mr: the vector packers' tail.
+static inline void PackAColumns(const float* a, int64_t lda, int64_t r, int64_t mr, int64_t p, int64_t kc,
+                                float* out) {
+  for (; p < kc; ++p) {
+    for (int64_t i = 0; i < r; ++i) out[p * mr + i] = a[i * lda + p];
+    for (int64_t i = r; i < mr; ++i) out[p * mr + i] = 0.0f;
+  }
+}
+
 static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, int64_t mr, float* out) {
 #if defined(__AVX2__) && !defined(__AVX512F__)
   // The AVX2 6x16 tile's A panels as 8x8 transposes (the element loop below, one strided load a float,
@@ -151,10 +160,7 @@ static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, 
         PackAx8Avx2(rows8, mr, p + 8 == kc, out + p * mr);
         for (int i = 0; i < 8; ++i) rows8[i] += 8 * step[i];
       }
-      for (; p < kc; ++p) {
-        for (int64_t i = 0; i < r; ++i) out[p * mr + i] = a[(i0 + i) * lda + p];
-        for (int64_t i = r; i < mr; ++i) out[p * mr + i] = 0.0f;
-      }
+      PackAColumns(a + i0 * lda, lda, r, mr, p, kc, out);
       out += mr * kc;
     }
     return;
@@ -171,10 +177,7 @@ static inline void PackA(const float* a, int64_t lda, int64_t rows, int64_t kc, 
         for (int i = 0; i < 16; ++i) rows16[i] = i < r ? a + (i0 + i) * lda + p : zeros;
         PackAx16Avx512(rows16, mr, out + p * mr);
       }
-      for (; p < kc; ++p) {
-        for (int64_t i = 0; i < r; ++i) out[p * mr + i] = a[(i0 + i) * lda + p];
-        for (int64_t i = r; i < mr; ++i) out[p * mr + i] = 0.0f;
-      }
+      PackAColumns(a + i0 * lda, lda, r, mr, p, kc, out);
       out += mr * kc;
     }
     return;
