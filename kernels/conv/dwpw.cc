@@ -253,9 +253,10 @@ TESSEL_DWPW_INLINE void DepthwiseRow3x3Body(int64_t channels, int64_t count, con
       const float* __restrict w, const float* __restrict bias, float lo, float hi, float* __restrict out
 #define TESSEL_DWPW_ROW_ARGS channels, count, r0, r1, r2, step0, step1, step2, left, right, w, bias, lo, hi, out
 
-// The row kernel per vector width (target_clones), and on GCC an AVX-512 build with the columns pinned
-// in registers and an AVX2 build on 8-channel vectors, which PickDepthwiseRow picks by the CPU.
-TESSEL_DWPW_CLONES void DepthwiseRow3x3(TESSEL_DWPW_ROW_PARAMS) { DepthwiseRow3x3Body<V16, false>(TESSEL_DWPW_ROW_ARGS); }
+// The row kernel for the baseline ISA, and on GCC an AVX-512 build with the columns pinned in registers
+// and an AVX2 build on 8-channel vectors, which PickDepthwiseRow picks by the CPU (CpuSupports, which
+// TESSEL_MAX_ISA caps; target_clones would dispatch by the CPU alone).
+void DepthwiseRow3x3(TESSEL_DWPW_ROW_PARAMS) { DepthwiseRow3x3Body<V16, false>(TESSEL_DWPW_ROW_ARGS); }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target("avx512f"))) void DepthwiseRow3x3Pinned(TESSEL_DWPW_ROW_PARAMS) {

@@ -108,17 +108,17 @@ bool Legal(const OpQuery& q) {
          Int8NodeSupported(q.node, q.input(0).dtype, q.input(0).rank()) && QGemmKernelAvailable(kKernel);
 }
 
-// Whether the node's constant s8 weights all lie in [-64, 64] (7-bit, --int8-weight-bits 7): then every
-// byte pair fits vpmaddubsw's int16 sums and the AVX2 kernel multiplies bytes (qgemm_avx2.cc).
-bool SevenBitWeights(const OpQuery& q) {
+// Whether the node's constant s8 weights (W [N, K] as packed) take the AVX2 kernel's byte path, as
+// PackQGemmWeights will decide (7-bit weights, --int8-weight-bits 7, always do).
+bool BytePairWeights(const OpQuery& q) {
   const Value* v = q.node.num_inputs() > 1 ? q.node.input(1) : nullptr;
   if (v == nullptr || !v->is_constant() || v->constant()->dtype() != DType::kI8) return false;
   const Tensor& w = *v->constant();
-  const int8_t* d = w.data<int8_t>();
-  return std::all_of(d, d + w.num_elements(), [](int8_t x) { return x >= -64 && x <= 64; });
+  const int64_t n = w.rank() > 0 ? w.dim(0) : 1;
+  return n > 0 && QGemmBytePairsFitInt16(w.data<int8_t>(), n, w.num_elements() / n);
 }
 
-// 2 ops per u8 x s8 MAC at `kOpsPerSecond` (kBytePairOps for 7-bit weights where nonzero), plus the
+// 2 ops per u8 x s8 MAC at `kOpsPerSecond` (kBytePairOps for byte-pair weights where nonzero), plus the
 // output stage (requantize, clamp, store) at `kStagePicos` per output element, which dominates 1x1
 // convolutions with few input channels.
 template <int64_t kOpsPerSecond, int64_t kStagePicos, int64_t kBytePairOps = 0>
@@ -127,7 +127,7 @@ double Cost(const OpQuery& q) {
   int64_t k = 1;
   for (int i = 1; i < w.rank(); ++i) k *= w.dims[i].value();
   const int64_t out = q.output(0).NumElements();
-  const int64_t ops = kBytePairOps > 0 && SevenBitWeights(q) ? kBytePairOps : kOpsPerSecond;
+  const int64_t ops = kBytePairOps > 0 && BytePairWeights(q) ? kBytePairOps : kOpsPerSecond;
   return 2.0 * out * k / static_cast<double>(ops) + out * (kStagePicos * 1e-12);
 }
 

@@ -68,6 +68,10 @@ struct PackedQGemmWeights {
   bool byte_pairs_fit_int16 = false;
 };
 
+// Whether every pair of weights that vpmaddubsw adds into one int16 (K 2j, 2j + 1 of a row of W [n, k])
+// has |w0| + |w1| <= 128 (PackedQGemmWeights::byte_pairs_fit_int16).
+bool QGemmBytePairsFitInt16(const int8_t* w, int64_t n, int64_t k);
+
 // `multiplier` / `shift` have 1 or n entries; `bias` may be null. mmla_segment_len (0, or a multiple of
 // 4 that divides kp) adds the i8mm layout, `wide` the AVX2 one.
 PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,

@@ -7,6 +7,16 @@
 
 namespace tessel {
 
+bool QGemmBytePairsFitInt16(const int8_t* w, int64_t n, int64_t k) {
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t kk = 0; kk < k; kk += 2) {
+      const int pair = std::abs(int{w[j * k + kk]}) + (kk + 1 < k ? std::abs(int{w[j * k + kk + 1]}) : 0);
+      if (pair > 128) return false;
+    }
+  }
+  return true;
+}
+
 PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const int32_t* bias, int32_t x_zero_point,
                                     const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift,
                                     int64_t mmla_segment_len, bool wide) {
@@ -27,13 +37,7 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
     p.kp8 = p.kp / mmla_segment_len * p.seg8;
     p.mmla_panels.assign(padded * p.kp8, 0);
   }
-  p.byte_pairs_fit_int16 = true;
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t kk = 0; kk < k; kk += 2) {
-      const int pair = std::abs(int{w[j * k + kk]}) + (kk + 1 < k ? std::abs(int{w[j * k + kk + 1]}) : 0);
-      p.byte_pairs_fit_int16 &= pair <= 128;
-    }
-  }
+  p.byte_pairs_fit_int16 = QGemmBytePairsFitInt16(w, n, k);
   // The AVX2 kernel reads `panels` where the byte pairs fit (qgemm_avx2.cc): no widened copy then.
   wide = wide && !p.byte_pairs_fit_int16;
   if (wide) p.wide_panels.assign(padded * p.kp, 0);

@@ -46,6 +46,14 @@ void Transform(const std::vector<double>& re, const std::vector<double>& im, int
   }
 }
 
+// Bins k of a transform (real, imaginary) into y at base + k * stride and the element after it.
+void StoreBins(const std::vector<double>& yr, const std::vector<double>& yi, int64_t base, int64_t stride, Tensor* y) {
+  for (size_t k = 0; k < yr.size(); ++k) {
+    SetElem(*y, base + static_cast<int64_t>(k) * stride, yr[k]);
+    SetElem(*y, base + static_cast<int64_t>(k) * stride + 1, yi[k]);
+  }
+}
+
 absl::Status DftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
   const Tensor& x = *in[0];
   Tensor& y = out[0];
@@ -69,11 +77,7 @@ absl::Status DftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
         im[j] = inside && comps == 2 ? Elem(x, at + 1) : 0.0;
       }
       Transform(re, im, n, bins, inverse, &yr, &yi);
-      for (int64_t k = 0; k < bins; ++k) {
-        const int64_t at = ((o * bins + k) * inner + i) * 2;
-        SetElem(y, at, yr[k]);
-        SetElem(y, at + 1, yi[k]);
-      }
+      StoreBins(yr, yi, ((o * bins) * inner + i) * 2, inner * 2, &y);
     }
   }
   return absl::OkStatus();
@@ -101,11 +105,7 @@ absl::Status StftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
         im[j] = comps == 2 ? Elem(x, at + 1) * w : 0.0;
       }
       Transform(re, im, n, bins, false, &yr, &yi);
-      for (int64_t k = 0; k < bins; ++k) {
-        const int64_t at = ((b * frames + f) * bins + k) * 2;
-        SetElem(y, at, yr[k]);
-        SetElem(y, at + 1, yi[k]);
-      }
+      StoreBins(yr, yi, (b * frames + f) * bins * 2, 2, &y);
     }
   }
   return absl::OkStatus();
