@@ -23,6 +23,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterTransformerOps(*r);
     RegisterDetectionOps(*r);
     RegisterControlFlowOps(*r);
+    RegisterLossOps(*r);
     return r;
   }();
   return *registry;

@@ -80,6 +80,7 @@ void RegisterNnOps(OpRegistry& r);
 void RegisterTensorOps(OpRegistry& r);
 void RegisterDetectionOps(OpRegistry& r);
 void RegisterControlFlowOps(OpRegistry& r);
+void RegisterLossOps(OpRegistry& r);
 // Tessel's own fused operators (domain kTesselDomain), produced by passes.
 void RegisterFusedCnnOps(OpRegistry& r);
 void RegisterTransformerOps(OpRegistry& r);

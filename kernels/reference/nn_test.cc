@@ -155,6 +155,43 @@ TEST(NnInferTest, BatchNormTrainingOutputsRejected) {
 
 // MaxPool's Indices output has Y's extents (values: op_test's maxpool2d_indices cases); AveragePool has one
 // output.
+// The losses: a scalar unless reduction is "none"; targets must be integers of the scores' extents
+// without axis 1; an unknown reduction and a target outside [0, C) (not ignore_index) are errors.
+TEST(NnInferTest, LossTypesAndBadInputs) {
+  OneNode mean("NegativeLogLikelihoodLoss",
+               {In::Type(Static({2, 3, 4})), In::Type(TensorType::Static(DType::kI64, {2, 4}))});
+  ASSERT_TRUE(mean.Infer().ok()) << mean.Infer().status();
+  EXPECT_EQ(*mean.Infer(), TensorType::Static(DType::kF32, {}));
+  OneNode none("SoftmaxCrossEntropyLoss",
+               {In::Type(Static({2, 3, 4})), In::Type(TensorType::Static(DType::kI32, {2, 4}))}, 2);
+  none.Attr("reduction", Attribute::String("none"));
+  ASSERT_TRUE(none.Infer().ok()) << none.Infer().status();
+  EXPECT_EQ(*none.Infer(), TensorType::Static(DType::kF32, {2, 4}));
+  EXPECT_EQ(none.node()->output(1)->type(), TensorType::Static(DType::kF32, {2, 3, 4}));
+
+  OneNode float_target("NegativeLogLikelihoodLoss", {In::Type(Static({2, 3})), In::Type(Static({2}))});
+  EXPECT_THAT(float_target.Infer().status().message(), HasSubstr("expected i32 or i64"));
+  OneNode wrong_extent("NegativeLogLikelihoodLoss",
+                       {In::Type(Static({2, 3, 4})), In::Type(TensorType::Static(DType::kI64, {2, 5}))});
+  EXPECT_THAT(wrong_extent.Infer().status().message(), HasSubstr("does not match input"));
+  OneNode bad_reduction("NegativeLogLikelihoodLoss",
+                        {In::Type(Static({2, 3})), In::Type(TensorType::Static(DType::kI64, {2}))});
+  bad_reduction.Attr("reduction", Attribute::String("average"));
+  EXPECT_THAT(bad_reduction.Infer().status().message(), HasSubstr("reduction 'average'"));
+
+  OneNode run("NegativeLogLikelihoodLoss",
+              {In::Type(Static({2, 3})), In::Type(TensorType::Static(DType::kI64, {2}))});
+  run.Attr("ignore_index", Attribute::Int(-1));
+  ASSERT_TRUE(run.Infer().ok());
+  const Tensor x = F32({2, 3}, {-1, -2, -3, -4, -5, -6});
+  absl::StatusOr<Tensor> ok = run.Run({x, I64({2}, {2, -1})});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_FLOAT_EQ(ok->data<float>()[0], 3.0f);  // -x[0, 2], the ignored element neither adds nor counts
+  absl::StatusOr<Tensor> bad = run.Run({x, I64({2}, {3, 0})});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(bad.status().message(), HasSubstr("target 3 at element 0"));
+}
+
 TEST(NnInferTest, MaxPoolIndicesAreInt64OfYsShape) {
   OneNode n("MaxPool", {In::Type(Static({1, 1, 4, 4}))}, 2);
   n.Attr("kernel_shape", Attribute::Ints({2, 2}));

@@ -23,6 +23,7 @@ ReferenceKernelRegistry& ReferenceKernelRegistry::Global() {
     RegisterEinsumReferenceKernels(*r);
     RegisterSpectralReferenceKernels(*r);
     RegisterDetectionReferenceKernels(*r);
+    RegisterLossReferenceKernels(*r);
     return r;
   }();
   return *registry;

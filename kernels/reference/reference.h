@@ -58,6 +58,7 @@ void RegisterRnnReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterEinsumReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterSpectralReferenceKernels(ReferenceKernelRegistry& r);
 void RegisterDetectionReferenceKernels(ReferenceKernelRegistry& r);
+void RegisterLossReferenceKernels(ReferenceKernelRegistry& r);
 
 }  // namespace tessel
 

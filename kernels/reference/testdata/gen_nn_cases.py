@@ -1139,6 +1139,47 @@ def mel_cases(cw):
                [("y", np_mel_weight_matrix(mels, dft_length, rate, lower, upper).astype(np.float32))], {}, opset=17)
 
 
+def loss_cases(cw):
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss against PyTorch's nll_loss and cross_entropy (in
+    double): each reduction, class weights, ignore_index (also negative), i32 targets, f64 scores and
+    SoftmaxCrossEntropyLoss's log_prob output."""
+    rng = np.random.default_rng(31)
+    for name, shape, reduction, weighted, ignore, tdtype, dtype in [
+        ("nc_mean", [4, 5], "mean", False, None, np.int64, np.float32),
+        ("nc_none", [4, 5], "none", False, None, np.int64, np.float32),
+        ("ncd1d2_sum_weight", [2, 3, 4, 5], "sum", True, None, np.int64, np.float32),
+        ("ncd1d2_mean_weight_ii", [2, 3, 4, 5], "mean", True, 1, np.int64, np.float32),
+        ("ncd1_mean_ii_negative", [3, 4, 6], "mean", False, -1, np.int32, np.float32),
+        ("ncd1_none_weight_ii_f64", [3, 4, 6], "none", True, 2, np.int64, np.float64),
+    ]:
+        x = rng.standard_normal(shape).astype(dtype)
+        target = rng.integers(0, shape[1], [shape[0]] + shape[2:]).astype(tdtype)
+        if ignore is not None:
+            target.flat[::3] = ignore
+        w = rng.uniform(0.2, 2.0, shape[1]).astype(dtype) if weighted else None
+        attrs = {"reduction": reduction}
+        if ignore is not None:
+            attrs["ignore_index"] = ignore
+        tw = None if w is None else torch.from_numpy(w).double()
+        tt = torch.from_numpy(target.astype(np.int64))
+        ii = -100 if ignore is None else ignore
+        inputs = [("x", x, False), ("target", target, False)] + ([("w", w, False)] if weighted else [])
+        nll = F.nll_loss(torch.from_numpy(x).double(), tt, weight=tw, ignore_index=ii, reduction=reduction)
+        cw.add("nllloss_" + name, "NegativeLogLikelihoodLoss", inputs, [("loss", nll.numpy().astype(dtype))], attrs,
+               atol=1e-6, rtol=1e-5)
+        xs = torch.from_numpy(x).double()
+        ce = F.cross_entropy(xs, tt, weight=tw, ignore_index=ii, reduction=reduction)
+        log_prob = torch.log_softmax(xs, dim=1)
+        cw.add("sce_" + name, "SoftmaxCrossEntropyLoss", inputs,
+               [("loss", ce.numpy().astype(dtype)), ("log_prob", log_prob.numpy().astype(dtype))], attrs,
+               atol=1e-6, rtol=1e-5)
+    x = rng.standard_normal([3, 4]).astype(np.float32)
+    target = np.array([0, 3, 1], np.int64)
+    cw.add("sce_default_mean_no_log_prob", "SoftmaxCrossEntropyLoss", [("x", x, False), ("target", target, False)],
+           [("loss", F.cross_entropy(torch.from_numpy(x).double(), torch.from_numpy(target)).numpy().astype(np.float32))],
+           atol=1e-6, rtol=1e-5)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -1166,6 +1207,7 @@ def main():
     more_cnn_cases(cw)
     spectral_cases(cw)
     mel_cases(cw)
+    loss_cases(cw)
     cw.finish()
 
 
