@@ -56,7 +56,7 @@ check_fails_with "a failed compile keeps the old artifact" "nope.onnx" \
 check "old artifact intact" cmp -s "$tmp/r18.tsl" "$tmp/keep.tsl"
 check "no temporary left behind" bash -c "! ls '$tmp' | grep -q '\.tmp-'"
 # INT8: every op on a vector kernel (no reference-kernel warning); at the AVX2 level (no 8-bit dot
-# product) the compiler says the int8 artifact is estimated slower than f32.
+# product) the compiler says an 8-bit-weight int8 artifact is estimated slower than f32.
 check "int8 compile runs no op on a reference kernel" bash -c "'$tessel' compile '$models/mobilenet_v2_op17.onnx' \
   --quantize=int8 --calibration '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' >'$tmp/mb8.log' 2>&1 \
   && grep -q 'kernels: int8' '$tmp/mb8.log' && ! grep -q 'reference kernels' '$tmp/mb8.log'"
@@ -64,15 +64,19 @@ check "int8 compile honours --pipeline (residual adds left as QAdd)" bash -c "'$
   '$models/resnet18_op17.onnx' --quantize=int8 --calibration '$models/resnet18.input.npy' -o '$tmp/r18q.tsl' \
   --pipeline fold-shape-ops,fold-constants,simplify,cse,fold-batchnorm,fuse-conv-activation,layout,dce >/dev/null 2>&1 \
   && '$tessel' inspect '$tmp/r18q.tsl' | grep -qE 'QAdd|qu8_add'"
-check "int8 slower than f32 at the AVX2 level is said" bash -c "[ \"\$(uname -m)\" != x86_64 ] || \
+check "int8 slower than f32 at the AVX2 level is said (8-bit weights)" bash -c "[ \"\$(uname -m)\" != x86_64 ] || \
   TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/mobilenet_v2_op17.onnx' --quantize=int8 --calibration \
-  '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' 2>&1 | grep -q 'estimated slower than the f32 one'"
+  '$models/mobilenet_v2.input.npy' --int8-weight-bits 8 -o '$tmp/mb8.tsl' 2>&1 | grep -q 'estimated slower than the f32 one'"
+# --int8-weight-bits auto (the default): 7-bit weights where the host has no 8-bit dot product, said so.
+check "int8 weights default to 7 bits at the AVX2 level" bash -c "[ \"\$(uname -m)\" != x86_64 ] || \
+  TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/mobilenet_v2_op17.onnx' --quantize=int8 --calibration \
+  '$models/mobilenet_v2.input.npy' -o '$tmp/mb7.tsl' 2>&1 | grep -q 'int8 weights in \[-64, 64\] (7 bits)'"
 # --int8-fallback cost (the default): at the AVX2 level ResNet-18's int8 convolutions are priced above
 # their f32 (Winograd) form; the compiler times the artifact with them f32 against the all-int8 one, says
 # which it kept, and the artifact holds what it said. --int8-fallback none never asks.
 check "int8 layers slower than f32 are named, timed and kept f32 or int8 as said" bash -c "[ \"\$(uname -m)\" != x86_64 ] || { \
   TESSEL_MAX_ISA=avx2 '$tessel' compile '$models/resnet18_op17.onnx' --quantize=int8 --calibration \
-  '$models/resnet18.input.npy' -o '$tmp/r18mix.tsl' >'$tmp/r18mix.log' 2>&1 && \
+  '$models/resnet18.input.npy' --int8-weight-bits 8 -o '$tmp/r18mix.tsl' >'$tmp/r18mix.log' 2>&1 && \
   grep -qE 'int8 layers are estimated slower than their f32 form .* measured' '$tmp/r18mix.log' && \
   '$tessel' run '$tmp/r18mix.tsl' --input '$models/resnet18.input.npy' >/dev/null && \
   if grep -q 'so they stay f32' '$tmp/r18mix.log'; then TESSEL_MAX_ISA=avx2 '$tessel' inspect '$tmp/r18mix.tsl' | grep -q 'f32_conv\|winograd'; \

@@ -124,14 +124,6 @@ absl::Status KeepSlowInt8LayersF32(const cli::Args& args, const CompileOptions& 
                slower.size(), int8.summary.compute_nodes.size(), GetCpuFeatures().ToString().c_str(),
                absl::StrJoin(slower.begin(), slower.begin() + shown, ", ").c_str(), shown < slower.size() ? ", ..." : "",
                how, mixed_ms, int8_ms, better ? "stay f32" : "stay int8");
-  // x86 without an 8-bit dot product (AVX2 only): 7-bit weights run on vpmaddubsw at about twice the rate.
-  const CpuFeatures& cpu = GetCpuFeatures();
-  if (ResolveTarget(options.target) == ResolveTarget("host") && cpu.avx2 && !cpu.avx512vnni && !cpu.avx_vnni &&
-      args.Get("int8-weight-bits") == "8") {
-    std::fprintf(stderr,
-                 "[compile] this CPU has no 8-bit dot product (VNNI): --int8-weight-bits 7 multiplies weights as bytes "
-                 "at about twice the 8-bit rate, for one bit of weight precision\n");
-  }
   if (better) compiled = std::move(*mixed);
   return absl::OkStatus();
 }

@@ -11,7 +11,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "codegen/compiler.h"
 #include "graph/npy.h"
+#include "kernels/cpu/cpu_features.h"
 #include "passes/pass_manager.h"
 #include "passes/quantize_int8/quantize_int8.h"
 #include "support/atomic_file.h"
@@ -50,10 +52,11 @@ std::vector<cli::FlagSpec> QuantizeFlagSpecs() {
        cli::AtLeast(1)},
       {"activations", "u8|i8", "activation type: u8 asymmetric or i8 symmetric", false, "u8"},
       {"dump-ranges", "FILE", "write the calibration table (tensor scale zero_point dtype, a line) to FILE"},
-      {"int8-weight-bits", "8|7",
+      {"int8-weight-bits", "auto|8|7",
        "7: weights in [-64, 64] per channel, which x86 CPUs without VNNI (AVX2: Haswell, Zen 1-3) multiply as "
-       "bytes at about twice the 8-bit rate, for one bit of weight precision (ONNX Runtime's reduce_range)",
-       false, "8"},
+       "bytes at about twice the 8-bit rate, for one bit of weight precision (ONNX Runtime's reduce_range); "
+       "auto: 7 when compiling for such a host, else 8",
+       false, "auto"},
       {"int8-fallback", "cost|none",
        "cost: int8 layers the kernel cost model prices above their f32 form on the target stay f32 where "
        "that artifact is faster (timed here for the host, by the cost model for another target or for the Arm core "
@@ -114,11 +117,21 @@ std::string Int8F32Pipeline(const cli::Args& args) {
   return args.Has("pipeline") ? args.Get("pipeline") : std::string(kInt8Pipeline);
 }
 
+// --int8-weight-bits auto: 7 when the artifact is for this host and it is an x86 CPU without an 8-bit dot
+// product (AVX2 only, or capped there by TESSEL_MAX_ISA), whose int8 kernels multiply 7-bit weights exactly
+// as bytes (vpmaddubsw) at about twice their 8-bit rate; 8 everywhere else (VNNI, Arm dotprod).
+bool SevenBitWeightsByDefault(const cli::Args& args) {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  return ResolveTarget(args.Get("target")) == ResolveTarget("host") && cpu.avx2 && !cpu.avx512vnni &&
+         !cpu.avx_vnni;
+}
+
 // --int8-weight-bits as QuantizeInt8Options::weight_max.
 absl::StatusOr<int> Int8WeightMax(const cli::Args& args) {
   const std::string bits = args.Get("int8-weight-bits");
+  if (bits == "auto") return SevenBitWeightsByDefault(args) ? 64 : 127;
   if (bits != "7" && bits != "8") {
-    return absl::InvalidArgumentError(absl::StrCat("--int8-weight-bits ", bits, ": expected 8 or 7"));
+    return absl::InvalidArgumentError(absl::StrCat("--int8-weight-bits ", bits, ": expected auto, 8 or 7"));
   }
   return bits == "7" ? 64 : 127;
 }
@@ -153,6 +166,11 @@ absl::StatusOr<bool> MaybeQuantizeInt8(const cli::Args& args, Graph& graph, std:
   absl::StatusOr<int> weight_max = Int8WeightMax(args);
   if (!weight_max.ok()) return weight_max.status();
   options.weight_max = *weight_max;
+  if (args.Get("int8-weight-bits") == "auto" && *weight_max == 64) {
+    log << "[quantize] int8 weights in [-64, 64] (7 bits): this CPU (" << GetCpuFeatures().ToString()
+        << ") has no 8-bit dot product (VNNI), and its int8 kernels multiply 7-bit weights exactly as bytes at "
+           "about twice the 8-bit rate; --int8-weight-bits 8 keeps the last bit\n";
+  }
   for (const std::string& list : args.GetAll("keep-fp32")) {
     for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) options.keep_fp32.insert(std::string(name));
   }

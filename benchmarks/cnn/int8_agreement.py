@@ -161,7 +161,10 @@ def main():
             log = open(base + "_int8_%s_c%d.log" % (label, args.calibration_images)).read()
             fell = [l.split(": ", 1)[1].strip() for l in log.splitlines() if l.startswith("fell back")]
             keep = ",".join(keep + fell)
-            opts = "table=" + ranges + (",keep-fp32=" + keep if keep else "")
+            # The weight width the batch-1 compile used: --int8-weight-bits 7, or its auto default on a host
+            # without VNNI (the compile log says so).
+            bits = 7 if ("--int8-weight-bits 7" in " ".join(flags).replace("=", " ") or "(7 bits)" in log) else 8
+            opts = "table=" + ranges + (",keep-fp32=" + keep if keep else "") + ",weight-bits=%d" % bits
             tsl = base + "_int8_%s_b%d.tsl" % (label, args.batch)
             sh([args.tessel, "compile", onnx, "-o", tsl, "--dim", "batch=%d" % args.batch,
                 "--pipeline", INT8_PIPELINE + ",quantize-int8{" + opts + "},dce"])
