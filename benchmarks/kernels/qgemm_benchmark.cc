@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/kernels/evict_caches.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/int8/int8_kernels.h"
 #include "kernels/int8/qgemm.h"
@@ -55,8 +56,9 @@ void BM_QGemm(benchmark::State& state) {
 }
 
 // The same convolutions without im2col: 3x3, pad 1, channels-last, through per-tap row pointers
-// (args: H = W, C, M).
-template <QGemmKernel kKernel, int kWeightMax = 127>
+// (args: H = W, C, M). kCold: the caches are evicted before every run, so the weights come from memory as
+// they do inside a whole network.
+template <QGemmKernel kKernel, int kWeightMax = 127, bool kCold = false>
 void BM_QConvIndirect(benchmark::State& state) {
   const QGemmUkernel* ukernel = Ukernel(kKernel);
   if (ukernel == nullptr) {
@@ -86,7 +88,9 @@ void BM_QConvIndirect(benchmark::State& state) {
   const int64_t m = hw * hw;
   std::vector<uint8_t> y(m * n);
   QGemmOutputStage stage;
+  std::vector<float> flush(kCold ? (64 << 20) / 4 : 0);
   for (auto _ : state) {
+    if (kCold) EvictCaches(state, flush);
     ukernel->indirect(ind.data(), 9, c, m, packed, stage, y.data(), n);
     benchmark::DoNotOptimize(y.data());
   }
@@ -99,6 +103,7 @@ BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx512Vnni>)->RESNET_CONV_SHAPES;
 BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvxVnni>)->RESNET_CONV_SHAPES;
 BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx2>)->RESNET_CONV_SHAPES;
 BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx2, 64>)->RESNET_CONV_SHAPES;
+BENCHMARK(BM_QConvIndirect<QGemmKernel::kAvx2, 64, true>)->RESNET_CONV_SHAPES;
 
 void BM_GemmF32(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
