@@ -49,6 +49,19 @@ TESSEL_DECLARE_F32_GEMM(tessel_f32_gemm_ukernel_8xVLx2__sve)
   }                                                                                                              \
   gemm_internal::UkernelInfo name##_ukernel() { return {blocking, ukernel, name##_prepacked}; }
 
+// The same, whose prepacked GEMM takes ukernel_pf / fused_pf (microkernels that prefetch the next B panel)
+// when the packed B passes kPrefetchPackedBBytes: smaller weights stay in the caches from run to run.
+inline constexpr int64_t kPrefetchPackedBBytes = 256 << 10;
+#define TESSEL_DEFINE_F32_GEMM_UKERNEL_INFO_PREFETCHING(name, blocking, ukernel, fused, ukernel_pf, fused_pf)      \
+  static void name##_prepacked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,                    \
+                               const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,             \
+                               int64_t n_begin, int64_t n_end, void* workspace) {                                \
+    const bool pf = gemm_internal::PackedBFloats(blocking, k, n) * 4 >= kPrefetchPackedBBytes;                 \
+    gemm_internal::GemmPrepacked(blocking, pf ? ukernel_pf : ukernel, m, n, k, a, lda, packed_b, c, ldc, ep,   \
+                                 n_begin, n_end, workspace, pf ? fused_pf : fused);                             \
+  }                                                                                                              \
+  gemm_internal::UkernelInfo name##_ukernel() { return {blocking, ukernel, name##_prepacked}; }
+
 }  // namespace tessel
 
 #endif  // TESSEL_KERNELS_GEMM_INTERNAL_GEMM_KERNELS_H_
