@@ -55,11 +55,13 @@ check_fails_with "a failed compile keeps the old artifact" "nope.onnx" \
   "$tessel" compile "$tmp/nope.onnx" -o "$tmp/keep.tsl"
 check "old artifact intact" cmp -s "$tmp/r18.tsl" "$tmp/keep.tsl"
 check "no temporary left behind" bash -c "! ls '$tmp' | grep -q '\.tmp-'"
-# INT8: every op on a vector kernel (no reference-kernel warning); at the AVX2 level (no 8-bit dot
-# product) the compiler says an 8-bit-weight int8 artifact is estimated slower than f32.
-check "int8 compile runs no op on a reference kernel" bash -c "'$tessel' compile '$models/mobilenet_v2_op17.onnx' \
+# INT8: every op on a vector kernel (no reference-kernel warning; the kernels line is sorted, and the
+# timing of --int8-fallback cost may keep some layers f32, which puts 'gemm' before 'int8'); at the AVX2
+# level (no 8-bit dot product) the compiler says an 8-bit-weight int8 artifact is estimated slower than f32.
+check "int8 compile runs no op on a reference kernel" bash -c "{ '$tessel' compile '$models/mobilenet_v2_op17.onnx' \
   --quantize=int8 --calibration '$models/mobilenet_v2.input.npy' -o '$tmp/mb8.tsl' >'$tmp/mb8.log' 2>&1 \
-  && grep -q 'kernels: int8' '$tmp/mb8.log' && ! grep -q 'reference kernels' '$tmp/mb8.log'"
+  && grep -qE 'kernels: (.*, )?int8' '$tmp/mb8.log' && ! grep -q 'reference kernels' '$tmp/mb8.log'; } \
+  || { grep -v '^\[quantize\] calibration' '$tmp/mb8.log'; false; }"
 check "int8 compile honours --pipeline (residual adds left as QAdd)" bash -c "'$tessel' compile \
   '$models/resnet18_op17.onnx' --quantize=int8 --calibration '$models/resnet18.input.npy' -o '$tmp/r18q.tsl' \
   --pipeline fold-shape-ops,fold-constants,simplify,cse,fold-batchnorm,fuse-conv-activation,layout,dce >/dev/null 2>&1 \
