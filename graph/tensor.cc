@@ -1,6 +1,7 @@
 // Tensor types and aligned buffers.
 #include "graph/tensor.h"
 
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -134,6 +135,16 @@ int64_t Tensor::GetAsInt64(int64_t i) const {
     case DType::kI64: return data<int64_t>()[i];
     case DType::kI32: return data<int32_t>()[i];
     default: return static_cast<int64_t>(GetAsDouble(i));
+  }
+}
+
+void Tensor::SetFromDouble(int64_t i, double v) {
+  switch (dtype_) {
+    case DType::kF32: data<float>()[i] = static_cast<float>(v); return;
+    case DType::kF64: data<double>()[i] = v; return;
+    case DType::kF16: data<uint16_t>()[i] = FloatToHalf(static_cast<float>(v)); return;
+    case DType::kBF16: data<uint16_t>()[i] = FloatToBF16(static_cast<float>(v)); return;
+    default: assert(false && "SetFromDouble needs a float tensor"); return;
   }
 }
 

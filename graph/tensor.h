@@ -138,6 +138,9 @@ class Tensor {
   // Element i converted to double / int64 (any dtype); for small tensors such as shapes and tests.
   double GetAsDouble(int64_t i) const;
   int64_t GetAsInt64(int64_t i) const;
+  // Element i of a float tensor (f32, f64, f16, bf16) set to v, rounded to the nearest; for the reference
+  // kernels that compute in double.
+  void SetFromDouble(int64_t i, double v);
   std::vector<int64_t> ToInt64Vector() const;
   std::vector<float> ToFloatVector() const;
 

@@ -20,22 +20,6 @@ namespace {
 
 using Inputs = absl::Span<const Tensor* const>;
 
-double Elem(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::kF64 ? t.data<double>()[i] : static_cast<double>(t.data<float>()[i]);
-}
-
-void SetElem(Tensor& t, int64_t i, double v) {
-  if (t.dtype() == DType::kF64) {
-    t.data<double>()[i] = v;
-  } else {
-    t.data<float>()[i] = static_cast<float>(v);
-  }
-}
-
-int64_t Target(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::kI32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-}
-
 // The loss of log-probabilities lp ([N, C, D], row-major) against `target`, into `loss`.
 absl::Status NllLoss(const Node& node, const std::vector<double>& lp, int64_t n, int64_t c, int64_t d,
                      const Tensor& target, const Tensor* weight, Tensor& loss) {
@@ -46,24 +30,24 @@ absl::Status NllLoss(const Node& node, const std::vector<double>& lp, int64_t n,
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < d; ++j) {
       const int64_t at = i * d + j;
-      const int64_t t = Target(target, at);
+      const int64_t t = target.GetAsInt64(at);
       double l = 0, w = 0;
       if (!ignore || t != *ignore) {
         if (t < 0 || t >= c) {
           return absl::OutOfRangeError(absl::StrCat(node.op_type(), " '", node.name(), "': target ", t, " at element ",
                                                     at, " is outside the ", c, " classes (and not ignore_index)"));
         }
-        w = weight != nullptr ? Elem(*weight, t) : 1.0;
+        w = weight != nullptr ? weight->GetAsDouble(t) : 1.0;
         l = -lp[(i * c + t) * d + j] * w;
       }
-      if (reduction == "none") SetElem(loss, at, l);
+      if (reduction == "none") loss.SetFromDouble(at, l);
       sum += l;
       weight_sum += w;
     }
   }
-  if (reduction == "sum") SetElem(loss, 0, sum);
+  if (reduction == "sum") loss.SetFromDouble(0, sum);
   // 0 / 0 when every target is ignored: NaN, as ONNX's reference gives.
-  if (reduction == "mean") SetElem(loss, 0, sum / weight_sum);
+  if (reduction == "mean") loss.SetFromDouble(0, sum / weight_sum);
   return absl::OkStatus();
 }
 
@@ -95,7 +79,7 @@ absl::Status NllLossKernel(const Node& node, Inputs inputs, absl::Span<Tensor> o
   const Tensor& x = *inputs[0];
   const Extents e = ExtentsOf(x);
   std::vector<double> lp(static_cast<size_t>(x.num_elements()));
-  for (int64_t i = 0; i < x.num_elements(); ++i) lp[i] = Elem(x, i);
+  for (int64_t i = 0; i < x.num_elements(); ++i) lp[i] = x.GetAsDouble(i);
   return NllLoss(node, lp, e.n, e.c, e.d, *inputs[1], Weight(inputs), outputs[0]);
 }
 
@@ -109,18 +93,18 @@ absl::Status SoftmaxCrossEntropyLossKernel(const Node& node, Inputs inputs, absl
   for (int64_t i = 0; i < e.n; ++i) {
     for (int64_t j = 0; j < e.d; ++j) {
       double max = -std::numeric_limits<double>::infinity();
-      for (int64_t k = 0; k < e.c; ++k) max = std::max(max, Elem(x, (i * e.c + k) * e.d + j));
+      for (int64_t k = 0; k < e.c; ++k) max = std::max(max, x.GetAsDouble((i * e.c + k) * e.d + j));
       double sum = 0;
-      for (int64_t k = 0; k < e.c; ++k) sum += std::exp(Elem(x, (i * e.c + k) * e.d + j) - max);
+      for (int64_t k = 0; k < e.c; ++k) sum += std::exp(x.GetAsDouble((i * e.c + k) * e.d + j) - max);
       const double log_sum = std::log(sum);
       for (int64_t k = 0; k < e.c; ++k) {
         const int64_t at = (i * e.c + k) * e.d + j;
-        lp[at] = Elem(x, at) - max - log_sum;
+        lp[at] = x.GetAsDouble(at) - max - log_sum;
       }
     }
   }
   if (outputs.size() > 1 && outputs[1].buffer() != nullptr) {
-    for (int64_t i = 0; i < x.num_elements(); ++i) SetElem(outputs[1], i, lp[i]);
+    for (int64_t i = 0; i < x.num_elements(); ++i) outputs[1].SetFromDouble(i, lp[i]);
   }
   return NllLoss(node, lp, e.n, e.c, e.d, *inputs[1], Weight(inputs), outputs[0]);
 }

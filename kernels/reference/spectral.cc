@@ -15,17 +15,6 @@ namespace {
 
 using Inputs = absl::Span<const Tensor* const>;
 
-double Elem(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::kF64 ? t.data<double>()[i] : static_cast<double>(t.data<float>()[i]);
-}
-void SetElem(Tensor& t, int64_t i, double v) {
-  if (t.dtype() == DType::kF64) {
-    t.data<double>()[i] = v;
-  } else {
-    t.data<float>()[i] = static_cast<float>(v);
-  }
-}
-
 // out[k] (k < bins) of the n-point transform of seq (complex, n entries).
 void Transform(const std::vector<double>& re, const std::vector<double>& im, int64_t n, int64_t bins, bool inverse,
                std::vector<double>* out_re, std::vector<double>* out_im) {
@@ -49,8 +38,8 @@ void Transform(const std::vector<double>& re, const std::vector<double>& im, int
 // Bins k of a transform (real, imaginary) into y at base + k * stride and the element after it.
 void StoreBins(const std::vector<double>& yr, const std::vector<double>& yi, int64_t base, int64_t stride, Tensor* y) {
   for (size_t k = 0; k < yr.size(); ++k) {
-    SetElem(*y, base + static_cast<int64_t>(k) * stride, yr[k]);
-    SetElem(*y, base + static_cast<int64_t>(k) * stride + 1, yi[k]);
+    y->SetFromDouble(base + static_cast<int64_t>(k) * stride, yr[k]);
+    y->SetFromDouble(base + static_cast<int64_t>(k) * stride + 1, yi[k]);
   }
 }
 
@@ -73,8 +62,8 @@ absl::Status DftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
       for (int64_t j = 0; j < n; ++j) {
         const bool inside = j < len;
         const int64_t at = ((o * len + j) * inner + i) * comps;
-        re[j] = inside ? Elem(x, at) : 0.0;
-        im[j] = inside && comps == 2 ? Elem(x, at + 1) : 0.0;
+        re[j] = inside ? x.GetAsDouble(at) : 0.0;
+        im[j] = inside && comps == 2 ? x.GetAsDouble(at + 1) : 0.0;
       }
       Transform(re, im, n, bins, inverse, &yr, &yi);
       StoreBins(yr, yi, ((o * bins) * inner + i) * 2, inner * 2, &y);
@@ -100,9 +89,9 @@ absl::Status StftKernel(const Node& node, Inputs in, absl::Span<Tensor> out) {
     for (int64_t f = 0; f < frames; ++f) {
       for (int64_t j = 0; j < n; ++j) {
         const int64_t at = (b * length + f * step + j) * comps;
-        const double w = window != nullptr ? Elem(*window, j) : 1.0;
-        re[j] = Elem(x, at) * w;
-        im[j] = comps == 2 ? Elem(x, at + 1) * w : 0.0;
+        const double w = window != nullptr ? window->GetAsDouble(j) : 1.0;
+        re[j] = x.GetAsDouble(at) * w;
+        im[j] = comps == 2 ? x.GetAsDouble(at + 1) * w : 0.0;
       }
       Transform(re, im, n, bins, false, &yr, &yi);
       StoreBins(yr, yi, (b * frames + f) * bins * 2, 2, &y);
@@ -127,13 +116,13 @@ absl::Status MelWeightMatrixKernel(const Node& node, Inputs in, absl::Span<Tenso
     const double hz = 700.0 * (std::pow(10.0, (i * step + low_mel) / 2595.0) - 1.0);
     point[i] = static_cast<int64_t>(std::floor((dft_length + 1) * hz / rate));
   }
-  for (int64_t i = 0; i < y.num_elements(); ++i) SetElem(y, i, 0.0);
+  for (int64_t i = 0; i < y.num_elements(); ++i) y.SetFromDouble(i, 0.0);
   auto set = [&](int64_t row, int64_t col, double v) -> absl::Status {
     if (row < 0 || row >= rows) {
       return absl::InvalidArgumentError(absl::StrCat("MelWeightMatrix: mel bin ", col, " reaches spectrogram bin ",
                                                      row, ", outside [0, ", rows, ") (check the edge frequencies)"));
     }
-    SetElem(y, row * mels + col, v);
+    y.SetFromDouble(row * mels + col, v);
     return absl::OkStatus();
   };
   for (int64_t i = 0; i < mels; ++i) {
