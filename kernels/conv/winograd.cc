@@ -107,33 +107,45 @@ void WeightTransformF2(const float (&f)[3][3], float (&u)[16]) {
 // input transform and 12 instead of 10 in the output one. The fractions of G are applied once, in
 // double, at prepare time; every B^T and A^T coefficient is exact in float.
 
+// One dimension of each F(4x4) transform: B^T x (6 values to 6) and A^T x (6 to 4); the 2-D transforms
+// apply them to the columns, then to the rows.
+__attribute__((always_inline)) inline void InputLineF4(const float (&x)[6], float (&y)[6]) {
+  const float u = x[3] - x[1], w = x[4] - x[2];
+  y[0] = (x[0] + x[4]) - 2.0f * x[2] + 1.5f * u;
+  y[1] = (x[4] - x[1]) + 0.5f * x[2] + 2.5f * x[3];
+  y[2] = (x[4] + x[1]) - 2.5f * x[2] + 0.5f * x[3];
+  y[3] = w + 2.0f * u;
+  y[4] = w - 0.5f * u;
+  y[5] = (x[1] + x[5]) - 2.0f * x[3] + 1.5f * w;
+}
+
+__attribute__((always_inline)) inline void OutputLineF4(const float (&x)[6], float (&y)[4]) {
+  const float a = x[1] + x[2], b = x[1] - x[2];
+  y[0] = x[0] + a + x[3] + x[4];
+  y[1] = b + 0.5f * x[3] - 2.0f * x[4];
+  y[2] = a + 0.25f * x[3] + 4.0f * x[4];
+  y[3] = b + 0.125f * x[3] - 8.0f * x[4] + x[5];
+}
+
 TESSEL_WINOGRAD_CLONES void InputTransformF4(int64_t channels, const float* const (&d)[6][6],
                                              float* const (&v)[36]) {
 #pragma GCC ivdep
   for (int64_t c = 0; c < channels; ++c) {
-    float t[6][6];
+    float t[6][6];  // t[i][s]: B^T applied to column s
     #pragma GCC unroll 6
     for (int s = 0; s < 6; ++s) {
-      const float d0 = d[0][s][c], d1 = d[1][s][c], d2 = d[2][s][c];
-      const float d3 = d[3][s][c], d4 = d[4][s][c], d5 = d[5][s][c];
-      const float u = d3 - d1, w = d4 - d2;
-      t[0][s] = (d0 + d4) - 2.0f * d2 + 1.5f * u;
-      t[1][s] = (d4 - d1) + 0.5f * d2 + 2.5f * d3;
-      t[2][s] = (d4 + d1) - 2.5f * d2 + 0.5f * d3;
-      t[3][s] = w + 2.0f * u;
-      t[4][s] = w - 0.5f * u;
-      t[5][s] = (d1 + d5) - 2.0f * d3 + 1.5f * w;
+      const float col[6] = {d[0][s][c], d[1][s][c], d[2][s][c], d[3][s][c], d[4][s][c], d[5][s][c]};
+      float out[6];
+      InputLineF4(col, out);
+      #pragma GCC unroll 6
+      for (int i = 0; i < 6; ++i) t[i][s] = out[i];
     }
     #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
-      const float* e = t[r];
-      const float u = e[3] - e[1], w = e[4] - e[2];
-      v[r * 6 + 0][c] = (e[0] + e[4]) - 2.0f * e[2] + 1.5f * u;
-      v[r * 6 + 1][c] = (e[4] - e[1]) + 0.5f * e[2] + 2.5f * e[3];
-      v[r * 6 + 2][c] = (e[4] + e[1]) - 2.5f * e[2] + 0.5f * e[3];
-      v[r * 6 + 3][c] = w + 2.0f * u;
-      v[r * 6 + 4][c] = w - 0.5f * u;
-      v[r * 6 + 5][c] = (e[1] + e[5]) - 2.0f * e[3] + 1.5f * w;
+      float out[6];
+      InputLineF4(t[r], out);
+      #pragma GCC unroll 6
+      for (int i = 0; i < 6; ++i) v[r * 6 + i][c] = out[i];
     }
   }
 }
@@ -143,22 +155,19 @@ TESSEL_WINOGRAD_CLONES void OutputTransformF4(int64_t channels, const float* con
                                               float hi) {
 #pragma GCC ivdep
   for (int64_t c = 0; c < channels; ++c) {
-    float t[4][6];
+    float t[4][6];  // t[i][q]: A^T applied to column q
     #pragma GCC unroll 6
     for (int q = 0; q < 6; ++q) {
-      const float m3 = m[18 + q][c], m4 = m[24 + q][c];
-      const float a = m[6 + q][c] + m[12 + q][c], b = m[6 + q][c] - m[12 + q][c];
-      t[0][q] = m[q][c] + a + m3 + m4;
-      t[1][q] = b + 0.5f * m3 - 2.0f * m4;
-      t[2][q] = a + 0.25f * m3 + 4.0f * m4;
-      t[3][q] = b + 0.125f * m3 - 8.0f * m4 + m[30 + q][c];
+      const float col[6] = {m[q][c], m[6 + q][c], m[12 + q][c], m[18 + q][c], m[24 + q][c], m[30 + q][c]};
+      float out[4];
+      OutputLineF4(col, out);
+      #pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) t[i][q] = out[i];
     }
     #pragma GCC unroll 6
     for (int r = 0; r < 4; ++r) {
-      const float* e = t[r];
-      const float a = e[1] + e[2], b = e[1] - e[2];
-      const float o[4] = {e[0] + a + e[3] + e[4], b + 0.5f * e[3] - 2.0f * e[4], a + 0.25f * e[3] + 4.0f * e[4],
-                          b + 0.125f * e[3] - 8.0f * e[4] + e[5]};
+      float o[4];
+      OutputLineF4(t[r], o);
       #pragma GCC unroll 6
       for (int s = 0; s < 4; ++s) {
         const float val = o[s] + bias[c] + res[r * 4 + s][c];
