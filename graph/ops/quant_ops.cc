@@ -5,8 +5,9 @@
 //   QAdd(A, B)                   clamp(y_zp + rq_a(A - a_zp) + rq_b(B - b_zp)), same shapes
 //   QMaxPool, QAvgPool, QGlobalAvgPool   pooling on quantized data; output scale and zero point = input's
 // X, Residual, A and Y are u8 or i8 (one dtype per node); W is i8 (symmetric, per output channel); B is
-// i32 in units of x_scale * w_scale[m]. rq(v) = MultiplyByQuantizedMultiplier(v, multiplier[m], shift[m])
-// (kernels/int8/requantize.h); `multiplier` / `shift` hold one entry per output channel or one for all.
+// i32 in units of x_scale * w_scale[m]. rq(v) = RequantizeF32(v, RequantizeScale(multiplier[m], shift[m])):
+// v times the f32 scale multiplier * 2^(shift - 31), rounded half to even (kernels/int8/requantize.h);
+// `multiplier` / `shift` hold one entry per output channel or one for all.
 // act_min / act_max are the output clamp (a folded ReLU or ReLU6, else the dtype's range). Convolution
 // and pooling attributes are the ONNX ones plus `layout` ("nchw" or "nhwc", weights as FusedConv has them).
 #include <string>
@@ -353,7 +354,7 @@ void RegisterQuantOps(OpRegistry& r) {
                       "u8 quantization with the scale and zero point of x's range (including 0), round half to even"});
   Reg(r, "", "DequantizeLinear", 2, 3, 2, InferDequantizeLinear, "(x - x_zero_point) * x_scale, per tensor or per axis");
   Reg(r, kTesselDomain, "QConv", 2, 4, 2, InferQConv,
-      "int8 convolution: i32 accumulate, bias, fixed-point requantize per channel, residual, clamp");
+      "int8 convolution: i32 accumulate, bias, f32 requantize per channel, residual, clamp");
   Reg(r, kTesselDomain, "QGemm", 2, 3, 2, InferQGemm, "int8 A[M,K] x W[N,K]^T with the QConv output stage");
   Reg(r, kTesselDomain, "QAdd", 2, 2, 2, InferQAdd, "quantized elementwise add of same-shaped tensors, clamped");
   Reg(r, kTesselDomain, "QMaxPool", 1, 1, 1, InferQPool, "max pooling on quantized data (nchw or nhwc)");

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/nn_params.h"
+#include "kernels/int8/requantize.h"
 
 namespace tessel {
 namespace {
@@ -67,8 +68,8 @@ QGemmOutputStage OutputStage(const Node& node, bool residual) {
   s.act_max = static_cast<int32_t>(node.GetInt("act_max", 255));
   if (residual) {
     s.r_zero_point = static_cast<int32_t>(node.GetInt("r_zero_point", 0));
-    s.r_multiplier = static_cast<int32_t>(node.GetInts("r_multiplier").at(0));
-    s.r_shift = static_cast<int32_t>(node.GetInts("r_shift").at(0));
+    s.r_scale = RequantizeScale(static_cast<int32_t>(node.GetInts("r_multiplier").at(0)),
+                                static_cast<int32_t>(node.GetInts("r_shift").at(0)));
   }
   return s;
 }

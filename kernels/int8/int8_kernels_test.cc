@@ -663,121 +663,109 @@ TEST(QuantizeOpKernelTest, PerAxisOnTheReference) {
   EXPECT_FALSE(st.ok());
 }
 
-#if defined(__aarch64__)
-// requantize_neon.h against requantize.h lane by lane: the rounding division over every exponent with
-// ties of both signs and the int32 extremes, then the whole multiply over every shift (and its right-shift
-// form over every negative one).
-TEST(RequantizeNeonTest, MatchesScalarExactly) {
+// Inputs for the vector output stages against requantize.h: ties (x * scale = k + 1/2 exactly, both signs),
+// the int32 extremes, products past the clamp bound, random values; scales from random (multiplier,
+// shift) pairs over every shift, and 0.
+struct RequantizeCase {
+  std::vector<int32_t> x;
+  std::vector<float> scale;
+};
+
+RequantizeCase RequantizeCases(int n) {
   constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
   std::mt19937 rng(2);
-  std::uniform_int_distribution<int32_t> any(kMin, kMax);
-  auto check4 = [](int32x4_t got, const int32_t* want) {
-    int32_t out[4];
-    vst1q_s32(out, got);
-    for (int l = 0; l < 4; ++l) EXPECT_EQ(out[l], want[l]) << "lane " << l;
-  };
-  for (int e = 0; e <= 31; ++e) {
-    for (int i = 0; i < 200; ++i) {
-      int32_t x[4], want[4];
-      // Ties +-(2j + 1) 2^(e - 1), their neighbours, the extremes, random values.
-      const int64_t tie = e == 0 ? 0 : (2LL * (i % 50) + 1) << (e - 1);
-      x[0] = static_cast<int32_t>(std::min<int64_t>(tie, kMax));
-      x[1] = static_cast<int32_t>(-std::min<int64_t>(tie, kMax)) - (i % 3 == 0 ? 1 : 0);
-      x[2] = i % 2 ? kMin : kMax;
-      x[3] = any(rng);
-      for (int l = 0; l < 4; ++l) want[l] = RoundingDivideByPOT(x[l], e);
-      SCOPED_TRACE(testing::Message() << "exponent " << e << " " << x[0] << " " << x[1] << " " << x[2] << " " << x[3]);
-      check4(requantize_neon::RoundingDivideByPOT(vld1q_s32(x), vdupq_n_s32(-e)), want);
+  std::uniform_int_distribution<int32_t> any(kMin, kMax), mults(1 << 30, kMax), shifts(-31, 30);
+  RequantizeCase c;
+  for (int i = 0; i < n; ++i) {
+    const int kind = i % 6;
+    if (kind == 0) {  // x * 2^-e = k + 1/2
+      const int e = 1 + i % 20;
+      c.scale.push_back(std::ldexp(1.0f, -e));
+      c.x.push_back(static_cast<int32_t>(((2 * (i % 1000) + 1) << (e - 1)) * (i % 12 < 6 ? 1 : -1)));
+    } else if (kind == 1) {
+      c.scale.push_back(RequantizeScale(mults(rng), shifts(rng)));
+      c.x.push_back(i % 4 == 1 ? kMin : kMax);
+    } else if (kind == 2) {
+      c.scale.push_back(i % 4 == 2 ? 0.0f : RequantizeScale(mults(rng), 0));
+      c.x.push_back(any(rng));
+    } else {
+      c.scale.push_back(RequantizeScale(mults(rng), -1 - i % 25));
+      c.x.push_back(any(rng) >> (i % 31));
     }
   }
-  std::uniform_int_distribution<int32_t> mults(1 << 30, kMax);
-  for (int32_t shift = -31; shift <= 30; ++shift) {
-    for (int i = 0; i < 200; ++i) {
-      // kMax with x = kMin gives the most negative product, -2^31 + 1.
-      const int32_t m = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : i % 13 == 0 ? kMax : mults(rng);
-      int32_t x[4], want[4];
-      x[0] = any(rng);
-      x[1] = any(rng) >> (i % 31);
-      x[2] = i % 2 ? kMin : kMax;
-      x[3] = (i % 64) - 32;
-      for (int l = 0; l < 4; ++l) want[l] = MultiplyByQuantizedMultiplier(x[l], m, shift);
-      SCOPED_TRACE(testing::Message() << "shift " << shift << " multiplier " << m);
-      check4(requantize_neon::MultiplyByQuantizedMultiplier(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(std::max(shift, 0)),
-                                                            vdupq_n_s32(std::min(shift, 0))),
-             want);
-      if (shift < 0) {
-        check4(requantize_neon::MultiplyByQuantizedMultiplierRight(vld1q_s32(x), vdupq_n_s32(m), vdupq_n_s32(shift)),
-               want);
-      }
-    }
-  }
+  return c;
 }
 
-// requantize_sve.h against requantize.h on arrays longer than any vector (so predicated tails too): the
-// rounding division over every exponent with ties of both signs and the int32 extremes, then the whole
-// multiply over every shift, with multipliers 0, 2^30, random ones and INT32_MIN (the saturating case).
-TEST(RequantizeSveTest, MatchesScalarExactly) {
-  if (!HasQGemmSve()) GTEST_SKIP() << "CPU without SVE";
-  constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
-  constexpr int kLanes = 203;
-  std::mt19937 rng(3);
-  std::uniform_int_distribution<int32_t> any(kMin, kMax);
-  std::vector<int32_t> x(kLanes), e(kLanes), m(kLanes), want(kLanes), got(kLanes);
-  for (int exponent = 0; exponent <= 31; ++exponent) {
-    for (int i = 0; i < kLanes; ++i) {
-      // Ties +-(2j + 1) 2^(e - 1), their neighbours, the extremes, random values.
-      const int64_t tie = exponent == 0 ? 0 : (2LL * (i % 50) + 1) << (exponent - 1);
-      const int kind = i % 5;
-      x[i] = kind == 0   ? static_cast<int32_t>(std::min<int64_t>(tie, kMax))
-             : kind == 1 ? static_cast<int32_t>(-std::min<int64_t>(tie, kMax)) - (i % 3 == 0 ? 1 : 0)
-             : kind == 2 ? (i % 2 ? kMin : kMax)
-             : kind == 3 ? static_cast<int32_t>(std::min<int64_t>(tie, kMax)) + (i % 2 ? 1 : -1)
-                         : any(rng);
-      e[i] = exponent;
-      want[i] = RoundingDivideByPOT(x[i], exponent);
-    }
-    requantize_sve_probe::RoundingDivideByPOT(x.data(), e.data(), got.data(), kLanes);
-    for (int i = 0; i < kLanes; ++i) ASSERT_EQ(got[i], want[i]) << "exponent " << exponent << " x " << x[i];
-  }
-  std::uniform_int_distribution<int32_t> mults(1 << 30, kMax);
-  for (int32_t shift = -31; shift <= 30; ++shift) {
-    for (int i = 0; i < kLanes; ++i) {
-      m[i] = i % 7 == 0 ? 0 : i % 11 == 0 ? (1 << 30) : i % 13 == 0 ? kMin : mults(rng);
-      const int kind = i % 4;
-      x[i] = kind == 0 ? any(rng) : kind == 1 ? any(rng) >> (i % 31) : kind == 2 ? (i % 3 ? kMin : kMax) : (i % 64) - 32;
-      e[i] = shift;
-      want[i] = MultiplyByQuantizedMultiplier(x[i], m[i], shift);
-    }
-    requantize_sve_probe::MultiplyByQuantizedMultiplier(x.data(), m.data(), e.data(), got.data(), kLanes);
-    for (int i = 0; i < kLanes; ++i) {
-      ASSERT_EQ(got[i], want[i]) << "shift " << shift << " multiplier " << m[i] << " x " << x[i];
-    }
-  }
-}
-#endif
-
-TEST(RequantizeTest, MatchesExactRoundingWithinOneStep) {
-  // Hand cases: 100 * 0.5 = 50; 3 * 0.5 = 1.5 -> 2, but -1.5 -> -1 (gemmlowp's doubling high multiply
-  // breaks a negative tie toward zero, as TFLite does); 7 * 1.25 = 8.75 -> 9.
+TEST(RequantizeTest, RoundsTheFloatProductHalfToEven) {
+  // 3 * 0.5 = 1.5 -> 2, -3 * 0.5 -> -2, 5 * 0.5 = 2.5 -> 2 (ties to even, as np.rint and ONNX's reference
+  // QLinearConv), 7 * 1.25 = 8.75 -> 9; 2^20 * 2^-10 = 2^10; a product past the bound clamps to it.
   auto rq = [](int32_t x, double m) {
     const QuantizedMultiplier q = QuantizeMultiplier(m);
-    return MultiplyByQuantizedMultiplier(x, q.multiplier, q.shift);
+    return RequantizeF32(x, RequantizeScale(q.multiplier, q.shift));
   };
-  EXPECT_EQ(rq(100, 0.5), 50);
-  EXPECT_EQ(rq(-3, 0.5), -1);
   EXPECT_EQ(rq(3, 0.5), 2);
+  EXPECT_EQ(rq(-3, 0.5), -2);
+  EXPECT_EQ(rq(5, 0.5), 2);
+  EXPECT_EQ(rq(-5, 0.5), -2);
   EXPECT_EQ(rq(7, 1.25), 9);
+  EXPECT_EQ(rq(100, 0.5), 50);
   EXPECT_EQ(rq(1 << 20, 1.0 / (1 << 10)), 1 << 10);
-  // Against double arithmetic: never more than one step away (the multiplier has 31 bits).
+  EXPECT_EQ(rq(std::numeric_limits<int32_t>::max(), 1.0), static_cast<int32_t>(kRequantizeBound));
+  EXPECT_EQ(rq(std::numeric_limits<int32_t>::min(), 0.75), -static_cast<int32_t>(kRequantizeBound));
+  EXPECT_EQ(RequantizeClamp(1000, 0.25f, 0, 10, 0, 255), 255);
+  EXPECT_EQ(RequantizeClamp(-1000, 0.25f, 0, 10, 0, 255), 0);
+  EXPECT_EQ(RequantizeClamp(41, 0.25f, 3, 10, 0, 255), 23);  // 10.25 -> 10, + 3 + 10
+  // Against double arithmetic: never more than one step away where the product is within the bound
+  // (x is exact in f32 up to 2^24, the scale within 2^-24 of the multiplier).
   std::mt19937 rng(1);
   std::uniform_int_distribution<int32_t> xs(-(1 << 24), 1 << 24);
-  std::uniform_real_distribution<double> ms(-20, 1);
+  std::uniform_real_distribution<double> ms(-20, -2);
   for (int i = 0; i < 10000; ++i) {
     const int32_t x = xs(rng);
     const double m = std::exp2(ms(rng));
     EXPECT_LE(std::fabs(rq(x, m) - std::round(x * m)), 1.0) << x << " * " << m;
   }
 }
+
+#if defined(__aarch64__)
+// requantize_neon.h against requantize.h lane by lane: RoundScaledClamped exactly; RoundScaled exactly
+// within the bound and beyond it of the same sign and past the bound (what the kernels' saturating narrows
+// need).
+TEST(RequantizeNeonTest, MatchesScalarExactly) {
+  const RequantizeCase c = RequantizeCases(4000);
+  const float32x4_t bound = vdupq_n_f32(kRequantizeBound);
+  for (size_t i = 0; i + 4 <= c.x.size(); i += 4) {
+    int32_t clamped[4], plain[4];
+    vst1q_s32(clamped, requantize_neon::RoundScaledClamped(vld1q_s32(&c.x[i]), vld1q_f32(&c.scale[i]), bound));
+    vst1q_s32(plain, requantize_neon::RoundScaled(vld1q_s32(&c.x[i]), vld1q_f32(&c.scale[i])));
+    for (int l = 0; l < 4; ++l) {
+      const int32_t want = RequantizeF32(c.x[i + l], c.scale[i + l]);
+      SCOPED_TRACE(testing::Message() << c.x[i + l] << " * " << c.scale[i + l]);
+      EXPECT_EQ(clamped[l], want);
+      if (std::abs(want) < static_cast<int32_t>(kRequantizeBound)) {
+        EXPECT_EQ(plain[l], want);
+      } else {
+        EXPECT_GE(static_cast<int64_t>(plain[l]) * (want > 0 ? 1 : -1), static_cast<int64_t>(kRequantizeBound));
+      }
+    }
+  }
+}
+
+// requantize_sve.h against requantize.h on arrays longer than any vector (so predicated tails too), with
+// the bound's clamp and with an output range's.
+TEST(RequantizeSveTest, MatchesScalarExactly) {
+  if (!HasQGemmSve()) GTEST_SKIP() << "CPU without SVE";
+  const RequantizeCase c = RequantizeCases(4003);
+  const int64_t n = static_cast<int64_t>(c.x.size());
+  std::vector<int32_t> got(n);
+  requantize_sve_probe::RoundScaled(c.x.data(), c.scale.data(), -kRequantizeBound, kRequantizeBound, got.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], RequantizeF32(c.x[i], c.scale[i])) << c.x[i] << " * " << c.scale[i];
+  requantize_sve_probe::RoundScaled(c.x.data(), c.scale.data(), -10.0f, 245.0f, got.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], RequantizeClamp(c.x[i], c.scale[i], 0, 10, 0, 255) - 10) << c.x[i] << " * " << c.scale[i];
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace tessel

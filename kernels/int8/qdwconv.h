@@ -23,17 +23,15 @@ inline constexpr int QDwConvChannel(int acc, int lane) { return 16 * (lane / 4) 
 // The output-stage constants are [blocks][4 acc][16 lanes] in the same channel order. A last block of at
 // most 32 channels (half_tail) runs on 256-bit vectors, whose accumulators hold lanes 0..7 only: its quad
 // g is [4 acc][8 lanes][4 taps] at b * quads * 256 + g * 128, and its constants are [acc 0, acc 2] then
-// [acc 1, acc 3], 8 lanes each (the order in which the kernel joins them into two zmm). The bias has the
-// input zero point folded in (bias - x_zp * sum_t W[c, t]), the shift split into left / right exponents
-// with the rounding masks 2^right - 1 and (2^right - 1) >> 1 precomputed; padding channels are zero.
-// `multiplier` has one more (zero) entry, so that a load one entry on puts the odd lanes' multipliers in
-// the even positions.
+// [acc 1, acc 3], 8 lanes each (the order in which the kernel joins them into two zmm): the bias with the
+// input zero point folded in (bias - x_zp * sum_t W[c, t]) and the requantization scale (RequantizeScale);
+// padding channels are zero.
 struct PackedQDwConvWeights {
   int64_t c = 0, taps = 0, quads = 0, blocks = 0;
-  bool any_left = false;   // some channel's multiplier is >= 1 (left shift)
   bool half_tail = false;  // the last block has at most 32 channels and the 256-bit layout
   std::vector<int8_t> w;
-  std::vector<int32_t> bias, multiplier, left, right, mask, half_mask;
+  std::vector<int32_t> bias;
+  std::vector<float> scale;
 };
 
 // `multiplier` / `shift` have 1 or c entries; `bias` may be null.
@@ -52,15 +50,15 @@ void QDwConvU8S8__avx512vnni(const uint8_t* const* indirection, int64_t pixels, 
 // taps is multiplied in 16 bits (SMULL, SMLAL: two products of at most 128 x 128, one of them below, fit)
 // and widened into the i32 accumulators once, with s8 weights `w8` [taps][cp]. Otherwise the u8 inputs
 // are widened to 16 bits and multiplied into i32 (SMLAL) by weights widened at packing, `w16` [taps][cp].
-// cp is c rounded up to 16 (padding channels zero); bias (with the input zero point folded in, as above),
-// multiplier, left = max(shift, 0) and neg_right = min(shift, 0) have cp entries; right_only: every
-// channel's shift is negative, so the right-shift-only requantization applies.
+// cp is c rounded up to 16 (padding channels zero); bias (with the input zero point folded in, as above)
+// and scale have cp entries.
 struct PackedQDwConvNeonWeights {
   int64_t c = 0, taps = 0, cp = 0;
-  bool right_only = false, pairs = false;
+  bool pairs = false;
   std::vector<int8_t> w8;
   std::vector<int16_t> w16;
-  std::vector<int32_t> bias, multiplier, left, neg_right;
+  std::vector<int32_t> bias;
+  std::vector<float> scale;
 };
 
 PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
@@ -77,13 +75,13 @@ void QDwConvU8S8__neon(const uint8_t* const* indirection, int64_t pixels, const 
 // into the channel's i32 lane (a pair sums at most 2 x 255 x 128). Weights w16 are [pairs][cp][2] int16,
 // tap 2j and 2j + 1 of channel ch at (j * cp + ch) * 2 (pairs = taps rounded up to even / 2, the odd
 // tap's partner weight 0); cp is c rounded up to 16. The output-stage constants are as
-// PackedQDwConvWeights' (bias with the input zero point folded in, left / right exponents, rounding
-// masks) in channel order, cp entries each, `multiplier` cp + 1.
+// PackedQDwConvWeights' (bias with the input zero point folded in, scale) in channel order, cp entries
+// each.
 struct PackedQDwConvAvx2Weights {
   int64_t c = 0, taps = 0, pairs = 0, cp = 0;
-  bool any_left = false;  // some channel's multiplier is >= 1 (left shift)
   std::vector<int16_t> w16;
-  std::vector<int32_t> bias, multiplier, left, right, mask, half_mask;
+  std::vector<int32_t> bias;
+  std::vector<float> scale;
 };
 
 PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,
@@ -100,13 +98,13 @@ void QDwConvU8S8__avx2(const uint8_t* const* indirection, int64_t pixels, const 
 // per output pixel and svcntb() channels, each quad of taps' input vectors is interleaved by ZIP1 / ZIP2
 // on bytes then halfwords into four vectors of svcntw() channels x 4 taps, in channel order. Weights `w`
 // [quads][cp][4] (taps padded to quads with zero weights, cp = c rounded up to 16); bias (input zero
-// point folded in), multiplier, left = max(shift, 0) and neg_right = min(shift, 0) in channel order, cp
-// entries each (the output stage runs on NEON, as PackedQDwConvNeonWeights'; right_only as there).
+// point folded in) and scale in channel order, cp entries each (the output stage runs on NEON, as
+// PackedQDwConvNeonWeights').
 struct PackedQDwConvSveWeights {
   int64_t c = 0, taps = 0, quads = 0, cp = 0;
-  bool right_only = true;
   std::vector<int8_t> w;
-  std::vector<int32_t> bias, multiplier, left, neg_right;
+  std::vector<int32_t> bias;
+  std::vector<float> scale;
 };
 
 PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,

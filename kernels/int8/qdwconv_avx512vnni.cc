@@ -2,7 +2,7 @@
 // channels, four taps at a time: four 64-byte loads (one per tap row pointer), three byte/word unpack
 // levels that put each channel's four tap bytes into one i32 lane (unpacks work within 128-bit lanes, so
 // accumulator j holds channels 16 L + 4 j + e), and four vpdpbusd against weights packed in that order.
-// The output stage is requantize.h's arithmetic in vector form; the i32 -> u16 -> u8 packs, which also
+// The output stage is requantize.h's f32 arithmetic in vector form; the i32 -> u16 -> u8 packs, which also
 // work within 128-bit lanes, undo the interleave, so the 64 bytes come out in channel order. A last block
 // of at most 32 channels runs the same steps on 256-bit vectors (half the work of a masked 64-wide block).
 #include <immintrin.h>
@@ -15,28 +15,19 @@
 namespace tessel {
 namespace {
 
-using requantize_avx512::RoundingDivideByPOT;
-using requantize_avx512::RoundingDoublingHighMul;
-
-// The output stage for the 16 lanes at `i` of the packed constants (LEFT: some shift is a left shift).
-template <bool LEFT>
-inline __m512i Requantize(__m512i acc, const PackedQDwConvWeights& w, int64_t i, __m512i y_zp, __m512i lo,
-                          __m512i hi) {
-  __m512i v = _mm512_add_epi32(acc, _mm512_loadu_si512(w.bias.data() + i));
-  if (LEFT) v = _mm512_sllv_epi32(v, _mm512_loadu_si512(w.left.data() + i));
-  v = RoundingDoublingHighMul(v, _mm512_loadu_si512(w.multiplier.data() + i),
-                              _mm512_loadu_si512(w.multiplier.data() + i + 1));
-  v = RoundingDivideByPOT(v, _mm512_loadu_si512(w.right.data() + i), _mm512_loadu_si512(w.mask.data() + i),
-                          _mm512_loadu_si512(w.half_mask.data() + i));
-  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, y_zp), lo), hi);
+// The output stage for the 16 lanes at `i` of the packed constants: lo / hi are act_min and act_max less
+// the zero point.
+inline __m512i Requantize(__m512i acc, const PackedQDwConvWeights& w, int64_t i, __m512i y_zp, __m512 lo,
+                          __m512 hi) {
+  const __m512i v = _mm512_add_epi32(acc, _mm512_loadu_si512(w.bias.data() + i));
+  return _mm512_add_epi32(requantize_avx512::RoundScaled(v, _mm512_loadu_ps(w.scale.data() + i), lo, hi), y_zp);
 }
 
-template <bool LEFT>
 void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvWeights& w, int32_t y_zero_point,
          int32_t act_min, int32_t act_max, uint8_t* y) {
   const __m512i y_zp = _mm512_set1_epi32(y_zero_point);
-  const __m512i lo = _mm512_set1_epi32(act_min);
-  const __m512i hi = _mm512_set1_epi32(act_max);
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(act_min - y_zero_point));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(act_max - y_zero_point));
   const int64_t c = w.c, quads = w.quads;
   const int64_t full_blocks = w.blocks - (w.half_tail ? 1 : 0);
   for (int64_t p = 0; p < pixels; ++p) {
@@ -64,10 +55,10 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvW
         acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(x01hi, x23hi), _mm512_loadu_si512(wg + 192));
       }
       const int64_t i = b * kQDwConvBlock;
-      const __m512i r0 = Requantize<LEFT>(acc0, w, i, y_zp, lo, hi);
-      const __m512i r1 = Requantize<LEFT>(acc1, w, i + 16, y_zp, lo, hi);
-      const __m512i r2 = Requantize<LEFT>(acc2, w, i + 32, y_zp, lo, hi);
-      const __m512i r3 = Requantize<LEFT>(acc3, w, i + 48, y_zp, lo, hi);
+      const __m512i r0 = Requantize(acc0, w, i, y_zp, lo, hi);
+      const __m512i r1 = Requantize(acc1, w, i + 16, y_zp, lo, hi);
+      const __m512i r2 = Requantize(acc2, w, i + 32, y_zp, lo, hi);
+      const __m512i r3 = Requantize(acc3, w, i + 48, y_zp, lo, hi);
       const __m512i bytes = _mm512_packus_epi16(_mm512_packus_epi32(r0, r1), _mm512_packus_epi32(r2, r3));
       _mm512_mask_storeu_epi8(out + c0, valid, bytes);
     }
@@ -98,8 +89,8 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvW
       }
       const __m512i a02 = _mm512_inserti64x4(_mm512_castsi256_si512(acc0), acc2, 1);
       const __m512i a13 = _mm512_inserti64x4(_mm512_castsi256_si512(acc1), acc3, 1);
-      const __m512i r02 = Requantize<LEFT>(a02, w, c0, y_zp, lo, hi);
-      const __m512i r13 = Requantize<LEFT>(a13, w, c0 + 16, y_zp, lo, hi);
+      const __m512i r02 = Requantize(a02, w, c0, y_zp, lo, hi);
+      const __m512i r13 = Requantize(a13, w, c0 + 16, y_zp, lo, hi);
       // 128-bit lanes of the u16 pack: [acc0 acc1] of channels 0..15, then 16..31, then the same of acc2 acc3.
       const __m512i words = _mm512_packus_epi32(r02, r13);
       const __m256i bytes =
@@ -113,11 +104,7 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvW
 
 void QDwConvU8S8__avx512vnni(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvWeights& w,
                              int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y) {
-  if (w.any_left) {
-    Run<true>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
-  } else {
-    Run<false>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
-  }
+  Run(indirection, pixels, w, y_zero_point, act_min, act_max, y);
 }
 
 }  // namespace tessel

@@ -3,7 +3,7 @@
 // flipped to s8 and two taps' products are summed in 16 bits (SMULL, SMLAL) before one widening add into
 // the four i32 accumulators (SADDW); otherwise each tap's bytes are widened to u16 and multiplied into the
 // accumulators by s16 weights (SMLAL). 3x3 filters (9 taps) are unrolled, their row pointers held for
-// the whole pixel. The output stage is requantize_neon.h's, then the zero point and clamp on saturating
+// the whole pixel. The output stage is requantize_neon.h's f32 one, then the zero point and clamp on saturating
 // narrows, as in the GEMM kernels (internal/qgemm_neon.h). A channel tail below 16 reads and writes
 // through stack copies.
 #include <arm_neon.h>
@@ -26,7 +26,8 @@ struct Stage {
 struct Weights {
   const int8_t* w8;
   const int16_t* w16;
-  const int32_t *bias, *multiplier, *left, *neg_right;
+  const int32_t* bias;
+  const float* scale;
   int64_t taps, cp;
 };
 
@@ -47,7 +48,7 @@ __attribute__((always_inline)) inline void AddPair(int32x4_t (&acc)[4], int8x16_
 
 // Channels [ch, ch + 16) of one pixel: load(t) gives tap t's 16 input bytes; kTaps > 0 fixes the tap
 // count (unrolled), 0 reads it from w.
-template <bool kRightOnly, bool kPairs, int kTaps, typename Load>
+template <bool kPairs, int kTaps, typename Load>
 __attribute__((always_inline)) inline uint8x16_t Channels16(Load&& load, int64_t ch, const Weights& w,
                                                             const Stage& st) {
   int32x4_t acc[4];
@@ -82,19 +83,14 @@ __attribute__((always_inline)) inline uint8x16_t Channels16(Load&& load, int64_t
     }
   }
   #pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {
-    const int32x4_t m = vld1q_s32(w.multiplier + ch + 4 * i);
-    const int32x4_t r = vld1q_s32(w.neg_right + ch + 4 * i);
-    acc[i] = kRightOnly ? requantize_neon::MultiplyByQuantizedMultiplierRight(acc[i], m, r)
-                        : requantize_neon::MultiplyByQuantizedMultiplier(acc[i], m, vld1q_s32(w.left + ch + 4 * i), r);
-  }
+  for (int i = 0; i < 4; ++i) acc[i] = requantize_neon::RoundScaled(acc[i], vld1q_f32(w.scale + ch + 4 * i));
   // A sum beyond int16 ends beyond [0, 255] either way and clamps as the int32 sum does.
   const int16x8_t v0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(acc[0]), acc[1]), st.y_zero_point);
   const int16x8_t v1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(acc[2]), acc[3]), st.y_zero_point);
   return vminq_u8(vmaxq_u8(vqmovun_high_s16(vqmovun_s16(v0), v1), st.lo), st.hi);
 }
 
-template <bool kRightOnly, bool kPairs, int kTaps>
+template <bool kPairs, int kTaps>
 void Run(const uint8_t* const* indirection, int64_t pixels, const Weights& w, int64_t c, const Stage& st,
          uint8_t* y) {
   const int64_t whole = c / 16 * 16, tail = c - whole, taps = kTaps > 0 ? kTaps : w.taps;
@@ -108,7 +104,7 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const Weights& w, in
     for (int t = 0; t < kHeld; ++t) held[t] = rows[kTaps > 0 ? t : 0];
     for (int64_t ch = 0; ch < whole; ch += 16) {
       const auto load = [&](int64_t t) { return vld1q_u8((kTaps > 0 ? held[t] : rows[t]) + ch); };
-      vst1q_u8(out + ch, Channels16<kRightOnly, kPairs, kTaps>(load, ch, w, st));
+      vst1q_u8(out + ch, Channels16<kPairs, kTaps>(load, ch, w, st));
     }
     if (tail > 0) {
       // The last channels through copies, so that no load or store passes the c bytes a pointer addresses.
@@ -118,19 +114,19 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const Weights& w, in
         return vld1q_u8(bytes);
       };
       uint8_t bytes[16];
-      vst1q_u8(bytes, Channels16<kRightOnly, kPairs, kTaps>(load, whole, w, st));
+      vst1q_u8(bytes, Channels16<kPairs, kTaps>(load, whole, w, st));
       std::memcpy(out + whole, bytes, tail);
     }
   }
 }
 
-template <bool kRightOnly, bool kPairs>
+template <bool kPairs>
 void RunTaps(const uint8_t* const* indirection, int64_t pixels, const Weights& w, int64_t c, const Stage& st,
              uint8_t* y) {
   if (w.taps == 9) {
-    Run<kRightOnly, kPairs, 9>(indirection, pixels, w, c, st, y);
+    Run<kPairs, 9>(indirection, pixels, w, c, st, y);
   } else {
-    Run<kRightOnly, kPairs, 0>(indirection, pixels, w, c, st, y);
+    Run<kPairs, 0>(indirection, pixels, w, c, st, y);
   }
 }
 
@@ -140,17 +136,13 @@ void QDwConvU8S8__neon(const uint8_t* const* indirection, int64_t pixels, const 
                        int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y) {
   const Stage st{vdupq_n_s16(static_cast<int16_t>(y_zero_point)), vdupq_n_u8(static_cast<uint8_t>(act_min)),
                  vdupq_n_u8(static_cast<uint8_t>(act_max))};
-  const Weights w{packed.w8.data(),         packed.w16.data(),  packed.bias.data(), packed.multiplier.data(),
-                  packed.left.data(),       packed.neg_right.data(), packed.taps,  packed.cp};
+  const Weights w{packed.w8.data(), packed.w16.data(), packed.bias.data(), packed.scale.data(), packed.taps,
+                  packed.cp};
   const int64_t c = packed.c;
-  if (packed.right_only && packed.pairs) {
-    RunTaps<true, true>(indirection, pixels, w, c, st, y);
-  } else if (packed.right_only) {
-    RunTaps<true, false>(indirection, pixels, w, c, st, y);
-  } else if (packed.pairs) {
-    RunTaps<false, true>(indirection, pixels, w, c, st, y);
+  if (packed.pairs) {
+    RunTaps<true>(indirection, pixels, w, c, st, y);
   } else {
-    RunTaps<false, false>(indirection, pixels, w, c, st, y);
+    RunTaps<false>(indirection, pixels, w, c, st, y);
   }
 }
 

@@ -4,38 +4,20 @@
 #include <vector>
 
 #include "kernels/int8/qdwconv.h"
+#include "kernels/int8/requantize.h"
 
 namespace tessel {
 namespace {
 
-// The output-stage constants of channel `ch` (weights summing to `sum`) at entry i of `p`'s arrays (the
-// x86-64 layouts share them).
+// The output-stage constants of channel `ch` (weights summing to `sum`) at entry i of `p`'s arrays;
+// `flip_bias` adds 128 * sum for kernels that flip the inputs to s8.
 template <typename Packed>
 void SetOutputStage(Packed& p, size_t i, int64_t ch, int32_t sum, const int32_t* bias, int32_t x_zero_point,
-                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift) {
+                    const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift,
+                    bool flip_bias = false) {
   const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
-  p.bias[i] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum;
-  p.multiplier[i] = static_cast<int32_t>(multiplier[q]);
-  const int32_t s = static_cast<int32_t>(shift[q]);
-  p.left[i] = s > 0 ? s : 0;
-  p.right[i] = s > 0 ? 0 : -s;
-  p.mask[i] = static_cast<int32_t>((int64_t{1} << p.right[i]) - 1);
-  p.half_mask[i] = p.mask[i] >> 1;
-  p.any_left = p.any_left || p.left[i] > 0;
-}
-
-// The NEON-form output-stage constants (the aarch64 layouts share them) of channel `ch`, weights summing to
-// `sum`, at entry ch of `p`'s arrays; `flip_bias` adds 128 * sum for kernels that flip the inputs to s8.
-template <typename Packed>
-void SetNeonOutputStage(Packed& p, int64_t ch, int32_t sum, const int32_t* bias, int32_t x_zero_point,
-                        const std::vector<int64_t>& multiplier, const std::vector<int64_t>& shift, bool flip_bias) {
-  const size_t q = multiplier.size() == 1 ? 0 : static_cast<size_t>(ch);
-  p.bias[ch] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum + (flip_bias ? 128 * sum : 0);
-  p.multiplier[ch] = static_cast<int32_t>(multiplier[q]);
-  const int32_t s = static_cast<int32_t>(shift[q]);
-  p.left[ch] = s > 0 ? s : 0;
-  p.neg_right[ch] = s > 0 ? 0 : s;
-  p.right_only = p.right_only && s < 0;
+  p.bias[i] = (bias != nullptr ? bias[ch] : 0) - x_zero_point * sum + (flip_bias ? 128 * sum : 0);
+  p.scale[i] = RequantizeScale(static_cast<int32_t>(multiplier[q]), static_cast<int32_t>(shift[q]));
 }
 
 // W [c, taps] as [taps / G][cp][G] (G taps of a channel side by side, zero-padded to whole groups and cp
@@ -55,12 +37,9 @@ std::vector<int32_t> PackTapGroups(const int8_t* w, int64_t c, int64_t taps, int
 }
 
 template <typename Packed>
-void AssignNeonOutputStage(Packed& p) {
-  p.bias.assign(p.cp, 0);
-  p.multiplier.assign(p.cp, 0);
-  p.left.assign(p.cp, 0);
-  p.neg_right.assign(p.cp, 0);
-  p.right_only = true;
+void AssignOutputStage(Packed& p, size_t entries) {
+  p.bias.assign(entries, 0);
+  p.scale.assign(entries, 0.0f);
 }
 
 }  // namespace
@@ -75,12 +54,7 @@ PackedQDwConvWeights PackQDwConvWeights(const int8_t* w, int64_t c, int64_t taps
   p.blocks = (c + kQDwConvBlock - 1) / kQDwConvBlock;
   p.w.assign(p.blocks * p.quads * 4 * kQDwConvBlock, 0);
   const size_t lanes = p.blocks * kQDwConvBlock;
-  p.bias.assign(lanes, 0);
-  p.multiplier.assign(lanes + 1, 0);
-  p.left.assign(lanes, 0);
-  p.right.assign(lanes, 0);
-  p.mask.assign(lanes, 0);
-  p.half_mask.assign(lanes, 0);
+  AssignOutputStage(p, lanes);
   p.half_tail = c % kQDwConvBlock != 0 && c % kQDwConvBlock <= 32;
   for (int64_t b = 0; b < p.blocks; ++b) {
     const bool half = p.half_tail && b == p.blocks - 1;
@@ -113,12 +87,7 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
   p.pairs = (taps + 1) / 2;
   p.cp = (c + 15) / 16 * 16;
   const std::vector<int32_t> sums = PackTapGroups<2>(w, c, taps, p.cp, &p.w16);
-  p.bias.assign(p.cp, 0);
-  p.multiplier.assign(p.cp + 1, 0);
-  p.left.assign(p.cp, 0);
-  p.right.assign(p.cp, 0);
-  p.mask.assign(p.cp, 0);
-  p.half_mask.assign(p.cp, 0);
+  AssignOutputStage(p, p.cp);
   for (int64_t ch = 0; ch < c; ++ch) {
     SetOutputStage(p, static_cast<size_t>(ch), ch, sums[ch], bias, x_zero_point, multiplier, shift);
   }
@@ -134,9 +103,9 @@ PackedQDwConvSveWeights PackQDwConvSveWeights(const int8_t* w, int64_t c, int64_
   p.quads = (taps + 3) / 4;
   p.cp = (c + 15) / 16 * 16;
   const std::vector<int32_t> sums = PackTapGroups<4>(w, c, taps, p.cp, &p.w);
-  AssignNeonOutputStage(p);
+  AssignOutputStage(p, p.cp);
   for (int64_t ch = 0; ch < c; ++ch) {
-    SetNeonOutputStage(p, ch, sums[ch], bias, x_zero_point, multiplier, shift, /*flip_bias=*/false);
+    SetOutputStage(p, static_cast<size_t>(ch), ch, sums[ch], bias, x_zero_point, multiplier, shift);
   }
   return p;
 }
@@ -159,7 +128,7 @@ PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int6
   } else {
     p.w16.assign(taps * p.cp, 0);
   }
-  AssignNeonOutputStage(p);
+  AssignOutputStage(p, p.cp);
   for (int64_t ch = 0; ch < c; ++ch) {
     int32_t sum = 0;
     for (int64_t t = 0; t < taps; ++t) {
@@ -171,7 +140,7 @@ PackedQDwConvNeonWeights PackQDwConvNeonWeights(const int8_t* w, int64_t c, int6
         p.w16[t * p.cp + ch] = v;
       }
     }
-    SetNeonOutputStage(p, ch, sum, bias, x_zero_point, multiplier, shift, /*flip_bias=*/p.pairs);
+    SetOutputStage(p, static_cast<size_t>(ch), ch, sum, bias, x_zero_point, multiplier, shift, /*flip_bias=*/p.pairs);
   }
   return p;
 }

@@ -1,4 +1,4 @@
-// u8 x s8 GEMM with the quantized operators' output stage (per-channel fixed-point requantization,
+// u8 x s8 GEMM with the quantized operators' output stage (per-channel f32 requantization,
 // residual, clamp), bit-exact with the reference QConv / QGemm kernels. Microkernels are plain functions
 // that never allocate; PackQGemmWeights prepares weights once per model.
 #ifndef TESSEL_KERNELS_INT8_QGEMM_H_
@@ -54,8 +54,7 @@ struct PackedQGemmWeights {
   int64_t n = 0, k = 0, kp = 0;
   CacheLineVector<int8_t> panels;
   std::vector<int32_t> bias;        // padded to whole blocks
-  std::vector<int32_t> multiplier;  // padded to whole blocks
-  std::vector<int32_t> shift;       // padded to whole blocks
+  std::vector<float> scale;         // requantization scales (RequantizeScale), padded to whole blocks
   // bias + 128 * sum_k W[n, k], for kernels that multiply s8 activations a ^ 0x80 = a - 128 (SDOT).
   std::vector<int32_t> dot_bias;  // padded to whole blocks
   int64_t mmla_segment_len = 0, seg8 = 0, kp8 = 0;
@@ -81,9 +80,10 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
 struct QGemmOutputStage {
   int32_t y_zero_point = 0;
   int32_t act_min = 0, act_max = 255;
-  // Residual term rq_r(R - r_zp), when residual is non-null.
+  // Residual term RequantizeF32(R - r_zp, r_scale), when residual is non-null.
   const uint8_t* residual = nullptr;
-  int32_t r_zero_point = 0, r_multiplier = 0, r_shift = 0;
+  int32_t r_zero_point = 0;
+  float r_scale = 0.0f;
 };
 
 // Y[m, :] (ldy apart) = stage(A[m, :kp] . W^T) for m < rows; A rows are u8, kp bytes apart, zero-padded

@@ -2,7 +2,7 @@
 // tile of up to 6 rows x 64 columns keeps 24 accumulators in zmm registers: per 4 bytes of K it loads 4
 // weight vectors (contiguous in the packed block) and broadcasts 6 A quads, for 24 vpdpbusd. A rows come
 // through row pointers, so the same tile serves plain GEMM rows and implicit-GEMM convolution (one
-// pointer per kernel tap, no im2col). The output stage is requantize.h's arithmetic in vector form,
+// pointer per kernel tap, no im2col). The output stage is requantize.h's f32 arithmetic in vector form,
 // applied to the finished tile with the per-channel constants loaded once per tile.
 #include <immintrin.h>
 
@@ -11,6 +11,7 @@
 
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize.h"
 #include "kernels/int8/requantize_avx512.h"
 
 namespace tessel {
@@ -18,45 +19,31 @@ namespace {
 
 // Per-channel requantization constants for 16 channels.
 struct Stage {
-  __m512i bias, mult_even, mult_odd, left, right, mask, half_mask;
+  __m512i bias;
+  __m512 scale;
 };
 
 Stage LoadStage(const PackedQGemmWeights& w, int64_t col) {
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i shift = _mm512_loadu_si512(w.shift.data() + col);
-  const __m512i mult = _mm512_loadu_si512(w.multiplier.data() + col);
-  Stage s;
-  s.bias = _mm512_loadu_si512(w.bias.data() + col);
-  s.mult_even = mult;
-  s.mult_odd = _mm512_srli_epi64(mult, 32);
-  s.left = _mm512_max_epi32(shift, zero);
-  s.right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-  s.mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, s.right), one);
-  s.half_mask = _mm512_srai_epi32(s.mask, 1);
-  return s;
+  return {_mm512_loadu_si512(w.bias.data() + col), _mm512_loadu_ps(w.scale.data() + col)};
 }
 
-using requantize_avx512::RoundingDivideByPOT;
-using requantize_avx512::RoundingDoublingHighMul;
+using requantize_avx512::RoundScaled;
 
-// The residual term rq_r(R - r_zp) for 16 channels.
+// The residual term RequantizeF32(R - r_zp, r_scale) for 16 channels.
 inline __m512i ResidualTerm(const QGemmOutputStage& out, const uint8_t* r, __mmask16 valid) {
   const __m512i x = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(valid, r)),
                                      _mm512_set1_epi32(out.r_zero_point));
-  const int32_t sh = out.r_shift;
-  const int32_t right = sh > 0 ? 0 : -sh;
-  const __m512i mult = _mm512_set1_epi32(out.r_multiplier);
-  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((1LL << right) - 1));
-  const __m512i v = RoundingDoublingHighMul(_mm512_slli_epi32(x, sh > 0 ? sh : 0), mult, mult);
-  return RoundingDivideByPOT(v, _mm512_set1_epi32(right), mask, _mm512_srai_epi32(mask, 1));
+  return RoundScaled(x, _mm512_set1_ps(out.r_scale), _mm512_set1_ps(-kRequantizeBound),
+                     _mm512_set1_ps(kRequantizeBound));
 }
 
-// Requantizes accumulators (bias not yet added) and stores the valid channels.
+// Requantizes accumulators (bias not yet added) and stores the valid channels. Without a residual the
+// scaled values clamp to the output range less the zero point before the rounding (requantize.h).
 inline void Store(__m512i acc, const Stage& s, const QGemmOutputStage& out, __mmask16 valid, const uint8_t* residual,
                   uint8_t* y) {
-  __m512i v = _mm512_sllv_epi32(_mm512_add_epi32(acc, s.bias), s.left);
-  v = RoundingDivideByPOT(RoundingDoublingHighMul(v, s.mult_even, s.mult_odd), s.right, s.mask, s.half_mask);
+  const float lo = residual != nullptr ? -kRequantizeBound : static_cast<float>(out.act_min - out.y_zero_point);
+  const float hi = residual != nullptr ? kRequantizeBound : static_cast<float>(out.act_max - out.y_zero_point);
+  __m512i v = RoundScaled(_mm512_add_epi32(acc, s.bias), s.scale, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
   v = _mm512_add_epi32(v, _mm512_set1_epi32(out.y_zero_point));
   if (residual != nullptr) v = _mm512_add_epi32(v, ResidualTerm(out, residual, valid));
   v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(out.act_min)), _mm512_set1_epi32(out.act_max));

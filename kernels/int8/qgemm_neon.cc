@@ -30,8 +30,7 @@ __attribute__((always_inline)) inline void DotStep(int32x4_t (&acc)[MR][2], cons
 }
 
 template <int MR>
-void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const QGemmOutputStage& out, uint8_t* y,
-          int64_t ldy) {
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y, int64_t ldy) {
   const qgemm_neon::OutputStage os = qgemm_neon::LoadOutputStage(out);
   const uint8x16_t flip = vdupq_n_u8(0x80);
   // Locals, not t's fields: the u8 stores may alias t, which would make every row reload them.
@@ -87,13 +86,13 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const
     const qgemm_neon::ChannelStage cs = qgemm_neon::LoadChannelStage(w, col);
     const int valid = static_cast<int>(std::min<int64_t>(qgemm_neon::kNr, channels - sub));
     qgemm_neon::StoreTile<MR>(
-        cs, right_only, os, out.residual, valid, y, MR,
+        cs, os, out.residual, valid, y, MR,
         [&](int r, int32x4_t* acc0, int32x4_t* acc1) { *acc0 = acc[r][0], *acc1 = acc[r][1]; },
         [&](int r) { return (row + r) * ldy + col; });
   }
 }
 
-using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, bool, const QGemmOutputStage&, uint8_t*, int64_t);
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
 
 TileFn GetTile(int mr) {
   static constexpr TileFn kTiles[kMr] = {Tile<1>, Tile<2>, Tile<3>, Tile<4>, Tile<5>, Tile<6>, Tile<7>, Tile<8>};
@@ -103,9 +102,8 @@ TileFn GetTile(int mr) {
 template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
-  const bool right_only = qgemm_neon::AllShiftsRight(w);
   qgemm_neon::Run(rows, segments, segment_len, w, w.panels.data(), w.kp, 4, 4, row_pointers,
-                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, right_only, stage, y, ldy); });
+                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, stage, y, ldy); });
 }
 
 }  // namespace

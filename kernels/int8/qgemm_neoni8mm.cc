@@ -34,8 +34,7 @@ __attribute__((always_inline)) inline void MmlaStep(int32x4_t (&acc)[MP][4], con
 
 // Rows [row, row + mr) as MP = ceil(mr / 2) row pairs.
 template <int MP>
-void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const QGemmOutputStage& out, uint8_t* y,
-          int64_t ldy) {
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y, int64_t ldy) {
   const qgemm_neon::OutputStage os = qgemm_neon::LoadOutputStage(out);
   // Locals, not t's fields: the u8 stores may alias t, which would make every row reload them.
   const int64_t row = t.row, channels = t.channels;
@@ -100,7 +99,7 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const
     // acc[p][j] is [r c, r c+1, r+1 c, r+1 c+1] for channels c = 2j: row 2p's 8 channels are the low halves,
     // row 2p + 1's the high ones. An odd last row (paired with itself) is not stored.
     qgemm_neon::StoreTile<2 * MP>(
-        cs, right_only, os, out.residual, valid, y, t.mr,
+        cs, os, out.residual, valid, y, t.mr,
         [&](int r, int32x4_t* acc0, int32x4_t* acc1) {
           const int p = r / 2;
           const int64x2_t a0 = vreinterpretq_s64_s32(acc[p][0]), a1 = vreinterpretq_s64_s32(acc[p][1]);
@@ -112,7 +111,7 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, bool right_only, const
   }
 }
 
-using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, bool, const QGemmOutputStage&, uint8_t*, int64_t);
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
 
 TileFn GetTile(int mr) {
   static constexpr TileFn kTiles[kMr / 2] = {Tile<1>, Tile<2>, Tile<3>, Tile<4>};
@@ -122,9 +121,8 @@ TileFn GetTile(int mr) {
 template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy, RowPointers&& row_pointers) {
-  const bool right_only = qgemm_neon::AllShiftsRight(w);
   qgemm_neon::Run(rows, segments, segment_len, w, w.mmla_panels.data(), w.kp8, 8, 8, row_pointers,
-                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, right_only, stage, y, ldy); });
+                  [&](const TileArgs& t) { GetTile(t.mr)(t, w, stage, y, ldy); });
 }
 
 }  // namespace

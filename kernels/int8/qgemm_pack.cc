@@ -1,9 +1,11 @@
 // Weight packing for the u8 x s8 GEMM, and the CPU checks.
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize.h"
 
 namespace tessel {
 
@@ -28,8 +30,7 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
   const int64_t padded = (n + kQGemmLanes - 1) / kQGemmLanes * kQGemmLanes;
   p.panels.assign(padded * p.kp, 0);
   p.bias.assign(blocks * kQGemmNr, 0);
-  p.multiplier.assign(blocks * kQGemmNr, 0);
-  p.shift.assign(blocks * kQGemmNr, 0);
+  p.scale.assign(blocks * kQGemmNr, 0.0f);
   p.dot_bias.assign(blocks * kQGemmNr, 0);
   if (mmla_segment_len > 0) {
     p.mmla_segment_len = mmla_segment_len;
@@ -69,8 +70,7 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
     // Modulo 2^32 like the kernels' accumulation, so exact whenever the u8 sum is.
     p.dot_bias[j] = static_cast<int32_t>(static_cast<uint32_t>(p.bias[j]) + 128u * static_cast<uint32_t>(sum));
     const size_t i = multiplier.size() == 1 ? 0 : static_cast<size_t>(j);
-    p.multiplier[j] = static_cast<int32_t>(multiplier[i]);
-    p.shift[j] = static_cast<int32_t>(shift[i]);
+    p.scale[j] = RequantizeScale(static_cast<int32_t>(multiplier[i]), static_cast<int32_t>(shift[i]));
   }
   return p;
 }

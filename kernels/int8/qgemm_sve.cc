@@ -19,7 +19,6 @@ namespace {
 
 using qgemm_sve::kMr;
 using qgemm_sve::TileArgs;
-using qgemm_sve::ResidualStage;
 
 inline svint8_t Flip(svuint8_t a) { return svreinterpret_s8_u8(sveor_n_u8_x(svptrue_b8(), a, 0x80)); }
 
@@ -54,21 +53,21 @@ inline svint8_t Flip(svuint8_t a) { return svreinterpret_s8_u8(sveor_n_u8_x(svpt
     TESSEL_QSVE_ROWS(TESSEL_QSVE_DOT##lane)                          \
     b += t.b_stride;                                                 \
   }
-#define TESSEL_QSVE_STORE(r)                                                                  \
-  if constexpr (MR > r) {                                                                     \
-    const int64_t off = (t.row + r) * ldy + t.col;                                           \
-    const uint8_t* res = out.residual != nullptr ? out.residual + off : nullptr;             \
-    qgemm_sve::StoreRow(pc0, c##r##0, TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, y + off);     \
-    if constexpr (NV == 2) {                                                                  \
-      qgemm_sve::StoreRow(pc1, c##r##1, TESSEL_QSVE_STAGE_ARGS(1), out, rs,                  \
-                          res != nullptr ? res + vl : nullptr, y + off + vl);                \
-    }                                                                                         \
+#define TESSEL_QSVE_STORE(r)                                                         \
+  if constexpr (MR > r) {                                                            \
+    const int64_t off = (t.row + r) * ldy + t.col;                                   \
+    const uint8_t* res = out.residual != nullptr ? out.residual + off : nullptr;     \
+    qgemm_sve::StoreRow(pc0, c##r##0, TESSEL_QSVE_STAGE_ARGS(0), out, res, y + off); \
+    if constexpr (NV == 2) {                                                         \
+      qgemm_sve::StoreRow(pc1, c##r##1, TESSEL_QSVE_STAGE_ARGS(1), out,              \
+                          res != nullptr ? res + vl : nullptr, y + off + vl);        \
+    }                                                                                \
   }
 
 // MR rows x NV vectors of channels.
 template <int MR, int NV>
-void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, const ResidualStage& rs,
-          uint8_t* y, int64_t ldy) {
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y,
+          int64_t ldy) {
   const int64_t vl = static_cast<int64_t>(svcntw());
   const svbool_t all = svptrue_b8();
   // Weight bytes of the tile's valid channels (the block may end within the second vector).
@@ -115,8 +114,7 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
 #undef TESSEL_QSVE_STEP
 #undef TESSEL_QSVE_STORE
 
-using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, const ResidualStage&,
-                        uint8_t*, int64_t);
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
 
 TileFn GetTile(int mr, int nv) {
   static constexpr TileFn kTiles[2][kMr] = {
@@ -130,9 +128,8 @@ template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, RowPointers&& row_pointers, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
   const int64_t vl = static_cast<int64_t>(svcntw());
-  const ResidualStage rs = qgemm_sve::SplitResidual(stage);
   qgemm_sve::Run(rows, segments, segment_len, w, w.panels.data(), w.kp, 4, row_pointers, [&](const TileArgs& t) {
-    GetTile(t.mr, t.channels > vl ? 2 : 1)(t, w, stage, rs, y, ldy);
+    GetTile(t.mr, t.channels > vl ? 2 : 1)(t, w, stage, y, ldy);
   });
 }
 

@@ -20,7 +20,6 @@ namespace tessel {
 namespace {
 
 using qgemm_sve::kMr;  // 4 row pairs
-using qgemm_sve::ResidualStage;
 using qgemm_sve::TileArgs;
 
 // Expands X(p) for the 4 row pairs of a tile; pairs p >= MP compile to nothing (if constexpr).
@@ -63,16 +62,16 @@ using qgemm_sve::TileArgs;
     TESSEL_QMM_PAIRS(PAIR_MMLA)                                                               \
   }
 // Row 2p + half: UZP1 (half 0) or UZP2 (half 1) of an accumulator pair is that row's svcntw() channels.
-#define TESSEL_QMM_STORE_ROW(p, half, uzp)                                                          \
-  if constexpr (MR > 2 * p + half) {                                                                \
-    const int64_t off = (t.row + 2 * p + half) * ldy + t.col;                                      \
-    const uint8_t* res = kResidual ? out.residual + off : nullptr;                                 \
-    qgemm_sve::StoreRow(pc0, Rows(uzp, c##p##0, c##p##1), TESSEL_QSVE_STAGE_ARGS(0), out, rs, res, \
-                        y + off);                                                                   \
-    if constexpr (NV == 4) {                                                                        \
-      qgemm_sve::StoreRow(pc1, Rows(uzp, c##p##2, c##p##3), TESSEL_QSVE_STAGE_ARGS(1), out, rs,    \
-                          res != nullptr ? res + vl : nullptr, y + off + vl);                      \
-    }                                                                                               \
+#define TESSEL_QMM_STORE_ROW(p, half, uzp)                                                     \
+  if constexpr (MR > 2 * p + half) {                                                           \
+    const int64_t off = (t.row + 2 * p + half) * ldy + t.col;                                  \
+    const uint8_t* res = kResidual ? out.residual + off : nullptr;                             \
+    qgemm_sve::StoreRow(pc0, Rows(uzp, c##p##0, c##p##1), TESSEL_QSVE_STAGE_ARGS(0), out, res, \
+                        y + off);                                                              \
+    if constexpr (NV == 4) {                                                                   \
+      qgemm_sve::StoreRow(pc1, Rows(uzp, c##p##2, c##p##3), TESSEL_QSVE_STAGE_ARGS(1), out,    \
+                          res != nullptr ? res + vl : nullptr, y + off + vl);                  \
+    }                                                                                          \
   }
 #define TESSEL_QMM_STORE(p) TESSEL_QMM_STORE_ROW(p, 0, svuzp1_s64) TESSEL_QMM_STORE_ROW(p, 1, svuzp2_s64)
 
@@ -86,8 +85,8 @@ inline svint32_t Rows(Uzp uzp, svint32_t a, svint32_t b) {
 // residual term with kResidual. Both are template arguments so that the output stage is one branch-free
 // block.
 template <int MR, int NV, bool kResidual>
-void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, const ResidualStage& rs,
-          uint8_t* y, int64_t ldy) {
+void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage& out, uint8_t* y,
+          int64_t ldy) {
   constexpr int MP = (MR + 1) / 2;
   const int64_t vb = static_cast<int64_t>(svcntb()), vl = static_cast<int64_t>(svcntw());
   // Weight bytes within the block (its channels past the tile's first: zeros for the padding channels).
@@ -137,8 +136,7 @@ void Tile(const TileArgs& t, const PackedQGemmWeights& w, const QGemmOutputStage
 #undef TESSEL_QMM_STORE_ROW
 #undef TESSEL_QMM_STORE
 
-using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, const ResidualStage&,
-                        uint8_t*, int64_t);
+using TileFn = void (*)(const TileArgs&, const PackedQGemmWeights&, const QGemmOutputStage&, uint8_t*, int64_t);
 
 template <int NV, bool kResidual>
 constexpr TileFn kTileRow[kMr] = {Tile<1, NV, kResidual>, Tile<2, NV, kResidual>, Tile<3, NV, kResidual>,
@@ -155,10 +153,9 @@ template <typename RowPointers>
 void Run(int64_t rows, int64_t segments, int64_t segment_len, RowPointers&& row_pointers, const PackedQGemmWeights& w,
          const QGemmOutputStage& stage, uint8_t* y, int64_t ldy) {
   const int64_t vl = static_cast<int64_t>(svcntw());
-  const ResidualStage rs = qgemm_sve::SplitResidual(stage);
   qgemm_sve::Run(rows, segments, segment_len, w, w.mmla_panels.data(), w.kp8, 8, row_pointers,
                  [&](const TileArgs& t) {
-                   GetTile(t.mr, t.channels > vl ? 4 : 2, stage.residual != nullptr)(t, w, stage, rs, y, ldy);
+                   GetTile(t.mr, t.channels > vl ? 4 : 2, stage.residual != nullptr)(t, w, stage, y, ldy);
                  });
 }
 

@@ -1,12 +1,13 @@
-// Fixed-point requantization shared by every int8 kernel (reference and optimized), so that they agree
-// bit for bit: gemmlowp / TFLite rounding (SaturatingRoundingDoublingHighMul, then a rounding right
-// shift that rounds half away from zero).
+// The requantization shared by every int8 kernel (reference and optimized), so that they agree bit for
+// bit: the accumulator times a per-channel f32 scale, rounded half to even (ONNX's QLinearConv arithmetic,
+// as ONNX Runtime and XNNPACK's fp32 requantization compute it). The graph stores each scale as a
+// TFLite-style (multiplier, shift) pair.
 #ifndef TESSEL_KERNELS_INT8_REQUANTIZE_H_
 #define TESSEL_KERNELS_INT8_REQUANTIZE_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 namespace tessel {
 
@@ -35,37 +36,33 @@ inline QuantizedMultiplier QuantizeMultiplier(double real_multiplier) {
   return q;
 }
 
-// round(a * b / 2^31) with ties away from zero; saturates the one overflowing case.
-inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
-  if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
-  const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
-  const int64_t nudge = ab >= 0 ? (1LL << 30) : (1 - (1LL << 30));
-  return static_cast<int32_t>((ab + nudge) / (1LL << 31));
+// A requantization's scale in f32: multiplier * 2^(shift - 31), rounded once from the exact value. The
+// graph keeps (multiplier, shift) pairs (QuantizeMultiplier's); every kernel multiplies by this float.
+inline float RequantizeScale(int32_t multiplier, int32_t shift) {
+  return static_cast<float>(std::ldexp(static_cast<double>(multiplier), shift - 31));
 }
 
-// x / 2^exponent rounded to nearest, ties away from zero (exponent in [0, 31]).
-inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
-  const int32_t mask = static_cast<int32_t>((1LL << exponent) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+// Where scaled values are clamped before rounding, so that every ISA's float -> int32 conversion stays in
+// range (x86 returns INT32_MIN out of range, Arm saturates): far past any u8 result.
+inline constexpr float kRequantizeBound = 4194304.0f;  // 2^22
+
+// x * scale as ONNX's QLinearConv and ONNX Runtime compute it: the product in f32 (x converted to f32
+// first, both roundings to nearest even, as every ISA's vector conversion and multiply round), clamped to
+// +-kRequantizeBound, then rounded half to even. Every step is one IEEE operation, so the vector kernels
+// (cvtdq2ps / mulps / cvtps2dq, SCVTF / FMUL / FCVTNS, ...) agree with it bit for bit.
+inline int32_t RequantizeF32(int32_t x, float scale) {
+  float f = static_cast<float>(x) * scale;
+  f = std::min(std::max(f, -kRequantizeBound), kRequantizeBound);
+  return static_cast<int32_t>(std::nearbyint(f));
 }
 
-// x * real_multiplier, rounded, as TFLite's MultiplyByQuantizedMultiplier computes it. The left shift
-// wraps like the kernels' vector shifts do (it only applies to multipliers >= 1, where the caller's
-// ranges keep x small).
-inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int32_t shift) {
-  const int left = shift > 0 ? shift : 0;
-  const int right = shift > 0 ? 0 : -shift;
-  const int32_t shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);
-  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
-}
-
-// The output step every quantized compute kernel ends with: zero point, requantized accumulator,
-// an optional requantized residual term, then the clamp that also applies a folded ReLU/ReLU6.
-inline int32_t RequantizeClamp(int32_t acc, int32_t multiplier, int32_t shift, int32_t residual_term,
-                               int32_t zero_point, int32_t lo, int32_t hi) {
-  int32_t v = zero_point + MultiplyByQuantizedMultiplier(acc, multiplier, shift) + residual_term;
+// The output step every quantized compute kernel ends with: zero point, requantized accumulator (bias
+// included), an optional requantized residual term, then the clamp that also applies a folded ReLU/ReLU6.
+// Without a residual term this equals rounding clamp(f, lo - zero_point, hi - zero_point) and adding the
+// zero point (the bounds are integers), which is how the vector kernels do it.
+inline int32_t RequantizeClamp(int32_t acc, float scale, int32_t residual_term, int32_t zero_point, int32_t lo,
+                               int32_t hi) {
+  int32_t v = zero_point + RequantizeF32(acc, scale) + residual_term;
   v = v < lo ? lo : v;
   return v > hi ? hi : v;
 }

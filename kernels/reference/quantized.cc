@@ -1,5 +1,5 @@
 // Reference kernels for the quantized operators (graph/ops/quant_ops.cc): plain integer loops whose
-// output stage is the shared fixed-point requantization (kernels/int8/requantize.h). The optimized int8
+// output stage is the shared f32 requantization (kernels/int8/requantize.h). The optimized int8
 // kernels must match these bit for bit.
 #include <algorithm>
 #include <cmath>
@@ -36,17 +36,20 @@ int32_t Highest() {
 // The per-channel requantization and output clamp of a compute node (validated by inference).
 struct OutputStage {
   explicit OutputStage(const Node& node, int32_t lowest, int32_t highest, const std::string& prefix = "")
-      : multiplier(node.GetInts(prefix + "multiplier")),
-        shift(node.GetInts(prefix + "shift")),
-        zero_point(static_cast<int32_t>(node.GetInt("y_zero_point", 0))),
+      : zero_point(static_cast<int32_t>(node.GetInt("y_zero_point", 0))),
         lo(static_cast<int32_t>(node.GetInt("act_min", lowest))),
-        hi(static_cast<int32_t>(node.GetInt("act_max", highest))) {}
-  int32_t Apply(int32_t acc, int64_t channel, int32_t residual_term) const {
-    const size_t i = multiplier.size() == 1 ? 0 : static_cast<size_t>(channel);
-    return RequantizeClamp(acc, static_cast<int32_t>(multiplier[i]), static_cast<int32_t>(shift[i]), residual_term,
-                           zero_point, lo, hi);
+        hi(static_cast<int32_t>(node.GetInt("act_max", highest))) {
+    const std::vector<int64_t>& multiplier = node.GetInts(prefix + "multiplier");
+    const std::vector<int64_t>& shift = node.GetInts(prefix + "shift");
+    for (size_t i = 0; i < multiplier.size(); ++i) {
+      scale.push_back(RequantizeScale(static_cast<int32_t>(multiplier[i]), static_cast<int32_t>(shift[i])));
+    }
   }
-  std::vector<int64_t> multiplier, shift;
+  int32_t Apply(int32_t acc, int64_t channel, int32_t residual_term) const {
+    const size_t i = scale.size() == 1 ? 0 : static_cast<size_t>(channel);
+    return RequantizeClamp(acc, scale[i], residual_term, zero_point, lo, hi);
+  }
+  std::vector<float> scale;
   int32_t zero_point, lo, hi;
 };
 
@@ -139,9 +142,7 @@ absl::Status QConvTyped(const Node& node, Inputs in, Tensor& out) {
             const int64_t o = yi(n, m, oh, ow);
             int32_t res = 0;
             if (r != nullptr) {
-              res = MultiplyByQuantizedMultiplier(static_cast<int32_t>(r->data<T>()[o]) - r_zp,
-                                                  static_cast<int32_t>(residual.multiplier[0]),
-                                                  static_cast<int32_t>(residual.shift[0]));
+              res = RequantizeF32(static_cast<int32_t>(r->data<T>()[o]) - r_zp, residual.scale[0]);
             }
             yd[o] = static_cast<T>(stage.Apply(acc, m, res));
           }
@@ -179,9 +180,7 @@ absl::Status QAddTyped(const Node& node, Inputs in, Tensor& out) {
   const int32_t b_zp = static_cast<int32_t>(node.GetInt("b_zero_point", 0));
   const OutputStage stage(node, Lowest<T>(), Highest<T>(), "a_");
   for (int64_t i = 0, n = out.num_elements(); i < n; ++i) {
-    const int32_t bt = MultiplyByQuantizedMultiplier(static_cast<int32_t>(in[1]->data<T>()[i]) - b_zp,
-                                                     static_cast<int32_t>(b_stage.multiplier[0]),
-                                                     static_cast<int32_t>(b_stage.shift[0]));
+    const int32_t bt = RequantizeF32(static_cast<int32_t>(in[1]->data<T>()[i]) - b_zp, b_stage.scale[0]);
     out.data<T>()[i] = static_cast<T>(stage.Apply(static_cast<int32_t>(in[0]->data<T>()[i]) - a_zp, 0, bt));
   }
   return absl::OkStatus();

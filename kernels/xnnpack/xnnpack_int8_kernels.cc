@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/int8/requantize.h"
 #include "kernels/registry/conv_geometry.h"
 #include "kernels/xnnpack/internal/xnn_common.h"
 #include "pthreadpool.h"
@@ -29,9 +30,9 @@ using xnn_internal::XnnFlags;
 constexpr float kMinScale = 0x1.0p-32f;
 constexpr float kMaxScale = 256.0f;
 
-// multiplier * 2^(shift - 31), the real value of a fixed-point requantization.
+// multiplier * 2^(shift - 31) in f32, the scale Tessel's own kernels multiply by.
 float RealMultiplier(int64_t multiplier, int64_t shift) {
-  return static_cast<float>(std::ldexp(static_cast<double>(multiplier), static_cast<int>(shift) - 31));
+  return RequantizeScale(static_cast<int32_t>(multiplier), static_cast<int32_t>(shift));
 }
 
 bool IsU8(int64_t v) { return v >= 0 && v <= 255; }

@@ -1,9 +1,9 @@
 // The XNNPACK backend's int8 kernels: tessel.QConv (dense, grouped, depthwise) and tessel.QGemm on u8
 // activations through XNNPACK's qu8 (per-tensor weights) and qc8 (per-channel weights) operators, and
 // tessel.QMaxPool, QAvgPool, QGlobalAvgPool and QAdd through its u8 / qu8 pooling and add operators.
-// XNNPACK requantizes in float (or its own rounding on Arm), not with Tessel's gemmlowp fixed point, so
-// results may differ from the reference kernels by 1 (u8 units; max pooling is exact); the costs rank
-// these entries after Tessel's own int8 kernels, so they serve what those do not (grouped and, on
+// XNNPACK requantizes with its own float or fixed-point sequences, not step for step as Tessel's
+// requantize.h, so results may differ from the reference kernels by 1 (u8 units; max pooling is exact);
+// the costs rank these entries after Tessel's own int8 kernels, so they serve what those do not (grouped and, on
 // aarch64, depthwise convolutions; CPUs without VNNI or dotprod; the average pools and QAdd).
 #ifndef TESSEL_KERNELS_XNNPACK_XNNPACK_INT8_KERNELS_H_
 #define TESSEL_KERNELS_XNNPACK_XNNPACK_INT8_KERNELS_H_

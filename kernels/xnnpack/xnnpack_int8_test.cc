@@ -2,7 +2,7 @@
 // awkward shapes: 1x1, 3x3 at strides 1 and 2 with symmetric and asymmetric padding, 5x5 dilated, a 7x7
 // stem, depthwise (with and without a channel multiplier), grouped, single pixels and channels; per-tensor
 // and per-channel multipliers, some above 1; ReLU-style clamps; with and without bias; 1 and 2 threads.
-// XNNPACK rounds differently from the reference's gemmlowp fixed point, so every output must be within 1
+// XNNPACK rounds differently from the reference's f32 requantization, so every output must be within 1
 // (u8 units) of the reference; the maximum difference and the fraction of exact matches are printed per
 // kernel. Legality must accept exactly the expected nodes (qu8: per-tensor multipliers only) and refuse
 // residuals, empty clamp ranges and multipliers XNNPACK cannot represent; selection must keep Tessel's own

@@ -14,6 +14,7 @@
 
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize.h"
 #include "kernels/int8/requantize_neon.h"
 
 namespace tessel {
@@ -24,33 +25,21 @@ namespace {
 inline constexpr int kMr = 8;  // rows per register tile
 inline constexpr int kNr = 8;  // channels per register tile
 
-// Requantization constants for the 8 channels of a tile (the bias goes into the accumulators' start).
+// Requantization scales of the 8 channels of a tile (the bias goes into the accumulators' start).
 struct ChannelStage {
-  int32x4_t multiplier[2], left[2], neg_right[2];
+  float32x4_t scale[2];
 };
 
 inline ChannelStage LoadChannelStage(const PackedQGemmWeights& w, int64_t col) {
-  ChannelStage s;
-  for (int v = 0; v < 2; ++v) {
-    const int32x4_t shift = vld1q_s32(w.shift.data() + col + 4 * v);
-    s.multiplier[v] = vld1q_s32(w.multiplier.data() + col + 4 * v);
-    s.left[v] = vmaxq_s32(shift, vdupq_n_s32(0));
-    s.neg_right[v] = vminq_s32(shift, vdupq_n_s32(0));
-  }
-  return s;
-}
-
-// Whether every channel's shift is negative (multipliers below 1/2, as convolutions have), so that
-// StoreTile can take the right-shift-only requantization. Once per call.
-inline bool AllShiftsRight(const PackedQGemmWeights& w) {
-  return std::all_of(w.shift.begin(), w.shift.begin() + w.n, [](int32_t s) { return s < 0; });
+  return {{vld1q_f32(w.scale.data() + col), vld1q_f32(w.scale.data() + col + 4)}};
 }
 
 // The per-call part of the output stage, broadcast once.
 struct OutputStage {
   int16x8_t y_zero_point;
   uint8x8_t lo, hi;
-  int32x4_t r_zero_point, r_multiplier, r_left, r_neg_right;
+  int32x4_t r_zero_point;
+  float32x4_t r_scale, bound;
 };
 
 // y_zero_point, act_min and act_max lie in [0, 255] (the QConv / QGemm checks).
@@ -60,32 +49,31 @@ inline OutputStage LoadOutputStage(const QGemmOutputStage& out) {
   s.lo = vdup_n_u8(static_cast<uint8_t>(out.act_min));
   s.hi = vdup_n_u8(static_cast<uint8_t>(out.act_max));
   s.r_zero_point = vdupq_n_s32(out.r_zero_point);
-  s.r_multiplier = vdupq_n_s32(out.r_multiplier);
-  s.r_left = vdupq_n_s32(std::max(out.r_shift, 0));
-  s.r_neg_right = vdupq_n_s32(std::min(out.r_shift, 0));
+  s.r_scale = vdupq_n_f32(out.r_scale);
+  s.bound = vdupq_n_f32(kRequantizeBound);
   return s;
 }
 
 // Requantizes one row's accumulators for 8 channels (bias included), adds the residual term r8 when
 // kResidual, then the zero point, and clamps to u8. The zero point and clamp work on saturating narrows:
 // a sum beyond int16 ends beyond [0, 255] either way and clamps as the int32 sum does, so the result
-// equals requantize.h's RequantizeClamp. No branches, so that a tile's rows form one straight run.
-template <bool kRightOnly, bool kResidual>
+// equals requantize.h's RequantizeClamp (with a residual term both terms are clamped to the bound first,
+// as there, so that their sum cannot wrap). No branches, so that a tile's rows form one straight run.
+template <bool kResidual>
 inline uint8x8_t RequantizeRow(int32x4_t acc0, int32x4_t acc1, const ChannelStage& c, const OutputStage& o,
                                uint8x8_t r8) {
-  using requantize_neon::MultiplyByQuantizedMultiplier;
   int32x4_t v[2] = {acc0, acc1};
   for (int i = 0; i < 2; ++i) {
-    v[i] = kRightOnly ? requantize_neon::MultiplyByQuantizedMultiplierRight(v[i], c.multiplier[i], c.neg_right[i])
-                      : MultiplyByQuantizedMultiplier(v[i], c.multiplier[i], c.left[i], c.neg_right[i]);
+    v[i] = kResidual ? requantize_neon::RoundScaledClamped(v[i], c.scale[i], o.bound)
+                     : requantize_neon::RoundScaled(v[i], c.scale[i]);
   }
   if (kResidual) {
     const uint16x8_t r16 = vmovl_u8(r8);
     const int32x4_t r[2] = {vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(r16))),
                             vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(r16)))};
     for (int i = 0; i < 2; ++i) {
-      v[i] = vaddq_s32(v[i], MultiplyByQuantizedMultiplier(vsubq_s32(r[i], o.r_zero_point), o.r_multiplier, o.r_left,
-                                                           o.r_neg_right));
+      v[i] = vaddq_s32(v[i],
+                       requantize_neon::RoundScaledClamped(vsubq_s32(r[i], o.r_zero_point), o.r_scale, o.bound));
     }
   }
   const int16x8_t v16 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), o.y_zero_point);
@@ -114,14 +102,13 @@ inline void StoreBytes(uint8_t* p, uint8x8_t bytes, int valid) {
 
 // The output stage of a tile of `rows` rows x 8 channels: row(r, &acc0, &acc1) gives row r's
 // accumulators, which go to y + offset(r) (and read the residual at the same offset), the first `valid`
-// channels. The three choices (right_only from AllShiftsRight, a residual, all 8 channels) are made once
-// per tile, so each row loop compiles to straight code.
+// channels. The two choices (a residual, all 8 channels) are made once per tile, so each row loop
+// compiles to straight code.
 template <int kRows, typename RowAcc, typename Offset>
-inline void StoreTile(const ChannelStage& c, bool right_only, const OutputStage& o, const uint8_t* residual, int valid,
-                      uint8_t* y, int rows, RowAcc&& row, Offset&& offset) {
-  auto run = [&](auto right_only, auto has_residual, auto full) {
-    constexpr bool kRightOnly = decltype(right_only)::value, kResidual = decltype(has_residual)::value,
-                   kFull = decltype(full)::value;
+inline void StoreTile(const ChannelStage& c, const OutputStage& o, const uint8_t* residual, int valid, uint8_t* y,
+                      int rows, RowAcc&& row, Offset&& offset) {
+  auto run = [&](auto has_residual, auto full) {
+    constexpr bool kResidual = decltype(has_residual)::value, kFull = decltype(full)::value;
     #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
       if (r >= rows) break;
@@ -129,27 +116,20 @@ inline void StoreTile(const ChannelStage& c, bool right_only, const OutputStage&
       row(r, &acc0, &acc1);
       const int64_t off = offset(r);
       const uint8x8_t r8 = kResidual ? LoadBytes<kFull>(residual + off, valid) : vdup_n_u8(0);
-      StoreBytes<kFull>(y + off, RequantizeRow<kRightOnly, kResidual>(acc0, acc1, c, o, r8), valid);
+      StoreBytes<kFull>(y + off, RequantizeRow<kResidual>(acc0, acc1, c, o, r8), valid);
     }
   };
-  auto with_full = [&](auto right_only, auto has_residual) {
+  auto with_full = [&](auto has_residual) {
     if (valid == kNr) {
-      run(right_only, has_residual, std::true_type());
+      run(has_residual, std::true_type());
     } else {
-      run(right_only, has_residual, std::false_type());
+      run(has_residual, std::false_type());
     }
   };
-  auto with_residual = [&](auto right_only) {
-    if (residual != nullptr) {
-      with_full(right_only, std::true_type());
-    } else {
-      with_full(right_only, std::false_type());
-    }
-  };
-  if (right_only) {
-    with_residual(std::true_type());
+  if (residual != nullptr) {
+    with_full(std::true_type());
   } else {
-    with_residual(std::false_type());
+    with_full(std::false_type());
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize.h"
 #include "kernels/int8/requantize_sve.h"
 
 namespace tessel {
@@ -74,54 +75,43 @@ void RunIndirect(const uint8_t* const* indirection, int64_t segments, int64_t se
   });
 }
 
-// The residual's requantization, split once per call (see requantize_sve::SplitShift).
-struct ResidualStage {
-  int32_t zero_point, multiplier, left, right, mask, half;
-};
-
-inline ResidualStage SplitResidual(const QGemmOutputStage& out) {
-  const int32_t right = std::max(-out.r_shift, 0);
-  const int32_t mask = static_cast<int32_t>((int64_t{1} << right) - 1);
-  return {out.r_zero_point, out.r_multiplier, std::max(out.r_shift, 0), right, mask, mask >> 1};
-}
-
 // The per-channel constants of one vector of channels from `col` (pc: the active channels): bias (the
-// packed bias or dot_bias, whichever the kernel's sums need), multiplier and the split shift. (SVE values
-// cannot be struct members, hence the out-parameters.)
+// packed bias or dot_bias, whichever the kernel's sums need) and scale. (SVE values cannot be struct
+// members, hence the out-parameters.)
 inline void LoadChannelStage(svbool_t pc, const int32_t* bias_array, const PackedQGemmWeights& w, int64_t col,
-                             svint32_t& bias, svint32_t& multiplier, svuint32_t& left, svuint32_t& right,
-                             svint32_t& mask, svint32_t& half) {
+                             svint32_t& bias, svfloat32_t& scale) {
   bias = svld1_s32(pc, bias_array + col);
-  multiplier = svld1_s32(pc, w.multiplier.data() + col);
-  requantize_sve::SplitShift(pc, svld1_s32(pc, w.shift.data() + col), left, right, mask, half);
+  scale = svld1_f32(pc, w.scale.data() + col);
 }
 
 // Requantizes one row's accumulators for one vector of channels (the bias not yet added), adds the residual
 // term when `residual` is non-null, clamps and stores the active channels as u8.
-inline void StoreRow(svbool_t pc, svint32_t acc, svint32_t bias, svint32_t multiplier, svuint32_t left,
-                     svuint32_t right, svint32_t mask, svint32_t half, const QGemmOutputStage& out,
-                     const ResidualStage& rs, const uint8_t* residual, uint8_t* y) {
-  svint32_t v = requantize_sve::MultiplyByQuantizedMultiplier(pc, svadd_s32_x(pc, acc, bias), multiplier, left, right,
-                                                              mask, half);
-  v = svadd_n_s32_x(pc, v, out.y_zero_point);
-  if (residual != nullptr) {
-    const svint32_t r = svsub_n_s32_x(pc, svreinterpret_s32_u32(svld1ub_u32(pc, residual)), rs.zero_point);
+inline void StoreRow(svbool_t pc, svint32_t acc, svint32_t bias, svfloat32_t scale, const QGemmOutputStage& out,
+                     const uint8_t* residual, uint8_t* y) {
+  svint32_t v;
+  if (residual == nullptr) {
+    v = requantize_sve::RoundScaled(pc, svadd_s32_x(pc, acc, bias), scale,
+                                    static_cast<float>(out.act_min - out.y_zero_point),
+                                    static_cast<float>(out.act_max - out.y_zero_point));
+    v = svadd_n_s32_x(pc, v, out.y_zero_point);
+  } else {
+    v = requantize_sve::RoundScaled(pc, svadd_s32_x(pc, acc, bias), scale, -kRequantizeBound, kRequantizeBound);
+    const svint32_t r = svsub_n_s32_x(pc, svreinterpret_s32_u32(svld1ub_u32(pc, residual)), out.r_zero_point);
     v = svadd_s32_x(pc, v,
-                    requantize_sve::MultiplyByQuantizedMultiplier(
-                        pc, r, svdup_n_s32(rs.multiplier), svdup_n_u32(static_cast<uint32_t>(rs.left)),
-                        svdup_n_u32(static_cast<uint32_t>(rs.right)), svdup_n_s32(rs.mask), svdup_n_s32(rs.half)));
+                    requantize_sve::RoundScaled(pc, r, svdup_n_f32(out.r_scale), -kRequantizeBound, kRequantizeBound));
+    v = svmin_n_s32_x(pc, svmax_n_s32_x(pc, svadd_n_s32_x(pc, v, out.y_zero_point), out.act_min), out.act_max);
   }
-  v = svmin_n_s32_x(pc, svmax_n_s32_x(pc, v, out.act_min), out.act_max);
   // The low 8 bits, as the other kernels store them (the clamp keeps a u8 range in range).
   svst1b_s32(pc, reinterpret_cast<int8_t*>(y), v);
 }
 
 // A tile's constants for its channel vector i (pc##i) and their StoreRow arguments.
-#define TESSEL_QSVE_CHANNEL_STAGE(i, bias_array, col)                                                        \
-  [[maybe_unused]] svint32_t bias##i, mult##i, mask##i, half##i;                                            \
-  [[maybe_unused]] svuint32_t left##i, right##i;                                                            \
-  qgemm_sve::LoadChannelStage(pc##i, bias_array, w, col, bias##i, mult##i, left##i, right##i, mask##i, half##i);
-#define TESSEL_QSVE_STAGE_ARGS(i) bias##i, mult##i, left##i, right##i, mask##i, half##i
+#define TESSEL_QSVE_CHANNEL_STAGE(i, bias_array, col) \
+  [[maybe_unused]] svint32_t bias##i;                 \
+  [[maybe_unused]] svfloat32_t scale##i;              \
+  qgemm_sve::LoadChannelStage(pc##i, bias_array, w, col, bias##i, scale##i);
+
+#define TESSEL_QSVE_STAGE_ARGS(i) bias##i, scale##i
 
 }  // namespace
 }  // namespace qgemm_sve

@@ -2,7 +2,7 @@
 // qgemm_avxvnni.cc), which differ only in how 4 bytes of K become i32 sums and in the packed layout they
 // read (the `Dot` policy: the VNNI layout, or its 16-bit widening; qgemm.h). A register tile is up to
 // Dot::kMr rows x 8 Dot::kNv channels (Dot::kNv ymm); the row pointers serve plain GEMM rows and implicit-GEMM
-// convolution alike. The output stage is requantize_avx2.h's arithmetic, bit-exact with the reference.
+// convolution alike. The output stage is requantize_avx2.h's f32 arithmetic, bit-exact with the reference.
 // Internal linkage: include from one translation unit per ISA.
 #ifndef TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
 #define TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
@@ -16,6 +16,7 @@
 
 #include "kernels/int8/internal/row_tiles.h"
 #include "kernels/int8/qgemm.h"
+#include "kernels/int8/requantize.h"
 #include "kernels/int8/requantize_avx2.h"
 
 namespace tessel::qgemm_x86_256 {
@@ -34,44 +35,23 @@ constexpr int64_t kSliceBytes = NV * 32 * static_cast<int64_t>(sizeof(typename D
 
 // Per-channel requantization constants for 8 channels.
 struct Stage {
-  __m256i bias, mult_even, mult_odd, left, right, mask, half_mask;
+  __m256i bias;
+  __m256 scale;
 };
 
 inline Stage LoadStage(const PackedQGemmWeights& w, int64_t col) {
-  const __m256i zero = _mm256_setzero_si256();
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.shift.data() + col));
-  const __m256i mult = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.multiplier.data() + col));
-  Stage s;
-  s.bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.bias.data() + col));
-  s.mult_even = mult;
-  s.mult_odd = _mm256_srli_epi64(mult, 32);
-  s.left = _mm256_max_epi32(shift, zero);
-  s.right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
-  s.mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, s.right), one);
-  s.half_mask = _mm256_srai_epi32(s.mask, 1);
-  return s;
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.bias.data() + col)),
+          _mm256_loadu_ps(w.scale.data() + col)};
 }
 
-using requantize_avx2::RoundingDivideByPOT;
-using requantize_avx2::RoundingDoublingHighMul;
+using requantize_avx2::RoundScaled;
 
-// The residual term rq_r(R - r_zp) for 8 channels whose u8 values are in the low 8 bytes of `r8`.
+// The residual term RequantizeF32(R - r_zp, r_scale) for 8 channels whose u8 values are in the low 8 bytes
+// of `r8`.
 inline __m256i ResidualTerm(const QGemmOutputStage& out, __m128i r8) {
   const __m256i x = _mm256_sub_epi32(_mm256_cvtepu8_epi32(r8), _mm256_set1_epi32(out.r_zero_point));
-  const int32_t sh = out.r_shift;
-  const int32_t right = sh > 0 ? 0 : -sh;
-  const __m256i mult = _mm256_set1_epi32(out.r_multiplier);
-  const __m256i mask = _mm256_set1_epi32(static_cast<int32_t>((1LL << right) - 1));
-  const __m256i v = RoundingDoublingHighMul(_mm256_slli_epi32(x, sh > 0 ? sh : 0), mult, mult);
-  return RoundingDivideByPOT(v, _mm256_set1_epi32(right), mask, _mm256_srai_epi32(mask, 1));
-}
-
-// Requantizes accumulators (bias not yet added) to i32 before the clamp.
-inline __m256i Requantize(__m256i acc, const Stage& s, const QGemmOutputStage& out) {
-  __m256i v = _mm256_sllv_epi32(_mm256_add_epi32(acc, s.bias), s.left);
-  v = RoundingDivideByPOT(RoundingDoublingHighMul(v, s.mult_even, s.mult_odd), s.right, s.mask, s.half_mask);
-  return _mm256_add_epi32(v, _mm256_set1_epi32(out.y_zero_point));
+  return RoundScaled(x, _mm256_set1_ps(out.r_scale), _mm256_set1_ps(-kRequantizeBound),
+                     _mm256_set1_ps(kRequantizeBound));
 }
 
 // Rows [row, row + MR) x channels [col, col + 8 NV), with st[0..NV) their output-stage constants. Row r's
@@ -116,7 +96,13 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
       }
     }
   }
+  // Without a residual the scaled values clamp to the output range less the zero point before the
+  // rounding, and need no clamp after; with one, to +-kRequantizeBound, and the sum clamps.
+  const bool residual = out.residual != nullptr;
+  const __m256i zp = _mm256_set1_epi32(out.y_zero_point);
   const __m256i lo = _mm256_set1_epi32(out.act_min), hi = _mm256_set1_epi32(out.act_max);
+  const __m256 lo_f = _mm256_set1_ps(residual ? -kRequantizeBound : static_cast<float>(out.act_min - out.y_zero_point));
+  const __m256 hi_f = _mm256_set1_ps(residual ? kRequantizeBound : static_cast<float>(out.act_max - out.y_zero_point));
   #pragma GCC unroll 8
   for (int v = 0; v < NV; v += 2) {
     const int64_t c = col + 8 * v;
@@ -125,17 +111,18 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
     #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const int64_t off = (row + r) * ldy + c;
-      __m256i v0 = Requantize(acc[r][v], st[v], out);
-      __m256i v1 = Requantize(acc[r][v + 1], st[v + 1], out);
-      if (out.residual != nullptr) {
+      __m256i v0 = _mm256_add_epi32(RoundScaled(_mm256_add_epi32(acc[r][v], st[v].bias), st[v].scale, lo_f, hi_f), zp);
+      __m256i v1 = _mm256_add_epi32(
+          RoundScaled(_mm256_add_epi32(acc[r][v + 1], st[v + 1].bias), st[v + 1].scale, lo_f, hi_f), zp);
+      if (residual) {
         alignas(16) uint8_t rbuf[16] = {};
         std::memcpy(rbuf, out.residual + off, valid);
         const __m128i r16 = _mm_load_si128(reinterpret_cast<const __m128i*>(rbuf));
         v0 = _mm256_add_epi32(v0, ResidualTerm(out, r16));
         v1 = _mm256_add_epi32(v1, ResidualTerm(out, _mm_srli_si128(r16, 8)));
+        v0 = _mm256_min_epi32(_mm256_max_epi32(v0, lo), hi);
+        v1 = _mm256_min_epi32(_mm256_max_epi32(v1, lo), hi);
       }
-      v0 = _mm256_min_epi32(_mm256_max_epi32(v0, lo), hi);
-      v1 = _mm256_min_epi32(_mm256_max_epi32(v1, lo), hi);
       // Within [0, 255] after the clamp, so the saturating packs are exact.
       const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
       const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));

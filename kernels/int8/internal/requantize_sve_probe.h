@@ -1,5 +1,5 @@
-// Test access to requantize_sve.h from code built without SVE: each function applies one step of it to n
-// lanes read from and written to arrays, so a test can compare them with requantize.h. aarch64 only.
+// Test access to requantize_sve.h from code built without SVE: applies it to n lanes read from and
+// written to arrays, so a test can compare it with requantize.h. aarch64 only.
 #ifndef TESSEL_KERNELS_INT8_INTERNAL_REQUANTIZE_SVE_PROBE_H_
 #define TESSEL_KERNELS_INT8_INTERNAL_REQUANTIZE_SVE_PROBE_H_
 
@@ -7,11 +7,8 @@
 
 namespace tessel::requantize_sve_probe {
 
-// out[i] = RoundingDivideByPOT(x[i], exponent[i]).
-void RoundingDivideByPOT(const int32_t* x, const int32_t* exponent, int32_t* out, int64_t n);
-// out[i] = MultiplyByQuantizedMultiplier(x[i], multiplier[i], shift[i]).
-void MultiplyByQuantizedMultiplier(const int32_t* x, const int32_t* multiplier, const int32_t* shift, int32_t* out,
-                                   int64_t n);
+// out[i] = requantize_sve::RoundScaled(x[i], scale[i]) with the clamp [lo, hi].
+void RoundScaled(const int32_t* x, const float* scale, float lo, float hi, int32_t* out, int64_t n);
 
 }  // namespace tessel::requantize_sve_probe
 
