@@ -285,31 +285,38 @@ PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* cons
     for (int64_t r = 0; r < rows_; ++r) std::memcpy(scratch_.data() + r * kp, a + r * k, k);
     a = scratch_.data();
   } else if (!direct_) {
-    // Padding reads as the zero point (real 0).
-    for (int64_t n = 0; n < batch_; ++n) {
-      for (int64_t i = 0; i < oh_; ++i) {
-        for (int64_t j = 0; j < ow_; ++j) {
-          uint8_t* row = scratch_.data() + ((n * oh_ + i) * ow_ + j) * kp;
-          for (int64_t u = 0; u < kh_; ++u) {
-            const int64_t ih = i * stride_[0] - pad_[0] + u * dilation_[0];
-            uint8_t* taps = row + u * kw_ * c_;
-            const int64_t iw0 = j * stride_[1] - pad_[1];
-            if (ih < 0 || ih >= h_) {
-              std::memset(taps, x_zero_point_, kw_ * c_);
+    // Padding reads as the zero point (real 0). The geometry in locals: the u8 stores may alias this
+    // object's fields, which would make every copy reload them.
+    const int64_t batch = batch_, h = h_, w = w_, c = c_, oh = oh_, ow = ow_, kh = kh_, kw = kw_;
+    const int64_t sh = stride_[0], sw = stride_[1], ph = pad_[0], pw = pad_[1], dh = dilation_[0], dw = dilation_[1];
+    const uint8_t zp = x_zero_point_;
+    uint8_t* rows = scratch_.data();
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          uint8_t* row = rows + ((n * oh + i) * ow + j) * kp;
+          const int64_t iw0 = j * sw - pw;
+          const bool row_inside = dw == 1 && iw0 >= 0 && iw0 + kw <= w;
+          for (int64_t u = 0; u < kh; ++u) {
+            const int64_t ih = i * sh - ph + u * dh;
+            uint8_t* taps = row + u * kw * c;
+            if (ih < 0 || ih >= h) {
+              std::memset(taps, zp, kw * c);
               continue;
             }
-            if (dilation_[1] == 1 && iw0 >= 0 && iw0 + kw_ <= w_) {
+            const uint8_t* src = a + ((n * h + ih) * w) * c;
+            if (row_inside) {
               // The kernel row's taps are adjacent pixels: one copy (small C, e.g. a 7x7 RGB stem).
-              CopyShort(taps, a + ((n * h_ + ih) * w_ + iw0) * c_, kw_ * c_);
+              CopyShort(taps, src + iw0 * c, kw * c);
               continue;
             }
-            for (int64_t v = 0; v < kw_; ++v) {
-              const int64_t iw = iw0 + v * dilation_[1];
-              uint8_t* dst = taps + v * c_;
-              if (iw < 0 || iw >= w_) {
-                std::memset(dst, x_zero_point_, c_);
+            for (int64_t v = 0; v < kw; ++v) {
+              const int64_t iw = iw0 + v * dw;
+              uint8_t* dst = taps + v * c;
+              if (iw < 0 || iw >= w) {
+                std::memset(dst, zp, c);
               } else {
-                CopyShort(dst, a + ((n * h_ + ih) * w_ + iw) * c_, c_);
+                CopyShort(dst, src + iw * c, c);
               }
             }
           }
