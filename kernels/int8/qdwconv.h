@@ -98,8 +98,7 @@ void QDwConvU8S8__avx2(const uint8_t* const* indirection, int64_t pixels, const 
 // per output pixel and svcntb() channels, each quad of taps' input vectors is interleaved by ZIP1 / ZIP2
 // on bytes then halfwords into four vectors of svcntw() channels x 4 taps, in channel order. Weights `w`
 // [quads][cp][4] (taps padded to quads with zero weights, cp = c rounded up to 16); bias (input zero
-// point folded in) and scale in channel order, cp entries each (the output stage runs on NEON, as
-// PackedQDwConvNeonWeights').
+// point folded in) and scale in channel order, cp entries each.
 struct PackedQDwConvSveWeights {
   int64_t c = 0, taps = 0, quads = 0, cp = 0;
   std::vector<int8_t> w;
