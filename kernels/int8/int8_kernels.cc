@@ -458,36 +458,45 @@ void PreparedQDwConv::FillIndirection(const uint8_t* a) {
   indirection_base_ = a;
 }
 
-void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
+void PreparedQDwConv::Begin(absl::Span<const Tensor* const> in) {
   const uint8_t* a = in[0]->data<uint8_t>();
   if (a != indirection_base_) FillIndirection(a);
-  const int64_t pixels = batch_ * oh_ * ow_;
+}
+
+void PreparedQDwConv::Pixels(int64_t begin, int64_t end, uint8_t* y_base) const {
+  if (begin >= end) return;
+  const int64_t pixels = end - begin;
+  const uint8_t* const* ind = indirection_.data() + begin * taps_;
+  uint8_t* y = y_base + begin * c_;
   // Only the kernels this build has are reachable (Create checked QDwConvKernelAvailable).
   switch (kernel_) {
 #if defined(__x86_64__)
     case QDwConvKernel::kAvx512Vnni:
-      QDwConvU8S8__avx512vnni(indirection_.data(), pixels, weights_, y_zero_point_, act_min_, act_max_,
-                              y.data<uint8_t>());
+      QDwConvU8S8__avx512vnni(ind, pixels, weights_, y_zero_point_, act_min_, act_max_, y);
       break;
     case QDwConvKernel::kAvx2:
-      QDwConvU8S8__avx2(indirection_.data(), pixels, avx2_weights_, y_zero_point_, act_min_, act_max_,
-                        y.data<uint8_t>());
+      QDwConvU8S8__avx2(ind, pixels, avx2_weights_, y_zero_point_, act_min_, act_max_, y);
       break;
 #endif
 #if defined(__aarch64__)
     case QDwConvKernel::kNeon:
-      QDwConvU8S8__neon(indirection_.data(), pixels, neon_weights_, y_zero_point_, act_min_, act_max_,
-                        y.data<uint8_t>());
+      QDwConvU8S8__neon(ind, pixels, neon_weights_, y_zero_point_, act_min_, act_max_, y);
       break;
     case QDwConvKernel::kSveI8mm:
-      QDwConvU8S8__svei8mm(indirection_.data(), pixels, sve_weights_, y_zero_point_, act_min_, act_max_,
-                           y.data<uint8_t>());
+      QDwConvU8S8__svei8mm(ind, pixels, sve_weights_, y_zero_point_, act_min_, act_max_, y);
       break;
 #endif
     default:
+      (void)ind;
       (void)y;
+      (void)pixels;
       break;
   }
+}
+
+void PreparedQDwConv::Run(absl::Span<const Tensor* const> in, Tensor& y) {
+  Begin(in);
+  Pixels(0, pixels(), y.data<uint8_t>());
 }
 
 absl::StatusOr<bool> RunInt8Node(const Node& node, absl::Span<const Tensor* const> inputs, absl::Span<Tensor> outputs) {

@@ -133,6 +133,15 @@ class PreparedQDwConv {
   // `inputs` and `output` have the shapes given to Create.
   void Run(absl::Span<const Tensor* const> inputs, Tensor& output);
 
+  // Run in two steps, for callers that split the output pixels over threads: Begin points the
+  // indirection buffer at the input (once per input buffer), then Pixels computes output pixels
+  // [begin, end) (of pixels()) into `y`, the output's data.
+  void Begin(absl::Span<const Tensor* const> inputs);
+  void Pixels(int64_t begin, int64_t end, uint8_t* y) const;
+  int64_t pixels() const { return batch_ * oh_ * ow_; }
+  // Multiply-adds of a run: what the caller weighs against a thread handoff.
+  int64_t work() const { return pixels() * c_ * kh_ * kw_; }
+
  private:
   PreparedQDwConv() = default;
   // Points indirection_ at the input buffer `a`.

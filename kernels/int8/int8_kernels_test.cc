@@ -306,14 +306,16 @@ TEST(QDwConvTest, RunInt8NodeServesDepthwise) {
 }
 
 // Through the operator-kernel registry, as the compiler and executor use it: selection picks the
-// depthwise kernel for a depthwise QConv, and two runs of the created kernel equal the reference.
+// depthwise kernel for a depthwise QConv, and two runs of the created kernel equal the reference, on the
+// calling thread and with the output pixels split over a pool of 3 (650 pixels x 48 channels x 9 taps:
+// past the 2^18 multiply-adds where a session's pool splits them).
 TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
   if (!HasQDwConvKernel()) GTEST_SKIP() << "CPU or build without a depthwise int8 kernel";
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(3);
   Graph g;
-  Tensor x = Random(DType::kU8, {1, 9, 10, 48}, rng, 0, 255);
+  Tensor x = Random(DType::kU8, {1, 50, 52, 48}, rng, 0, 255);
   Tensor w = Random(DType::kI8, {48, 3, 3, 1}, rng, -128, 127);
   Tensor b = Random(DType::kI32, {48}, rng, -30000, 30000);
   Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "dw");
@@ -349,15 +351,22 @@ TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
     const OpKernelEntry* e = registry.Select(q, OpDTypes(q), force);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->name, expected);
-    Tensor got(DType::kU8, want[0].shape());
-    const std::vector<const Tensor*> bound = {&x, &w, &b};
-    absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(OpKernelArgs{*n, bound, absl::MakeSpan(&got, 1)});
-    ASSERT_TRUE(k.ok()) << k.status();
-    for (int run = 0; run < 2; ++run) {
-      std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
-      ASSERT_TRUE((*k)->Run().ok());
-      EXPECT_EQ(CountMismatches(want[0], got), 0) << "run " << run;
+    pthreadpool_t pool = pthreadpool_create(3);
+    for (const int threads : {1, 3}) {
+      SCOPED_TRACE(threads);
+      Tensor got(DType::kU8, want[0].shape());
+      const std::vector<const Tensor*> bound = {&x, &w, &b};
+      OpKernelArgs args{*n, bound, absl::MakeSpan(&got, 1)};
+      if (threads > 1) args.threadpool = pool, args.num_threads = threads;
+      absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(args);
+      ASSERT_TRUE(k.ok()) << k.status();
+      for (int run = 0; run < 2; ++run) {
+        std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
+        ASSERT_TRUE((*k)->Run().ok());
+        EXPECT_EQ(CountMismatches(want[0], got), 0) << "run " << run;
+      }
     }
+    pthreadpool_destroy(pool);
   }
 }
 

@@ -74,16 +74,29 @@ class Int8OpKernel : public OpKernel {
         RunTasks(pool_, this, tasks_, flags_);
         return absl::OkStatus();
       }
+    } else {
+      // Depthwise convolutions of as much work split their output pixels the same way (before, they ran
+      // on one thread: MobileNetV2 INT8's 17 depthwise layers took as long on 2 threads as on 1).
+      const int64_t pixels = prepared_->pixels();
+      if (pool_ != nullptr && threads_ > 1 && pixels >= 2 * threads_ && prepared_->work() >= (int64_t{1} << 18)) {
+        prepared_->Begin(input_ptrs_);
+        tasks_ = std::min<int64_t>(pixels, 4 * threads_);
+        RunTasks(pool_, this, tasks_, flags_);
+        return absl::OkStatus();
+      }
     }
     prepared_->Run(input_ptrs_, output_);
     return absl::OkStatus();
   }
 
-  // Task t of the parallel GEMM: its share of the output rows.
+  // Task t of a parallel run: its share of the GEMM's output rows or of the depthwise output pixels.
   void RunTask(int t) {
     if constexpr (std::is_same_v<Prepared, PreparedInt8Node>) {
       const TaskRange r = SplitForTask(prepared_->rows(), tasks_, t);
       prepared_->GemmRows(operands_, r.begin, r.end, output_.data<uint8_t>());
+    } else {
+      const TaskRange r = SplitForTask(prepared_->pixels(), tasks_, t);
+      prepared_->Pixels(r.begin, r.end, output_.data<uint8_t>());
     }
   }
 
