@@ -43,6 +43,9 @@ struct PreparedDepthwiseWith {
   }
 };
 
+// Int8 GEMM weights past this many bytes (s8) split their rows into one task per thread (see Run).
+constexpr int64_t kOneTaskPerThreadWeightBytes = 512 << 10;
+
 template <typename Factory>
 class Int8OpKernel : public OpKernel {
  public:
@@ -70,7 +73,10 @@ class Int8OpKernel : public OpKernel {
       const int64_t work = rows * inputs_[1].num_elements();  // MACs: rows x N x K
       if (pool_ != nullptr && threads_ > 1 && rows >= 2 * threads_ && work >= (int64_t{1} << 18)) {
         operands_ = prepared_->Begin(input_ptrs_);
-        tasks_ = std::min<int64_t>(rows, 4 * threads_);
+        // Each task streams every weight block once (a task's row tiles run block by block), so weights
+        // past L2 get one task per thread; smaller ones four, for balance.
+        const int64_t weight_bytes = inputs_[1].num_elements();
+        tasks_ = std::min<int64_t>(rows, (weight_bytes > kOneTaskPerThreadWeightBytes ? 1 : 4) * threads_);
         RunTasks(pool_, this, tasks_, flags_);
         return absl::OkStatus();
       }
