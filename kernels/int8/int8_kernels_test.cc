@@ -72,6 +72,27 @@ int CountMismatches(const Tensor& want, const Tensor& got) {
   return mismatches;
 }
 
+// Creates operator kernel `e` for `node` on `inputs` and runs it `runs` times (the output refilled with
+// 77 each time), on the calling thread and then split over a pool of 3: every run equals `want`.
+void ExpectEntryBitExact(const OpKernelEntry& e, const Node& node, const std::vector<const Tensor*>& inputs,
+                         const Tensor& want, int runs) {
+  pthreadpool_t pool = pthreadpool_create(3);
+  for (const int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    Tensor got(DType::kU8, want.shape());
+    OpKernelArgs args{node, inputs, absl::MakeSpan(&got, 1)};
+    if (threads > 1) args.threadpool = pool, args.num_threads = threads;
+    absl::StatusOr<std::unique_ptr<OpKernel>> k = e.create(args);
+    ASSERT_TRUE(k.ok()) << k.status();
+    for (int run = 0; run < runs; ++run) {
+      std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
+      ASSERT_TRUE((*k)->Run().ok());
+      EXPECT_EQ(CountMismatches(want, got), 0) << "run " << run;
+    }
+  }
+  pthreadpool_destroy(pool);
+}
+
 // Runs `node` through the reference and through `Prepared` (PreparedInt8Node, PreparedQDwConv) with
 // `kernel` (twice: the second run reuses the indirection buffer) and compares every byte.
 template <typename Prepared, typename Kernel>
@@ -351,22 +372,7 @@ TEST(QDwConvTest, RegisteredKernelIsSelectedAndBitExact) {
     const OpKernelEntry* e = registry.Select(q, OpDTypes(q), force);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->name, expected);
-    pthreadpool_t pool = pthreadpool_create(3);
-    for (const int threads : {1, 3}) {
-      SCOPED_TRACE(threads);
-      Tensor got(DType::kU8, want[0].shape());
-      const std::vector<const Tensor*> bound = {&x, &w, &b};
-      OpKernelArgs args{*n, bound, absl::MakeSpan(&got, 1)};
-      if (threads > 1) args.threadpool = pool, args.num_threads = threads;
-      absl::StatusOr<std::unique_ptr<OpKernel>> k = e->create(args);
-      ASSERT_TRUE(k.ok()) << k.status();
-      for (int run = 0; run < 2; ++run) {
-        std::fill(got.data<uint8_t>(), got.data<uint8_t>() + got.num_elements(), uint8_t{77});
-        ASSERT_TRUE((*k)->Run().ok());
-        EXPECT_EQ(CountMismatches(want[0], got), 0) << "run " << run;
-      }
-    }
-    pthreadpool_destroy(pool);
+    ExpectEntryBitExact(*e, *n, {&x, &w, &b}, want[0], 2);
   }
 }
 
@@ -508,19 +514,7 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
     const OpKernelEntry* chosen = registry.Select(q, OpDTypes(q), e.name);
     ASSERT_EQ(chosen, &e);
     // On the calling thread, then with the rows split over a pool of 3.
-    pthreadpool_t pool = pthreadpool_create(3);
-    for (const int threads : {1, 3}) {
-      SCOPED_TRACE(threads);
-      Tensor got(DType::kU8, want[0].shape());
-      const std::vector<const Tensor*> bound = {&x, &w, &b};
-      OpKernelArgs args{*n, bound, absl::MakeSpan(&got, 1)};
-      if (threads > 1) args.threadpool = pool, args.num_threads = threads;
-      absl::StatusOr<std::unique_ptr<OpKernel>> k = e.create(args);
-      ASSERT_TRUE(k.ok()) << k.status();
-      ASSERT_TRUE((*k)->Run().ok());
-      EXPECT_EQ(CountMismatches(want[0], got), 0);
-    }
-    pthreadpool_destroy(pool);
+    ExpectEntryBitExact(e, *n, {&x, &w, &b}, want[0], 1);
     ++ran;
   }
   if (ran == 0) GTEST_SKIP() << "no int8 GEMM kernel runs on this CPU";
