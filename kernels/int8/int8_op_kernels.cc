@@ -68,31 +68,33 @@ class Int8OpKernel : public OpKernel {
 
   absl::Status Run() override {
     if constexpr (std::is_same_v<Prepared, PreparedInt8Node>) {
-      // GEMMs of more than ~256K MACs split their rows over the session's threads.
+      // GEMMs split their output rows. Each task streams every weight block once (a task's row tiles run
+      // block by block), so weights past L2 get one task per thread; smaller ones four, for balance.
       const int64_t rows = prepared_->rows();
-      const int64_t work = rows * inputs_[1].num_elements();  // MACs: rows x N x K
-      if (pool_ != nullptr && threads_ > 1 && rows >= 2 * threads_ && work >= (int64_t{1} << 18)) {
+      const int64_t weight_bytes = inputs_[1].num_elements();  // s8: N x K
+      if (Split(rows, rows * weight_bytes, weight_bytes > kOneTaskPerThreadWeightBytes ? 1 : 4)) {
         operands_ = prepared_->Begin(input_ptrs_);
-        // Each task streams every weight block once (a task's row tiles run block by block), so weights
-        // past L2 get one task per thread; smaller ones four, for balance.
-        const int64_t weight_bytes = inputs_[1].num_elements();
-        tasks_ = std::min<int64_t>(rows, (weight_bytes > kOneTaskPerThreadWeightBytes ? 1 : 4) * threads_);
         RunTasks(pool_, this, tasks_, flags_);
         return absl::OkStatus();
       }
-    } else {
-      // Depthwise convolutions of as much work split their output pixels the same way (before, they ran
-      // on one thread: MobileNetV2 INT8's 17 depthwise layers took as long on 2 threads as on 1).
-      const int64_t pixels = prepared_->pixels();
-      if (pool_ != nullptr && threads_ > 1 && pixels >= 2 * threads_ && prepared_->work() >= (int64_t{1} << 18)) {
-        prepared_->Begin(input_ptrs_);
-        tasks_ = std::min<int64_t>(pixels, 4 * threads_);
-        RunTasks(pool_, this, tasks_, flags_);
-        return absl::OkStatus();
-      }
+    } else if (Split(prepared_->pixels(), prepared_->work(), 4)) {
+      // Depthwise convolutions split their output pixels (before, they ran on one thread: MobileNetV2
+      // INT8's 17 depthwise layers took as long on 2 threads as on 1).
+      prepared_->Begin(input_ptrs_);
+      RunTasks(pool_, this, tasks_, flags_);
+      return absl::OkStatus();
     }
     prepared_->Run(input_ptrs_, output_);
     return absl::OkStatus();
+  }
+
+  // Whether a run of `units` output rows or pixels and `work` multiply-adds goes over the session's
+  // threads (more than ~256K multiply-adds, at least 2 units a thread); if so, sets tasks_ to
+  // tasks_per_thread a thread (at most one unit each).
+  bool Split(int64_t units, int64_t work, int64_t tasks_per_thread) {
+    if (pool_ == nullptr || threads_ <= 1 || units < 2 * threads_ || work < (int64_t{1} << 18)) return false;
+    tasks_ = std::min<int64_t>(units, tasks_per_thread * threads_);
+    return true;
   }
 
   // Task t of a parallel run: its share of the GEMM's output rows or of the depthwise output pixels.
