@@ -132,7 +132,19 @@ void ExpectBitExact(const Node& node, const std::vector<const Tensor*>& in) {
 struct ConvCase {
   int64_t n, h, w, c, m, k, stride, pad;
   bool residual, relu;
+  // Channel 0's scale (and the residual's) past what the x86 kernels requantize unclamped
+  // (ScaledAccumulatorsFitInt32, ScaledResidualFitsUnclamped), so the layer takes the clamped stage.
+  bool huge_scale = false;
 };
+
+// Sets channel 0's requantization scale of `n` to `scale`.
+void SetChannel0Scale(Node* n, const std::string& prefix, double scale) {
+  std::vector<int64_t> m = n->GetInts(prefix + "multiplier"), s = n->GetInts(prefix + "shift");
+  const QuantizedMultiplier q = QuantizeMultiplier(scale);
+  m[0] = q.multiplier, s[0] = q.shift;
+  n->SetAttr(prefix + "multiplier", Attribute::Ints(m));
+  n->SetAttr(prefix + "shift", Attribute::Ints(s));
+}
 
 class QConvGemmTest : public ::testing::TestWithParam<std::tuple<QGemmKernel, ConvCase>> {};
 
@@ -165,6 +177,10 @@ TEST_P(QConvGemmTest, MatchesReferenceBitExactly) {
     n->SetAttr("r_zero_point", Attribute::Int(90));
     SetRequant(n, "r_", 1, rng, 0.4, 1.7);
   }
+  if (p.huge_scale) {
+    SetChannel0Scale(n, "", 3000.0);
+    if (p.residual) SetChannel0Scale(n, "r_", 9000.0);
+  }
   std::vector<const Tensor*> in = {&x, &w, &b};
   if (p.residual) in.push_back(&r);
   ExpectGemmBitExact(*n, in, kernel);
@@ -184,7 +200,10 @@ INSTANTIATE_TEST_SUITE_P(
             ConvCase{1, 7, 7, 36, 80, 5, 1, 2, false, true}, ConvCase{1, 8, 8, 20, 112, 3, 2, 0, true, true},
             // Per-tap runs of 4, 8 and 24 bytes (the i8mm layout pads each to 8) and odd row counts.
             ConvCase{1, 5, 5, 4, 9, 3, 1, 1, true, false}, ConvCase{1, 6, 5, 8, 24, 3, 1, 0, false, true},
-            ConvCase{1, 7, 5, 24, 40, 3, 1, 1, true, true}, ConvCase{1, 5, 3, 4, 8, 1, 1, 0, false, false})),
+            ConvCase{1, 7, 5, 24, 40, 3, 1, 1, true, true}, ConvCase{1, 5, 3, 4, 8, 1, 1, 0, false, false},
+            // The clamped output stage (a scale past the unclamped range), with and without a residual.
+            ConvCase{1, 6, 6, 32, 40, 3, 1, 1, false, false, true},
+            ConvCase{1, 6, 6, 32, 40, 3, 1, 1, true, true, true})),
     [](const ::testing::TestParamInfo<std::tuple<QGemmKernel, ConvCase>>& info) {
       return KernelName(std::get<0>(info.param)) + "_" + std::to_string(info.index);
     });
@@ -196,6 +215,8 @@ struct DwCase {
   // the NEON kernel takes its widening path); 2: inputs 0 and weights alternating -128, -127 over the taps
   // (a pair's products reach 128 x 128 + 128 x 127, the most its 16-bit pair sums hold).
   int extreme = 0;
+  // Channel 0's scale past what the AVX2 kernel requantizes unclamped (ScaledAccumulatorsFitInt32).
+  bool huge_scale = false;
 };
 
 constexpr QDwConvKernel kDwKernels[] = {QDwConvKernel::kAvx512Vnni, QDwConvKernel::kAvx2, QDwConvKernel::kNeon,
@@ -244,6 +265,7 @@ void CheckDepthwiseKernel(const DwCase& p, std::mt19937& rng, QDwConvKernel kern
   }
   // Accumulators reach ~255 * 128 * K^2; multipliers map them into a few hundred, a few above 1.
   SetRequant(n, "", p.per_channel ? p.c : 1, rng, 0.2 / (127.0 * 16 * p.k * p.k + 1), 1.2);
+  if (p.huge_scale) SetChannel0Scale(n, "", 30000.0);
   if (p.c == 1) {
     // group 1: an ordinary convolution, which the GEMM path serves.
     ExpectBitExact(*n, {&x, &w, &b});
@@ -294,6 +316,9 @@ TEST_P(QDwConvKernelTest, MatchesReferenceBitExactlyOverShapes) {
     CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, extreme}, rng);
     CheckDepthwise({1, 7, 7, 17, 5, 2, 2, 2, 1, false, false, extreme}, rng);
   }
+  // The clamped output stage (a scale past the unclamped range), in the 32-channel step and the tail.
+  CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, 0, true}, rng);
+  CheckDepthwise({1, 5, 5, 47, 3, 2, 1, 1, 1, true, true, 0, true}, rng);
   // Channel counts around the AVX2 kernel's 16- and 32-channel steps and its copied tail, at every
   // number of taps from 1x1 to 4x4 (odd counts pad a pair).
   for (int64_t c : {15, 16, 31, 47, 48, 49}) {
@@ -728,6 +753,38 @@ TEST(RequantizeTest, RoundsTheFloatProductHalfToEven) {
     const double m = std::exp2(ms(rng));
     EXPECT_LE(std::fabs(rq(x, m) - std::round(x * m)), 1.0) << x << " * " << m;
   }
+}
+
+TEST(RequantizeTest, UnclampedRangeChecks) {
+  // |bias - x_zp * sum w| + 255 * sum |w|, times the scale, against 2^29.
+  EXPECT_TRUE(ScaledAccumulatorsFitInt32(1 << 29, 0, 0, 0, 1.0f));
+  EXPECT_FALSE(ScaledAccumulatorsFitInt32((1 << 29) + 1, 0, 0, 0, 1.0f));
+  EXPECT_TRUE(ScaledAccumulatorsFitInt32(-(1 << 29), 0, 0, 0, 1.0f));
+  EXPECT_TRUE(ScaledAccumulatorsFitInt32(0, 10, -5, 2, 0.5f));                  // (50 + 510) * 0.5
+  EXPECT_TRUE(ScaledAccumulatorsFitInt32(0, 128, 1 << 22, 0, 1.0f));            // x_zp * sum w = 2^29
+  EXPECT_FALSE(ScaledAccumulatorsFitInt32(0, 128, 1 << 22, 1, 1.0f));           // 2^29 + 255
+  EXPECT_FALSE(ScaledAccumulatorsFitInt32(0, 0, 0, (int64_t{1} << 31) / 255 + 1, 0.0f));  // accumulator past int32
+  EXPECT_TRUE(ScaledAccumulatorsFitInt32(0, 0, 0, 1 << 20, 2.0f));              // 255 * 2^21 < 2^29
+  EXPECT_FALSE(ScaledAccumulatorsFitInt32(0, 0, 0, 1 << 20, 4.0f));             // 255 * 2^22 > 2^29
+  // 255 * |r_scale| against 2^21.
+  EXPECT_TRUE(ScaledResidualFitsUnclamped(8224.0f));   // 2097120
+  EXPECT_FALSE(ScaledResidualFitsUnclamped(8225.0f));  // 2097375
+  EXPECT_TRUE(ScaledResidualFitsUnclamped(-1.5f));
+}
+
+// Packing flags the layers whose scaled accumulators fit the unclamped stage; the kernel tests above run
+// both kinds (huge_scale).
+TEST(QGemmPackTest, FlagsLayersWhoseScaledAccumulatorsFitInt32) {
+  std::vector<int8_t> w(8 * 20);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  std::vector<int32_t> bias(8, -1000);
+  const QuantizedMultiplier small = QuantizeMultiplier(1e-3), huge = QuantizeMultiplier(3000.0);
+  std::vector<int64_t> m(8, small.multiplier), s(8, small.shift);
+  EXPECT_TRUE(PackQGemmWeights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
+  EXPECT_TRUE(PackQDwConvAvx2Weights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
+  m[5] = huge.multiplier, s[5] = huge.shift;
+  EXPECT_FALSE(PackQGemmWeights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
+  EXPECT_FALSE(PackQDwConvAvx2Weights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
 }
 
 #if defined(__aarch64__)

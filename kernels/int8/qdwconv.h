@@ -82,6 +82,9 @@ struct PackedQDwConvAvx2Weights {
   std::vector<int16_t> w16;
   std::vector<int32_t> bias;
   std::vector<float> scale;
+  // Every channel's accumulator times its scale stays within +-2^29 (ScaledAccumulatorsFitInt32): the
+  // kernel then requantizes without the float clamp and clamps with saturating packs.
+  bool scaled_fits_int32 = false;
 };
 
 PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int64_t taps, const int32_t* bias,

@@ -1,6 +1,7 @@
 // Weight and output-stage packing for the depthwise int8 microkernel (see qdwconv.h).
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/int8/qdwconv.h"
@@ -88,8 +89,14 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
   p.cp = (c + 15) / 16 * 16;
   const std::vector<int32_t> sums = PackTapGroups<2>(w, c, taps, p.cp, &p.w16);
   AssignOutputStage(p, p.cp);
+  p.scaled_fits_int32 = true;
   for (int64_t ch = 0; ch < c; ++ch) {
     SetOutputStage(p, static_cast<size_t>(ch), ch, sums[ch], bias, x_zero_point, multiplier, shift);
+    int64_t abs_sum = 0;
+    for (int64_t t = 0; t < taps; ++t) abs_sum += std::abs(int{w[ch * taps + t]});
+    p.scaled_fits_int32 = p.scaled_fits_int32 && ScaledAccumulatorsFitInt32(bias != nullptr ? bias[ch] : 0,
+                                                                            x_zero_point, sums[ch], abs_sum,
+                                                                            p.scale[ch]);
   }
   return p;
 }

@@ -65,6 +65,11 @@ struct PackedQGemmWeights {
   // multiplies the bytes as stored (`panels`, vpmaddubsw) instead of the widened `wide_panels`. 7-bit
   // weights ([-64, 64], what ONNX Runtime's quantizer writes with reduce_range) always do.
   bool byte_pairs_fit_int16 = false;
+  // Every channel's accumulator (|bias| + 255 * sum |w| at most) times its scale stays within +-2^29
+  // (ScaledAccumulatorsFitInt32): the 256-bit x86 kernels then requantize without the float clamp and
+  // clamp with saturating packs, two rows at a time (with a residual whose term fits too:
+  // ScaledResidualFitsUnclamped).
+  bool scaled_fits_int32 = false;
 };
 
 // Whether every pair of weights that vpmaddubsw adds into one int16 (K 2j, 2j + 1 of a row of W [n, k])

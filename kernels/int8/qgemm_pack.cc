@@ -42,14 +42,17 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
   // The AVX2 kernel reads `panels` where the byte pairs fit (qgemm_avx2.cc): no widened copy then.
   wide = wide && !p.byte_pairs_fit_int16;
   if (wide) p.wide_panels.assign(padded * p.kp, 0);
+  bool fits = true;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t block = j / kQGemmNr, lane = j % kQGemmNr;
     const int64_t nb = std::min<int64_t>(kQGemmNr, padded - block * kQGemmNr);
     int8_t* dst = p.panels.data() + block * kQGemmNr * p.kp;
     int32_t sum = 0;
+    int64_t abs_sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) {
       const int8_t v = w[j * k + kk];
       sum += v;
+      abs_sum += std::abs(int{v});
       dst[((kk / 4) * nb + lane) * 4 + kk % 4] = v;
     }
     if (wide) {
@@ -71,7 +74,9 @@ PackedQGemmWeights PackQGemmWeights(const int8_t* w, int64_t n, int64_t k, const
     p.dot_bias[j] = static_cast<int32_t>(static_cast<uint32_t>(p.bias[j]) + 128u * static_cast<uint32_t>(sum));
     const size_t i = multiplier.size() == 1 ? 0 : static_cast<size_t>(j);
     p.scale[j] = RequantizeScale(static_cast<int32_t>(multiplier[i]), static_cast<int32_t>(shift[i]));
+    fits = fits && ScaledAccumulatorsFitInt32(bias != nullptr ? bias[j] : 0, x_zero_point, sum, abs_sum, p.scale[j]);
   }
+  p.scaled_fits_int32 = fits;
   return p;
 }
 

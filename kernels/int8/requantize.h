@@ -56,6 +56,28 @@ inline int32_t RequantizeF32(int32_t x, float scale) {
   return static_cast<int32_t>(std::nearbyint(f));
 }
 
+// Whether a channel's accumulators times `scale` in f32 stay within +-2^29. The accumulator is bias -
+// x_zero_point * sum w + sum x * w over u8 inputs x, so at most |bias - x_zero_point * w_sum| + 255 *
+// w_abs_sum in magnitude. Then a vector float -> int32 conversion is exact without the +-kRequantizeBound
+// clamp, a residual term that fits too (ScaledResidualFitsUnclamped) adds without overflow, and
+// saturating narrowing packs can clamp instead (requantize_avx2.h's RoundScaledUnclamped): past 2^22 in
+// magnitude, where the clamp would have cut, the sum lands on the same end of [0, 255] either way.
+// Packing decides it per layer.
+inline bool ScaledAccumulatorsFitInt32(int64_t bias, int32_t x_zero_point, int64_t w_sum, int64_t w_abs_sum,
+                                       float scale) {
+  const int64_t bias_in = bias - int64_t{x_zero_point} * w_sum;
+  const int64_t max_abs_acc = (bias_in < 0 ? -bias_in : bias_in) + 255 * w_abs_sum;
+  return max_abs_acc < (int64_t{1} << 31) &&
+         static_cast<double>(max_abs_acc) * std::fabs(static_cast<double>(scale)) <= 536870912.0;
+}
+
+// Whether a residual term RequantizeF32(R - r_zero_point, r_scale) stays within +-2^21 for every u8 R and
+// zero point: then, added unclamped to an accumulator's unclamped term, the sum saturates as the clamped
+// terms' sum would (a term past 2^22 outweighs it by more than 255).
+inline bool ScaledResidualFitsUnclamped(float r_scale) {
+  return 255.0 * std::fabs(static_cast<double>(r_scale)) <= 2097152.0;
+}
+
 // The output step every quantized compute kernel ends with: zero point, requantized accumulator (bias
 // included), an optional requantized residual term, then the clamp that also applies a folded ReLU/ReLU6.
 // Without a residual term this equals rounding clamp(f, lo - zero_point, hi - zero_point) and adding the

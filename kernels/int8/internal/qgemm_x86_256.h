@@ -2,7 +2,10 @@
 // qgemm_avxvnni.cc), which differ only in how 4 bytes of K become i32 sums and in the packed layout they
 // read (the `Dot` policy: the VNNI layout, or its 16-bit widening; qgemm.h). A register tile is up to
 // Dot::kMr rows x 8 Dot::kNv channels (Dot::kNv ymm); the row pointers serve plain GEMM rows and implicit-GEMM
-// convolution alike. The output stage is requantize_avx2.h's f32 arithmetic, bit-exact with the reference.
+// convolution alike. The accumulators start at the bias. The output stage is requantize_avx2.h's f32
+// arithmetic, bit-exact with the reference; where the layer's scaled accumulators fit int32
+// (PackedQGemmWeights::scaled_fits_int32) and so does a residual's term, without the float clamp, two
+// rows packed to bytes together with saturation (the packs clamp).
 // Internal linkage: include from one translation unit per ISA.
 #ifndef TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
 #define TESSEL_KERNELS_INT8_INTERNAL_QGEMM_X86_256_H_
@@ -33,7 +36,7 @@ constexpr int64_t kPrefetchWeightBytes = 256 << 10;
 template <class Dot, int NV>
 constexpr int64_t kSliceBytes = NV * 32 * static_cast<int64_t>(sizeof(typename Dot::Elem));
 
-// Per-channel requantization constants for 8 channels.
+// Per-channel output-stage constants for 8 channels (the bias starts the accumulators).
 struct Stage {
   __m256i bias;
   __m256 scale;
@@ -45,6 +48,18 @@ inline Stage LoadStage(const PackedQGemmWeights& w, int64_t col) {
 }
 
 using requantize_avx2::RoundScaled;
+using requantize_avx2::RoundScaledUnclamped;
+
+// The first `valid` (1..16) of 16 output bytes.
+inline void StoreChannels(uint8_t* y, __m128i bytes, int64_t valid) {
+  if (valid == kTileChannels) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y), bytes);
+  } else {
+    alignas(16) uint8_t ybuf[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(ybuf), bytes);
+    std::memcpy(y, ybuf, valid);
+  }
+}
 
 // The residual term RequantizeF32(R - r_zp, r_scale) for 8 channels whose u8 values are in the low 8 bytes
 // of `r8`.
@@ -52,6 +67,24 @@ inline __m256i ResidualTerm(const QGemmOutputStage& out, __m128i r8) {
   const __m256i x = _mm256_sub_epi32(_mm256_cvtepu8_epi32(r8), _mm256_set1_epi32(out.r_zero_point));
   return RoundScaled(x, _mm256_set1_ps(out.r_scale), _mm256_set1_ps(-kRequantizeBound),
                      _mm256_set1_ps(kRequantizeBound));
+}
+
+// Adds the residual terms RequantizeF32(R - r_zp, r_scale), unclamped (ScaledResidualFitsUnclamped), of
+// the 16 channels at `r` (the first `valid` readable) to lo (channels 0..7) and hi (8..15).
+inline void AddResidualTerms(const QGemmOutputStage& out, const uint8_t* r, int64_t valid, __m256i& lo, __m256i& hi) {
+  __m128i r16;
+  if (valid == kTileChannels) {
+    r16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r));
+  } else {
+    alignas(16) uint8_t rbuf[16] = {};
+    std::memcpy(rbuf, r, valid);
+    r16 = _mm_load_si128(reinterpret_cast<const __m128i*>(rbuf));
+  }
+  const __m256i zp = _mm256_set1_epi32(out.r_zero_point);
+  const __m256 scale = _mm256_set1_ps(out.r_scale);
+  lo = _mm256_add_epi32(lo, RoundScaledUnclamped(_mm256_sub_epi32(_mm256_cvtepu8_epi32(r16), zp), scale));
+  hi = _mm256_add_epi32(
+      hi, RoundScaledUnclamped(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(r16, 8)), zp), scale));
 }
 
 // Rows [row, row + MR) x channels [col, col + 8 NV), with st[0..NV) their output-stage constants. Row r's
@@ -65,7 +98,7 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
   #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
+    for (int v = 0; v < NV; ++v) acc[r][v] = st[v].bias;
   }
   for (int64_t s = 0; s < segments; ++s) {
     const uint8_t* a[MR];
@@ -96,9 +129,41 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
       }
     }
   }
+  const bool residual = out.residual != nullptr;
+  if (w.scaled_fits_int32 && (!residual || ScaledResidualFitsUnclamped(out.r_scale))) {
+    // No float clamp: the saturating packs clamp, two rows a 256-bit pack (requantize_avx2.h).
+    const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(out.y_zero_point));
+    const __m256i lo8 = _mm256_set1_epi8(static_cast<char>(out.act_min));
+    const __m256i hi8 = _mm256_set1_epi8(static_cast<char>(out.act_max));
+    #pragma GCC unroll 8
+    for (int v = 0; v < NV; v += 2) {
+      const int64_t c = col + 8 * v;
+      const int64_t valid = std::min<int64_t>(kTileChannels, w.n - c);
+      if (valid <= 0) break;
+      #pragma GCC unroll 8
+      for (int r = 0; r < MR; r += 2) {
+        const int r1 = r + 1 < MR ? r + 1 : r;
+        __m256i a0 = RoundScaledUnclamped(acc[r][v], st[v].scale);
+        __m256i a1 = RoundScaledUnclamped(acc[r][v + 1], st[v + 1].scale);
+        __m256i b0 = RoundScaledUnclamped(acc[r1][v], st[v].scale);
+        __m256i b1 = RoundScaledUnclamped(acc[r1][v + 1], st[v + 1].scale);
+        if (residual) {
+          AddResidualTerms(out, out.residual + (row + r) * ldy + c, valid, a0, a1);
+          if (r1 != r) {
+            AddResidualTerms(out, out.residual + (row + r1) * ldy + c, valid, b0, b1);
+          } else {
+            b0 = a0, b1 = a1;
+          }
+        }
+        const __m256i bytes = requantize_avx2::PackRowsU8(a0, a1, b0, b1, zp16, lo8, hi8);
+        StoreChannels(y + (row + r) * ldy + c, _mm256_castsi256_si128(bytes), valid);
+        if (r1 != r) StoreChannels(y + (row + r1) * ldy + c, _mm256_extracti128_si256(bytes, 1), valid);
+      }
+    }
+    return;
+  }
   // Without a residual the scaled values clamp to the output range less the zero point before the
   // rounding, and need no clamp after; with one, to +-kRequantizeBound, and the sum clamps.
-  const bool residual = out.residual != nullptr;
   const __m256i zp = _mm256_set1_epi32(out.y_zero_point);
   const __m256i lo = _mm256_set1_epi32(out.act_min), hi = _mm256_set1_epi32(out.act_max);
   const __m256 lo_f = _mm256_set1_ps(residual ? -kRequantizeBound : static_cast<float>(out.act_min - out.y_zero_point));
@@ -111,9 +176,8 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
     #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const int64_t off = (row + r) * ldy + c;
-      __m256i v0 = _mm256_add_epi32(RoundScaled(_mm256_add_epi32(acc[r][v], st[v].bias), st[v].scale, lo_f, hi_f), zp);
-      __m256i v1 = _mm256_add_epi32(
-          RoundScaled(_mm256_add_epi32(acc[r][v + 1], st[v + 1].bias), st[v + 1].scale, lo_f, hi_f), zp);
+      __m256i v0 = _mm256_add_epi32(RoundScaled(acc[r][v], st[v].scale, lo_f, hi_f), zp);
+      __m256i v1 = _mm256_add_epi32(RoundScaled(acc[r][v + 1], st[v + 1].scale, lo_f, hi_f), zp);
       if (residual) {
         alignas(16) uint8_t rbuf[16] = {};
         std::memcpy(rbuf, out.residual + off, valid);
@@ -126,13 +190,7 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
       // Within [0, 255] after the clamp, so the saturating packs are exact.
       const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
       const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-      if (valid == kTileChannels) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + off), bytes);
-      } else {
-        alignas(16) uint8_t ybuf[16];
-        _mm_store_si128(reinterpret_cast<__m128i*>(ybuf), bytes);
-        std::memcpy(y + off, ybuf, valid);
-      }
+      StoreChannels(y + off, bytes, valid);
     }
   }
 }
