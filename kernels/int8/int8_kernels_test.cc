@@ -600,9 +600,13 @@ TEST(QuantizeOpKernelTest, EqualsTheReferenceElementForElement) {
         const OpKernelEntry* best = registry.Select(q, OpDTypes(q), "");
         ASSERT_NE(best, nullptr) << op.node->op_type();
 #if defined(__aarch64__)
-        if (op.node == qn) EXPECT_EQ(best->name, "tessel_f32_quantize__neon");
+        if (op.node == qn) {
+          EXPECT_EQ(best->name, "tessel_f32_quantize__neon");
+        }
 #else
-        if (op.node == qn && CpuSupports(Isa::kAvx2)) EXPECT_EQ(best->name, "tessel_f32_quantize__avx2");
+        if (op.node == qn && CpuSupports(Isa::kAvx2)) {
+          EXPECT_EQ(best->name, "tessel_f32_quantize__avx2");
+        }
 #endif
         // Every kernel of the op that runs on this CPU, not only the one selected.
         for (const OpKernelEntry& entry : registry.entries()) {
@@ -691,39 +695,6 @@ TEST(QuantizeOpKernelTest, PerAxisOnTheReference) {
   EXPECT_FALSE(st.ok());
 }
 
-// Inputs for the vector output stages against requantize.h: ties (x * scale = k + 1/2 exactly, both signs),
-// the int32 extremes, products past the clamp bound, random values; scales from random (multiplier,
-// shift) pairs over every shift, and 0.
-struct RequantizeCase {
-  std::vector<int32_t> x;
-  std::vector<float> scale;
-};
-
-RequantizeCase RequantizeCases(int n) {
-  constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
-  std::mt19937 rng(2);
-  std::uniform_int_distribution<int32_t> any(kMin, kMax), mults(1 << 30, kMax), shifts(-31, 30);
-  RequantizeCase c;
-  for (int i = 0; i < n; ++i) {
-    const int kind = i % 6;
-    if (kind == 0) {  // x * 2^-e = k + 1/2
-      const int e = 1 + i % 20;
-      c.scale.push_back(std::ldexp(1.0f, -e));
-      c.x.push_back(static_cast<int32_t>(((2 * (i % 1000) + 1) << (e - 1)) * (i % 12 < 6 ? 1 : -1)));
-    } else if (kind == 1) {
-      c.scale.push_back(RequantizeScale(mults(rng), shifts(rng)));
-      c.x.push_back(i % 4 == 1 ? kMin : kMax);
-    } else if (kind == 2) {
-      c.scale.push_back(i % 4 == 2 ? 0.0f : RequantizeScale(mults(rng), 0));
-      c.x.push_back(any(rng));
-    } else {
-      c.scale.push_back(RequantizeScale(mults(rng), -1 - i % 25));
-      c.x.push_back(any(rng) >> (i % 31));
-    }
-  }
-  return c;
-}
-
 TEST(RequantizeTest, RoundsTheFloatProductHalfToEven) {
   // 3 * 0.5 = 1.5 -> 2, -3 * 0.5 -> -2, 5 * 0.5 = 2.5 -> 2 (ties to even, as np.rint and ONNX's reference
   // QLinearConv), 7 * 1.25 = 8.75 -> 9; 2^20 * 2^-10 = 2^10; a product past the bound clamps to it.
@@ -788,6 +759,39 @@ TEST(QGemmPackTest, FlagsLayersWhoseScaledAccumulatorsFitInt32) {
 }
 
 #if defined(__aarch64__)
+// Inputs for the vector output stages against requantize.h: ties (x * scale = k + 1/2 exactly, both signs),
+// the int32 extremes, products past the clamp bound, random values; scales from random (multiplier,
+// shift) pairs over every shift, and 0.
+struct RequantizeCase {
+  std::vector<int32_t> x;
+  std::vector<float> scale;
+};
+
+RequantizeCase RequantizeCases(int n) {
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
+  std::mt19937 rng(2);
+  std::uniform_int_distribution<int32_t> any(kMin, kMax), mults(1 << 30, kMax), shifts(-31, 30);
+  RequantizeCase c;
+  for (int i = 0; i < n; ++i) {
+    const int kind = i % 6;
+    if (kind == 0) {  // x * 2^-e = k + 1/2
+      const int e = 1 + i % 20;
+      c.scale.push_back(std::ldexp(1.0f, -e));
+      c.x.push_back(static_cast<int32_t>(((2 * (i % 1000) + 1) << (e - 1)) * (i % 12 < 6 ? 1 : -1)));
+    } else if (kind == 1) {
+      c.scale.push_back(RequantizeScale(mults(rng), shifts(rng)));
+      c.x.push_back(i % 4 == 1 ? kMin : kMax);
+    } else if (kind == 2) {
+      c.scale.push_back(i % 4 == 2 ? 0.0f : RequantizeScale(mults(rng), 0));
+      c.x.push_back(any(rng));
+    } else {
+      c.scale.push_back(RequantizeScale(mults(rng), -1 - i % 25));
+      c.x.push_back(any(rng) >> (i % 31));
+    }
+  }
+  return c;
+}
+
 // requantize_neon.h against requantize.h lane by lane: RoundScaledClamped exactly; RoundScaled exactly
 // within the bound and beyond it of the same sign and past the bound (what the kernels' saturating narrows
 // need).
