@@ -28,7 +28,7 @@ static_assert(sizeof(Header) == 64, "the header is one 64-byte block");
 constexpr uint64_t kAlign = 64;
 uint64_t AlignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-constexpr int kMaxDType = static_cast<int>(DType::kF64);  // the last DType
+constexpr int kMaxDType = static_cast<int>(DType::kU64);  // the last DType
 
 // Checks that every index and byte range in the plan is inside the artifact.
 absl::Status ValidatePlan(const artifact::Plan& plan, uint64_t weights_bytes, absl::string_view what) {

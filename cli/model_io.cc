@@ -72,6 +72,10 @@ absl::StatusOr<std::vector<Tensor>> LoadInputs(const std::vector<ModelInput>& in
     }
     absl::StatusOr<Tensor> t = ReadNpy(it->second);
     if (!t.ok()) return t.status();
+    // numpy's uint16 ('<u2') reads as bfloat16 bits (numpy has no bfloat16); a uint16 input takes it as is.
+    if (t->dtype() == DType::kBF16 && in.type.dtype == DType::kU16) {
+      t = Tensor(DType::kU16, t->shape(), t->buffer(), t->offset());
+    }
     tensors.push_back(*std::move(t));
   }
   return tensors;

@@ -21,7 +21,11 @@ enum class DType : uint8_t {
   kI64,
   kBool,
   kI4,  // packed two per byte, low nibble first
-  kF64,  // new values go last: artifacts store the numbers
+  kF64,
+  kI16,
+  kU16,
+  kU32,
+  kU64,  // new values go last: artifacts store the numbers
 };
 
 // Short name used by the text IR ("f32", "i64", ...).
@@ -66,6 +70,22 @@ struct DTypeOf<int64_t> {
 template <>
 struct DTypeOf<bool> {
   static constexpr DType value = DType::kBool;
+};
+template <>
+struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::kI16;
+};
+template <>
+struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::kU16;
+};
+template <>
+struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::kU32;
+};
+template <>
+struct DTypeOf<uint64_t> {
+  static constexpr DType value = DType::kU64;
 };
 
 

@@ -26,12 +26,16 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view d, absl::string_view what
   if (d == "|u1" || d == "<u1") return DType::kU8;
   if (d == "<i4") return DType::kI32;
   if (d == "<i8") return DType::kI64;
+  if (d == "<i2") return DType::kI16;
+  if (d == "<u4") return DType::kU32;
+  if (d == "<u8") return DType::kU64;
   if (d == "|b1") return DType::kBool;
-  // numpy has no bfloat16: uint16 arrays hold bfloat16 bit patterns, as SerializeNpy writes them.
+  // numpy has no bfloat16: uint16 arrays hold bfloat16 bit patterns, as SerializeNpy writes them (a
+  // caller that expects uint16 takes them as such).
   if (d == "<u2") return DType::kBF16;
   return absl::UnimplementedError(absl::StrCat(what, ": unsupported dtype '", d,
                                                "' (supported: float32, float64, float16, uint16 as bfloat16 bits, "
-                                               "int8, uint8, int32, int64, bool, little-endian)"));
+                                               "int8, uint8, int16, int32, uint32, int64, uint64, bool, little-endian)"));
 }
 
 absl::string_view DescrFromDType(DType t) {
@@ -47,6 +51,10 @@ absl::string_view DescrFromDType(DType t) {
     case DType::kBF16:  // numpy has no bfloat16: written as its raw bits
       return "<u2";
     case DType::kI4: return "|u1";
+    case DType::kI16: return "<i2";
+    case DType::kU16: return "<u2";
+    case DType::kU32: return "<u4";
+    case DType::kU64: return "<u8";
   }
   return "|u1";
 }

@@ -31,8 +31,8 @@ TEST(NpyTest, ParsesNumpyOutput) {
 }
 
 TEST(NpyTest, RoundTripsEveryDType) {
-  for (DType d : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32,
-                  DType::kI64, DType::kBool}) {
+  for (DType d : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI16,
+                  DType::kI32, DType::kU32, DType::kI64, DType::kU64, DType::kBool}) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {5}, {2, 3}, {2, 0, 4}}) {
       Tensor t(d, shape);
       for (size_t i = 0; i < t.byte_size(); ++i) static_cast<uint8_t*>(t.raw_data())[i] = d == DType::kBool ? i % 2 : i * 7 + 1;

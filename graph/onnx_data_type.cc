@@ -24,17 +24,22 @@ absl::StatusOr<DType> DTypeFromOnnxDataType(int64_t onnx_type) {
     case 1: return DType::kF32;
     case 2: return DType::kU8;
     case 3: return DType::kI8;
+    case 4: return DType::kU16;
+    case 5: return DType::kI16;
     case 6: return DType::kI32;
     case 7: return DType::kI64;
     case 9: return DType::kBool;
     case 10: return DType::kF16;
     case 11: return DType::kF64;
+    case 12: return DType::kU32;
+    case 13: return DType::kU64;
     case 16: return DType::kBF16;
     case 0: return absl::InvalidArgumentError("element type is not set (UNDEFINED)");
   }
   return absl::UnimplementedError(absl::StrCat(
       "element type ", OnnxDataTypeName(onnx_type),
-      " is not supported (Tessel handles FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64 and BOOL)"));
+      " is not supported (Tessel handles FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, "
+      "INT64, UINT64 and BOOL)"));
 }
 
 }  // namespace tessel

@@ -120,6 +120,10 @@ double Tensor::GetAsDouble(int64_t i) const {
     case DType::kU8: return data<uint8_t>()[i];
     case DType::kI32: return data<int32_t>()[i];
     case DType::kI64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::kI16: return data<int16_t>()[i];
+    case DType::kU16: return data<uint16_t>()[i];
+    case DType::kU32: return data<uint32_t>()[i];
+    case DType::kU64: return static_cast<double>(data<uint64_t>()[i]);
     case DType::kBool: return data<uint8_t>()[i] != 0;
     case DType::kI4: {
       const uint8_t byte = data<uint8_t>()[i / 2];
@@ -134,6 +138,8 @@ int64_t Tensor::GetAsInt64(int64_t i) const {
   switch (dtype_) {
     case DType::kI64: return data<int64_t>()[i];
     case DType::kI32: return data<int32_t>()[i];
+    case DType::kU32: return data<uint32_t>()[i];
+    case DType::kU64: return static_cast<int64_t>(data<uint64_t>()[i]);
     default: return static_cast<int64_t>(GetAsDouble(i));
   }
 }

@@ -240,6 +240,26 @@ std::string FormatElement(const Tensor& t, int64_t i) {
     }
     case DType::kI8: return absl::StrCat(static_cast<int8_t>(raw[i]));
     case DType::kU8: return absl::StrCat(raw[i]);
+    case DType::kI16: {
+      int16_t v;
+      std::memcpy(&v, raw + 2 * i, 2);
+      return absl::StrCat(v);
+    }
+    case DType::kU16: {
+      uint16_t v;
+      std::memcpy(&v, raw + 2 * i, 2);
+      return absl::StrCat(v);
+    }
+    case DType::kU32: {
+      uint32_t v;
+      std::memcpy(&v, raw + 4 * i, 4);
+      return absl::StrCat(v);
+    }
+    case DType::kU64: {
+      uint64_t v;
+      std::memcpy(&v, raw + 8 * i, 8);
+      return absl::StrCat(v);
+    }
     case DType::kI32: {
       int32_t v;
       std::memcpy(&v, raw + 4 * i, 4);
@@ -802,6 +822,13 @@ class Parser {
     TEXT_ASSIGN_OR_RETURN(n, LexNumber(what));
     if (t == DType::kF64) return ToDoubleBits(n);
     if (IsFloat(t)) return ToFloatBits(n, t);
+    if (t == DType::kU64) {  // the whole unsigned range, past int64's
+      uint64_t u;
+      if (n.kind != Number::Kind::kInt || !absl::SimpleAtoi(n.text, &u)) {
+        return ErrorAt(n.pos, absl::StrCat("element '", n.text, "' is not a u64 (0..18446744073709551615)"));
+      }
+      return u;
+    }
     int64_t v;
     TEXT_ASSIGN_OR_RETURN(v, ToInt64(n, int_what));
     int64_t lo = std::numeric_limits<int64_t>::min();
@@ -811,6 +838,9 @@ class Parser {
       case DType::kU8:
       case DType::kBool: lo = 0, hi = 255; break;
       case DType::kI32: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(); break;
+      case DType::kI16: lo = -32768, hi = 32767; break;
+      case DType::kU16: lo = 0, hi = 65535; break;
+      case DType::kU32: lo = 0, hi = std::numeric_limits<uint32_t>::max(); break;
       case DType::kI4: lo = -8, hi = 7; break;
       default: break;
     }
@@ -875,13 +905,16 @@ class Parser {
       const uint64_t e = elements[i];
       switch (type.dtype) {
         case DType::kF32:
-        case DType::kI32: {
+        case DType::kI32:
+        case DType::kU32: {
           const uint32_t v = static_cast<uint32_t>(e);
           std::memcpy(raw + 4 * i, &v, 4);
           break;
         }
         case DType::kF16:
-        case DType::kBF16: {
+        case DType::kBF16:
+        case DType::kI16:
+        case DType::kU16: {
           const uint16_t v = static_cast<uint16_t>(e);
           std::memcpy(raw + 2 * i, &v, 2);
           break;
@@ -890,6 +923,7 @@ class Parser {
         case DType::kU8:
         case DType::kBool: raw[i] = static_cast<unsigned char>(e); break;
         case DType::kI64:
+        case DType::kU64:
         case DType::kF64: std::memcpy(raw + 8 * i, &e, 8); break;
         case DType::kI4: raw[i / 2] |= static_cast<unsigned char>((e & 0xf) << (4 * (i % 2))); break;
       }

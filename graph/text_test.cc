@@ -317,6 +317,10 @@ TEST(TextTest, EveryDTypeRoundTripsBitExact) {
   g.AddConstant(
       "i64", Tensor::FromVector<int64_t>({5}, {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
                                                0, -1, (int64_t{1} << 53) + 1}));
+  g.AddConstant("i16", Tensor::FromVector<int16_t>({3}, {-32768, 32767, -1}));
+  g.AddConstant("u16", Tensor::FromVector<uint16_t>({2}, {0, 65535}));
+  g.AddConstant("u32", Tensor::FromVector<uint32_t>({2}, {0, 4294967295u}));
+  g.AddConstant("u64", Tensor::FromVector<uint64_t>({3}, {0, uint64_t{1} << 63, ~uint64_t{0}}));
   Tensor b(DType::kBool, {3});
   b.data<uint8_t>()[0] = 1;
   b.data<uint8_t>()[2] = 2;  // not a canonical bool, but the bytes must survive
@@ -352,6 +356,10 @@ TEST(TextTest, EveryDTypeRoundTripsBitExact) {
   EXPECT_EQ(LineWith(text, "const %i64 "),
             "  const %i64 : i64[5] = [-9223372036854775808, 9223372036854775807, 0, -1, 9007199254740993]");
   EXPECT_EQ(LineWith(text, "const %bool "), "  const %bool : bool[3] = [true, false, 2]");
+  EXPECT_EQ(LineWith(text, "const %i16 "), "  const %i16 : i16[3] = [-32768, 32767, -1]");
+  EXPECT_EQ(LineWith(text, "const %u16 "), "  const %u16 : u16[2] = [0, 65535]");
+  EXPECT_EQ(LineWith(text, "const %u32 "), "  const %u32 : u32[2] = [0, 4294967295]");
+  EXPECT_EQ(LineWith(text, "const %u64 "), "  const %u64 : u64[3] = [0, 9223372036854775808, 18446744073709551615]");
   EXPECT_EQ(LineWith(text, "const %i4 "),
             "  const %i4 : i4[17] = [-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 5]");
   EXPECT_EQ(LineWith(text, "const %scalar "), "  const %scalar : i64[] = [-7]");
@@ -365,6 +373,12 @@ TEST(TextTest, EveryDTypeRoundTripsBitExact) {
   const Tensor& back64 = *parsed->FindValue("f64")->constant();
   ASSERT_EQ(back64.dtype(), DType::kF64);
   EXPECT_EQ(0, std::memcmp(back64.raw_data(), f64_bits.data(), 8 * f64_bits.size()));
+  for (const char* name : {"i16", "u16", "u32", "u64"}) {
+    const Tensor& want = *g.FindValue(name)->constant();
+    const Tensor& got = *parsed->FindValue(name)->constant();
+    ASSERT_EQ(got.dtype(), want.dtype()) << name;
+    EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), want.byte_size())) << name;
+  }
 }
 
 TEST(TextTest, HalfPrecisionPrintsShortestText) {
@@ -519,7 +533,7 @@ TEST(TextTest, ParseErrorsSayWhereAndWhat) {
       {x + "  %x = Relu \"r\" (%x) : f32[1]\n}",
        "line 3, column 3: redefinition of value %x (first defined on line 2)"},
       {"graph @g {\n  input %x : f31[1]\n}",
-       "line 2, column 14: unknown dtype 'f31' (expected f32, f16, bf16, f64, i8, u8, i32, i64, bool or i4)"},
+       "line 2, column 14: unknown dtype 'f31' (expected f32, f16, bf16, f64, i8, u8, i16, u16, i32, u32, i64, u64, bool or i4)"},
       {"graph @g {\n  input %x : f32[1]@nwhc\n}",
        "line 2, column 21: unknown layout 'nwhc' (expected nchw, nhwc or nchw8c)"},
       {"graph @g {\n  const %c : f32[2] = [1.5, 2.5e]\n}", "line 2, column 29: malformed number '2.5e'"},

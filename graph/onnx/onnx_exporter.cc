@@ -22,6 +22,10 @@ int32_t OnnxDType(DType t) {
     case DType::kI64: return onnx::TensorProto::INT64;
     case DType::kBool: return onnx::TensorProto::BOOL;
     case DType::kI4: return onnx::TensorProto::UINT8;  // packed nibbles; ONNX 1.12 has no int4
+    case DType::kI16: return onnx::TensorProto::INT16;
+    case DType::kU16: return onnx::TensorProto::UINT16;
+    case DType::kU32: return onnx::TensorProto::UINT32;
+    case DType::kU64: return onnx::TensorProto::UINT64;
   }
   return onnx::TensorProto::UNDEFINED;
 }

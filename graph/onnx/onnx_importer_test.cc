@@ -229,6 +229,14 @@ TEST_F(OnnxImporterTest, TypedFieldInitializersKeepTheirValues) {
   auto* d = AddInitializer(m, "d", onnx::TensorProto::DOUBLE, {2});  // 0.1 needs all 53 bits
   d->add_double_data(0.1);
   d->add_double_data(-1e300);
+  auto* i16 = AddInitializer(m, "i16", onnx::TensorProto::INT16, {2});
+  for (int v : {-32768, 32767}) i16->add_int32_data(v);
+  auto* u16 = AddInitializer(m, "u16", onnx::TensorProto::UINT16, {2});
+  for (int v : {0, 65535}) u16->add_int32_data(v);
+  auto* u32 = AddInitializer(m, "u32", onnx::TensorProto::UINT32, {2});  // uint64_data, as onnx.proto says
+  for (uint64_t v : {uint64_t{7}, uint64_t{4294967295u}}) u32->add_uint64_data(v);
+  auto* u64 = AddInitializer(m, "u64", onnx::TensorProto::UINT64, {1});
+  u64->add_uint64_data(~uint64_t{0});
 
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
   ASSERT_TRUE(g.ok()) << g.status();
@@ -247,6 +255,14 @@ TEST_F(OnnxImporterTest, TypedFieldInitializersKeepTheirValues) {
   ASSERT_EQ(ConstantOf(**g, "d").dtype(), DType::kF64);
   EXPECT_EQ(ConstantOf(**g, "d").data<double>()[0], 0.1);
   EXPECT_EQ(ConstantOf(**g, "d").data<double>()[1], -1e300);
+  EXPECT_EQ(ConstantOf(**g, "i16").dtype(), DType::kI16);
+  EXPECT_THAT(Int64s(ConstantOf(**g, "i16")), ElementsAre(-32768, 32767));
+  EXPECT_EQ(ConstantOf(**g, "u16").dtype(), DType::kU16);
+  EXPECT_THAT(Int64s(ConstantOf(**g, "u16")), ElementsAre(0, 65535));
+  EXPECT_EQ(ConstantOf(**g, "u32").dtype(), DType::kU32);
+  EXPECT_THAT(Int64s(ConstantOf(**g, "u32")), ElementsAre(7, 4294967295LL));
+  ASSERT_EQ(ConstantOf(**g, "u64").dtype(), DType::kU64);
+  EXPECT_EQ(ConstantOf(**g, "u64").data<uint64_t>()[0], ~uint64_t{0});
 }
 
 TEST_F(OnnxImporterTest, BadInitializersAreNamedInErrors) {
@@ -281,9 +297,15 @@ TEST_F(OnnxImporterTest, BadInitializersAreNamedInErrors) {
          AddInitializer(m, "w", onnx::TensorProto::FLOAT, {1 << 30, 1 << 30, 1 << 30})->set_raw_data("");
        },
        absl::StatusCode::kInvalidArgument, "initializer 'w': dims [1073741824,1073741824,1073741824] are too large"},
-      {"uint64",
-       [](onnx::ModelProto& m) { AddInitializer(m, "d", onnx::TensorProto::UINT64, {1})->add_uint64_data(1); },
-       absl::StatusCode::kUnimplemented, "initializer 'd': element type UINT64 is not supported"},
+      {"string",
+       [](onnx::ModelProto& m) { AddInitializer(m, "d", onnx::TensorProto::STRING, {1})->add_string_data("a"); },
+       absl::StatusCode::kUnimplemented, "initializer 'd': element type STRING is not supported"},
+      {"uint32 range",
+       [](onnx::ModelProto& m) { AddInitializer(m, "u", onnx::TensorProto::UINT32, {1})->add_uint64_data(1ull << 32); },
+       absl::StatusCode::kInvalidArgument, "initializer 'u': uint64_data value 4294967296 at 0 is out of range for UINT32"},
+      {"uint16 range",
+       [](onnx::ModelProto& m) { AddInitializer(m, "u", onnx::TensorProto::UINT16, {1})->add_int32_data(70000); },
+       absl::StatusCode::kInvalidArgument, "initializer 'u': int32_data[0] = 70000 does not fit UINT16"},
       {"double values in float_data",
        [](onnx::ModelProto& m) { AddInitializer(m, "d", onnx::TensorProto::DOUBLE, {1})->add_float_data(1.0f); },
        absl::StatusCode::kInvalidArgument, "initializer 'd': DOUBLE values belong in double_data"},
@@ -514,7 +536,9 @@ TEST_F(OnnxImporterTest, InputElementTypesMapToTesselDTypes) {
       {onnx::TensorProto::BFLOAT16, DType::kBF16}, {onnx::TensorProto::INT8, DType::kI8},
       {onnx::TensorProto::UINT8, DType::kU8},      {onnx::TensorProto::INT32, DType::kI32},
       {onnx::TensorProto::INT64, DType::kI64},     {onnx::TensorProto::BOOL, DType::kBool},
-      {onnx::TensorProto::DOUBLE, DType::kF64},
+      {onnx::TensorProto::DOUBLE, DType::kF64},    {onnx::TensorProto::INT16, DType::kI16},
+      {onnx::TensorProto::UINT16, DType::kU16},    {onnx::TensorProto::UINT32, DType::kU32},
+      {onnx::TensorProto::UINT64, DType::kU64},
   };
   for (const auto& [onnx_type, dtype] : types) {
     onnx::ModelProto m = NewModel(13);
@@ -526,12 +550,12 @@ TEST_F(OnnxImporterTest, InputElementTypesMapToTesselDTypes) {
     EXPECT_EQ((*g)->inputs()[0]->type().dtype, dtype) << onnx_type;
   }
   onnx::ModelProto m = NewModel(13);
-  AddInput(m, "x", onnx::TensorProto::UINT32, {"2"});
+  AddInput(m, "x", onnx::TensorProto::COMPLEX64, {"2"});
   AddNode(m, "Relu", {"x"}, {"y"}, "relu");
   AddOutput(m, "y");
   absl::StatusOr<std::unique_ptr<Graph>> g = ImportOnnxModel(m, dir_);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("graph input 'x': element type UINT32"));
+  EXPECT_THAT(std::string(g.status().message()), HasSubstr("graph input 'x': element type COMPLEX64"));
 }
 
 TEST_F(OnnxImporterTest, NamesAreKeptAndMissingOrRepeatedNodeNamesGenerated) {

@@ -98,11 +98,12 @@ Types InferBinaryArithmetic(const InferenceContext& ctx) {
   return std::vector<TensorType>{TensorType(ctx.type(0).dtype, *dims, MergedLayout(ctx.type(0), ctx.type(1)))};
 }
 
-// BitShift: unsigned integers (u8 in Tessel's types), broadcast like arithmetic.
+// BitShift: unsigned integers, broadcast like arithmetic.
 Types InferBitShift(const InferenceContext& ctx) {
-  if (ctx.type(0).dtype != DType::kU8) {
+  const DType t = ctx.type(0).dtype;
+  if (t != DType::kU8 && t != DType::kU16 && t != DType::kU32 && t != DType::kU64) {
     return absl::InvalidArgumentError(absl::StrCat("BitShift: input X is ", ctx.type(0).ToString(),
-                                                   "; expected an unsigned integer tensor (u8)"));
+                                                   "; expected an unsigned integer tensor (u8, u16, u32 or u64)"));
   }
   const std::string dir = ctx.node.GetString("direction", "");
   if (dir != "LEFT" && dir != "RIGHT") {

@@ -21,9 +21,9 @@ absl::Status Unsupported(const Node& node, DType t) {
       absl::StrCat(node.op_type(), ": the reference kernel does not support ", DTypeName(t), " tensors"));
 }
 
-// f(T()) for the element type `t` of the arithmetic operators: f32, f64 and the integer types i8, u8,
-// i32, i64 (ONNX's elementwise operators take every numeric type; these are the ones Tessel's tensors
-// hold besides the 16-bit floats).
+// f(T()) for the element type `t` of the arithmetic operators: f32, f64 and the 8- to 64-bit integer
+// types, signed and unsigned (ONNX's elementwise operators take every numeric type; these are the ones
+// Tessel's tensors hold besides the 16-bit floats).
 template <typename F>
 absl::Status ForArithmeticType(const Node& node, DType t, F&& f) {
   switch (t) {
@@ -33,6 +33,10 @@ absl::Status ForArithmeticType(const Node& node, DType t, F&& f) {
     case DType::kU8: return f(uint8_t{});
     case DType::kI32: return f(int32_t{});
     case DType::kI64: return f(int64_t{});
+    case DType::kI16: return f(int16_t{});
+    case DType::kU16: return f(uint16_t{});
+    case DType::kU32: return f(uint32_t{});
+    case DType::kU64: return f(uint64_t{});
     default: return Unsupported(node, t);
   }
 }
@@ -286,7 +290,9 @@ enum class BinOp { kAdd, kSub, kMul, kDiv };
 template <typename T>
 T Apply(BinOp op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+    // Modulo 2^bits, in unsigned arithmetic at least as wide as unsigned int (16-bit operands would be
+    // promoted to int, whose products overflow).
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
     switch (op) {
       case BinOp::kAdd: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
       case BinOp::kSub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
@@ -352,7 +358,8 @@ void PowLoop(const Tensor& a, const Tensor& b, Tensor& y) {
 
 absl::Status Pow(const Node& node, Inputs in, Outputs out) {
   const DType e = in[1]->dtype();
-  if (e != DType::kF32 && e != DType::kI32 && e != DType::kI64) return Unsupported(node, e);
+  // Any real exponent type: the loop reads it as a double.
+  if (e != DType::kF32 && e != DType::kF64 && (!IsInteger(e) || e == DType::kI4)) return Unsupported(node, e);
   switch (in[0]->dtype()) {
     case DType::kF32: PowLoop<float>(*in[0], *in[1], out[0]); break;
     case DType::kI32: PowLoop<int32_t>(*in[0], *in[1], out[0]); break;
@@ -381,19 +388,31 @@ absl::Status PRelu(const Node& node, Inputs in, Outputs out) {
   });
 }
 
-// BitShift on u8: shifts of 8 or more give 0, as numpy's (the C shift would be undefined past the width
-// of int).
-absl::Status BitShift(const Node& node, Inputs in, Outputs out) {
-  const bool left = node.GetString("direction", "") == "LEFT";
-  const uint8_t* a = in[0]->data<uint8_t>();
-  const uint8_t* b = in[1]->data<uint8_t>();
-  uint8_t* y = out[0].data<uint8_t>();
-  BroadcastIndexer it(out[0].shape(), {in[0]->shape(), in[1]->shape()});
-  for (int64_t i = 0, n = out[0].num_elements(); i < n; ++i, it.Next()) {
-    const unsigned x = a[it.offset(0)], s = b[it.offset(1)];
-    y[i] = s >= 8 ? 0 : static_cast<uint8_t>(left ? x << s : x >> s);
+// BitShift on unsigned integers: shifts of the type's width or more give 0, as numpy's (the C shift
+// would be undefined there).
+template <typename T>
+absl::Status BitShiftLoop(bool left, const Tensor& in_x, const Tensor& in_s, Tensor& out) {
+  constexpr uint64_t kBits = 8 * sizeof(T);
+  const T* a = in_x.data<T>();
+  const T* b = in_s.data<T>();
+  T* y = out.data<T>();
+  BroadcastIndexer it(out.shape(), {in_x.shape(), in_s.shape()});
+  for (int64_t i = 0, n = out.num_elements(); i < n; ++i, it.Next()) {
+    const uint64_t x = a[it.offset(0)], s = b[it.offset(1)];
+    y[i] = s >= kBits ? T{0} : static_cast<T>(left ? x << s : x >> s);
   }
   return absl::OkStatus();
+}
+
+absl::Status BitShift(const Node& node, Inputs in, Outputs out) {
+  const bool left = node.GetString("direction", "") == "LEFT";
+  switch (in[0]->dtype()) {
+    case DType::kU8: return BitShiftLoop<uint8_t>(left, *in[0], *in[1], out[0]);
+    case DType::kU16: return BitShiftLoop<uint16_t>(left, *in[0], *in[1], out[0]);
+    case DType::kU32: return BitShiftLoop<uint32_t>(left, *in[0], *in[1], out[0]);
+    case DType::kU64: return BitShiftLoop<uint64_t>(left, *in[0], *in[1], out[0]);
+    default: return Unsupported(node, in[0]->dtype());
+  }
 }
 
 // ---- Max, Min, Sum, Mean: any number of inputs, folded into the output one at a time ---------
@@ -566,17 +585,22 @@ void StoreInt(Tensor& out, int64_t i, int64_t v) {
 
 // One element, converted as numpy's astype does (integers wrap, floats truncate toward zero).
 void CastElement(const Tensor& in, Tensor& out, int64_t i) {
-  const bool from_float = IsFloat(in.dtype());
+  const bool from_float = IsFloat(in.dtype()), from_u64 = in.dtype() == DType::kU64;
   const double f = from_float ? in.GetAsDouble(i) : 0.0;
-  const int64_t v = from_float ? 0 : in.GetAsInt64(i);
+  const int64_t v = from_float ? 0 : in.GetAsInt64(i);  // u64 wraps, which the integer stores undo
+  // An integer source as float: u64 past 2^63 from its unsigned value.
+  const auto int_as = [&](auto tag) {
+    using F = decltype(tag);
+    return from_u64 ? static_cast<F>(static_cast<uint64_t>(v)) : static_cast<F>(v);
+  };
   switch (out.dtype()) {
-    case DType::kF32: out.data<float>()[i] = from_float ? static_cast<float>(f) : static_cast<float>(v); break;
-    case DType::kF64: out.data<double>()[i] = from_float ? f : static_cast<double>(v); break;
+    case DType::kF32: out.data<float>()[i] = from_float ? static_cast<float>(f) : int_as(float{}); break;
+    case DType::kF64: out.data<double>()[i] = from_float ? f : int_as(double{}); break;
     case DType::kF16:
-      out.data<uint16_t>()[i] = FloatToHalf(from_float ? static_cast<float>(f) : static_cast<float>(v));
+      out.data<uint16_t>()[i] = FloatToHalf(from_float ? static_cast<float>(f) : int_as(float{}));
       break;
     case DType::kBF16:
-      out.data<uint16_t>()[i] = FloatToBF16(from_float ? static_cast<float>(f) : static_cast<float>(v));
+      out.data<uint16_t>()[i] = FloatToBF16(from_float ? static_cast<float>(f) : int_as(float{}));
       break;
     case DType::kBool: out.data<uint8_t>()[i] = from_float ? f != 0.0 : v != 0; break;
     case DType::kI8:
@@ -601,6 +625,30 @@ void CastElement(const Tensor& in, Tensor& out, int64_t i) {
       }
       break;
     case DType::kI64: out.data<int64_t>()[i] = from_float ? FloatToInt<int64_t>(f) : v; break;
+    case DType::kI16:
+      if (from_float) {
+        out.data<int16_t>()[i] = FloatToInt<int16_t>(f);
+      } else {
+        StoreInt<int16_t>(out, i, v);
+      }
+      break;
+    case DType::kU16:
+      if (from_float) {
+        out.data<uint16_t>()[i] = FloatToInt<uint16_t>(f);
+      } else {
+        StoreInt<uint16_t>(out, i, v);
+      }
+      break;
+    case DType::kU32:
+      if (from_float) {
+        out.data<uint32_t>()[i] = FloatToInt<uint32_t>(f);
+      } else {
+        StoreInt<uint32_t>(out, i, v);
+      }
+      break;
+    case DType::kU64:
+      out.data<uint64_t>()[i] = from_float ? FloatToInt<uint64_t>(f) : static_cast<uint64_t>(v);
+      break;
     case DType::kI4: break;  // rejected by Cast() before the loop
   }
 }

@@ -225,6 +225,71 @@ TEST(ElementwiseTest, EightBitIntegers) {
   }
 }
 
+// 16-bit integers and the unsigned 32- and 64-bit types: arithmetic modulo 2^bits (16-bit products
+// must not overflow the int they would be promoted to), BitShift at every width, Pow with unsigned
+// exponents, and Cast to and from them as numpy's astype.
+TEST(ElementwiseTest, SixteenBitAndUnsignedWideIntegers) {
+  auto u16 = [](std::vector<uint16_t> v) { return Tensor::FromVector<uint16_t>({static_cast<int64_t>(v.size())}, v); };
+  auto i16 = [](std::vector<int16_t> v) { return Tensor::FromVector<int16_t>({static_cast<int64_t>(v.size())}, v); };
+  auto u32 = [](std::vector<uint32_t> v) { return Tensor::FromVector<uint32_t>({static_cast<int64_t>(v.size())}, v); };
+  auto u64 = [](std::vector<uint64_t> v) { return Tensor::FromVector<uint64_t>({static_cast<int64_t>(v.size())}, v); };
+  const Tensor a = u16({65535, 300, 7}), b = u16({65535, 300, 2});
+  EXPECT_THAT(RunInts("Mul", {a, b}), ElementsAre(1, 24464, 14));  // 65535^2 and 90000 mod 2^16
+  EXPECT_THAT(RunInts("Add", {a, b}), ElementsAre(65534, 600, 9));
+  EXPECT_THAT(RunInts("Sub", {b, a}), ElementsAre(0, 0, 65531));
+  EXPECT_THAT(RunInts("Mod", {a, b}), ElementsAre(0, 0, 1));
+  const Tensor x = i16({-32768, 100, -7}), y = i16({-1, -300, 2});
+  EXPECT_THAT(RunInts("Div", {x, y}), ElementsAre(-32768, 0, -3));  // -32768 / -1 wraps
+  EXPECT_THAT(RunInts("Mul", {x, y}), ElementsAre(-32768, -30000, -14));
+  EXPECT_THAT(RunInts("Mod", {x, y}), ElementsAre(0, -200, 1));  // the divisor's sign
+  EXPECT_THAT(RunInts("Max", {x, y}), ElementsAre(-1, 100, 2));
+  EXPECT_THAT(RunInts("Min", {u32({4000000000u, 1}), u32({5, 2})}), ElementsAre(5, 1));
+  EXPECT_THAT(RunInts("Sub", {u32({1}), u32({2})}), ElementsAre(4294967295LL));
+
+  OneNode big("Max", {u64({~uint64_t{0}, 1}), u64({1, uint64_t{1} << 63})});
+  absl::StatusOr<std::vector<Tensor>> out = big.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<uint64_t>()[0], ~uint64_t{0});
+  EXPECT_EQ((*out)[0].data<uint64_t>()[1], uint64_t{1} << 63);
+
+  auto shift = [](const char* dir, Tensor v, Tensor s) {
+    OneNode n("BitShift", {v, s});
+    n.node().SetAttr("direction", Attribute::String(dir));
+    absl::StatusOr<std::vector<Tensor>> r = n.Run();
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? (*r)[0] : Tensor();
+  };
+  const Tensor l64 = shift("LEFT", u64({1, 1, 3}), u64({63, 64, 1}));
+  EXPECT_EQ(l64.data<uint64_t>()[0], uint64_t{1} << 63);
+  EXPECT_EQ(l64.data<uint64_t>()[1], 0u);  // the width or more: 0
+  EXPECT_EQ(l64.data<uint64_t>()[2], 6u);
+  EXPECT_THAT(shift("RIGHT", u16({0x8001, 0x8001}), u16({15, 16})).ToInt64Vector(), ElementsAre(1, 0));
+  EXPECT_THAT(shift("LEFT", u32({1, 0xFFFFFFFFu}), u32({31, 4})).ToInt64Vector(),
+              ElementsAre(2147483648LL, 4294967280LL));  // the high bits fall off
+
+  OneNode pow("Pow", {F32({3}, {2, 3, 0.5f}), u64({10, 0, 2})});
+  out = pow.Run();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToFloatVector(), ElementsAre(1024, 1, 0.25f));
+
+  auto cast = [](Tensor v, int to) {
+    OneNode n("Cast", {v});
+    n.node().SetAttr("to", Attribute::Int(to));
+    absl::StatusOr<std::vector<Tensor>> r = n.Run();
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? (*r)[0] : Tensor();
+  };
+  const Tensor f = cast(u64({~uint64_t{0}, 5}), 1);  // to FLOAT: 2^64 - 1 rounds to 2^64
+  EXPECT_THAT(f.ToFloatVector(), ElementsAre(18446744073709551616.0f, 5));
+  EXPECT_THAT(cast(F32({2}, {70000.7f, -1.5f}), 4).ToInt64Vector(), ElementsAre(4464, 65535));  // UINT16 wraps
+  EXPECT_THAT(cast(i16({-1, 7}), 12).ToInt64Vector(), ElementsAre(4294967295LL, 7));            // INT16 -> UINT32
+  EXPECT_THAT(cast(u32({4294967295u}), 7).ToInt64Vector(), ElementsAre(4294967295LL));           // UINT32 -> INT64
+  const Tensor back = cast(I64({2}, {-1, 3}), 13);                                               // INT64 -> UINT64
+  EXPECT_EQ(back.data<uint64_t>()[0], ~uint64_t{0});
+  EXPECT_EQ(back.data<uint64_t>()[1], 3u);
+  EXPECT_THAT(cast(u16({40000}), 5).ToInt64Vector(), ElementsAre(-25536));  // UINT16 -> INT16 wraps
+}
+
 TEST(ElementwiseTest, HalfFloatArithmetic) {
   // f16 in f32 arithmetic, one rounding back to half: 2048 + 1 = 2049 is a tie between halves 2048 and
   // 2050 and goes to the even 2048.
@@ -438,7 +503,7 @@ TEST(ElementwiseTest, CastFromIntegersAndBool) {
 
 TEST(ElementwiseTest, CastToUnsupportedTypeIsUnimplemented) {
   OneNode n("Cast", {F32({1}, {1})});
-  n.node().SetAttr("to", Attribute::Int(13));  // UINT64
+  n.node().SetAttr("to", Attribute::Int(8));  // STRING
   EXPECT_EQ(n.Run().status().code(), absl::StatusCode::kUnimplemented);
 }
 

@@ -85,6 +85,9 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
   } else if (dtype == DType::kF64) {
     field = "double_data";
     have = proto.double_data_size();
+  } else if (dtype == DType::kU32 || dtype == DType::kU64) {
+    field = "uint64_data";
+    have = proto.uint64_data_size();
   }
   const int total = TypedValueCount(proto);
   if (total == 0 && n > 0) {
@@ -135,6 +138,29 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
       if (!s.ok()) return s;
       break;
     }
+    case DType::kI16: {
+      absl::Status s = NarrowInt32(proto, -32768, 32767, what, t->data<int16_t>());
+      if (!s.ok()) return s;
+      break;
+    }
+    case DType::kU16: {
+      absl::Status s = NarrowInt32(proto, 0, 65535, what, t->data<uint16_t>());
+      if (!s.ok()) return s;
+      break;
+    }
+    case DType::kU64:
+      if (n > 0) std::memcpy(t->raw_data(), proto.uint64_data().data(), n * sizeof(uint64_t));
+      break;
+    case DType::kU32:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t v = proto.uint64_data(static_cast<int>(i));
+        if (v > 0xFFFFFFFFu) {
+          return absl::InvalidArgumentError(absl::StrCat(what, ": uint64_data value ", v, " at ", i,
+                                                         " is out of range for UINT32"));
+        }
+        t->data<uint32_t>()[i] = static_cast<uint32_t>(v);
+      }
+      break;
     case DType::kI4:
       return absl::InternalError(absl::StrCat(what, ": ONNX has no packed int4 type"));
   }
