@@ -226,8 +226,12 @@ InferResult InferPool(const InferenceContext& ctx) {
   if (storage_order != 0 && storage_order != 1) {
     return absl::InvalidArgumentError(absl::StrCat("attribute 'storage_order' is ", storage_order, "; expected 0 or 1"));
   }
-  absl::Status s = RequireFloat(ctx, 0, "X");
-  if (!s.ok()) return s;
+  // MaxPool also takes 8-bit integers (opset 12).
+  const DType xt = ctx.type(0).dtype;
+  if (ctx.node.op_type() != "MaxPool" || (xt != DType::kU8 && xt != DType::kI8)) {
+    absl::Status s = RequireFloat(ctx, 0, "X");
+    if (!s.ok()) return s;
+  }
   const TensorType& x = ctx.type(0);
   absl::StatusOr<PoolParams> p = ResolvePoolParams(ctx.node, x.dims);
   if (!p.ok()) return p.status();

@@ -193,7 +193,35 @@ PoolTaps ComputeTaps(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, i
   return t;
 }
 
+absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs);
+
+// MaxPool on u8 / i8 (opset 12): the f32 kernel on the values widened, which it returns exactly (a maximum
+// is one of its inputs; a window entirely in padding, which ONNX leaves undefined, gives the type's lowest).
+absl::Status PoolKernel8(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const Tensor& x = *inputs[0];
+  Tensor wide(DType::kF32, x.shape());
+  for (int64_t i = 0; i < x.num_elements(); ++i) wide.data<float>()[i] = static_cast<float>(x.GetAsInt64(i));
+  std::vector<Tensor> wide_out;
+  wide_out.emplace_back(DType::kF32, outputs[0].shape());
+  for (size_t i = 1; i < outputs.size(); ++i) wide_out.push_back(outputs[i]);  // Indices: shares the buffer
+  const Tensor* in[] = {&wide};
+  absl::Status s = PoolKernel(node, in, absl::MakeSpan(wide_out));
+  if (!s.ok()) return s;
+  const bool u8 = x.dtype() == DType::kU8;
+  for (int64_t i = 0; i < outputs[0].num_elements(); ++i) {
+    const float v = std::max(wide_out[0].data<float>()[i], u8 ? 0.0f : -128.0f);
+    if (u8) {
+      outputs[0].data<uint8_t>()[i] = static_cast<uint8_t>(v);
+    } else {
+      outputs[0].data<int8_t>()[i] = static_cast<int8_t>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PoolKernel(const Node& node, Inputs inputs, absl::Span<Tensor> outputs) {
+  const DType xt = inputs[0]->dtype();
+  if (node.op_type() == "MaxPool" && (xt == DType::kU8 || xt == DType::kI8)) return PoolKernel8(node, inputs, outputs);
   absl::Status s = RequireF32(node, inputs, {0});
   if (!s.ok()) return s;
   const Tensor& x = *inputs[0];

@@ -391,6 +391,20 @@ TEST(NnKernelTest, MaxPoolSameLowerPadsAtTheBeginning) {
               ElementsAre(3, 5, 5, 2));
 }
 
+TEST(NnKernelTest, MaxPoolOnEightBitIntegers) {
+  // Opset 12's u8 / i8 MaxPool: exact maxima in the input's type, padding never wins.
+  const std::vector<std::pair<std::string, Attribute>> attrs = {{"kernel_shape", Attribute::Ints({2, 2})},
+                                                                {"pads", Attribute::Ints({0, 0, 1, 1})}};
+  absl::StatusOr<Tensor> u = RunOp("MaxPool", {Tensor::FromVector<uint8_t>({1, 1, 2, 2}, {0, 255, 7, 3})}, attrs);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->dtype(), DType::kU8);
+  EXPECT_THAT(u->ToInt64Vector(), ElementsAre(255, 255, 7, 3));
+  absl::StatusOr<Tensor> i = RunOp("MaxPool", {Tensor::FromVector<int8_t>({1, 1, 2, 2}, {-128, -5, -7, -128})}, attrs);
+  ASSERT_TRUE(i.ok()) << i.status();
+  EXPECT_EQ(i->dtype(), DType::kI8);
+  EXPECT_THAT(i->ToInt64Vector(), ElementsAre(-5, -5, -7, -128));
+}
+
 TEST(NnKernelTest, GlobalAveragePoolAndBatchNorm) {
   EXPECT_THAT(Values(RunOp("GlobalAveragePool", {F32({1, 2, 2}, {1, 3, 10, 20})})), ElementsAre(2, 15));
   // y = scale * (x - mean) / sqrt(var + eps) + bias with var + eps = 4.

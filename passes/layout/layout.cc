@@ -22,6 +22,8 @@ const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 std::string SpatialTarget(const Node* n) {
   const std::string& op = n->op_type();
   if (n->num_outputs() != 1) return "";  // MaxPool's Indices are NCHW flat indices
+  // The channels-last kernels are floating point (u8 / i8 MaxPool stays NCHW, on the reference kernel).
+  if (n->num_inputs() > 0 && n->input(0) != nullptr && !IsFloat(n->input(0)->type().dtype)) return "";
   if (n->domain().empty()) {
     if (op == "Conv") return "FusedConv";
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return op;

@@ -58,6 +58,21 @@ graph @main {
   ExpectEquivalent(*r);
 }
 
+TEST(LayoutTest, EightBitMaxPoolStaysNchw) {
+  // The channels-last pooling kernels are floating point: a u8 MaxPool keeps its layout.
+  const char* ir = R"(
+graph @main {
+  input %x : u8[1,2,4,4]
+  %p = MaxPool "pool" (%x) {kernel_shape = [2, 2], strides = [2, 2]} : u8[1,2,2,2]
+  output %p
+}
+)";
+  auto r = RunPipelineOnIr(ir, "layout");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stats["nodes-converted"], 0);
+  EXPECT_EQ(NormalizeIr(r->after_text), NormalizeIr(ir)) << r->after_text;
+}
+
 TEST(LayoutTest, WeightsPermutedAndOutputTransposedBack) {
   auto r = RunPipelineOnIr(R"(
 graph @main {
