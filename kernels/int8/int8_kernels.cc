@@ -246,7 +246,27 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   // The i8mm layout pads each row run (a tap's C channels, or the whole row) to a multiple of 8.
   const bool mmla = kernel == QGemmKernel::kNeonI8mm || kernel == QGemmKernel::kSveI8mm;
   const int64_t mmla_segment_len = !mmla ? 0 : p->indirect_ ? p->c_ : kp;
-  p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, kernel == QGemmKernel::kAvx2);
+  p->kp_ = kp;
+  const bool wide = kernel == QGemmKernel::kAvx2;
+  if (!p->conv_ && p->rows_ < kColumnSplitRows && p->n_ >= 2 * kQGemmNr) {
+    // Up to 4 parts of whole 64-column blocks.
+    const int64_t blocks = (p->n_ + kQGemmNr - 1) / kQGemmNr, parts = std::min<int64_t>(4, p->n_ / kQGemmNr);
+    const Tensor* bias = In(in, 2);
+    const std::vector<int64_t> mult = node.GetInts("multiplier"), shift = node.GetInts("shift");
+    for (int64_t i = 0; i < parts; ++i) {
+      const int64_t c0 = i * blocks / parts * kQGemmNr;
+      const int64_t c1 = std::min(p->n_, (i + 1) * blocks / parts * kQGemmNr);
+      auto slice = [&](const std::vector<int64_t>& v) {
+        return v.size() == 1 ? v : std::vector<int64_t>(v.begin() + c0, v.begin() + c1);
+      };
+      p->parts_.push_back(std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
+          wt.data<int8_t>() + c0 * k, c1 - c0, k, bias ? bias->data<int32_t>() + c0 : nullptr,
+          static_cast<int32_t>(node.GetInt("x_zero_point", 0)), slice(mult), slice(shift), mmla_segment_len, wide)));
+      p->part_begin_.push_back(c0);
+    }
+  } else {
+    p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, wide);
+  }
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
     p->zero_row_.assign(p->c_, p->x_zero_point_);
@@ -273,7 +293,7 @@ void PreparedInt8Node::FillIndirection(const uint8_t* a) {
 
 PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* const> in) {
   const uint8_t* a = in[0]->data<uint8_t>();
-  const int64_t kp = weights_->kp;
+  const int64_t kp = kp_;
   QGemmOutputStage stage = stage_;
   if (const Tensor* r = In(in, 3)) stage.residual = r->data<uint8_t>();
   if (indirect_) {
@@ -328,19 +348,29 @@ PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* cons
   return {a, stage};
 }
 
-void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, uint8_t* y_base) const {
+void PreparedInt8Node::Gemm(const Operands& op, const PackedQGemmWeights& w, int64_t col, int64_t begin,
+                            int64_t end, uint8_t* y_base) const {
   if (begin >= end) return;
   const int64_t rows = end - begin;
-  const uint8_t* a = op.a != nullptr ? op.a + begin * weights_->kp : nullptr;
+  const uint8_t* a = op.a != nullptr ? op.a + begin * kp_ : nullptr;
   const uint8_t* const* indirection = indirection_.data() + begin * kh_ * kw_;
   QGemmOutputStage stage = op.stage;
-  if (stage.residual != nullptr) stage.residual += begin * n_;
-  uint8_t* y = y_base + begin * n_;
+  if (stage.residual != nullptr) stage.residual += begin * n_ + col;
+  uint8_t* y = y_base + begin * n_ + col;
   if (indirect_) {
-    ukernel_.indirect(indirection, kh_ * kw_, c_, rows, *weights_, stage, y, n_);
+    ukernel_.indirect(indirection, kh_ * kw_, c_, rows, w, stage, y, n_);
   } else {
-    ukernel_.plain(a, rows, *weights_, stage, y, n_);
+    ukernel_.plain(a, rows, w, stage, y, n_);
   }
+}
+
+void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, uint8_t* y) const {
+  if (weights_ != nullptr) return Gemm(op, *weights_, 0, begin, end, y);
+  for (int part = 0; part < column_parts(); ++part) Gemm(op, *parts_[part], part_begin_[part], begin, end, y);
+}
+
+void PreparedInt8Node::GemmColumns(const Operands& op, int part, uint8_t* y) const {
+  Gemm(op, *parts_[part], part_begin_[part], 0, rows_, y);
 }
 
 bool QDwConvKernelAvailable(QDwConvKernel kernel) {

@@ -75,11 +75,22 @@ class PreparedInt8Node {
   void GemmRows(const Operands& operands, int64_t begin, int64_t end, uint8_t* y) const;
   int64_t rows() const { return rows_; }
   int64_t columns() const { return n_; }
+  // A GEMM of fewer than kColumnSplitRows rows with at least 128 output columns (a classifier's fully
+  // connected layer at batch 1) keeps its weights as column_parts() packings of whole 64-column blocks,
+  // so that callers can split the columns over threads instead of the rows: GemmColumns computes every
+  // output row's columns of part `part` (disjoint parts may run concurrently). 0 when the weights are one
+  // packing.
+  static constexpr int64_t kColumnSplitRows = 8;
+  int column_parts() const { return static_cast<int>(parts_.size()); }
+  void GemmColumns(const Operands& operands, int part, uint8_t* y) const;
 
  private:
   PreparedInt8Node() = default;
   // Points indirection_ at the input buffer `a` (the indirect path).
   void FillIndirection(const uint8_t* a);
+  // Rows [begin, end) of the output columns `w` covers, starting at column `col`.
+  void Gemm(const Operands& operands, const PackedQGemmWeights& w, int64_t col, int64_t begin, int64_t end,
+            uint8_t* y) const;
   QGemmKernel kernel_ = QGemmKernel::kAvx512Vnni;
   QGemmUkernel ukernel_{};
   bool conv_ = false;
@@ -90,7 +101,10 @@ class PreparedInt8Node {
   int64_t batch_ = 0, h_ = 0, w_ = 0, c_ = 0, kh_ = 0, kw_ = 0, oh_ = 0, ow_ = 0;
   int64_t stride_[2] = {1, 1}, pad_[2] = {0, 0}, dilation_[2] = {1, 1};
   uint8_t x_zero_point_ = 0;
-  std::shared_ptr<const PackedQGemmWeights> weights_;
+  int64_t kp_ = 0;  // K padded as PackQGemmWeights pads it
+  std::shared_ptr<const PackedQGemmWeights> weights_;  // null when the columns are packed in parts
+  std::vector<std::shared_ptr<const PackedQGemmWeights>> parts_;
+  std::vector<int64_t> part_begin_;  // each part's first output column
   QGemmOutputStage stage_;
   std::vector<uint8_t> scratch_;
   // Indirect convolution: [rows][kh * kw] pointers into the input (or into zero_row_ for padding), built

@@ -422,7 +422,8 @@ TEST_P(QGemmTest, MatchesReferenceBitExactlyOverShapes) {
   for (int64_t rows : {1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 17, 19}) {
     // kp = 4, 4, 4, 8, 24, 28, 64, 132: every remainder of the 16-, 8- and 4-byte steps.
     for (int64_t k : {1, 3, 4, 7, 24, 27, 64, 129}) {
-      for (int64_t cols : {1, 15, 16, 17, 40, 63, 64, 65, 100, 129}) {
+      // 129 and 260 columns at fewer than 8 rows: 2 and 4 column parts (PreparedInt8Node::column_parts).
+      for (int64_t cols : {1, 15, 16, 17, 40, 63, 64, 65, 100, 129, 260}) {
         SCOPED_TRACE(testing::Message() << rows << " x " << k << " x " << cols);
         Graph g;
         Tensor a = Random(DType::kU8, {rows, k}, rng, 0, 255);
@@ -544,6 +545,40 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   }
   if (ran == 0) GTEST_SKIP() << "no int8 GEMM kernel runs on this CPU";
   std::printf("%d int8 conv entries ran\n", ran);
+}
+
+// A batch-1 fully connected layer splits its columns over the threads (4 parts of whole 64-column
+// blocks, the last one partial), with per-channel scales; every runnable entry, on the calling thread and
+// on a pool of 3, bit-exact.
+TEST(QGemmOpKernelTest, BatchOneColumnPartsRunOnThreads) {
+  OpKernelRegistry registry;
+  RegisterInt8OpKernels(registry);
+  std::mt19937 rng(31);
+  Graph g;
+  const int64_t k = 1101, cols = 260;  // 286K multiply-adds: enough for the pool
+  Tensor a = Random(DType::kU8, {1, k}, rng, 0, 255);
+  Tensor w = Random(DType::kI8, {cols, k}, rng, -64, 64);
+  Tensor b = Random(DType::kI32, {cols}, rng, -5000, 5000);
+  Node* n = g.AddNode("QGemm", {g.AddInput("a", a.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "fc");
+  n->set_domain(kTesselDomain);
+  n->SetAttr("x_zero_point", Attribute::Int(128));
+  n->SetAttr("y_zero_point", Attribute::Int(100));
+  SetRequant(n, "", cols, rng, 0.5 / (127.0 * 128 * k), 2.0 / (127.0 * 16 * k) + 0.01);
+  std::vector<Tensor> want;
+  ASSERT_TRUE(RunReferenceNode(*n, {&a, &w, &b}, &want).ok());
+  if (QGemmKernelAvailable(BestQGemmKernel())) {
+    auto p = PreparedInt8Node::Create(*n, {&a, &w, &b}, want[0]);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ((*p)->column_parts(), 4);
+  }
+  int ran = 0;
+  for (const OpKernelEntry& e : registry.entries()) {
+    if (e.name.find("tessel_qu8_fully_connected__") != 0 || !CpuSupports(e.isa)) continue;
+    SCOPED_TRACE(e.name);
+    ExpectEntryBitExact(e, *n, {&a, &w, &b}, want[0], 2);
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no int8 GEMM kernel runs on this CPU";
 }
 
 // The boundary ops' kernels (portable, and the vector QuantizeLinear ones) against the reference

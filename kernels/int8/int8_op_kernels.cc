@@ -72,7 +72,11 @@ class Int8OpKernel : public OpKernel {
       // block by block), so weights past L2 get one task per thread; smaller ones four, for balance.
       const int64_t rows = prepared_->rows();
       const int64_t weight_bytes = inputs_[1].num_elements();  // s8: N x K
-      if (Split(rows, rows * weight_bytes, weight_bytes > kOneTaskPerThreadWeightBytes ? 1 : 4)) {
+      // A batch-1 classifier's few rows: its column parts (up to 4) go over the threads instead.
+      columns_ = prepared_->column_parts() > 1 && pool_ != nullptr && threads_ > 1 &&
+                 rows * weight_bytes >= (int64_t{1} << 18);
+      if (columns_) tasks_ = prepared_->column_parts();
+      if (columns_ || Split(rows, rows * weight_bytes, weight_bytes > kOneTaskPerThreadWeightBytes ? 1 : 4)) {
         operands_ = prepared_->Begin(input_ptrs_);
         RunTasks(pool_, this, tasks_, flags_);
         return absl::OkStatus();
@@ -100,6 +104,7 @@ class Int8OpKernel : public OpKernel {
   // Task t of a parallel run: its share of the GEMM's output rows or of the depthwise output pixels.
   void RunTask(int t) {
     if constexpr (std::is_same_v<Prepared, PreparedInt8Node>) {
+      if (columns_) return prepared_->GemmColumns(operands_, t, output_.data<uint8_t>());
       const TaskRange r = SplitForTask(prepared_->rows(), tasks_, t);
       prepared_->GemmRows(operands_, r.begin, r.end, output_.data<uint8_t>());
     } else {
@@ -117,6 +122,7 @@ class Int8OpKernel : public OpKernel {
   int threads_ = 1;
   PoolFlags flags_;
   int64_t tasks_ = 1;
+  bool columns_ = false;  // the tasks are the GEMM's column parts
   PreparedInt8Node::Operands operands_;
 };
 
