@@ -305,47 +305,47 @@ PreparedInt8Node::Operands PreparedInt8Node::Begin(absl::Span<const Tensor* cons
     for (int64_t r = 0; r < rows_; ++r) std::memcpy(scratch_.data() + r * kp, a + r * k, k);
     a = scratch_.data();
   } else if (!direct_) {
-    // Padding reads as the zero point (real 0). The geometry in locals: the u8 stores may alias this
-    // object's fields, which would make every copy reload them.
-    const int64_t batch = batch_, h = h_, w = w_, c = c_, oh = oh_, ow = ow_, kh = kh_, kw = kw_;
-    const int64_t sh = stride_[0], sw = stride_[1], ph = pad_[0], pw = pad_[1], dh = dilation_[0], dw = dilation_[1];
-    const uint8_t zp = x_zero_point_;
-    uint8_t* rows = scratch_.data();
-    for (int64_t n = 0; n < batch; ++n) {
-      for (int64_t i = 0; i < oh; ++i) {
-        for (int64_t j = 0; j < ow; ++j) {
-          uint8_t* row = rows + ((n * oh + i) * ow + j) * kp;
-          const int64_t iw0 = j * sw - pw;
-          const bool row_inside = dw == 1 && iw0 >= 0 && iw0 + kw <= w;
-          for (int64_t u = 0; u < kh; ++u) {
-            const int64_t ih = i * sh - ph + u * dh;
-            uint8_t* taps = row + u * kw * c;
-            if (ih < 0 || ih >= h) {
-              std::memset(taps, zp, kw * c);
-              continue;
-            }
-            const uint8_t* src = a + ((n * h + ih) * w) * c;
-            if (row_inside) {
-              // The kernel row's taps are adjacent pixels: one copy (small C, e.g. a 7x7 RGB stem).
-              CopyShort(taps, src + iw0 * c, kw * c);
-              continue;
-            }
-            for (int64_t v = 0; v < kw; ++v) {
-              const int64_t iw = iw0 + v * dw;
-              uint8_t* dst = taps + v * c;
-              if (iw < 0 || iw >= w) {
-                std::memset(dst, zp, c);
-              } else {
-                CopyShort(dst, src + iw * c, c);
-              }
-            }
-          }
+    return {scratch_.data(), stage, a};  // GemmRows writes the im2col rows it needs
+  }
+  return {a, stage};
+}
+
+void PreparedInt8Node::Im2colRows(const uint8_t* a, int64_t begin, int64_t end) const {
+  // Padding reads as the zero point (real 0). The geometry in locals: the u8 stores may alias this
+  // object's fields, which would make every copy reload them.
+  const int64_t h = h_, w = w_, c = c_, oh = oh_, ow = ow_, kh = kh_, kw = kw_, kp = kp_;
+  const int64_t sh = stride_[0], sw = stride_[1], ph = pad_[0], pw = pad_[1], dh = dilation_[0], dw = dilation_[1];
+  const uint8_t zp = x_zero_point_;
+  uint8_t* rows = scratch_.data();
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t n = r / (oh * ow), i = r / ow % oh, j = r % ow;
+    uint8_t* row = rows + r * kp;
+    const int64_t iw0 = j * sw - pw;
+    const bool row_inside = dw == 1 && iw0 >= 0 && iw0 + kw <= w;
+    for (int64_t u = 0; u < kh; ++u) {
+      const int64_t ih = i * sh - ph + u * dh;
+      uint8_t* taps = row + u * kw * c;
+      if (ih < 0 || ih >= h) {
+        std::memset(taps, zp, kw * c);
+        continue;
+      }
+      const uint8_t* src = a + ((n * h + ih) * w) * c;
+      if (row_inside) {
+        // The kernel row's taps are adjacent pixels: one copy (small C, e.g. a 7x7 RGB stem).
+        CopyShort(taps, src + iw0 * c, kw * c);
+        continue;
+      }
+      for (int64_t v = 0; v < kw; ++v) {
+        const int64_t iw = iw0 + v * dw;
+        uint8_t* dst = taps + v * c;
+        if (iw < 0 || iw >= w) {
+          std::memset(dst, zp, c);
+        } else {
+          CopyShort(dst, src + iw * c, c);
         }
       }
     }
-    a = scratch_.data();
   }
-  return {a, stage};
 }
 
 void PreparedInt8Node::Gemm(const Operands& op, const PackedQGemmWeights& w, int64_t col, int64_t begin,
@@ -365,6 +365,7 @@ void PreparedInt8Node::Gemm(const Operands& op, const PackedQGemmWeights& w, int
 }
 
 void PreparedInt8Node::GemmRows(const Operands& op, int64_t begin, int64_t end, uint8_t* y) const {
+  if (op.im2col_x != nullptr) Im2colRows(op.im2col_x, begin, end);
   if (weights_ != nullptr) return Gemm(op, *weights_, 0, begin, end, y);
   for (int part = 0; part < column_parts(); ++part) Gemm(op, *parts_[part], part_begin_[part], begin, end, y);
 }

@@ -64,12 +64,14 @@ class PreparedInt8Node {
   // `inputs` and `output` have the shapes given to Create.
   void Run(absl::Span<const Tensor* const> inputs, Tensor& output);
 
-  // Run in two steps, for callers that split the rows over threads: Begin fills the im2col scratch or the
-  // indirection buffer (once per input buffer) and returns the GEMM's operands; GemmRows computes output
-  // rows [begin, end) of the output at `y` (rows() in all; disjoint ranges may run concurrently).
+  // Run in two steps, for callers that split the rows over threads: Begin fills the indirection buffer
+  // (once per input buffer) or a GEMM's padded A rows and returns the GEMM's operands; GemmRows computes
+  // output rows [begin, end) of the output at `y`, a convolution's im2col rows first (rows() in all;
+  // disjoint ranges may run concurrently).
   struct Operands {
     const uint8_t* a = nullptr;  // the GEMM's A rows, kp bytes apart (null: through the indirection buffer)
     QGemmOutputStage stage;
+    const uint8_t* im2col_x = nullptr;  // the input whose im2col rows GemmRows writes to `a`, or null
   };
   Operands Begin(absl::Span<const Tensor* const> inputs);
   void GemmRows(const Operands& operands, int64_t begin, int64_t end, uint8_t* y) const;
@@ -88,6 +90,8 @@ class PreparedInt8Node {
   PreparedInt8Node() = default;
   // Points indirection_ at the input buffer `a` (the indirect path).
   void FillIndirection(const uint8_t* a);
+  // The im2col rows [begin, end) of input `a` into scratch_.
+  void Im2colRows(const uint8_t* a, int64_t begin, int64_t end) const;
   // Rows [begin, end) of the output columns `w` covers, starting at column `col`.
   void Gemm(const Operands& operands, const PackedQGemmWeights& w, int64_t col, int64_t begin, int64_t end,
             uint8_t* y) const;
@@ -106,7 +110,8 @@ class PreparedInt8Node {
   std::vector<std::shared_ptr<const PackedQGemmWeights>> parts_;
   std::vector<int64_t> part_begin_;  // each part's first output column
   QGemmOutputStage stage_;
-  std::vector<uint8_t> scratch_;
+  // A GEMM's padded A rows, or a convolution's im2col rows (written by GemmRows for the rows it computes).
+  mutable std::vector<uint8_t> scratch_;
   // Indirect convolution: [rows][kh * kw] pointers into the input (or into zero_row_ for padding), built
   // for the input buffer at indirection_base_.
   std::vector<const uint8_t*> indirection_;

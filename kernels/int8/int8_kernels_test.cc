@@ -500,14 +500,18 @@ TEST(QGemmBytePairsTest, SevenBitWeightsAreExactOnEveryKernel) {
 // Through the operator-kernel registry: every QConv / QGemm GEMM entry this CPU runs, forced by name, is
 // created and runs bit-exactly, on one thread and split over a pool; unforced selection picks an int8
 // GEMM entry whenever one is available.
-TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
+class QGemmOpKernelTest : public ::testing::TestWithParam<int64_t> {};
+
+// C = 12: the implicit GEMM (indirection); C = 7: im2col rows, which each task writes for its own rows.
+TEST_P(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
+  const int64_t c = GetParam();
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(9);
   Graph g;
-  // 380 output rows x 21 x 108: enough work (> 2^18 MACs) that a session's pool splits the rows.
-  Tensor x = Random(DType::kU8, {1, 20, 19, 12}, rng, 0, 255);
-  Tensor w = Random(DType::kI8, {21, 3, 3, 12}, rng, -127, 127);
+  // 380 output rows x 21 x 9 C: enough work (> 2^18 MACs) that a session's pool splits the rows.
+  Tensor x = Random(DType::kU8, {1, 20, 19, c}, rng, 0, 255);
+  Tensor w = Random(DType::kI8, {21, 3, 3, c}, rng, -127, 127);
   Tensor b = Random(DType::kI32, {21}, rng, -20000, 20000);
   Node* n = g.AddNode("QConv", {g.AddInput("x", x.type()), g.AddConstant("w", w), g.AddConstant("b", b)}, 1, "conv");
   n->set_domain(kTesselDomain);
@@ -516,7 +520,7 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   n->SetAttr("pads", Attribute::Ints({1, 1, 1, 1}));
   n->SetAttr("x_zero_point", Attribute::Int(40));
   n->SetAttr("y_zero_point", Attribute::Int(10));
-  SetRequant(n, "", 21, rng, 0.3 / (127.0 * 64 * 9 * 12 / 8), 0.01);
+  SetRequant(n, "", 21, rng, 0.3 / (127.0 * 64 * 9 * c / 8), 0.01);
   std::vector<Tensor> want;
   ASSERT_TRUE(RunReferenceNode(*n, {&x, &w, &b}, &want).ok());
   const OperandInfo ins[] = {{true, false, x.type()}, {true, true, w.type()}, {true, true, b.type()}};
@@ -547,10 +551,12 @@ TEST(QGemmOpKernelTest, EveryRunnableEntryIsBitExact) {
   std::printf("%d int8 conv entries ran\n", ran);
 }
 
+INSTANTIATE_TEST_SUITE_P(Channels, QGemmOpKernelTest, ::testing::Values(12, 7));
+
 // A batch-1 fully connected layer splits its columns over the threads (4 parts of whole 64-column
 // blocks, the last one partial), with per-channel scales; every runnable entry, on the calling thread and
 // on a pool of 3, bit-exact.
-TEST(QGemmOpKernelTest, BatchOneColumnPartsRunOnThreads) {
+TEST(QGemmColumnPartsTest, BatchOneColumnPartsRunOnThreads) {
   OpKernelRegistry registry;
   RegisterInt8OpKernels(registry);
   std::mt19937 rng(31);
