@@ -223,6 +223,14 @@ std::string TypeString(const TensorType& type) {
   return s;
 }
 
+// Element i of an integer tensor's bytes `raw` as decimal text.
+template <typename T>
+std::string IntText(const unsigned char* raw, int64_t i) {
+  T v;
+  std::memcpy(&v, raw + sizeof(T) * i, sizeof(T));
+  return absl::StrCat(v);
+}
+
 std::string FormatElement(const Tensor& t, int64_t i) {
   const unsigned char* raw = static_cast<const unsigned char*>(t.raw_data());
   // memcpy throughout: borrowed buffers may sit at any offset.
@@ -240,36 +248,12 @@ std::string FormatElement(const Tensor& t, int64_t i) {
     }
     case DType::kI8: return absl::StrCat(static_cast<int8_t>(raw[i]));
     case DType::kU8: return absl::StrCat(raw[i]);
-    case DType::kI16: {
-      int16_t v;
-      std::memcpy(&v, raw + 2 * i, 2);
-      return absl::StrCat(v);
-    }
-    case DType::kU16: {
-      uint16_t v;
-      std::memcpy(&v, raw + 2 * i, 2);
-      return absl::StrCat(v);
-    }
-    case DType::kU32: {
-      uint32_t v;
-      std::memcpy(&v, raw + 4 * i, 4);
-      return absl::StrCat(v);
-    }
-    case DType::kU64: {
-      uint64_t v;
-      std::memcpy(&v, raw + 8 * i, 8);
-      return absl::StrCat(v);
-    }
-    case DType::kI32: {
-      int32_t v;
-      std::memcpy(&v, raw + 4 * i, 4);
-      return absl::StrCat(v);
-    }
-    case DType::kI64: {
-      int64_t v;
-      std::memcpy(&v, raw + 8 * i, 8);
-      return absl::StrCat(v);
-    }
+    case DType::kI16: return IntText<int16_t>(raw, i);
+    case DType::kU16: return IntText<uint16_t>(raw, i);
+    case DType::kI32: return IntText<int32_t>(raw, i);
+    case DType::kU32: return IntText<uint32_t>(raw, i);
+    case DType::kI64: return IntText<int64_t>(raw, i);
+    case DType::kU64: return IntText<uint64_t>(raw, i);
     case DType::kF64: {
       double v;
       uint64_t bits;

@@ -583,6 +583,17 @@ void StoreInt(Tensor& out, int64_t i, int64_t v) {
   out.data<T>()[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
 }
 
+// Element i of an integer `out` from a float source `f` (truncated, as astype) or an integer one `v`
+// (wrapped).
+template <typename T>
+void StoreIntFrom(Tensor& out, int64_t i, bool from_float, double f, int64_t v) {
+  if (from_float) {
+    out.data<T>()[i] = FloatToInt<T>(f);
+  } else {
+    StoreInt<T>(out, i, v);
+  }
+}
+
 // One element, converted as numpy's astype does (integers wrap, floats truncate toward zero).
 void CastElement(const Tensor& in, Tensor& out, int64_t i) {
   const bool from_float = IsFloat(in.dtype()), from_u64 = in.dtype() == DType::kU64;
@@ -603,52 +614,14 @@ void CastElement(const Tensor& in, Tensor& out, int64_t i) {
       out.data<uint16_t>()[i] = FloatToBF16(from_float ? static_cast<float>(f) : int_as(float{}));
       break;
     case DType::kBool: out.data<uint8_t>()[i] = from_float ? f != 0.0 : v != 0; break;
-    case DType::kI8:
-      if (from_float) {
-        out.data<int8_t>()[i] = FloatToInt<int8_t>(f);
-      } else {
-        StoreInt<int8_t>(out, i, v);
-      }
-      break;
-    case DType::kU8:
-      if (from_float) {
-        out.data<uint8_t>()[i] = FloatToInt<uint8_t>(f);
-      } else {
-        StoreInt<uint8_t>(out, i, v);
-      }
-      break;
-    case DType::kI32:
-      if (from_float) {
-        out.data<int32_t>()[i] = FloatToInt<int32_t>(f);
-      } else {
-        StoreInt<int32_t>(out, i, v);
-      }
-      break;
-    case DType::kI64: out.data<int64_t>()[i] = from_float ? FloatToInt<int64_t>(f) : v; break;
-    case DType::kI16:
-      if (from_float) {
-        out.data<int16_t>()[i] = FloatToInt<int16_t>(f);
-      } else {
-        StoreInt<int16_t>(out, i, v);
-      }
-      break;
-    case DType::kU16:
-      if (from_float) {
-        out.data<uint16_t>()[i] = FloatToInt<uint16_t>(f);
-      } else {
-        StoreInt<uint16_t>(out, i, v);
-      }
-      break;
-    case DType::kU32:
-      if (from_float) {
-        out.data<uint32_t>()[i] = FloatToInt<uint32_t>(f);
-      } else {
-        StoreInt<uint32_t>(out, i, v);
-      }
-      break;
-    case DType::kU64:
-      out.data<uint64_t>()[i] = from_float ? FloatToInt<uint64_t>(f) : static_cast<uint64_t>(v);
-      break;
+    case DType::kI8: StoreIntFrom<int8_t>(out, i, from_float, f, v); break;
+    case DType::kU8: StoreIntFrom<uint8_t>(out, i, from_float, f, v); break;
+    case DType::kI16: StoreIntFrom<int16_t>(out, i, from_float, f, v); break;
+    case DType::kU16: StoreIntFrom<uint16_t>(out, i, from_float, f, v); break;
+    case DType::kI32: StoreIntFrom<int32_t>(out, i, from_float, f, v); break;
+    case DType::kU32: StoreIntFrom<uint32_t>(out, i, from_float, f, v); break;
+    case DType::kI64: StoreIntFrom<int64_t>(out, i, from_float, f, v); break;
+    case DType::kU64: StoreIntFrom<uint64_t>(out, i, from_float, f, v); break;
     case DType::kI4: break;  // rejected by Cast() before the loop
   }
 }

@@ -104,6 +104,7 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
   }
   absl::StatusOr<Tensor> t = Allocate(dtype, std::move(shape), what);
   if (!t.ok()) return t.status();
+  absl::Status status;
   switch (dtype) {
     case DType::kF32:
       if (n > 0) std::memcpy(t->raw_data(), proto.float_data().data(), n * sizeof(float));
@@ -117,37 +118,14 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
     case DType::kI32:
       if (n > 0) std::memcpy(t->raw_data(), proto.int32_data().data(), n * sizeof(int32_t));
       break;
-    case DType::kI8: {
-      absl::Status s = NarrowInt32(proto, -128, 127, what, t->data<int8_t>());
-      if (!s.ok()) return s;
-      break;
-    }
-    case DType::kU8: {
-      absl::Status s = NarrowInt32(proto, 0, 255, what, t->data<uint8_t>());
-      if (!s.ok()) return s;
-      break;
-    }
-    case DType::kBool: {
-      absl::Status s = NarrowInt32(proto, 0, 1, what, t->data<uint8_t>());
-      if (!s.ok()) return s;
-      break;
-    }
+    // Every narrower type from int32_data, range-checked (float16 and bfloat16 as their bits).
+    case DType::kI8: status = NarrowInt32(proto, -128, 127, what, t->data<int8_t>()); break;
+    case DType::kU8: status = NarrowInt32(proto, 0, 255, what, t->data<uint8_t>()); break;
+    case DType::kBool: status = NarrowInt32(proto, 0, 1, what, t->data<uint8_t>()); break;
     case DType::kF16:
-    case DType::kBF16: {
-      absl::Status s = NarrowInt32(proto, 0, 65535, what, t->data<uint16_t>());
-      if (!s.ok()) return s;
-      break;
-    }
-    case DType::kI16: {
-      absl::Status s = NarrowInt32(proto, -32768, 32767, what, t->data<int16_t>());
-      if (!s.ok()) return s;
-      break;
-    }
-    case DType::kU16: {
-      absl::Status s = NarrowInt32(proto, 0, 65535, what, t->data<uint16_t>());
-      if (!s.ok()) return s;
-      break;
-    }
+    case DType::kBF16:
+    case DType::kU16: status = NarrowInt32(proto, 0, 65535, what, t->data<uint16_t>()); break;
+    case DType::kI16: status = NarrowInt32(proto, -32768, 32767, what, t->data<int16_t>()); break;
     case DType::kU64:
       if (n > 0) std::memcpy(t->raw_data(), proto.uint64_data().data(), n * sizeof(uint64_t));
       break;
@@ -164,6 +142,7 @@ absl::StatusOr<Tensor> DecodeTyped(const onnx::TensorProto& proto, DType dtype, 
     case DType::kI4:
       return absl::InternalError(absl::StrCat(what, ": ONNX has no packed int4 type"));
   }
+  if (!status.ok()) return status;
   return t;
 }
 

@@ -131,7 +131,8 @@ void Tile(const uint8_t* const* ind, int64_t ind_stride, int64_t segments, int64
   }
   const bool residual = out.residual != nullptr;
   if (w.scaled_fits_int32 && (!residual || ScaledResidualFitsUnclamped(out.r_scale))) {
-    // No float clamp: the saturating packs clamp, two rows a 256-bit pack (requantize_avx2.h).
+    // No float clamp: the saturating packs clamp, two rows a 256-bit pack (requantize_avx2.h). Its own
+    // channel loop: one loop with both forms inside ran 8% slower on MobileNetV2's K = 16 expansion.
     const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(out.y_zero_point));
     const __m256i lo8 = _mm256_set1_epi8(static_cast<char>(out.act_min));
     const __m256i hi8 = _mm256_set1_epi8(static_cast<char>(out.act_max));
