@@ -19,13 +19,15 @@ struct DwSetup {
   Tensor x, w, b, y;
 };
 
-void Setup(DwSetup& s, int64_t hw, int64_t c, int64_t stride) {
+// Weights in [-weight_max, weight_max]: 127 (8 bits), or 64 (7 bits, what `tessel compile` writes for
+// AVX2 hosts; the AVX2 kernel multiplies them as bytes).
+void Setup(DwSetup& s, int64_t hw, int64_t c, int64_t stride, int weight_max = 127) {
   std::mt19937 rng(1);
   s.x = Tensor(DType::kU8, {1, hw, hw, c});
   s.w = Tensor(DType::kI8, {c, 3, 3, 1});
   s.b = Tensor(DType::kI32, {c});
   for (int64_t i = 0; i < s.x.num_elements(); ++i) s.x.data<uint8_t>()[i] = static_cast<uint8_t>(rng());
-  for (int64_t i = 0; i < s.w.num_elements(); ++i) s.w.data<int8_t>()[i] = static_cast<int8_t>(rng() % 255 - 127);
+  for (int64_t i = 0; i < s.w.num_elements(); ++i) s.w.data<int8_t>()[i] = static_cast<int8_t>(static_cast<int>(rng() % (2 * weight_max + 1)) - weight_max);
   for (int64_t i = 0; i < c; ++i) s.b.data<int32_t>()[i] = static_cast<int32_t>(rng() % 20001) - 10000;
   const int64_t o = (hw + 2 - 3) / stride + 1;
   s.y = Tensor(DType::kU8, {1, o, o, c});
@@ -54,14 +56,14 @@ void Report(benchmark::State& state, const DwSetup& s) {
                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-template <QDwConvKernel kKernel>
+template <QDwConvKernel kKernel, int kWeightMax = 127>
 void BM_QDwConv(benchmark::State& state) {
   if (!QDwConvKernelAvailable(kKernel)) {
     state.SkipWithError("CPU or build without this kernel");
     return;
   }
   DwSetup s;
-  Setup(s, state.range(0), state.range(1), state.range(2));
+  Setup(s, state.range(0), state.range(1), state.range(2), kWeightMax);
   const std::vector<const Tensor*> in = {&s.x, &s.w, &s.b};
   absl::StatusOr<std::unique_ptr<PreparedQDwConv>> p = PreparedQDwConv::Create(*s.node, in, s.y, kKernel);
   if (!p.ok()) {
@@ -98,6 +100,7 @@ void BM_QDwConvReference(benchmark::State& state) {
       ->Unit(benchmark::kMicrosecond)
 BENCHMARK_TEMPLATE(BM_QDwConv, QDwConvKernel::kAvx512Vnni)->MOBILENET_V2_DW_SHAPES;
 BENCHMARK_TEMPLATE(BM_QDwConv, QDwConvKernel::kAvx2)->MOBILENET_V2_DW_SHAPES;
+BENCHMARK_TEMPLATE(BM_QDwConv, QDwConvKernel::kAvx2, 64)->MOBILENET_V2_DW_SHAPES;
 BENCHMARK(BM_QDwConvReference)->MOBILENET_V2_DW_SHAPES;
 
 }  // namespace

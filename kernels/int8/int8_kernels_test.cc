@@ -217,6 +217,8 @@ struct DwCase {
   int extreme = 0;
   // Channel 0's scale past what the AVX2 kernel requantizes unclamped (ScaledAccumulatorsFitInt32).
   bool huge_scale = false;
+  // Weights in [-64, 64] (7 bits): the AVX2 kernel's byte form (PackedQDwConvAvx2Weights::byte_pairs).
+  bool seven_bit = false;
 };
 
 constexpr QDwConvKernel kDwKernels[] = {QDwConvKernel::kAvx512Vnni, QDwConvKernel::kAvx2, QDwConvKernel::kNeon,
@@ -240,8 +242,11 @@ void CheckDepthwiseKernel(const DwCase& p, std::mt19937& rng, QDwConvKernel kern
                                   << p.per_channel);
   Graph g;
   Tensor x = Random(DType::kU8, {p.n, p.h, p.w, p.c}, rng, 0, 255);
-  Tensor w = Random(DType::kI8, {p.c, p.k, p.k, 1}, rng, -128, 127);
+  Tensor w = Random(DType::kI8, {p.c, p.k, p.k, 1}, rng, p.seven_bit ? -64 : -128, p.seven_bit ? 64 : 127);
   Tensor b = Random(DType::kI32, {p.c}, rng, -30000, 30000);
+  if (p.seven_bit) {  // the pair bound exactly: -64 and 64 side by side at every pair of taps of channel 0
+    for (int64_t t = 0; t < p.k * p.k; ++t) w.data<int8_t>()[t] = static_cast<int8_t>(t % 2 == 0 ? -64 : 64);
+  }
   if (p.extreme != 0) {
     std::fill(x.data<uint8_t>(), x.data<uint8_t>() + x.num_elements(), uint8_t{0});
     for (int64_t i = 0; i < w.num_elements(); ++i) {
@@ -319,6 +324,14 @@ TEST_P(QDwConvKernelTest, MatchesReferenceBitExactlyOverShapes) {
   // The clamped output stage (a scale past the unclamped range), in the 32-channel step and the tail.
   CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, 0, true}, rng);
   CheckDepthwise({1, 5, 5, 47, 3, 2, 1, 1, 1, true, true, 0, true}, rng);
+  // 7-bit weights (the AVX2 kernel multiplies them as bytes): channel counts around its 16- and 32-channel
+  // steps and its tail, 3x3 and the odd 1x1 / 5x5 tap counts, both output stages.
+  for (int64_t c : {15, 16, 31, 32, 47, 48, 49, 144}) {
+    CheckDepthwise({1, 7, 6, c, 3, 1 + c % 2, 1, 1, 1, c % 3 == 0, true, 0, false, true}, rng);
+  }
+  CheckDepthwise({1, 6, 5, 40, 1, 1, 0, 0, 1, false, true, 0, false, true}, rng);
+  CheckDepthwise({1, 8, 8, 33, 5, 1, 2, 2, 1, true, false, 0, false, true}, rng);
+  CheckDepthwise({1, 6, 5, 40, 3, 1, 1, 1, 1, false, true, 0, true, true}, rng);
   // Channel counts around the AVX2 kernel's 16- and 32-channel steps and its copied tail, at every
   // number of taps from 1x1 to 4x4 (odd counts pad a pair).
   for (int64_t c : {15, 16, 31, 47, 48, 49}) {
@@ -794,6 +807,10 @@ TEST(QGemmPackTest, FlagsLayersWhoseScaledAccumulatorsFitInt32) {
   std::vector<int64_t> m(8, small.multiplier), s(8, small.shift);
   EXPECT_TRUE(PackQGemmWeights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
   EXPECT_TRUE(PackQDwConvAvx2Weights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
+  EXPECT_FALSE(PackQDwConvAvx2Weights(w.data(), 8, 20, bias.data(), 7, m, s).byte_pairs);  // 8-bit weights
+  std::vector<int8_t> w7(w.size());
+  for (size_t i = 0; i < w.size(); ++i) w7[i] = static_cast<int8_t>(w[i] / 2);
+  EXPECT_TRUE(PackQDwConvAvx2Weights(w7.data(), 8, 20, bias.data(), 7, m, s).byte_pairs);
   m[5] = huge.multiplier, s[5] = huge.shift;
   EXPECT_FALSE(PackQGemmWeights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);
   EXPECT_FALSE(PackQDwConvAvx2Weights(w.data(), 8, 20, bias.data(), 7, m, s).scaled_fits_int32);

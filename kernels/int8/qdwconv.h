@@ -77,9 +77,17 @@ void QDwConvU8S8__neon(const uint8_t* const* indirection, int64_t pixels, const 
 // tap's partner weight 0); cp is c rounded up to 16. The output-stage constants are as
 // PackedQDwConvWeights' (bias with the input zero point folded in, scale) in channel order, cp entries
 // each.
+//
+// Where every channel's pairs have |w0| + |w1| <= 128 (7-bit weights, as `tessel compile` writes them for
+// AVX2 hosts), `byte_pairs` is set and the weights are `w8` instead, s8 in the same [pairs][cp][2] order,
+// which the kernel multiplies as bytes (vpmaddubsw, whose 16-bit pair sums cannot saturate then); bias and
+// scale are then stored per 16-channel group as its 8 even channels, then its 8 odd ones (the order in
+// which that kernel's accumulators hold them).
 struct PackedQDwConvAvx2Weights {
   int64_t c = 0, taps = 0, pairs = 0, cp = 0;
+  bool byte_pairs = false;
   std::vector<int16_t> w16;
+  std::vector<int8_t> w8;
   std::vector<int32_t> bias;
   std::vector<float> scale;
   // Every channel's accumulator times its scale stays within +-2^29 (ScaledAccumulatorsFitInt32): the

@@ -1,12 +1,12 @@
 // The depthwise u8 x s8 convolution microkernel on AVX2. Per output pixel and group of 16 channels (two
 // groups a step where they fit, for four independent accumulator chains), taps in pairs: two 16-byte
 // loads (one per tap row pointer), a byte interleave that puts each channel's two tap bytes side by side,
-// a zero extension to 16 bits, and one vpmaddwd per 8 channels against weights packed as the same pairs,
-// exact (no 16-bit saturation); the accumulators start at the bias. The output stage is requantize.h's
-// f32 arithmetic in vector form (requantize_avx2.h), without the float clamp where the weights allow it
-// (the saturating packs clamp then); the i32 -> i16 -> u8 packs work within 128-bit lanes, and one
-// cross-lane permute restores channel order. A last group of fewer than 16 channels is copied into 16-byte buffers, so
-// nothing is read or written past c.
+// then either (7-bit weights) one vpmaddubsw and two widening vpmaddwd, or a zero extension to 16 bits and
+// one vpmaddwd per 8 channels (ByteMac, WidenMac below), exact either way; the accumulators start at the
+// bias. The output stage is requantize.h's f32 arithmetic in vector form (requantize_avx2.h), without the
+// float clamp where the weights allow it (the saturating packs clamp then); the i32 -> i16 -> u8 packs
+// work within 128-bit lanes, and one cross-lane permute restores their order. A last group of fewer than
+// 16 channels is copied into 16-byte buffers, so nothing is read or written past c.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -54,43 +54,80 @@ inline __m256i Requantize(const PackedQDwConvAvx2Weights& w, int64_t c0, const O
   return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// Adds the products of taps a, b (16 channels at a and b) and weights `wp` (the pair's [16][2] int16) to
-// acc_lo (channels 0..7) and acc_hi (8..15).
-inline void MacPair(const uint8_t* a, const uint8_t* b, const int16_t* wp, __m256i& acc_lo, __m256i& acc_hi) {
-  const __m128i xa = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
-  const __m128i xb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
-  const __m256i lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(xa, xb));
-  const __m256i hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(xa, xb));
-  acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp))));
-  acc_hi =
-      _mm256_add_epi32(acc_hi, _mm256_madd_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 16))));
-}
+// The two ways a pair of taps' 16 channels (a, b) meet the pair's weights `wp`, adding to two i32
+// accumulators of 8 channels each.
+//
+// Widen: the taps' bytes interleaved and widened to 16 bits, one exact vpmaddwd per 8 channels against
+// the pair's [16][2] int16 weights (w16): acc_lo holds channels 0..7, acc_hi 8..15. Any s8 weights; 4
+// shuffles and 2 multiplies per 32 multiply-adds, bound by the shuffle pipes (llvm-mca, znver3: 4.0
+// cycles).
+struct WidenMac {
+  using Elem = int16_t;
+  static const int16_t* Weights(const PackedQDwConvAvx2Weights& w) { return w.w16.data(); }
+  static void Pair(const uint8_t* a, const uint8_t* b, const int16_t* wp, __m256i& acc_lo, __m256i& acc_hi) {
+    const __m128i xa = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    const __m128i xb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    const __m256i lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(xa, xb));
+    const __m256i hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(xa, xb));
+    acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp))));
+    acc_hi =
+        _mm256_add_epi32(acc_hi, _mm256_madd_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 16))));
+  }
+  static __m256i ChannelOrder(__m256i bytes) { return bytes; }
+};
+
+// Bytes (PackedQDwConvAvx2Weights::byte_pairs, 7-bit weights): the taps' bytes interleaved into one ymm
+// (two unpacks, an insert), one vpmaddubsw against the pair's [16][2] s8 weights (w8; its 16-bit pair
+// sums cannot saturate: |w0| + |w1| <= 128), then vpmaddwd by (1, 0) and by (0, 1) to widen the even and
+// the odd channels' sums into i32 lanes: acc_lo holds channels 0, 2, .., 14 and acc_hi 1, 3, .., 15 (bias
+// and scale are packed in that order). 3 shuffles and 3 multiplies per 32 multiply-adds (llvm-mca: 2.7
+// cycles); ChannelOrder puts each 16 output bytes back in channel order.
+struct ByteMac {
+  using Elem = int8_t;
+  static const int8_t* Weights(const PackedQDwConvAvx2Weights& w) { return w.w8.data(); }
+  static void Pair(const uint8_t* a, const uint8_t* b, const int8_t* wp, __m256i& acc_even, __m256i& acc_odd) {
+    const __m128i xa = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    const __m128i xb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    const __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(xa, xb)),
+                                              _mm_unpackhi_epi8(xa, xb), 1);
+    const __m256i sums = _mm256_maddubs_epi16(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp)));
+    acc_even = _mm256_add_epi32(acc_even, _mm256_madd_epi16(sums, _mm256_set1_epi32(1)));
+    acc_odd = _mm256_add_epi32(acc_odd, _mm256_madd_epi16(sums, _mm256_set1_epi32(1 << 16)));
+  }
+  // Each 128-bit lane's [even 8, odd 8] channel bytes interleaved back to 0..15.
+  static __m256i ChannelOrder(__m256i bytes) {
+    const __m256i interleave = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 0, 8, 1, 9,
+                                                2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    return _mm256_shuffle_epi8(bytes, interleave);
+  }
+};
 
 // kGroups (1 or 2) groups of 16 channels at c0 of one pixel whose tap i reads t[i] + c0, into out.
-template <int kGroups, bool kUnclamped>
+template <int kGroups, bool kUnclamped, class Mac>
 inline void Channels(const uint8_t* const* t, int64_t c0, const PackedQDwConvAvx2Weights& w, const OutputStage& o,
                      uint8_t* out) {
   const int64_t pairs = w.pairs, cp = w.cp;
   const int32_t* bias = w.bias.data() + c0;
   __m256i acc0 = Load(bias), acc1 = Load(bias + 8);
   __m256i acc2 = kGroups == 2 ? Load(bias + 16) : acc0, acc3 = kGroups == 2 ? Load(bias + 24) : acc1;
-  const int16_t* wc = w.w16.data() + c0 * 2;
+  const typename Mac::Elem* wc = Mac::Weights(w) + c0 * 2;
   for (int64_t j = 0; j < pairs; ++j) {
     const uint8_t* a = t[2 * j] + c0;
     const uint8_t* b = t[2 * j + 1] + c0;
-    const int16_t* wp = wc + j * cp * 2;
-    MacPair(a, b, wp, acc0, acc1);
-    if (kGroups == 2) MacPair(a + 16, b + 16, wp + 32, acc2, acc3);
+    const typename Mac::Elem* wp = wc + j * cp * 2;
+    Mac::Pair(a, b, wp, acc0, acc1);
+    if (kGroups == 2) Mac::Pair(a + 16, b + 16, wp + 32, acc2, acc3);
   }
   if (kGroups == 2) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), Requantize<2, kUnclamped>(w, c0, o, acc0, acc1, acc2, acc3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        Mac::ChannelOrder(Requantize<2, kUnclamped>(w, c0, o, acc0, acc1, acc2, acc3)));
   } else {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                     _mm256_castsi256_si128(Requantize<1, kUnclamped>(w, c0, o, acc0, acc1, acc0, acc1)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(Mac::ChannelOrder(
+                                                          Requantize<1, kUnclamped>(w, c0, o, acc0, acc1, acc0, acc1))));
   }
 }
 
-template <bool kUnclamped>
+template <bool kUnclamped, class Mac>
 void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvAvx2Weights& w, int32_t y_zero_point,
          int32_t act_min, int32_t act_max, uint8_t* y) {
   const OutputStage o = {_mm256_set1_epi32(y_zero_point),
@@ -108,24 +145,24 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvA
     const uint8_t* const* ind = indirection + p * taps;
     uint8_t* out = y + p * c;
     int64_t c0 = 0;
-    for (; c0 + 32 <= body; c0 += 32) Channels<2, kUnclamped>(ind, c0, w, o, out + c0);
+    for (; c0 + 32 <= body; c0 += 32) Channels<2, kUnclamped, Mac>(ind, c0, w, o, out + c0);
     if (c0 < body) {
-      Channels<1, kUnclamped>(ind, c0, w, o, out + c0);
+      Channels<1, kUnclamped, Mac>(ind, c0, w, o, out + c0);
       c0 += 16;
     }
     if (tail != 0) {
       // Channels' steps for one group, a pair of taps at a time through the buffers.
       __m256i acc0 = Load(w.bias.data() + c0), acc1 = Load(w.bias.data() + c0 + 8);
-      const int16_t* wc = w.w16.data() + c0 * 2;
+      const typename Mac::Elem* wc = Mac::Weights(w) + c0 * 2;
       for (int64_t j = 0; j < w.pairs; ++j) {
         std::memset(tail_x, 0, sizeof(tail_x));
         std::memcpy(tail_x[0], ind[2 * j] + c0, tail);
         std::memcpy(tail_x[1], ind[2 * j + 1] + c0, tail);
-        MacPair(tail_ptrs[0], tail_ptrs[1], wc + j * w.cp * 2, acc0, acc1);
+        Mac::Pair(tail_ptrs[0], tail_ptrs[1], wc + j * w.cp * 2, acc0, acc1);
       }
       alignas(16) uint8_t bytes[16];
-      _mm_store_si128(reinterpret_cast<__m128i*>(bytes),
-                      _mm256_castsi256_si128(Requantize<1, kUnclamped>(w, c0, o, acc0, acc1, acc0, acc1)));
+      _mm_store_si128(reinterpret_cast<__m128i*>(bytes), _mm256_castsi256_si128(Mac::ChannelOrder(
+                                                             Requantize<1, kUnclamped>(w, c0, o, acc0, acc1, acc0, acc1))));
       std::memcpy(out + c0, bytes, tail);
     }
   }
@@ -135,8 +172,12 @@ void Run(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvA
 
 void QDwConvU8S8__avx2(const uint8_t* const* indirection, int64_t pixels, const PackedQDwConvAvx2Weights& w,
                        int32_t y_zero_point, int32_t act_min, int32_t act_max, uint8_t* y) {
-  if (w.scaled_fits_int32) return Run<true>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
-  Run<false>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
+  if (w.byte_pairs) {
+    if (w.scaled_fits_int32) return Run<true, ByteMac>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
+    return Run<false, ByteMac>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
+  }
+  if (w.scaled_fits_int32) return Run<true, WidenMac>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
+  Run<false, WidenMac>(indirection, pixels, w, y_zero_point, act_min, act_max, y);
 }
 
 }  // namespace tessel

@@ -87,16 +87,27 @@ PackedQDwConvAvx2Weights PackQDwConvAvx2Weights(const int8_t* w, int64_t c, int6
   p.taps = taps;
   p.pairs = (taps + 1) / 2;
   p.cp = (c + 15) / 16 * 16;
-  const std::vector<int32_t> sums = PackTapGroups<2>(w, c, taps, p.cp, &p.w16);
+  p.byte_pairs = true;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t t = 0; t < taps; t += 2) {
+      const int pair = std::abs(int{w[ch * taps + t]}) + (t + 1 < taps ? std::abs(int{w[ch * taps + t + 1]}) : 0);
+      p.byte_pairs = p.byte_pairs && pair <= 128;
+    }
+  }
+  const std::vector<int32_t> sums =
+      p.byte_pairs ? PackTapGroups<2>(w, c, taps, p.cp, &p.w8) : PackTapGroups<2>(w, c, taps, p.cp, &p.w16);
   AssignOutputStage(p, p.cp);
   p.scaled_fits_int32 = true;
   for (int64_t ch = 0; ch < c; ++ch) {
-    SetOutputStage(p, static_cast<size_t>(ch), ch, sums[ch], bias, x_zero_point, multiplier, shift);
+    // The byte kernel's order: each 16-channel group's even channels, then its odd ones.
+    const int64_t r = ch % 16;
+    const size_t i = static_cast<size_t>(p.byte_pairs ? ch - r + (r % 2) * 8 + r / 2 : ch);
+    SetOutputStage(p, i, ch, sums[ch], bias, x_zero_point, multiplier, shift);
     int64_t abs_sum = 0;
     for (int64_t t = 0; t < taps; ++t) abs_sum += std::abs(int{w[ch * taps + t]});
     p.scaled_fits_int32 = p.scaled_fits_int32 && ScaledAccumulatorsFitInt32(bias != nullptr ? bias[ch] : 0,
                                                                             x_zero_point, sums[ch], abs_sum,
-                                                                            p.scale[ch]);
+                                                                            p.scale[i]);
   }
   return p;
 }
