@@ -317,8 +317,13 @@ void PreparedInt8Node::Im2colRows(const uint8_t* a, int64_t begin, int64_t end) 
   const int64_t sh = stride_[0], sw = stride_[1], ph = pad_[0], pw = pad_[1], dh = dilation_[0], dw = dilation_[1];
   const uint8_t zp = x_zero_point_;
   uint8_t* rows = scratch_.data();
-  for (int64_t r = begin; r < end; ++r) {
-    const int64_t n = r / (oh * ow), i = r / ow % oh, j = r % ow;
+  // Row r is output pixel (n, i, j): divided once, then stepped.
+  int64_t n = begin / (oh * ow), i = begin / ow % oh, j = begin % ow;
+  for (int64_t r = begin; r < end; ++r, ++j) {
+    if (j == ow) {
+      j = 0;
+      if (++i == oh) i = 0, ++n;
+    }
     uint8_t* row = rows + r * kp;
     const int64_t iw0 = j * sw - pw;
     const bool row_inside = dw == 1 && iw0 >= 0 && iw0 + kw <= w;
