@@ -225,6 +225,13 @@ void Run(int64_t rows, int64_t segments, int64_t seg4, const PackedQGemmWeights&
     int8_internal::ForEachRowTile<Dot::kMr>(rows, [&](int64_t row, int mr) {
       int64_t stride = 0;
       const uint8_t* const* ind = row_pointers(row, mr, &stride);
+      if (rows == 1 && nb == kQGemmNr) {
+        // One row (a batch-1 fully connected layer): the block's 64 channels in one tile, so that its
+        // weights stream line after line instead of in four strided passes.
+        (prefetch ? Tile<Dot, 1, 8, true> : Tile<Dot, 1, 8, false>)(ind, stride, segments, seg4, panel, nb * 4, w, st,
+                                                                     stage, row, block, y, ldy);
+        return;
+      }
       int64_t c = 0;
       for (; c + 8 * Dot::kNv <= nb; c += 8 * Dot::kNv) {
         GetTile<Dot, Dot::kNv>(mr, prefetch, std::make_index_sequence<Dot::kMr>())(
