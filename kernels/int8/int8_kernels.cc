@@ -40,23 +40,28 @@ size_t PackingHash(const Node& node, const Tensor& w, const Tensor* bias, int64_
 }
 
 // Packed weights shared by every preparation of the same weight (and bias) tensors, i8mm layout
-// (mmla_segment_len 0: none) and AVX2 layout (wide).
+// (mmla_segment_len 0: none), AVX2 layout (wide) and output columns [c0, c1) (of W [n, k]).
 std::shared_ptr<const PackedQGemmWeights> Packed(const Node& node, const Tensor& w, const Tensor* bias, int64_t n,
-                                                 int64_t k, int64_t mmla_segment_len, bool wide) {
+                                                 int64_t k, int64_t mmla_segment_len, bool wide, int64_t c0,
+                                                 int64_t c1) {
   struct Entry {
     size_t hash = 0;
     std::shared_ptr<const PackedQGemmWeights> packed;
   };
   static std::mutex* mu = new std::mutex();
-  static auto* cache = new std::map<std::tuple<const void*, const void*, int64_t, bool>, Entry>();
+  static auto* cache = new std::map<std::tuple<const void*, const void*, int64_t, bool, int64_t, int64_t>, Entry>();
   const size_t hash = PackingHash(node, w, bias, n, k, mmla_segment_len, wide);
   std::lock_guard<std::mutex> lock(*mu);
-  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr, mmla_segment_len, wide}];
+  Entry& slot = (*cache)[{w.raw_data(), bias ? bias->raw_data() : nullptr, mmla_segment_len, wide, c0, c1}];
   if (slot.packed == nullptr || slot.hash != hash) {
     slot.hash = hash;
+    auto slice = [&](const std::vector<int64_t>& v) {
+      return v.size() == 1 ? v : std::vector<int64_t>(v.begin() + c0, v.begin() + c1);
+    };
     slot.packed = std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
-        w.data<int8_t>(), n, k, bias ? bias->data<int32_t>() : nullptr, static_cast<int32_t>(node.GetInt("x_zero_point", 0)),
-        node.GetInts("multiplier"), node.GetInts("shift"), mmla_segment_len, wide));
+        w.data<int8_t>() + c0 * k, c1 - c0, k, bias ? bias->data<int32_t>() + c0 : nullptr,
+        static_cast<int32_t>(node.GetInt("x_zero_point", 0)), slice(node.GetInts("multiplier")),
+        slice(node.GetInts("shift")), mmla_segment_len, wide));
   }
   return slot.packed;
 }
@@ -251,21 +256,14 @@ absl::StatusOr<std::unique_ptr<PreparedInt8Node>> PreparedInt8Node::Create(const
   if (!p->conv_ && p->rows_ < kColumnSplitRows && p->n_ >= 2 * kQGemmNr) {
     // Up to 4 parts of whole 64-column blocks.
     const int64_t blocks = (p->n_ + kQGemmNr - 1) / kQGemmNr, parts = std::min<int64_t>(4, p->n_ / kQGemmNr);
-    const Tensor* bias = In(in, 2);
-    const std::vector<int64_t> mult = node.GetInts("multiplier"), shift = node.GetInts("shift");
     for (int64_t i = 0; i < parts; ++i) {
       const int64_t c0 = i * blocks / parts * kQGemmNr;
       const int64_t c1 = std::min(p->n_, (i + 1) * blocks / parts * kQGemmNr);
-      auto slice = [&](const std::vector<int64_t>& v) {
-        return v.size() == 1 ? v : std::vector<int64_t>(v.begin() + c0, v.begin() + c1);
-      };
-      p->parts_.push_back(std::make_shared<const PackedQGemmWeights>(PackQGemmWeights(
-          wt.data<int8_t>() + c0 * k, c1 - c0, k, bias ? bias->data<int32_t>() + c0 : nullptr,
-          static_cast<int32_t>(node.GetInt("x_zero_point", 0)), slice(mult), slice(shift), mmla_segment_len, wide)));
+      p->parts_.push_back(Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, wide, c0, c1));
       p->part_begin_.push_back(c0);
     }
   } else {
-    p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, wide);
+    p->weights_ = Packed(node, wt, In(in, 2), p->n_, k, mmla_segment_len, wide, 0, p->n_);
   }
   if (p->indirect_) {
     p->indirection_.assign(p->rows_ * p->kh_ * p->kw_, nullptr);
