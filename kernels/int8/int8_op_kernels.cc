@@ -45,6 +45,8 @@ struct PreparedDepthwiseWith {
 
 // Int8 GEMM weights past this many bytes (s8) split their rows into one task per thread (see Run).
 constexpr int64_t kOneTaskPerThreadWeightBytes = 512 << 10;
+// Runs of fewer multiply-adds stay on the calling thread.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
 
 template <typename Factory>
 class Int8OpKernel : public OpKernel {
@@ -74,7 +76,7 @@ class Int8OpKernel : public OpKernel {
       const int64_t weight_bytes = inputs_[1].num_elements();  // s8: N x K
       // A batch-1 classifier's few rows: its column parts (up to 4) go over the threads instead.
       columns_ = prepared_->column_parts() > 1 && pool_ != nullptr && threads_ > 1 &&
-                 rows * weight_bytes >= (int64_t{1} << 18);
+                 rows * weight_bytes >= kMinParallelMacs;
       if (columns_) tasks_ = prepared_->column_parts();
       if (columns_ || Split(rows, rows * weight_bytes, weight_bytes > kOneTaskPerThreadWeightBytes ? 1 : 4)) {
         operands_ = prepared_->Begin(input_ptrs_);
@@ -93,10 +95,10 @@ class Int8OpKernel : public OpKernel {
   }
 
   // Whether a run of `units` output rows or pixels and `work` multiply-adds goes over the session's
-  // threads (more than ~256K multiply-adds, at least 2 units a thread); if so, sets tasks_ to
+  // threads (kMinParallelMacs or more, at least 2 units a thread); if so, sets tasks_ to
   // tasks_per_thread a thread (at most one unit each).
   bool Split(int64_t units, int64_t work, int64_t tasks_per_thread) {
-    if (pool_ == nullptr || threads_ <= 1 || units < 2 * threads_ || work < (int64_t{1} << 18)) return false;
+    if (pool_ == nullptr || threads_ <= 1 || units < 2 * threads_ || work < kMinParallelMacs) return false;
     tasks_ = std::min<int64_t>(units, tasks_per_thread * threads_);
     return true;
   }
